@@ -1,0 +1,62 @@
+# The single entry point for local runs and CI. `make help` lists the targets.
+SHELL := /bin/bash
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# The venv sees system site-packages so a large torch install is made once per machine.
+STAMP := $(VENV)/.installed
+
+.PHONY: help install build-dev build-prod lint format test test-full test-rust test-py demo bench stubtest clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml requirements/test.txt
+	$(PY) -m venv --system-site-packages $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -r requirements/test.txt
+	touch $(STAMP)
+
+install: $(STAMP) ## create .venv with build, test and lint dependencies
+
+build-dev: install ## build the extension into .venv (release profile: tests and demo time it)
+	$(BIN)/maturin develop --release -q
+
+build-prod: install ## build a wheel into dist/
+	$(BIN)/maturin build --release -o dist
+
+format: install ## format Rust and Python
+	cargo fmt --all
+	$(BIN)/ruff format python tests benches
+	$(BIN)/ruff check --fix python tests benches
+
+lint: build-dev ## rustfmt, clippy -D warnings, ruff, mypy, stubtest
+	cargo fmt --all -- --check
+	cargo clippy --workspace --all-targets -- -D warnings
+	$(BIN)/ruff format --check python tests benches
+	$(BIN)/ruff check python tests benches
+	$(BIN)/mypy
+	$(BIN)/python -m mypy.stubtest streamx._core --ignore-missing-stub
+
+test-rust: ## cargo test of the core
+	cargo test --workspace --release
+
+test-py: build-dev ## pytest (fast selection)
+	$(BIN)/python -m pytest
+
+test: lint test-rust test-py ## everything CI runs: lint, cargo test, pytest
+
+test-full: build-dev ## pytest including slow sweeps and fuzzing
+	cargo test --workspace --release -- --include-ignored
+	$(BIN)/python -m pytest -m ''
+
+demo: build-dev ## the main job: write a dataset, stream it through a DataLoader
+	$(BIN)/python -m streamx.demo
+
+bench: build-dev ## streamx vs mosaicml-streaming, same run
+	$(BIN)/python -m pip install -q -r requirements/bench.txt
+	$(BIN)/python benches/run_all.py
+
+clean: ## remove build outputs
+	cargo clean
+	rm -rf $(VENV) dist

@@ -1,0 +1,1 @@
+//! TODO: hashing (being written).

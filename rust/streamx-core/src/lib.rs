@@ -1,0 +1,16 @@
+//! streamx-core: everything streamx does to bytes on local disk, with no Python.
+//!
+//! * [`mds`]: the MDS shard and `index.json` format, byte-compatible with mosaicml-streaming.
+//! * [`compression`] and [`hashing`]: whole-shard codecs and digests.
+//! * [`shuffle`], [`sampling`], [`partition`]: the epoch sample order, bit-exact with
+//!   mosaicml-streaming 0.13.0 (numpy `default_rng` reproduced in [`shuffle::rng`]).
+
+pub mod compression;
+pub mod error;
+pub mod hashing;
+pub mod mds;
+pub mod partition;
+pub mod sampling;
+pub mod shuffle;
+
+pub use error::{Error, Result};

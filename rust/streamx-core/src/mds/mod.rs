@@ -1,0 +1,1 @@
+//! TODO: MDS format (being written).

@@ -1,0 +1,1 @@
+//! TODO: partition (being written).

@@ -1,0 +1,1 @@
+//! TODO: sampling (being written).

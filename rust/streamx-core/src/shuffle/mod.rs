@@ -1,0 +1,1 @@
+//! TODO: shuffles (being written).
