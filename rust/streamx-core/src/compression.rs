@@ -1,1 +1,286 @@
-//! TODO: compression (being written).
+//! Whole-shard compression, one codec per file, named like mosaicml-streaming
+//! (`"zstd"`, `"zstd:7"`, `"br:11"`, ...). The extension of a compressed shard is the codec name.
+
+use std::fmt;
+use std::fs::File;
+use std::io::{self, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::error::{Error, Result};
+use crate::mmap::MappedFile;
+
+/// A compression family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Codec {
+    /// Brotli, levels 0..=11, default 11.
+    Br,
+    /// bzip2, levels 1..=9, default 9.
+    Bz2,
+    /// gzip (one member), levels 0..=9, default 9.
+    Gz,
+    /// Snappy raw block format, no levels.
+    Snappy,
+    /// Zstandard frame, levels 1..=22, default 3.
+    Zstd,
+}
+
+const CODECS: [Codec; 5] = [Codec::Br, Codec::Bz2, Codec::Gz, Codec::Snappy, Codec::Zstd];
+
+impl Codec {
+    /// The family name, which is also the file extension.
+    pub fn name(self) -> &'static str {
+        match self {
+            Codec::Br => "br",
+            Codec::Bz2 => "bz2",
+            Codec::Gz => "gz",
+            Codec::Snappy => "snappy",
+            Codec::Zstd => "zstd",
+        }
+    }
+
+    /// The explicit levels this family accepts (`None` for snappy, which has none).
+    pub fn levels(self) -> Option<std::ops::RangeInclusive<u32>> {
+        match self {
+            Codec::Br => Some(0..=11),
+            Codec::Bz2 => Some(1..=9),
+            Codec::Gz => Some(0..=9),
+            Codec::Snappy => None,
+            Codec::Zstd => Some(1..=22),
+        }
+    }
+
+    /// The level used when none is given.
+    pub fn default_level(self) -> u32 {
+        match self {
+            Codec::Br => 11,
+            Codec::Bz2 | Codec::Gz => 9,
+            Codec::Snappy => 0,
+            Codec::Zstd => 3,
+        }
+    }
+
+    fn from_name(name: &str) -> Option<Codec> {
+        CODECS.into_iter().find(|c| c.name() == name)
+    }
+}
+
+/// A parsed compression spec: a codec and an optional explicit level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Compression {
+    /// The codec family.
+    pub codec: Codec,
+    /// The level as written in the spec; `None` means the family default.
+    pub level: Option<u32>,
+}
+
+impl Compression {
+    /// Parses one of the 58 spec strings mosaicml-streaming accepts, exactly as written
+    /// (`"zstd:07"` and `"snappy:1"` are rejected, as they are upstream).
+    pub fn parse(spec: &str) -> Result<Compression> {
+        let invalid = || Error::InvalidArgument(format!("Invalid compression: {spec}"));
+        let (name, level) = match spec.split_once(':') {
+            None => (spec, None),
+            Some((name, text)) => {
+                let level: u32 = text.parse().map_err(|_| invalid())?;
+                if level.to_string() != text {
+                    return Err(invalid());
+                }
+                (name, Some(level))
+            }
+        };
+        let codec = Codec::from_name(name).ok_or_else(invalid)?;
+        if level.is_some_and(|l| !codec.levels().is_some_and(|r| r.contains(&l))) {
+            return Err(invalid());
+        }
+        Ok(Compression { codec, level })
+    }
+
+    /// The file extension of compressed shards (the family name).
+    pub fn extension(&self) -> &'static str {
+        self.codec.name()
+    }
+
+    /// The level actually used.
+    pub fn effective_level(&self) -> u32 {
+        self.level.unwrap_or(self.codec.default_level())
+    }
+
+    /// Compresses `data` in one go.
+    pub fn compress(&self, data: &[u8]) -> Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(data.len() / 2 + 64);
+        self.compress_to(data, &mut out)
+            .map_err(|e| Error::InvalidValue(format!("{self} compression failed: {e}")))?;
+        Ok(out)
+    }
+
+    fn compress_to(&self, data: &[u8], out: &mut Vec<u8>) -> io::Result<()> {
+        let level = self.effective_level();
+        match self.codec {
+            Codec::Br => {
+                let params = brotli::enc::BrotliEncoderParams {
+                    quality: level as i32,
+                    lgwin: 22, // Python brotli's default window
+                    ..Default::default()
+                };
+                brotli::BrotliCompress(&mut &data[..], out, &params)?;
+            }
+            Codec::Bz2 => {
+                let mut enc = bzip2::write::BzEncoder::new(out, bzip2::Compression::new(level));
+                enc.write_all(data)?;
+                enc.finish()?;
+            }
+            Codec::Gz => {
+                let mut enc = flate2::write::GzEncoder::new(out, flate2::Compression::new(level));
+                enc.write_all(data)?;
+                enc.finish()?;
+            }
+            Codec::Snappy => {
+                *out = snap::raw::Encoder::new()
+                    .compress_vec(data)
+                    .map_err(io::Error::other)?;
+            }
+            Codec::Zstd => *out = zstd::bulk::compress(data, level as i32)?,
+        }
+        Ok(())
+    }
+
+    /// Decompresses `data`; undecodable input is [`Error::CorruptShard`] naming `path_for_errors`.
+    pub fn decompress(&self, data: &[u8], path_for_errors: &Path) -> Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(data.len().saturating_mul(3));
+        self.decompress_to(data, &mut out)
+            .map_err(|e| self.corrupt(path_for_errors, &e))?;
+        Ok(out)
+    }
+
+    /// Streams the decompression of `data` into `out`.
+    fn decompress_to<W: Write>(&self, data: &[u8], out: &mut W) -> io::Result<()> {
+        match self.codec {
+            Codec::Br => brotli::BrotliDecompress(&mut &data[..], out),
+            Codec::Bz2 => copy_all(bzip2::read::MultiBzDecoder::new(data), out),
+            Codec::Gz => copy_all(flate2::read::MultiGzDecoder::new(data), out),
+            Codec::Snappy => {
+                let raw = snap::raw::Decoder::new()
+                    .decompress_vec(data)
+                    .map_err(io::Error::other)?;
+                out.write_all(&raw)
+            }
+            Codec::Zstd => copy_all(zstd::stream::read::Decoder::with_buffer(data)?, out),
+        }
+    }
+
+    fn corrupt(&self, path: &Path, err: &io::Error) -> Error {
+        Error::CorruptShard {
+            path: path.to_path_buf(),
+            reason: format!("cannot decompress as {self}: {err}"),
+        }
+    }
+}
+
+impl fmt::Display for Compression {
+    /// The canonical spec string (`"zstd"` or `"zstd:7"`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.level {
+            None => f.write_str(self.codec.name()),
+            Some(level) => write!(f, "{}:{level}", self.codec.name()),
+        }
+    }
+}
+
+fn copy_all<R: Read, W: Write>(mut reader: R, out: &mut W) -> io::Result<()> {
+    io::copy(&mut reader, out).map(|_| ())
+}
+
+/// Every valid spec string: each family's bare name, then one per level (58 in all).
+pub fn all_compression_names() -> Vec<String> {
+    CODECS
+        .into_iter()
+        .flat_map(|c| {
+            std::iter::once(c.name().to_owned()).chain(
+                c.levels()
+                    .into_iter()
+                    .flatten()
+                    .map(move |l| format!("{}:{l}", c.name())),
+            )
+        })
+        .collect()
+}
+
+/// Decompresses the file `zip` into `raw`, atomically: the output is written to a temp file
+/// beside `raw` and renamed into place, so readers never see a partial shard. Returns the
+/// number of bytes written.
+pub fn decompress_file(zip: &Path, raw: &Path, compression: &Compression) -> Result<u64> {
+    let data = MappedFile::open(zip)?;
+    let tmp = temp_path(raw);
+    let result = write_decompressed(data.as_slice(), zip, &tmp, compression);
+    match result {
+        Ok(len) => {
+            std::fs::rename(&tmp, raw).map_err(|e| Error::io(raw, e))?;
+            Ok(len)
+        }
+        Err(e) => {
+            // Best effort: a leftover temp file is harmless but wastes disk.
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+fn write_decompressed(
+    data: &[u8],
+    zip: &Path,
+    tmp: &Path,
+    compression: &Compression,
+) -> Result<u64> {
+    let file = File::create(tmp).map_err(|e| Error::io(tmp, e))?;
+    let mut out = CountingWriter {
+        inner: BufWriter::with_capacity(1 << 20, file),
+        written: 0,
+        error: None,
+    };
+    if let Err(e) = compression.decompress_to(data, &mut out) {
+        // Tell disk errors (ours to report as I/O) from bad input (a corrupt shard).
+        return Err(match out.error.take() {
+            Some(io_err) => Error::io(tmp, io_err),
+            None => compression.corrupt(zip, &e),
+        });
+    }
+    out.inner.flush().map_err(|e| Error::io(tmp, e))?;
+    Ok(out.written)
+}
+
+/// A temp name unique per process and per call, so concurrent decompressions of the same
+/// shard (threads or processes) never write the same file.
+pub(crate) fn temp_path(target: &Path) -> PathBuf {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let mut name = target.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".tmp.{}.{n}", std::process::id()));
+    target.with_file_name(name)
+}
+
+struct CountingWriter<W> {
+    inner: W,
+    written: u64,
+    error: Option<io::Error>,
+}
+
+impl<W: Write> Write for CountingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self.inner.write(buf) {
+            Ok(n) => {
+                self.written += n as u64;
+                Ok(n)
+            }
+            Err(e) => {
+                let kind = e.kind();
+                self.error = Some(e);
+                Err(kind.into())
+            }
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}

@@ -9,7 +9,9 @@ pub mod compression;
 pub mod error;
 pub mod hashing;
 pub mod mds;
+pub mod mmap;
 pub mod partition;
+pub mod reader;
 pub mod sampling;
 pub mod shuffle;
 

@@ -1,0 +1,186 @@
+//! Random access to the samples of a whole dataset: global sample id → shard and local id,
+//! shards opened (and decompressed) lazily, mapped once and shared between threads.
+
+use std::ops::Range;
+use std::path::PathBuf;
+use std::sync::{Arc, PoisonError, RwLock};
+
+use crate::compression::{decompress_file, Compression};
+use crate::error::{Error, Result};
+use crate::mds::sample::ColumnLayout;
+use crate::mds::shard::Shard;
+
+/// What the reader needs to know about one shard (from its `index.json` entry).
+#[derive(Debug, Clone)]
+pub struct ShardDesc {
+    /// Where the uncompressed shard is, or will be once decompressed.
+    pub raw_path: PathBuf,
+    /// Where the compressed shard is, if the dataset is compressed.
+    pub zip_path: Option<PathBuf>,
+    /// The codec of `zip_path`.
+    pub compression: Option<Compression>,
+    /// Sample count from the index; the opened file must agree.
+    pub samples: u64,
+    /// Column sizes of this shard.
+    pub layout: ColumnLayout,
+}
+
+/// The shards of a dataset, addressed by global sample id. `Sync`: a shard is opened by the
+/// first thread that needs it and shared through an `Arc` after that.
+#[derive(Debug)]
+pub struct ShardSet {
+    descs: Vec<ShardDesc>,
+    /// `ends[i]` = samples in shards `0..=i`.
+    ends: Vec<u64>,
+    open: Vec<RwLock<Option<Arc<Shard>>>>,
+}
+
+impl ShardSet {
+    /// A set over `descs`, in index order. Nothing is opened yet.
+    pub fn new(descs: Vec<ShardDesc>) -> Self {
+        let ends = descs
+            .iter()
+            .scan(0u64, |total, d| {
+                *total = total.saturating_add(d.samples);
+                Some(*total)
+            })
+            .collect();
+        let open = descs.iter().map(|_| RwLock::new(None)).collect();
+        Self { descs, ends, open }
+    }
+
+    /// Total samples across all shards.
+    pub fn num_samples(&self) -> u64 {
+        self.ends.last().copied().unwrap_or(0)
+    }
+
+    /// Number of shards (including empty ones).
+    pub fn num_shards(&self) -> usize {
+        self.descs.len()
+    }
+
+    /// The descriptor of shard `shard`.
+    pub fn desc(&self, shard: usize) -> Option<&ShardDesc> {
+        self.descs.get(shard)
+    }
+
+    /// The global id of shard `shard`'s first sample.
+    pub fn shard_start(&self, shard: usize) -> u64 {
+        shard
+            .checked_sub(1)
+            .and_then(|i| self.ends.get(i))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Maps a global sample id to `(shard, local id)`; zero-sample shards are never returned.
+    pub fn locate(&self, global: u64) -> Result<(usize, usize)> {
+        if global >= self.num_samples() {
+            return Err(Error::IndexOutOfRange {
+                index: global as i64,
+                len: self.num_samples(),
+            });
+        }
+        // The first shard whose end is past `global`; equal ends (empty shards) are skipped.
+        let shard = self.ends.partition_point(|&end| end <= global);
+        Ok((shard, (global - self.shard_start(shard)) as usize))
+    }
+
+    /// Whether shard `shard` is currently mapped.
+    pub fn is_open(&self, shard: usize) -> bool {
+        self.open
+            .get(shard)
+            .is_some_and(|cell| read(cell).is_some())
+    }
+
+    /// The opened shard, opening it first if needed: the raw file is mapped, or made from the
+    /// compressed file (atomically) when only that exists. Neither on disk gives
+    /// [`Error::NotFound`] for the raw path, so the caller can download and retry.
+    pub fn shard(&self, shard: usize) -> Result<Arc<Shard>> {
+        let cell = self.open.get(shard).ok_or(Error::IndexOutOfRange {
+            index: shard as i64,
+            len: self.descs.len() as u64,
+        })?;
+        if let Some(open) = read(cell).as_ref() {
+            return Ok(Arc::clone(open));
+        }
+        let mut slot = cell.write().unwrap_or_else(PoisonError::into_inner);
+        // Another thread may have opened it while we waited for the lock.
+        if let Some(open) = slot.as_ref() {
+            return Ok(Arc::clone(open));
+        }
+        let opened = Arc::new(Self::open_shard(&self.descs[shard])?);
+        *slot = Some(Arc::clone(&opened));
+        Ok(opened)
+    }
+
+    fn open_shard(desc: &ShardDesc) -> Result<Shard> {
+        let shard = match Shard::open(&desc.raw_path) {
+            Err(Error::NotFound(_)) => {
+                let (Some(zip), Some(compression)) = (&desc.zip_path, &desc.compression) else {
+                    return Err(Error::NotFound(desc.raw_path.clone()));
+                };
+                match decompress_file(zip, &desc.raw_path, compression) {
+                    Err(Error::NotFound(_)) => return Err(Error::NotFound(desc.raw_path.clone())),
+                    other => other?,
+                };
+                Shard::open(&desc.raw_path)?
+            }
+            other => other?,
+        };
+        if shard.len() as u64 != desc.samples {
+            return Err(Error::CorruptShard {
+                path: desc.raw_path.clone(),
+                reason: format!(
+                    "index says {} samples, file has {}",
+                    desc.samples,
+                    shard.len()
+                ),
+            });
+        }
+        Ok(shard)
+    }
+
+    /// Drops this set's mapping of shard `shard` (views already handed out keep theirs), so
+    /// the file can be deleted or replaced; the next access reopens it.
+    pub fn evict(&self, shard: usize) {
+        if let Some(cell) = self.open.get(shard) {
+            *cell.write().unwrap_or_else(PoisonError::into_inner) = None;
+        }
+    }
+
+    /// Finds sample `global` and fills `out` with its columns' byte ranges within the returned
+    /// shard's [`Shard::bytes`]. Returning the `Arc` (not borrowed slices) keeps the map alive
+    /// for as long as the caller holds views of it, even across [`ShardSet::evict`].
+    pub fn sample_columns(&self, global: u64, out: &mut Vec<Range<usize>>) -> Result<Arc<Shard>> {
+        let (index, local) = self.locate(global)?;
+        let shard = self.shard(index)?;
+        shard
+            .sample_column_ranges(local, &self.descs[index].layout, out)
+            .map_err(|e| with_global(e, global))?;
+        Ok(shard)
+    }
+
+    /// The raw bytes of sample `global` and the shard holding them.
+    pub fn sample_range(&self, global: u64) -> Result<(Arc<Shard>, Range<usize>)> {
+        let (index, local) = self.locate(global)?;
+        let shard = self.shard(index)?;
+        let range = shard.sample_range(local)?;
+        Ok((shard, range))
+    }
+}
+
+fn read(cell: &RwLock<Option<Arc<Shard>>>) -> std::sync::RwLockReadGuard<'_, Option<Arc<Shard>>> {
+    cell.read().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Adds the global sample id to a per-shard error.
+fn with_global(err: Error, global: u64) -> Error {
+    match err {
+        Error::CorruptShard { path, reason } => Error::CorruptShard {
+            path,
+            reason: format!("{reason} (global sample {global})"),
+        },
+        other => other,
+    }
+}
