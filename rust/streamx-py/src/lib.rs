@@ -2,8 +2,18 @@
 
 use pyo3::prelude::*;
 
+mod codec;
+mod enter;
+mod errors;
+mod kinds;
+mod reader;
+mod writer;
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    codec::register(m)?;
+    m.add_class::<writer::MDSShardWriter>()?;
+    m.add_class::<reader::MDSReader>()?;
     Ok(())
 }

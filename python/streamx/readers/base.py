@@ -1,0 +1,21 @@
+"""The interface every sample reader offers to datasets."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+__all__ = ["SampleReader"]
+
+
+class SampleReader(Protocol):
+    """Global sample id -> decoded sample dict, for the shards of one dataset."""
+
+    num_samples: int
+
+    def get(self, index: int) -> dict[str, Any]:
+        """Returns sample ``index`` (``0 <= index < num_samples``)."""
+        ...
+
+    def evict(self, shard: int) -> None:
+        """Forgets any open handle on ``shard`` so its files may be replaced or deleted."""
+        ...

@@ -1,1 +1,0 @@
-//! TODO: partition (being written).

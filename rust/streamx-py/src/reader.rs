@@ -1,0 +1,147 @@
+//! `MDSReader`: global sample id -> decoded sample dict, over memory-mapped shards.
+
+use std::ops::Range;
+use std::path::PathBuf;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
+use streamx_core::compression::Compression;
+use streamx_core::mds::ColumnLayout;
+use streamx_core::reader::{ShardDesc, ShardSet};
+
+use crate::enter::enter_core;
+use crate::errors::{streamx_error, IntoPy};
+use crate::kinds::{self, Kind};
+
+/// (raw path, zip path, compression, samples, schema id), as the Python side passes shards.
+type ShardArg = (PathBuf, Option<PathBuf>, Option<String>, u64, usize);
+/// (column names, column kinds, column sizes) of one schema.
+type SchemaArg = (Vec<String>, Vec<String>, Vec<Option<u64>>);
+
+struct Schema {
+    names: Vec<Py<PyString>>,
+    kinds: Vec<Kind>,
+}
+
+/// Random access to the samples of many MDS shards. Pickles by its constructor arguments.
+#[pyclass(frozen, module = "streamx._core")]
+pub struct MDSReader {
+    set: ShardSet,
+    schemas: Vec<Schema>,
+    schema_ids: Vec<usize>,
+    args: (Py<PyAny>, Py<PyAny>),
+}
+
+#[pymethods]
+impl MDSReader {
+    #[new]
+    fn new(py: Python<'_>, shards: &Bound<'_, PyAny>, schemas: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let shard_args: Vec<ShardArg> = shards.extract()?;
+        let schema_args: Vec<SchemaArg> = schemas.extract()?;
+        let mut layouts = Vec::with_capacity(schema_args.len());
+        let mut built = Vec::with_capacity(schema_args.len());
+        for (names, kinds, sizes) in &schema_args {
+            layouts.push(ColumnLayout::from_sizes(sizes).py()?);
+            built.push(Schema {
+                names: names.iter().map(|n| PyString::intern(py, n).unbind()).collect(),
+                kinds: kinds.iter().map(|k| Kind::parse(k)).collect::<PyResult<_>>()?,
+            });
+        }
+        let mut descs = Vec::with_capacity(shard_args.len());
+        let mut schema_ids = Vec::with_capacity(shard_args.len());
+        for (raw_path, zip_path, compression, samples, schema) in shard_args {
+            let layout = layouts.get(schema).cloned().ok_or_else(|| {
+                pyo3::exceptions::PyValueError::new_err(format!("No schema {schema}"))
+            })?;
+            let compression = compression.as_deref().map(Compression::parse).transpose().py()?;
+            descs.push(ShardDesc { raw_path, zip_path, compression, samples, layout });
+            schema_ids.push(schema);
+        }
+        let args = (shards.clone().unbind(), schemas.clone().unbind());
+        Ok(Self { set: ShardSet::new(descs), schemas: built, schema_ids, args })
+    }
+
+    fn __len__(&self) -> usize {
+        self.set.num_samples() as usize
+    }
+
+    /// Total samples across all shards.
+    #[getter]
+    fn num_samples(&self) -> u64 {
+        self.set.num_samples()
+    }
+
+    /// The schema id of each shard.
+    #[getter]
+    fn schema_ids(&self) -> Vec<usize> {
+        self.schema_ids.clone()
+    }
+
+    /// Sample `index` as a dict; byte-level columns decoded, `raw` ones as bytes.
+    fn get<'py>(&self, py: Python<'py>, index: u64) -> PyResult<Bound<'py, PyDict>> {
+        let mut ranges = Vec::new();
+        self.decode(py, index, &mut ranges)
+    }
+
+    /// Many samples at once, in the order of `indices`.
+    fn get_many<'py>(&self, py: Python<'py>, indices: Vec<u64>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let mut ranges = Vec::new();
+        indices.into_iter().map(|i| self.decode(py, i, &mut ranges)).collect()
+    }
+
+    /// The framed bytes of sample `index`.
+    fn sample_bytes<'py>(&self, py: Python<'py>, index: u64) -> PyResult<Bound<'py, PyBytes>> {
+        self.ensure_open(py, index)?;
+        let (shard, range) = self.set.sample_range(index).py()?;
+        Ok(PyBytes::new(py, &shard.bytes()[range]))
+    }
+
+    /// `(shard, index within shard)` of a global sample id.
+    fn locate(&self, index: u64) -> PyResult<(usize, usize)> {
+        self.set.locate(index).py()
+    }
+
+    /// Drops the memory map of one shard so its files can be deleted or replaced.
+    fn evict(&self, shard: usize) {
+        self.set.evict(shard);
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+        let py = slf.py();
+        let this = slf.get();
+        let args = PyTuple::new(py, [this.args.0.bind(py), this.args.1.bind(py)])?;
+        Ok((py.get_type::<Self>().into_any(), args))
+    }
+}
+
+impl MDSReader {
+    /// Opens (maps, maybe decompresses) the shard of `index` with the GIL released.
+    fn ensure_open(&self, py: Python<'_>, index: u64) -> PyResult<usize> {
+        let (shard, _) = self.set.locate(index).py()?;
+        if !self.set.is_open(shard) {
+            let set = &self.set;
+            enter_core(py, || set.shard(shard).map(|_| ()))?;
+        }
+        Ok(shard)
+    }
+
+    fn decode<'py>(&self, py: Python<'py>, index: u64, ranges: &mut Vec<Range<usize>>) -> PyResult<Bound<'py, PyDict>> {
+        let shard_id = self.ensure_open(py, index)?;
+        let shard = self.set.sample_columns(index, ranges).py()?;
+        let schema = &self.schemas[self.schema_ids[shard_id]];
+        let bytes = shard.bytes();
+        let dict = PyDict::new(py);
+        for ((name, kind), range) in schema.names.iter().zip(&schema.kinds).zip(ranges.iter()) {
+            let value = kinds::decode(py, *kind, &bytes[range.clone()]).map_err(|reason| {
+                let message = format!(
+                    "Corrupt shard {}: sample {index}, column {}: {reason}",
+                    shard.path().display(),
+                    name.bind(py)
+                );
+                streamx_error(py, "CorruptShardError", message)
+            })?;
+            dict.set_item(name.bind(py), value)?;
+        }
+        Ok(dict)
+    }
+}
