@@ -1,0 +1,491 @@
+//! [`Ledger`]: the shared, crash-safe accounting of which shards are on local disk.
+
+use std::fs::OpenOptions;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use super::layout::{
+    Entry, View, LOCAL, MAGIC, NO_LIMIT, PINNED_FOREVER, PREPARING, REMOTE, VERSION,
+};
+use super::lock::{is_alive, FileLock, ProcessId};
+use super::lru::{select_victims, Candidate};
+use crate::error::{Error, Result};
+
+/// Where a shard stands in the cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShardState {
+    /// Not on local disk.
+    Remote,
+    /// Being downloaded or decompressed by some process.
+    Preparing,
+    /// On local disk.
+    Local,
+}
+
+/// What a caller of [`Ledger::begin_download`] should do next.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// The shard is now `Preparing` and owned by the caller, with its bytes reserved. The
+    /// caller must end with [`Ledger::finish_download`] or [`Ledger::abort_download`].
+    /// `evicted` lists the shards evicted to make room (their files are already deleted).
+    Download { evicted: Vec<usize> },
+    /// The shard is already local; its access time was stamped.
+    AlreadyLocal,
+    /// Another live process (or thread of this one) is preparing it: poll again later.
+    WaitForOther { owner_pid: u32 },
+}
+
+/// What [`Ledger::recover`] undid on behalf of dead processes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RecoveryReport {
+    /// Shards left `Preparing` by dead processes, now `Remote` again.
+    pub downloads: usize,
+    /// Pin slots of dead processes released.
+    pub pins: usize,
+}
+
+/// A node-wide shard cache ledger backed by one memory-mapped file.
+///
+/// Every process that opens the same path shares the same state. Mutations take an exclusive
+/// `flock` on the file; [`Ledger::touch`] and the getters are lock-free.
+pub struct Ledger {
+    path: PathBuf,
+    view: View,
+    files: Vec<Vec<PathBuf>>,
+}
+
+pub(crate) fn now_nanos() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64)
+}
+
+impl Ledger {
+    /// Opens (creating if needed) the ledger at `path` for `num_shards` shards and sets the
+    /// node's byte limit (`None` = unlimited; the latest opener's value wins). Work left behind
+    /// by dead processes is recovered.
+    pub fn open(path: impl AsRef<Path>, num_shards: usize, limit: Option<u64>) -> Result<Self> {
+        let path = path.as_ref().to_path_buf();
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        }
+        let _lock = FileLock::exclusive(&path).map_err(|e| Error::io(&path, e))?;
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(|e| Error::io(&path, e))?;
+        let len = file.metadata().map_err(|e| Error::io(&path, e))?.len();
+        let fresh = len == 0;
+        if fresh {
+            file.set_len(View::file_len(num_shards))
+                .map_err(|e| Error::io(&path, e))?;
+        } else if len != View::file_len(num_shards) {
+            return Err(Error::InvalidArgument(format!(
+                "cache ledger {} was made for another shard count than {num_shards}",
+                path.display()
+            )));
+        }
+        let view = View::map(&file, num_shards).map_err(|e| Error::io(&path, e))?;
+        let header = view.header();
+        if fresh {
+            header.version.store(VERSION, Relaxed);
+            header.num_shards.store(num_shards as u64, Relaxed);
+            header
+                .pin_slots
+                .store(super::layout::PIN_SLOTS as u64, Relaxed);
+            header.magic.store(MAGIC, Release);
+        } else if header.magic.load(Acquire) != MAGIC
+            || header.version.load(Relaxed) != VERSION
+            || header.num_shards.load(Relaxed) != num_shards as u64
+        {
+            return Err(Error::InvalidArgument(format!(
+                "{} is not a version {VERSION} cache ledger for {num_shards} shards",
+                path.display()
+            )));
+        }
+        header.limit.store(limit.unwrap_or(NO_LIMIT), Relaxed);
+        let ledger = Self {
+            path,
+            view,
+            files: vec![Vec::new(); num_shards],
+        };
+        ledger.recover_locked();
+        Ok(ledger)
+    }
+
+    /// Registers each shard's files, deleted by [`Ledger::begin_download`] on eviction.
+    pub fn with_shard_files(mut self, files: Vec<Vec<PathBuf>>) -> Result<Self> {
+        if files.len() != self.num_shards() {
+            return Err(Error::InvalidArgument(format!(
+                "shard_files has {} entries for {} shards",
+                files.len(),
+                self.num_shards()
+            )));
+        }
+        self.files = files;
+        Ok(self)
+    }
+
+    /// The ledger file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Number of shards tracked.
+    pub fn num_shards(&self) -> usize {
+        self.files.len()
+    }
+
+    /// The node's byte limit, if any.
+    pub fn limit(&self) -> Option<u64> {
+        Some(self.view.header().limit.load(Relaxed)).filter(|&l| l != NO_LIMIT)
+    }
+
+    /// Bytes of local shards plus reservations of shards being prepared.
+    pub fn usage(&self) -> u64 {
+        self.view.header().usage.load(Relaxed)
+    }
+
+    /// The shard's current state.
+    pub fn state(&self, shard: usize) -> Result<ShardState> {
+        Ok(match self.entry(shard)?.state.load(Acquire) {
+            LOCAL => ShardState::Local,
+            PREPARING => ShardState::Preparing,
+            _ => ShardState::Remote,
+        })
+    }
+
+    /// Bytes the shard occupies (or has reserved while preparing).
+    pub fn bytes(&self, shard: usize) -> Result<u64> {
+        Ok(self.entry(shard)?.bytes.load(Relaxed))
+    }
+
+    /// Live pins on the shard, over all processes.
+    pub fn pins(&self, shard: usize) -> Result<u32> {
+        Ok(self.entry(shard)?.pins.load(Relaxed))
+    }
+
+    /// Last access in nanoseconds since the Unix epoch (0 = never).
+    pub fn last_access(&self, shard: usize) -> Result<u64> {
+        Ok(self.entry(shard)?.last_access.load(Relaxed))
+    }
+
+    /// Whether the shard may be evicted to make room.
+    pub fn is_evictable(&self, shard: usize) -> Result<bool> {
+        Ok(self.entry(shard)?.flags.load(Relaxed) & PINNED_FOREVER == 0)
+    }
+
+    /// Marks shards as evictable or not. Shards of streams without a remote hold the user's
+    /// only copy and must be marked `false`.
+    pub fn set_evictable(&self, shards: std::ops::Range<usize>, evictable: bool) -> Result<()> {
+        if shards.end > self.num_shards() {
+            return Err(self.out_of_range(shards.end.saturating_sub(1)));
+        }
+        let _lock = self.lock()?;
+        for entry in &self.view.entries()[shards] {
+            if evictable {
+                entry.flags.fetch_and(!PINNED_FOREVER, Relaxed);
+            } else {
+                entry.flags.fetch_or(PINNED_FOREVER, Relaxed);
+            }
+        }
+        Ok(())
+    }
+
+    /// Stamps the shard's access time. Lock-free.
+    pub fn touch(&self, shard: usize) -> Result<()> {
+        self.entry(shard)?
+            .last_access
+            .fetch_max(now_nanos(), Relaxed);
+        Ok(())
+    }
+
+    /// Reconciles a shard with what is on disk (`Some(bytes)` = local, `None` = absent), e.g.
+    /// after scanning the cache directory at start. A shard a live process is preparing is left
+    /// alone; returns whether the entry was updated.
+    pub fn sync(&self, shard: usize, on_disk: Option<u64>) -> Result<bool> {
+        let entry = self.entry(shard)?;
+        let _lock = self.lock()?;
+        if entry.state.load(Acquire) == PREPARING && is_alive(owner(entry)) {
+            return Ok(false);
+        }
+        self.release(entry);
+        if let Some(bytes) = on_disk {
+            self.add_usage(bytes);
+            entry.bytes.store(bytes, Relaxed);
+            entry.last_access.fetch_max(now_nanos(), Relaxed);
+            entry.state.store(LOCAL, Release);
+        }
+        Ok(true)
+    }
+
+    /// Claims a shard for download, evicting least recently used shards (deleting the files
+    /// registered with [`Ledger::with_shard_files`]) until `bytes_needed` fits under the limit.
+    pub fn begin_download(&self, shard: usize, bytes_needed: u64) -> Result<Decision> {
+        self.begin_download_with(shard, bytes_needed, |victim| {
+            self.files[victim]
+                .iter()
+                .try_for_each(|p| match std::fs::remove_file(p) {
+                    Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+                    _ => Ok(()),
+                })
+        })
+    }
+
+    /// Like [`Ledger::begin_download`], but `evict(victim)` deletes a victim's files. It runs
+    /// under the lock, so no process can start re-downloading a victim while it is deleted.
+    /// If evicting every unpinned evictable local shard is not enough, the download proceeds
+    /// anyway: the overshoot is bounded by the shards in flight.
+    pub fn begin_download_with(
+        &self,
+        shard: usize,
+        bytes_needed: u64,
+        mut evict: impl FnMut(usize) -> io::Result<()>,
+    ) -> Result<Decision> {
+        let entry = self.entry(shard)?;
+        let _lock = self.lock()?;
+        match entry.state.load(Acquire) {
+            LOCAL => {
+                entry.last_access.fetch_max(now_nanos(), Relaxed);
+                return Ok(Decision::AlreadyLocal);
+            }
+            PREPARING if is_alive(owner(entry)) => {
+                return Ok(Decision::WaitForOther {
+                    owner_pid: entry.owner_pid.load(Relaxed),
+                });
+            }
+            PREPARING => self.release(entry),
+            _ => {}
+        }
+        let evicted = self.make_room(shard, bytes_needed, &mut evict)?;
+        let me = ProcessId::current();
+        self.add_usage(bytes_needed);
+        entry.bytes.store(bytes_needed, Relaxed);
+        entry.owner_pid.store(me.pid, Relaxed);
+        entry.owner_start.store(me.start, Relaxed);
+        entry.state.store(PREPARING, Release);
+        Ok(Decision::Download { evicted })
+    }
+
+    /// Marks a shard this process was preparing as local, with `actual_bytes` on disk.
+    pub fn finish_download(&self, shard: usize, actual_bytes: u64) -> Result<()> {
+        let entry = self.entry(shard)?;
+        let _lock = self.lock()?;
+        self.check_owner(shard, entry)?;
+        self.release(entry);
+        self.add_usage(actual_bytes);
+        entry.bytes.store(actual_bytes, Relaxed);
+        entry.last_access.fetch_max(now_nanos(), Relaxed);
+        entry.state.store(LOCAL, Release);
+        Ok(())
+    }
+
+    /// Gives up a download this process began: the shard is `Remote` again.
+    pub fn abort_download(&self, shard: usize) -> Result<()> {
+        let entry = self.entry(shard)?;
+        let _lock = self.lock()?;
+        self.check_owner(shard, entry)?;
+        self.release(entry);
+        Ok(())
+    }
+
+    /// Protects a shard from eviction until the matching [`Ledger::unpin`] or this process's
+    /// death. Pins nest.
+    pub fn pin(&self, shard: usize) -> Result<()> {
+        let entry = self.entry(shard)?;
+        let _lock = self.lock()?;
+        let me = ProcessId::current();
+        let slots = self.view.pin_slots();
+        let mine = |s: &&super::layout::PinSlot| {
+            s.pid.load(Relaxed) == me.pid
+                && s.start.load(Relaxed) == me.start
+                && s.shard.load(Relaxed) == shard as u64
+        };
+        let slot = match slots.iter().find(mine) {
+            Some(slot) => slot,
+            None => {
+                let free = |s: &&super::layout::PinSlot| s.pid.load(Relaxed) == 0;
+                let slot = match slots.iter().find(free) {
+                    Some(slot) => slot,
+                    None => {
+                        self.recover_locked();
+                        slots.iter().find(free).ok_or_else(|| {
+                            Error::InvalidValue(format!(
+                                "cache ledger {}: all {} pin slots are in use",
+                                self.path.display(),
+                                slots.len()
+                            ))
+                        })?
+                    }
+                };
+                slot.shard.store(shard as u64, Relaxed);
+                slot.start.store(me.start, Relaxed);
+                slot.count.store(0, Relaxed);
+                slot.pid.store(me.pid, Release);
+                slot
+            }
+        };
+        slot.count.fetch_add(1, Relaxed);
+        entry.pins.fetch_add(1, Relaxed);
+        Ok(())
+    }
+
+    /// Releases one pin this process holds on the shard.
+    pub fn unpin(&self, shard: usize) -> Result<()> {
+        let entry = self.entry(shard)?;
+        let _lock = self.lock()?;
+        let me = ProcessId::current();
+        let slot = self.view.pin_slots().iter().find(|s| {
+            s.pid.load(Relaxed) == me.pid
+                && s.start.load(Relaxed) == me.start
+                && s.shard.load(Relaxed) == shard as u64
+        });
+        let Some(slot) = slot else {
+            return Err(Error::InvalidArgument(format!(
+                "shard {shard} is not pinned by this process"
+            )));
+        };
+        if slot.count.fetch_sub(1, Relaxed) == 1 {
+            slot.pid.store(0, Release);
+        }
+        entry.pins.fetch_sub(1, Relaxed);
+        Ok(())
+    }
+
+    /// Undoes downloads and pins left by dead processes.
+    pub fn recover(&self) -> Result<RecoveryReport> {
+        let _lock = self.lock()?;
+        Ok(self.recover_locked())
+    }
+
+    fn recover_locked(&self) -> RecoveryReport {
+        let mut report = RecoveryReport::default();
+        for entry in self.view.entries() {
+            if entry.state.load(Acquire) == PREPARING && !is_alive(owner(entry)) {
+                self.release(entry);
+                report.downloads += 1;
+            }
+        }
+        let entries = self.view.entries();
+        for slot in self.view.pin_slots() {
+            let pid = slot.pid.load(Acquire);
+            if pid != 0
+                && !is_alive(ProcessId {
+                    pid,
+                    start: slot.start.load(Relaxed),
+                })
+            {
+                let count = slot.count.swap(0, Relaxed);
+                if let Some(entry) = entries.get(slot.shard.load(Relaxed) as usize) {
+                    entry
+                        .pins
+                        .fetch_sub(count.min(entry.pins.load(Relaxed)), Relaxed);
+                }
+                slot.pid.store(0, Release);
+                report.pins += 1;
+            }
+        }
+        report
+    }
+
+    /// Evicts LRU victims until `needed` fits; a second pass after recovery catches pins held
+    /// by dead processes.
+    fn make_room(
+        &self,
+        shard: usize,
+        needed: u64,
+        evict: &mut impl FnMut(usize) -> io::Result<()>,
+    ) -> Result<Vec<usize>> {
+        let Some(limit) = self.limit() else {
+            return Ok(Vec::new());
+        };
+        let mut selection = select_victims(self.candidates(shard), self.usage(), needed, limit);
+        if !selection.fits {
+            self.recover_locked();
+            selection = select_victims(self.candidates(shard), self.usage(), needed, limit);
+        }
+        for &victim in &selection.victims {
+            evict(victim).map_err(|e| Error::io(&self.path, e))?;
+            let entry = &self.view.entries()[victim];
+            self.release(entry);
+            entry.last_access.store(0, Relaxed);
+        }
+        Ok(selection.victims)
+    }
+
+    fn candidates(&self, except: usize) -> Vec<Candidate> {
+        let entries = self.view.entries().iter().enumerate();
+        entries
+            .filter(|&(i, e)| {
+                i != except
+                    && e.state.load(Acquire) == LOCAL
+                    && e.pins.load(Relaxed) == 0
+                    && e.flags.load(Relaxed) & PINNED_FOREVER == 0
+            })
+            .map(|(shard, e)| Candidate {
+                shard,
+                last_access: e.last_access.load(Relaxed),
+                bytes: e.bytes.load(Relaxed),
+            })
+            .collect()
+    }
+
+    /// Sets a shard `Remote` and returns its bytes to the budget. Caller holds the lock.
+    fn release(&self, entry: &Entry) {
+        if entry.state.load(Acquire) != REMOTE {
+            let usage = &self.view.header().usage;
+            usage.store(
+                usage
+                    .load(Relaxed)
+                    .saturating_sub(entry.bytes.load(Relaxed)),
+                Relaxed,
+            );
+        }
+        entry.state.store(REMOTE, Release);
+        entry.bytes.store(0, Relaxed);
+        entry.owner_pid.store(0, Relaxed);
+        entry.owner_start.store(0, Relaxed);
+    }
+
+    fn add_usage(&self, bytes: u64) {
+        self.view.header().usage.fetch_add(bytes, Relaxed);
+    }
+
+    fn check_owner(&self, shard: usize, entry: &Entry) -> Result<()> {
+        if entry.state.load(Acquire) == PREPARING && owner(entry) == ProcessId::current() {
+            return Ok(());
+        }
+        Err(Error::InvalidArgument(format!(
+            "shard {shard} is not being downloaded by this process (cache ledger {})",
+            self.path.display()
+        )))
+    }
+
+    fn entry(&self, shard: usize) -> Result<&Entry> {
+        self.view
+            .entries()
+            .get(shard)
+            .ok_or_else(|| self.out_of_range(shard))
+    }
+
+    fn out_of_range(&self, shard: usize) -> Error {
+        Error::InvalidArgument(format!(
+            "shard {shard} out of range for {} shards",
+            self.num_shards()
+        ))
+    }
+
+    fn lock(&self) -> Result<FileLock> {
+        FileLock::exclusive(&self.path).map_err(|e| Error::io(&self.path, e))
+    }
+}
+
+fn owner(entry: &Entry) -> ProcessId {
+    ProcessId {
+        pid: entry.owner_pid.load(Relaxed),
+        start: entry.owner_start.load(Relaxed),
+    }
+}

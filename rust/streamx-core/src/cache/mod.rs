@@ -1,0 +1,20 @@
+//! The node-local shard cache ledger.
+//!
+//! Every process on a node that streams into the same cache directory opens the same ledger
+//! file and shares one byte budget through it. The file is memory-mapped, so reads and
+//! access-time stamps are lock-free atomics; every state change takes an `flock` on the file.
+//! Nothing outlives a crashed process: the lock dies with its descriptor, and downloads or
+//! pins left behind by a dead process are found by pid liveness and undone ([`Ledger::recover`]).
+//!
+//! A shard moves `Remote -> Preparing -> Local` and back to `Remote` when evicted. While
+//! `Preparing`, the bytes it will need are already reserved, so `usage <= limit` holds except
+//! when every evictable shard is pinned or in flight; the overshoot is then bounded by the
+//! shards in flight. Units are bytes throughout.
+
+mod layout;
+mod ledger;
+mod lock;
+pub mod lru;
+
+pub use ledger::{Decision, Ledger, RecoveryReport, ShardState};
+pub use lock::{is_alive, ProcessId};
