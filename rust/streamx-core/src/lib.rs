@@ -5,6 +5,7 @@
 //! * [`shuffle`], [`sampling`], [`partition`]: the epoch sample order, bit-exact with
 //!   mosaicml-streaming 0.13.0 (numpy `default_rng` reproduced in [`shuffle::rng`]).
 
+pub mod cache;
 pub mod compression;
 pub mod error;
 pub mod hashing;
