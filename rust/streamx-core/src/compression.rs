@@ -117,14 +117,7 @@ impl Compression {
     fn compress_to(&self, data: &[u8], out: &mut Vec<u8>) -> io::Result<()> {
         let level = self.effective_level();
         match self.codec {
-            Codec::Br => {
-                let params = brotli::enc::BrotliEncoderParams {
-                    quality: level as i32,
-                    lgwin: 22, // Python brotli's default window
-                    ..Default::default()
-                };
-                brotli::BrotliCompress(&mut &data[..], out, &params)?;
-            }
+            Codec::Br => brotli_compress(data, level, out)?,
             Codec::Bz2 => {
                 let mut enc = bzip2::write::BzEncoder::new(out, bzip2::Compression::new(level));
                 enc.write_all(data)?;
@@ -185,6 +178,41 @@ impl fmt::Display for Compression {
             Some(level) => write!(f, "{}:{level}", self.codec.name()),
         }
     }
+}
+
+/// Brotli exactly as Python's `brotli.compress` drives it: all input in one PROCESS call,
+/// then FINISH. The fast qualities emit one meta-block per call, so feeding the input in
+/// chunks (as `brotli::BrotliCompress` does) would produce different, though valid, bytes.
+fn brotli_compress(data: &[u8], level: u32, out: &mut Vec<u8>) -> io::Result<()> {
+    use brotli::enc::encode::{BrotliEncoderOperation, BrotliEncoderStateStruct};
+    let mut state = BrotliEncoderStateStruct::new(brotli::enc::StandardAlloc::default());
+    state.params.quality = level as i32;
+    state.params.lgwin = 22; // Python brotli's default window
+    let mut buf = vec![0u8; 1 << 16];
+    let mut in_offset = 0;
+    let mut available_in = data.len();
+    let mut ops = [BrotliEncoderOperation::BROTLI_OPERATION_PROCESS, BrotliEncoderOperation::BROTLI_OPERATION_FINISH];
+    for op in &mut ops {
+        loop {
+            let (mut out_offset, mut available_out) = (0, buf.len());
+            let ok = state.compress_stream(
+                *op, &mut available_in, data, &mut in_offset, &mut available_out, &mut buf,
+                &mut out_offset, &mut None, &mut |_, _, _, _| (),
+            );
+            if !ok {
+                return Err(io::Error::other("brotli encoder failed"));
+            }
+            out.extend_from_slice(&buf[..out_offset]);
+            let done = match op {
+                BrotliEncoderOperation::BROTLI_OPERATION_FINISH => state.is_finished(),
+                _ => available_in == 0 && !state.has_more_output(),
+            };
+            if done {
+                break;
+            }
+        }
+    }
+    Ok(())
 }
 
 fn copy_all<R: Read, W: Write>(mut reader: R, out: &mut W) -> io::Result<()> {
