@@ -185,12 +185,12 @@ fn lru_eviction_deletes_victim_files() {
         .unwrap()
         .with_shard_files(files.clone())
         .unwrap();
-    for shard in 0..2 {
+    for (shard, paths) in files.iter().enumerate().take(2) {
         assert_eq!(
             ledger.begin_download(shard, 100).unwrap(),
             Decision::Download { evicted: vec![] }
         );
-        std::fs::write(&files[shard][0], [0u8; 100]).unwrap();
+        std::fs::write(&paths[0], [0u8; 100]).unwrap();
         ledger.finish_download(shard, 100).unwrap();
     }
     ledger.touch(0).unwrap();

@@ -79,11 +79,12 @@ impl View {
         Ok(Self { map, num_shards })
     }
 
+    // Alignment: mappings start on a page boundary and every struct is a multiple of 8 bytes.
     pub(crate) fn header(&self) -> &Header {
         // SAFETY: the mapping is page-aligned, at least `file_len` long (checked in `map`), and
         // lives as long as `self`. Every field is an atomic, for which any bit pattern (including
         // the zeroes of a fresh file) is valid, and which is sound to share across processes.
-        #[allow(unsafe_code)]
+        #[allow(unsafe_code, clippy::cast_ptr_alignment)]
         unsafe {
             &*self.map.as_ptr().cast::<Header>()
         }
@@ -92,7 +93,7 @@ impl View {
     pub(crate) fn entries(&self) -> &[Entry] {
         // SAFETY: as in `header`; entries start right after the 64-byte header (8-aligned) and
         // `num_shards` of them fit in the checked length.
-        #[allow(unsafe_code)]
+        #[allow(unsafe_code, clippy::cast_ptr_alignment)]
         unsafe {
             let ptr = self.map.as_ptr().add(size_of::<Header>()).cast::<Entry>();
             std::slice::from_raw_parts(ptr, self.num_shards)
@@ -101,7 +102,7 @@ impl View {
 
     pub(crate) fn pin_slots(&self) -> &[PinSlot] {
         // SAFETY: as in `entries`; the pin table follows the entries and fits the checked length.
-        #[allow(unsafe_code)]
+        #[allow(unsafe_code, clippy::cast_ptr_alignment)]
         unsafe {
             let offset = size_of::<Header>() + self.num_shards * size_of::<Entry>();
             let ptr = self.map.as_ptr().add(offset).cast::<PinSlot>();

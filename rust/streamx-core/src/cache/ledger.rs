@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::layout::{
-    Entry, View, LOCAL, MAGIC, NO_LIMIT, PINNED_FOREVER, PREPARING, REMOTE, VERSION,
+    Entry, PinSlot, View, LOCAL, MAGIC, NO_LIMIT, PINNED_FOREVER, PREPARING, REMOTE, VERSION,
 };
 use super::lock::{is_alive, FileLock, ProcessId};
 use super::lru::{select_victims, Candidate};
@@ -298,52 +298,51 @@ impl Ledger {
         let entry = self.entry(shard)?;
         let _lock = self.lock()?;
         let me = ProcessId::current();
-        let slots = self.view.pin_slots();
-        let mine = |s: &&super::layout::PinSlot| {
-            s.pid.load(Relaxed) == me.pid
-                && s.start.load(Relaxed) == me.start
-                && s.shard.load(Relaxed) == shard as u64
-        };
-        let slot = match slots.iter().find(mine) {
+        let slot = match self.find_pin(me, shard) {
             Some(slot) => slot,
-            None => {
-                let free = |s: &&super::layout::PinSlot| s.pid.load(Relaxed) == 0;
-                let slot = match slots.iter().find(free) {
-                    Some(slot) => slot,
-                    None => {
-                        self.recover_locked();
-                        slots.iter().find(free).ok_or_else(|| {
-                            Error::InvalidValue(format!(
-                                "cache ledger {}: all {} pin slots are in use",
-                                self.path.display(),
-                                slots.len()
-                            ))
-                        })?
-                    }
-                };
-                slot.shard.store(shard as u64, Relaxed);
-                slot.start.store(me.start, Relaxed);
-                slot.count.store(0, Relaxed);
-                slot.pid.store(me.pid, Release);
-                slot
-            }
+            None => self.claim_pin_slot(me, shard)?,
         };
         slot.count.fetch_add(1, Relaxed);
         entry.pins.fetch_add(1, Relaxed);
         Ok(())
     }
 
+    fn find_pin(&self, me: ProcessId, shard: usize) -> Option<&PinSlot> {
+        self.view.pin_slots().iter().find(|s| {
+            s.pid.load(Relaxed) == me.pid
+                && s.start.load(Relaxed) == me.start
+                && s.shard.load(Relaxed) == shard as u64
+        })
+    }
+
+    /// A free pin slot, made out to `me` and `shard` with a zero count. Caller holds the lock.
+    fn claim_pin_slot(&self, me: ProcessId, shard: usize) -> Result<&PinSlot> {
+        let free = |s: &&PinSlot| s.pid.load(Relaxed) == 0;
+        let slots = self.view.pin_slots();
+        let slot = if let Some(slot) = slots.iter().find(free) {
+            slot
+        } else {
+            self.recover_locked();
+            slots.iter().find(free).ok_or_else(|| {
+                Error::InvalidValue(format!(
+                    "cache ledger {}: all {} pin slots are in use",
+                    self.path.display(),
+                    slots.len()
+                ))
+            })?
+        };
+        slot.shard.store(shard as u64, Relaxed);
+        slot.start.store(me.start, Relaxed);
+        slot.count.store(0, Relaxed);
+        slot.pid.store(me.pid, Release);
+        Ok(slot)
+    }
+
     /// Releases one pin this process holds on the shard.
     pub fn unpin(&self, shard: usize) -> Result<()> {
         let entry = self.entry(shard)?;
         let _lock = self.lock()?;
-        let me = ProcessId::current();
-        let slot = self.view.pin_slots().iter().find(|s| {
-            s.pid.load(Relaxed) == me.pid
-                && s.start.load(Relaxed) == me.start
-                && s.shard.load(Relaxed) == shard as u64
-        });
-        let Some(slot) = slot else {
+        let Some(slot) = self.find_pin(ProcessId::current(), shard) else {
             return Err(Error::InvalidArgument(format!(
                 "shard {shard} is not pinned by this process"
             )));
