@@ -1,0 +1,239 @@
+"""Turn a remote URL into an fsspec filesystem plus the path to hand it.
+
+One filesystem object is built per process and remote configuration and then reused for
+every shard: rebuilding clients per file is what made mosaicml-streaming re-fetch
+credentials for each shard. The cache is keyed by pid because an object built before a
+fork holds sockets and an event loop that belong to the parent.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+from urllib.parse import urlparse
+
+from fsspec import AbstractFileSystem
+
+__all__ = ["clear_cache", "get_filesystem", "split_url"]
+
+_LOCK = threading.Lock()
+_CACHE: dict[tuple[Any, ...], AbstractFileSystem] = {}
+_CACHE_PID = os.getpid()
+
+# scheme -> (module to import, extra that provides it)
+_PACKAGES = {
+    "s3": ("s3fs", "s3"),
+    "gs": ("gcsfs", "gcs"),
+    "azure": ("adlfs", "azure"),
+    "oci": ("ocifs", "oci"),
+    "hf": ("huggingface_hub", "hf"),
+    "http": ("aiohttp", "http"),
+}
+
+
+def _require(kind: str, scheme: str) -> None:
+    """Import-check the optional package behind `kind`, naming the extra when missing."""
+    module, extra = _PACKAGES[kind]
+    try:
+        __import__(module)
+    except ImportError as err:
+        raise ImportError(
+            f"{scheme}:// needs {module}: pip install 'streamx[{extra}]'"
+        ) from err
+
+
+def split_url(url: str) -> tuple[str, str, str]:
+    """Split a remote URL into `(scheme, netloc, path)`; local paths get scheme `''`."""
+    if url.startswith("dbfs:/"):
+        return "dbfs", "", url[len("dbfs:") :]
+    parsed = urlparse(url)
+    if len(parsed.scheme) == 1:  # a Windows drive letter, not a scheme
+        return "", "", url
+    return parsed.scheme, parsed.netloc, parsed.path
+
+
+def clear_cache() -> None:
+    """Forget every cached filesystem (tests use this after changing environment variables)."""
+    with _LOCK:
+        _CACHE.clear()
+
+
+def get_filesystem(url: str) -> tuple[AbstractFileSystem, str]:
+    """Return the filesystem serving `url` and the path to use with it.
+
+    Args:
+        url: ``s3://``, ``gs://``/``gcs://``, ``azure://``, ``azure-dl://``, ``oci://``,
+            ``hf://datasets/...``, ``http(s)://``, ``file://`` or a local path.
+
+    Returns:
+        ``(filesystem, path)``; the same filesystem object for every call in one process
+        with the same scheme, bucket-level settings and environment.
+
+    Raises:
+        ValueError: for an unsupported scheme, including ``dbfs:``.
+        ImportError: when the optional package for the scheme is missing; the message
+            names the ``streamx[...]`` extra to install.
+    """
+    scheme, netloc, path = split_url(url)
+    key, build, fs_path = _plan(url, scheme, netloc, path)
+    global _CACHE_PID
+    with _LOCK:
+        if _CACHE_PID != os.getpid():
+            _CACHE.clear()
+            _CACHE_PID = os.getpid()
+        fs = _CACHE.get(key)
+        if fs is None:
+            fs = _CACHE[key] = build()
+    return fs, fs_path
+
+
+def _plan(
+    url: str, scheme: str, netloc: str, path: str
+) -> tuple[tuple[Any, ...], Any, str]:
+    """Pick the cache key, the factory and the filesystem path for one URL."""
+    if scheme in ("", "file"):
+        local = path if scheme == "file" else url
+        return ("file",), _local, os.path.abspath(os.path.expanduser(local))
+    if scheme == "s3":
+        _require("s3", scheme)
+        return _s3_plan(netloc, path)
+    if scheme in ("gs", "gcs"):
+        return _gcs_plan(scheme, netloc, path)
+    if scheme in ("azure", "azure-dl"):
+        _require("azure", scheme)
+        return _azure_plan(scheme, netloc, path)
+    if scheme == "oci":
+        _require("oci", scheme)
+        return ("oci",), _oci, f"{netloc}{path}"
+    if scheme == "hf":
+        _require("hf", scheme)
+        return ("hf", os.environ.get("HF_TOKEN")), _hf, f"{netloc}{path}"
+    if scheme in ("http", "https"):
+        _require("http", scheme)
+        return ("http",), _http, url
+    if scheme == "dbfs":
+        raise ValueError(
+            f"Unsupported remote path: {url} (dbfs: has no maintained fsspec filesystem; "
+            "copy the data to a supported store or mount the volume and use its local path)"
+        )
+    raise ValueError(f"Unsupported remote path: {url}")
+
+
+def _local() -> AbstractFileSystem:
+    from fsspec.implementations.local import LocalFileSystem
+
+    return LocalFileSystem(skip_instance_cache=True)
+
+
+def _http() -> AbstractFileSystem:
+    from fsspec.implementations.http import HTTPFileSystem
+
+    return HTTPFileSystem(skip_instance_cache=True)
+
+
+def _s3_plan(bucket: str, path: str) -> tuple[tuple[Any, ...], Any, str]:
+    endpoint = os.environ.get("S3_ENDPOINT_URL") or None
+    payers = os.environ.get("MOSAICML_STREAMING_AWS_REQUESTER_PAYS", "")
+    requester_pays = bucket in {b.strip() for b in payers.split(",") if b.strip()}
+    acl = os.environ.get("S3_CANNED_ACL") or None
+    anon = not _have_aws_credentials()
+    key = ("s3", endpoint, requester_pays, acl, anon, _aws_env_fingerprint())
+
+    def build() -> AbstractFileSystem:
+        import s3fs
+
+        kwargs: dict[str, Any] = {"skip_instance_cache": True, "anon": anon}
+        if endpoint:
+            kwargs["endpoint_url"] = endpoint
+        if requester_pays:
+            kwargs["requester_pays"] = True
+        if acl:
+            kwargs["s3_additional_kwargs"] = {"ACL": acl}
+        return s3fs.S3FileSystem(**kwargs)
+
+    return key, build, f"{bucket}{path}"
+
+
+def _aws_env_fingerprint() -> tuple[str | None, ...]:
+    names = ("AWS_ACCESS_KEY_ID", "AWS_PROFILE", "AWS_DEFAULT_REGION", "AWS_REGION")
+    return tuple(os.environ.get(n) for n in names)
+
+
+def _have_aws_credentials() -> bool:
+    """Whether botocore's usual chain finds credentials; without any, use unsigned requests."""
+    try:
+        import botocore.session
+    except ImportError:
+        return True  # let s3fs report the problem
+    try:
+        return botocore.session.get_session().get_credentials() is not None
+    except Exception:
+        return True
+
+
+def _gcs_plan(scheme: str, bucket: str, path: str) -> tuple[tuple[Any, ...], Any, str]:
+    key_id, secret = os.environ.get("GCS_KEY"), os.environ.get("GCS_SECRET")
+    if key_id and secret:
+        # HMAC keys only work through the S3-compatible XML API.
+        _require("s3", scheme)
+        endpoint = "https://storage.googleapis.com"
+
+        def build_hmac() -> AbstractFileSystem:
+            import s3fs
+
+            return s3fs.S3FileSystem(
+                key=key_id, secret=secret, endpoint_url=endpoint, skip_instance_cache=True
+            )
+
+        return ("gs-hmac", key_id, endpoint), build_hmac, f"{bucket}{path}"
+    _require("gs", scheme)
+    emulator = os.environ.get("STORAGE_EMULATOR_HOST") or None
+
+    def build() -> AbstractFileSystem:
+        import gcsfs
+
+        if emulator:
+            return gcsfs.GCSFileSystem(
+                endpoint_url=emulator, token="anon", skip_instance_cache=True
+            )
+        return gcsfs.GCSFileSystem(skip_instance_cache=True)
+
+    return ("gs", emulator), build, f"{bucket}{path}"
+
+
+def _azure_plan(scheme: str, netloc: str, path: str) -> tuple[tuple[Any, ...], Any, str]:
+    account = os.environ.get("AZURE_ACCOUNT_NAME") or netloc.split(".", 1)[0]
+    access_key = os.environ.get("AZURE_ACCOUNT_ACCESS_KEY") or None
+    if scheme == "azure":
+        # azure://<account>.blob.core.windows.net/<container>/<blob>
+        fs_path = path.lstrip("/")
+    else:
+        # azure-dl://<filesystem>/<path>: the netloc names the file system (container).
+        fs_path = f"{netloc.split('@', 1)[0]}{path}"
+
+    def build() -> AbstractFileSystem:
+        import adlfs
+
+        kwargs: dict[str, Any] = {"account_name": account, "skip_instance_cache": True}
+        if access_key:
+            kwargs["account_key"] = access_key
+        else:
+            kwargs["anon"] = False  # fall back to DefaultAzureCredential (CLI, env, identity)
+        return adlfs.AzureBlobFileSystem(**kwargs)
+
+    return ("azure", account, access_key is not None), build, fs_path
+
+
+def _oci() -> AbstractFileSystem:
+    import ocifs
+
+    fs: AbstractFileSystem = ocifs.OCIFileSystem(skip_instance_cache=True)
+    return fs
+
+
+def _hf() -> AbstractFileSystem:
+    from huggingface_hub import HfFileSystem
+
+    fs: AbstractFileSystem = HfFileSystem(skip_instance_cache=True)
+    return fs

@@ -1,0 +1,174 @@
+"""Merge the `index.json` files of datasets written in parallel into one index.
+
+The supported way to write in parallel is one writer per sub-directory of a root, then
+one merge. Each shard's basename in the merged index is prefixed with the name of the
+directory its partition's `index.json` sits in, so the merged index at the root points
+at the partitions' files. Output is byte-identical to mosaicml-streaming's merge.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import tempfile
+from collections.abc import Sequence
+from typing import Any
+
+from streamx.storage.download import download_file, temp_path_for
+from streamx.storage.filesystems import get_filesystem, split_url
+from streamx.storage.upload import INDEX_BASENAME, parse_out, put_file
+
+__all__ = ["merge_index"]
+
+logger = logging.getLogger(__name__)
+
+_FILE_KEYS = ("raw_data", "zip_data", "raw_meta", "zip_meta")
+Location = str | tuple[str, str]
+
+
+def merge_index(*args: Any, **kwargs: Any) -> None:
+    """Merge partition indexes into `<out>/index.json`.
+
+    Two call forms, as in mosaicml-streaming:
+
+    * ``merge_index(index_file_urls, out, keep_local=True, download_timeout=60)``: each
+      entry is a local path, a remote URL, or a ``(local, remote)`` tuple whose local copy
+      is used when it exists.
+    * ``merge_index(out, keep_local=True, download_timeout=60)``: the partitions are the
+      ``index.json`` files found below `out` (not in `out` itself), locally and/or remotely.
+
+    `out` is a local directory, a remote URL or a ``(local, remote)`` tuple; with a
+    remote, the merged index is uploaded there. `keep_local=False` removes the local copy
+    of the merged index after upload (never a dataset's files).
+
+    Raises:
+        ValueError: for arguments matching neither form.
+        FileNotFoundError: if a partition index cannot be found.
+    """
+    total = len(args) + len(kwargs)
+    first = args[0] if args else kwargs.get("index_file_urls", kwargs.get("out"))
+    if isinstance(first, list) and 2 <= total <= 4:
+        _merge_from_list(*args, **kwargs)
+    elif isinstance(first, (str, tuple)) and 1 <= total <= 3:
+        _merge_from_root(*args, **kwargs)
+    else:
+        raise ValueError(f"Invalid arguments to merge_index: {args}, {kwargs}")
+
+
+def _merge_from_list(
+    index_file_urls: Sequence[Location],
+    out: Location,
+    keep_local: bool = True,
+    download_timeout: float = 60,
+) -> None:
+    if not index_file_urls or not out:
+        logger.warning("merge_index needs both index_file_urls and out; nothing merged")
+        return
+    urls: list[Location] = []
+    for url in dict.fromkeys(index_file_urls):  # drop duplicates, keep order
+        if isinstance(url, str):
+            urls.append(url.rstrip("/").strip())
+        else:
+            urls.append((url[0].rstrip("/").strip(), url[1].rstrip("/").strip()))
+    shards: list[Any] = []
+    with tempfile.TemporaryDirectory(prefix="streamx-merge-") as scratch:
+        for url in urls:
+            src = url if isinstance(url, str) else (url[0] if os.path.exists(url[0]) else url[1])
+            shards += _prefixed_shards(_fetch_index(src, scratch, download_timeout), src)
+    _write_merged(out, {"version": 2, "shards": shards}, keep_local)
+
+
+def _fetch_index(src: str, scratch: str, timeout: float) -> str:
+    """A local path holding the index at `src`, downloading it into `scratch` if remote."""
+    scheme, netloc, path = split_url(src)
+    if scheme in ("", "file"):
+        local = path if scheme == "file" else src
+        if not os.path.isfile(local):
+            raise FileNotFoundError(f"Index file {local} does not exist or not accessible.")
+        return local
+    dest = os.path.join(scratch, netloc, path.lstrip("/"))
+    try:
+        download_file(src, dest, timeout=timeout)
+    except FileNotFoundError:
+        raise
+    except Exception as err:
+        raise RuntimeError(f"Failed to download index.json: {src} to {dest}") from err
+    return dest
+
+
+def _prefixed_shards(index_path: str, src: str) -> list[Any]:
+    """The partition's shards with basenames prefixed by the partition directory's name."""
+    partition = os.path.basename(os.path.dirname(split_url(src)[2].rstrip("/")))
+    with open(index_path) as f:
+        shards: list[Any] = json.load(f)["shards"]
+    for shard in shards:
+        for key in _FILE_KEYS:
+            if shard.get(key):
+                shard[key]["basename"] = os.path.join(partition, shard[key]["basename"])
+    return shards
+
+
+def _write_merged(out: Location, obj: dict[str, Any], keep_local: bool) -> None:
+    local, remote, temporary = parse_out(out)
+    os.makedirs(local, exist_ok=True)
+    path = os.path.join(local, INDEX_BASENAME)
+    tmp = temp_path_for(path)
+    with open(tmp, "w") as f:
+        f.write(json.dumps(obj))
+    os.replace(tmp, path)
+    if remote is None:
+        return
+    fs, remote_path = get_filesystem(f"{remote.rstrip('/')}/{INDEX_BASENAME}")
+    put_file(fs, path, remote_path)
+    if temporary and not keep_local:
+        shutil.rmtree(local, ignore_errors=True)
+    elif not keep_local:
+        os.remove(path)
+
+
+def _merge_from_root(out: Location, keep_local: bool = True, download_timeout: float = 60) -> None:
+    if not out:
+        logger.warning("merge_index: no dataset root given; nothing merged")
+        return
+    local_root, remote_root = (out[0], out[1]) if isinstance(out, tuple) else (out, None)
+    if remote_root is None and split_url(out if isinstance(out, str) else "")[0] not in (
+        "",
+        "file",
+    ):
+        local_root, remote_root = None, str(out)
+    local_files = _local_partition_indexes(local_root) if local_root else []
+    if remote_root is None:
+        _merge_from_list(list(local_files), out, keep_local, download_timeout)
+        return
+    remote_files = _remote_partition_indexes(remote_root)
+    urls: list[Location]
+    if len(local_files) == len(remote_files):
+        urls = list(zip(local_files, remote_files))
+    else:
+        urls = list(remote_files)
+    _merge_from_list(urls, out, keep_local, download_timeout)
+
+
+def _local_partition_indexes(root: str) -> list[str]:
+    """Every `index.json` below `root`, excluding `root/index.json`, in sorted order."""
+    found = []
+    root = root.rstrip("/") or "/"
+    for dirpath, _, files in os.walk(root):
+        if dirpath.rstrip("/") == root:
+            continue
+        found += [os.path.join(dirpath, f) for f in files if f == INDEX_BASENAME]
+    return sorted(found)
+
+
+def _remote_partition_indexes(root: str) -> list[str]:
+    """URLs of every `index.json` below the remote `root`, excluding the root's own."""
+    fs, path = get_filesystem(root)
+    path = path.rstrip("/")
+    found = [
+        p
+        for p in fs.find(path)
+        if p.endswith("/" + INDEX_BASENAME) and os.path.dirname(p).rstrip("/") != path
+    ]
+    return [fs.unstrip_protocol(p) for p in sorted(found)]

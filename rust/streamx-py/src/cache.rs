@@ -1,0 +1,164 @@
+//! `CacheLedger`: the node-wide shard cache ledger, as the dataset's download path sees it.
+
+use std::path::PathBuf;
+
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+use streamx_core::cache::{Decision, Ledger, ShardState};
+
+use crate::enter::enter_core;
+
+/// A shard cache ledger shared by every process on the node that opens the same `path`.
+///
+/// `begin_download` returns `("download", evicted)`, `("local", [])` or `("wait", [])`.
+/// Pickles by constructor arguments; each process maps the file itself.
+#[pyclass(frozen, module = "streamx._core")]
+pub struct CacheLedger {
+    inner: Ledger,
+    limit: Option<u64>,
+    shard_files: Option<Vec<Vec<PathBuf>>>,
+}
+
+#[pymethods]
+impl CacheLedger {
+    #[new]
+    #[pyo3(signature = (path, num_shards, limit=None, shard_files=None))]
+    fn new(
+        py: Python<'_>,
+        path: PathBuf,
+        num_shards: usize,
+        limit: Option<u64>,
+        shard_files: Option<Vec<Vec<PathBuf>>>,
+    ) -> PyResult<Self> {
+        let files = shard_files.clone();
+        let inner = enter_core(py, move || {
+            let ledger = Ledger::open(path, num_shards, limit)?;
+            match files {
+                Some(files) => ledger.with_shard_files(files),
+                None => Ok(ledger),
+            }
+        })?;
+        Ok(Self {
+            inner,
+            limit,
+            shard_files,
+        })
+    }
+
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+        let this = slf.get();
+        let args = (
+            this.inner.path().to_path_buf(),
+            this.inner.num_shards(),
+            this.limit,
+            this.shard_files.clone(),
+        );
+        Ok((slf.get_type().into_any(), args.into_pyobject(slf.py())?))
+    }
+
+    /// The ledger file.
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.inner.path().to_path_buf()
+    }
+
+    #[getter]
+    fn num_shards(&self) -> usize {
+        self.inner.num_shards()
+    }
+
+    /// The node's byte limit (None = unlimited).
+    #[getter]
+    fn limit(&self) -> Option<u64> {
+        self.inner.limit()
+    }
+
+    /// Bytes of local shards plus reservations of shards being prepared, node-wide.
+    #[getter]
+    fn usage(&self) -> u64 {
+        self.inner.usage()
+    }
+
+    fn begin_download(
+        &self,
+        py: Python<'_>,
+        shard: usize,
+        nbytes: u64,
+    ) -> PyResult<(&'static str, Vec<usize>)> {
+        let decision = enter_core(py, || self.inner.begin_download(shard, nbytes))?;
+        Ok(match decision {
+            Decision::Download { evicted } => ("download", evicted),
+            Decision::AlreadyLocal => ("local", Vec::new()),
+            Decision::WaitForOther { .. } => ("wait", Vec::new()),
+        })
+    }
+
+    fn finish_download(&self, py: Python<'_>, shard: usize, nbytes: u64) -> PyResult<()> {
+        enter_core(py, || self.inner.finish_download(shard, nbytes))
+    }
+
+    fn abort_download(&self, py: Python<'_>, shard: usize) -> PyResult<()> {
+        enter_core(py, || self.inner.abort_download(shard))
+    }
+
+    /// Stamps the shard's access time (lock-free).
+    fn touch(&self, py: Python<'_>, shard: usize) -> PyResult<()> {
+        enter_core(py, || self.inner.touch(shard))
+    }
+
+    fn pin(&self, py: Python<'_>, shard: usize) -> PyResult<()> {
+        enter_core(py, || self.inner.pin(shard))
+    }
+
+    fn unpin(&self, py: Python<'_>, shard: usize) -> PyResult<()> {
+        enter_core(py, || self.inner.unpin(shard))
+    }
+
+    /// `"remote"`, `"preparing"` or `"local"`.
+    fn state(&self, py: Python<'_>, shard: usize) -> PyResult<&'static str> {
+        let state = enter_core(py, || self.inner.state(shard))?;
+        Ok(match state {
+            ShardState::Remote => "remote",
+            ShardState::Preparing => "preparing",
+            ShardState::Local => "local",
+        })
+    }
+
+    fn bytes(&self, py: Python<'_>, shard: usize) -> PyResult<u64> {
+        enter_core(py, || self.inner.bytes(shard))
+    }
+
+    fn pins(&self, py: Python<'_>, shard: usize) -> PyResult<u32> {
+        enter_core(py, || self.inner.pins(shard))
+    }
+
+    /// Marks shards `start..stop` evictable or not (False for streams without a remote).
+    fn set_evictable(
+        &self,
+        py: Python<'_>,
+        start: usize,
+        stop: usize,
+        evictable: bool,
+    ) -> PyResult<()> {
+        enter_core(py, || self.inner.set_evictable(start..stop, evictable))
+    }
+
+    /// Reconciles a shard with the disk: `nbytes` on disk, or None when absent.
+    #[pyo3(signature = (shard, nbytes=None))]
+    fn sync(&self, py: Python<'_>, shard: usize, nbytes: Option<u64>) -> PyResult<bool> {
+        enter_core(py, || self.inner.sync(shard, nbytes))
+    }
+
+    /// Undoes work of dead processes; returns `(downloads, pins)` released.
+    fn recover(&self, py: Python<'_>) -> PyResult<(usize, usize)> {
+        let report = enter_core(py, || self.inner.recover())?;
+        Ok((report.downloads, report.pins))
+    }
+}
+
+/// Adds `CacheLedger` to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<CacheLedger>()
+}
