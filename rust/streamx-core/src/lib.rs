@@ -5,6 +5,7 @@
 //! * [`shuffle`], [`sampling`], [`partition`]: the epoch sample order, bit-exact with
 //!   mosaicml-streaming 0.13.0 (numpy `default_rng` reproduced in [`shuffle::rng`]).
 
+pub mod batching;
 pub mod cache;
 pub mod compression;
 pub mod error;
@@ -12,8 +13,11 @@ pub mod hashing;
 pub mod mds;
 pub mod mmap;
 pub mod partition;
+pub mod plan;
 pub mod reader;
+pub mod resample;
 pub mod sampling;
 pub mod shuffle;
+pub mod warning;
 
 pub use error::{Error, Result};

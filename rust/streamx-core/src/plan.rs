@@ -1,0 +1,203 @@
+//! The whole epoch plan in one call: streaming's `generate_work` for every batching method.
+//!
+//! Given the streams and the run's settings, [`plan_epoch`] returns the sample ids (global
+//! underlying sample ids, -1 for padding) of every node, rank, worker and batch, and
+//! [`plan_worker`] returns one worker's share, skipping the rest of the world where the
+//! batching method allows.
+
+use crate::batching::{self, BatchingMethod};
+use crate::partition::{Partition, PartitionAlgo};
+use crate::resample::{ResampleParams, SamplingMethod, StreamShards};
+use crate::shuffle::ShuffleAlgo;
+use crate::warning::Warnings;
+use crate::{Error, Result};
+
+/// One stream after `Stream.apply_weights`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StreamSpec {
+    /// Sample count of each of the stream's shards. Streams' shards are concatenated in order
+    /// to form the dataset's global shard and sample ids.
+    pub samples_per_shard: Vec<i64>,
+    /// Samples drawn from the stream per epoch (`Stream.choose`).
+    pub choose: i64,
+    /// The stream's share of the epoch (`Stream.proportion`); scales its shuffle block size and
+    /// its slots per global batch in the non-`random` batching methods.
+    pub proportion: f64,
+}
+
+/// The physical world the epoch is laid out over (streaming's replicated `World`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct World {
+    /// Physical nodes.
+    pub num_nodes: usize,
+    /// Ranks per node.
+    pub ranks_per_node: usize,
+    /// `DataLoader` workers per rank (1 when `num_workers=0`).
+    pub workers_per_rank: usize,
+}
+
+/// Everything that determines one epoch's sample order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EpochConfig {
+    /// The streams, in dataset order.
+    pub streams: Vec<StreamSpec>,
+    /// `shuffle_seed`.
+    pub seed: u64,
+    /// The epoch being planned.
+    pub epoch: u64,
+    /// Whether to shuffle.
+    pub shuffle: bool,
+    /// `shuffle_algo`.
+    pub shuffle_algo: ShuffleAlgo,
+    /// `shuffle_block_size` (already resolved from its `None` default).
+    pub shuffle_block_size: usize,
+    /// `num_canonical_nodes` (already resolved from its `None` default).
+    pub num_canonical_nodes: usize,
+    /// `partition_algo`.
+    pub partition_algo: PartitionAlgo,
+    /// `batching_method`.
+    pub batching_method: BatchingMethod,
+    /// Per-device batch size.
+    pub batch_size: usize,
+    /// The world.
+    pub world: World,
+    /// Samples of this epoch already consumed across all ranks (the partition's `drop_first`).
+    pub sample_in_epoch: u64,
+    /// Physical nodes when the run started, from the resume state.
+    pub initial_physical_nodes: Option<usize>,
+    /// `sampling_method`.
+    pub sampling_method: SamplingMethod,
+    /// `sampling_granularity`.
+    pub sampling_granularity: i64,
+}
+
+impl EpochConfig {
+    /// streaming's `epoch_seed_change`: shuffling with balanced sampling reseeds every epoch.
+    pub fn epoch_seed_change(&self) -> bool {
+        self.shuffle && self.sampling_method == SamplingMethod::Balanced
+    }
+
+    /// The seed of the generators that shuffle stream origins (`per_stream`,
+    /// `device_per_stream`).
+    pub(crate) fn origin_seed(&self) -> u128 {
+        let epoch = if self.epoch_seed_change() {
+            self.epoch
+        } else {
+            0
+        };
+        u128::from(self.seed) + u128::from(epoch)
+    }
+
+    /// Resampling parameters shared by every stream.
+    pub(crate) fn resample_params(&self) -> ResampleParams {
+        ResampleParams {
+            seed: self.seed,
+            epoch: self.epoch,
+            sampling_method: self.sampling_method,
+            granularity: self.sampling_granularity,
+            epoch_seed_change: self.epoch_seed_change(),
+        }
+    }
+
+    /// The streams as resampling sees them, with global sample offsets from concatenation.
+    pub(crate) fn stream_shards(&self) -> Vec<StreamShards<'_>> {
+        let mut offset = 0;
+        self.streams
+            .iter()
+            .map(|s| {
+                let view = StreamShards {
+                    samples_per_shard: &s.samples_per_shard,
+                    sample_offset: offset,
+                    choose: s.choose,
+                };
+                offset += s.samples_per_shard.iter().sum::<i64>();
+                view
+            })
+            .collect()
+    }
+
+    /// `batch_size * ranks_per_node * num_nodes`.
+    pub fn global_batch_size(&self) -> usize {
+        self.batch_size * self.world.ranks_per_node * self.world.num_nodes
+    }
+
+    fn validate(&self) -> Result<()> {
+        let w = &self.world;
+        let dims = [
+            self.batch_size,
+            self.num_canonical_nodes,
+            w.num_nodes,
+            w.ranks_per_node,
+            w.workers_per_rank,
+        ];
+        if dims.contains(&0) {
+            return Err(Error::InvalidArgument(
+                "batch_size, num_canonical_nodes, num_nodes, ranks_per_node and \
+                 workers_per_rank must be positive integers"
+                    .to_string(),
+            ));
+        }
+        if self.sampling_granularity <= 0 {
+            return Err(Error::InvalidArgument(format!(
+                "`sampling_granularity` must be a positive integer, but got: {}.",
+                self.sampling_granularity
+            )));
+        }
+        if self.streams.is_empty() {
+            return Err(Error::InvalidArgument(
+                "need at least one stream".to_string(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The planned epoch.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct EpochPlan {
+    /// Sample ids of shape `(nodes, ranks_per_node, workers_per_rank, batches, batch_size)`.
+    pub partition: Partition,
+    /// Warnings streaming would have emitted, in order.
+    pub warnings: Warnings,
+}
+
+/// One worker's part of the planned epoch.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WorkerPlan {
+    /// The worker's ids, `partition[node, rank, worker].flatten()`.
+    pub ids: Vec<i64>,
+    /// Warnings streaming would have emitted, in order.
+    pub warnings: Warnings,
+}
+
+/// streaming's `generate_work(batching_method, dataset, world, epoch, sample_in_epoch)`.
+pub fn plan_epoch(cfg: &EpochConfig) -> Result<EpochPlan> {
+    cfg.validate()?;
+    let mut warnings = Warnings::new();
+    let partition = batching::generate(cfg, &mut warnings)?;
+    Ok(EpochPlan {
+        partition,
+        warnings,
+    })
+}
+
+/// `plan_epoch(cfg).partition[node, rank, worker].flatten()`. With `random` batching only this
+/// worker's partition entries are computed; the other methods build the global order first.
+pub fn plan_worker(
+    cfg: &EpochConfig,
+    node: usize,
+    rank: usize,
+    worker: usize,
+) -> Result<WorkerPlan> {
+    cfg.validate()?;
+    let w = &cfg.world;
+    if node >= w.num_nodes || rank >= w.ranks_per_node || worker >= w.workers_per_rank {
+        return Err(Error::InvalidArgument(format!(
+            "worker ({node}, {rank}, {worker}) is outside the world ({}, {}, {})",
+            w.num_nodes, w.ranks_per_node, w.workers_per_rank
+        )));
+    }
+    let mut warnings = Warnings::new();
+    let ids = batching::generate_worker(cfg, [node, rank, worker], &mut warnings)?;
+    Ok(WorkerPlan { ids, warnings })
+}

@@ -1,0 +1,327 @@
+//! numpy's `default_rng(seed)` reproduced bit for bit: `SeedSequence` seeding, PCG64
+//! (XSL-RR output) and the `Generator` methods streaming's epoch order relies on.
+//!
+//! Draw counts matter as much as values, because one generator is shared across many calls
+//! (for example every shard's `choice` during resampling). Every method below consumes exactly
+//! the raw 32/64-bit draws numpy 2.x does, including the buffered high half of a 64-bit draw
+//! that `next_u32` keeps between calls.
+
+use crate::{Error, Result};
+
+const M32: u64 = u32::MAX as u64;
+const PCG_MULT: u128 = (2_549_297_995_355_413_924_u128 << 64) + 4_865_540_595_714_422_341;
+
+/// The PCG64 bit generator behind `numpy.random.default_rng(seed)`, with the `Generator`
+/// methods used by streaming's shuffles, partitions and resampling.
+#[derive(Clone, Debug)]
+pub struct Pcg64 {
+    state: u128,
+    inc: u128,
+    /// High half of the last 64-bit draw, pending for the next `next_u32`.
+    buf32: Option<u32>,
+}
+
+/// One round of `SeedSequence`'s hash, threading the running hash constant.
+fn hashmix(value: u32, hash_const: &mut u32) -> u32 {
+    let mut v = value ^ *hash_const;
+    *hash_const = hash_const.wrapping_mul(0x931E_8875);
+    v = v.wrapping_mul(*hash_const);
+    v ^ (v >> 16)
+}
+
+fn mix(x: u32, y: u32) -> u32 {
+    let r = 0xCA01_F9DD_u32
+        .wrapping_mul(x)
+        .wrapping_sub(0x4973_F715_u32.wrapping_mul(y));
+    r ^ (r >> 16)
+}
+
+/// `SeedSequence(seed).generate_state(4, np.uint64)` for a non-negative integer seed.
+fn seed_sequence_words(seed: u128) -> [u64; 4] {
+    // numpy splits the integer into little-endian 32-bit words, always at least one.
+    let mut entropy = Vec::with_capacity(4);
+    let mut s = seed;
+    loop {
+        entropy.push((s & u128::from(u32::MAX)) as u32);
+        s >>= 32;
+        if s == 0 {
+            break;
+        }
+    }
+    let mut hash_const = 0x43B0_D7E5_u32;
+    let mut pool = [0_u32; 4];
+    for (i, slot) in pool.iter_mut().enumerate() {
+        *slot = hashmix(entropy.get(i).copied().unwrap_or(0), &mut hash_const);
+    }
+    for src in 0..4 {
+        for dst in 0..4 {
+            if src != dst {
+                let h = hashmix(pool[src], &mut hash_const);
+                pool[dst] = mix(pool[dst], h);
+            }
+        }
+    }
+    for &word in entropy.iter().skip(4) {
+        for slot in &mut pool {
+            let h = hashmix(word, &mut hash_const);
+            *slot = mix(*slot, h);
+        }
+    }
+    let mut out_const = 0x8B51_F9DD_u32;
+    let mut out = [0_u32; 8];
+    for (i, o) in out.iter_mut().enumerate() {
+        let mut v = pool[i % 4] ^ out_const;
+        out_const = out_const.wrapping_mul(0x58F3_8DED);
+        v = v.wrapping_mul(out_const);
+        *o = v ^ (v >> 16);
+    }
+    std::array::from_fn(|i| u64::from(out[2 * i]) | (u64::from(out[2 * i + 1]) << 32))
+}
+
+/// Smallest all-ones mask covering `x`.
+fn mask_for(x: u64) -> u64 {
+    if x == 0 {
+        0
+    } else {
+        u64::MAX >> x.leading_zeros()
+    }
+}
+
+impl Pcg64 {
+    /// Seeds exactly like `numpy.random.default_rng(seed)`.
+    pub fn new(seed: u128) -> Self {
+        let w = seed_sequence_words(seed);
+        let init_state = (u128::from(w[0]) << 64) | u128::from(w[1]);
+        let init_seq = (u128::from(w[2]) << 64) | u128::from(w[3]);
+        let mut rng = Pcg64 {
+            state: 0,
+            inc: (init_seq << 1) | 1,
+            buf32: None,
+        };
+        rng.step();
+        rng.state = rng.state.wrapping_add(init_state);
+        rng.step();
+        rng
+    }
+
+    fn step(&mut self) {
+        self.state = self.state.wrapping_mul(PCG_MULT).wrapping_add(self.inc);
+    }
+
+    /// A raw 64-bit draw (`bitgen.next_uint64`).
+    pub fn next_u64(&mut self) -> u64 {
+        self.step();
+        let rot = (self.state >> 122) as u32;
+        let folded = ((self.state >> 64) as u64) ^ (self.state as u64);
+        folded.rotate_right(rot)
+    }
+
+    /// A raw 32-bit draw: the low half of a fresh 64-bit draw, then its buffered high half.
+    pub fn next_u32(&mut self) -> u32 {
+        if let Some(high) = self.buf32.take() {
+            return high;
+        }
+        let v = self.next_u64();
+        self.buf32 = Some((v >> 32) as u32);
+        v as u32
+    }
+
+    /// A double in `[0, 1)` with 53 random bits; it does not touch the 32-bit buffer.
+    pub fn next_double(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / 9_007_199_254_740_992.0)
+    }
+
+    /// A value in `[0, max]` by masked rejection (numpy's `random_interval`), as used by
+    /// `Generator.shuffle` and `Generator.permutation`.
+    pub fn interval(&mut self, max: u64) -> u64 {
+        let mask = mask_for(max);
+        if max == 0 {
+            return 0;
+        }
+        if max <= M32 {
+            loop {
+                let v = u64::from(self.next_u32()) & mask;
+                if v <= max {
+                    return v;
+                }
+            }
+        }
+        loop {
+            let v = self.next_u64() & mask;
+            if v <= max {
+                return v;
+            }
+        }
+    }
+
+    /// A value in `[0, max]` by Lemire's multiply-shift rejection, as used by
+    /// `Generator.integers` and `Generator.choice`.
+    pub fn bounded(&mut self, max: u64) -> u64 {
+        if max == 0 {
+            return 0;
+        }
+        if max <= M32 {
+            return u64::from(self.lemire32(max as u32));
+        }
+        if max == u64::MAX {
+            return self.next_u64();
+        }
+        let excl = u128::from(max) + 1;
+        let mut m = u128::from(self.next_u64()) * excl;
+        if (m as u64 as u128) < excl {
+            let threshold = (u128::from(u64::MAX - max) % excl) as u64;
+            while (m as u64) < threshold {
+                m = u128::from(self.next_u64()) * excl;
+            }
+        }
+        (m >> 64) as u64
+    }
+
+    fn lemire32(&mut self, max: u32) -> u32 {
+        if max == u32::MAX {
+            return self.next_u32();
+        }
+        let excl = u64::from(max) + 1;
+        let mut m = u64::from(self.next_u32()) * excl;
+        if (m & M32) < excl {
+            let threshold = (M32 - u64::from(max)) % excl;
+            while (m & M32) < threshold {
+                m = u64::from(self.next_u32()) * excl;
+            }
+        }
+        (m >> 32) as u32
+    }
+
+    /// `Generator.integers(low, high)`: one int64 in `[low, high)`.
+    pub fn integers(&mut self, low: i64, high: i64) -> Result<i64> {
+        if low >= high {
+            let msg = if low == 0 { "high <= 0" } else { "low >= high" };
+            return Err(Error::InvalidArgument(msg.to_string()));
+        }
+        let span = high.wrapping_sub(low).wrapping_sub(1) as u64;
+        Ok(low.wrapping_add(self.bounded(span) as i64))
+    }
+
+    /// `Generator.shuffle` on a 1-D array or list: Fisher-Yates from the back, masked rejection.
+    pub fn shuffle<T>(&mut self, x: &mut [T]) {
+        for i in (1..x.len()).rev() {
+            let j = self.interval(i as u64) as usize;
+            x.swap(i, j);
+        }
+    }
+
+    /// `Generator.permutation(n)`.
+    pub fn permutation(&mut self, n: usize) -> Vec<i64> {
+        let mut out: Vec<i64> = (0..n as i64).collect();
+        self.shuffle(&mut out);
+        out
+    }
+
+    /// `Generator.uniform(lo, hi, n)`.
+    pub fn uniform(&mut self, lo: f64, hi: f64, n: usize) -> Vec<f64> {
+        let range = hi - lo;
+        (0..n).map(|_| lo + range * self.next_double()).collect()
+    }
+
+    /// Fisher-Yates with Lemire draws over `data[first..]` from the back (numpy's `_shuffle_int`).
+    fn shuffle_lemire(&mut self, data: &mut [i64], first: usize) {
+        for i in (first.max(1)..data.len()).rev() {
+            let j = self.bounded(i as u64) as usize;
+            data.swap(i, j);
+        }
+    }
+
+    /// `Generator.choice(pop, size, replace=False)` (shuffled result), including numpy's switch
+    /// to a partial tail shuffle for large populations.
+    pub fn choice_noreplace(&mut self, pop: u64, size: u64) -> Result<Vec<i64>> {
+        if size > pop {
+            return Err(Error::InvalidArgument(
+                "Cannot take a larger sample than population when replace is False".to_string(),
+            ));
+        }
+        if pop > 10_000 && size > pop / 50 {
+            let mut idx: Vec<i64> = (0..pop as i64).collect();
+            let first = (pop - size).max(1) as usize;
+            for i in (first..idx.len()).rev() {
+                let j = self.bounded(i as u64) as usize;
+                idx.swap(i, j);
+            }
+            return Ok(idx.split_off((pop - size) as usize));
+        }
+        let mut idx = self.floyd(pop, size);
+        self.shuffle_lemire(&mut idx, 1);
+        Ok(idx)
+    }
+
+    /// Floyd's sampling with numpy's open-addressing set (the probe order affects nothing but
+    /// membership, yet the table size must match to reproduce it exactly).
+    fn floyd(&mut self, pop: u64, size: u64) -> Vec<i64> {
+        let set_size = (1.2 * size as f64) as u64;
+        let mask = mask_for(set_size);
+        let mut table: Vec<Option<u64>> = vec![None; (mask + 1) as usize];
+        let mut out = Vec::with_capacity(size as usize);
+        for j in pop - size..pop {
+            let val = self.bounded(j);
+            let mut loc = val & mask;
+            while let Some(v) = table[loc as usize] {
+                if v == val {
+                    break;
+                }
+                loc = (loc + 1) & mask;
+            }
+            if table[loc as usize].is_none() {
+                table[loc as usize] = Some(val);
+                out.push(val as i64);
+                continue;
+            }
+            // `val` was already picked: take `j` itself, which cannot have been picked yet.
+            loc = j & mask;
+            while table[loc as usize].is_some() {
+                loc = (loc + 1) & mask;
+            }
+            table[loc as usize] = Some(j);
+            out.push(j as i64);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seed_sequence_matches_numpy() {
+        // np.random.SeedSequence(0).generate_state(4, np.uint64)
+        let want = [
+            0xdb2c_d7e7_b0f4_78be,
+            0xabf4_641a_2c71_ba49,
+            0x20c6_ed6d_9d7b_8d41,
+            0x2c40_99de_223c_39d4,
+        ];
+        assert_eq!(seed_sequence_words(0), want);
+    }
+
+    #[test]
+    fn integers_and_permutation_match_numpy() {
+        let mut g = Pcg64::new(42);
+        let got: Vec<i64> = (0..3).map(|_| g.integers(0, i64::MAX).unwrap()).collect();
+        // [int(default_rng(42).integers(0, 2**63 - 1)) for _ in range(3)]
+        let want = [
+            7_138_484_576_005_690_179,
+            4_047_939_128_787_533_792,
+            7_919_168_045_412_322_065,
+        ];
+        assert_eq!(got, want);
+        let mut g = Pcg64::new((1_u128 << 70) + 3);
+        assert_eq!(g.permutation(10), [3, 6, 7, 8, 4, 1, 9, 5, 0, 2]);
+    }
+
+    #[test]
+    fn interval_zero_draws_nothing() {
+        let mut a = Pcg64::new(7);
+        let mut b = a.clone();
+        assert_eq!(a.interval(0), 0);
+        assert_eq!(a.next_u64(), b.next_u64());
+    }
+}
