@@ -15,6 +15,8 @@ $(STAMP): pyproject.toml requirements/test.txt
 	$(PY) -m venv --system-site-packages $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -r requirements/test.txt
+	# The venv needs its own maturin executable even when the system has one.
+	$(BIN)/python -m pip install -q --ignore-installed 'maturin>=1.7,<2'
 	touch $(STAMP)
 
 install: $(STAMP) ## create .venv with build, test and lint dependencies

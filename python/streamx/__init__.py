@@ -4,6 +4,7 @@ A drop-in replacement for mosaicml-streaming: the same MDS format, API and sampl
 """
 
 from streamx._core import __version__
+from streamx.dataset import StreamingDataset
 from streamx.local import LocalDataset
 from streamx.stream import Stream
 from streamx.writers import CSVWriter, JSONWriter, MDSWriter, TSVWriter, XSVWriter
@@ -14,6 +15,7 @@ __all__ = [
     "LocalDataset",
     "MDSWriter",
     "Stream",
+    "StreamingDataset",
     "TSVWriter",
     "XSVWriter",
     "__version__",

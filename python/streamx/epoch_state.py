@@ -87,8 +87,11 @@ class EpochState:
 
     def close(self) -> None:
         """Removes the job directory if this process created it."""
-        if _read(os.path.join(self.root, "owner")) == str(os.getpid()):
-            shutil.rmtree(self.root, ignore_errors=True)
+        try:
+            if _read(os.path.join(self.root, "owner")) == str(os.getpid()):
+                shutil.rmtree(self.root, ignore_errors=True)
+        except Exception:  # noqa: BLE001 - at interpreter exit builtins may be gone
+            pass
 
     def _counter_path(self, world: World) -> str:
         return os.path.join(self.root, f"epoch.{world.rank}.{world.worker_of_rank}")

@@ -16,6 +16,10 @@ class SampleReader(Protocol):
         """Returns sample ``index`` (``0 <= index < num_samples``)."""
         ...
 
+    def get_many(self, indices: list[int], fallback: Any) -> list[Any]:
+        """Returns the samples ``indices``, using ``fallback(i)`` for any not yet local."""
+        ...
+
     def evict(self, shard: int) -> None:
         """Forgets any open handle on ``shard`` so its files may be replaced or deleted."""
         ...

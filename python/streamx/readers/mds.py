@@ -46,6 +46,20 @@ class MDSSampleReader:
             sample[name] = coder.decode(sample[name])
         return sample
 
+    def get_many(self, indices: list[int], fallback: Any) -> list[Any]:
+        """Decodes many samples in one call into Rust; ``fallback(i)`` serves any sample whose
+        shard is not local yet (it downloads), keeping the order."""
+        try:
+            samples = self._core.get_many(indices)
+        except FileNotFoundError:
+            return [fallback(i) for i in indices]
+        decoders = self._decoders
+        for position, sample in enumerate(samples):
+            columns = decoders if decoders is not None else self._plans_for(indices[position])
+            for name, coder in columns:
+                sample[name] = coder.decode(sample[name])
+        return samples
+
     def _plans_for(self, index: int) -> tuple[tuple[str, Any], ...]:
         shard, _ = self._core.locate(index)
         return self._plans[self._schema_ids[shard]].python_columns

@@ -39,6 +39,16 @@ class MixedSampleReader:
             reader = self._open[shard] = _open_shard(self._shards[shard])
         return reader.get(index - self._starts[shard])
 
+    def get_many(self, indices: list[int], fallback: Any) -> list[Any]:
+        """Decodes many samples; ``fallback(i)`` serves samples whose shard is not local."""
+        out = []
+        for index in indices:
+            try:
+                out.append(self.get(index))
+            except FileNotFoundError:
+                out.append(fallback(index))
+        return out
+
     def evict(self, shard: int) -> None:
         """Forgets the open reader of ``shard``."""
         self._open.pop(shard, None)

@@ -6,6 +6,7 @@ mod codec;
 mod enter;
 mod errors;
 mod kinds;
+mod plan;
 mod reader;
 mod writer;
 
@@ -13,6 +14,7 @@ mod writer;
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     codec::register(m)?;
+    plan::register(m)?;
     m.add_class::<writer::MDSShardWriter>()?;
     m.add_class::<reader::MDSReader>()?;
     Ok(())

@@ -1,0 +1,46 @@
+"""One worker's pass over its share of an epoch."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from streamx.epoch import worker_sample_ids
+from streamx.world import World
+
+__all__ = ["iterate"]
+
+# Samples decoded per call into Rust on the fast path.
+_CHUNK = 256
+
+
+def iterate(ds: Any) -> Iterator[Any]:
+    """Yields ``ds[i]`` for each of this worker's ids of the next epoch (padding skipped).
+
+    When neither ``__getitem__`` nor ``get_item`` is overridden, samples are decoded in
+    chunks with one call into Rust each; otherwise every id goes through ``ds[i]`` so that
+    subclass overrides apply, as in mosaicml-streaming.
+    """
+    unique = World.detect()
+    world = unique.replicate(ds.replication)
+    epoch, sample_in_epoch = ds._state.start_epoch(unique)
+    ids = worker_sample_ids(ds, epoch, sample_in_epoch, world)
+    ids = ids[ids >= 0]
+    if _overridden(ds):
+        for sample_id in ids.tolist():
+            yield ds[sample_id]
+        return
+    prepare = getattr(ds, "_prepare_ahead", None)
+    reader = ds._reader
+    for start in range(0, len(ids), _CHUNK):
+        chunk = ids[start : start + _CHUNK].tolist()
+        if prepare is not None:
+            prepare(ids, start)
+        yield from reader.get_many(chunk, ds.get_item)
+
+
+def _overridden(ds: Any) -> bool:
+    from streamx.dataset import StreamingDataset
+
+    cls = type(ds)
+    return cls.__getitem__ is not StreamingDataset.__getitem__ or cls.get_item is not StreamingDataset.get_item

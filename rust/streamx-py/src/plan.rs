@@ -1,0 +1,207 @@
+//! Epoch order entry points: the whole plan, one worker's share, and the building blocks
+//! (shuffle, partition, sampling) that the parity tests compare with mosaicml-streaming.
+
+use numpy::{IntoPyArray, PyArray1, PyArrayDyn, PyArrayMethods};
+use pyo3::prelude::*;
+use streamx_core::partition::{self, PartitionAlgo, PartitionSpec};
+use streamx_core::plan::{self, EpochConfig, StreamSpec, World};
+use streamx_core::resample::{self, ResampleParams, StreamShards};
+use streamx_core::sampling;
+use streamx_core::shuffle::{self, ShuffleAlgo};
+use streamx_core::warning::{Warning, WarningKind};
+
+use crate::enter::enter_core;
+use crate::errors::IntoPy;
+
+/// (message, is_user_warning) pairs, emitted by Python as `UserWarning` or a log record.
+type PyWarnings = Vec<(String, bool)>;
+
+fn py_warnings(warnings: Vec<Warning>) -> PyWarnings {
+    warnings.into_iter().map(|w| (w.message, w.kind == WarningKind::User)).collect()
+}
+
+/// The epoch settings, as the Python dataset resolves them.
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+struct ConfigArg {
+    streams: Vec<(Vec<i64>, i64, f64)>,
+    seed: u64,
+    epoch: u64,
+    shuffle: bool,
+    shuffle_algo: String,
+    shuffle_block_size: usize,
+    num_canonical_nodes: usize,
+    partition_algo: String,
+    batching_method: String,
+    batch_size: usize,
+    world: (usize, usize, usize),
+    sample_in_epoch: u64,
+    initial_physical_nodes: Option<usize>,
+    sampling_method: String,
+    sampling_granularity: i64,
+}
+
+impl ConfigArg {
+    fn build(self) -> PyResult<EpochConfig> {
+        let (num_nodes, ranks_per_node, workers_per_rank) = self.world;
+        Ok(EpochConfig {
+            streams: self
+                .streams
+                .into_iter()
+                .map(|(samples_per_shard, choose, proportion)| StreamSpec { samples_per_shard, choose, proportion })
+                .collect(),
+            seed: self.seed,
+            epoch: self.epoch,
+            shuffle: self.shuffle,
+            shuffle_algo: self.shuffle_algo.parse().py()?,
+            shuffle_block_size: self.shuffle_block_size,
+            num_canonical_nodes: self.num_canonical_nodes,
+            partition_algo: self.partition_algo.parse().py()?,
+            batching_method: self.batching_method.parse().py()?,
+            batch_size: self.batch_size,
+            world: World { num_nodes, ranks_per_node, workers_per_rank },
+            sample_in_epoch: self.sample_in_epoch,
+            initial_physical_nodes: self.initial_physical_nodes,
+            sampling_method: self.sampling_method.parse().py()?,
+            sampling_granularity: self.sampling_granularity,
+        })
+    }
+}
+
+/// The whole epoch: ids of shape (nodes, ranks/node, workers/rank, batches, batch), -1 padded.
+#[pyfunction]
+fn plan_epoch<'py>(py: Python<'py>, config: ConfigArg) -> PyResult<(Bound<'py, PyArrayDyn<i64>>, PyWarnings)> {
+    let cfg = config.build()?;
+    let plan = enter_core(py, move || plan::plan_epoch(&cfg))?;
+    let shape = plan.partition.shape;
+    let ids = plan.partition.ids.into_pyarray(py).reshape(shape.to_vec())?;
+    Ok((ids, py_warnings(plan.warnings)))
+}
+
+/// One worker's ids of the epoch, `plan_epoch(...)[node, rank, worker].flatten()`.
+#[pyfunction]
+fn plan_worker<'py>(
+    py: Python<'py>,
+    config: ConfigArg,
+    node: usize,
+    rank: usize,
+    worker: usize,
+) -> PyResult<(Bound<'py, PyArray1<i64>>, PyWarnings)> {
+    let cfg = config.build()?;
+    let plan = enter_core(py, move || plan::plan_worker(&cfg, node, rank, worker))?;
+    Ok((plan.ids.into_pyarray(py), py_warnings(plan.warnings)))
+}
+
+/// mosaicml-streaming's `get_shuffle(algo, shard_sizes, ncn, seed, epoch, block_size)`.
+#[pyfunction]
+fn get_shuffle<'py>(
+    py: Python<'py>,
+    algo: &str,
+    shard_sizes: Vec<i64>,
+    num_canonical_nodes: usize,
+    seed: u64,
+    epoch: u64,
+    block_size: usize,
+) -> PyResult<(Bound<'py, PyArray1<i64>>, PyWarnings)> {
+    let algo: ShuffleAlgo = algo.parse().py()?;
+    let (perm, warnings) = enter_core(py, move || {
+        let mut warnings = Vec::new();
+        let perm = shuffle::get_shuffle_warn(algo, &shard_sizes, num_canonical_nodes, seed, epoch, block_size, &mut warnings)?;
+        Ok((perm, warnings))
+    })?;
+    Ok((perm.into_pyarray(py), py_warnings(warnings)))
+}
+
+/// mosaicml-streaming's `get_partitions(...)`, as a 5-D array.
+#[pyfunction]
+#[pyo3(signature = (algo, num_samples, num_canonical_nodes, num_physical_nodes, ranks_per_node, workers_per_rank, batch_size, drop_first=0, initial_physical_nodes=None))]
+fn get_partitions<'py>(
+    py: Python<'py>,
+    algo: &str,
+    num_samples: u64,
+    num_canonical_nodes: usize,
+    num_physical_nodes: usize,
+    ranks_per_node: usize,
+    workers_per_rank: usize,
+    batch_size: usize,
+    drop_first: u64,
+    initial_physical_nodes: Option<usize>,
+) -> PyResult<(Bound<'py, PyArrayDyn<i64>>, PyWarnings)> {
+    let algo: PartitionAlgo = algo.parse().py()?;
+    let spec = PartitionSpec {
+        num_samples,
+        num_canonical_nodes,
+        num_physical_nodes,
+        ranks_per_node,
+        workers_per_rank,
+        batch_size,
+        drop_first,
+        initial_physical_nodes,
+    };
+    let (part, warnings) = enter_core(py, move || {
+        let mut warnings = Vec::new();
+        Ok((partition::get_partitions(algo, &spec, &mut warnings)?, warnings))
+    })?;
+    let ids = part.ids.into_pyarray(py).reshape(part.shape.to_vec())?;
+    Ok((ids, py_warnings(warnings)))
+}
+
+/// mosaicml-streaming's `get_sampling(samples_per_shard, choose, granularity, seed, epoch, use_epoch)`.
+#[pyfunction]
+fn get_sampling<'py>(
+    py: Python<'py>,
+    samples_per_shard: Vec<i64>,
+    choose: i64,
+    granularity: i64,
+    seed: u64,
+    epoch: u64,
+    use_epoch: bool,
+) -> PyResult<Bound<'py, PyArray1<i64>>> {
+    let out = sampling::get_sampling(&samples_per_shard, choose, granularity, seed, epoch, use_epoch).py()?;
+    Ok(out.into_pyarray(py))
+}
+
+/// mosaicml-streaming's `resample_streams(epoch, stream_id)`: (shuffle units, sample ids).
+#[pyfunction]
+#[pyo3(signature = (config, stream_id=None))]
+fn resample_streams<'py>(
+    py: Python<'py>,
+    config: ConfigArg,
+    stream_id: Option<usize>,
+) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>)> {
+    let cfg = config.build()?;
+    let out = enter_core(py, move || {
+        let mut offset = 0;
+        let mut views = Vec::new();
+        for (i, stream) in cfg.streams.iter().enumerate() {
+            if stream_id.is_none_or(|id| id == i) {
+                views.push(StreamShards {
+                    samples_per_shard: &stream.samples_per_shard,
+                    sample_offset: offset,
+                    choose: stream.choose,
+                });
+            }
+            offset += stream.samples_per_shard.iter().sum::<i64>();
+        }
+        let params = ResampleParams {
+            seed: cfg.seed,
+            epoch: cfg.epoch,
+            sampling_method: cfg.sampling_method,
+            granularity: cfg.sampling_granularity,
+            epoch_seed_change: cfg.epoch_seed_change(),
+        };
+        resample::resample_streams(&views, &params)
+    })?;
+    Ok((out.shuffle_units.into_pyarray(py), out.small_per_big.into_pyarray(py)))
+}
+
+/// Adds this module's functions to `_core`.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(plan_epoch, m)?)?;
+    m.add_function(wrap_pyfunction!(plan_worker, m)?)?;
+    m.add_function(wrap_pyfunction!(get_shuffle, m)?)?;
+    m.add_function(wrap_pyfunction!(get_partitions, m)?)?;
+    m.add_function(wrap_pyfunction!(get_sampling, m)?)?;
+    m.add_function(wrap_pyfunction!(resample_streams, m)?)?;
+    Ok(())
+}
