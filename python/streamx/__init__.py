@@ -15,8 +15,18 @@ __all__ = [
     "LocalDataset",
     "MDSWriter",
     "Stream",
+    "StreamingDataLoader",
     "StreamingDataset",
     "TSVWriter",
     "XSVWriter",
     "__version__",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # StreamingDataLoader needs torch; import it only when asked for, so streamx works without.
+    if name == "StreamingDataLoader":
+        from streamx.dataloader import StreamingDataLoader
+
+        return StreamingDataLoader
+    raise AttributeError(f"module 'streamx' has no attribute {name!r}")

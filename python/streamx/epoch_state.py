@@ -125,6 +125,10 @@ class EpochState:
         if missing:
             raise ValueError(f"State dict is missing keys {missing}: {obj}")
         _write_atomic(os.path.join(self.root, "resume.json"), json.dumps(obj, sort_keys=True))
+        try:
+            os.remove(os.path.join(self.root, "resume.used"))
+        except FileNotFoundError:
+            pass
 
     def loaded_state(self) -> dict[str, Any] | None:
         """The last state given to ``load_state_dict``, if any."""
@@ -134,17 +138,21 @@ class EpochState:
     def start_epoch(self, world: World) -> tuple[int, int]:
         """Called by each worker at ``__iter__``: returns (epoch, sample_in_epoch) and advances."""
         presumed = self._counter(world)
-        epoch, offset = self.resolve(presumed)
+        state = self.loaded_state()
+        epoch, offset = self.resolve(presumed, warn=True)
+        if state is not None and state["epoch"] >= presumed:
+            _write_atomic(os.path.join(self.root, "resume.used"), "applied")
         _write_atomic(self._counter_path(world), str(epoch + 1))
         return epoch, offset
 
-    def resolve(self, presumed: int) -> tuple[int, int]:
+    def resolve(self, presumed: int, warn: bool = False) -> tuple[int, int]:
         """Applies a loaded state unless it is stale; a stale state is reported, not ignored."""
         state = self.loaded_state()
         ds = self._dataset
         if state is None or state["epoch"] < presumed:
-            if state is not None and not getattr(self, "_warned_stale", False):
-                self._warned_stale = True
+            used = os.path.exists(os.path.join(self.root, "resume.used"))
+            if warn and state is not None and not used:
+                _write_atomic(os.path.join(self.root, "resume.used"), "stale")
                 warnings.warn(
                     f"Ignoring the loaded state dict (epoch {state['epoch']}) because epoch "
                     f"{presumed} has already started in this run; call load_state_dict before "
