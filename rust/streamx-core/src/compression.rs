@@ -191,13 +191,23 @@ fn brotli_compress(data: &[u8], level: u32, out: &mut Vec<u8>) -> io::Result<()>
     let mut buf = vec![0u8; 1 << 16];
     let mut in_offset = 0;
     let mut available_in = data.len();
-    let mut ops = [BrotliEncoderOperation::BROTLI_OPERATION_PROCESS, BrotliEncoderOperation::BROTLI_OPERATION_FINISH];
+    let mut ops = [
+        BrotliEncoderOperation::BROTLI_OPERATION_PROCESS,
+        BrotliEncoderOperation::BROTLI_OPERATION_FINISH,
+    ];
     for op in &mut ops {
         loop {
             let (mut out_offset, mut available_out) = (0, buf.len());
             let ok = state.compress_stream(
-                *op, &mut available_in, data, &mut in_offset, &mut available_out, &mut buf,
-                &mut out_offset, &mut None, &mut |_, _, _, _| (),
+                *op,
+                &mut available_in,
+                data,
+                &mut in_offset,
+                &mut available_out,
+                &mut buf,
+                &mut out_offset,
+                &mut None,
+                &mut |_, _, _, _| (),
             );
             if !ok {
                 return Err(io::Error::other("brotli encoder failed"));

@@ -8,7 +8,8 @@ use sha2::Digest;
 use crate::error::{Error, Result};
 use crate::mmap::MappedFile;
 
-/// A hash algorithm mosaicml-streaming accepts.
+/// A hash algorithm mosaicml-streaming accepts. Variants (and `Ord`) follow Python's sorted
+/// name order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum HashAlgo {
     /// `BLAKE2b` with hashlib's default 64-byte digest.
@@ -25,8 +26,6 @@ pub enum HashAlgo {
     Sha256,
     /// SHA-384.
     Sha384,
-    /// SHA-512.
-    Sha512,
     /// SHA3-224.
     Sha3_224,
     /// SHA3-256.
@@ -35,16 +34,18 @@ pub enum HashAlgo {
     Sha3_384,
     /// SHA3-512.
     Sha3_512,
-    /// xxHash32, seed 0.
-    Xxh32,
-    /// xxHash64, seed 0.
-    Xxh64,
+    /// SHA-512.
+    Sha512,
     /// python-xxhash's `xxh128`, which is XXH3-128, seed 0.
     Xxh128,
-    /// XXH3-64, seed 0.
-    Xxh3_64,
+    /// xxHash32, seed 0.
+    Xxh32,
     /// XXH3-128, seed 0.
     Xxh3_128,
+    /// XXH3-64, seed 0.
+    Xxh3_64,
+    /// xxHash64, seed 0.
+    Xxh64,
 }
 
 const ALL: [HashAlgo; 17] = [
@@ -55,21 +56,22 @@ const ALL: [HashAlgo; 17] = [
     HashAlgo::Sha224,
     HashAlgo::Sha256,
     HashAlgo::Sha384,
-    HashAlgo::Sha512,
     HashAlgo::Sha3_224,
     HashAlgo::Sha3_256,
     HashAlgo::Sha3_384,
     HashAlgo::Sha3_512,
-    HashAlgo::Xxh32,
-    HashAlgo::Xxh64,
+    HashAlgo::Sha512,
     HashAlgo::Xxh128,
-    HashAlgo::Xxh3_64,
+    HashAlgo::Xxh32,
     HashAlgo::Xxh3_128,
+    HashAlgo::Xxh3_64,
+    HashAlgo::Xxh64,
 ];
 
+/// Python's `sorted()` order, which writers require for the `hashes` argument.
 const NAMES: [&str; 17] = [
-    "blake2b", "blake2s", "md5", "sha1", "sha224", "sha256", "sha384", "sha512", "sha3_224",
-    "sha3_256", "sha3_384", "sha3_512", "xxh32", "xxh64", "xxh128", "xxh3_64", "xxh3_128",
+    "blake2b", "blake2s", "md5", "sha1", "sha224", "sha256", "sha384", "sha3_224", "sha3_256",
+    "sha3_384", "sha3_512", "sha512", "xxh128", "xxh32", "xxh3_128", "xxh3_64", "xxh64",
 ];
 
 /// The 17 algorithm names, sorted as Python sorts them.
@@ -89,7 +91,8 @@ impl HashAlgo {
 
     /// The Python name.
     pub fn name(self) -> &'static str {
-        NAMES[ALL.iter().position(|a| *a == self).unwrap_or_default()]
+        // `ALL` lists the variants in declaration order.
+        NAMES[self as usize]
     }
 
     /// Lowercase hex digest of `data`, equal to Python's `hexdigest()`.

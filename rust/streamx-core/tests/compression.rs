@@ -1,5 +1,5 @@
 //! Compression specs, round trips for all 58 of them, interop with Python-made data
-//! (fixtures/mds/compression.json) and atomic file decompression.
+//! (`fixtures/mds/compression.json`) and atomic file decompression.
 
 use std::path::Path;
 
@@ -42,7 +42,9 @@ fn invalid_specs_are_rejected() {
     ];
     for spec in bad {
         match Compression::parse(spec) {
-            Err(Error::InvalidArgument(msg)) => assert_eq!(msg, format!("Invalid compression: {spec}")),
+            Err(Error::InvalidArgument(msg)) => {
+                assert_eq!(msg, format!("Invalid compression: {spec}"));
+            }
             other => panic!("{spec:?} gave {other:?}"),
         }
     }
@@ -51,7 +53,10 @@ fn invalid_specs_are_rejected() {
 #[test]
 fn defaults_and_levels() {
     let level = |s: &str| Compression::parse(s).unwrap().effective_level();
-    assert_eq!((level("br"), level("bz2"), level("gz"), level("zstd")), (11, 9, 9, 3));
+    assert_eq!(
+        (level("br"), level("bz2"), level("gz"), level("zstd")),
+        (11, 9, 9, 3)
+    );
     assert_eq!(level("zstd:22"), 22);
     assert_eq!(Compression::parse("gz:0").unwrap().codec, Codec::Gz);
     assert_eq!(Compression::parse("zstd").unwrap().level, None);
@@ -76,7 +81,11 @@ fn python_output_decompresses() {
     let (input, python) = fixture();
     for (name, packed) in &python {
         let c = Compression::parse(name).unwrap();
-        assert_eq!(c.decompress(packed, Path::new("py")).unwrap(), input, "{name}");
+        assert_eq!(
+            c.decompress(packed, Path::new("py")).unwrap(),
+            input,
+            "{name}"
+        );
     }
 }
 
@@ -92,7 +101,10 @@ fn output_is_byte_identical_to_python() {
     let mut differ = Vec::new();
     for (name, packed) in &python {
         let c = Compression::parse(name).unwrap();
-        if c.codec != Codec::Gz && !KNOWN_DIFFERENT.contains(&name.as_str()) && &c.compress(&input).unwrap() != packed {
+        if c.codec != Codec::Gz
+            && !KNOWN_DIFFERENT.contains(&name.as_str())
+            && &c.compress(&input).unwrap() != packed
+        {
             differ.push(name.clone());
         }
     }
@@ -109,7 +121,9 @@ fn corrupt_data_names_the_path() {
         let garbage = b"definitely not compressed data".to_vec();
         for data in [packed, garbage] {
             match c.decompress(&data, Path::new("/x/shard.mds.z")) {
-                Err(Error::CorruptShard { path, .. }) => assert_eq!(path, Path::new("/x/shard.mds.z")),
+                Err(Error::CorruptShard { path, .. }) => {
+                    assert_eq!(path, Path::new("/x/shard.mds.z"));
+                }
                 other => panic!("{name}: {other:?}"),
             }
         }
@@ -126,12 +140,18 @@ fn decompress_file_is_atomic() {
     std::fs::write(&zip, c.compress(&input).unwrap()).unwrap();
     assert_eq!(decompress_file(&zip, &raw, &c).unwrap(), input.len() as u64);
     assert_eq!(std::fs::read(&raw).unwrap(), input);
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2, "no temp file left behind");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        2,
+        "no temp file left behind"
+    );
 
     // Corrupt input: an error, and neither the raw file nor a temp file appears.
     std::fs::remove_file(&raw).unwrap();
     std::fs::write(&zip, b"garbage").unwrap();
-    assert!(matches!(decompress_file(&zip, &raw, &c), Err(Error::CorruptShard { path, .. }) if path == zip));
+    assert!(
+        matches!(decompress_file(&zip, &raw, &c), Err(Error::CorruptShard { path, .. }) if path == zip)
+    );
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 
     let missing = dir.path().join("missing.zstd");

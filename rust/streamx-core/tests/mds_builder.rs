@@ -1,5 +1,5 @@
 //! Writer side: the shard-splitting rule and the files written per shard reproduce
-//! mosaicml-streaming's datasets exactly (fixtures/mds/ds_*).
+//! mosaicml-streaming's datasets exactly (`fixtures/mds/ds_*`).
 
 mod mds_common;
 
@@ -22,7 +22,12 @@ fn assert_info(info: &FileInfo, expected: &serde_json::Value) {
     let hashes = expected["hashes"].as_object().unwrap();
     assert_eq!(info.hashes.len(), hashes.len());
     for (algo, digest) in &info.hashes {
-        assert_eq!(hashes[algo].as_str().unwrap(), digest, "{algo} of {}", info.basename);
+        assert_eq!(
+            hashes[algo].as_str().unwrap(),
+            digest,
+            "{algo} of {}",
+            info.basename
+        );
     }
 }
 
@@ -30,7 +35,10 @@ fn assert_info(info: &FileInfo, expected: &serde_json::Value) {
 /// and checks shard count, sample counts, bytes and hashes against the Python output.
 fn replay(name: &str, size_limit: u64, hashes: &[HashAlgo]) {
     let src = fixture(name);
-    let config = Shard::open(&src.join("shard.00000.mds")).unwrap().config_json().to_vec();
+    let config = Shard::open(&src.join("shard.00000.mds"))
+        .unwrap()
+        .config_json()
+        .to_vec();
     let out = tempfile::tempdir().unwrap();
     let mut builder = ShardBuilder::new(config, Some(size_limit));
     let mut written = Vec::new();
@@ -61,7 +69,10 @@ fn replay(name: &str, size_limit: u64, hashes: &[HashAlgo]) {
         assert_eq!(*samples as u64, entry["samples"].as_u64().unwrap());
         assert_info(raw, &entry["raw_data"]);
         let python = std::fs::read(src.join(&raw.basename)).unwrap();
-        assert_eq!(std::fs::read(out.path().join(&raw.basename)).unwrap(), python);
+        assert_eq!(
+            std::fs::read(out.path().join(&raw.basename)).unwrap(),
+            python
+        );
     }
 }
 
@@ -92,8 +103,15 @@ fn compressed_files_match_python() {
         write_shard_files(out.path(), "shard.00000.mds", &raw_bytes, Some(&c), &hashes).unwrap();
     assert_info(&raw, &entry["raw_data"]);
     assert_info(&zip.unwrap(), &entry["zip_data"]);
-    let names: Vec<_> = std::fs::read_dir(out.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
-    assert_eq!(names, ["shard.00000.mds.zstd"], "only the compressed file, no temp files");
+    let names: Vec<_> = std::fs::read_dir(out.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        names,
+        ["shard.00000.mds.zstd"],
+        "only the compressed file, no temp files"
+    );
 }
 
 #[test]
@@ -102,13 +120,20 @@ fn big_shards_hash_in_parallel_consistently() {
     let out = tempfile::tempdir().unwrap();
     let hashes = [HashAlgo::Sha256, HashAlgo::Xxh64, HashAlgo::Blake2b];
     let c = Compression::parse("snappy").unwrap();
-    let (raw, zip) = write_shard_files(out.path(), "sub/shard.00007.mds", &data, Some(&c), &hashes).unwrap();
+    let (raw, zip) =
+        write_shard_files(out.path(), "sub/shard.00007.mds", &data, Some(&c), &hashes).unwrap();
     let zip = zip.unwrap();
     let stored = std::fs::read(out.path().join("sub/shard.00007.mds.snappy")).unwrap();
     assert_eq!(zip.bytes, stored.len() as u64);
     for (i, algo) in hashes.iter().enumerate() {
-        assert_eq!(raw.hashes[i], (algo.name().to_owned(), algo.hexdigest(&data)));
-        assert_eq!(zip.hashes[i], (algo.name().to_owned(), algo.hexdigest(&stored)));
+        assert_eq!(
+            raw.hashes[i],
+            (algo.name().to_owned(), algo.hexdigest(&data))
+        );
+        assert_eq!(
+            zip.hashes[i],
+            (algo.name().to_owned(), algo.hexdigest(&stored))
+        );
     }
     assert_eq!(c.decompress(&stored, Path::new("x")).unwrap(), data);
 }
@@ -141,7 +166,10 @@ fn shard_offsets_are_absolute() {
     b.push(b"");
     b.push(b"bbb");
     let bytes = b.take_shard_bytes().unwrap();
-    let words: Vec<u32> = bytes[..20].chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+    let words: Vec<u32> = bytes[..20]
+        .chunks(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
     assert_eq!(words, [3, 23, 25, 25, 28]);
     assert_eq!(&bytes[20..], b"cfgaabbb");
 }

@@ -17,9 +17,17 @@ fn check_all(set: &ShardSet) {
     for global in 0..set.num_samples() {
         let shard = set.sample_columns(global, &mut ranges).unwrap();
         let cols: Vec<&[u8]> = ranges.iter().map(|r| &shard.bytes()[r.clone()]).collect();
-        let id = if two { [7, -1][global as usize] } else { (global / 2) as i64 };
+        let id = if two {
+            [7, -1][global as usize]
+        } else {
+            (global / 2) as i64
+        };
         let expected = example_columns(id, global % 2 == 1);
-        assert_eq!(cols, expected.iter().map(Vec::as_slice).collect::<Vec<_>>(), "sample {global}");
+        assert_eq!(
+            cols,
+            expected.iter().map(Vec::as_slice).collect::<Vec<_>>(),
+            "sample {global}"
+        );
     }
 }
 
@@ -29,7 +37,10 @@ fn locate_skips_the_empty_shard() {
     assert_eq!((set.num_shards(), set.num_samples()), (11, 10));
     assert_eq!(set.locate(0).unwrap(), (1, 0));
     assert_eq!(set.locate(9).unwrap(), (10, 0));
-    assert!(matches!(set.locate(10), Err(Error::IndexOutOfRange { index: 10, len: 10 })));
+    assert!(matches!(
+        set.locate(10),
+        Err(Error::IndexOutOfRange { index: 10, len: 10 })
+    ));
     check_all(&set);
     assert!(!set.is_open(0), "the empty shard is never opened");
 }
@@ -51,7 +62,11 @@ fn compressed_shards_are_decompressed_on_open() {
     assert!(!raw.exists());
     check_all(&set);
     assert!(raw.exists() && dir.path().join("shard.00000.mds.zstd").exists());
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3, "no temp files left");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        3,
+        "no temp files left"
+    );
 }
 
 #[test]
@@ -77,7 +92,11 @@ fn evict_drops_the_map_but_not_outstanding_views() {
     set.evict(0);
     assert!(!set.is_open(0));
     std::fs::remove_file(dir.path().join("shard.00000.mds")).unwrap();
-    assert_eq!(held.bytes()[range].len(), 32, "the evicted map stays valid while held");
+    assert_eq!(
+        held.bytes()[range].len(),
+        32,
+        "the evicted map stays valid while held"
+    );
     assert!(matches!(set.sample_range(0), Err(Error::NotFound(_))));
 }
 
@@ -100,7 +119,10 @@ fn wrong_layout_errors_name_path_and_sample() {
     match set.sample_columns(1, &mut Vec::new()) {
         Err(Error::CorruptShard { path, reason }) => {
             assert!(path.ends_with("shard.00000.mds"));
-            assert!(reason.contains("sample 1") && reason.contains("global sample 1"), "{reason}");
+            assert!(
+                reason.contains("sample 1") && reason.contains("global sample 1"),
+                "{reason}"
+            );
         }
         other => panic!("{other:?}"),
     }

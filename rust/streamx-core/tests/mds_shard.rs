@@ -21,12 +21,21 @@ fn example_shard_bytes() -> Vec<u8> {
 fn worked_example_is_byte_identical() {
     let bytes = example_shard_bytes();
     assert_eq!(bytes.len(), 339);
-    assert_eq!(bytes, std::fs::read(fixture("ds_plain/shard.00000.mds")).unwrap());
+    assert_eq!(
+        bytes,
+        std::fs::read(fixture("ds_plain/shard.00000.mds")).unwrap()
+    );
     // The hexdump lines of the spec, independent of the fixture file.
-    assert_eq!(&bytes[..16], &hex::decode("0200000011010000330100005301_0000".replace('_', "")).unwrap()[..]);
+    assert_eq!(
+        &bytes[..16],
+        &hex::decode("0200000011010000330100005301_0000".replace('_', "")).unwrap()[..]
+    );
     let tail = "7d0a000000020000001108010301000200030000_00c03f0700000000000000616201020700000003\
                 000000220401000010410000_00c0ffffffffffffffff78797a0304";
-    assert_eq!(&bytes[0x110..], &hex::decode(tail.replace('_', "")).unwrap()[..]);
+    assert_eq!(
+        &bytes[0x110..],
+        &hex::decode(tail.replace('_', "")).unwrap()[..]
+    );
 }
 
 #[test]
@@ -36,15 +45,23 @@ fn reads_the_python_shard() {
     assert_eq!(shard.config_json(), EXAMPLE_CONFIG.as_bytes());
     assert_eq!(shard.sample_range(0).unwrap(), 273..307);
     let mut cols = Vec::new();
-    shard.sample_columns(1, &example_layout(), &mut cols).unwrap();
+    shard
+        .sample_columns(1, &example_layout(), &mut cols)
+        .unwrap();
     assert_eq!(cols.len(), 5);
     let arr = decode_ndarray(None, None, cols[0]).unwrap();
-    assert_eq!((arr.dtype.name(), arr.shape.as_slice(), arr.data), ("float32", &[1u64][..], &9.0f32.to_le_bytes()[..]));
+    assert_eq!(
+        (arr.dtype.name(), arr.shape.as_slice(), arr.data),
+        ("float32", &[1u64][..], &9.0f32.to_le_bytes()[..])
+    );
     assert_eq!(cols[1], (-2.0f32).to_le_bytes());
     assert_eq!(cols[2], (-1i64).to_le_bytes());
     assert_eq!(cols[3], b"xyz");
     assert_eq!(cols[4], [3, 4]);
-    assert!(matches!(shard.sample(2), Err(Error::IndexOutOfRange { index: 2, len: 2 })));
+    assert!(matches!(
+        shard.sample(2),
+        Err(Error::IndexOutOfRange { index: 2, len: 2 })
+    ));
 }
 
 fn open_bytes(bytes: &[u8]) -> Result<Shard, Error> {
@@ -68,7 +85,10 @@ fn assert_corrupt(bytes: &[u8], needle: &str) {
 fn every_truncation_is_an_error() {
     let bytes = example_shard_bytes();
     for len in 0..bytes.len() {
-        assert!(matches!(open_bytes(&bytes[..len]), Err(Error::CorruptShard { .. })), "len {len}");
+        assert!(
+            matches!(open_bytes(&bytes[..len]), Err(Error::CorruptShard { .. })),
+            "len {len}"
+        );
     }
     assert_corrupt(&[], "too short");
     assert_corrupt(&bytes[..300], "truncated");
@@ -99,7 +119,10 @@ fn empty_shard_is_valid() {
     assert_eq!(bytes, [0, 0, 0, 0, 10, 0, 0, 0, b'{', b'}']);
     let shard = open_bytes(&bytes).unwrap();
     assert!(shard.is_empty());
-    assert!(matches!(shard.sample(0), Err(Error::IndexOutOfRange { .. })));
+    assert!(matches!(
+        shard.sample(0),
+        Err(Error::IndexOutOfRange { .. })
+    ));
 }
 
 #[test]
@@ -115,7 +138,9 @@ fn bad_sample_framing_names_shard_and_sample() {
     bytes[307..311].copy_from_slice(&100u32.to_le_bytes());
     let shard = open_bytes(&bytes).unwrap();
     let mut cols = Vec::new();
-    shard.sample_columns(0, &example_layout(), &mut cols).unwrap();
+    shard
+        .sample_columns(0, &example_layout(), &mut cols)
+        .unwrap();
     match shard.sample_columns(1, &example_layout(), &mut cols) {
         Err(Error::CorruptShard { path, reason }) => {
             assert!(path.ends_with("shard.00000.mds"));

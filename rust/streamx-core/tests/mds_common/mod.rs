@@ -1,5 +1,5 @@
 //! Helpers shared by the `mds_*` integration tests: fixtures written by mosaicml-streaming
-//! (see fixtures/mds/gen_fixtures.py) and the worked example of COMPAT-SPEC §1.6.
+//! (see `fixtures/mds/gen_fixtures.py`) and the worked example of COMPAT-SPEC §1.6.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -17,7 +17,9 @@ pub fn example_layout() -> ColumnLayout {
 }
 
 pub fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mds").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/mds")
+        .join(name)
 }
 
 /// The encoded columns of one example sample: `arr` is int16 [[1,2,3]] for sample 0 and
@@ -25,17 +27,41 @@ pub fn fixture(name: &str) -> PathBuf {
 pub fn example_columns(id: i64, second: bool) -> Vec<Vec<u8>> {
     let mut arr = Vec::new();
     if second {
-        encode_ndarray(None, None, ScalarType::F32, &[1], &9.0f32.to_le_bytes(), &mut arr).unwrap();
+        encode_ndarray(
+            None,
+            None,
+            ScalarType::F32,
+            &[1],
+            &9.0f32.to_le_bytes(),
+            &mut arr,
+        )
+        .unwrap();
     } else {
         let values: Vec<u8> = [1i16, 2, 3].iter().flat_map(|v| v.to_le_bytes()).collect();
         encode_ndarray(None, None, ScalarType::I16, &[1, 3], &values, &mut arr).unwrap();
     }
-    let (f, name, vec): (f32, &str, [u8; 2]) =
-        if second { (-2.0, "xyz", [3, 4]) } else { (1.5, "ab", [1, 2]) };
+    let (f, name, vec): (f32, &str, [u8; 2]) = if second {
+        (-2.0, "xyz", [3, 4])
+    } else {
+        (1.5, "ab", [1, 2])
+    };
     let mut vec_col = Vec::new();
-    encode_ndarray(Some(ScalarType::U8), Some(&[2]), ScalarType::U8, &[2], &vec, &mut vec_col)
-        .unwrap();
-    vec![arr, f.to_le_bytes().to_vec(), id.to_le_bytes().to_vec(), name.as_bytes().to_vec(), vec_col]
+    encode_ndarray(
+        Some(ScalarType::U8),
+        Some(&[2]),
+        ScalarType::U8,
+        &[2],
+        &vec,
+        &mut vec_col,
+    )
+    .unwrap();
+    vec![
+        arr,
+        f.to_le_bytes().to_vec(),
+        id.to_le_bytes().to_vec(),
+        name.as_bytes().to_vec(),
+        vec_col,
+    ]
 }
 
 /// One framed example sample.
@@ -55,13 +81,19 @@ pub fn descs_from_index(dir: &Path) -> Vec<ShardDesc> {
     shards
         .iter()
         .map(|s| {
-            let sizes: Vec<Option<u64>> =
-                s["column_sizes"].as_array().unwrap().iter().map(serde_json::Value::as_u64).collect();
+            let sizes: Vec<Option<u64>> = s["column_sizes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(serde_json::Value::as_u64)
+                .collect();
             let zip = s["zip_data"]["basename"].as_str();
             ShardDesc {
                 raw_path: dir.join(s["raw_data"]["basename"].as_str().unwrap()),
                 zip_path: zip.map(|b| dir.join(b)),
-                compression: s["compression"].as_str().map(|c| Compression::parse(c).unwrap()),
+                compression: s["compression"]
+                    .as_str()
+                    .map(|c| Compression::parse(c).unwrap()),
                 samples: s["samples"].as_u64().unwrap(),
                 layout: ColumnLayout::from_sizes(&sizes).unwrap(),
             }
