@@ -1,0 +1,140 @@
+"""Helpers shared by the end-to-end benchmarks: subprocess workers, timing, tables, results.
+
+Every measurement runs in a fresh interpreter (``run_worker``), so neither library pays for
+state the other left behind (mosaicml-streaming keeps shared memory and file descriptors
+per ``StreamingDataset``), and page-cache warmth is the only thing carried between runs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+LIBS = ("streamx", "streaming")
+
+
+def import_lib(lib: str) -> Any:
+    """Imports ``streamx`` or mosaicml-streaming (``streaming``), cleaning mosaic's stale shm."""
+    if lib == "streamx":
+        import streamx
+
+        return streamx
+    import streaming
+    from streaming.base.util import clean_stale_shared_memory
+
+    clean_stale_shared_memory()
+    return streaming
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    """Returns ``(seconds, fn())`` measured with ``perf_counter``."""
+    start = time.perf_counter()
+    value = fn()
+    return time.perf_counter() - start, value
+
+
+def run_worker(script: Path, spec: dict[str, Any], timeout: float = 3600) -> dict[str, Any]:
+    """Runs ``script --worker JSON`` in a fresh interpreter and returns the JSON it prints
+    on its last stdout line. Raises ``RuntimeError`` with the worker's stderr on failure."""
+    proc = subprocess.run(
+        [sys.executable, str(script), "--worker", json.dumps(spec)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        raise RuntimeError(
+            f"worker {spec} failed with code {proc.returncode}:\n{proc.stderr[-4000:]}"
+        )
+    result: dict[str, Any] = json.loads(lines[-1])
+    return result
+
+
+def worker_main(argv: list[str], dispatch: Callable[[dict[str, Any]], dict[str, Any]]) -> bool:
+    """If ``argv`` is ``['--worker', JSON]``, runs ``dispatch(spec)``, prints its JSON result
+    and returns ``True``; otherwise returns ``False`` so the caller runs as orchestrator."""
+    if len(argv) != 2 or argv[0] != "--worker":
+        return False
+    result = dispatch(json.loads(argv[1]))
+    sys.stdout.flush()
+    print(json.dumps(result))
+    return True
+
+
+def digest(values: Iterable[Any]) -> str:
+    """A short sha256 over ``repr`` of each value (bytes are hashed as they are)."""
+    hasher = hashlib.sha256()
+    for value in values:
+        hasher.update(value if isinstance(value, bytes) else repr(value).encode())
+    return hasher.hexdigest()[:16]
+
+
+def dir_bytes(path: str | Path) -> int:
+    """Total size of the regular files directly under ``path``."""
+    return sum(p.stat().st_size for p in Path(path).iterdir() if p.is_file())
+
+
+def same_files(left: str | Path, right: str | Path) -> bool:
+    """Whether two directories hold the same file names with identical bytes."""
+    names = sorted(p.name for p in Path(left).iterdir() if p.is_file())
+    if names != sorted(p.name for p in Path(right).iterdir() if p.is_file()):
+        return False
+    return all((Path(left) / n).read_bytes() == (Path(right) / n).read_bytes() for n in names)
+
+
+def machine() -> dict[str, Any]:
+    """What the numbers were measured on."""
+    import numpy as np
+
+    info: dict[str, Any] = {
+        "cpus": os.cpu_count(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "loadavg_at_start": os.getloadavg(),
+    }
+    for lib, module in (("streamx", "streamx"), ("streaming", "streaming")):
+        try:
+            info[lib] = __import__(module).__version__
+        except (ImportError, AttributeError):
+            info[lib] = None
+    return info
+
+
+def format_table(rows: list[dict[str, Any]], columns: list[tuple[str, str, str]]) -> str:
+    """Renders ``rows`` as a Markdown table; ``columns`` are ``(key, header, format spec)``."""
+    cells = [[h for _, h, _ in columns]]
+    for row in rows:
+        cells.append(
+            ["-" if row.get(key) is None else format(row[key], spec) for key, _, spec in columns]
+        )
+    widths = [max(len(r[i]) for r in cells) for i in range(len(columns))]
+    lines = [
+        "| " + " | ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in cells
+    ]
+    lines.insert(1, "|" + "|".join("-" * (w + 1) + ":" for w in widths) + "|")
+    return "\n".join(lines)
+
+
+def write_results(name: str, payload: dict[str, Any]) -> Path:
+    """Writes ``payload`` to ``results/<name>-<UTC time>.json`` and ``<name>-latest.json``."""
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    payload = {"benchmark": name, "utc": stamp, **payload}
+    text = json.dumps(payload, indent=2, sort_keys=True)
+    path = RESULTS_DIR / f"{name}-{stamp}.json"
+    path.write_text(text)
+    (RESULTS_DIR / f"{name}-latest.json").write_text(text)
+    return path
