@@ -46,15 +46,24 @@ fn compress<'py>(py: Python<'py>, spec: &str, data: Vec<u8>) -> PyResult<Bound<'
 #[pyfunction]
 fn decompress<'py>(py: Python<'py>, spec: &str, data: Vec<u8>) -> PyResult<Bound<'py, PyBytes>> {
     let codec = Compression::parse(spec).py()?;
-    let raw = enter_core(py, move || codec.decompress(&data, std::path::Path::new("<bytes>")))?;
+    let raw = enter_core(py, move || {
+        codec.decompress(&data, std::path::Path::new("<bytes>"))
+    })?;
     Ok(PyBytes::new(py, &raw))
 }
 
 /// Decompresses `zip_path` into `raw_path` atomically; returns the raw size in bytes.
 #[pyfunction]
-fn decompress_file(py: Python<'_>, spec: &str, zip_path: PathBuf, raw_path: PathBuf) -> PyResult<u64> {
+fn decompress_file(
+    py: Python<'_>,
+    spec: &str,
+    zip_path: PathBuf,
+    raw_path: PathBuf,
+) -> PyResult<u64> {
     let codec = Compression::parse(spec).py()?;
-    enter_core(py, move || compression::decompress_file(&zip_path, &raw_path, &codec))
+    enter_core(py, move || {
+        compression::decompress_file(&zip_path, &raw_path, &codec)
+    })
 }
 
 /// Lowercase hex digest of `data`, exactly as Python's `hexdigest()`.

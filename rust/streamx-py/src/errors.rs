@@ -29,7 +29,9 @@ pub fn to_py(err: Error) -> PyErr {
     let message = err.to_string();
     match err {
         Error::NotFound(_) => PyFileNotFoundError::new_err(message),
-        Error::Io { source, .. } => PyOSError::new_err((source.raw_os_error().unwrap_or(0), message)),
+        Error::Io { source, .. } => {
+            PyOSError::new_err((source.raw_os_error().unwrap_or(0), message))
+        }
         Error::IndexOutOfRange { .. } => PyIndexError::new_err(message),
         Error::CorruptShard { .. } => attach(|py| streamx_error(py, "CorruptShardError", message)),
         Error::CorruptIndex { .. } => attach(|py| streamx_error(py, "CorruptIndexError", message)),

@@ -29,9 +29,11 @@ impl Kind {
             "int" => Kind::Int,
             "str_int" => Kind::StrInt,
             "raw" => Kind::Raw,
-            other => Kind::Scalar(ScalarType::from_name(other).ok_or_else(|| {
-                PyValueError::new_err(format!("Unknown column kind: {other}"))
-            })?),
+            other => {
+                Kind::Scalar(ScalarType::from_name(other).ok_or_else(|| {
+                    PyValueError::new_err(format!("Unknown column kind: {other}"))
+                })?)
+            }
         })
     }
 }
@@ -99,7 +101,10 @@ fn encode_scalar(scalar: ScalarType, value: &Bound<'_, PyAny>, out: &mut Vec<u8>
 }
 
 fn exact_float(value: &Bound<'_, PyAny>) -> Option<f64> {
-    value.cast::<PyFloat>().ok().map(|f| f.value())
+    value
+        .cast::<PyFloat>()
+        .ok()
+        .map(pyo3::types::PyFloatMethods::value)
 }
 
 /// Decodes one column's bytes into the Python value mosaicml-streaming returns.
@@ -120,14 +125,20 @@ pub fn decode<'py>(py: Python<'py>, kind: Kind, data: &[u8]) -> Result<Bound<'py
 }
 
 fn err(e: PyErr) -> String {
+    // Consumes the error: the message is all that survives into the corrupt-shard report.
     e.to_string()
 }
 
 fn fixed<const N: usize>(data: &[u8]) -> Result<[u8; N], String> {
-    data.try_into().map_err(|_| format!("expected {N} bytes, found {}", data.len()))
+    data.try_into()
+        .map_err(|_| format!("expected {N} bytes, found {}", data.len()))
 }
 
-fn decode_scalar<'py>(py: Python<'py>, scalar: ScalarType, data: &[u8]) -> Result<Bound<'py, PyAny>, String> {
+fn decode_scalar<'py>(
+    py: Python<'py>,
+    scalar: ScalarType,
+    data: &[u8],
+) -> Result<Bound<'py, PyAny>, String> {
     use ScalarType as S;
     let value: Bound<'py, PyAny> = match scalar {
         S::U8 => PyInt::new(py, u8::from_le_bytes(fixed(data)?)).into_any(),
@@ -142,7 +153,10 @@ fn decode_scalar<'py>(py: Python<'py>, scalar: ScalarType, data: &[u8]) -> Resul
         S::F32 => PyFloat::new(py, f64::from(f32::from_le_bytes(fixed(data)?))).into_any(),
         S::F64 => PyFloat::new(py, f64::from_le_bytes(fixed(data)?)).into_any(),
     };
-    numpy_type(py, scalar).map_err(err)?.call1((value,)).map_err(err)
+    numpy_type(py, scalar)
+        .map_err(err)?
+        .call1((value,))
+        .map_err(err)
 }
 
 /// Exact widening of an IEEE half to a double (every half is representable).
@@ -160,7 +174,8 @@ fn f16_to_f64(bits: u16) -> f64 {
 
 fn builtin_int(py: Python<'_>) -> &Bound<'_, PyAny> {
     static INT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    INT.get_or_init(py, || py.get_type::<PyInt>().into_any().unbind()).bind(py)
+    INT.get_or_init(py, || py.get_type::<PyInt>().into_any().unbind())
+        .bind(py)
 }
 
 /// The numpy scalar type for `scalar`, looked up once per process.
@@ -181,7 +196,10 @@ fn numpy_type(py: Python<'_>, scalar: ScalarType) -> PyResult<&Bound<'_, PyAny>>
     ];
     let types = TYPES.get_or_try_init(py, || {
         let numpy = py.import("numpy")?;
-        ORDER.iter().map(|s| Ok(numpy.getattr(s.name())?.unbind())).collect::<PyResult<Vec<_>>>()
+        ORDER
+            .iter()
+            .map(|s| Ok(numpy.getattr(s.name())?.unbind()))
+            .collect::<PyResult<Vec<_>>>()
     })?;
     let position = ORDER.iter().position(|s| *s == scalar).unwrap_or(0);
     Ok(types[position].bind(py))

@@ -1,5 +1,14 @@
 //! `streamx._core`: thin wrappers over `streamx-core`. No work happens at import.
 
+// pyo3 hands #[pyfunction]s owned extracted arguments; borrowing them buys nothing.
+#![allow(clippy::needless_pass_by_value)]
+// Signatures are dictated by pyo3's Bound<'py, _> lifetimes and numpy's array types.
+#![allow(
+    clippy::needless_lifetimes,
+    clippy::elidable_lifetime_names,
+    clippy::type_complexity
+)]
+
 use pyo3::prelude::*;
 
 mod codec;

@@ -13,11 +13,14 @@ use streamx_core::warning::{Warning, WarningKind};
 use crate::enter::enter_core;
 use crate::errors::IntoPy;
 
-/// (message, is_user_warning) pairs, emitted by Python as `UserWarning` or a log record.
+/// `(message, is_user_warning)` pairs, emitted by Python as `UserWarning` or a log record.
 type PyWarnings = Vec<(String, bool)>;
 
 fn py_warnings(warnings: Vec<Warning>) -> PyWarnings {
-    warnings.into_iter().map(|w| (w.message, w.kind == WarningKind::User)).collect()
+    warnings
+        .into_iter()
+        .map(|w| (w.message, w.kind == WarningKind::User))
+        .collect()
 }
 
 /// The epoch settings, as the Python dataset resolves them.
@@ -48,7 +51,11 @@ impl ConfigArg {
             streams: self
                 .streams
                 .into_iter()
-                .map(|(samples_per_shard, choose, proportion)| StreamSpec { samples_per_shard, choose, proportion })
+                .map(|(samples_per_shard, choose, proportion)| StreamSpec {
+                    samples_per_shard,
+                    choose,
+                    proportion,
+                })
                 .collect(),
             seed: self.seed,
             epoch: self.epoch,
@@ -59,7 +66,11 @@ impl ConfigArg {
             partition_algo: self.partition_algo.parse().py()?,
             batching_method: self.batching_method.parse().py()?,
             batch_size: self.batch_size,
-            world: World { num_nodes, ranks_per_node, workers_per_rank },
+            world: World {
+                num_nodes,
+                ranks_per_node,
+                workers_per_rank,
+            },
             sample_in_epoch: self.sample_in_epoch,
             initial_physical_nodes: self.initial_physical_nodes,
             sampling_method: self.sampling_method.parse().py()?,
@@ -70,11 +81,18 @@ impl ConfigArg {
 
 /// The whole epoch: ids of shape (nodes, ranks/node, workers/rank, batches, batch), -1 padded.
 #[pyfunction]
-fn plan_epoch<'py>(py: Python<'py>, config: ConfigArg) -> PyResult<(Bound<'py, PyArrayDyn<i64>>, PyWarnings)> {
+fn plan_epoch<'py>(
+    py: Python<'py>,
+    config: ConfigArg,
+) -> PyResult<(Bound<'py, PyArrayDyn<i64>>, PyWarnings)> {
     let cfg = config.build()?;
     let plan = enter_core(py, move || plan::plan_epoch(&cfg))?;
     let shape = plan.partition.shape;
-    let ids = plan.partition.ids.into_pyarray(py).reshape(shape.to_vec())?;
+    let ids = plan
+        .partition
+        .ids
+        .into_pyarray(py)
+        .reshape(shape.to_vec())?;
     Ok((ids, py_warnings(plan.warnings)))
 }
 
@@ -106,7 +124,15 @@ fn get_shuffle<'py>(
     let algo: ShuffleAlgo = algo.parse().py()?;
     let (perm, warnings) = enter_core(py, move || {
         let mut warnings = Vec::new();
-        let perm = shuffle::get_shuffle_warn(algo, &shard_sizes, num_canonical_nodes, seed, epoch, block_size, &mut warnings)?;
+        let perm = shuffle::get_shuffle_warn(
+            algo,
+            &shard_sizes,
+            num_canonical_nodes,
+            seed,
+            epoch,
+            block_size,
+            &mut warnings,
+        )?;
         Ok((perm, warnings))
     })?;
     Ok((perm.into_pyarray(py), py_warnings(warnings)))
@@ -140,7 +166,10 @@ fn get_partitions<'py>(
     };
     let (part, warnings) = enter_core(py, move || {
         let mut warnings = Vec::new();
-        Ok((partition::get_partitions(algo, &spec, &mut warnings)?, warnings))
+        Ok((
+            partition::get_partitions(algo, &spec, &mut warnings)?,
+            warnings,
+        ))
     })?;
     let ids = part.ids.into_pyarray(py).reshape(part.shape.to_vec())?;
     Ok((ids, py_warnings(warnings)))
@@ -157,7 +186,15 @@ fn get_sampling<'py>(
     epoch: u64,
     use_epoch: bool,
 ) -> PyResult<Bound<'py, PyArray1<i64>>> {
-    let out = sampling::get_sampling(&samples_per_shard, choose, granularity, seed, epoch, use_epoch).py()?;
+    let out = sampling::get_sampling(
+        &samples_per_shard,
+        choose,
+        granularity,
+        seed,
+        epoch,
+        use_epoch,
+    )
+    .py()?;
     Ok(out.into_pyarray(py))
 }
 
@@ -192,7 +229,10 @@ fn resample_streams<'py>(
         };
         resample::resample_streams(&views, &params)
     })?;
-    Ok((out.shuffle_units.into_pyarray(py), out.small_per_big.into_pyarray(py)))
+    Ok((
+        out.shuffle_units.into_pyarray(py),
+        out.small_per_big.into_pyarray(py),
+    ))
 }
 
 /// Adds this module's functions to `_core`.

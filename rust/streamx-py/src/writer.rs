@@ -56,11 +56,21 @@ impl MDSShardWriter {
         compression: Option<&str>,
         hashes: Vec<String>,
     ) -> PyResult<Self> {
-        let kinds = column_kinds.iter().map(|k| Kind::parse(k)).collect::<PyResult<_>>()?;
-        let hashes = hashes.iter().map(|h| HashAlgo::from_name(h)).collect::<Result<_, _>>().py()?;
+        let kinds = column_kinds
+            .iter()
+            .map(|k| Kind::parse(k))
+            .collect::<PyResult<_>>()?;
+        let hashes = hashes
+            .iter()
+            .map(|h| HashAlgo::from_name(h))
+            .collect::<Result<_, _>>()
+            .py()?;
         let settings = Settings {
             dirname,
-            names: column_names.iter().map(|n| PyString::intern(py, n).unbind()).collect(),
+            names: column_names
+                .iter()
+                .map(|n| PyString::intern(py, n).unbind())
+                .collect(),
             kinds,
             layout: ColumnLayout::from_sizes(&column_sizes).py()?,
             compression: compression.map(Compression::parse).transpose().py()?,
@@ -73,13 +83,20 @@ impl MDSShardWriter {
             ends: Vec::new(),
             framed: Vec::new(),
         };
-        Ok(Self { settings, state: Mutex::new(state) })
+        Ok(Self {
+            settings,
+            state: Mutex::new(state),
+        })
     }
 
     /// Encodes and adds one sample dict. Returns the index entry fields of a shard that had
     /// to be written first, or `None`. Raises `NeedsPythonEncoding` for values it leaves to
     /// the exact Python encoder.
-    fn write<'py>(&self, py: Python<'py>, sample: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyDict>>> {
+    fn write<'py>(
+        &self,
+        py: Python<'py>,
+        sample: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
         let mut guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         let state = &mut *guard;
         state.payload.clear();
@@ -98,7 +115,12 @@ impl MDSShardWriter {
             start = end;
         }
         state.framed.clear();
-        if self.settings.layout.frame(&columns, &mut state.framed).is_err() {
+        if self
+            .settings
+            .layout
+            .frame(&columns, &mut state.framed)
+            .is_err()
+        {
             return Err(decline(py, &PyString::new(py, "fixed-size column")));
         }
         let framed = std::mem::take(&mut state.framed);
@@ -108,7 +130,11 @@ impl MDSShardWriter {
     }
 
     /// Adds one sample already framed by Python.
-    fn write_encoded<'py>(&self, py: Python<'py>, sample: &[u8]) -> PyResult<Option<Bound<'py, PyDict>>> {
+    fn write_encoded<'py>(
+        &self,
+        py: Python<'py>,
+        sample: &[u8],
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
         let mut guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         self.push(py, &mut guard, sample)
     }
@@ -125,20 +151,32 @@ impl MDSShardWriter {
     /// Number of shard files written so far.
     #[getter]
     fn num_shards(&self) -> usize {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner).shards_written
+        self.state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .shards_written
     }
 
     /// Samples waiting for the current shard.
     #[getter]
     fn pending_samples(&self) -> usize {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner).builder.num_samples()
+        self.state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .builder
+            .num_samples()
     }
 }
 
 impl MDSShardWriter {
     /// Applies the splitting rule: write the current shard (even an empty one, as upstream
     /// does) when this sample would cross the size limit, then add the sample.
-    fn push<'py>(&self, py: Python<'py>, state: &mut State, sample: &[u8]) -> PyResult<Option<Bound<'py, PyDict>>> {
+    fn push<'py>(
+        &self,
+        py: Python<'py>,
+        state: &mut State,
+        sample: &[u8],
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
         let flushed = if state.builder.needs_flush_before(sample.len()) {
             Some(self.write_shard(py, state)?)
         } else {
@@ -154,7 +192,7 @@ impl MDSShardWriter {
         let basename = format!("shard.{:05}.mds", state.shards_written);
         let settings = &self.settings;
         let dir = settings.dirname.clone();
-        let compression = settings.compression.clone();
+        let compression = settings.compression;
         let hashes = settings.hashes.clone();
         let (raw, zip) = enter_core(py, move || {
             write_shard_files(&dir, &basename, &bytes, compression.as_ref(), &hashes)
