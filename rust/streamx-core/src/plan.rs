@@ -172,13 +172,19 @@ pub struct WorkerPlan {
 
 /// streaming's `generate_work(batching_method, dataset, world, epoch, sample_in_epoch)`.
 pub fn plan_epoch(cfg: &EpochConfig) -> Result<EpochPlan> {
-    cfg.validate()?;
     let mut warnings = Warnings::new();
-    let partition = batching::generate(cfg, &mut warnings)?;
+    let partition = plan_epoch_with(cfg, &mut warnings)?;
     Ok(EpochPlan {
         partition,
         warnings,
     })
+}
+
+/// [`plan_epoch`], appending warnings to `warnings` as they arise, so that the ones raised
+/// before an error are not lost (streaming would already have emitted them).
+pub fn plan_epoch_with(cfg: &EpochConfig, warnings: &mut Warnings) -> Result<Partition> {
+    cfg.validate()?;
+    batching::generate(cfg, warnings)
 }
 
 /// `plan_epoch(cfg).partition[node, rank, worker].flatten()`. With `random` batching only this
@@ -189,6 +195,17 @@ pub fn plan_worker(
     rank: usize,
     worker: usize,
 ) -> Result<WorkerPlan> {
+    let mut warnings = Warnings::new();
+    let ids = plan_worker_with(cfg, [node, rank, worker], &mut warnings)?;
+    Ok(WorkerPlan { ids, warnings })
+}
+
+/// [`plan_worker`] for `[node, rank, worker]`, appending warnings to `warnings` as they arise.
+pub fn plan_worker_with(
+    cfg: &EpochConfig,
+    [node, rank, worker]: [usize; 3],
+    warnings: &mut Warnings,
+) -> Result<Vec<i64>> {
     cfg.validate()?;
     let w = &cfg.world;
     if node >= w.num_nodes || rank >= w.ranks_per_node || worker >= w.workers_per_rank {
@@ -197,7 +214,5 @@ pub fn plan_worker(
             w.num_nodes, w.ranks_per_node, w.workers_per_rank
         )));
     }
-    let mut warnings = Warnings::new();
-    let ids = batching::generate_worker(cfg, [node, rank, worker], &mut warnings)?;
-    Ok(WorkerPlan { ids, warnings })
+    batching::generate_worker(cfg, [node, rank, worker], warnings)
 }

@@ -6,7 +6,9 @@ use std::sync::OnceLock;
 use serde_json::Value;
 use streamx_core::batching::BatchingMethod;
 use streamx_core::partition::{get_partitions, worker_slice, PartitionAlgo, PartitionSpec};
-use streamx_core::plan::{plan_epoch, plan_worker, EpochConfig, StreamSpec, World};
+use streamx_core::plan::{
+    plan_epoch, plan_epoch_with, plan_worker, EpochConfig, StreamSpec, World,
+};
 use streamx_core::resample::{resample_streams, ResampleParams, StreamShards};
 use streamx_core::sampling::get_sampling;
 use streamx_core::shuffle::rng::Pcg64;
@@ -74,8 +76,7 @@ fn assert_warnings(got: &[Warning], want: &Value, ctx: &str) {
     }
 }
 
-/// Checks an outcome: streaming's value (via `check`) or its error, and its warnings (when
-/// given: the plan API returns warnings only with a successful result).
+/// Checks an outcome: streaming's value (via `check`) or its error, and its warnings.
 fn assert_outcome<T>(
     got: Result<T>,
     warnings: Option<&[Warning]>,
@@ -287,10 +288,9 @@ fn epoch_config(case: &Value) -> EpochConfig {
 fn batching_methods_match_streaming() {
     for case in golden()["batching"].as_array().unwrap() {
         let cfg = epoch_config(case);
-        let got = plan_epoch(&cfg);
-        let warnings = got.as_ref().ok().map(|p| p.warnings.clone());
-        assert_outcome(got, warnings.as_deref(), case, |plan| {
-            let part = plan.partition;
+        let mut warnings = Vec::new();
+        let got = plan_epoch_with(&cfg, &mut warnings);
+        assert_outcome(got, Some(&warnings), case, |part| {
             let shape: Vec<usize> = case["ok"]["shape"]
                 .as_array()
                 .unwrap()

@@ -175,3 +175,49 @@ proptest! {
         }
     }
 }
+
+/// Large enough for the parallel fill and id mapping; checked against the serial worker path.
+#[test]
+fn parallel_paths_agree_with_worker_slices() {
+    let spec = spec(300_001, 4, [2, 2, 3], 7, 70);
+    let part = get_partitions(PartitionAlgo::Orig, &spec, &mut Vec::new()).unwrap();
+    for (node, rank, worker) in [(0, 0, 0), (1, 1, 2), (0, 1, 1)] {
+        let one = worker_slice(
+            PartitionAlgo::Orig,
+            &spec,
+            node,
+            rank,
+            worker,
+            &mut Vec::new(),
+        );
+        assert_eq!(one.unwrap().as_slice(), part.worker(node, rank, worker));
+    }
+    let cfg = EpochConfig {
+        streams: vec![StreamSpec {
+            samples_per_shard: vec![40_000; 6],
+            choose: 170_000,
+            proportion: 1.0,
+        }],
+        seed: 17,
+        epoch: 2,
+        shuffle: true,
+        shuffle_algo: ShuffleAlgo::Py1e,
+        shuffle_block_size: 50_000,
+        num_canonical_nodes: 4,
+        partition_algo: PartitionAlgo::Orig,
+        batching_method: "random".parse().unwrap(),
+        batch_size: 8,
+        world: World {
+            num_nodes: 2,
+            ranks_per_node: 1,
+            workers_per_rank: 2,
+        },
+        sample_in_epoch: 0,
+        initial_physical_nodes: None,
+        sampling_method: "balanced".parse().unwrap(),
+        sampling_granularity: 1,
+    };
+    let plan = plan_epoch(&cfg).unwrap();
+    let one = plan_worker(&cfg, 1, 0, 1).unwrap();
+    assert_eq!(one.ids.as_slice(), plan.partition.worker(1, 0, 1));
+}

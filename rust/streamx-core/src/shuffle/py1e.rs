@@ -1,9 +1,12 @@
 //! `py1e` (streaming's default): per canonical node, shuffle each span, then spread every
 //! span's samples by a bounded uniform offset and sort by the jittered positions.
 
+use rayon::prelude::*;
+
 use super::py1br::block_bounds;
 use super::rng::Pcg64;
 use super::spans::{NodeSpans, Span};
+use crate::batching::pool::{self, PAR_THRESHOLD};
 use crate::warning::{Warning, Warnings};
 use crate::{Error, Result};
 
@@ -32,8 +35,9 @@ pub(crate) fn shuffle(
         mut epoch_rng,
     } = NodeSpans::new(sizes, num_nodes, seed, epoch_seed);
     let bounds = block_bounds(block_size);
-    let mut ids = Vec::with_capacity(total as usize);
     let mut small_block = false;
+    // Draws are sequential (one generator for every node); the sorts are independent.
+    let mut nodes = Vec::with_capacity(groups.len());
     for &(a, b) in &groups {
         let node = &spans[a..b];
         if node.iter().all(|&(begin, end)| begin == end) {
@@ -42,12 +46,25 @@ pub(crate) fn shuffle(
         }
         let samples = node_samples(&mut epoch_rng, node);
         let positions = jittered_positions(&mut epoch_rng, node, bounds, &mut small_block)?;
-        ids.extend(sort_by_position(&samples, positions));
+        nodes.push((samples, positions));
     }
     if small_block {
         warnings.push(Warning::user(SMALL_BLOCK));
     }
-    Ok(ids)
+    let sorted: Vec<Vec<i64>> = if total < PAR_THRESHOLD as i64 {
+        nodes
+            .into_iter()
+            .map(|(s, p)| sort_by_position(&s, &p))
+            .collect()
+    } else {
+        pool::install(|| {
+            nodes
+                .into_par_iter()
+                .map(|(s, p)| sort_by_position(&s, &p))
+                .collect()
+        })
+    };
+    Ok(sorted.concat())
 }
 
 /// The node's sample ids, span by span, each span shuffled.
@@ -110,9 +127,30 @@ fn f64_min(a: f64, b: f64) -> f64 {
 
 /// `samples[argsort(positions)]`. numpy's argsort is unstable, but exact ties have probability
 /// about zero; ordering ties by index makes the port deterministic.
-fn sort_by_position(samples: &[i64], positions: Vec<f64>) -> impl Iterator<Item = i64> + '_ {
-    let mut keyed: Vec<(f64, usize)> = positions.into_iter().zip(0..).collect();
-    // Keys are unique (index breaks ties), so an unstable sort gives the stable order.
-    keyed.sort_unstable_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
-    keyed.into_iter().map(move |(_, i)| samples[i])
+fn sort_by_position(samples: &[i64], positions: &[f64]) -> Vec<i64> {
+    // One integer key per sample, (position in total order, index): the keys are unique, so an
+    // unstable sort yields exactly the stable (position, index) order, and fast.
+    let mut keys: Vec<u128> = positions
+        .iter()
+        .zip(0_u128..)
+        .map(|(&p, i)| (u128::from(total_order_bits(p)) << 64) | i)
+        .collect();
+    if keys.len() < PAR_THRESHOLD {
+        keys.sort_unstable();
+    } else {
+        keys.par_sort_unstable();
+    }
+    keys.into_iter()
+        .map(|k| samples[(k as u64) as usize])
+        .collect()
+}
+
+/// Maps an `f64` to a `u64` whose unsigned order is `f64::total_cmp`'s order.
+fn total_order_bits(x: f64) -> u64 {
+    let bits = x.to_bits();
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | (1 << 63)
+    }
 }
