@@ -29,15 +29,15 @@ build-prod: install ## build a wheel into dist/
 
 format: install ## format Rust and Python
 	cargo fmt --all
-	$(BIN)/ruff format python tests benches
-	$(BIN)/ruff check --fix python tests benches
+	$(BIN)/python -m ruff format python tests benches
+	$(BIN)/python -m ruff check --fix python tests benches
 
 lint: build-dev ## rustfmt, clippy -D warnings, ruff, mypy, stubtest
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings
-	$(BIN)/ruff format --check python tests benches
-	$(BIN)/ruff check python tests benches
-	$(BIN)/mypy
+	$(BIN)/python -m ruff format --check python tests benches
+	$(BIN)/python -m ruff check python tests benches
+	$(BIN)/python -m mypy
 	$(BIN)/python -m mypy.stubtest streamx._core --ignore-missing-stub
 
 test-rust: ## cargo test of the core

@@ -38,7 +38,9 @@ def value_for(encoding: str, i: int) -> Any:
         return (-1) ** i * (i * 123456789)
     if base in SCALARS:
         info = np.iinfo(base)
-        return getattr(np, base)(int(rng.integers(info.min, info.max, dtype=np.int64 if info.min < 0 else np.uint64)))
+        return getattr(np, base)(
+            int(rng.integers(info.min, info.max, dtype=np.int64 if info.min < 0 else np.uint64))
+        )
     if base in FLOATS:
         return getattr(np, base)(rng.standard_normal())
     if base == "str_int":
@@ -66,8 +68,14 @@ def value_for(encoding: str, i: int) -> Any:
 
 def _array(encoding: str, i: int, rng: np.random.Generator) -> np.ndarray:
     parts = encoding.split(":")
-    dtype = parts[1] if len(parts) > 1 else ("uint8", "int16", "float32", "float64", "uint64")[i % 5]
-    shape = tuple(int(d) for d in parts[2].split(",")) if len(parts) > 2 else ((i % 3 + 1, 2), (300,), (2, 3, 4))[i % 3]
+    dtype = (
+        parts[1] if len(parts) > 1 else ("uint8", "int16", "float32", "float64", "uint64")[i % 5]
+    )
+    shape = (
+        tuple(int(d) for d in parts[2].split(","))
+        if len(parts) > 2
+        else ((i % 3 + 1, 2), (300,), (2, 3, 4))[i % 3]
+    )
     return (rng.standard_normal(shape) * 100).astype(dtype)
 
 

@@ -14,7 +14,9 @@ from streamx.exceptions import CorruptShardError
 
 @pytest.fixture
 def dataset(tmp_path: Path) -> Path:
-    with streamx.MDSWriter(out=str(tmp_path), columns={"id": "int", "text": "str"}, size_limit=300) as writer:
+    with streamx.MDSWriter(
+        out=str(tmp_path), columns={"id": "int", "text": "str"}, size_limit=300
+    ) as writer:
         for i in range(20):
             writer.write({"id": i, "text": f"text {i}"})
     return tmp_path
@@ -76,7 +78,9 @@ def test_missing_index(tmp_path: Path) -> None:
 @pytest.mark.parametrize("text", ["", "{not json", "[1, 2"])
 def test_empty_or_invalid_index(tmp_path: Path, text: str) -> None:
     (tmp_path / "index.json").write_text(text)
-    with pytest.raises(json.JSONDecodeError, match="Index file at .*index.json is empty or corrupted"):
+    with pytest.raises(
+        json.JSONDecodeError, match="Index file at .*index.json is empty or corrupted"
+    ):
         _open(tmp_path)
 
 

@@ -32,8 +32,12 @@ def _ids(loader: Any, limit: int | None = None) -> list[int]:
 
 
 def _loader(lib: Any, path: Path, workers: int, context: str | None = None, **kwargs: Any) -> Any:
-    ds = lib.StreamingDataset(local=str(path), batch_size=8, shuffle=True, shuffle_block_size=50, **kwargs)
-    return lib.StreamingDataLoader(ds, batch_size=8, num_workers=workers, multiprocessing_context=context)
+    ds = lib.StreamingDataset(
+        local=str(path), batch_size=8, shuffle=True, shuffle_block_size=50, **kwargs
+    )
+    return lib.StreamingDataLoader(
+        ds, batch_size=8, num_workers=workers, multiprocessing_context=context
+    )
 
 
 @pytest.mark.parametrize("context", ["fork", "spawn"])
@@ -91,7 +95,13 @@ def _resume(lib: Any, path: Path, state: dict[str, Any]) -> Any:
 def test_stale_state_is_not_ignored_silently(dataset_dir: Path) -> None:
     loader = _loader(streamx, dataset_dir, 0)
     _ids(loader)
-    state = {"epoch": 0, "sample_in_epoch": 16, "num_canonical_nodes": 1, "shuffle_seed": 9176, "initial_physical_nodes": 1}
+    state = {
+        "epoch": 0,
+        "sample_in_epoch": 16,
+        "num_canonical_nodes": 1,
+        "shuffle_seed": 9176,
+        "initial_physical_nodes": 1,
+    }
     loader.load_state_dict(state)
     loader.dataset.next_epoch = 1  # epoch 0 already ran: the state is stale
     with pytest.warns(UserWarning, match="Ignoring the loaded state dict"):

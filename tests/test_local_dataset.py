@@ -6,11 +6,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from samples import assert_same_value, value_for
 
 import streamx
+from samples import assert_same_value, value_for
 
-COLUMNS = {"id": "int", "text": "str", "u16": "uint16", "f32": "float32", "arr": "ndarray", "blob": "bytes", "meta": "json"}
+COLUMNS = {
+    "id": "int",
+    "text": "str",
+    "u16": "uint16",
+    "f32": "float32",
+    "arr": "ndarray",
+    "blob": "bytes",
+    "meta": "json",
+}
 
 
 def _sample(i: int) -> dict[str, object]:
@@ -36,7 +44,9 @@ def test_types_and_values(dataset_dir: Path) -> None:
         assert isinstance(got["u16"], np.uint16) and isinstance(got["f32"], np.float32)
         assert not got["arr"].flags.writeable
         for name in COLUMNS:
-            assert_same_value(got[name], want[name], name) if name != "arr" else np.testing.assert_array_equal(got[name], want[name])
+            assert_same_value(
+                got[name], want[name], name
+            ) if name != "arr" else np.testing.assert_array_equal(got[name], want[name])
 
 
 def test_indexing_forms(dataset_dir: Path) -> None:
@@ -91,7 +101,9 @@ def test_subclass_getitem_override_applies_to_iteration(dataset_dir: Path) -> No
 
 
 def test_compressed_local_dataset_is_decompressed_once(tmp_path: Path) -> None:
-    with streamx.MDSWriter(out=str(tmp_path), columns={"id": "int"}, compression="zstd:5", size_limit=200) as writer:
+    with streamx.MDSWriter(
+        out=str(tmp_path), columns={"id": "int"}, compression="zstd:5", size_limit=200
+    ) as writer:
         for i in range(40):
             writer.write({"id": i})
     assert not list(tmp_path.glob("*.mds"))

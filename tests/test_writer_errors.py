@@ -33,7 +33,9 @@ def test_non_empty_directory(tmp_path: Path) -> None:
 
 
 def test_wrong_value_types(tmp_path: Path) -> None:
-    with streamx.MDSWriter(out=str(tmp_path), columns={"s": "str", "n": "int", "v": "ndarray:int32:2"}) as writer:
+    with streamx.MDSWriter(
+        out=str(tmp_path), columns={"s": "str", "n": "int", "v": "ndarray:int32:2"}
+    ) as writer:
         with pytest.raises(AttributeError, match="data should be of type"):
             writer.write({"s": 5, "n": 1, "v": np.zeros(2, np.int32)})
         with pytest.raises(AttributeError, match="data should be of type"):
@@ -58,8 +60,11 @@ def test_int_overflow_is_reported(tmp_path: Path) -> None:
 
 
 def test_index_written_after_error_in_with_block(tmp_path: Path) -> None:
-    """What was written before an exception is kept and readable (nothing the user wrote is lost)."""
-    with pytest.raises(RuntimeError), streamx.MDSWriter(out=str(tmp_path), columns={"n": "int"}) as writer:
+    """What was written before an exception is kept and readable: nothing written is lost."""
+    with (
+        pytest.raises(RuntimeError),
+        streamx.MDSWriter(out=str(tmp_path), columns={"n": "int"}) as writer,
+    ):
         writer.write({"n": 1})
         raise RuntimeError("user code failed")
     assert streamx.LocalDataset(str(tmp_path))[0]["n"] == 1

@@ -3,6 +3,9 @@
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+from numpy.typing import NDArray
+
 __version__: str
 
 def compression_names() -> list[str]: ...
@@ -14,6 +17,43 @@ def decompress(spec: str, data: bytes) -> bytes: ...
 def decompress_file(spec: str, zip_path: str, raw_path: str) -> int: ...
 def hexdigest(algo: str, data: bytes) -> str: ...
 def hash_file(algo: str, path: str) -> str: ...
+
+_Warnings = list[tuple[str, bool]]
+
+def plan_epoch(config: dict[str, Any]) -> tuple[NDArray[np.int64], _Warnings]: ...
+def plan_worker(
+    config: dict[str, Any], node: int, rank: int, worker: int
+) -> tuple[NDArray[np.int64], _Warnings]: ...
+def get_shuffle(
+    algo: str,
+    shard_sizes: Sequence[int],
+    num_canonical_nodes: int,
+    seed: int,
+    epoch: int,
+    block_size: int,
+) -> tuple[NDArray[np.int64], _Warnings]: ...
+def get_partitions(
+    algo: str,
+    num_samples: int,
+    num_canonical_nodes: int,
+    num_physical_nodes: int,
+    ranks_per_node: int,
+    workers_per_rank: int,
+    batch_size: int,
+    drop_first: int = 0,
+    initial_physical_nodes: int | None = None,
+) -> tuple[NDArray[np.int64], _Warnings]: ...
+def get_sampling(
+    samples_per_shard: Sequence[int],
+    choose: int,
+    granularity: int,
+    seed: int,
+    epoch: int,
+    use_epoch: bool,
+) -> NDArray[np.int64]: ...
+def resample_streams(
+    config: dict[str, Any], stream_id: int | None = None
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]: ...
 
 class MDSShardWriter:
     """Frames samples into MDS shards in memory and writes each shard file atomically."""

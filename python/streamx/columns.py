@@ -45,12 +45,12 @@ class ColumnPlan:
         return cls.from_index(names, encodings, sizes)
 
     @classmethod
-    def from_index(
-        cls, names: Any, encodings: Any, sizes: Any
-    ) -> ColumnPlan:
+    def from_index(cls, names: Any, encodings: Any, sizes: Any) -> ColumnPlan:
         """Builds the plan for the columns recorded in an index entry."""
         kinds = tuple(native_kind(enc) for enc in encodings)
         python_columns = tuple(
-            (name, get_coder(enc)) for name, enc, kind in zip(names, encodings, kinds) if kind == "raw"
+            (name, get_coder(enc))
+            for name, enc, kind in zip(names, encodings, kinds)
+            if kind == "raw"
         )
         return cls(tuple(names), tuple(encodings), tuple(sizes), kinds, python_columns)

@@ -35,7 +35,7 @@ class StreamingDataLoader(DataLoader):  # type: ignore[type-arg]
             return len(batch)
         return len(batch[0])
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[Any]:  # type: ignore[override]
         self.num_samples_yielded = 0
         for batch in super().__iter__():
             self.num_samples_yielded += self._get_batch_size(batch)

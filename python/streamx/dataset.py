@@ -9,6 +9,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from streamx.array import Array
 from streamx.dataset_args import DatasetArgs, build_streams
@@ -23,7 +24,7 @@ from streamx.world import World
 __all__ = ["StreamingDataset"]
 
 
-class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc]
+class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-arg]
     """A streaming, resumable dataset with mosaicml-streaming's sample order.
 
     Every argument keeps the name, meaning and default it has in mosaicml-streaming 0.13.0:
@@ -87,7 +88,20 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc]
         stream_config: dict[str, Any] | None = None,
     ) -> None:
         args = DatasetArgs.validate(locals())
-        self.__dict__.update(args.public_attributes())
+        self.predownload: int | None = args.values["predownload"]
+        self.cache_limit: int | str | None = cache_limit
+        self.sampling_method = sampling_method
+        self.sampling_granularity = sampling_granularity
+        self.partition_algo = partition_algo
+        self.num_canonical_nodes = num_canonical_nodes
+        self.batch_size = batch_size
+        self.shuffle = shuffle
+        self.shuffle_algo = shuffle_algo
+        self.shuffle_seed = shuffle_seed
+        self.shuffle_block_size = shuffle_block_size
+        self.batching_method = batching_method
+        self.allow_unsafe_types = allow_unsafe_types
+        self.replication = replication
         self._unique_rank_world = World.detect()
         self._parallel_rank_world = self._unique_rank_world.replicate(replication)
         self.initial_physical_nodes: int | None = None
@@ -130,9 +144,9 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc]
     def _check_cache_limit(self) -> None:
         if not self.cache_limit:
             return
-        self.cache_limit = bytes_to_int(self.cache_limit)
+        limit = self.cache_limit = bytes_to_int(self.cache_limit)
         min_usage = sum(stream.get_index_size() for stream in self.streams)
-        if self.cache_limit <= min_usage:
+        if limit <= min_usage:
             raise ValueError(
                 f"Minimum cache usage ({min_usage} bytes) is larger than the cache limit "
                 f"({self.cache_limit} bytes). Please raise `cache_limit`. Recommendation is to "
@@ -140,7 +154,7 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc]
             )
         largest = max(shard.get_max_size() for shard in self.shards)
         self.max_shard_size_across_all_streams = largest
-        if self.cache_limit < 4 * largest:
+        if limit < 4 * largest:
             raise ValueError(
                 f"Cache limit ({self.cache_limit} bytes) is too low. Increase the `cache_limit` "
                 f"to at-least four times the largest shard size ({largest} bytes) which includes "
@@ -193,14 +207,14 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc]
 
     def resample_streams(
         self, epoch: int, stream_id: int | None = None
-    ) -> tuple[np.ndarray, np.ndarray]:
+    ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """Returns the epoch's ``(shuffle_units, sample_ids)`` after stream weighting."""
         from streamx.epoch import resample_streams
 
         return resample_streams(self, epoch, stream_id)
 
     def _resolve_defaults(self, state: dict[str, Any] | None) -> None:
-        """Fills ``num_canonical_nodes`` and ``shuffle_block_size`` as upstream does at iter time."""
+        """Fills ``num_canonical_nodes`` and ``shuffle_block_size`` as upstream does per epoch."""
         nodes = self._parallel_rank_world.num_nodes
         if state is not None:
             self.num_canonical_nodes = int(state["num_canonical_nodes"])

@@ -26,24 +26,6 @@ _STREAM_DEFAULTS = (
     "validate_hash",
     "keep_zip",
 )
-_PUBLIC = (
-    "predownload",
-    "cache_limit",
-    "sampling_method",
-    "sampling_granularity",
-    "partition_algo",
-    "num_canonical_nodes",
-    "batch_size",
-    "shuffle",
-    "shuffle_algo",
-    "shuffle_seed",
-    "shuffle_block_size",
-    "batching_method",
-    "allow_unsafe_types",
-    "replication",
-)
-
-
 @dataclass
 class DatasetArgs:
     """The constructor arguments after checks and defaults."""
@@ -67,10 +49,6 @@ class DatasetArgs:
                 raise ValueError(f"Epoch size cannot be negative. Received {epoch_size}.")
         defaults = {k: values[k] for k in _STREAM_DEFAULTS}
         return cls(values, epoch_size, defaults)
-
-    def public_attributes(self) -> dict[str, Any]:
-        """The arguments mosaicml-streaming keeps as same-named attributes."""
-        return {k: self.values[k] for k in _PUBLIC}
 
 
 def _check_choices(values: dict[str, Any]) -> None:

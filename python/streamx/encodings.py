@@ -125,7 +125,8 @@ class PIL(Encoding):
         self._validate(obj, Image.Image)
         mode = obj.mode.encode("utf-8")
         width, height = obj.size
-        return struct.pack("<III", width, height, len(mode)) + mode + obj.tobytes()
+        pixels: bytes = obj.tobytes()
+        return struct.pack("<III", width, height, len(mode)) + mode + pixels
 
     def decode(self, data: bytes) -> Any:
         from PIL import Image
@@ -184,7 +185,7 @@ class Pickle(Encoding):
         return pickle.dumps(obj)
 
     def decode(self, data: bytes) -> Any:
-        return pickle.loads(data)  # noqa: S301 - gated by allow_unsafe_types
+        return pickle.loads(data)
 
 
 class JSON(Encoding):
@@ -252,17 +253,27 @@ class JPEGArray(Encoding):
 
 def _scalar(dtype: type[np.generic]) -> type[Encoding]:
     """Makes a zero-argument Encoding class for one numpy dtype, so the registry holds classes."""
-    return type(f"Scalar_{np.dtype(dtype).name}", (Scalar,), {"__init__": lambda self: Scalar.__init__(self, dtype)})
+    return type(
+        f"Scalar_{np.dtype(dtype).name}",
+        (Scalar,),
+        {"__init__": lambda self: Scalar.__init__(self, dtype)},
+    )
 
 
 def _image_list(element: type[Encoding]) -> type[Encoding]:
-    return type(f"List_{element.__name__}", (ImageList,), {"__init__": lambda self: ImageList.__init__(self, element())})
+    return type(
+        f"List_{element.__name__}",
+        (ImageList,),
+        {"__init__": lambda self: ImageList.__init__(self, element())},
+    )
 
 
 SCALAR_DTYPES = {
     name: getattr(np, name)
-    for name in ("uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64")
-    + ("float16", "float32", "float64")
+    for name in (
+        *("uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64"),
+        *("float16", "float32", "float64"),
+    )
 }
 
 #: The encoding registry: name -> class. Users may add custom :class:`Encoding` subclasses.

@@ -7,6 +7,7 @@ import warnings
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from streamx import _core
 from streamx.world import World
@@ -57,7 +58,7 @@ def _emit(messages: list[tuple[str, bool]]) -> None:
             logger.warning(message)
 
 
-def worker_sample_ids(ds: Any, epoch: int, sample_in_epoch: int, world: World) -> np.ndarray:
+def worker_sample_ids(ds: Any, epoch: int, sample_in_epoch: int, world: World) -> NDArray[np.int64]:
     """This worker's sample ids for the epoch, ``-1`` for padding, in consumption order."""
     config = epoch_config(ds, epoch, sample_in_epoch, world)
     ids, messages = _core.plan_worker(config, world.node, world.rank_of_node, world.worker_of_rank)
@@ -65,14 +66,16 @@ def worker_sample_ids(ds: Any, epoch: int, sample_in_epoch: int, world: World) -
     return ids
 
 
-def plan_epoch(ds: Any, epoch: int, sample_in_epoch: int, world: World) -> np.ndarray:
+def plan_epoch(ds: Any, epoch: int, sample_in_epoch: int, world: World) -> NDArray[np.int64]:
     """The whole world's ids: shape (nodes, ranks per node, workers per rank, batches, batch)."""
     ids, messages = _core.plan_epoch(epoch_config(ds, epoch, sample_in_epoch, world))
     _emit(messages)
     return ids
 
 
-def resample_streams(ds: Any, epoch: int, stream_id: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def resample_streams(
+    ds: Any, epoch: int, stream_id: int | None = None
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """mosaicml-streaming's ``resample_streams``: (shuffle units, underlying sample ids)."""
     config = epoch_config(ds, epoch, 0, World(1, 1, 0))
     return _core.resample_streams(config, stream_id)

@@ -20,16 +20,24 @@ from typing import Any
 
 from streamx.world import World
 
-__all__ = ["EpochState", "STATE_KEYS"]
+__all__ = ["STATE_KEYS", "EpochState"]
 
-STATE_KEYS = ("epoch", "sample_in_epoch", "num_canonical_nodes", "shuffle_seed", "initial_physical_nodes")
+STATE_KEYS = (
+    "epoch",
+    "sample_in_epoch",
+    "num_canonical_nodes",
+    "shuffle_seed",
+    "initial_physical_nodes",
+)
 _STALE_AFTER_S = 60.0
 
 
 def _job_key() -> str:
     """Ranks of one torchrun job agree on this; independent jobs differ."""
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:
-        parts = [os.environ.get(k, "") for k in ("TORCHELASTIC_RUN_ID", "MASTER_ADDR", "MASTER_PORT")]
+        parts = [
+            os.environ.get(k, "") for k in ("TORCHELASTIC_RUN_ID", "MASTER_ADDR", "MASTER_PORT")
+        ]
         return "job-" + "-".join(p.replace("/", "_") for p in parts)
     return f"proc-{os.getpid()}-{secrets.token_hex(4)}"
 
@@ -90,7 +98,7 @@ class EpochState:
         try:
             if _read(os.path.join(self.root, "owner")) == str(os.getpid()):
                 shutil.rmtree(self.root, ignore_errors=True)
-        except Exception:  # noqa: BLE001 - at interpreter exit builtins may be gone
+        except Exception:
             pass
 
     def _counter_path(self, world: World) -> str:

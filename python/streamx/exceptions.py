@@ -31,5 +31,5 @@ class ChecksumError(StreamxError, ValueError):
     """A downloaded or decompressed file whose digest differs from the index."""
 
 
-class NeedsPythonEncoding(StreamxError, TypeError):  # noqa: N818 - a signal, not a failure
+class NeedsPythonEncoding(StreamxError, TypeError):
     """Internal: the Rust fast path declined a value; the exact Python encoder takes over."""

@@ -105,7 +105,9 @@ def load_index(path: str) -> dict[str, Any]:
 def parse_index(dirname: str, split: str | None, path: str) -> list[ShardInfo]:
     """Loads and validates every shard entry of the index at ``path``."""
     obj = load_index(path)
-    return [_parse_shard(dirname, split or "", entry, path, i) for i, entry in enumerate(obj["shards"])]
+    return [
+        _parse_shard(dirname, split or "", entry, path, i) for i, entry in enumerate(obj["shards"])
+    ]
 
 
 def _parse_shard(dirname: str, split: str, entry: Any, path: str, number: int) -> ShardInfo:
@@ -129,7 +131,10 @@ def _build_shard(dirname: str, split: str, entry: dict[str, Any], where: str) ->
     samples = entry.pop("samples")
     if not isinstance(samples, int) or samples < 0:
         raise ValueError(f"Invalid sample count {samples!r} in {where}.")
-    files = {key: _file_info(entry.pop(key, None), where) for key in ("raw_data", "zip_data", "raw_meta", "zip_meta")}
+    files = {
+        key: _file_info(entry.pop(key, None), where)
+        for key in ("raw_data", "zip_data", "raw_meta", "zip_meta")
+    }
     if files["raw_data"] is None:
         raise ValueError(f"Missing raw_data in {where}.")
     shard = ShardInfo(

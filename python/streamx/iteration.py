@@ -43,4 +43,7 @@ def _overridden(ds: Any) -> bool:
     from streamx.dataset import StreamingDataset
 
     cls = type(ds)
-    return cls.__getitem__ is not StreamingDataset.__getitem__ or cls.get_item is not StreamingDataset.get_item
+    return (
+        cls.__getitem__ is not StreamingDataset.__getitem__
+        or cls.get_item is not StreamingDataset.get_item
+    )

@@ -13,7 +13,7 @@ from streamx.torch_compat import TorchDataset
 __all__ = ["LocalDataset"]
 
 
-class LocalDataset(Array, TorchDataset):  # type: ignore[misc]
+class LocalDataset(Array, TorchDataset):  # type: ignore[misc,type-arg]
     """A dataset whose shards are all local; it never downloads.
 
     Args:

@@ -70,7 +70,8 @@ class NDArray(Encoding):
             head += _encode_shape(obj.shape)
         elif obj.shape != self.shape:
             raise ValueError(f"Wrong shape: expected {self.shape}, got {obj.shape}.")
-        return head + obj.tobytes()
+        data: bytes = obj.tobytes()
+        return head + data
 
     def decode(self, data: bytes) -> Any:
         pos = 0

@@ -9,9 +9,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
-from streamx.index import INDEX_BASENAME, ShardInfo, parse_index
 from streamx.encodings import is_mds_encoding_safe
+from streamx.index import INDEX_BASENAME, ShardInfo, parse_index
 
 __all__ = ["Stream", "apply_weights"]
 
@@ -31,6 +32,15 @@ class Stream:
         validate_hash: Hash algorithm checked when a file is downloaded or decompressed.
         keep_zip: Keep compressed files after decompressing them.
     """
+
+    # Set only when given or derived: `hasattr` tells which weighting the user chose.
+    proportion: float
+    repeat: float
+    choose: int
+    download_retry: int
+    download_timeout: float
+    keep_zip: bool
+    safe_keep_zip: bool
 
     def __init__(
         self,
@@ -138,7 +148,7 @@ def _check_safe(shard: ShardInfo, allow_unsafe_types: bool) -> None:
 
 
 def apply_weights(
-    streams: Sequence[Stream], samples_per_stream: np.ndarray, epoch_size: int | None, seed: int
+    streams: Sequence[Stream], samples_per_stream: NDArray[np.int64], epoch_size: int | None, seed: int
 ) -> int:
     """Derives every stream's ``proportion``, ``repeat`` and ``choose``; returns the epoch size.
 
@@ -161,7 +171,9 @@ def apply_weights(
     else:
         if epoch_size:
             raise ValueError("Only provide `choose` when weighting streams relatively")
-        choose = np.array([_absolute_choose(s, n) for s, n in zip(streams, samples_per_stream)], np.int64)
+        choose = np.array(
+            [_absolute_choose(s, n) for s, n in zip(streams, samples_per_stream)], np.int64
+        )
         proportions = choose / choose.sum()
         total = int(choose.sum())
     repeats = choose / samples_per_stream

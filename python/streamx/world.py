@@ -79,7 +79,11 @@ class World:
                 f"replication ({replication}) must divide the number of ranks ({self.num_ranks})"
             )
         ranks = self.num_ranks // replication
-        nodes = ranks // self.ranks_per_node if ranks % self.ranks_per_node == 0 and ranks >= self.ranks_per_node else 1
+        nodes = (
+            ranks // self.ranks_per_node
+            if ranks % self.ranks_per_node == 0 and ranks >= self.ranks_per_node
+            else 1
+        )
         if ranks % max(nodes, 1):
             nodes = 1
         return replace(

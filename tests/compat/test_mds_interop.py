@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from samples import ENCODINGS, assert_same_value, value_for
 
 import streamx
+from samples import ENCODINGS, assert_same_value, value_for
 
 streaming = pytest.importorskip("streaming")
 from streaming.base.compression import decompress as mosaic_decompress  # noqa: E402
@@ -23,8 +23,25 @@ from streaming.base.compression import decompress as mosaic_decompress  # noqa: 
 pytestmark = pytest.mark.compat
 
 ALL_HASHES = sorted(
-    "blake2b blake2s md5 sha1 sha224 sha256 sha384 sha512 sha3_224 sha3_256 sha3_384 sha3_512 "
-    "xxh32 xxh64 xxh128 xxh3_64 xxh3_128".split()
+    [
+        "blake2b",
+        "blake2s",
+        "md5",
+        "sha1",
+        "sha224",
+        "sha256",
+        "sha384",
+        "sha512",
+        "sha3_224",
+        "sha3_256",
+        "sha3_384",
+        "sha3_512",
+        "xxh32",
+        "xxh64",
+        "xxh128",
+        "xxh3_64",
+        "xxh3_128",
+    ]
 )
 COMPRESSIONS = [None, "br", "bz2", "gz", "snappy", "zstd"]
 NUM_SAMPLES = 7
@@ -99,7 +116,9 @@ def _strip_zip(index: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.mark.parametrize("compression", COMPRESSIONS)
 @pytest.mark.parametrize("encoding", ENCODINGS)
-def test_same_bytes_and_values_both_ways(tmp_path: Path, encoding: str, compression: str | None) -> None:
+def test_same_bytes_and_values_both_ways(
+    tmp_path: Path, encoding: str, compression: str | None
+) -> None:
     ours, theirs = tmp_path / "streamx", tmp_path / "mosaic"
     _write(streamx, ours, encoding, compression)
     _write(streaming, theirs, encoding, compression)
@@ -114,11 +133,16 @@ def test_same_bytes_and_values_both_ways(tmp_path: Path, encoding: str, compress
     assert sorted(os.listdir(ours)) == sorted(os.listdir(theirs))
 
     expected = _mosaic_reader(theirs)
-    for name, got in (("mosaic reads streamx", _mosaic_reader(ours)), ("streamx reads mosaic", streamx.LocalDataset(str(theirs)))):
+    for name, got in (
+        ("mosaic reads streamx", _mosaic_reader(ours)),
+        ("streamx reads mosaic", streamx.LocalDataset(str(theirs))),
+    ):
         assert len(got) == len(expected) == NUM_SAMPLES
         for i in range(NUM_SAMPLES):
             for column in ("id", "value"):
-                assert_same_value(got[i][column], expected[i][column], f"{name} sample {i} {column}")
+                assert_same_value(
+                    got[i][column], expected[i][column], f"{name} sample {i} {column}"
+                )
 
 
 @pytest.mark.slow
@@ -132,7 +156,9 @@ def test_every_compression_level(tmp_path: Path, compression: str) -> None:
     assert _strip_zip(our_index) == _strip_zip(their_index)
     assert _raw_files(ours, our_index) == _raw_files(theirs, their_index)
     got, expected = streamx.LocalDataset(str(theirs)), _mosaic_reader(ours)
-    assert [got[i]["value"] for i in range(NUM_SAMPLES)] == [expected[i]["value"] for i in range(NUM_SAMPLES)]
+    assert [got[i]["value"] for i in range(NUM_SAMPLES)] == [
+        expected[i]["value"] for i in range(NUM_SAMPLES)
+    ]
 
 
 def test_compression_names_match_mosaic() -> None:

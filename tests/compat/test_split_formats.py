@@ -18,7 +18,9 @@ SAMPLES = [{"id": i, "name": f"n{i}", "score": i / 3} for i in range(25)]
 
 
 def _write(cls: Any, out: Path, **kwargs: Any) -> None:
-    with cls(out=str(out), columns=COLUMNS, size_limit=120, hashes=["md5", "xxh64"], **kwargs) as writer:
+    with cls(
+        out=str(out), columns=COLUMNS, size_limit=120, hashes=["md5", "xxh64"], **kwargs
+    ) as writer:
         for sample in SAMPLES:
             writer.write(sample)
 
@@ -28,7 +30,9 @@ def _write(cls: Any, out: Path, **kwargs: Any) -> None:
     [("JSONWriter", {}), ("CSVWriter", {}), ("TSVWriter", {}), ("XSVWriter", {"separator": "|"})],
 )
 @pytest.mark.parametrize("compression", [None, "zstd"])
-def test_split_writer_files_match(tmp_path: Path, name: str, extra: dict[str, Any], compression: str | None) -> None:
+def test_split_writer_files_match(
+    tmp_path: Path, name: str, extra: dict[str, Any], compression: str | None
+) -> None:
     ours, theirs = tmp_path / "ours", tmp_path / "theirs"
     _write(getattr(streamx, name), ours, compression=compression, **extra)
     _write(getattr(streaming, name), theirs, compression=compression, **extra)

@@ -6,7 +6,7 @@ import bisect
 import json
 import os
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from streamx import _core
@@ -28,6 +28,7 @@ class MixedSampleReader:
             self._starts.append(self._starts[-1] + shard.samples)
         self.num_samples = self._starts[-1]
         self._open: dict[int, Any] = {}
+        self.fast_get: Callable[[int], dict[str, Any]] | None = None
 
     def get(self, index: int) -> dict[str, Any]:
         """Returns sample ``index`` of the whole dataset."""
@@ -37,7 +38,8 @@ class MixedSampleReader:
         reader = self._open.get(shard)
         if reader is None:
             reader = self._open[shard] = _open_shard(self._shards[shard])
-        return reader.get(index - self._starts[shard])
+        sample: dict[str, Any] = reader.get(index - self._starts[shard])
+        return sample
 
     def get_many(self, indices: list[int], fallback: Any) -> list[Any]:
         """Decodes many samples; ``fallback(i)`` serves samples whose shard is not local."""

@@ -81,7 +81,9 @@ class MDSWriter(Writer):
     def encode_sample(self, sample: dict[str, Any]) -> bytes:
         """Encodes one sample entirely in Python (the exact, slower path)."""
         sizes, parts = [], []
-        for name, encoding, size in zip(self.column_names, self.column_encodings, self.column_sizes):
+        for name, encoding, size in zip(
+            self.column_names, self.column_encodings, self.column_sizes
+        ):
             value = sample[name]
             datum = value if isinstance(value, bytes) else get_coder(encoding).encode(value)
             if size is None:
