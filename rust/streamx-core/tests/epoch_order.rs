@@ -250,7 +250,11 @@ fn partitions_match_streaming_and_worker_slices_agree() {
             let [p, r, w, _, _] = part.shape;
             for (pi, ri, wi) in itertools(p, r, w) {
                 let one = worker_slice(algo, &spec, pi, ri, wi, &mut Vec::new()).unwrap();
-                assert_eq!(one, part.worker(pi, ri, wi), "{case} worker {pi},{ri},{wi}");
+                assert_eq!(
+                    one,
+                    part.worker(pi, ri, wi).unwrap(),
+                    "{case} worker {pi},{ri},{wi}"
+                );
             }
         });
     }
@@ -304,7 +308,7 @@ fn batching_methods_match_streaming() {
                 let one = plan_worker(&cfg, pi, ri, wi).unwrap();
                 assert_eq!(
                     one.ids,
-                    part.worker(pi, ri, wi),
+                    part.worker(pi, ri, wi).unwrap(),
                     "{case} worker {pi},{ri},{wi}"
                 );
             }

@@ -133,7 +133,7 @@ proptest! {
                 for rank in 0..rpn {
                     for worker in 0..wpr {
                         let one = worker_slice(algo, &s, node, rank, worker, &mut Vec::new()).unwrap();
-                        prop_assert_eq!(one.as_slice(), part.worker(node, rank, worker));
+                        prop_assert_eq!(one.as_slice(), part.worker(node, rank, worker).unwrap());
                     }
                 }
             }
@@ -168,7 +168,7 @@ proptest! {
                 for rank in 0..2 {
                     for worker in 0..wpr {
                         let one = plan_worker(&cfg, node, rank, worker).unwrap();
-                        prop_assert_eq!(one.ids.as_slice(), plan.partition.worker(node, rank, worker));
+                        prop_assert_eq!(one.ids.as_slice(), plan.partition.worker(node, rank, worker).unwrap());
                     }
                 }
             }
@@ -190,7 +190,10 @@ fn parallel_paths_agree_with_worker_slices() {
             worker,
             &mut Vec::new(),
         );
-        assert_eq!(one.unwrap().as_slice(), part.worker(node, rank, worker));
+        assert_eq!(
+            one.unwrap().as_slice(),
+            part.worker(node, rank, worker).unwrap()
+        );
     }
     let cfg = EpochConfig {
         streams: vec![StreamSpec {
@@ -219,5 +222,5 @@ fn parallel_paths_agree_with_worker_slices() {
     };
     let plan = plan_epoch(&cfg).unwrap();
     let one = plan_worker(&cfg, 1, 0, 1).unwrap();
-    assert_eq!(one.ids.as_slice(), plan.partition.worker(1, 0, 1));
+    assert_eq!(one.ids.as_slice(), plan.partition.worker(1, 0, 1).unwrap());
 }

@@ -85,7 +85,13 @@ pub(crate) fn generate_worker(
     if cfg.batching_method == BatchingMethod::Random {
         return random::worker(cfg, [node, rank, worker], warnings);
     }
-    Ok(generate(cfg, warnings)?.worker(node, rank, worker).to_vec())
+    let partition = generate(cfg, warnings)?;
+    let ids = partition.worker(node, rank, worker).ok_or_else(|| {
+        Error::InvalidArgument(format!(
+            "worker ({node}, {rank}, {worker}) is outside the world"
+        ))
+    })?;
+    Ok(ids.to_vec())
 }
 
 /// Replaces every non-padding big id by `small_per_big[perm[id]]` (or `small_per_big[id]`).

@@ -84,12 +84,16 @@ pub struct Partition {
 }
 
 impl Partition {
-    /// The flattened `(batches_per_worker, batch_size)` block of one worker.
-    pub fn worker(&self, node: usize, rank: usize, worker: usize) -> &[i64] {
-        let [_, r, w, b, s] = self.shape;
+    /// The flattened `(batches_per_worker, batch_size)` block of one worker, or `None` if the
+    /// worker is outside the world.
+    pub fn worker(&self, node: usize, rank: usize, worker: usize) -> Option<&[i64]> {
+        let [p, r, w, b, s] = self.shape;
+        if node >= p || rank >= r || worker >= w {
+            return None;
+        }
         let len = b * s;
         let at = ((node * r + rank) * w + worker) * len;
-        &self.ids[at..at + len]
+        self.ids.get(at..at + len)
     }
 
     /// The ids in traversal order, `transpose(3, 2, 0, 1, 4).flatten()`: for each batch index,
