@@ -125,7 +125,9 @@ class FaultProxy:
                     proxy.log.add(self.command, self.path, 503, fault)
                     self._respond(503, [("Content-Type", "application/xml")], _SLOW_DOWN)
                     return
-                headers = {k: v for k, v in self.headers.items() if k.lower() != "transfer-encoding"}
+                headers = {
+                    k: v for k, v in self.headers.items() if k.lower() != "transfer-encoding"
+                }
                 headers["Content-Length"] = str(len(body))
                 conn = http.client.HTTPConnection(*proxy.upstream, timeout=60)
                 try:

@@ -8,9 +8,9 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import S3
 from s3_fault_proxy import FaultConfig, FaultProxy
 
+from conftest import S3
 from streamx.storage.download import DownloadTimeoutError, TruncatedDownloadError, download_file
 from streamx.storage.prefetch import Downloader
 
@@ -76,7 +76,9 @@ def test_short_body_is_detected_and_retried(
     # A body cut short with a matching Content-Length: botocore's response checksum catches
     # it on S3; over plain HTTP only the size check can.
     expected = TruncatedDownloadError if scheme == "http" else Exception
-    with pytest.raises(expected, match="received 5000 of 10000 bytes" if scheme == "http" else None):
+    with pytest.raises(
+        expected, match="received 5000 of 10000 bytes" if scheme == "http" else None
+    ):
         download_file(url, str(tmp_path / "a"), retry=1)
     assert not (tmp_path / "a").exists()
     fault_proxy.config = FaultConfig(probability=1.0, kinds=("short",), max_per_key=1, seed=1)
@@ -114,7 +116,9 @@ def test_http_and_file_urls(s3: S3, tmp_path: Path) -> None:
     assert (tmp_path / "sub" / "b").read_bytes() == b"hello"
 
 
-def test_downloader_dedups_and_bounds(faulty_s3: S3, fault_proxy: FaultProxy, tmp_path: Path) -> None:
+def test_downloader_dedups_and_bounds(
+    faulty_s3: S3, fault_proxy: FaultProxy, tmp_path: Path
+) -> None:
     blobs = _blobs(faulty_s3, 16, seed=2)
     fault_proxy.config = FaultConfig(probability=0.3, seed=3, slow_s=0.1)
     downloader = Downloader(4, retry=4, timeout=20)
@@ -122,7 +126,9 @@ def test_downloader_dedups_and_bounds(faulty_s3: S3, fault_proxy: FaultProxy, tm
     for key in blobs:
         local = str(tmp_path / key)
         futures[key] = downloader.submit(key, faulty_s3.url(key), local)
-        assert downloader.submit(key, faulty_s3.url(key), local) is futures[key] or futures[key].done()
+        assert (
+            downloader.submit(key, faulty_s3.url(key), local) is futures[key] or futures[key].done()
+        )
     for key, future in futures.items():
         assert future.result(60) == str(tmp_path / key)
         assert (tmp_path / key).read_bytes() == blobs[key]

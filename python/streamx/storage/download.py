@@ -94,7 +94,11 @@ def download_file(
             delay = backoff_delay(attempt)
             logger.info(
                 "download of %s failed (%r), attempt %d/%d; retrying in %.2fs",
-                remote_url, err, attempt, retry, delay,
+                remote_url,
+                err,
+                attempt,
+                retry,
+                delay,
             )
             time.sleep(delay)
 

@@ -38,9 +38,7 @@ def _require(kind: str, scheme: str) -> None:
     try:
         __import__(module)
     except ImportError as err:
-        raise ImportError(
-            f"{scheme}:// needs {module}: pip install 'streamx[{extra}]'"
-        ) from err
+        raise ImportError(f"{scheme}:// needs {module}: pip install 'streamx[{extra}]'") from err
 
 
 def split_url(url: str) -> tuple[str, str, str]:
@@ -79,7 +77,7 @@ def get_filesystem(url: str) -> tuple[AbstractFileSystem, str]:
     key, build, fs_path = _plan(url, scheme, netloc, path)
     global _CACHE_PID
     with _LOCK:
-        if _CACHE_PID != os.getpid():
+        if os.getpid() != _CACHE_PID:
             _CACHE.clear()
             _CACHE_PID = os.getpid()
         fs = _CACHE.get(key)
@@ -88,9 +86,7 @@ def get_filesystem(url: str) -> tuple[AbstractFileSystem, str]:
     return fs, fs_path
 
 
-def _plan(
-    url: str, scheme: str, netloc: str, path: str
-) -> tuple[tuple[Any, ...], Any, str]:
+def _plan(url: str, scheme: str, netloc: str, path: str) -> tuple[tuple[Any, ...], Any, str]:
     """Pick the cache key, the factory and the filesystem path for one URL."""
     if scheme in ("", "file"):
         local = path if scheme == "file" else url
@@ -194,9 +190,11 @@ def _gcs_plan(scheme: str, bucket: str, path: str) -> tuple[tuple[Any, ...], Any
         import gcsfs
 
         if emulator:
-            return gcsfs.GCSFileSystem(
-                endpoint_url=emulator, token="anon", skip_instance_cache=True
-            )
+            # The default class asks a gRPC control plane for the bucket layout on every
+            # read; emulators only speak JSON/HTTP, so use the plain implementation.
+            from gcsfs.core import GCSFileSystem
+
+            return GCSFileSystem(endpoint_url=emulator, token="anon", skip_instance_cache=True)
         return gcsfs.GCSFileSystem(skip_instance_cache=True)
 
     return ("gs", emulator), build, f"{bucket}{path}"
@@ -205,12 +203,9 @@ def _gcs_plan(scheme: str, bucket: str, path: str) -> tuple[tuple[Any, ...], Any
 def _azure_plan(scheme: str, netloc: str, path: str) -> tuple[tuple[Any, ...], Any, str]:
     account = os.environ.get("AZURE_ACCOUNT_NAME") or netloc.split(".", 1)[0]
     access_key = os.environ.get("AZURE_ACCOUNT_ACCESS_KEY") or None
-    if scheme == "azure":
-        # azure://<account>.blob.core.windows.net/<container>/<blob>
-        fs_path = path.lstrip("/")
-    else:
-        # azure-dl://<filesystem>/<path>: the netloc names the file system (container).
-        fs_path = f"{netloc.split('@', 1)[0]}{path}"
+    # azure://<account>.blob.core.windows.net/<container>/<blob>, whereas in
+    # azure-dl://<filesystem>/<path> the netloc names the file system (container).
+    fs_path = path.lstrip("/") if scheme == "azure" else f"{netloc.split('@', 1)[0]}{path}"
 
     def build() -> AbstractFileSystem:
         import adlfs

@@ -132,12 +132,14 @@ def _merge_from_root(out: Location, keep_local: bool = True, download_timeout: f
     if not out:
         logger.warning("merge_index: no dataset root given; nothing merged")
         return
-    local_root, remote_root = (out[0], out[1]) if isinstance(out, tuple) else (out, None)
-    if remote_root is None and split_url(out if isinstance(out, str) else "")[0] not in (
-        "",
-        "file",
-    ):
-        local_root, remote_root = None, str(out)
+    local_root: str | None
+    remote_root: str | None
+    if isinstance(out, tuple):
+        local_root, remote_root = out
+    elif split_url(out)[0] in ("", "file"):
+        local_root, remote_root = out, None
+    else:
+        local_root, remote_root = None, out  # remote only: nothing local to look at
     local_files = _local_partition_indexes(local_root) if local_root else []
     if remote_root is None:
         _merge_from_list(list(local_files), out, keep_local, download_timeout)

@@ -103,7 +103,9 @@ class Downloader:
             pool.shutdown(wait=wait, cancel_futures=True)
 
     def _run(self, remote: str, local: str, expected_size: int | None) -> str:
-        self._fetch(remote, local, retry=self.retry, timeout=self.timeout, expected_size=expected_size)
+        self._fetch(
+            remote, local, retry=self.retry, timeout=self.timeout, expected_size=expected_size
+        )
         return local
 
     def _ensure_pool(self) -> ThreadPoolExecutor:
