@@ -1,5 +1,16 @@
 //! Whole-shard compression, one codec per file, named like mosaicml-streaming
 //! (`"zstd"`, `"zstd:7"`, `"br:11"`, ...). The extension of a compressed shard is the codec name.
+//!
+//! ```
+//! use std::path::Path;
+//! use streamx_core::compression::Compression;
+//!
+//! let zstd = Compression::parse("zstd:7").unwrap();
+//! assert_eq!((zstd.extension(), zstd.to_string()), ("zstd", "zstd:7".to_owned()));
+//! let packed = zstd.compress(b"shard bytes").unwrap();
+//! assert_eq!(zstd.decompress(&packed, Path::new("x.zstd")).unwrap(), b"shard bytes");
+//! assert!(Compression::parse("zstd:0").is_err());
+//! ```
 
 use std::fmt;
 use std::fs::File;
@@ -152,12 +163,7 @@ impl Compression {
             Codec::Br => brotli::BrotliDecompress(&mut &data[..], out),
             Codec::Bz2 => copy_all(bzip2::read::MultiBzDecoder::new(data), out),
             Codec::Gz => copy_all(flate2::read::MultiGzDecoder::new(data), out),
-            Codec::Snappy => {
-                let raw = snap::raw::Decoder::new()
-                    .decompress_vec(data)
-                    .map_err(io::Error::other)?;
-                out.write_all(&raw)
-            }
+            Codec::Snappy => out.write_all(&snappy_decompress(data)?),
             Codec::Zstd => copy_all(zstd::stream::read::Decoder::with_buffer(data)?, out),
         }
     }
@@ -223,6 +229,20 @@ fn brotli_compress(data: &[u8], level: u32, out: &mut Vec<u8>) -> io::Result<()>
         }
     }
     Ok(())
+}
+
+/// Raw snappy declares its output length up front; a corrupt header could ask for 4 GiB.
+/// No snappy op expands more than 64 bytes out of 2 bytes in, so cap the claim at that ratio.
+fn snappy_decompress(data: &[u8]) -> io::Result<Vec<u8>> {
+    let claimed = snap::raw::decompress_len(data).map_err(io::Error::other)?;
+    if claimed > data.len().saturating_mul(32).saturating_add(64) {
+        return Err(io::Error::other(format!(
+            "snappy header claims {claimed} bytes"
+        )));
+    }
+    snap::raw::Decoder::new()
+        .decompress_vec(data)
+        .map_err(io::Error::other)
 }
 
 fn copy_all<R: Read, W: Write>(mut reader: R, out: &mut W) -> io::Result<()> {

@@ -131,6 +131,24 @@ fn corrupt_data_names_the_path() {
 }
 
 #[test]
+fn snappy_length_bombs_are_corrupt() {
+    let c = Compression::parse("snappy").unwrap();
+    // Varint 0xffffffff: a 4 GiB claim backed by no data.
+    let bomb = [0xff, 0xff, 0xff, 0xff, 0x0f, 0x00];
+    assert!(matches!(
+        c.decompress(&bomb, Path::new("b")),
+        Err(Error::CorruptShard { .. })
+    ));
+    let zeros = vec![0u8; 100_000];
+    let packed = c.compress(&zeros).unwrap();
+    assert_eq!(
+        c.decompress(&packed, Path::new("z")).unwrap(),
+        zeros,
+        "highly compressible data still fits"
+    );
+}
+
+#[test]
 fn decompress_file_is_atomic() {
     let (input, _) = fixture();
     let dir = tempfile::tempdir().unwrap();
