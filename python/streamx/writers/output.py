@@ -86,12 +86,33 @@ def open_output(
     if remote is None:
         assert local is not None
         return LocalOutput(local)
-    from streamx.storage.upload import Uploader
-
-    return Uploader(
-        out,
-        keep_local=keep_local,
-        progress_bar=progress_bar,
-        max_workers=max_workers,
-        retry=retry,
+    return RemoteOutput(
+        out, keep_local=keep_local, progress_bar=progress_bar, max_workers=max_workers, retry=retry
     )
+
+
+class RemoteOutput:
+    """Files are written locally and uploaded in the background; the index goes last."""
+
+    def __init__(self, out: str | tuple[str, str], **kwargs: Any) -> None:
+        from streamx.storage.upload import Uploader
+
+        self._uploader = Uploader(out, **kwargs)
+        self.local: str = self._uploader.local
+        self.remote: str | None = self._uploader.remote
+
+    def upload(self, basename: str) -> None:
+        """Queues one finished file; raises if an earlier upload failed."""
+        self._uploader.upload_file(basename)
+
+    def finish(self, index_basename: str) -> None:
+        """Waits for the shards, then uploads the index."""
+        self._uploader.finish(index_basename)
+
+    def cancel(self) -> None:
+        """Stops uploading after a failure; what is local stays local."""
+        self._uploader.keep_local = True
+        try:
+            self._uploader.finish(index_basename="")
+        except Exception:  # noqa: BLE001 - the original error is the one to report
+            pass

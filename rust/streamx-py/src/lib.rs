@@ -11,6 +11,7 @@
 
 use pyo3::prelude::*;
 
+mod cache;
 mod codec;
 mod enter;
 mod errors;
@@ -22,6 +23,7 @@ mod writer;
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    cache::register(m)?;
     codec::register(m)?;
     plan::register(m)?;
     m.add_class::<writer::MDSShardWriter>()?;
