@@ -116,6 +116,12 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         self.length = math.ceil(self.epoch_size / self._parallel_rank_world.num_ranks)
         self._reader = make_reader(self.shards)
         self._state = EpochState.for_dataset(self)
+        self._shard_cache = None
+        if any(s.remote is not None and s.remote != s.local for s in self.streams):
+            from streamx.remote import ShardCache
+
+            limit = self.cache_limit if isinstance(self.cache_limit, int) else None
+            self._shard_cache = ShardCache(self, limit)
 
     def _load_shards(self) -> None:
         self.shards: list[ShardInfo] = []
@@ -175,12 +181,35 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         try:
             return self._reader.get(sample_id)
         except FileNotFoundError:
-            if retry <= 0 or not any(stream.remote for stream in self.streams):
+            if self._shard_cache is None:
                 raise
-        from streamx.remote import prepare_sample_shard
-
-        prepare_sample_shard(self, sample_id)
+            if retry <= 0:
+                raise RuntimeError(
+                    f"StreamingDataset repeatedly failed to download a shard for sample "
+                    f"{sample_id}. If `cache_limit` ({self.cache_limit}) is set, it may be too "
+                    "low for the number of shards in use at once; raise it."
+                ) from None
+        self._shard_cache.prepare(self._shard_of(sample_id))
         return self.get_item(sample_id, retry - 1)
+
+    def _shard_of(self, sample_id: int) -> int:
+        """The shard holding global sample ``sample_id``."""
+        ends = self.sample_offset_per_shard + self.samples_per_shard
+        return int(np.searchsorted(ends, sample_id, side="right"))
+
+    def _prepare_ahead(self, ids: NDArray[np.int64], start: int) -> None:
+        """Starts downloading the shards of the next ``predownload`` samples."""
+        if self._shard_cache is None:
+            return
+        ahead = ids[start : start + max(int(self.predownload or 0), 1)]
+        ends = self.sample_offset_per_shard + self.samples_per_shard
+        shards = np.unique(np.searchsorted(ends, ahead, side="right"))
+        self._shard_cache.prepare_async(shards.tolist())
+
+    @property
+    def cache_usage(self) -> int:
+        """Bytes of shards the node's cache ledger counts as local."""
+        return self._shard_cache.usage() if self._shard_cache is not None else 0
 
     @property
     def next_epoch(self) -> int:

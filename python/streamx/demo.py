@@ -107,9 +107,8 @@ def main(argv: list[str] | None = None) -> None:
             remote = "s3://demo/dataset"
             print(f"S3-compatible server on {os.environ['S3_ENDPOINT_URL']}")
             seconds = _write(os.path.join(tmp, "written"), remote, args.samples)
-            print(
-                f"wrote {args.samples} samples to {remote} in {seconds:.2f} s ({args.samples / seconds:,.0f} samples/s)"
-            )
+            rate = args.samples / seconds
+            print(f"wrote {args.samples} samples to {remote} in {seconds:.2f} s ({rate:,.0f}/s)")
             print("streaming it through a StreamingDataLoader:")
             _stream(remote, os.path.join(tmp, "cache"), args.samples, args.workers)
     finally:

@@ -114,5 +114,5 @@ class RemoteOutput:
         self._uploader.keep_local = True
         try:
             self._uploader.finish(index_basename="")
-        except Exception:  # noqa: BLE001 - the original error is the one to report
+        except Exception:  # the original error is the one to report
             pass
