@@ -15,6 +15,7 @@ mod layout;
 mod ledger;
 mod lock;
 pub mod lru;
+mod pins;
 
 pub use ledger::{Decision, Ledger, RecoveryReport, ShardState};
 pub use lock::{is_alive, ProcessId};
