@@ -11,10 +11,12 @@ STAMP := $(VENV)/.installed
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
-$(STAMP): pyproject.toml requirements/test.txt
+$(STAMP): pyproject.toml requirements/test.txt requirements/test-gcs.txt
 	$(PY) -m venv --system-site-packages $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -r requirements/test.txt
+	# A second step on purpose: see the note in requirements/test-gcs.txt.
+	$(BIN)/python -m pip install -q -r requirements/test-gcs.txt
 	# The venv needs its own maturin executable even when the system has one.
 	$(BIN)/python -m pip install -q --ignore-installed 'maturin>=1.7,<2'
 	touch $(STAMP)
