@@ -23,7 +23,8 @@ _KEYS = ("column_encodings", "column_names", "column_sizes", "compression", "for
          "raw_data", "samples", "size_limit", "version", "zip_data")  # fmt: skip
 _VALID = {
     "column_encodings": ["int"], "column_names": ["id"], "column_sizes": [8], "compression": None,
-    "format": "mds", "hashes": [], "raw_data": {"basename": "shard.00000.mds", "bytes": 20, "hashes": {}},
+    "format": "mds", "hashes": [],
+    "raw_data": {"basename": "shard.00000.mds", "bytes": 20, "hashes": {}},
     "samples": 1, "size_limit": 100, "version": 2, "zip_data": None,
 }  # fmt: skip
 
