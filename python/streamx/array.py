@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -16,6 +17,17 @@ class Array:
     index form to ``get_item`` so that subclass overrides of it apply everywhere.
     """
 
+    # ``ds[i]`` for a plain int, in one call into Rust; set by ``_enable_fast_get`` only
+    # when it is equivalent to ``get_item`` (nothing overridden, nothing decoded in Python).
+    _fast_get: Callable[[int], Any] | None = None
+
+    def _enable_fast_get(self, owner: type, fast: Callable[[int], Any] | None) -> None:
+        """Uses ``fast(i)`` (negative ``i`` allowed, ``IndexError`` past the end) for int
+        indices, unless a subclass of ``owner`` overrides ``get_item`` or ``size``."""
+        cls = type(self)
+        if fast is not None and cls.get_item is owner.get_item and cls.size is owner.size:
+            self._fast_get = fast
+
     @property
     def size(self) -> int:
         """Number of items."""
@@ -26,6 +38,12 @@ class Array:
         raise NotImplementedError
 
     def __getitem__(self, at: Any) -> Any:
+        fast = self._fast_get
+        if fast is not None and type(at) is int:
+            try:
+                return fast(at)
+            except (FileNotFoundError, OverflowError):
+                pass  # not local yet, or beyond int64: the general path below handles it
         if isinstance(at, (int, np.integer)):
             idx = int(at)
             if idx < 0:
@@ -37,4 +55,6 @@ class Array:
             return [self.get_item(i) for i in range(*at.indices(self.size))]
         if isinstance(at, (list, tuple, np.ndarray)):
             return [self[sub] for sub in at]
-        raise TypeError(f"Sample index must be an int, slice, list or ndarray, not {type(at).__name__}")
+        raise TypeError(
+            f"Sample index must be an int, slice, list or ndarray, not {type(at).__name__}"
+        )

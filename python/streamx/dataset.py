@@ -115,6 +115,8 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         )
         self.length = math.ceil(self.epoch_size / self._parallel_rank_world.num_ranks)
         self._reader = make_reader(self.shards)
+        if not any(stream.remote for stream in self.streams):  # remote: get_item fetches
+            self._enable_fast_get(StreamingDataset, self._reader.fast_get)
         self._state = EpochState.for_dataset(self)
         self._shard_cache = None
         if any(s.remote is not None and s.remote != s.local for s in self.streams):

@@ -10,8 +10,10 @@ from streamx.world import World
 
 __all__ = ["iterate"]
 
-# Samples decoded per call into Rust on the fast path.
+# Samples decoded per call into Rust on the fast path, and the bytes a chunk aims at: a
+# chunk of large samples is kept small so its buffers are reused, not faulted in afresh.
 _CHUNK = 256
+_CHUNK_BYTES = 1 << 20
 
 
 def iterate(ds: Any) -> Iterator[Any]:
@@ -32,11 +34,19 @@ def iterate(ds: Any) -> Iterator[Any]:
         return
     prepare = getattr(ds, "_prepare_ahead", None)
     reader = ds._reader
-    for start in range(0, len(ids), _CHUNK):
-        chunk = ids[start : start + _CHUNK].tolist()
+    step = _chunk_size(ds)
+    for start in range(0, len(ids), step):
+        chunk = ids[start : start + step].tolist()
         if prepare is not None:
             prepare(ids, start)
         yield from reader.get_many(chunk, ds.get_item)
+
+
+def _chunk_size(ds: Any) -> int:
+    """Up to ``_CHUNK`` samples, fewer when the average sample is large."""
+    total = sum(shard.raw_data.bytes for shard in ds.shards)
+    average = total // max(ds.num_samples, 1)
+    return max(1, min(_CHUNK, _CHUNK_BYTES // max(average, 1)))
 
 
 def _overridden(ds: Any) -> bool:

@@ -28,6 +28,7 @@ class LocalDataset(Array, TorchDataset):  # type: ignore[misc,type-arg]
         self.shards = parse_index(local, split, os.path.join(local, split, INDEX_BASENAME))
         self._reader = make_reader(self.shards)
         self.num_samples = self._reader.num_samples
+        self._enable_fast_get(LocalDataset, self._reader.fast_get)
 
     def __len__(self) -> int:
         return self.num_samples

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 __all__ = ["SampleReader"]
@@ -11,6 +12,8 @@ class SampleReader(Protocol):
     """Global sample id -> decoded sample dict, for the shards of one dataset."""
 
     num_samples: int
+    # ``get`` with a negative index counting from the end, when it is all ``ds[i]`` needs.
+    fast_get: Callable[[int], dict[str, Any]] | None
 
     def get(self, index: int) -> dict[str, Any]:
         """Returns sample ``index`` (``0 <= index < num_samples``)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from streamx import _core
@@ -20,13 +20,23 @@ class MDSSampleReader:
         schema_of: dict[tuple[Any, ...], int] = {}
         descs = []
         for shard in shards:
-            key = (tuple(shard.column_names), tuple(shard.column_encodings), tuple(shard.column_sizes))
+            key = (
+                tuple(shard.column_names),
+                tuple(shard.column_encodings),
+                tuple(shard.column_sizes),
+            )
             if key not in schema_of:
                 schema_of[key] = len(plans)
                 plans.append(ColumnPlan.from_index(*key))
             zip_path = shard.local_path(shard.zip_data) if shard.zip_data else None
             descs.append(
-                (shard.local_path(shard.raw_data), zip_path, shard.compression, shard.samples, schema_of[key])
+                (
+                    shard.local_path(shard.raw_data),
+                    zip_path,
+                    shard.compression,
+                    shard.samples,
+                    schema_of[key],
+                )
             )
         schemas = [(p.names, p.kinds, p.sizes) for p in plans]
         self._core = _core.MDSReader(descs, schemas)
@@ -35,6 +45,10 @@ class MDSSampleReader:
         decoders = {p.python_columns for p in plans}
         # One schema's decoders serve every sample when all shards agree (the usual case).
         self._decoders = plans[0].python_columns if len(decoders) == 1 and plans else None
+        # With nothing to decode in Python, the Rust reader alone serves ``ds[i]``.
+        self.fast_get: Callable[[int], dict[str, Any]] | None = (
+            self._core.get_item if decoders <= {()} else None
+        )
 
     def get(self, index: int) -> dict[str, Any]:
         """Returns sample ``index`` with every column decoded."""
@@ -54,6 +68,8 @@ class MDSSampleReader:
         except FileNotFoundError:
             return [fallback(i) for i in indices]
         decoders = self._decoders
+        if decoders == ():
+            return samples
         for position, sample in enumerate(samples):
             columns = decoders if decoders is not None else self._plans_for(indices[position])
             for name, coder in columns:

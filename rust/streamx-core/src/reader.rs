@@ -161,6 +161,24 @@ impl ShardSet {
         Ok(shard)
     }
 
+    /// Like [`ShardSet::sample_columns`], but only when the shard is mapped already: `None`
+    /// otherwise, so the caller can open it where it chooses (say, with the GIL released).
+    /// One lookup and one read lock, for the per-sample hot path.
+    pub fn sample_columns_if_open(
+        &self,
+        global: u64,
+        out: &mut Vec<Range<usize>>,
+    ) -> Result<Option<(usize, Arc<Shard>)>> {
+        let (index, local) = self.locate(global)?;
+        let Some(shard) = self.open.get(index).and_then(|cell| read(cell).clone()) else {
+            return Ok(None);
+        };
+        shard
+            .sample_column_ranges(local, &self.descs[index].layout, out)
+            .map_err(|e| with_global(e, global))?;
+        Ok(Some((index, shard)))
+    }
+
     /// The raw bytes of sample `global` and the shard holding them.
     pub fn sample_range(&self, global: u64) -> Result<(Arc<Shard>, Range<usize>)> {
         let (index, local) = self.locate(global)?;

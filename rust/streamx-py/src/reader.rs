@@ -3,6 +3,7 @@
 use std::ops::Range;
 use std::path::PathBuf;
 
+use pyo3::exceptions::PyIndexError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
 use streamx_core::compression::Compression;
@@ -35,7 +36,11 @@ pub struct MDSReader {
 #[pymethods]
 impl MDSReader {
     #[new]
-    fn new(py: Python<'_>, shards: &Bound<'_, PyAny>, schemas: &Bound<'_, PyAny>) -> PyResult<Self> {
+    fn new(
+        py: Python<'_>,
+        shards: &Bound<'_, PyAny>,
+        schemas: &Bound<'_, PyAny>,
+    ) -> PyResult<Self> {
         let shard_args: Vec<ShardArg> = shards.extract()?;
         let schema_args: Vec<SchemaArg> = schemas.extract()?;
         let mut layouts = Vec::with_capacity(schema_args.len());
@@ -43,8 +48,14 @@ impl MDSReader {
         for (names, kinds, sizes) in &schema_args {
             layouts.push(ColumnLayout::from_sizes(sizes).py()?);
             built.push(Schema {
-                names: names.iter().map(|n| PyString::intern(py, n).unbind()).collect(),
-                kinds: kinds.iter().map(|k| Kind::parse(k)).collect::<PyResult<_>>()?,
+                names: names
+                    .iter()
+                    .map(|n| PyString::intern(py, n).unbind())
+                    .collect(),
+                kinds: kinds
+                    .iter()
+                    .map(|k| Kind::parse(k))
+                    .collect::<PyResult<_>>()?,
             });
         }
         let mut descs = Vec::with_capacity(shard_args.len());
@@ -53,12 +64,27 @@ impl MDSReader {
             let layout = layouts.get(schema).cloned().ok_or_else(|| {
                 pyo3::exceptions::PyValueError::new_err(format!("No schema {schema}"))
             })?;
-            let compression = compression.as_deref().map(Compression::parse).transpose().py()?;
-            descs.push(ShardDesc { raw_path, zip_path, compression, samples, layout });
+            let compression = compression
+                .as_deref()
+                .map(Compression::parse)
+                .transpose()
+                .py()?;
+            descs.push(ShardDesc {
+                raw_path,
+                zip_path,
+                compression,
+                samples,
+                layout,
+            });
             schema_ids.push(schema);
         }
         let args = (shards.clone().unbind(), schemas.clone().unbind());
-        Ok(Self { set: ShardSet::new(descs), schemas: built, schema_ids, args })
+        Ok(Self {
+            set: ShardSet::new(descs),
+            schemas: built,
+            schema_ids,
+            args,
+        })
     }
 
     fn __len__(&self) -> usize {
@@ -83,10 +109,37 @@ impl MDSReader {
         self.decode(py, index, &mut ranges)
     }
 
+    /// `ds[index]` for a Python int: a negative index counts from the end, and one out of
+    /// range raises `IndexError` worded as `Array.__getitem__` words it.
+    fn get_item<'py>(&self, py: Python<'py>, index: i64) -> PyResult<Bound<'py, PyDict>> {
+        let size = self.set.num_samples();
+        let wrapped = if index < 0 {
+            index.checked_add_unsigned(size)
+        } else {
+            Some(index)
+        };
+        match wrapped
+            .and_then(|i| u64::try_from(i).ok())
+            .filter(|&i| i < size)
+        {
+            Some(i) => self.get(py, i),
+            None => Err(PyIndexError::new_err(format!(
+                "Sample index {index} out of range for {size} samples"
+            ))),
+        }
+    }
+
     /// Many samples at once, in the order of `indices`.
-    fn get_many<'py>(&self, py: Python<'py>, indices: Vec<u64>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    fn get_many<'py>(
+        &self,
+        py: Python<'py>,
+        indices: Vec<u64>,
+    ) -> PyResult<Vec<Bound<'py, PyDict>>> {
         let mut ranges = Vec::new();
-        indices.into_iter().map(|i| self.decode(py, i, &mut ranges)).collect()
+        indices
+            .into_iter()
+            .map(|i| self.decode(py, i, &mut ranges))
+            .collect()
     }
 
     /// The framed bytes of sample `index`.
@@ -106,7 +159,9 @@ impl MDSReader {
         self.set.evict(shard);
     }
 
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
         let py = slf.py();
         let this = slf.get();
         let args = PyTuple::new(py, [this.args.0.bind(py), this.args.1.bind(py)])?;
@@ -125,9 +180,19 @@ impl MDSReader {
         Ok(shard)
     }
 
-    fn decode<'py>(&self, py: Python<'py>, index: u64, ranges: &mut Vec<Range<usize>>) -> PyResult<Bound<'py, PyDict>> {
-        let shard_id = self.ensure_open(py, index)?;
-        let shard = self.set.sample_columns(index, ranges).py()?;
+    fn decode<'py>(
+        &self,
+        py: Python<'py>,
+        index: u64,
+        ranges: &mut Vec<Range<usize>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let found = self.set.sample_columns_if_open(index, ranges).py()?;
+        let (shard_id, shard) = if let Some(found) = found {
+            found
+        } else {
+            let shard_id = self.ensure_open(py, index)?;
+            (shard_id, self.set.sample_columns(index, ranges).py()?)
+        };
         let schema = &self.schemas[self.schema_ids[shard_id]];
         let bytes = shard.bytes();
         let dict = PyDict::new(py);
