@@ -43,6 +43,14 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - start, value
 
 
+def timed_cpu(fn: Callable[[], Any]) -> tuple[float, float, Any]:
+    """Returns ``(wall seconds, CPU seconds of this process, fn())``. On a shared machine the
+    CPU time is the steadier of the two, since waiting for a core does not count."""
+    cpu = time.process_time()
+    wall, value = timed(fn)
+    return wall, time.process_time() - cpu, value
+
+
 def run_worker(script: Path, spec: dict[str, Any], timeout: float = 3600) -> dict[str, Any]:
     """Runs ``script --worker JSON`` in a fresh interpreter and returns the JSON it prints
     on its last stdout line. Raises ``RuntimeError`` with the worker's stderr on failure."""
