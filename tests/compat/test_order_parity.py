@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from order_helpers import (
     OrderSpec,
     assert_same_outcome,
@@ -467,3 +469,75 @@ def test_plan_worker_matches_epoch_slice() -> None:
         for node, rank, worker in itertools.product(range(2), range(2), range(3)):
             ids, _ = _core.plan_worker(config, node, rank, worker)
             np.testing.assert_array_equal(ids, whole[node, rank, worker].reshape(-1))
+
+
+weights_st = st.one_of(
+    st.none(),
+    st.tuples(st.just("proportion"), st.sampled_from([0.2, 0.5, 1.0, 3.0])),
+    st.tuples(st.just("repeat"), st.sampled_from([0.3, 1.0, 1.5, 2.25])),
+    st.tuples(st.just("choose"), st.integers(1, 150)),
+)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    shards=st.lists(
+        st.lists(st.integers(0, 45), min_size=1, max_size=5).filter(lambda s: sum(s) > 0),
+        min_size=1,
+        max_size=3,
+    ),
+    weight=weights_st,
+    epoch_size=st.sampled_from([None, None, 60, 250]),
+    method=st.sampled_from(BATCHING),
+    algo=st.sampled_from(ALGOS),
+    shuffle=st.booleans(),
+    block=st.sampled_from([5, 20, 100, 1 << 18]),
+    shape=st.sampled_from(SHAPES),
+    ncn=st.sampled_from([1, 2, 3, 4, 8]),
+    batch=st.integers(1, 5),
+    partition=st.sampled_from(["orig", "relaxed"]),
+    ipn=st.sampled_from([None, 1, 2, 4]),
+    sampling=st.sampled_from(["balanced", "fixed"]),
+    granularity=st.integers(1, 6),
+    seed=st.sampled_from(SEEDS[:5]),
+    epoch=st.integers(0, 3),
+    at=st.integers(0, 120),
+)
+def test_generate_work_hypothesis(
+    shards: list[list[int]],
+    weight: Any,
+    epoch_size: int | None,
+    method: str,
+    algo: str,
+    shuffle: bool,
+    block: int,
+    shape: tuple[int, int, int],
+    ncn: int,
+    batch: int,
+    partition: str,
+    ipn: int | None,
+    sampling: str,
+    granularity: int,
+    seed: int,
+    epoch: int,
+    at: int,
+) -> None:
+    """Random configurations (one weighting kind for all streams, as upstream requires)."""
+    relative = weight is not None and weight[0] == "proportion"
+    spec = OrderSpec(
+        shards=tuple(tuple(s) for s in shards),
+        weights=tuple(weight for _ in shards),
+        epoch_size=epoch_size if relative or weight is None else None,
+        seed=seed,
+        shuffle=shuffle,
+        shuffle_algo=algo,
+        shuffle_block_size=block,
+        num_canonical_nodes=ncn,
+        partition_algo=partition,
+        batching_method=method,
+        batch_size=batch,
+        initial_physical_nodes=ipn,
+        sampling_method=sampling,
+        sampling_granularity=granularity,
+    )
+    _check_work(spec, shape, epoch, at)
