@@ -1,24 +1,45 @@
-"""Epoch counter and resumption state, shared by a rank's process and its DataLoader workers.
+"""Epoch counter and resumption state, shared by one dataset instance and its DataLoader workers.
 
-mosaicml-streaming keeps these in POSIX shared memory and makes every worker on the node
-meet at a barrier to agree on the epoch; a crash leaves the names behind and uneven
-workers hang. Here each (rank, worker) keeps its own epoch counter in a small file that it
-alone writes, so nobody waits for anybody, and every file is replaced atomically, so a
-``kill -9`` leaves nothing half-written. The files live in the cache directory under a
-per-job name; directories of jobs whose owner process is dead are removed on start-up.
+mosaicml-streaming keeps these in POSIX shared memory named by a node-wide prefix and makes
+every worker of every rank on the node meet at a barrier to agree on the epoch. A crash
+leaves the names behind (``FileExistsError: /000000_locals``), uneven workers hang, and two
+jobs cannot share a cache directory.
+
+Nothing here is shared beyond what needs to be: the epoch plan is closed-form, so a rank
+needs nobody else's state. Each dataset instance owns a small directory,
+``<local>/.streamx/runs/<pid>-<token>/``, that its DataLoader workers find through the
+pickled (or forked) dataset:
+
+* ``epoch.<W>.<w>``: the next epoch of worker ``w`` of a DataLoader with ``W`` workers
+  (``epoch.1.0`` for iteration outside workers). Only that worker writes it.
+* ``resume.json``: the state given to ``load_state_dict``; ``resume.used`` notes that it was
+  applied or reported stale.
+
+Every file is replaced atomically (write, then rename), so ``kill -9`` leaves nothing
+half-written. The creating process holds a shared ``flock`` on ``<dir>/lock`` for the
+instance's lifetime; the kernel drops it when the process dies, however it dies. On start-up
+every instance removes the directories whose lock nobody holds any more, so a crashed run
+needs no manual cleanup and a new run never waits for or collides with an old one. When the
+cache directory is read-only, the state lives under the system temp directory instead.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
+import hashlib
 import json
 import os
 import secrets
 import shutil
+import tempfile
 import time
 import warnings
+import weakref
 from typing import Any
 
-from streamx.world import World
+from streamx.torch_compat import get_worker_info
 
 __all__ = ["STATE_KEYS", "EpochState"]
 
@@ -29,27 +50,10 @@ STATE_KEYS = (
     "shuffle_seed",
     "initial_physical_nodes",
 )
-_STALE_AFTER_S = 60.0
-
-
-def _job_key() -> str:
-    """Ranks of one torchrun job agree on this; independent jobs differ."""
-    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
-        parts = [
-            os.environ.get(k, "") for k in ("TORCHELASTIC_RUN_ID", "MASTER_ADDR", "MASTER_PORT")
-        ]
-        return "job-" + "-".join(p.replace("/", "_") for p in parts)
-    return f"proc-{os.getpid()}-{secrets.token_hex(4)}"
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+# Entries without a lock (being created right now, or from an older layout) are left alone
+# for this long.
+_UNLOCKED_GRACE_S = 60.0
+_PENDING = ".pending-"
 
 
 def _write_atomic(path: str, text: str) -> None:
@@ -67,65 +71,168 @@ def _read(path: str) -> str | None:
         return None
 
 
+def _worker_group() -> tuple[int, int]:
+    """(workers of the DataLoader, this worker) inside a worker; (1, 0) outside."""
+    info = get_worker_info()
+    return (info.num_workers, info.id) if info is not None else (1, 0)
+
+
+def _runs_base(local: str) -> str:
+    """``<local>/.streamx/runs``, or a per-user temp directory if ``local`` is read-only."""
+    base = os.path.join(local, ".streamx", "runs")
+    try:
+        os.makedirs(base, exist_ok=True)
+        if os.access(base, os.W_OK):
+            return base
+    except OSError:
+        pass
+    digest = hashlib.blake2s(os.path.abspath(local).encode(), digest_size=6).hexdigest()
+    base = os.path.join(tempfile.gettempdir(), f"streamx-{os.getuid()}", digest, "runs")
+    os.makedirs(base, exist_ok=True)
+    return base
+
+
+def _lock_shared(path: str) -> int | None:
+    """Opens ``path`` and holds a shared flock on it; ``None`` if locks are unsupported."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+    except OSError as err:
+        os.close(fd)
+        if err.errno in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
+            return None
+        raise
+    return fd
+
+
+def _release(root: str, fd: int | None, pid: int) -> None:
+    """Finaliser of an instance: only its creating process removes the directory."""
+    if os.getpid() != pid:
+        return
+    shutil.rmtree(root, ignore_errors=True)
+    if fd is not None:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+def _collect_dead(base: str) -> None:
+    """Removes state directories whose owner is gone (its lock is free)."""
+    try:
+        names = os.listdir(base)
+    except FileNotFoundError:
+        return
+    now = time.time()
+    for name in names:
+        path = os.path.join(base, name)
+        if name.startswith(_PENDING):
+            with contextlib.suppress(OSError):
+                if now - os.stat(path).st_mtime > _UNLOCKED_GRACE_S:
+                    shutil.rmtree(path, ignore_errors=True)
+            continue
+        try:
+            fd = os.open(os.path.join(path, "lock"), os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            # No lock: being set up by its creator right now, or left by an older layout.
+            with contextlib.suppress(OSError):
+                if now - os.stat(path).st_mtime > _UNLOCKED_GRACE_S:
+                    shutil.rmtree(path, ignore_errors=True)
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue  # its owner is alive
+        try:
+            shutil.rmtree(path, ignore_errors=True)
+        finally:
+            os.close(fd)
+
+
 class EpochState:
-    """The per-job state directory and the epoch/resume logic built on it."""
+    """One dataset instance's state directory and the epoch/resume logic built on it."""
 
     def __init__(self, root: str, dataset: Any) -> None:
         self.root = root
         self._dataset = dataset
-        os.makedirs(root, exist_ok=True)
-        owner = os.path.join(root, "owner")
-        if _read(owner) is None:
-            _write_atomic(owner, str(os.getpid()))
+        self._finalizer: weakref.finalize[Any, Any] | None = None
 
     @classmethod
     def for_dataset(cls, dataset: Any) -> EpochState:
-        """Creates (or joins) the state directory of this job under the first local dir."""
-        base = os.path.join(dataset._local_dirs()[0], ".streamx", "runs")
-        _remove_dead_runs(base)
-        root = os.path.join(base, _job_key())
-        owner = _read(os.path.join(root, "owner"))
-        if owner and owner.isdigit() and not _pid_alive(int(owner)):
-            # A job of the same name crashed here (kill -9): its counters are not ours.
-            shutil.rmtree(root, ignore_errors=True)
-        return cls(root, dataset)
+        """Creates this instance's state directory (and clears those of dead instances)."""
+        base = _runs_base(dataset._local_dirs()[0])
+        _collect_dead(base)
+        name = f"{os.getpid()}-{secrets.token_hex(6)}"
+        # Set up under a pending name, so nobody sees the directory before it is locked.
+        pending = os.path.join(base, _PENDING + name)
+        os.makedirs(pending)
+        fd = _lock_shared(os.path.join(pending, "lock"))
+        root = os.path.join(base, name)
+        os.rename(pending, root)
+        state = cls(root, dataset)
+        state._finalizer = weakref.finalize(state, _release, root, fd, os.getpid())
+        return state
 
     def __getstate__(self) -> dict[str, Any]:
         return {"root": self.root, "_dataset": self._dataset}
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._finalizer = None
+
     def close(self) -> None:
-        """Removes the job directory if this process created it."""
+        """Removes the state directory (in the creating process only)."""
+        if self._finalizer is not None:
+            self._finalizer()
+
+    # Epoch counters.
+
+    def _counters(self) -> dict[tuple[int, int], int]:
+        out: dict[tuple[int, int], int] = {}
         try:
-            if _read(os.path.join(self.root, "owner")) == str(os.getpid()):
-                shutil.rmtree(self.root, ignore_errors=True)
-        except Exception:
-            pass
+            names = os.listdir(self.root)
+        except FileNotFoundError:
+            return out
+        for name in names:
+            parts = name.split(".")
+            if (
+                len(parts) == 3
+                and parts[0] == "epoch"
+                and parts[1].isdigit()
+                and parts[2].isdigit()
+            ):
+                text = _read(os.path.join(self.root, name))
+                if text:
+                    out[(int(parts[1]), int(parts[2]))] = int(text)
+        return out
 
-    def _counter_path(self, world: World) -> str:
-        return os.path.join(self.root, f"epoch.{world.rank}.{world.worker_of_rank}")
+    def _counter_path(self, group: tuple[int, int]) -> str:
+        return os.path.join(self.root, f"epoch.{group[0]}.{group[1]}")
 
-    def _counter(self, world: World) -> int:
-        text = _read(self._counter_path(world))
-        return int(text) if text else 0
+    def _presumed(self, group: tuple[int, int]) -> int:
+        """The epoch this worker's next ``__iter__`` starts.
+
+        Its own counter, unless iteration with another worker count (or in the main process)
+        has gone further since: then it catches up, as mosaicml-streaming's shared counter
+        would. Workers of the same DataLoader never see each other's increments, so they all
+        start the same epoch without waiting for each other.
+        """
+        counters = self._counters()
+        own = counters.pop(group, 0)
+        others = [v for (workers, _), v in counters.items() if workers != group[0]]
+        return max([own, *others])
 
     @property
     def next_epoch(self) -> int:
-        """The next epoch of this rank: the furthest any of its workers has started."""
-        rank = World.detect().rank
-        best = 0
-        for name in os.listdir(self.root):
-            parts = name.split(".")
-            if len(parts) == 3 and parts[0] == "epoch" and parts[1] == str(rank):
-                best = max(best, int(_read(os.path.join(self.root, name)) or 0))
-        return best
+        """The next epoch of this instance: the furthest any of its iterators has started."""
+        return max(self._counters().values(), default=0)
 
     @next_epoch.setter
     def next_epoch(self, epoch: int) -> None:
-        world = World.detect()
-        for name in os.listdir(self.root):
-            if name.startswith(f"epoch.{world.rank}."):
-                _write_atomic(os.path.join(self.root, name), str(epoch))
-        _write_atomic(self._counter_path(world), str(epoch))
+        for group in self._counters():
+            _write_atomic(self._counter_path(group), str(int(epoch)))
+        _write_atomic(self._counter_path((1, 0)), str(int(epoch)))
+
+    # Resumption.
 
     def load_state_dict(self, obj: dict[str, Any]) -> None:
         """Records a resumption state for the next ``__iter__`` of every worker."""
@@ -133,28 +240,33 @@ class EpochState:
         if missing:
             raise ValueError(f"State dict is missing keys {missing}: {obj}")
         _write_atomic(os.path.join(self.root, "resume.json"), json.dumps(obj, sort_keys=True))
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.remove(os.path.join(self.root, "resume.used"))
-        except FileNotFoundError:
-            pass
 
     def loaded_state(self) -> dict[str, Any] | None:
         """The last state given to ``load_state_dict``, if any."""
         text = _read(os.path.join(self.root, "resume.json"))
         return json.loads(text) if text else None
 
-    def start_epoch(self, world: World) -> tuple[int, int]:
+    def start_epoch(self) -> tuple[int, int]:
         """Called by each worker at ``__iter__``: returns (epoch, sample_in_epoch) and advances."""
-        presumed = self._counter(world)
+        group = _worker_group()
+        presumed = self._presumed(group)
         state = self.loaded_state()
         epoch, offset = self.resolve(presumed, warn=True)
         if state is not None and state["epoch"] >= presumed:
             _write_atomic(os.path.join(self.root, "resume.used"), "applied")
-        _write_atomic(self._counter_path(world), str(epoch + 1))
+        _write_atomic(self._counter_path(group), str(epoch + 1))
         return epoch, offset
 
     def resolve(self, presumed: int, warn: bool = False) -> tuple[int, int]:
-        """Applies a loaded state unless it is stale; a stale state is reported, not ignored."""
+        """Applies a loaded state unless it is stale; a stale state is reported, not ignored.
+
+        A loaded state's ``num_canonical_nodes``, ``shuffle_seed`` and
+        ``initial_physical_nodes`` stay in force for the later epochs of the run, as they do
+        in mosaicml-streaming's persistent workers, so an elastically resumed run continues
+        with the order the original run would have had.
+        """
         state = self.loaded_state()
         ds = self._dataset
         if state is None or state["epoch"] < presumed:
@@ -168,7 +280,7 @@ class EpochState:
                     UserWarning,
                     stacklevel=3,
                 )
-            ds._resolve_defaults(None)
+            ds._resolve_defaults(state)
             return presumed, 0
         ds._resolve_defaults(state)
         return int(state["epoch"]), int(state["sample_in_epoch"])
@@ -186,21 +298,3 @@ class EpochState:
             "shuffle_seed": ds.shuffle_seed,
             "initial_physical_nodes": world.num_nodes if initial is None else initial,
         }
-
-
-def _remove_dead_runs(base: str) -> None:
-    """Deletes job directories whose owner died (after a crash) and that are not fresh."""
-    try:
-        names = os.listdir(base)
-    except FileNotFoundError:
-        return
-    now = time.time()
-    for name in names:
-        path = os.path.join(base, name)
-        owner = _read(os.path.join(path, "owner"))
-        try:
-            age = now - os.stat(path).st_mtime
-        except FileNotFoundError:
-            continue
-        if owner and owner.isdigit() and not _pid_alive(int(owner)) and age > _STALE_AFTER_S:
-            shutil.rmtree(path, ignore_errors=True)

@@ -25,7 +25,7 @@ def iterate(ds: Any) -> Iterator[Any]:
     """
     unique = World.detect()
     world = unique.replicate(ds.replication)
-    epoch, sample_in_epoch = ds._state.start_epoch(unique)
+    epoch, sample_in_epoch = ds._state.start_epoch()
     ids = worker_sample_ids(ds, epoch, sample_in_epoch, world)
     ids = ids[ids >= 0]
     if _overridden(ds):
