@@ -21,7 +21,7 @@ class Array:
     # when it is equivalent to ``get_item`` (nothing overridden, nothing decoded in Python).
     _fast_get: Callable[[int], Any] | None = None
 
-    def _enable_fast_get(self, owner: type, fast: Callable[[int], Any] | None) -> None:
+    def _enable_fast_get(self, owner: type[Array], fast: Callable[[int], Any] | None) -> None:
         """Uses ``fast(i)`` (negative ``i`` allowed, ``IndexError`` past the end) for int
         indices, unless a subclass of ``owner`` overrides ``get_item`` or ``size``."""
         cls = type(self)

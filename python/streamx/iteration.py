@@ -28,24 +28,30 @@ def iterate(ds: Any) -> Iterator[Any]:
     epoch, sample_in_epoch = ds._state.start_epoch()
     ids = worker_sample_ids(ds, epoch, sample_in_epoch, world)
     ids = ids[ids >= 0]
-    if _overridden(ds):
-        for sample_id in ids.tolist():
-            yield ds[sample_id]
-        return
     prepare = getattr(ds, "_prepare_ahead", None)
-    reader = ds._reader
-    step = _chunk_size(ds)
-    for start in range(0, len(ids), step):
-        chunk = ids[start : start + step].tolist()
+    try:
+        if _overridden(ds):
+            for position, sample_id in enumerate(ids.tolist()):
+                if prepare is not None and position % _CHUNK == 0:
+                    prepare(ids, position, position + _CHUNK)
+                yield ds[sample_id]
+            return
+        reader = ds._reader
+        step = _chunk_size(ds)
+        for start in range(0, len(ids), step):
+            chunk = ids[start : start + step].tolist()
+            if prepare is not None:
+                prepare(ids, start, start + step)
+            yield from reader.get_many(chunk, ds.get_item)
+    finally:
         if prepare is not None:
-            prepare(ids, start)
-        yield from reader.get_many(chunk, ds.get_item)
+            prepare(ids, len(ids), len(ids))  # an empty window releases the shards held
 
 
 def _chunk_size(ds: Any) -> int:
     """Up to ``_CHUNK`` samples, fewer when the average sample is large."""
-    total = sum(shard.raw_data.bytes for shard in ds.shards)
-    average = total // max(ds.num_samples, 1)
+    total = sum(int(shard.raw_data.bytes) for shard in ds.shards)
+    average = total // max(int(ds.num_samples), 1)
     return max(1, min(_CHUNK, _CHUNK_BYTES // max(average, 1)))
 
 
