@@ -139,68 +139,15 @@ fn decode_scalar<'py>(
     scalar: ScalarType,
     data: &[u8],
 ) -> Result<Bound<'py, PyAny>, String> {
-    use ScalarType as S;
-    let value: Bound<'py, PyAny> = match scalar {
-        S::U8 => PyInt::new(py, u8::from_le_bytes(fixed(data)?)).into_any(),
-        S::U16 => PyInt::new(py, u16::from_le_bytes(fixed(data)?)).into_any(),
-        S::U32 => PyInt::new(py, u32::from_le_bytes(fixed(data)?)).into_any(),
-        S::U64 => PyInt::new(py, u64::from_le_bytes(fixed(data)?)).into_any(),
-        S::I8 => PyInt::new(py, i8::from_le_bytes(fixed(data)?)).into_any(),
-        S::I16 => PyInt::new(py, i16::from_le_bytes(fixed(data)?)).into_any(),
-        S::I32 => PyInt::new(py, i32::from_le_bytes(fixed(data)?)).into_any(),
-        S::I64 => PyInt::new(py, i64::from_le_bytes(fixed(data)?)).into_any(),
-        S::F16 => PyFloat::new(py, f16_to_f64(u16::from_le_bytes(fixed(data)?))).into_any(),
-        S::F32 => PyFloat::new(py, f64::from(f32::from_le_bytes(fixed(data)?))).into_any(),
-        S::F64 => PyFloat::new(py, f64::from_le_bytes(fixed(data)?)).into_any(),
-    };
-    numpy_type(py, scalar)
-        .map_err(err)?
-        .call1((value,))
-        .map_err(err)
-}
-
-/// Exact widening of an IEEE half to a double (every half is representable).
-fn f16_to_f64(bits: u16) -> f64 {
-    let sign = if bits >> 15 == 1 { -1.0 } else { 1.0 };
-    let exponent = i32::from((bits >> 10) & 0x1f);
-    let fraction = f64::from(bits & 0x3ff);
-    match exponent {
-        0 => sign * fraction * 2f64.powi(-24),
-        31 if fraction == 0.0 => sign * f64::INFINITY,
-        31 => f64::NAN,
-        _ => sign * (1.0 + fraction / 1024.0) * 2f64.powi(exponent - 15),
+    let size = scalar.size() as usize;
+    if data.len() != size {
+        return Err(format!("expected {size} bytes, found {}", data.len()));
     }
+    crate::scalar::numpy_scalar(py, scalar, data).map_err(err)
 }
 
 fn builtin_int(py: Python<'_>) -> &Bound<'_, PyAny> {
     static INT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
     INT.get_or_init(py, || py.get_type::<PyInt>().into_any().unbind())
         .bind(py)
-}
-
-/// The numpy scalar type for `scalar`, looked up once per process.
-fn numpy_type(py: Python<'_>, scalar: ScalarType) -> PyResult<&Bound<'_, PyAny>> {
-    static TYPES: PyOnceLock<Vec<Py<PyAny>>> = PyOnceLock::new();
-    const ORDER: [ScalarType; 11] = [
-        ScalarType::U8,
-        ScalarType::U16,
-        ScalarType::U32,
-        ScalarType::U64,
-        ScalarType::I8,
-        ScalarType::I16,
-        ScalarType::I32,
-        ScalarType::I64,
-        ScalarType::F16,
-        ScalarType::F32,
-        ScalarType::F64,
-    ];
-    let types = TYPES.get_or_try_init(py, || {
-        let numpy = py.import("numpy")?;
-        ORDER
-            .iter()
-            .map(|s| Ok(numpy.getattr(s.name())?.unbind()))
-            .collect::<PyResult<Vec<_>>>()
-    })?;
-    let position = ORDER.iter().position(|s| *s == scalar).unwrap_or(0);
-    Ok(types[position].bind(py))
 }

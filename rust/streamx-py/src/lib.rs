@@ -18,6 +18,7 @@ mod errors;
 mod kinds;
 mod plan;
 mod reader;
+mod scalar;
 mod writer;
 
 #[pymodule]
