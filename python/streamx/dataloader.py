@@ -37,6 +37,9 @@ class StreamingDataLoader(DataLoader):  # type: ignore[type-arg]
 
     def __iter__(self) -> Iterator[Any]:  # type: ignore[override]
         self.num_samples_yielded = 0
+        if isinstance(self.dataset, StreamingDataset):
+            # The workers started for this pass agree on its epoch through this token.
+            self.dataset._state.begin_pass()
         for batch in super().__iter__():
             self.num_samples_yielded += self._get_batch_size(batch)
             yield batch

@@ -12,6 +12,10 @@ pickled (or forked) dataset:
 
 * ``epoch.<W>.<w>``: the next epoch of worker ``w`` of a DataLoader with ``W`` workers
   (``epoch.1.0`` for iteration outside workers). Only that worker writes it.
+* ``pass.<token>.<k>``: the ``(epoch, sample_in_epoch)`` of one ``StreamingDataLoader``
+  pass (the ``k``-th pass of persistent workers started with ``token``). The first worker
+  to start the pass writes it, the others adopt it, so workers that started late, or never
+  started the previous pass, still agree, as mosaicml-streaming's node barrier makes them.
 * ``resume.json``: the state given to ``load_state_dict``; ``resume.used`` notes that it was
   applied or reported stale.
 
@@ -54,6 +58,8 @@ STATE_KEYS = (
 # for this long.
 _UNLOCKED_GRACE_S = 60.0
 _PENDING = ".pending-"
+# Pass files kept per instance; older ones are pruned.
+_PASSES_KEPT = 16
 
 
 def _write_atomic(path: str, text: str) -> None:
@@ -69,6 +75,20 @@ def _read(path: str) -> str | None:
             return file.read()
     except FileNotFoundError:
         return None
+
+
+def _create_exclusive(path: str, text: str) -> bool:
+    """Writes ``path`` complete or not at all, unless it exists: ``False`` then."""
+    tmp = f"{path}.tmp.{os.getpid()}.{secrets.token_hex(3)}"
+    with open(tmp, "w", encoding="utf-8") as file:
+        file.write(text)
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        return False
+    finally:
+        os.remove(tmp)
+    return True
 
 
 def _worker_group() -> tuple[int, int]:
@@ -155,6 +175,8 @@ class EpochState:
         self.root = root
         self._dataset = dataset
         self._finalizer: weakref.finalize[Any, Any] | None = None
+        self._pass_token: str | None = None
+        self._pass_count: dict[str, int] = {}
 
     @classmethod
     def for_dataset(cls, dataset: Any) -> EpochState:
@@ -173,11 +195,12 @@ class EpochState:
         return state
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"root": self.root, "_dataset": self._dataset}
+        return {"root": self.root, "_dataset": self._dataset, "_pass_token": self._pass_token}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._finalizer = None
+        self._pass_count = {}
 
     def close(self) -> None:
         """Removes the state directory (in the creating process only)."""
@@ -248,16 +271,53 @@ class EpochState:
         text = _read(os.path.join(self.root, "resume.json"))
         return json.loads(text) if text else None
 
+    def begin_pass(self) -> None:
+        """Marks the start of a DataLoader pass (in the process that owns the DataLoader)."""
+        self._pass_token = secrets.token_hex(8)
+
     def start_epoch(self) -> tuple[int, int]:
         """Called by each worker at ``__iter__``: returns (epoch, sample_in_epoch) and advances."""
         group = _worker_group()
-        presumed = self._presumed(group)
+        token = self._pass_token
+        if token is None:  # a plain DataLoader, or iterating the dataset directly
+            epoch, offset = self._claim(self._presumed(group))
+        else:
+            k = self._pass_count.get(token, 0)
+            self._pass_count[token] = k + 1
+            path = os.path.join(self.root, f"pass.{token}.{k}")
+            text = _read(path)
+            if text is None:
+                epoch, offset = self._claim(self.next_epoch)
+                if _create_exclusive(path, f"{epoch} {offset}"):
+                    self._prune_passes()
+                else:
+                    text = _read(path)
+            if text is not None:  # a sibling started this pass first: same epoch, same offset
+                epoch, offset = (int(v) for v in text.split())
+                self.resolve(epoch)  # the loaded settings, in this worker's copy too
+        _write_atomic(self._counter_path(group), str(epoch + 1))
+        return epoch, offset
+
+    def _claim(self, presumed: int) -> tuple[int, int]:
         state = self.loaded_state()
         epoch, offset = self.resolve(presumed, warn=True)
         if state is not None and state["epoch"] >= presumed:
             _write_atomic(os.path.join(self.root, "resume.used"), "applied")
-        _write_atomic(self._counter_path(group), str(epoch + 1))
         return epoch, offset
+
+    def _prune_passes(self) -> None:
+        try:
+            names = [n for n in os.listdir(self.root) if n.startswith("pass.") and ".tmp." not in n]
+        except FileNotFoundError:
+            return
+        if len(names) <= 2 * _PASSES_KEPT:
+            return
+        paths = [os.path.join(self.root, n) for n in names]
+        with contextlib.suppress(FileNotFoundError):
+            paths.sort(key=os.path.getmtime)
+        for path in paths[:-_PASSES_KEPT]:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(path)
 
     def resolve(self, presumed: int, warn: bool = False) -> tuple[int, int]:
         """Applies a loaded state unless it is stale; a stale state is reported, not ignored.

@@ -17,15 +17,24 @@ _CHUNK_BYTES = 1 << 20
 
 
 def iterate(ds: Any) -> Iterator[Any]:
-    """Yields ``ds[i]`` for each of this worker's ids of the next epoch (padding skipped).
+    """Starts this worker's next epoch now and returns the generator of its samples.
+
+    The epoch is claimed when ``__iter__`` is called, not at the first ``next``: a
+    DataLoader worker calls ``iter`` as it starts, so a worker that is shut down before it
+    fetches anything (a pass cut short) still moves on to the next epoch with its siblings.
+    """
+    epoch, sample_in_epoch = ds._state.start_epoch()
+    return _samples(ds, epoch, sample_in_epoch)
+
+
+def _samples(ds: Any, epoch: int, sample_in_epoch: int) -> Iterator[Any]:
+    """Yields ``ds[i]`` for each of this worker's ids of the epoch (padding skipped).
 
     When neither ``__getitem__`` nor ``get_item`` is overridden, samples are decoded in
     chunks with one call into Rust each; otherwise every id goes through ``ds[i]`` so that
     subclass overrides apply, as in mosaicml-streaming.
     """
-    unique = World.detect()
-    world = unique.replicate(ds.replication)
-    epoch, sample_in_epoch = ds._state.start_epoch()
+    world = World.detect().replicate(ds.replication)
     ids = worker_sample_ids(ds, epoch, sample_in_epoch, world)
     ids = ids[ids >= 0]
     prepare = getattr(ds, "_prepare_ahead", None)
