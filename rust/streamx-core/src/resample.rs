@@ -78,6 +78,70 @@ pub struct Resampled {
     pub small_per_big: Vec<i64>,
 }
 
+/// One shuffle unit: a full repeat of a shard, or a sorted random subset of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Unit {
+    /// First epoch ("big") id of the unit.
+    big_start: i64,
+    /// Global sample id of the shard's first sample.
+    shard_offset: i64,
+    /// Offsets within the shard of a partial repeat's samples (sorted); `None` for a full one.
+    picked: Option<Vec<i64>>,
+}
+
+/// What resampling produces, without materializing the per-sample map: the shuffle units and,
+/// per unit, enough to map any epoch id to its underlying sample id. Memory is proportional to
+/// the number of units plus the partially repeated samples, not to the epoch.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ResampledUnits {
+    /// The sizes of the pieces the shuffle treats as shards.
+    pub shuffle_units: Vec<i64>,
+    units: Vec<Unit>,
+    total: i64,
+}
+
+impl ResampledUnits {
+    /// The epoch size.
+    pub fn len(&self) -> i64 {
+        self.total
+    }
+
+    /// Whether the epoch is empty.
+    pub fn is_empty(&self) -> bool {
+        self.total == 0
+    }
+
+    /// The underlying sample id of epoch id `big` (`small_per_big[big]`), or `None` if out of
+    /// range.
+    pub fn small(&self, big: i64) -> Option<i64> {
+        if big < 0 || big >= self.total {
+            return None;
+        }
+        let at = self.units.partition_point(|u| u.big_start <= big) - 1;
+        let unit = &self.units[at];
+        let within = big - unit.big_start;
+        Some(match &unit.picked {
+            None => unit.shard_offset + within,
+            Some(picked) => unit.shard_offset + picked[within as usize],
+        })
+    }
+
+    /// The whole `small_per_big` map.
+    pub fn into_resampled(self) -> Resampled {
+        let mut small_per_big = Vec::with_capacity(self.total as usize);
+        for (unit, &size) in self.units.iter().zip(&self.shuffle_units) {
+            match &unit.picked {
+                None => small_per_big.extend(unit.shard_offset..unit.shard_offset + size),
+                Some(p) => small_per_big.extend(p.iter().map(|&i| unit.shard_offset + i)),
+            }
+        }
+        Resampled {
+            shuffle_units: self.shuffle_units,
+            small_per_big,
+        }
+    }
+}
+
 /// Resamples the given streams with one generator shared by all of them, in order, exactly as
 /// `resample_streams(epoch)` does for all streams or `resample_streams(epoch, stream_id)` for
 /// a one-element slice.
@@ -85,12 +149,20 @@ pub fn resample_streams(
     streams: &[StreamShards<'_>],
     params: &ResampleParams,
 ) -> Result<Resampled> {
+    Ok(resample_units(streams, params)?.into_resampled())
+}
+
+/// [`resample_streams`] as units, without the per-sample map.
+pub fn resample_units(
+    streams: &[StreamShards<'_>],
+    params: &ResampleParams,
+) -> Result<ResampledUnits> {
     let seed = u128::from(params.seed);
     let mut rng = match params.sampling_method {
         SamplingMethod::Balanced => Pcg64::new(seed + u128::from(params.epoch)),
         SamplingMethod::Fixed => Pcg64::new(seed),
     };
-    let mut out = Resampled::default();
+    let mut out = ResampledUnits::default();
     for stream in streams {
         let choose_per_shard = get_sampling(
             stream.samples_per_shard,
@@ -109,13 +181,13 @@ pub fn resample_streams(
     Ok(out)
 }
 
-/// Appends one shard's units and ids: full repeats in order, then a sorted random subset.
+/// Appends one shard's units: full repeats in order, then a sorted random subset.
 fn resample_shard(
     rng: &mut Pcg64,
     size: i64,
     choose: i64,
     offset: i64,
-    out: &mut Resampled,
+    out: &mut ResampledUnits,
 ) -> Result<()> {
     // numpy's integer 0 // 0 is 0, so an empty shard contributes nothing.
     if size <= 0 {
@@ -123,15 +195,24 @@ fn resample_shard(
     }
     let (repeats, partial) = (choose / size, choose % size);
     for _ in 0..repeats {
-        out.shuffle_units.push(size);
-        out.small_per_big.extend(offset..offset + size);
+        out.push(size, offset, None);
     }
     if partial > 0 {
-        out.shuffle_units.push(partial);
         let mut picked = rng.choice_noreplace(size as u64, partial as u64)?;
         picked.sort_unstable();
-        out.small_per_big
-            .extend(picked.into_iter().map(|i| offset + i));
+        out.push(partial, offset, Some(picked));
     }
     Ok(())
+}
+
+impl ResampledUnits {
+    fn push(&mut self, size: i64, shard_offset: i64, picked: Option<Vec<i64>>) {
+        self.shuffle_units.push(size);
+        self.units.push(Unit {
+            big_start: self.total,
+            shard_offset,
+            picked,
+        });
+        self.total += size;
+    }
 }

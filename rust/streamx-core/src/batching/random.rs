@@ -4,15 +4,15 @@
 use super::{map_ids, shuffle_perm};
 use crate::partition::{Layout, Partition, PartitionSpec};
 use crate::plan::EpochConfig;
-use crate::resample::{resample_streams, Resampled};
+use crate::resample::{resample_streams, resample_units, Resampled};
+use crate::shuffle::{get_shuffle_parts, PartialShuffle, ShuffleArgs};
 use crate::warning::Warnings;
-use crate::Result;
+use crate::{Error, Result};
 
-/// The resampled epoch and its partition layout (big ids), in streaming's order of work.
-fn prepare(cfg: &EpochConfig, warnings: &mut Warnings) -> Result<(Resampled, Layout)> {
-    let resampled = resample_streams(&cfg.stream_shards(), &cfg.resample_params())?;
-    let spec = PartitionSpec {
-        num_samples: resampled.small_per_big.len() as u64,
+/// The partition of an epoch of `num_samples` ids over the configured world.
+fn spec(cfg: &EpochConfig, num_samples: u64) -> PartitionSpec {
+    PartitionSpec {
+        num_samples,
         num_canonical_nodes: cfg.num_canonical_nodes,
         num_physical_nodes: cfg.world.num_nodes,
         ranks_per_node: cfg.world.ranks_per_node,
@@ -20,8 +20,14 @@ fn prepare(cfg: &EpochConfig, warnings: &mut Warnings) -> Result<(Resampled, Lay
         batch_size: cfg.batch_size,
         drop_first: cfg.sample_in_epoch,
         initial_physical_nodes: cfg.initial_physical_nodes,
-    };
-    let layout = Layout::new(cfg.partition_algo, &spec, warnings)?;
+    }
+}
+
+/// The resampled epoch and its partition layout (big ids), in streaming's order of work.
+fn prepare(cfg: &EpochConfig, warnings: &mut Warnings) -> Result<(Resampled, Layout)> {
+    let resampled = resample_streams(&cfg.stream_shards(), &cfg.resample_params())?;
+    let num_samples = resampled.small_per_big.len() as u64;
+    let layout = Layout::new(cfg.partition_algo, &spec(cfg, num_samples), warnings)?;
     Ok((resampled, layout))
 }
 
@@ -38,16 +44,45 @@ pub(crate) fn generate(cfg: &EpochConfig, warnings: &mut Warnings) -> Result<Par
     Ok(partition)
 }
 
-/// One worker's share. The shuffle is still global (one generator runs through every canonical
-/// node), but only this worker's partition entries are built and mapped.
+/// One worker's share, in memory proportional to that share where the shuffle allows: the
+/// epoch's id map stays in resampling units, the partition yields only this worker's entries,
+/// and the shuffle lays out only the canonical nodes those entries fall in (the generator still
+/// runs through every node, counting draws for the rest).
 pub(crate) fn worker(
     cfg: &EpochConfig,
     [node, rank, worker]: [usize; 3],
     warnings: &mut Warnings,
 ) -> Result<Vec<i64>> {
-    let (resampled, layout) = prepare(cfg, warnings)?;
+    let units = resample_units(&cfg.stream_shards(), &cfg.resample_params())?;
+    let layout = Layout::new(cfg.partition_algo, &spec(cfg, units.len() as u64), warnings)?;
     let mut ids = layout.worker_slice(node, rank, worker)?;
-    let perm = shuffle_perm(cfg, &resampled, cfg.shuffle_block_size, warnings)?;
-    map_ids(&mut ids, perm.as_deref(), &resampled.small_per_big);
+    if cfg.shuffle {
+        let args = ShuffleArgs {
+            algo: cfg.shuffle_algo,
+            shard_sizes: &units.shuffle_units,
+            num_canonical_nodes: cfg.num_canonical_nodes,
+            seed: cfg.seed,
+            epoch: cfg.epoch,
+            block_size: cfg.shuffle_block_size,
+        };
+        let (total, ncn) = (units.len(), cfg.num_canonical_nodes);
+        let mut needed = vec![false; ncn];
+        for &id in ids.iter().filter(|&&id| id >= 0) {
+            needed[PartialShuffle::part_of(args.algo, total, ncn, id)] = true;
+        }
+        let perm = get_shuffle_parts(&args, Some(&needed), warnings)?;
+        remap(&mut ids, |id| perm.get(id))?;
+    }
+    remap(&mut ids, |id| units.small(id))?;
     Ok(ids)
+}
+
+/// Replaces every non-padding id through `f`.
+fn remap(ids: &mut [i64], f: impl Fn(i64) -> Option<i64>) -> Result<()> {
+    for id in ids.iter_mut().filter(|id| **id >= 0) {
+        *id = f(*id).ok_or_else(|| {
+            Error::InvalidArgument(format!("epoch id {id} is outside the planned epoch"))
+        })?;
+    }
+    Ok(())
 }

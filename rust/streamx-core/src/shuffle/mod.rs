@@ -110,30 +110,143 @@ pub fn get_shuffle_warn(
     block_size: usize,
     warnings: &mut Warnings,
 ) -> Result<Vec<i64>> {
-    if let Some(bad) = shard_sizes.iter().find(|&&s| s < 0) {
+    let args = ShuffleArgs {
+        algo,
+        shard_sizes,
+        num_canonical_nodes,
+        seed,
+        epoch,
+        block_size,
+    };
+    get_shuffle_parts(&args, None, warnings)?.into_full()
+}
+
+/// The arguments of streaming's `get_shuffle`.
+#[derive(Clone, Copy, Debug)]
+pub struct ShuffleArgs<'a> {
+    /// The algorithm.
+    pub algo: ShuffleAlgo,
+    /// Sizes of the shuffle units (shards, or pieces of resampled shards), in order.
+    pub shard_sizes: &'a [i64],
+    /// Canonical nodes.
+    pub num_canonical_nodes: usize,
+    /// The run's seed.
+    pub seed: u64,
+    /// The epoch (`seed + epoch` seeds the epoch's generator).
+    pub epoch: u64,
+    /// py1e/py1br block size.
+    pub block_size: usize,
+}
+
+/// Per part of the order, its values, or `None` where the part was not asked for.
+pub(crate) type Parts = Vec<Option<Vec<i64>>>;
+
+/// Part of an epoch's permutation: the positions of the canonical nodes that were asked for.
+///
+/// Every algorithm but `naive` keeps canonical node `k`'s samples in positions
+/// `total * k / ncn .. total * (k + 1) / ncn`, and its generator draws node after node, so a
+/// node nobody reads only needs its draws counted, not its samples laid out and shuffled.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PartialShuffle {
+    /// Where each part starts, plus the total at the end.
+    bounds: Vec<i64>,
+    /// Each part's values, or `None` if it was skipped.
+    parts: Parts,
+}
+
+impl PartialShuffle {
+    /// The part (canonical node) that output position `pos` belongs to, for any algorithm but
+    /// `naive` (which is one part).
+    pub fn part_of(algo: ShuffleAlgo, total: i64, num_canonical_nodes: usize, pos: i64) -> usize {
+        if algo == ShuffleAlgo::Naive || total <= 0 {
+            return 0;
+        }
+        let ncn = num_canonical_nodes as i128;
+        // The largest k with total * k / ncn <= pos.
+        let mut k = ((i128::from(pos) * ncn) / i128::from(total)) as usize;
+        while k + 1 < num_canonical_nodes
+            && i128::from(total) * (k as i128 + 1) / ncn <= i128::from(pos)
+        {
+            k += 1;
+        }
+        k
+    }
+
+    /// The value at output position `pos`, if its part was computed.
+    pub fn get(&self, pos: i64) -> Option<i64> {
+        let part = self.bounds.partition_point(|&b| b <= pos).checked_sub(1)?;
+        let values = self.parts.get(part)?.as_ref()?;
+        values
+            .get(usize::try_from(pos - self.bounds[part]).ok()?)
+            .copied()
+    }
+
+    /// The whole permutation; every part must have been computed.
+    pub fn into_full(self) -> Result<Vec<i64>> {
+        let mut parts = self.parts.into_iter();
+        if parts.len() == 1 {
+            if let Some(Some(only)) = parts.next() {
+                return Ok(only);
+            }
+            return Err(skipped());
+        }
+        let total = self.bounds.last().copied().unwrap_or(0) as usize;
+        let mut out = Vec::with_capacity(total);
+        for part in parts {
+            out.extend_from_slice(&part.ok_or_else(skipped)?);
+        }
+        Ok(out)
+    }
+}
+
+fn skipped() -> Error {
+    Error::InvalidArgument("a part of the shuffle that was skipped was asked for".to_string())
+}
+
+/// [`get_shuffle_warn`] computing only the canonical nodes with `needed[k]` set (all when
+/// `None`); draws, warnings and errors are exactly those of the whole shuffle.
+pub fn get_shuffle_parts(
+    args: &ShuffleArgs<'_>,
+    needed: Option<&[bool]>,
+    warnings: &mut Warnings,
+) -> Result<PartialShuffle> {
+    if let Some(bad) = args.shard_sizes.iter().find(|&&s| s < 0) {
         return Err(Error::InvalidArgument(format!(
             "Shard sizes must be non-negative, but got: {bad}."
         )));
     }
-    if num_canonical_nodes == 0 {
+    let ncn = args.num_canonical_nodes;
+    if ncn == 0 {
         return Err(Error::InvalidArgument(
             "`num_canonical_nodes` must be a positive integer, but got: 0.".to_string(),
         ));
     }
-    let (ncn, run_seed) = (num_canonical_nodes, u128::from(seed));
-    let epoch_seed = run_seed + u128::from(epoch);
-    match algo {
-        ShuffleAlgo::Naive => {
-            let total: i64 = shard_sizes.iter().sum();
-            Ok(naive::shuffle(total as usize, epoch_seed))
-        }
-        ShuffleAlgo::Py1s => Ok(py1s::shuffle(shard_sizes, ncn, run_seed, epoch_seed)),
-        ShuffleAlgo::Py2s => Ok(py2s::shuffle(shard_sizes, ncn, run_seed, epoch_seed)),
-        ShuffleAlgo::Py1br => py1br::shuffle(shard_sizes, ncn, run_seed, epoch_seed, block_size),
-        ShuffleAlgo::Py1e => {
-            py1e::shuffle(shard_sizes, ncn, run_seed, epoch_seed, block_size, warnings)
-        }
+    let total: i64 = args.shard_sizes.iter().sum();
+    if args.algo == ShuffleAlgo::Naive {
+        let seed = u128::from(args.seed) + u128::from(args.epoch);
+        return Ok(PartialShuffle {
+            bounds: vec![0, total],
+            parts: vec![Some(naive::shuffle(total as usize, seed))],
+        });
     }
+    let all = vec![true; ncn];
+    let needed = needed.filter(|n| n.len() == ncn).unwrap_or(&all);
+    let (sizes, run_seed) = (args.shard_sizes, u128::from(args.seed));
+    let epoch_seed = run_seed + u128::from(args.epoch);
+    let block = args.block_size;
+    let parts = match args.algo {
+        ShuffleAlgo::Py1s => py1s::shuffle(sizes, ncn, run_seed, epoch_seed, needed),
+        ShuffleAlgo::Py2s => py2s::shuffle(sizes, ncn, run_seed, epoch_seed, needed),
+        ShuffleAlgo::Py1br => py1br::shuffle(sizes, ncn, run_seed, epoch_seed, block, needed)?,
+        ShuffleAlgo::Py1e => {
+            py1e::shuffle(sizes, ncn, run_seed, epoch_seed, block, needed, warnings)?
+        }
+        ShuffleAlgo::Naive => unreachable!("returned above"),
+    };
+    Ok(PartialShuffle {
+        bounds: spans::node_bounds(total, ncn),
+        parts,
+    })
 }
 
 #[cfg(test)]
@@ -144,6 +257,62 @@ mod tests {
     fn py1b_is_rejected_with_valid_names() {
         let err = "py1b".parse::<ShuffleAlgo>().unwrap_err().to_string();
         assert!(err.contains("py1b") && err.contains(VALID), "{err}");
+    }
+
+    fn iproduct<'a, A, B, C>(
+        a: &'a [A],
+        b: &'a [B],
+        c: &'a [C],
+    ) -> impl Iterator<Item = (&'a A, &'a B, &'a C)> {
+        a.iter()
+            .flat_map(move |x| b.iter().flat_map(move |y| c.iter().map(move |z| (x, y, z))))
+    }
+
+    #[test]
+    fn partial_shuffles_agree_with_the_whole() {
+        let sizes = [7, 0, 13, 2, 40, 1, 0, 25, 9, 11];
+        let total: i64 = sizes.iter().sum();
+        let algos = [
+            ShuffleAlgo::Py1s,
+            ShuffleAlgo::Py2s,
+            ShuffleAlgo::Py1br,
+            ShuffleAlgo::Py1e,
+        ];
+        // Blocks smaller than, around and larger than the spans: the warning is certain,
+        // random, or impossible for the nodes a partial shuffle does not visit.
+        for (algo, ncn, block_size) in iproduct(&algos, &[1, 2, 3, 5, 8], &[4, 12, 30, 200]) {
+            let (algo, ncn) = (*algo, *ncn);
+            {
+                let args = ShuffleArgs {
+                    algo,
+                    shard_sizes: &sizes,
+                    num_canonical_nodes: ncn,
+                    seed: 77,
+                    epoch: 2,
+                    block_size: *block_size,
+                };
+                let whole = get_shuffle_parts(&args, None, &mut Vec::new()).unwrap();
+                let full = whole.clone().into_full().unwrap();
+                for mask in 0..(1_u32 << ncn) {
+                    let needed: Vec<bool> = (0..ncn).map(|k| mask >> k & 1 == 1).collect();
+                    let mut warnings = Vec::new();
+                    let part = get_shuffle_parts(&args, Some(&needed), &mut warnings).unwrap();
+                    let mut expected = Vec::new();
+                    get_shuffle_parts(&args, None, &mut expected).unwrap();
+                    assert_eq!(warnings, expected);
+                    for pos in 0..total {
+                        let k = PartialShuffle::part_of(algo, total, ncn, pos);
+                        assert!(pos >= total * k as i64 / ncn as i64, "{algo} {ncn} {pos}");
+                        let want = needed[k].then(|| full[pos as usize]);
+                        assert_eq!(
+                            part.get(pos),
+                            want,
+                            "{algo} ncn={ncn} mask={mask} pos={pos}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! `py1br`: per canonical node, shuffle within staggered blocks of random size.
 
 use super::rng::Pcg64;
-use super::spans::NodeSpans;
+use super::spans::{node_bounds, NodeSpans};
+use super::Parts;
 use crate::Result;
 
 /// Block bounds `[int(0.75 * block), int(1.25 * block))` as Python computes them.
@@ -11,13 +12,15 @@ pub(crate) fn block_bounds(block_size: usize) -> (i64, i64) {
 }
 
 /// Spans laid out per canonical node, then shuffled within staggered, randomly sized blocks.
+/// Only the `needed` nodes are laid out; the others just advance the generator.
 pub(crate) fn shuffle(
     sizes: &[i64],
     num_nodes: usize,
     seed: u128,
     epoch_seed: u128,
     block_size: usize,
-) -> Result<Vec<i64>> {
+    needed: &[bool],
+) -> Result<Parts> {
     let NodeSpans {
         spans,
         groups,
@@ -29,19 +32,31 @@ pub(crate) fn shuffle(
     for _ in 0..num_nodes {
         stagger.push(epoch_rng.integers(0, lo)?);
     }
-    let mut ids: Vec<i64> = Vec::with_capacity(total as usize);
-    for (node, &(a, b)) in groups.iter().enumerate() {
-        let start = ids.len() as i64;
+    let bounds = node_bounds(total, num_nodes);
+    // Nodes after the last needed one draw nothing anyone reads.
+    let last = needed.iter().rposition(|&n| n).map_or(0, |k| k + 1);
+    let mut parts = Vec::with_capacity(groups.len());
+    for (node, &(a, b)) in groups[..last].iter().enumerate() {
+        let (start, stop) = (bounds[node], bounds[node + 1]);
+        let blocks = node_blocks(&mut epoch_rng, start, stop, stagger[node], (lo, hi))?;
+        if !needed[node] {
+            for (begin, end) in blocks {
+                epoch_rng.skip_shuffle((end - begin) as usize);
+            }
+            parts.push(None);
+            continue;
+        }
+        let mut ids: Vec<i64> = Vec::with_capacity((stop - start) as usize);
         for &(begin, end) in &spans[a..b] {
             ids.extend(begin..end);
         }
-        let stop = ids.len() as i64;
-        let blocks = node_blocks(&mut epoch_rng, start, stop, stagger[node], (lo, hi))?;
         for (begin, end) in blocks {
-            epoch_rng.shuffle(&mut ids[begin as usize..end as usize]);
+            epoch_rng.shuffle(&mut ids[(begin - start) as usize..(end - start) as usize]);
         }
+        parts.push(Some(ids));
     }
-    Ok(ids)
+    parts.resize(groups.len(), None);
+    Ok(parts)
 }
 
 /// The staggered block ranges covering `[start, stop)`, all drawn before any is shuffled.

@@ -1,12 +1,10 @@
 //! `py1e` (streaming's default): per canonical node, shuffle each span, then spread every
 //! span's samples by a bounded uniform offset and sort by the jittered positions.
 
-use rayon::prelude::*;
-
 use super::py1br::block_bounds;
 use super::rng::Pcg64;
 use super::spans::{NodeSpans, Span};
-use crate::batching::pool::{self, PAR_THRESHOLD};
+use super::Parts;
 use crate::warning::{Warning, Warnings};
 use crate::{Error, Result};
 
@@ -19,52 +17,104 @@ const SMALL_BLOCK: &str = "Shuffle block size was smaller than shard size for so
 will result in these shards not being shuffled with other shards. Set shuffle_block_size to a \
 larger value for a higher quality shuffle.";
 
-/// The py1e permutation; pushes streaming's warning when a block is smaller than a span.
+/// The py1e permutation of the `needed` canonical nodes (the others only advance the
+/// generator); pushes streaming's warning when a block is smaller than a span.
 pub(crate) fn shuffle(
     sizes: &[i64],
     num_nodes: usize,
     seed: u128,
     epoch_seed: u128,
     block_size: usize,
+    needed: &[bool],
     warnings: &mut Warnings,
-) -> Result<Vec<i64>> {
+) -> Result<Parts> {
     let NodeSpans {
         spans,
         groups,
-        total,
         mut epoch_rng,
+        ..
     } = NodeSpans::new(sizes, num_nodes, seed, epoch_seed);
     let bounds = block_bounds(block_size);
-    let mut small_block = false;
-    // Draws are sequential (one generator for every node); the sorts are independent.
-    let mut nodes = Vec::with_capacity(groups.len());
+    // streaming fails at the first node that is empty or whose first block draw fails (an
+    // empty block range); check every node up front, since trailing ones may not be visited.
     for &(a, b) in &groups {
-        let node = &spans[a..b];
-        if node.iter().all(|&(begin, end)| begin == end) {
+        if spans[a..b].iter().all(|&(begin, end)| begin == end) {
             let msg = EMPTY_NODE.replace("{ncn}", &num_nodes.to_string());
             return Err(Error::InvalidArgument(msg));
         }
+        epoch_rng.clone().integers(bounds.0, bounds.1)?;
+    }
+    // Nodes after the last needed one matter only for the warning; see `tail_warns`.
+    let last = needed.iter().rposition(|&n| n).map_or(0, |k| k + 1);
+    let mut small_block = false;
+    let mut parts = Vec::with_capacity(groups.len());
+    for (&(a, b), &need) in groups[..last].iter().zip(needed) {
+        let node = &spans[a..b];
+        if !need {
+            skip_node(&mut epoch_rng, node, bounds, &mut small_block)?;
+            parts.push(None);
+            continue;
+        }
         let samples = node_samples(&mut epoch_rng, node);
         let positions = jittered_positions(&mut epoch_rng, node, bounds, &mut small_block)?;
-        nodes.push((samples, positions));
+        parts.push(Some(sort_by_position(&samples, &positions)));
+    }
+    parts.resize(groups.len(), None);
+    let tail = &spans[groups.get(last).map_or(spans.len(), |g| g.0)..];
+    if !small_block && !tail.is_empty() {
+        if let Some(warns) = tail_warns(tail, bounds) {
+            small_block = warns;
+        } else {
+            // Undecided without the draws: run the generator through the tail.
+            for &(a, b) in &groups[last..] {
+                skip_node(&mut epoch_rng, &spans[a..b], bounds, &mut small_block)?;
+            }
+        }
     }
     if small_block {
         warnings.push(Warning::user(SMALL_BLOCK));
     }
-    let sorted: Vec<Vec<i64>> = if total < PAR_THRESHOLD as i64 {
-        nodes
-            .into_iter()
-            .map(|(s, p)| sort_by_position(&s, &p))
-            .collect()
-    } else {
-        pool::install(|| {
-            nodes
-                .into_par_iter()
-                .map(|(s, p)| sort_by_position(&s, &p))
-                .collect()
-        })
-    };
-    Ok(sorted.concat())
+    Ok(parts)
+}
+
+/// Whether spans after the last needed node raise the small-block warning, when their sizes
+/// alone decide it: a span at least as large as any block (`hi - 1`) always warns, one
+/// smaller than every block (`lo`) never does. `None` when some span's outcome rests on its
+/// random block size. Errors the draws would raise (an empty block range) are not decided here.
+fn tail_warns(tail: &[Span], (lo, hi): (i64, i64)) -> Option<bool> {
+    if lo >= hi {
+        return None;
+    }
+    let mut undecided = false;
+    for &(begin, end) in tail {
+        let size = end - begin;
+        if size >= hi {
+            return Some(true);
+        }
+        undecided |= size >= lo;
+    }
+    (!undecided).then_some(false)
+}
+
+/// Consumes a node's draws without laying it out: the span shuffles, then per span the block
+/// size (which decides the warning) and the uniform shifts.
+fn skip_node(
+    rng: &mut Pcg64,
+    node: &[Span],
+    (lo, hi): (i64, i64),
+    small_block: &mut bool,
+) -> Result<()> {
+    for &(begin, end) in node {
+        rng.skip_shuffle((end - begin) as usize);
+    }
+    for &(begin, end) in node {
+        let size = end - begin;
+        if rng.integers(lo, hi)? < size {
+            *small_block = true;
+        }
+        rng.skip_uniform(size as usize);
+    }
+    Ok(())
 }
 
 /// The node's sample ids, span by span, each span shuffled.
@@ -127,22 +177,81 @@ fn f64_min(a: f64, b: f64) -> f64 {
 
 /// `samples[argsort(positions)]`. numpy's argsort is unstable, but exact ties have probability
 /// about zero; ordering ties by index makes the port deterministic.
+///
+/// Every position lies in `[0, n)` (a span's shift never leaves the node) and sits within a
+/// block of its index, so a two-level bucket sort on `floor(position)` does the work in linear
+/// time with cache-sized tables: coarse buckets of `COARSE` positions, then fine buckets of
+/// `FINE` within each, each holding a few elements. Bucketing is monotone in the position, and
+/// the elements are sorted on one integer key each, (position in total order, index), which is
+/// unique, so the result is exactly the stable (position, index) order.
 fn sort_by_position(samples: &[i64], positions: &[f64]) -> Vec<i64> {
-    // One integer key per sample, (position in total order, index): the keys are unique, so an
-    // unstable sort yields exactly the stable (position, index) order, and fast.
-    let mut keys: Vec<u128> = positions
-        .iter()
-        .zip(0_u128..)
-        .map(|(&p, i)| (u128::from(total_order_bits(p)) << 64) | i)
+    const COARSE: usize = 1 << 14;
+    const FINE: usize = 4;
+    let n = positions.len();
+    // `as` saturates (and maps NaN to 0); the `min` only guards rounding at the top end.
+    let floor = |p: f64| (p as usize).min(n.saturating_sub(1));
+    let keys: Vec<u128> = (0_u128..)
+        .zip(positions)
+        .map(|(i, &p)| (u128::from(total_order_bits(p)) << 64) | i)
         .collect();
-    if keys.len() < PAR_THRESHOLD {
-        keys.sort_unstable();
-    } else {
-        keys.par_sort_unstable();
+    let (coarse, coarse_ends) =
+        bucket_sort(&keys, n / COARSE + 1, |k| floor(key_position(k)) / COARSE);
+    drop(keys);
+    let mut out = Vec::with_capacity(n);
+    let mut start = 0;
+    for (c, &end) in coarse_ends.iter().enumerate() {
+        let base = c * COARSE;
+        let slice = &coarse[start..end];
+        start = end;
+        let (mut fine, fine_ends) = bucket_sort(slice, COARSE / FINE, |k| {
+            (floor(key_position(k)) - base) / FINE
+        });
+        let mut from = 0;
+        for to in fine_ends {
+            let run = &mut fine[from..to];
+            if run.len() > 1 {
+                run.sort_unstable();
+            }
+            from = to;
+        }
+        out.extend(fine.iter().map(|&k| samples[(k as u64) as usize]));
     }
-    keys.into_iter()
-        .map(|k| samples[(k as u64) as usize])
-        .collect()
+    out
+}
+
+/// A stable counting sort of `keys` into `buckets` buckets; returns the sorted keys and where
+/// each bucket ends.
+fn bucket_sort(
+    keys: &[u128],
+    buckets: usize,
+    bucket: impl Fn(u128) -> usize,
+) -> (Vec<u128>, Vec<usize>) {
+    let mut next = vec![0_usize; buckets + 1];
+    for &k in keys {
+        next[bucket(k) + 1] += 1;
+    }
+    for i in 1..=buckets {
+        next[i] += next[i - 1];
+    }
+    let mut out = vec![0_u128; keys.len()];
+    for &k in keys {
+        let slot = &mut next[bucket(k)];
+        out[*slot] = k;
+        *slot += 1;
+    }
+    // Each bucket's cursor now rests at its end.
+    next.truncate(buckets);
+    (out, next)
+}
+
+/// The position a key was made from.
+fn key_position(key: u128) -> f64 {
+    let bits = (key >> 64) as u64;
+    f64::from_bits(if bits >> 63 == 1 {
+        bits & !(1 << 63)
+    } else {
+        !bits
+    })
 }
 
 /// Maps an `f64` to a `u64` whose unsigned order is `f64::total_cmp`'s order.

@@ -2,36 +2,107 @@
 //! again per canonical node each epoch.
 
 use super::rng::Pcg64;
-use super::spans::{divide_spans, shard_spans, Span};
+use super::spans::{divide_spans, node_bounds, shard_spans, Span};
+use super::Parts;
 
 /// Run-fixed shuffle of shard order and of each shard's samples, then per canonical node an
-/// epoch shuffle of its shard pieces followed by each piece's samples.
-pub(crate) fn shuffle(sizes: &[i64], num_nodes: usize, seed: u128, epoch_seed: u128) -> Vec<i64> {
+/// epoch shuffle of its shard pieces followed by each piece's samples. Only the `needed` nodes
+/// (and the shards they draw from) are materialized.
+pub(crate) fn shuffle(
+    sizes: &[i64],
+    num_nodes: usize,
+    seed: u128,
+    epoch_seed: u128,
+    needed: &[bool],
+) -> Parts {
     let (mut shards, total) = shard_spans(sizes);
     let mut fixed = Pcg64::new(seed);
     fixed.shuffle(&mut shards);
-    // Lay the shards out in their run order; each one's samples shuffled in place.
-    let mut laid = Vec::with_capacity(total as usize);
-    let mut pieces: Vec<Span> = Vec::with_capacity(shards.len());
-    for (begin, end) in shards {
-        let at = laid.len();
-        laid.extend(begin..end);
-        fixed.shuffle(&mut laid[at..]);
-        pieces.push((at as i64, laid.len() as i64));
-    }
-    // Dividing the laid-out ranges is the same walk as dividing the shards: a split shard keeps
-    // its first (already shuffled) samples in the earlier node.
+    let bounds = node_bounds(total, num_nodes);
+    let laid = lay_out(&shards, &mut fixed, &bounds, needed);
+    // The shards laid out in run order, as ranges of that layout. Dividing them is the same walk
+    // as dividing the shards: a split shard keeps its first (already shuffled) samples in the
+    // earlier node, so node k's pieces cover exactly the layout's `bounds[k]..bounds[k + 1]`.
+    let mut at = 0;
+    let pieces: Vec<Span> = shards
+        .iter()
+        .map(|&(b, e)| {
+            at += e - b;
+            (at - (e - b), at)
+        })
+        .collect();
     let (mut pieces, groups) = divide_spans(pieces, total, num_nodes);
     let mut epoch_rng = Pcg64::new(epoch_seed);
-    let mut out = Vec::with_capacity(total as usize);
-    for (a, b) in groups {
-        let part = &mut pieces[a..b];
-        epoch_rng.shuffle(part);
-        for &(begin, end) in part.iter() {
+    // Nodes after the last needed one draw nothing anyone reads.
+    let last = needed.iter().rposition(|&n| n).map_or(0, |k| k + 1);
+    let mut parts = Vec::with_capacity(groups.len());
+    for (node, &(a, b)) in groups[..last].iter().enumerate() {
+        let node_pieces = &mut pieces[a..b];
+        epoch_rng.shuffle(node_pieces);
+        let Some(src) = &laid[node] else {
+            for &(begin, end) in node_pieces.iter() {
+                epoch_rng.skip_shuffle((end - begin) as usize);
+            }
+            parts.push(None);
+            continue;
+        };
+        let base = bounds[node];
+        let mut out = Vec::with_capacity(src.len());
+        for &(begin, end) in node_pieces.iter() {
             let at = out.len();
-            out.extend_from_slice(&laid[begin as usize..end as usize]);
+            out.extend_from_slice(&src[(begin - base) as usize..(end - base) as usize]);
             epoch_rng.shuffle(&mut out[at..]);
         }
+        parts.push(Some(out));
     }
-    out
+    parts.resize(groups.len(), None);
+    parts
+}
+
+/// The run-order layout of every shard's run-shuffled samples, kept only over the needed
+/// nodes' ranges (`bounds[k]..bounds[k + 1]`); shards outside them only advance `rng`.
+fn lay_out(
+    shards: &[Span],
+    rng: &mut Pcg64,
+    bounds: &[i64],
+    needed: &[bool],
+) -> Vec<Option<Vec<i64>>> {
+    let mut laid: Vec<Option<Vec<i64>>> = needed
+        .iter()
+        .enumerate()
+        .map(|(k, &n)| n.then(|| Vec::with_capacity((bounds[k + 1] - bounds[k]) as usize)))
+        .collect();
+    // Shards laid out past the last needed node's range are never read.
+    let last = needed.iter().rposition(|&n| n).map_or(0, |k| bounds[k + 1]);
+    let mut at = 0_i64;
+    let mut samples = Vec::new();
+    for &(begin, end) in shards {
+        if at >= last {
+            break;
+        }
+        let (lo, hi) = (at, at + end - begin);
+        at = hi;
+        // Nodes whose range overlaps this shard's place in the layout.
+        let first = bounds.partition_point(|&b| b <= lo).saturating_sub(1);
+        let wanted = (first..needed.len())
+            .take_while(|&k| bounds[k] < hi)
+            .any(|k| needed[k] && bounds[k + 1] > lo);
+        if !wanted {
+            rng.skip_shuffle((end - begin) as usize);
+            continue;
+        }
+        samples.clear();
+        samples.extend(begin..end);
+        rng.shuffle(&mut samples);
+        for k in (first..needed.len()).take_while(|&k| bounds[k] < hi) {
+            if let Some(part) = laid[k].as_mut() {
+                let from = bounds[k].max(lo) - lo;
+                let to = bounds[k + 1].min(hi) - lo;
+                if from < to {
+                    part.extend_from_slice(&samples[from as usize..to as usize]);
+                }
+            }
+        }
+    }
+    laid
 }

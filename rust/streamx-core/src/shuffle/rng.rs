@@ -9,6 +9,8 @@
 use crate::{Error, Result};
 
 const M32: u64 = u32::MAX as u64;
+/// Values drawn per batch by the bulk shuffle paths.
+const CHUNK: usize = 256;
 const PCG_MULT: u128 = (2_549_297_995_355_413_924_u128 << 64) + 4_865_540_595_714_422_341;
 
 /// The PCG64 bit generator behind `numpy.random.default_rng(seed)`, with the `Generator`
@@ -204,10 +206,102 @@ impl Pcg64 {
 
     /// `Generator.shuffle` on a 1-D array or list: Fisher-Yates from the back, masked rejection.
     pub fn shuffle<T>(&mut self, x: &mut [T]) {
-        for i in (1..x.len()).rev() {
+        let mut i = x.len().saturating_sub(1);
+        while i as u64 > M32 {
             let j = self.interval(i as u64) as usize;
             x.swap(i, j);
+            i -= 1;
         }
+        let mut js = [0_u32; CHUNK];
+        while i >= 1 {
+            let js = &mut js[..i.min(CHUNK)];
+            self.intervals_down(i as u32, js);
+            for (k, &j) in js.iter().enumerate() {
+                x.swap(i - k, j as usize);
+            }
+            i -= js.len();
+        }
+    }
+
+    /// `out[k] = interval(top - k)` for each `k`, with exactly the same draws, for
+    /// `out.len() <= top <= u32::MAX`. Rejection makes the draw count data-dependent, so this
+    /// draws a batch of 64-bit values, scans their 32-bit halves without branching on the
+    /// outcome, and rewinds the generator past the halves left unused.
+    fn intervals_down(&mut self, top: u32, out: &mut [u32]) {
+        let count = out.len();
+        if count == 0 {
+            return;
+        }
+        let mut k = 0;
+        let mut take = |v: u32, k: &mut usize| {
+            let bound = top - *k as u32;
+            let x = v & (u32::MAX >> bound.leading_zeros());
+            out[*k] = x;
+            *k += usize::from(x <= bound);
+        };
+        if let Some(high) = self.buf32.take() {
+            take(high, &mut k);
+        }
+        let mut draws = [0_u64; CHUNK / 2];
+        while k < count {
+            // About 0.7 draws per value are needed; a few spare keep it to one batch mostly.
+            let batch = (count - k + 4).min(draws.len());
+            let saved = self.state;
+            for d in &mut draws[..batch] {
+                *d = self.next_u64();
+            }
+            let mut used = 0;
+            while used < 2 * batch && k < count {
+                take((draws[used / 2] >> (32 * (used % 2))) as u32, &mut k);
+                used += 1;
+            }
+            if k == count {
+                self.state = saved;
+                self.advance(used.div_ceil(2) as u128);
+                if used % 2 == 1 {
+                    self.buf32 = Some((draws[used / 2] >> 32) as u32);
+                }
+            }
+        }
+    }
+
+    /// Consumes exactly the draws `shuffle` makes on a slice of `len` elements, without the
+    /// slice: for a part of the order nobody needs, only the generator's position matters.
+    pub fn skip_shuffle(&mut self, len: usize) {
+        let mut i = len.saturating_sub(1);
+        while i as u64 > M32 {
+            self.interval(i as u64);
+            i -= 1;
+        }
+        let mut js = [0_u32; CHUNK];
+        while i >= 1 {
+            let js = &mut js[..i.min(CHUNK)];
+            self.intervals_down(i as u32, js);
+            i -= js.len();
+        }
+    }
+
+    /// Consumes exactly the draws `uniform(lo, hi, n)` makes (one 64-bit draw per value; the
+    /// 32-bit buffer is untouched), in `O(log n)` steps.
+    pub fn skip_uniform(&mut self, n: usize) {
+        self.advance(n as u128);
+    }
+
+    /// Moves the generator `delta` 64-bit draws ahead (numpy's `PCG64.advance`): the LCG step
+    /// composed `delta` times, by squaring.
+    pub fn advance(&mut self, mut delta: u128) {
+        let (mut acc_mult, mut acc_plus) = (1_u128, 0_u128);
+        let (mut cur_mult, mut cur_plus) = (PCG_MULT, self.inc);
+        while delta > 0 {
+            if delta & 1 == 1 {
+                acc_mult = acc_mult.wrapping_mul(cur_mult);
+                acc_plus = acc_plus.wrapping_mul(cur_mult).wrapping_add(cur_plus);
+            }
+            cur_plus = cur_mult.wrapping_add(1).wrapping_mul(cur_plus);
+            cur_mult = cur_mult.wrapping_mul(cur_mult);
+            delta >>= 1;
+        }
+        self.state = acc_mult.wrapping_mul(self.state).wrapping_add(acc_plus);
     }
 
     /// `Generator.permutation(n)`.
@@ -315,6 +409,53 @@ mod tests {
         assert_eq!(got, want);
         let mut g = Pcg64::new((1_u128 << 70) + 3);
         assert_eq!(g.permutation(10), [3, 6, 7, 8, 4, 1, 9, 5, 0, 2]);
+    }
+
+    /// The plain Fisher-Yates the bulk path must reproduce draw for draw.
+    fn reference_shuffle<T>(g: &mut Pcg64, x: &mut [T]) {
+        for i in (1..x.len()).rev() {
+            let j = g.interval(i as u64) as usize;
+            x.swap(i, j);
+        }
+    }
+
+    #[test]
+    fn bulk_shuffle_matches_scalar_fisher_yates() {
+        let mut a = Pcg64::new(3);
+        let mut b = a.clone();
+        for len in [0, 1, 2, 3, 5, 64, 255, 256, 257, 1000, 70_000, 3, 129] {
+            a.next_u32(); // alternate the buffered half between calls
+            b.next_u32();
+            let mut x: Vec<usize> = (0..len).collect();
+            let mut y = x.clone();
+            a.shuffle(&mut x);
+            reference_shuffle(&mut b, &mut y);
+            assert_eq!(x, y, "len {len}");
+            assert_eq!(a.next_u32(), b.next_u32(), "len {len}");
+        }
+    }
+
+    #[test]
+    fn skips_consume_the_same_draws() {
+        let mut a = Pcg64::new(11);
+        let mut b = a.clone();
+        a.next_u32(); // leave a buffered half behind
+        b.next_u32();
+        for len in [0, 1, 2, 3, 100, 5000] {
+            let mut v: Vec<u32> = (0..len).collect();
+            a.shuffle(&mut v);
+            b.skip_shuffle(len as usize);
+            drop(a.uniform(-3.0, 4.5, len as usize));
+            b.skip_uniform(len as usize);
+            assert_eq!(a.next_u32(), b.next_u32());
+        }
+        let mut c = Pcg64::new(5);
+        let mut d = c.clone();
+        for _ in 0..1000 {
+            c.next_u64();
+        }
+        d.advance(1000);
+        assert_eq!(c.next_u64(), d.next_u64());
     }
 
     #[test]

@@ -53,6 +53,15 @@ pub(crate) fn divide_spans(
     (out, groups)
 }
 
+/// Where each canonical node's samples start in the shuffled order, plus the total at the end:
+/// node `k` holds positions `total * k / parts .. total * (k + 1) / parts` (see
+/// [`divide_spans`]).
+pub(crate) fn node_bounds(total: i64, parts: usize) -> Vec<i64> {
+    (0..=parts)
+        .map(|k| (i128::from(total) * k as i128 / parts as i128) as i64)
+        .collect()
+}
+
 /// The span layout common to py1s, py1br and py1e: shard spans shuffled once per run, divided
 /// among canonical nodes, then shuffled within each node for this epoch.
 pub(crate) struct NodeSpans {
