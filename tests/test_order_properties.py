@@ -124,6 +124,10 @@ def test_each_sample_appears_as_weighted(
         repeats = [*repeats, 1.0]
     config = _config(shards, repeats, shuffle_algo=algo, shuffle=shuffle, epoch=epoch)
     config.update(num_canonical_nodes=ncn, world=(nodes, ranks, workers), batch_size=batch)
+    # With granularity > 1, upstream's pick sizes let an empty shard hand its predecessor one
+    # extra pick (samples of that shard then repeat unevenly; the parity tests pin that quirk).
+    if any(0 in s for s in shards):
+        granularity = 1
     config["sampling_granularity"] = granularity
     choose = [c for _, c, _ in config["streams"]]
     epoch_size = sum(choose)
