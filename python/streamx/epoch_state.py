@@ -12,8 +12,9 @@ pickled (or forked) dataset:
 
 * ``epoch.<W>.<w>``: the next epoch of worker ``w`` of a DataLoader with ``W`` workers
   (``epoch.1.0`` for iteration outside workers). Only that worker writes it.
-* ``pass.<token>.<k>``: the ``(epoch, sample_in_epoch)`` of one ``StreamingDataLoader``
-  pass (the ``k``-th pass of persistent workers started with ``token``). The first worker
+* ``pass.<token>.<seed>.<k>``: the ``(epoch, sample_in_epoch)`` of one
+  ``StreamingDataLoader`` pass (the ``k``-th pass of persistent workers started with
+  ``token`` and the DataLoader iterator's base ``seed``). The first worker
   to start the pass writes it, the others adopt it, so workers that started late, or never
   started the previous pass, still agree, as mosaicml-streaming's node barrier makes them.
 * ``resume.json``: the state given to ``load_state_dict``; ``resume.used`` notes that it was
@@ -89,12 +90,6 @@ def _create_exclusive(path: str, text: str) -> bool:
     finally:
         os.remove(tmp)
     return True
-
-
-def _worker_group() -> tuple[int, int]:
-    """(workers of the DataLoader, this worker) inside a worker; (1, 0) outside."""
-    info = get_worker_info()
-    return (info.num_workers, info.id) if info is not None else (1, 0)
 
 
 def _runs_base(local: str) -> str:
@@ -173,7 +168,8 @@ class EpochState:
 
     def __init__(self, root: str, dataset: Any) -> None:
         self.root = root
-        self._dataset = dataset
+        # A weak reference: the dataset owns this state, and no cycle delays its clean-up.
+        self._dataset_ref = weakref.ref(dataset)
         self._finalizer: weakref.finalize[Any, Any] | None = None
         self._pass_token: str | None = None
         self._pass_count: dict[str, int] = {}
@@ -194,10 +190,19 @@ class EpochState:
         state._finalizer = weakref.finalize(state, _release, root, fd, os.getpid())
         return state
 
+    @property
+    def _dataset(self) -> Any:
+        dataset = self._dataset_ref()
+        if dataset is None:
+            raise RuntimeError("The StreamingDataset of this state no longer exists")
+        return dataset
+
     def __getstate__(self) -> dict[str, Any]:
-        return {"root": self.root, "_dataset": self._dataset, "_pass_token": self._pass_token}
+        return {"root": self.root, "dataset": self._dataset, "_pass_token": self._pass_token}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        # Unpickled with its dataset (a DataLoader worker's copy), which holds it strongly.
+        self._dataset_ref = weakref.ref(state.pop("dataset"))
         self.__dict__.update(state)
         self._finalizer = None
         self._pass_count = {}
@@ -277,14 +282,18 @@ class EpochState:
 
     def start_epoch(self) -> tuple[int, int]:
         """Called by each worker at ``__iter__``: returns (epoch, sample_in_epoch) and advances."""
-        group = _worker_group()
-        token = self._pass_token
-        if token is None:  # a plain DataLoader, or iterating the dataset directly
+        info = get_worker_info()
+        group = (info.num_workers, info.id) if info is not None else (1, 0)
+        if info is None or self._pass_token is None:
+            # Iterating the dataset directly (nobody to agree with), or a plain DataLoader.
             epoch, offset = self._claim(self._presumed(group))
         else:
-            k = self._pass_count.get(token, 0)
-            self._pass_count[token] = k + 1
-            path = os.path.join(self.root, f"pass.{token}.{k}")
+            # The workers of one DataLoader iterator share its base seed; with the token it
+            # names the pass even when a later plain DataLoader inherits a stale token.
+            key = f"{self._pass_token}.{int(info.seed) - int(info.id)}"
+            k = self._pass_count.get(key, 0)
+            self._pass_count[key] = k + 1
+            path = os.path.join(self.root, f"pass.{key}.{k}")
             text = _read(path)
             if text is None:
                 epoch, offset = self._claim(self.next_epoch)

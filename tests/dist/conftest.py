@@ -36,7 +36,7 @@ def node_dirs(mds_source: Path, tmp_path: Path) -> Callable[[int], list[str]]:
         for node in range(count):
             path = tmp_path / f"{prefix}{node}"
             if not path.exists():
-                shutil.copytree(mds_source, path)
+                shutil.copytree(mds_source, path, ignore=shutil.ignore_patterns(".streamx"))
             dirs.append(str(path))
         return dirs
 

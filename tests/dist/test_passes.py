@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -44,10 +45,12 @@ def _expected(local: str, workers: int, epoch: int) -> list[list[int]]:
     return rank_batches(local, DS, nodes=1, ranks_per_node=1, workers=workers, epoch=epoch)[0]
 
 
-def test_pass_cut_short_before_a_worker_started(mds_source: Path, tmp_path: Path) -> None:
+def test_pass_cut_short_before_a_worker_started(
+    node_dirs: Callable[..., list[str]], tmp_path: Path
+) -> None:
     """Worker 1 is killed in start-up when the first pass is abandoned after one batch; the
     next pass must still be a whole, correct epoch 1 on both workers."""
-    local = str(mds_source)
+    local = node_dirs(1)[0]
     flag = tmp_path / "slow"
     flag.touch()
     ds = streamx.StreamingDataset(local=local, **DS)
@@ -66,9 +69,9 @@ def test_pass_cut_short_before_a_worker_started(mds_source: Path, tmp_path: Path
     assert _batches(loader) == _expected(local, 2, 2)
 
 
-def test_plain_dataloader_epochs(mds_source: Path) -> None:
+def test_plain_dataloader_epochs(node_dirs: Callable[..., list[str]]) -> None:
     """A plain torch DataLoader (no pass token) with 2 workers: epochs 0 and 1 as mosaic's."""
-    local = str(mds_source)
+    local = node_dirs(1)[0]
     ds = streamx.StreamingDataset(local=local, **DS)
     loader = torch.utils.data.DataLoader(
         ds, batch_size=4, num_workers=2, multiprocessing_context="fork"
@@ -78,10 +81,10 @@ def test_plain_dataloader_epochs(mds_source: Path) -> None:
     assert ds.next_epoch == 2
 
 
-def test_direct_iteration_then_loader(mds_source: Path) -> None:
+def test_direct_iteration_then_loader(node_dirs: Callable[..., list[str]]) -> None:
     """Peeking at the dataset in the main process starts an epoch, as in mosaicml-streaming;
     the DataLoader passes that follow are epochs 1 and 2."""
-    local = str(mds_source)
+    local = node_dirs(1)[0]
     ds = streamx.StreamingDataset(local=local, **DS)
     first = next(iter(ds))
     assert int(first["id"]) == _expected(local, 1, 0)[0][0]
@@ -91,3 +94,24 @@ def test_direct_iteration_then_loader(mds_source: Path) -> None:
     assert _batches(loader) == _expected(local, 2, 1)
     assert _batches(loader) == _expected(local, 2, 2)
     assert ds.next_epoch == 3
+
+
+def test_loader_then_direct_iteration_then_plain_loader(
+    node_dirs: Callable[..., list[str]],
+) -> None:
+    """After a StreamingDataLoader pass, iterating the dataset in the main process and then a
+    plain DataLoader each start the next epoch (the pass token does not leak into them)."""
+    local = node_dirs(1)[0]
+    ds = streamx.StreamingDataset(local=local, **DS)
+    loader = streamx.StreamingDataLoader(
+        ds, batch_size=4, num_workers=2, multiprocessing_context="fork"
+    )
+    assert _batches(loader) == _expected(local, 2, 0)
+    direct = [int(s["id"]) for s in ds]
+    assert direct == [i for b in _expected(local, 1, 1) for i in b]
+    plain = torch.utils.data.DataLoader(
+        ds, batch_size=4, num_workers=2, multiprocessing_context="fork"
+    )
+    assert _batches(plain) == _expected(local, 2, 2)
+    assert _batches(loader) == _expected(local, 2, 3)
+    assert ds.next_epoch == 4
