@@ -124,6 +124,7 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
 
             limit = self.cache_limit if isinstance(self.cache_limit, int) else None
             self._shard_cache = ShardCache(self, limit)
+            self._remote_shard = np.array(self._shard_cache.remote_shards, bool)
 
     def _load_shards(self) -> None:
         self.shards: list[ShardInfo] = []
@@ -185,33 +186,56 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         except FileNotFoundError:
             if self._shard_cache is None:
                 raise
-            if retry <= 0:
-                raise RuntimeError(
-                    f"StreamingDataset repeatedly failed to download a shard for sample "
-                    f"{sample_id}. If `cache_limit` ({self.cache_limit}) is set, it may be too "
-                    "low for the number of shards in use at once; raise it."
-                ) from None
-        self._shard_cache.prepare(self._shard_of(sample_id))
-        return self.get_item(sample_id, retry - 1)
+        shard = self._shard_of(sample_id)
+        for _attempt in range(retry):
+            with self._shard_cache.hold(shard):  # not evicted between download and read
+                self._shard_cache.prepare(shard)
+                try:
+                    return self._reader.get(sample_id)
+                except FileNotFoundError:
+                    continue  # deleted by hand since: fetch it again
+        raise RuntimeError(
+            f"StreamingDataset repeatedly failed to download a shard for sample {sample_id}. "
+            f"If `cache_limit` ({self.cache_limit}) is set, it may be too low for the number "
+            "of shards in use at once; raise it."
+        )
 
     def _shard_of(self, sample_id: int) -> int:
         """The shard holding global sample ``sample_id``."""
         ends = self.sample_offset_per_shard + self.samples_per_shard
         return int(np.searchsorted(ends, sample_id, side="right"))
 
-    def _prepare_ahead(self, ids: NDArray[np.int64], start: int) -> None:
-        """Starts downloading the shards of the next ``predownload`` samples."""
+    def _prepare_ahead(self, ids: NDArray[np.int64], start: int, stop: int | None = None) -> int:
+        """Declares the shards of samples ``ids[start:stop]`` (about to be read) and of the
+        ``predownload`` samples after them to the shard cache, most urgent first: they are
+        fetched in the background and, under a ``cache_limit``, kept from eviction. Called
+        with ``start == len(ids)`` it releases them.
+
+        Returns:
+            Where the chunk should end: ``stop``, or earlier under a ``cache_limit`` so that
+            every shard the chunk reads is held (at least one sample is always allowed).
+        """
+        stop = start + 1 if stop is None else stop
         if self._shard_cache is None:
-            return
-        ahead = ids[start : start + max(int(self.predownload or 0), 1)]
+            return stop
+        window = ids[start : stop + max(int(self.predownload or 0), 1)]
         ends = self.sample_offset_per_shard + self.samples_per_shard
-        shards = np.unique(np.searchsorted(ends, ahead, side="right"))
-        self._shard_cache.prepare_async(shards.tolist())
+        order = np.searchsorted(ends, window, side="right")
+        shards, first = np.unique(order, return_index=True)
+        held = self._shard_cache.set_window(shards[np.argsort(first)].tolist())
+        if held is None or stop <= start:
+            return stop
+        chunk = order[: stop - start]
+        missing = ~np.isin(chunk, held) & self._remote_shard[chunk]
+        return start + max(int(np.argmax(missing)), 1) if missing.any() else stop
 
     @property
     def cache_usage(self) -> int:
-        """Bytes of shards the node's cache ledger counts as local."""
-        return self._shard_cache.usage() if self._shard_cache is not None else 0
+        """Bytes counted against ``cache_limit`` on this node: the index files plus every
+        downloaded shard (files of streams without a remote are not cache and not counted)."""
+        if self._shard_cache is not None:
+            return self._shard_cache.usage()
+        return sum(stream.get_index_size() for stream in self.streams)
 
     @property
     def next_epoch(self) -> int:

@@ -47,11 +47,13 @@ def _samples(ds: Any, epoch: int, sample_in_epoch: int) -> Iterator[Any]:
             return
         reader = ds._reader
         step = _chunk_size(ds)
-        for start in range(0, len(ids), step):
-            chunk = ids[start : start + step].tolist()
-            if prepare is not None:
-                prepare(ids, start, start + step)
-            yield from reader.get_many(chunk, ds.get_item)
+        start = 0
+        while start < len(ids):
+            stop = start + step
+            if prepare is not None:  # under a cache limit, it may shorten the chunk
+                stop = prepare(ids, start, stop)
+            yield from reader.get_many(ids[start:stop].tolist(), ds.get_item)
+            start = stop
     finally:
         if prepare is not None:
             prepare(ids, len(ids), len(ids))  # an empty window releases the shards held

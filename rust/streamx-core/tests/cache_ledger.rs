@@ -253,3 +253,37 @@ fn ownership_and_shape_are_checked() {
     ledger.finish_download(1, 7).unwrap();
     assert_eq!((ledger.usage(), ledger.limit()), (7, None));
 }
+
+#[test]
+fn try_begin_download_never_goes_over_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = shard_files(dir.path(), 4);
+    let ledger = Ledger::open(dir.path().join("l"), 4, Some(250))
+        .unwrap()
+        .with_shard_files(files.clone())
+        .unwrap();
+    for (shard, paths) in files.iter().enumerate().take(2) {
+        std::fs::write(&paths[0], [0u8; 100]).unwrap();
+        ledger.sync(shard, Some(100)).unwrap();
+    }
+    ledger.pin(0).unwrap();
+    ledger.pin(1).unwrap();
+    // Both local shards are pinned: a prefetch would overshoot, so it does not begin.
+    assert_eq!(ledger.try_begin_download(2, 100).unwrap(), None);
+    assert_eq!(ledger.usage(), 200);
+    assert_eq!(ledger.state(2).unwrap(), ShardState::Remote);
+    assert!(files[0][0].exists() && files[1][0].exists());
+    // With one pin gone, the least recently used unpinned shard makes room.
+    ledger.unpin(1).unwrap();
+    assert_eq!(
+        ledger.try_begin_download(2, 100).unwrap(),
+        Some(Decision::Download { evicted: vec![1] })
+    );
+    assert!(!files[1][0].exists());
+    assert_eq!(ledger.usage(), 200);
+    assert_eq!(
+        ledger.try_begin_download(0, 100).unwrap(),
+        Some(Decision::AlreadyLocal)
+    );
+    ledger.unpin(0).unwrap();
+}

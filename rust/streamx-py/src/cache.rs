@@ -10,7 +10,8 @@ use crate::enter::enter_core;
 
 /// A shard cache ledger shared by every process on the node that opens the same `path`.
 ///
-/// `begin_download` returns `("download", evicted)`, `("local", [])` or `("wait", [])`.
+/// `begin_download` returns `("download", evicted)`, `("local", [])`, `("wait", [])` or, with
+/// `must_fit`, `("noroom", [])`.
 /// Pickles by constructor arguments; each process maps the file itself.
 #[pyclass(frozen, module = "streamx._core")]
 pub struct CacheLedger {
@@ -81,17 +82,27 @@ impl CacheLedger {
         self.inner.usage()
     }
 
+    /// With `must_fit`, answers `("noroom", [])` instead of going over the limit.
+    #[pyo3(signature = (shard, nbytes, must_fit=false))]
     fn begin_download(
         &self,
         py: Python<'_>,
         shard: usize,
         nbytes: u64,
+        must_fit: bool,
     ) -> PyResult<(&'static str, Vec<usize>)> {
-        let decision = enter_core(py, || self.inner.begin_download(shard, nbytes))?;
+        let decision = enter_core(py, || {
+            if must_fit {
+                self.inner.try_begin_download(shard, nbytes)
+            } else {
+                self.inner.begin_download(shard, nbytes).map(Some)
+            }
+        })?;
         Ok(match decision {
-            Decision::Download { evicted } => ("download", evicted),
-            Decision::AlreadyLocal => ("local", Vec::new()),
-            Decision::WaitForOther { .. } => ("wait", Vec::new()),
+            Some(Decision::Download { evicted }) => ("download", evicted),
+            Some(Decision::AlreadyLocal) => ("local", Vec::new()),
+            Some(Decision::WaitForOther { .. }) => ("wait", Vec::new()),
+            None => ("noroom", Vec::new()),
         })
     }
 

@@ -225,14 +225,7 @@ impl Ledger {
     /// Claims a shard for download, evicting least recently used shards (deleting the files
     /// registered with [`Ledger::with_shard_files`]) until `bytes_needed` fits under the limit.
     pub fn begin_download(&self, shard: usize, bytes_needed: u64) -> Result<Decision> {
-        self.begin_download_with(shard, bytes_needed, |victim| {
-            self.files[victim]
-                .iter()
-                .try_for_each(|p| match std::fs::remove_file(p) {
-                    Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
-                    _ => Ok(()),
-                })
-        })
+        self.begin_download_with(shard, bytes_needed, |victim| self.delete_files(victim))
     }
 
     /// Like [`Ledger::begin_download`], but `evict(victim)` deletes a victim's files. It runs
@@ -243,31 +236,63 @@ impl Ledger {
         &self,
         shard: usize,
         bytes_needed: u64,
-        mut evict: impl FnMut(usize) -> io::Result<()>,
+        evict: impl FnMut(usize) -> io::Result<()>,
     ) -> Result<Decision> {
+        let decision = self.begin_inner(shard, bytes_needed, false, evict)?;
+        Ok(decision.expect("a download that need not fit always begins"))
+    }
+
+    /// Like [`Ledger::begin_download`], but only when the shard fits under the limit after
+    /// evicting unpinned least recently used shards. When it does not, nothing is evicted or
+    /// reserved and `None` is returned: prefetching uses this so that looking ahead never
+    /// pushes the cache over its limit (only shards needed right now may).
+    pub fn try_begin_download(&self, shard: usize, bytes_needed: u64) -> Result<Option<Decision>> {
+        self.begin_inner(shard, bytes_needed, true, |victim| {
+            self.delete_files(victim)
+        })
+    }
+
+    fn delete_files(&self, victim: usize) -> io::Result<()> {
+        self.files[victim]
+            .iter()
+            .try_for_each(|p| match std::fs::remove_file(p) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+                _ => Ok(()),
+            })
+    }
+
+    fn begin_inner(
+        &self,
+        shard: usize,
+        bytes_needed: u64,
+        must_fit: bool,
+        mut evict: impl FnMut(usize) -> io::Result<()>,
+    ) -> Result<Option<Decision>> {
         let entry = self.entry(shard)?;
         let _lock = self.lock()?;
         match entry.state.load(Acquire) {
             LOCAL => {
                 entry.last_access.fetch_max(now_nanos(), Relaxed);
-                return Ok(Decision::AlreadyLocal);
+                return Ok(Some(Decision::AlreadyLocal));
             }
             PREPARING if is_alive(owner(entry)) => {
-                return Ok(Decision::WaitForOther {
+                return Ok(Some(Decision::WaitForOther {
                     owner_pid: entry.owner_pid.load(Relaxed),
-                });
+                }));
             }
             PREPARING => self.release(entry),
             _ => {}
         }
-        let evicted = self.make_room(shard, bytes_needed, &mut evict)?;
+        let Some(evicted) = self.make_room(shard, bytes_needed, must_fit, &mut evict)? else {
+            return Ok(None);
+        };
         let me = ProcessId::current();
         self.add_usage(bytes_needed);
         entry.bytes.store(bytes_needed, Relaxed);
         entry.owner_pid.store(me.pid, Relaxed);
         entry.owner_start.store(me.start, Relaxed);
         entry.state.store(PREPARING, Release);
-        Ok(Decision::Download { evicted })
+        Ok(Some(Decision::Download { evicted }))
     }
 
     /// Marks a shard this process was preparing as local, with `actual_bytes` on disk.
@@ -293,20 +318,25 @@ impl Ledger {
     }
 
     /// Evicts LRU victims until `needed` fits; a second pass after recovery catches pins held
-    /// by dead processes.
+    /// by dead processes. With `must_fit`, returns `None` (evicting nothing) when even that
+    /// is not enough.
     fn make_room(
         &self,
         shard: usize,
         needed: u64,
+        must_fit: bool,
         evict: &mut impl FnMut(usize) -> io::Result<()>,
-    ) -> Result<Vec<usize>> {
+    ) -> Result<Option<Vec<usize>>> {
         let Some(limit) = self.limit() else {
-            return Ok(Vec::new());
+            return Ok(Some(Vec::new()));
         };
         let mut selection = select_victims(self.candidates(shard), self.usage(), needed, limit);
         if !selection.fits {
             self.recover_locked();
             selection = select_victims(self.candidates(shard), self.usage(), needed, limit);
+        }
+        if must_fit && !selection.fits {
+            return Ok(None);
         }
         for &victim in &selection.victims {
             evict(victim).map_err(|e| Error::io(&self.path, e))?;
@@ -314,7 +344,7 @@ impl Ledger {
             self.release(entry);
             entry.last_access.store(0, Relaxed);
         }
-        Ok(selection.victims)
+        Ok(Some(selection.victims))
     }
 
     fn candidates(&self, except: usize) -> Vec<Candidate> {

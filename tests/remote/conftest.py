@@ -1,0 +1,62 @@
+"""Fixtures for end-to-end remote tests: the storage tests' loopback servers (a moto S3 server,
+a fault-injecting proxy in front of it, a GCS emulator), plus dataset helpers.
+
+The server fixtures are defined once, in ``tests/storage/conftest.py``; this module loads that
+file under its own name and re-exports them, so both directories share one definition.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+_STORAGE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "storage")
+sys.path.insert(0, os.path.dirname(__file__))
+
+
+def _load_storage_fixtures() -> object:
+    name = "_streamx_storage_fixtures"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, os.path.join(_STORAGE, "conftest.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+_fixtures = _load_storage_fixtures()
+logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto: no line per request
+S3 = _fixtures.S3  # type: ignore[attr-defined]
+moto_endpoint = _fixtures.moto_endpoint  # type: ignore[attr-defined]
+s3 = _fixtures.s3  # type: ignore[attr-defined]
+fault_proxy = _fixtures.fault_proxy  # type: ignore[attr-defined]
+faulty_s3 = _fixtures.faulty_s3  # type: ignore[attr-defined]
+gcs_emulator = _fixtures.gcs_emulator  # type: ignore[attr-defined]
+
+from streamx.storage import filesystems  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def module_s3(moto_endpoint: str) -> Iterator[Any]:
+    """A bucket shared by one test module (datasets are written once per module); the
+    environment points S3 clients straight at moto while the module runs."""
+    with pytest.MonkeyPatch.context() as mp:
+        _fixtures._aws_env(mp, moto_endpoint)  # type: ignore[attr-defined]
+        yield _fixtures._bucket(moto_endpoint, moto_endpoint)  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def via_proxy(module_s3: Any, fault_proxy: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Points S3 clients (streamx's and mosaicml-streaming's) at the fault proxy for one test."""
+    monkeypatch.setenv("S3_ENDPOINT_URL", fault_proxy.url)
+    filesystems.clear_cache()
+    yield fault_proxy
+    filesystems.clear_cache()

@@ -1,0 +1,148 @@
+"""``cache_limit``: a watcher samples the cache directory's size while DataLoader workers
+stream an epoch; the limit holds (up to the shards in flight), every sample still arrives once,
+and a local-only stream's files are never evicted (mosaicml-streaming issue #988)."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import remote_data
+
+import streamx
+
+pytestmark = [pytest.mark.remote, pytest.mark.timeout(180)]
+
+N = 600
+BLOB = 2_000
+
+
+@pytest.fixture(scope="module")
+def remote(module_s3: Any) -> str:
+    remote_data.write(
+        module_s3.url("cache"), N, compression=None, size_limit=24_000, blob_bytes=BLOB
+    )
+    return module_s3.url("cache")
+
+
+class Watcher:
+    """Samples the total size of the files under ``root`` (minus ``.streamx``) every ``period``."""
+
+    def __init__(self, root: Path, period: float = 0.002) -> None:
+        self.root, self.period = str(root), period
+        self.max_bytes = 0
+        self.samples = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> Watcher:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(10)
+
+    def size(self) -> int:
+        total = 0
+        for top, dirs, files in os.walk(self.root):
+            dirs[:] = [d for d in dirs if d != ".streamx"]
+            for name in files:
+                try:
+                    total += os.path.getsize(os.path.join(top, name))
+                except FileNotFoundError:
+                    pass  # deleted between listing and stat
+        return total
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.max_bytes = max(self.max_bytes, self.size())
+            self.samples += 1
+            time.sleep(self.period)
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    """The user's files under ``root`` (streamx's own ``.streamx`` bookkeeping left out)."""
+    return {f: (root / f).read_bytes() for f in os.listdir(root) if f != ".streamx"}
+
+
+def _max_shard(local: Path) -> int:
+    shards = json.loads((local / "index.json").read_text())["shards"]
+    return max(s["raw_data"]["bytes"] + (s["zip_data"] or {}).get("bytes", 0) for s in shards)
+
+
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_limit_holds_with_two_workers(remote: str, tmp_path: Path, shuffle: bool) -> None:
+    pytest.importorskip("torch")
+    local = tmp_path / "cache"
+    probe = streamx.StreamingDataset(remote=remote, local=str(local), batch_size=8)
+    max_shard = _max_shard(local)
+    index_size = os.path.getsize(local / "index.json")
+    limit = 6 * max_shard + index_size
+    del probe
+    ds = streamx.StreamingDataset(
+        remote=remote, local=str(local), batch_size=8, shuffle=shuffle, cache_limit=limit
+    )
+    assert ds.cache_limit == limit
+    loader = streamx.StreamingDataLoader(
+        ds, batch_size=8, num_workers=2, collate_fn=remote_data.list_collate
+    )
+    with Watcher(local) as watcher:
+        got = remote_data.ids_of_batches(loader, BLOB)
+    assert sorted(got) == list(range(N))
+    assert watcher.samples > 20
+    workers = 2
+    in_flight = workers * 2
+    print(f"max {watcher.max_bytes} limit {limit} max_shard {max_shard}")
+    assert watcher.max_bytes <= limit + in_flight * max_shard
+    assert 0 < ds.cache_usage <= limit
+
+
+def test_too_small_limit_errors(remote: str, tmp_path: Path) -> None:
+    local = tmp_path / "cache"
+    streamx.StreamingDataset(remote=remote, local=str(local), batch_size=8)
+    index_size = os.path.getsize(local / "index.json")
+    max_shard = _max_shard(local)
+    with pytest.raises(ValueError, match=r"^Minimum cache usage \(\d+ bytes\) is larger than"):
+        streamx.StreamingDataset(
+            remote=remote, local=str(local), batch_size=8, cache_limit=index_size
+        )
+    with pytest.raises(ValueError, match=r"^Cache limit \(\d+ bytes\) is too low"):
+        streamx.StreamingDataset(
+            remote=remote, local=str(local), batch_size=8, cache_limit=4 * max_shard - 1
+        )
+    streamx.StreamingDataset(
+        remote=remote, local=str(local), batch_size=8, cache_limit=4 * max_shard + index_size
+    )
+    streaming = pytest.importorskip("streaming")
+    with pytest.raises(ValueError, match=r"^Cache limit \(\d+ bytes\) is too low"):
+        streaming.StreamingDataset(
+            remote=remote,
+            local=str(tmp_path / "theirs"),
+            batch_size=8,
+            cache_limit=4 * max_shard - 1,
+        )
+
+
+def test_local_only_stream_never_evicted(remote: str, tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    own = tmp_path / "own"
+    remote_data.write(str(own), 200, compression=None, size_limit=24_000, blob_bytes=BLOB, first=N)
+    own_files = _files(own)
+    cache = tmp_path / "cache"
+    streamx.StreamingDataset(remote=remote, local=str(cache), batch_size=8)
+    limit = 4 * _max_shard(cache) + 2 * os.path.getsize(cache / "index.json") + 2_000
+    streams = [streamx.Stream(local=str(own)), streamx.Stream(remote=remote, local=str(cache))]
+    ds = streamx.StreamingDataset(streams=streams, batch_size=8, shuffle=True, cache_limit=limit)
+    loader = streamx.StreamingDataLoader(
+        ds, batch_size=8, num_workers=2, collate_fn=remote_data.list_collate
+    )
+    for _epoch in range(2):
+        got = remote_data.ids_of_batches(loader, BLOB)
+        assert sorted(got) == list(range(N + 200))
+        assert _files(own) == own_files
