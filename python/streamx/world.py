@@ -35,10 +35,13 @@ class World:
 
     @classmethod
     def detect(cls) -> World:
-        """Reads ``RANK``/``WORLD_SIZE``/``LOCAL_WORLD_SIZE`` and the DataLoader worker info."""
+        """Reads ``RANK``/``WORLD_SIZE``/``LOCAL_WORLD_SIZE`` and the DataLoader worker info.
+
+        As in mosaicml-streaming, a missing ``LOCAL_WORLD_SIZE`` means one rank per node.
+        """
         world_size = _env_int("WORLD_SIZE", 1)
         rank = _env_int("RANK", 0)
-        ranks_per_node = _env_int("LOCAL_WORLD_SIZE", world_size)
+        ranks_per_node = _env_int("LOCAL_WORLD_SIZE", 1)
         if world_size < 1 or ranks_per_node < 1 or world_size % ranks_per_node:
             raise ValueError(
                 f"WORLD_SIZE ({world_size}) must be a positive multiple of LOCAL_WORLD_SIZE "
