@@ -5,7 +5,7 @@ use super::{map_ids, shuffle_perm};
 use crate::partition::{Layout, Partition, PartitionSpec};
 use crate::plan::EpochConfig;
 use crate::resample::{resample_streams, resample_units, Resampled};
-use crate::shuffle::{get_shuffle_parts, PartialShuffle, ShuffleArgs};
+use crate::shuffle::{get_shuffle_parts, ShuffleArgs};
 use crate::warning::Warnings;
 use crate::{Error, Result};
 
@@ -46,8 +46,8 @@ pub(crate) fn generate(cfg: &EpochConfig, warnings: &mut Warnings) -> Result<Par
 
 /// One worker's share, in memory proportional to that share where the shuffle allows: the
 /// epoch's id map stays in resampling units, the partition yields only this worker's entries,
-/// and the shuffle lays out only the canonical nodes those entries fall in (the generator still
-/// runs through every node, counting draws for the rest).
+/// and the shuffle computes only the positions those entries read (the generator still runs
+/// through the canonical nodes before them, counting draws where nothing is read).
 pub(crate) fn worker(
     cfg: &EpochConfig,
     [node, rank, worker]: [usize; 3],
@@ -65,12 +65,11 @@ pub(crate) fn worker(
             epoch: cfg.epoch,
             block_size: cfg.shuffle_block_size,
         };
-        let (total, ncn) = (units.len(), cfg.num_canonical_nodes);
-        let mut needed = vec![false; ncn];
-        for &id in ids.iter().filter(|&&id| id >= 0) {
-            needed[PartialShuffle::part_of(args.algo, total, ncn, id)] = true;
-        }
-        let perm = get_shuffle_parts(&args, Some(&needed), warnings)?;
+        let mut positions: Vec<i64> = ids.iter().copied().filter(|&id| id >= 0).collect();
+        positions.sort_unstable();
+        positions.dedup();
+        let perm = get_shuffle_parts(&args, Some(&positions), warnings)?;
+        drop(positions);
         remap(&mut ids, |id| perm.get(id))?;
     }
     remap(&mut ids, |id| units.small(id))?;

@@ -138,18 +138,89 @@ pub struct ShuffleArgs<'a> {
     pub block_size: usize,
 }
 
-/// Per part of the order, its values, or `None` where the part was not asked for.
+/// What one canonical node's part of the order must produce.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Want<'a> {
+    /// Nothing; the node's draws are still made if a later node is wanted.
+    Skip,
+    /// Every position.
+    All,
+    /// The values at these offsets into the node's part, sorted and unique.
+    At(&'a [usize]),
+}
+
+impl Want<'_> {
+    /// Whether any offset in `from..to` is wanted.
+    pub(crate) fn any_in(self, from: usize, to: usize) -> bool {
+        match self {
+            Want::Skip => false,
+            Want::All => from < to,
+            Want::At(offsets) => {
+                let i = offsets.partition_point(|&o| o < from);
+                i < offsets.len() && offsets[i] < to
+            }
+        }
+    }
+
+    /// The index of the last wanted node, plus one (0 if none).
+    pub(crate) fn end(wants: &[Want<'_>]) -> usize {
+        wants
+            .iter()
+            .rposition(|w| !matches!(w, Want::Skip))
+            .map_or(0, |k| k + 1)
+    }
+}
+
+/// Collects a node's wanted values from consecutive chunks of its part, in order.
+pub(crate) struct Picker<'a> {
+    want: Want<'a>,
+    next: usize,
+    out: Vec<i64>,
+}
+
+impl<'a> Picker<'a> {
+    pub(crate) fn new(want: Want<'a>) -> Self {
+        Picker {
+            want,
+            next: 0,
+            out: Vec::new(),
+        }
+    }
+
+    /// Takes the wanted values of `chunk`, which holds the part's offsets `from..`.
+    pub(crate) fn take(&mut self, from: usize, chunk: &[i64]) {
+        match self.want {
+            Want::Skip => {}
+            Want::All => self.out.extend_from_slice(chunk),
+            Want::At(offsets) => {
+                while self.next < offsets.len() && offsets[self.next] < from + chunk.len() {
+                    self.out.push(chunk[offsets[self.next] - from]);
+                    self.next += 1;
+                }
+            }
+        }
+    }
+
+    pub(crate) fn finish(self) -> Vec<i64> {
+        self.out
+    }
+}
+
+/// Per canonical node, the wanted values (in offset order), or `None` for skipped nodes.
 pub(crate) type Parts = Vec<Option<Vec<i64>>>;
 
-/// Part of an epoch's permutation: the positions of the canonical nodes that were asked for.
+/// Part of an epoch's permutation: the values at the positions that were asked for.
 ///
 /// Every algorithm but `naive` keeps canonical node `k`'s samples in positions
 /// `total * k / ncn .. total * (k + 1) / ncn`, and its generator draws node after node, so a
-/// node nobody reads only needs its draws counted, not its samples laid out and shuffled.
+/// node nobody reads only needs its draws counted, and in a node that is read only the pieces
+/// (spans, blocks) holding wanted positions need laying out.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PartialShuffle {
     /// Where each part starts, plus the total at the end.
     bounds: Vec<i64>,
+    /// Per part, the offsets its values are for, or `None` when it holds every position.
+    offsets: Vec<Option<Vec<usize>>>,
     /// Each part's values, or `None` if it was skipped.
     parts: Parts,
 }
@@ -172,23 +243,26 @@ impl PartialShuffle {
         k
     }
 
-    /// The value at output position `pos`, if its part was computed.
+    /// The value at output position `pos`, if it was computed.
     pub fn get(&self, pos: i64) -> Option<i64> {
         let part = self.bounds.partition_point(|&b| b <= pos).checked_sub(1)?;
         let values = self.parts.get(part)?.as_ref()?;
-        values
-            .get(usize::try_from(pos - self.bounds[part]).ok()?)
-            .copied()
+        let offset = usize::try_from(pos - self.bounds[part]).ok()?;
+        let at = match &self.offsets[part] {
+            None => offset,
+            Some(offsets) => offsets.binary_search(&offset).ok()?,
+        };
+        values.get(at).copied()
     }
 
-    /// The whole permutation; every part must have been computed.
+    /// The whole permutation; every position must have been computed.
     pub fn into_full(self) -> Result<Vec<i64>> {
+        if self.offsets.iter().any(Option::is_some) {
+            return Err(skipped());
+        }
         let mut parts = self.parts.into_iter();
         if parts.len() == 1 {
-            if let Some(Some(only)) = parts.next() {
-                return Ok(only);
-            }
-            return Err(skipped());
+            return parts.next().flatten().ok_or_else(skipped);
         }
         let total = self.bounds.last().copied().unwrap_or(0) as usize;
         let mut out = Vec::with_capacity(total);
@@ -203,11 +277,11 @@ fn skipped() -> Error {
     Error::InvalidArgument("a part of the shuffle that was skipped was asked for".to_string())
 }
 
-/// [`get_shuffle_warn`] computing only the canonical nodes with `needed[k]` set (all when
+/// [`get_shuffle_warn`] computing only the values at `positions` (sorted, unique; all when
 /// `None`); draws, warnings and errors are exactly those of the whole shuffle.
 pub fn get_shuffle_parts(
     args: &ShuffleArgs<'_>,
-    needed: Option<&[bool]>,
+    positions: Option<&[i64]>,
     warnings: &mut Warnings,
 ) -> Result<PartialShuffle> {
     if let Some(bad) = args.shard_sizes.iter().find(|&&s| s < 0) {
@@ -222,29 +296,64 @@ pub fn get_shuffle_parts(
         ));
     }
     let total: i64 = args.shard_sizes.iter().sum();
+    if let Some(bad) = positions.and_then(|p| p.iter().find(|&&x| x < 0 || x >= total)) {
+        return Err(Error::InvalidArgument(format!(
+            "position {bad} is outside the epoch of {total} samples"
+        )));
+    }
     if args.algo == ShuffleAlgo::Naive {
-        let seed = u128::from(args.seed) + u128::from(args.epoch);
+        let perm = naive::shuffle(
+            total as usize,
+            u128::from(args.seed) + u128::from(args.epoch),
+        );
+        let (offsets, values) = match positions {
+            None => (None, perm),
+            Some(p) => (
+                Some(p.iter().map(|&x| x as usize).collect()),
+                p.iter().map(|&x| perm[x as usize]).collect(),
+            ),
+        };
         return Ok(PartialShuffle {
             bounds: vec![0, total],
-            parts: vec![Some(naive::shuffle(total as usize, seed))],
+            offsets: vec![offsets],
+            parts: vec![Some(values)],
         });
     }
-    let all = vec![true; ncn];
-    let needed = needed.filter(|n| n.len() == ncn).unwrap_or(&all);
+    let bounds = spans::node_bounds(total, ncn);
+    let offsets: Vec<Option<Vec<usize>>> = (0..ncn)
+        .map(|k| {
+            positions.map(|p| {
+                let (lo, hi) = (bounds[k], bounds[k + 1]);
+                let from = p.partition_point(|&x| x < lo);
+                let to = p.partition_point(|&x| x < hi);
+                p[from..to].iter().map(|&x| (x - lo) as usize).collect()
+            })
+        })
+        .collect();
+    let wants: Vec<Want<'_>> = offsets
+        .iter()
+        .map(|o| match o {
+            None => Want::All,
+            Some(o) if o.is_empty() => Want::Skip,
+            Some(o) => Want::At(o),
+        })
+        .collect();
     let (sizes, run_seed) = (args.shard_sizes, u128::from(args.seed));
     let epoch_seed = run_seed + u128::from(args.epoch);
     let block = args.block_size;
     let parts = match args.algo {
-        ShuffleAlgo::Py1s => py1s::shuffle(sizes, ncn, run_seed, epoch_seed, needed),
-        ShuffleAlgo::Py2s => py2s::shuffle(sizes, ncn, run_seed, epoch_seed, needed),
-        ShuffleAlgo::Py1br => py1br::shuffle(sizes, ncn, run_seed, epoch_seed, block, needed)?,
+        ShuffleAlgo::Py1s => py1s::shuffle(sizes, ncn, run_seed, epoch_seed, &wants),
+        ShuffleAlgo::Py2s => py2s::shuffle(sizes, ncn, run_seed, epoch_seed, &wants),
+        ShuffleAlgo::Py1br => py1br::shuffle(sizes, ncn, run_seed, epoch_seed, block, &wants)?,
         ShuffleAlgo::Py1e => {
-            py1e::shuffle(sizes, ncn, run_seed, epoch_seed, block, needed, warnings)?
+            py1e::shuffle(sizes, ncn, run_seed, epoch_seed, block, &wants, warnings)?
         }
         ShuffleAlgo::Naive => unreachable!("returned above"),
     };
+    drop(wants);
     Ok(PartialShuffle {
-        bounds: spans::node_bounds(total, ncn),
+        bounds,
+        offsets,
         parts,
     })
 }
@@ -273,6 +382,7 @@ mod tests {
         let sizes = [7, 0, 13, 2, 40, 1, 0, 25, 9, 11];
         let total: i64 = sizes.iter().sum();
         let algos = [
+            ShuffleAlgo::Naive,
             ShuffleAlgo::Py1s,
             ShuffleAlgo::Py2s,
             ShuffleAlgo::Py1br,
@@ -294,16 +404,23 @@ mod tests {
                 let whole = get_shuffle_parts(&args, None, &mut Vec::new()).unwrap();
                 let full = whole.clone().into_full().unwrap();
                 for mask in 0..(1_u32 << ncn) {
-                    let needed: Vec<bool> = (0..ncn).map(|k| mask >> k & 1 == 1).collect();
+                    // Positions in the masked nodes, thinned to every third one for half of
+                    // the masks so partial nodes are covered too.
+                    let stride = 1 + mask as usize % 3;
+                    let positions: Vec<i64> = (0..total)
+                        .filter(|&p| mask >> PartialShuffle::part_of(algo, total, ncn, p) & 1 == 1)
+                        .step_by(stride)
+                        .collect();
                     let mut warnings = Vec::new();
-                    let part = get_shuffle_parts(&args, Some(&needed), &mut warnings).unwrap();
+                    let part = get_shuffle_parts(&args, Some(&positions), &mut warnings).unwrap();
                     let mut expected = Vec::new();
                     get_shuffle_parts(&args, None, &mut expected).unwrap();
                     assert_eq!(warnings, expected);
                     for pos in 0..total {
-                        let k = PartialShuffle::part_of(algo, total, ncn, pos);
-                        assert!(pos >= total * k as i64 / ncn as i64, "{algo} {ncn} {pos}");
-                        let want = needed[k].then(|| full[pos as usize]);
+                        let want = positions
+                            .binary_search(&pos)
+                            .is_ok()
+                            .then(|| full[pos as usize]);
                         assert_eq!(
                             part.get(pos),
                             want,

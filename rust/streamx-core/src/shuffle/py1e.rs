@@ -4,7 +4,7 @@
 use super::py1br::block_bounds;
 use super::rng::Pcg64;
 use super::spans::{NodeSpans, Span};
-use super::Parts;
+use super::{Parts, Want};
 use crate::warning::{Warning, Warnings};
 use crate::{Error, Result};
 
@@ -17,15 +17,15 @@ const SMALL_BLOCK: &str = "Shuffle block size was smaller than shard size for so
 will result in these shards not being shuffled with other shards. Set shuffle_block_size to a \
 larger value for a higher quality shuffle.";
 
-/// The py1e permutation of the `needed` canonical nodes (the others only advance the
-/// generator); pushes streaming's warning when a block is smaller than a span.
+/// The py1e permutation at the wanted positions (skipped nodes before the last wanted one only
+/// advance the generator); pushes streaming's warning when a block is smaller than a span.
 pub(crate) fn shuffle(
     sizes: &[i64],
     num_nodes: usize,
     seed: u128,
     epoch_seed: u128,
     block_size: usize,
-    needed: &[bool],
+    wants: &[Want<'_>],
     warnings: &mut Warnings,
 ) -> Result<Parts> {
     let NodeSpans {
@@ -44,20 +44,23 @@ pub(crate) fn shuffle(
         }
         epoch_rng.clone().integers(bounds.0, bounds.1)?;
     }
-    // Nodes after the last needed one matter only for the warning; see `tail_warns`.
-    let last = needed.iter().rposition(|&n| n).map_or(0, |k| k + 1);
+    // Nodes after the last wanted one matter only for the warning; see `tail_warns`.
+    let last = Want::end(wants);
     let mut small_block = false;
     let mut parts = Vec::with_capacity(groups.len());
-    for (&(a, b), &need) in groups[..last].iter().zip(needed) {
+    for (&(a, b), &want) in groups[..last].iter().zip(wants) {
         let node = &spans[a..b];
-        if !need {
+        if matches!(want, Want::Skip) {
             skip_node(&mut epoch_rng, node, bounds, &mut small_block)?;
             parts.push(None);
             continue;
         }
         let samples = node_samples(&mut epoch_rng, node);
         let positions = jittered_positions(&mut epoch_rng, node, bounds, &mut small_block)?;
-        parts.push(Some(sort_by_position(&samples, &positions)));
+        parts.push(Some(match want {
+            Want::At(ranks) => pick_by_position(&samples, &positions, ranks),
+            _ => sort_by_position(&samples, &positions),
+        }));
     }
     parts.resize(groups.len(), None);
     let tail = &spans[groups.get(last).map_or(spans.len(), |g| g.0)..];
@@ -215,6 +218,62 @@ fn sort_by_position(samples: &[i64], positions: &[f64]) -> Vec<i64> {
             from = to;
         }
         out.extend(fine.iter().map(|&k| samples[(k as u64) as usize]));
+    }
+    out
+}
+
+/// `sort_by_position(samples, positions)[r]` for each of the sorted, unique `ranks`, in linear
+/// time without sorting everything: bucket counts on `floor(position) / FINE` give each
+/// bucket's first rank, and only the buckets holding a wanted rank are gathered and sorted.
+fn pick_by_position(samples: &[i64], positions: &[f64], ranks: &[usize]) -> Vec<i64> {
+    const FINE: usize = 4;
+    let n = positions.len();
+    let Ok(n32) = u32::try_from(n) else {
+        let all = sort_by_position(samples, positions);
+        return ranks.iter().map(|&r| all[r]).collect();
+    };
+    let buckets = n / FINE + 1;
+    // As in `sort_by_position`: monotone in the position, clamped against rounding.
+    let bucket = |p: f64| (p as usize).min(n - 1) / FINE;
+    let mut first_rank = vec![0_u32; buckets + 1];
+    for &p in positions {
+        first_rank[bucket(p) + 1] += 1;
+    }
+    for b in 1..=buckets {
+        first_rank[b] += first_rank[b - 1];
+    }
+    // The wanted buckets, each given a compact slot range; `cursor[b]` is the next free slot.
+    let mut cursor = vec![u32::MAX; buckets];
+    let mut wanted = Vec::new();
+    let mut slots = 0;
+    for &r in ranks {
+        let b = first_rank.partition_point(|&f| f as usize <= r) - 1;
+        if wanted.last() != Some(&b) {
+            wanted.push(b);
+            cursor[b] = slots;
+            slots += first_rank[b + 1] - first_rank[b];
+        }
+    }
+    let mut keys = vec![0_u128; slots as usize];
+    for (i, &p) in (0..n32).zip(positions) {
+        let slot = &mut cursor[bucket(p)];
+        if *slot != u32::MAX {
+            keys[*slot as usize] = (u128::from(total_order_bits(p)) << 64) | u128::from(i);
+            *slot += 1;
+        }
+    }
+    let mut out = Vec::with_capacity(ranks.len());
+    let (mut at, mut next) = (0, 0);
+    for &b in &wanted {
+        let len = (first_rank[b + 1] - first_rank[b]) as usize;
+        let run = &mut keys[at..at + len];
+        run.sort_unstable();
+        while next < ranks.len() && ranks[next] < first_rank[b + 1] as usize {
+            let key = run[ranks[next] - first_rank[b] as usize];
+            out.push(samples[(key as u64) as usize]);
+            next += 1;
+        }
+        at += len;
     }
     out
 }

@@ -3,23 +3,25 @@
 
 use super::rng::Pcg64;
 use super::spans::{divide_spans, node_bounds, shard_spans, Span};
-use super::Parts;
+use super::{Parts, Picker, Want};
 
 /// Run-fixed shuffle of shard order and of each shard's samples, then per canonical node an
-/// epoch shuffle of its shard pieces followed by each piece's samples. Only the `needed` nodes
-/// (and the shards they draw from) are materialized.
+/// epoch shuffle of its shard pieces followed by each piece's samples. Only the wanted nodes
+/// (and the shards they draw from) are laid out, and only their pieces holding wanted
+/// positions are shuffled.
 pub(crate) fn shuffle(
     sizes: &[i64],
     num_nodes: usize,
     seed: u128,
     epoch_seed: u128,
-    needed: &[bool],
+    wants: &[Want<'_>],
 ) -> Parts {
+    let needed: Vec<bool> = wants.iter().map(|w| !matches!(w, Want::Skip)).collect();
     let (mut shards, total) = shard_spans(sizes);
     let mut fixed = Pcg64::new(seed);
     fixed.shuffle(&mut shards);
     let bounds = node_bounds(total, num_nodes);
-    let laid = lay_out(&shards, &mut fixed, &bounds, needed);
+    let laid = lay_out(&shards, &mut fixed, &bounds, &needed);
     // The shards laid out in run order, as ranges of that layout. Dividing them is the same walk
     // as dividing the shards: a split shard keeps its first (already shuffled) samples in the
     // earlier node, so node k's pieces cover exactly the layout's `bounds[k]..bounds[k + 1]`.
@@ -33,27 +35,28 @@ pub(crate) fn shuffle(
         .collect();
     let (mut pieces, groups) = divide_spans(pieces, total, num_nodes);
     let mut epoch_rng = Pcg64::new(epoch_seed);
-    // Nodes after the last needed one draw nothing anyone reads.
-    let last = needed.iter().rposition(|&n| n).map_or(0, |k| k + 1);
     let mut parts = Vec::with_capacity(groups.len());
-    for (node, &(a, b)) in groups[..last].iter().enumerate() {
+    let mut buf = Vec::new();
+    for (node, &(a, b)) in groups[..Want::end(wants)].iter().enumerate() {
         let node_pieces = &mut pieces[a..b];
         epoch_rng.shuffle(node_pieces);
-        let Some(src) = &laid[node] else {
-            for &(begin, end) in node_pieces.iter() {
-                epoch_rng.skip_shuffle((end - begin) as usize);
-            }
-            parts.push(None);
-            continue;
-        };
-        let base = bounds[node];
-        let mut out = Vec::with_capacity(src.len());
+        let (want, base) = (wants[node], bounds[node]);
+        let mut pick = Picker::new(want);
+        let mut offset = 0;
         for &(begin, end) in node_pieces.iter() {
-            let at = out.len();
-            out.extend_from_slice(&src[(begin - base) as usize..(end - base) as usize]);
-            epoch_rng.shuffle(&mut out[at..]);
+            let len = (end - begin) as usize;
+            match &laid[node] {
+                Some(src) if want.any_in(offset, offset + len) => {
+                    buf.clear();
+                    buf.extend_from_slice(&src[(begin - base) as usize..(end - base) as usize]);
+                    epoch_rng.shuffle(&mut buf);
+                    pick.take(offset, &buf);
+                }
+                _ => epoch_rng.skip_shuffle(len),
+            }
+            offset += len;
         }
-        parts.push(Some(out));
+        parts.push(laid[node].is_some().then(|| pick.finish()));
     }
     parts.resize(groups.len(), None);
     parts

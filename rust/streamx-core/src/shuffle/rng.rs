@@ -80,6 +80,33 @@ fn seed_sequence_words(seed: u128) -> [u64; 4] {
     std::array::from_fn(|i| u64::from(out[2 * i]) | (u64::from(out[2 * i + 1]) << 32))
 }
 
+/// numpy's `next_double`: the top 53 bits of a draw as a double in `[0, 1)`.
+fn unit_double(v: u64) -> f64 {
+    (v >> 11) as f64 * (1.0 / 9_007_199_254_740_992.0)
+}
+
+/// PCG64's XSL-RR output function of a state.
+fn output(state: u128) -> u64 {
+    let rot = (state >> 122) as u32;
+    (((state >> 64) as u64) ^ (state as u64)).rotate_right(rot)
+}
+
+/// `(mult, plus)` such that `delta` LCG steps map a state `s` to `mult * s + plus`.
+fn lcg_jump(mut delta: u128, inc: u128) -> (u128, u128) {
+    let (mut acc_mult, mut acc_plus) = (1_u128, 0_u128);
+    let (mut cur_mult, mut cur_plus) = (PCG_MULT, inc);
+    while delta > 0 {
+        if delta & 1 == 1 {
+            acc_mult = acc_mult.wrapping_mul(cur_mult);
+            acc_plus = acc_plus.wrapping_mul(cur_mult).wrapping_add(cur_plus);
+        }
+        cur_plus = cur_mult.wrapping_add(1).wrapping_mul(cur_plus);
+        cur_mult = cur_mult.wrapping_mul(cur_mult);
+        delta >>= 1;
+    }
+    (acc_mult, acc_plus)
+}
+
 /// Smallest all-ones mask covering `x`.
 fn mask_for(x: u64) -> u64 {
     if x == 0 {
@@ -113,9 +140,39 @@ impl Pcg64 {
     /// A raw 64-bit draw (`bitgen.next_uint64`).
     pub fn next_u64(&mut self) -> u64 {
         self.step();
-        let rot = (self.state >> 122) as u32;
-        let folded = ((self.state >> 64) as u64) ^ (self.state as u64);
-        folded.rotate_right(rot)
+        output(self.state)
+    }
+
+    /// `out.len()` raw 64-bit draws, as many `next_u64` calls would give. The LCG is run as
+    /// `LANES` interleaved chains of `LANES`-step jumps, so the multiplications of consecutive
+    /// draws do not wait on each other.
+    pub fn fill_u64(&mut self, out: &mut [u64]) {
+        const LANES: usize = 4;
+        let rounds = out.len() / LANES;
+        if rounds < 2 {
+            for o in out.iter_mut() {
+                *o = self.next_u64();
+            }
+            return;
+        }
+        let start = self.state;
+        let mut lanes = [0_u128; LANES];
+        for lane in &mut lanes {
+            self.step();
+            *lane = self.state;
+        }
+        let (jump_mult, jump_plus) = lcg_jump(LANES as u128, self.inc);
+        for chunk in out.chunks_exact_mut(LANES) {
+            for (o, lane) in chunk.iter_mut().zip(&mut lanes) {
+                *o = output(*lane);
+                *lane = lane.wrapping_mul(jump_mult).wrapping_add(jump_plus);
+            }
+        }
+        self.state = start;
+        self.advance((rounds * LANES) as u128);
+        for o in out.chunks_exact_mut(LANES).into_remainder() {
+            *o = self.next_u64();
+        }
     }
 
     /// A raw 32-bit draw: the low half of a fresh 64-bit draw, then its buffered high half.
@@ -130,7 +187,7 @@ impl Pcg64 {
 
     /// A double in `[0, 1)` with 53 random bits; it does not touch the 32-bit buffer.
     pub fn next_double(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 * (1.0 / 9_007_199_254_740_992.0)
+        unit_double(self.next_u64())
     }
 
     /// A value in `[0, max]` by masked rejection (numpy's `random_interval`), as used by
@@ -232,12 +289,22 @@ impl Pcg64 {
         if count == 0 {
             return;
         }
+        // `x <= top - k` is tested as `x + k <= top` with the mask held while the bound stays
+        // in one power-of-two range, so the loop-carried chain through `k` is an add and a
+        // compare.
+        let regime = |k: usize| {
+            let mask = u32::MAX >> (top - k as u32).leading_zeros();
+            (mask, (top - (mask >> 1) - 1) as usize)
+        };
+        let (mut mask, mut last_k) = regime(0);
         let mut k = 0;
         let mut take = |v: u32, k: &mut usize| {
-            let bound = top - *k as u32;
-            let x = v & (u32::MAX >> bound.leading_zeros());
+            let x = v & mask;
             out[*k] = x;
-            *k += usize::from(x <= bound);
+            *k += usize::from(u64::from(x) + *k as u64 <= u64::from(top));
+            if *k > last_k && *k < count {
+                (mask, last_k) = regime(*k);
+            }
         };
         if let Some(high) = self.buf32.take() {
             take(high, &mut k);
@@ -247,9 +314,7 @@ impl Pcg64 {
             // About 0.7 draws per value are needed; a few spare keep it to one batch mostly.
             let batch = (count - k + 4).min(draws.len());
             let saved = self.state;
-            for d in &mut draws[..batch] {
-                *d = self.next_u64();
-            }
+            self.fill_u64(&mut draws[..batch]);
             let mut used = 0;
             while used < 2 * batch && k < count {
                 take((draws[used / 2] >> (32 * (used % 2))) as u32, &mut k);
@@ -289,19 +354,9 @@ impl Pcg64 {
 
     /// Moves the generator `delta` 64-bit draws ahead (numpy's `PCG64.advance`): the LCG step
     /// composed `delta` times, by squaring.
-    pub fn advance(&mut self, mut delta: u128) {
-        let (mut acc_mult, mut acc_plus) = (1_u128, 0_u128);
-        let (mut cur_mult, mut cur_plus) = (PCG_MULT, self.inc);
-        while delta > 0 {
-            if delta & 1 == 1 {
-                acc_mult = acc_mult.wrapping_mul(cur_mult);
-                acc_plus = acc_plus.wrapping_mul(cur_mult).wrapping_add(cur_plus);
-            }
-            cur_plus = cur_mult.wrapping_add(1).wrapping_mul(cur_plus);
-            cur_mult = cur_mult.wrapping_mul(cur_mult);
-            delta >>= 1;
-        }
-        self.state = acc_mult.wrapping_mul(self.state).wrapping_add(acc_plus);
+    pub fn advance(&mut self, delta: u128) {
+        let (mult, plus) = lcg_jump(delta, self.inc);
+        self.state = mult.wrapping_mul(self.state).wrapping_add(plus);
     }
 
     /// `Generator.permutation(n)`.
@@ -314,7 +369,14 @@ impl Pcg64 {
     /// `Generator.uniform(lo, hi, n)`.
     pub fn uniform(&mut self, lo: f64, hi: f64, n: usize) -> Vec<f64> {
         let range = hi - lo;
-        (0..n).map(|_| lo + range * self.next_double()).collect()
+        let mut out = Vec::with_capacity(n);
+        let mut draws = [0_u64; CHUNK];
+        while out.len() < n {
+            let draws = &mut draws[..(n - out.len()).min(CHUNK)];
+            self.fill_u64(draws);
+            out.extend(draws.iter().map(|&v| lo + range * unit_double(v)));
+        }
+        out
     }
 
     /// Fisher-Yates with Lemire draws over `data[first..]` from the back (numpy's `_shuffle_int`).
@@ -456,6 +518,19 @@ mod tests {
         }
         d.advance(1000);
         assert_eq!(c.next_u64(), d.next_u64());
+    }
+
+    #[test]
+    fn fill_matches_single_draws() {
+        for n in [0, 1, 7, 8, 9, 100, 1001] {
+            let mut a = Pcg64::new(n as u128);
+            let mut b = a.clone();
+            let mut filled = vec![0; n];
+            a.fill_u64(&mut filled);
+            let single: Vec<u64> = (0..n).map(|_| b.next_u64()).collect();
+            assert_eq!(filled, single);
+            assert_eq!(a.next_u64(), b.next_u64());
+        }
     }
 
     #[test]
