@@ -15,7 +15,7 @@ from collections import Counter
 from typing import Any
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from streamx import _core
@@ -56,7 +56,14 @@ def _config(
 
 
 def _plan(config: dict[str, Any]) -> np.ndarray:
-    ids, _ = _core.plan_epoch(config)
+    try:
+        ids, _ = _core.plan_epoch(config)
+    except ValueError as err:
+        # Far more physical nodes than samples make upstream's padding copy fail with numpy's
+        # broadcast error, which streamx reproduces (pinned by the parity tests); such worlds
+        # have no order to check.
+        assume("could not broadcast" not in str(err))
+        raise
     return ids
 
 

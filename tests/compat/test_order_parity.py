@@ -461,6 +461,33 @@ def test_generate_work_large(n: int) -> None:
             assert _check_work(spec.with_(shuffle_algo=algo), shape, 1, 0)
 
 
+def _check_workers_at_scale(algo: str, n: int, shards: int, ncn: int, block: int) -> None:
+    """One worker's plan (computed alone, skipping what it does not read) vs upstream's slice."""
+    sizes = tuple(np.random.default_rng(n).integers(0, 2 * n // shards, shards).tolist())
+    spec = OrderSpec(shards=(sizes,), batch_size=8, num_canonical_nodes=ncn, shuffle_algo=algo)
+    spec = spec.with_(shuffle_block_size=block, seed=n)
+    shape = (4, 2, 3)
+    theirs = mosaic_work(spec, shape, 2, 0)
+    assert theirs.error is None, theirs.message
+    config = streamx_config(spec, shape, 2, 0)
+    for node, rank, worker in ((0, 0, 0), (1, 1, 2), (3, 0, 1), (3, 1, 2)):
+        ids, _ = _core.plan_worker(config, node, rank, worker)
+        np.testing.assert_array_equal(ids, theirs.value[node, rank, worker].reshape(-1))
+
+
+@pytest.mark.parametrize("algo", ALGOS)
+def test_plan_worker_matches_mosaic_at_scale(algo: str) -> None:
+    _check_workers_at_scale(algo, 60_000, 40, 8, 5_000)
+    _check_workers_at_scale(algo, 30_000, 300, 32, 900)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("algo", ALGOS)
+def test_plan_worker_matches_mosaic_million(algo: str) -> None:
+    _check_workers_at_scale(algo, 10**6, 500, 8, 1 << 18)
+    _check_workers_at_scale(algo, 10**6, 2_000, 256, 10_000)
+
+
 def test_plan_worker_matches_epoch_slice() -> None:
     spec = WORK_SPECS["mix_prop"].with_(num_canonical_nodes=4)
     for method in BATCHING:
