@@ -285,7 +285,12 @@ impl Pcg64 {
     /// draws a batch of 64-bit values, scans their 32-bit halves without branching on the
     /// outcome, and rewinds the generator past the halves left unused.
     fn intervals_down(&mut self, top: u32, out: &mut [u32]) {
-        let count = out.len();
+        self.scan_intervals(top, out.len(), |k, x| out[k] = x);
+    }
+
+    /// Draws `interval(top - k)` for `k` in `0..count`, handing each candidate value to
+    /// `sink(k, x)`; the last candidate handed over for a given `k` is its value.
+    fn scan_intervals(&mut self, top: u32, count: usize, mut sink: impl FnMut(usize, u32)) {
         if count == 0 {
             return;
         }
@@ -300,7 +305,7 @@ impl Pcg64 {
         let mut k = 0;
         let mut take = |v: u32, k: &mut usize| {
             let x = v & mask;
-            out[*k] = x;
+            sink(*k, x);
             *k += usize::from(u64::from(x) + *k as u64 <= u64::from(top));
             if *k > last_k && *k < count {
                 (mask, last_k) = regime(*k);
@@ -338,11 +343,8 @@ impl Pcg64 {
             self.interval(i as u64);
             i -= 1;
         }
-        let mut js = [0_u32; CHUNK];
-        while i >= 1 {
-            let js = &mut js[..i.min(CHUNK)];
-            self.intervals_down(i as u32, js);
-            i -= js.len();
+        if i >= 1 {
+            self.scan_intervals(i as u32, i, |_, _| {});
         }
     }
 
