@@ -568,3 +568,27 @@ def test_generate_work_hypothesis(
         sampling_granularity=granularity,
     )
     _check_work(spec, shape, epoch, at)
+
+
+@pytest.mark.parametrize("replication", [1, 2, 3, 4, 8])
+def test_replicated_world_matches(replication: int) -> None:
+    """The world the plan is laid out over after ``replication`` (node, rank and counts)."""
+    from streaming.base.world import World as MosaicWorld
+
+    from streamx.world import World
+
+    for nodes, ranks, workers in itertools.product((1, 2, 3, 4), (1, 2, 4, 6, 8), (1, 3)):
+        if (nodes * ranks) % replication:
+            continue
+        for rank in range(nodes * ranks):
+            ours = World(nodes, ranks, rank, workers, workers - 1).replicate(replication)
+            theirs = MosaicWorld(nodes, ranks, workers, rank * workers + workers - 1)
+            theirs = theirs.replicate(replication)
+            got = (ours.num_nodes, ours.ranks_per_node, ours.node, ours.rank_of_node)
+            assert got == (
+                theirs.num_nodes,
+                theirs.ranks_per_node,
+                theirs.node,
+                theirs.rank_of_node,
+            )
+            assert (ours.rank, ours.worker_of_rank) == (theirs.rank, theirs.worker_of_rank)
