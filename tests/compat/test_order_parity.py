@@ -592,3 +592,23 @@ def test_replicated_world_matches(replication: int) -> None:
                 theirs.rank_of_node,
             )
             assert (ours.rank, ours.worker_of_rank) == (theirs.rank, theirs.worker_of_rank)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        OrderSpec(shards=((5, 7), (3,)), weights=(("choose", 0), ("choose", 6))),
+        OrderSpec(shards=((5, 7), (3,)), weights=(("choose", 0), ("choose", 0))),
+        OrderSpec(shards=((5, 7), (3,)), weights=(("repeat", 0), ("repeat", 0))),
+        OrderSpec(
+            shards=((5, 7), (3,)), weights=(("proportion", 0), ("proportion", 1)), epoch_size=20
+        ),
+        OrderSpec(shards=((5, 7), (3,)), epoch_size=1),
+    ],
+    ids=["one_stream_empty", "all_empty", "zero_repeats", "zero_proportion", "epoch_of_one"],
+)
+def test_generate_work_degenerate_weights(spec: OrderSpec) -> None:
+    """Streams that contribute nothing: same ids where upstream plans, ValueError where not."""
+    for method in BATCHING:
+        for shuffle in (False, True):
+            _check_work(spec.with_(batching_method=method, shuffle=shuffle), (1, 1, 1), 0, 0)
