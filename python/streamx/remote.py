@@ -227,6 +227,11 @@ class ShardCache:
         for shard_id in wanted:
             self.ledger.touch(shard_id)
         if wanted:
+            urgent = wanted[0]
+            if urgent not in self._in_flight and not _files_ready(self._shards[urgent]):
+                # The shard needed now gets the bandwidth to itself; the look-ahead starts
+                # at the next call, once it is here (what makes the first sample quick).
+                wanted = [urgent]
             self.prepare_async(wanted)
         return self._pinned if self.limited else None
 

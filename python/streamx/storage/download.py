@@ -29,6 +29,9 @@ logger = logging.getLogger(__name__)
 _BACKOFF_BASE_S = 0.25
 _BACKOFF_CAP_S = 8.0
 _CHUNK = 8 << 20
+# Reads from an async HTTP body: what the socket buffer holds is returned at once, so a small
+# size does not mean more copies; larger ones measured slower against a loopback server.
+_ASYNC_CHUNK = 1 << 16
 
 
 class DownloadTimeoutError(TimeoutError):
@@ -109,7 +112,9 @@ def _attempt(
     tmp = temp_path_for(local_path)
     try:
         deadline = time.monotonic() + timeout
-        if getattr(fs, "async_impl", False) and hasattr(fs, "_get_file"):
+        if _is_s3(fs):
+            _run_async(fs, _fetch_s3(fs, path, tmp, size), timeout)
+        elif getattr(fs, "async_impl", False) and hasattr(fs, "_get_file"):
             _run_async(fs, _fetch_async(fs, path, tmp, size), timeout)
         else:
             _fetch_sync(fs, path, tmp, size, deadline)
@@ -117,6 +122,33 @@ def _attempt(
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+
+
+def _is_s3(fs: Any) -> bool:
+    protocol = fs.protocol if isinstance(fs.protocol, (tuple, list)) else (fs.protocol,)
+    return "s3" in protocol and hasattr(fs, "_call_s3")
+
+
+async def _fetch_s3(fs: Any, path: str, tmp: str, size: int | None) -> None:
+    """One GET streamed to disk. s3fs's ``_get_file`` costs a second request and about 2.5x
+    the CPU per byte (measured against a loopback server); errors are still translated by
+    ``_call_s3`` (a missing key is ``FileNotFoundError``)."""
+    bucket, key, version = fs.split_path(path)
+    kwargs = dict(fs.req_kw)  # e.g. RequestPayer
+    if version:
+        kwargs["VersionId"] = version
+    response = await fs._call_s3("get_object", Bucket=bucket, Key=key, **kwargs)
+    body = response["Body"]
+    try:
+        with open(tmp, "wb") as out:
+            while chunk := await body.read(_ASYNC_CHUNK):
+                out.write(chunk)
+    finally:
+        body.close()
+    if size is None:
+        size = response.get("ContentLength")
+    if size is not None:
+        _check_size(tmp, int(size), path)
 
 
 async def _fetch_async(fs: Any, path: str, tmp: str, size: int | None) -> None:

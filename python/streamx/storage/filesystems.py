@@ -20,6 +20,9 @@ __all__ = ["clear_cache", "get_filesystem", "split_url"]
 _LOCK = threading.Lock()
 _CACHE: dict[tuple[Any, ...], AbstractFileSystem] = {}
 _CACHE_PID = os.getpid()
+# Filesystems a parent process built before forking: unusable here (their sockets and event
+# loop stayed behind) but their configuration objects are not, see ``_s3_plan``.
+_INHERITED: dict[tuple[Any, ...], AbstractFileSystem] = {}
 
 # scheme -> (module to import, extra that provides it)
 _PACKAGES = {
@@ -55,6 +58,8 @@ def clear_cache() -> None:
     """Forget every cached filesystem (tests use this after changing environment variables)."""
     with _LOCK:
         _CACHE.clear()
+        _INHERITED.clear()
+        _CREDENTIALS_FOUND.clear()
 
 
 def get_filesystem(url: str) -> tuple[AbstractFileSystem, str]:
@@ -78,6 +83,7 @@ def get_filesystem(url: str) -> tuple[AbstractFileSystem, str]:
     global _CACHE_PID
     with _LOCK:
         if os.getpid() != _CACHE_PID:
+            _INHERITED.update(_CACHE)
             _CACHE.clear()
             _CACHE_PID = os.getpid()
         fs = _CACHE.get(key)
@@ -140,6 +146,11 @@ def _s3_plan(bucket: str, path: str) -> tuple[tuple[Any, ...], Any, str]:
         import s3fs
 
         kwargs: dict[str, Any] = {"skip_instance_cache": True, "anon": anon}
+        parent = _INHERITED.get(key)
+        if getattr(parent, "session", None) is not None:
+            # A DataLoader worker: the parent's aiobotocore session has the S3 service model
+            # parsed already, which saves each worker about 0.1 s of CPU before its first read.
+            kwargs["session"] = parent.session  # type: ignore[union-attr]
         if endpoint:
             kwargs["endpoint_url"] = endpoint
         if requester_pays:
@@ -156,8 +167,37 @@ def _aws_env_fingerprint() -> tuple[str | None, ...]:
     return tuple(os.environ.get(n) for n in names)
 
 
+_CREDENTIAL_ENV = (
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_PROFILE",
+    "AWS_SHARED_CREDENTIALS_FILE",
+    "AWS_CONFIG_FILE",
+    "AWS_ROLE_ARN",
+    "AWS_WEB_IDENTITY_TOKEN_FILE",
+    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+    "AWS_EC2_METADATA_DISABLED",
+)
+_CREDENTIALS_FOUND: dict[tuple[str | None, ...], bool] = {}
+
+
 def _have_aws_credentials() -> bool:
-    """Whether botocore's usual chain finds credentials; without any, use unsigned requests."""
+    """Whether botocore's usual chain finds credentials; without any, use unsigned requests.
+
+    Resolving the chain builds a botocore session (and may ask the instance metadata
+    service), far too slow to repeat per shard: the answer is kept per credential-related
+    environment (``clear_cache`` forgets it).
+    """
+    env = tuple(os.environ.get(name) for name in _CREDENTIAL_ENV)
+    found = _CREDENTIALS_FOUND.get(env)
+    if found is None:
+        found = _CREDENTIALS_FOUND[env] = _resolve_aws_credentials()
+    return found
+
+
+def _resolve_aws_credentials() -> bool:
     try:
         import botocore.session
     except ImportError:
