@@ -69,19 +69,66 @@ pub(crate) fn worker(
         positions.sort_unstable();
         positions.dedup();
         let perm = get_shuffle_parts(&args, Some(&positions), warnings)?;
-        drop(positions);
-        remap(&mut ids, |id| perm.get(id))?;
+        let values = perm.values_at(&positions).ok_or_else(|| outside(-1))?;
+        drop(perm);
+        // A worker's ids mostly ascend, so each is looked up from where the last one was.
+        let mut at = 0;
+        remap(&mut ids, |id| {
+            at = seek(&positions, id, at)?;
+            Some(values[at])
+        })?;
     }
     remap(&mut ids, |id| units.small(id))?;
     Ok(ids)
 }
 
 /// Replaces every non-padding id through `f`.
-fn remap(ids: &mut [i64], f: impl Fn(i64) -> Option<i64>) -> Result<()> {
+fn remap(ids: &mut [i64], mut f: impl FnMut(i64) -> Option<i64>) -> Result<()> {
     for id in ids.iter_mut().filter(|id| **id >= 0) {
-        *id = f(*id).ok_or_else(|| {
-            Error::InvalidArgument(format!("epoch id {id} is outside the planned epoch"))
-        })?;
+        *id = f(*id).ok_or_else(|| outside(*id))?;
     }
     Ok(())
+}
+
+fn outside(id: i64) -> Error {
+    Error::InvalidArgument(format!("epoch id {id} is outside the planned epoch"))
+}
+
+/// The index of `value` in the sorted `values`, searched outward from index `hint`.
+fn seek(values: &[i64], value: i64, hint: usize) -> Option<usize> {
+    let hint = hint.min(values.len().saturating_sub(1));
+    let (lo, hi) = if values.get(hint).is_some_and(|&v| v <= value) {
+        let mut step = 1;
+        while hint + step < values.len() && values[hint + step] <= value {
+            step *= 2;
+        }
+        (hint, (hint + step + 1).min(values.len()))
+    } else {
+        let mut step = 1;
+        while step <= hint && values[hint - step] > value {
+            step *= 2;
+        }
+        (hint.saturating_sub(step), hint)
+    };
+    let at = lo + values[lo..hi].binary_search(&value).ok()?;
+    Some(at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::seek;
+
+    #[test]
+    fn seek_finds_every_value_from_every_hint() {
+        let values = [-3, 0, 1, 2, 5, 8, 13, 21, 34, 55];
+        for hint in 0..=values.len() + 2 {
+            for (at, &v) in values.iter().enumerate() {
+                assert_eq!(seek(&values, v, hint), Some(at), "{v} from {hint}");
+            }
+            for missing in [-4, 3, 4, 22, 56] {
+                assert_eq!(seek(&values, missing, hint), None);
+            }
+        }
+        assert_eq!(seek(&[], 1, 0), None);
+    }
 }

@@ -255,6 +255,30 @@ impl PartialShuffle {
         values.get(at).copied()
     }
 
+    /// The values at `positions` (sorted, unique), in one pass over the parts.
+    pub fn values_at(&self, positions: &[i64]) -> Option<Vec<i64>> {
+        let mut out = Vec::with_capacity(positions.len());
+        let mut part = 0;
+        let mut within = 0; // index into the current part's offsets
+        for &pos in positions {
+            while part + 1 < self.bounds.len() - 1 && self.bounds[part + 1] <= pos {
+                part += 1;
+                within = 0;
+            }
+            let values = self.parts.get(part)?.as_ref()?;
+            let offset = usize::try_from(pos - self.bounds[part]).ok()?;
+            let at = match &self.offsets[part] {
+                None => offset,
+                Some(offsets) => {
+                    within += offsets[within..].iter().position(|&o| o == offset)?;
+                    within
+                }
+            };
+            out.push(*values.get(at)?);
+        }
+        Some(out)
+    }
+
     /// The whole permutation; every position must have been computed.
     pub fn into_full(self) -> Result<Vec<i64>> {
         if self.offsets.iter().any(Option::is_some) {
@@ -427,6 +451,55 @@ mod tests {
                             "{algo} ncn={ncn} mask={mask} pos={pos}"
                         );
                     }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn partial_shuffles_of_position_runs() {
+        // Runs of wanted positions much shorter than a node: py1e lays out only a window
+        // around them, as wide as the largest shift the blocks allow.
+        let sizes = [3000, 2000, 0, 5000, 400, 1];
+        let total: i64 = sizes.iter().sum();
+        let runs = [
+            (0, 1),
+            (total - 1, total),
+            (5000, 5003),
+            (9000, 10_401),
+            (4000, 4100),
+        ];
+        let algos = [
+            ShuffleAlgo::Py1e,
+            ShuffleAlgo::Py1s,
+            ShuffleAlgo::Py1br,
+            ShuffleAlgo::Py2s,
+        ];
+        for (algo, ncn, block_size) in iproduct(&algos, &[1, 2, 3], &[1000, 4000, 9000, 20_000]) {
+            let args = ShuffleArgs {
+                algo: *algo,
+                shard_sizes: &sizes,
+                num_canonical_nodes: *ncn,
+                seed: 5,
+                epoch: 1,
+                block_size: *block_size,
+            };
+            let mut expected = Vec::new();
+            let full = get_shuffle_parts(&args, None, &mut expected)
+                .unwrap()
+                .into_full()
+                .unwrap();
+            for &(from, to) in &runs {
+                let positions: Vec<i64> = (from..to).collect();
+                let mut warnings = Vec::new();
+                let part = get_shuffle_parts(&args, Some(&positions), &mut warnings).unwrap();
+                assert_eq!(warnings, expected);
+                for &pos in &positions {
+                    assert_eq!(
+                        part.get(pos),
+                        Some(full[pos as usize]),
+                        "{algo} {ncn} {pos}"
+                    );
                 }
             }
         }

@@ -263,21 +263,30 @@ impl Pcg64 {
 
     /// `Generator.shuffle` on a 1-D array or list: Fisher-Yates from the back, masked rejection.
     pub fn shuffle<T>(&mut self, x: &mut [T]) {
+        self.shuffle_from(x, 0);
+    }
+
+    /// [`Pcg64::shuffle`] with the same draws, but only `x[from..]` is left as the full shuffle
+    /// leaves it: Fisher-Yates from the back fixes `x[i]` at step `i`, so the steps below
+    /// `from` are drawn without swapping.
+    pub fn shuffle_from<T>(&mut self, x: &mut [T], from: usize) {
+        let stop = from.max(1);
         let mut i = x.len().saturating_sub(1);
-        while i as u64 > M32 {
+        while i as u64 > M32 && i >= stop {
             let j = self.interval(i as u64) as usize;
             x.swap(i, j);
             i -= 1;
         }
         let mut js = [0_u32; CHUNK];
-        while i >= 1 {
-            let js = &mut js[..i.min(CHUNK)];
+        while i >= stop {
+            let js = &mut js[..(i + 1 - stop).min(CHUNK)];
             self.intervals_down(i as u32, js);
             for (k, &j) in js.iter().enumerate() {
                 x.swap(i - k, j as usize);
             }
             i -= js.len();
         }
+        self.skip_shuffle(i + 1);
     }
 
     /// `out[k] = interval(top - k)` for each `k`, with exactly the same draws, for
@@ -496,6 +505,33 @@ mod tests {
             reference_shuffle(&mut b, &mut y);
             assert_eq!(x, y, "len {len}");
             assert_eq!(a.next_u32(), b.next_u32(), "len {len}");
+        }
+    }
+
+    #[test]
+    fn shuffle_from_keeps_the_top_and_the_draws() {
+        for (len, from) in [
+            (0, 0),
+            (1, 0),
+            (5, 3),
+            (300, 0),
+            (300, 1),
+            (300, 299),
+            (300, 300),
+            (70_000, 1234),
+        ] {
+            let mut a = Pcg64::new(len as u128 + 9);
+            let mut b = a.clone();
+            let mut x: Vec<usize> = (0..len).collect();
+            let mut y = x.clone();
+            a.shuffle(&mut x);
+            b.shuffle_from(&mut y, from);
+            assert_eq!(
+                x[from.min(len)..],
+                y[from.min(len)..],
+                "len {len} from {from}"
+            );
+            assert_eq!(a.next_u32(), b.next_u32(), "len {len} from {from}");
         }
     }
 
