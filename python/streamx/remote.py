@@ -27,7 +27,6 @@ from typing import Any
 from streamx import _core
 from streamx.index import FileInfo, ShardInfo
 from streamx.storage.download import download_file
-from streamx.storage.prefetch import default_max_in_flight
 
 __all__ = ["ShardCache", "fetch_index"]
 
@@ -252,7 +251,7 @@ class ShardCache:
         with self._lock:
             if self._pool is None or self._pool_pid != os.getpid():
                 self._pool = ThreadPoolExecutor(
-                    default_max_in_flight(), thread_name_prefix="streamx-dl"
+                    _downloads_per_process(), thread_name_prefix="streamx-dl"
                 )
                 self._pool_pid = os.getpid()
                 self._in_flight = {}
@@ -276,6 +275,21 @@ class ShardCache:
         """Bytes counted against ``cache_limit`` on this node: the index files and every
         downloaded (or reserved) shard."""
         return int(self.ledger.usage) + int(self.index_bytes)
+
+
+def _downloads_per_process() -> int:
+    """Downloads one process keeps in flight: ``STREAMX_DOWNLOAD_THREADS`` if set, else a
+    share of a node-wide budget of two per CPU, between 2 and 8. Downloading is CPU work
+    (HTTP, checksums, page cache), and on a small machine more streams only contend."""
+    configured = os.environ.get("STREAMX_DOWNLOAD_THREADS")
+    if configured:
+        return max(1, int(configured))
+    from streamx.world import World
+
+    world = World.detect()
+    processes = world.ranks_per_node * world.workers_per_rank
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(2, min(8, 2 * (cpus or 1) // processes))
 
 
 def _normalize(shard: ShardInfo, safe_keep_zip: bool) -> None:
