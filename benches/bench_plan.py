@@ -248,14 +248,16 @@ def verdict(rows: list[dict[str, Any]]) -> str:
     )
 
 
-def write_readme(table: str, command: str, rows: list[dict[str, Any]], notes: list[str]) -> None:
+def write_readme(run: dict[str, Any], command: str, table: str, notes: list[str]) -> None:
     """Replaces (or appends) this benchmark's section of ``benches/README.md``."""
     today = dt.date.today().isoformat()
-    info = machine()
+    info = run["machine"]
     body = (
-        f"{SECTION}\n\n{DESCRIPTION}\n\nMeasured {today} with `{command}` on "
-        f"{info['cpus']} CPUs (load average {info['loadavg_at_start'][0]:.1f} at the start); "
-        f"best of the runs per cell, each in a fresh process.\n\n{table}\n\n{verdict(rows)}\n"
+        f"{SECTION}\n\n{DESCRIPTION}\n\nMeasured {today} (results `{run['results']}`) with "
+        f"`{command}` on {info['cpus']} CPUs (load average {info['loadavg_at_start'][0]:.1f} at "
+        "the start); best of the runs per cell (one run for mosaicml-streaming at 10^8), each "
+        "in a fresh process.\n\n"
+        f"{table}\n\n{verdict(run['rows'])}\n"
     )
     if notes:
         body += "\n" + "\n".join(f"- {note}" for note in notes) + "\n"
@@ -280,6 +282,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if args.quick:
         args.sizes, args.repeat = "1e6,1e7", 1
+    info = machine()
     rows = []
     for n in (int(float(s)) for s in args.sizes.split(",")):
         for algo in args.algos.split(","):
@@ -300,10 +303,11 @@ def main(argv: list[str]) -> int:
     ]
     for note in notes:
         print(note)
-    write_results("plan", {"machine": machine(), "rows": rows})
+    path = write_results("plan", {"machine": info, "rows": rows})
     if args.readme:
         command = " ".join([".venv/bin/python benches/bench_plan.py", *argv])
-        write_readme(table, command, rows, notes)
+        run = {"machine": info, "rows": rows, "results": path.name}
+        write_readme(run, command, table, notes)
     failed = any(not r.get("same_ids", True) for r in rows)
     return 1 if failed else 0
 
