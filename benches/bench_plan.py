@@ -226,10 +226,11 @@ How the worker's plan stays small (`rust/streamx-core/src/`: `shuffle/`, `resamp
   draws skipped by a PCG64 jump); nodes after it are not visited (py1e decides its
   small-block warning from span sizes where it can). Within a node that is read, only the
   spans (py1s, py2s) or block runs (py1br) holding the worker's positions are laid out; py1e
-  counts every sample into buckets of `floor(position) / 4` and sorts only the buckets
-  holding the worker's ranks.
-- Memory is the worker's ids plus, for py1e, two 8-byte words per sample of the canonical
-  nodes it reads (sample id, position) and a 4-byte count per 4 of them.
+  lays out only the window of the node that can hold or outrank the worker's ranks (as wide
+  as the largest shift the blocks allow), counts it into buckets of `floor(position) / 4`
+  and sorts only the buckets holding those ranks.
+- Memory is the worker's ids plus, for py1e, two 8-byte words per sample of those windows
+  (sample id, position) and a 4-byte count per 4 of them.
 - `naive` still builds the whole permutation (one Fisher-Yates over the epoch)."""
 
 
