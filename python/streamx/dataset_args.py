@@ -26,6 +26,8 @@ _STREAM_DEFAULTS = (
     "validate_hash",
     "keep_zip",
 )
+
+
 @dataclass
 class DatasetArgs:
     """The constructor arguments after checks and defaults."""

@@ -123,7 +123,7 @@ class PIL(Encoding):
         from PIL import Image
 
         self._validate(obj, Image.Image)
-        mode = obj.mode.encode("utf-8")
+        mode: bytes = obj.mode.encode("utf-8")
         width, height = obj.size
         pixels: bytes = obj.tobytes()
         return struct.pack("<III", width, height, len(mode)) + mode + pixels

@@ -148,7 +148,10 @@ def _check_safe(shard: ShardInfo, allow_unsafe_types: bool) -> None:
 
 
 def apply_weights(
-    streams: Sequence[Stream], samples_per_stream: NDArray[np.int64], epoch_size: int | None, seed: int
+    streams: Sequence[Stream],
+    samples_per_stream: NDArray[np.int64],
+    epoch_size: int | None,
+    seed: int,
 ) -> int:
     """Derives every stream's ``proportion``, ``repeat`` and ``choose``; returns the epoch size.
 
