@@ -1,10 +1,11 @@
 """Type stubs for the Rust extension ``streamx._core``. Users never import it directly."""
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, final
 
 import numpy as np
 from numpy.typing import NDArray
+from typing_extensions import Self
 
 __version__: str
 
@@ -55,11 +56,12 @@ def resample_streams(
     config: dict[str, Any], stream_id: int | None = None
 ) -> tuple[NDArray[np.int64], NDArray[np.int64]]: ...
 
+@final
 class MDSShardWriter:
     """Frames samples into MDS shards in memory and writes each shard file atomically."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         dirname: str,
         column_names: Sequence[str],
         column_kinds: Sequence[str],
@@ -68,7 +70,7 @@ class MDSShardWriter:
         size_limit: int | None,
         compression: str | None,
         hashes: Sequence[str],
-    ) -> None: ...
+    ) -> Self: ...
     def write(self, sample: dict[str, Any]) -> dict[str, Any] | None: ...
     def write_encoded(self, sample: bytes) -> dict[str, Any] | None: ...
     def flush(self) -> dict[str, Any] | None: ...
@@ -77,14 +79,15 @@ class MDSShardWriter:
     @property
     def pending_samples(self) -> int: ...
 
+@final
 class MDSReader:
     """Random access to the samples of many MDS shards through memory maps."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         shards: Sequence[tuple[str, str | None, str | None, int, int]],
         schemas: Sequence[tuple[Sequence[str], Sequence[str], Sequence[int | None]]],
-    ) -> None: ...
+    ) -> Self: ...
     def __len__(self) -> int: ...
     @property
     def num_samples(self) -> int: ...
@@ -97,16 +100,17 @@ class MDSReader:
     @property
     def schema_ids(self) -> list[int]: ...
 
+@final
 class CacheLedger:
     """The node-wide shard cache ledger shared by every process using one cache directory."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         path: str,
         num_shards: int,
         limit: int | None = None,
         shard_files: Sequence[Sequence[str]] | None = None,
-    ) -> None: ...
+    ) -> Self: ...
     @property
     def path(self) -> str: ...
     @property
