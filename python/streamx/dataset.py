@@ -24,6 +24,12 @@ from streamx.world import World
 __all__ = ["StreamingDataset"]
 
 
+def _in_order(values: NDArray[np.int64]) -> list[int]:
+    """The distinct values, in order of first appearance."""
+    unique, first = np.unique(values, return_index=True)
+    return [int(v) for v in unique[np.argsort(first)]]
+
+
 class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-arg]
     """A streaming, resumable dataset with mosaicml-streaming's sample order.
 
@@ -208,8 +214,8 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
     def _prepare_ahead(self, ids: NDArray[np.int64], start: int, stop: int | None = None) -> int:
         """Declares the shards of samples ``ids[start:stop]`` (about to be read) and of the
         ``predownload`` samples after them to the shard cache, most urgent first: they are
-        fetched in the background and, under a ``cache_limit``, kept from eviction. Called
-        with ``start == len(ids)`` it releases them.
+        fetched in the background and, under a ``cache_limit``, the ones being read are kept
+        from eviction. Called with ``start == len(ids)`` it releases them.
 
         Returns:
             Where the chunk should end: ``stop``, or earlier under a ``cache_limit`` so that
@@ -221,11 +227,10 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         window = ids[start : stop + max(int(self.predownload or 0), 1)]
         ends = self.sample_offset_per_shard + self.samples_per_shard
         order = np.searchsorted(ends, window, side="right")
-        shards, first = np.unique(order, return_index=True)
-        held = self._shard_cache.set_window(shards[np.argsort(first)].tolist())
+        chunk = order[: max(stop - start, 0)]
+        held = self._shard_cache.set_window(_in_order(chunk), _in_order(order))
         if held is None or stop <= start:
             return stop
-        chunk = order[: stop - start]
         missing = ~np.isin(chunk, held) & self._remote_shard[chunk]
         return start + max(int(np.argmax(missing)), 1) if missing.any() else stop
 

@@ -200,30 +200,36 @@ class ShardCache:
         finally:
             self.ledger.unpin(shard_id)
 
-    def set_window(self, shard_ids: Sequence[int]) -> list[int] | None:
-        """Declares the shards this process reads now and next, most urgent first.
+    def set_window(self, reading: Sequence[int], ahead: Sequence[int] = ()) -> list[int] | None:
+        """Declares the shards this process reads now (``reading``) and next (``ahead``),
+        each most urgent first; an empty window releases everything.
 
-        They are stamped as recently used and fetched in the background. Under a limit, the
-        first few (as many as this process's share of the cache holds) are pinned until they
-        leave the window; shards leaving it are unpinned and unmapped, so that once another
-        process evicts them their disk space really is freed. An empty window releases all.
+        Under a limit, the shards being read are pinned (as many as this process's share of
+        the cache holds) until they are read, so no process evicts them; shards that stop
+        being read are unpinned and unmapped, so that once evicted their disk space really
+        is freed. The look-ahead is fetched in the background only where it fits under the
+        limit, and stamped as recently used (the nearest most recently) so that eviction takes
+        shards already read first.
 
         Returns:
             The remote shards now pinned, or None when there is no limit (nothing is).
         """
-        wanted = [s for s in shard_ids if self._remote[s]]
+        now = [s for s in reading if self._remote[s]]
+        later = [s for s in ahead if self._remote[s] and s not in now]
         if self.limited:
-            wanted = wanted[: self._budget()]
-            keep = set(wanted)
-            for shard_id in wanted:
+            now = now[: self._budget()]
+            keep = set(now)
+            for shard_id in now:
                 if shard_id not in self._pinned:
                     self.ledger.pin(shard_id)
             for shard_id in self._pinned:
                 if shard_id not in keep:
                     self.ledger.unpin(shard_id)
                     self._reader.evict(shard_id)
-            self._pinned = wanted
-        for shard_id in wanted:
+            self._pinned = now
+            later = later[: max(self._capacity() - len(now) - 1, 0)]
+        wanted = now + later
+        for shard_id in reversed(wanted):
             self.ledger.touch(shard_id)
         if wanted:
             urgent = wanted[0]
@@ -234,6 +240,10 @@ class ShardCache:
             self.prepare_async(wanted)
         return self._pinned if self.limited else None
 
+    def _capacity(self) -> int:
+        """How many of the largest shards the limit holds."""
+        return int((self.ledger.limit or 0) // max(self.max_shard_bytes, 1))
+
     def _budget(self) -> int:
         """Shards one process may pin: its share of what the cache holds, at least one."""
         if self._window_budget is None:
@@ -241,9 +251,7 @@ class ShardCache:
 
             world = World.detect()
             processes = world.ranks_per_node * world.workers_per_rank
-            limit = self.ledger.limit or 0
-            capacity = limit // max(self.max_shard_bytes, 1)
-            self._window_budget = max(1, capacity // processes)
+            self._window_budget = max(1, self._capacity() // processes)
         return self._window_budget
 
     def prepare_async(self, shard_ids: list[int]) -> None:
