@@ -6,9 +6,10 @@ leaves the names behind (``FileExistsError: /000000_locals``), uneven workers ha
 jobs cannot share a cache directory.
 
 Nothing here is shared beyond what needs to be: the epoch plan is closed-form, so a rank
-needs nobody else's state. Each dataset instance owns a small directory,
-``<local>/.streamx/runs/<pid>-<token>/``, that its DataLoader workers find through the
-pickled (or forked) dataset:
+needs nobody else's state. Each dataset instance owns a small private directory (see
+``streamx.run_dirs`` for where it lives, outside the user's data, and how the directories of
+crashed runs are collected) that its DataLoader workers find through the pickled (or forked)
+dataset:
 
 * ``epoch.<W>.<w>``: the next epoch of worker ``w`` of a DataLoader with ``W`` workers
   (``epoch.1.0`` for iteration outside workers). Only that worker writes it.
@@ -21,29 +22,21 @@ pickled (or forked) dataset:
   applied or reported stale.
 
 Every file is replaced atomically (write, then rename), so ``kill -9`` leaves nothing
-half-written. The creating process holds a shared ``flock`` on ``<dir>/lock`` for the
-instance's lifetime; the kernel drops it when the process dies, however it dies. On start-up
-every instance removes the directories whose lock nobody holds any more, so a crashed run
-needs no manual cleanup and a new run never waits for or collides with an old one. When the
-cache directory is read-only, the state lives under the system temp directory instead.
+half-written, and a crashed run needs no manual cleanup: a new run never waits for or
+collides with an old one.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
-import hashlib
 import json
 import os
 import secrets
-import shutil
-import tempfile
-import time
 import warnings
 import weakref
 from typing import Any
 
+from streamx import run_dirs
 from streamx.torch_compat import get_worker_info
 
 __all__ = ["STATE_KEYS", "EpochState"]
@@ -55,10 +48,6 @@ STATE_KEYS = (
     "shuffle_seed",
     "initial_physical_nodes",
 )
-# Entries without a lock (being created right now, or from an older layout) are left alone
-# for this long.
-_UNLOCKED_GRACE_S = 60.0
-_PENDING = ".pending-"
 # Pass files kept per instance; older ones are pruned.
 _PASSES_KEPT = 16
 
@@ -92,77 +81,6 @@ def _create_exclusive(path: str, text: str) -> bool:
     return True
 
 
-def _runs_base(local: str) -> str:
-    """``<local>/.streamx/runs``, or a per-user temp directory if ``local`` is read-only."""
-    base = os.path.join(local, ".streamx", "runs")
-    try:
-        os.makedirs(base, exist_ok=True)
-        if os.access(base, os.W_OK):
-            return base
-    except OSError:
-        pass
-    digest = hashlib.blake2s(os.path.abspath(local).encode(), digest_size=6).hexdigest()
-    base = os.path.join(tempfile.gettempdir(), f"streamx-{os.getuid()}", digest, "runs")
-    os.makedirs(base, exist_ok=True)
-    return base
-
-
-def _lock_shared(path: str) -> int | None:
-    """Opens ``path`` and holds a shared flock on it; ``None`` if locks are unsupported."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH)
-    except OSError as err:
-        os.close(fd)
-        if err.errno in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
-            return None
-        raise
-    return fd
-
-
-def _release(root: str, fd: int | None, pid: int) -> None:
-    """Finaliser of an instance: only its creating process removes the directory."""
-    if os.getpid() != pid:
-        return
-    shutil.rmtree(root, ignore_errors=True)
-    if fd is not None:
-        with contextlib.suppress(OSError):
-            os.close(fd)
-
-
-def _collect_dead(base: str) -> None:
-    """Removes state directories whose owner is gone (its lock is free)."""
-    try:
-        names = os.listdir(base)
-    except FileNotFoundError:
-        return
-    now = time.time()
-    for name in names:
-        path = os.path.join(base, name)
-        if name.startswith(_PENDING):
-            with contextlib.suppress(OSError):
-                if now - os.stat(path).st_mtime > _UNLOCKED_GRACE_S:
-                    shutil.rmtree(path, ignore_errors=True)
-            continue
-        try:
-            fd = os.open(os.path.join(path, "lock"), os.O_RDONLY | os.O_CLOEXEC)
-        except OSError:
-            # No lock: being set up by its creator right now, or left by an older layout.
-            with contextlib.suppress(OSError):
-                if now - os.stat(path).st_mtime > _UNLOCKED_GRACE_S:
-                    shutil.rmtree(path, ignore_errors=True)
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            continue  # its owner is alive
-        try:
-            shutil.rmtree(path, ignore_errors=True)
-        finally:
-            os.close(fd)
-
-
 class EpochState:
     """One dataset instance's state directory and the epoch/resume logic built on it."""
 
@@ -177,17 +95,11 @@ class EpochState:
     @classmethod
     def for_dataset(cls, dataset: Any) -> EpochState:
         """Creates this instance's state directory (and clears those of dead instances)."""
-        base = _runs_base(dataset._local_dirs()[0])
-        _collect_dead(base)
-        name = f"{os.getpid()}-{secrets.token_hex(6)}"
-        # Set up under a pending name, so nobody sees the directory before it is locked.
-        pending = os.path.join(base, _PENDING + name)
-        os.makedirs(pending)
-        fd = _lock_shared(os.path.join(pending, "lock"))
-        root = os.path.join(base, name)
-        os.rename(pending, root)
+        base = run_dirs.runs_base(dataset._local_dirs())
+        run_dirs.collect_dead(base)
+        root, fd = run_dirs.create_locked(base)
         state = cls(root, dataset)
-        state._finalizer = weakref.finalize(state, _release, root, fd, os.getpid())
+        state._finalizer = weakref.finalize(state, run_dirs.release, root, fd, os.getpid())
         return state
 
     @property

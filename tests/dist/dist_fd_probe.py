@@ -15,6 +15,7 @@ from typing import Any
 
 import streamx
 from streamx.dataloader import StreamingDataLoader
+from streamx.run_dirs import runs_base
 
 KWARGS = {"batch_size": 4, "shuffle": True, "shuffle_block_size": 256, "num_canonical_nodes": 1}
 
@@ -81,10 +82,10 @@ def main(local: str, instances: int, loaders: int) -> dict[str, Any]:
     independent = [int(s["id"]) for s in list(b)[:5]] == first
     independent &= [int(s["id"]) for s in epochs_a[0]] == first and a.next_epoch == 2
     independent &= b.next_epoch == 1
-    live_runs = len(os.listdir(Path(local) / ".streamx" / "runs"))
+    live_runs = len(os.listdir(runs_base([local])))
     del a, b
     gc.collect()
-    left = os.listdir(Path(local) / ".streamx" / "runs")
+    left = os.listdir(runs_base([local]))
     return {
         "fd_before": fd0,
         "fd_after": fd1,

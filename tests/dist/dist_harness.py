@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from streamx.run_dirs import runs_base
+
 LAUNCHER = Path(__file__).resolve().with_name("dist_launch.py")
 NUM_SAMPLES = 1003  # samples of the test dataset; odd on purpose, so partitions need padding
 _WORLD_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
@@ -103,11 +105,11 @@ class Job:
 
 
 def runs_left(locals_: list[str]) -> list[str]:
-    """The per-job state entries still present under each cache directory."""
+    """The state directories still present for datasets over each cache directory."""
     left = []
     for local in locals_:
-        runs = Path(local) / ".streamx" / "runs"
-        left += [str(p) for p in runs.iterdir()] if runs.is_dir() else []
+        runs = Path(runs_base([local]))
+        left += [str(p) for p in runs.iterdir()]
     return left
 
 

@@ -36,6 +36,7 @@ import torch.distributed as dist
 
 import streamx
 from streamx.dataloader import StreamingDataLoader
+from streamx.run_dirs import runs_base
 
 _WORLD_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 
@@ -179,8 +180,7 @@ def rank_main(spec: dict[str, Any], rank: int) -> None:
 
 
 def _runs_left(local: str) -> list[str]:
-    path = Path(local) / ".streamx" / "runs"
-    return sorted(p.name for p in path.iterdir()) if path.is_dir() else []
+    return sorted(os.listdir(runs_base([local])))
 
 
 def _rank_entry(spec: dict[str, Any], rank: int) -> None:

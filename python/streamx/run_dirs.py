@@ -1,0 +1,146 @@
+"""Where each dataset instance keeps its state directory, and how dead ones are collected.
+
+The directories live under ``<tempdir>/streamx-<uid>/<digest>/runs``, where ``<digest>``
+names the dataset's local directories, never inside those directories. That holds for every
+dataset, not only local-only ones (whose directory is the user's own data, possibly
+read-only, shared or under version control): the state is read only by the creating
+process and its DataLoader workers, all on this host, so a cache directory adds nothing
+and may sit on a network file system that is shared between hosts or lacks ``flock``.
+
+An instance holds a shared ``flock`` on its own directory for its lifetime. The kernel drops
+it when the process dies, however it dies, so any later instance can tell a dead directory
+from a live one and remove it; the same lock keeps ``systemd-tmpfiles`` from ageing a live
+directory away.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import functools
+import hashlib
+import os
+import secrets
+import shutil
+import stat
+import tempfile
+import time
+import warnings
+from collections.abc import Sequence
+
+__all__ = ["collect_dead", "create_locked", "release", "runs_base"]
+
+# Directories still under their pending name (being set up right now, or abandoned by a
+# creator that died within those few system calls) are left alone for this long.
+_PENDING_GRACE_S = 60.0
+_PENDING = ".pending-"
+_LOCKS_UNSUPPORTED = (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL)
+
+
+@functools.cache
+def _fallback_root() -> str:
+    # Random, created 0o700 by mkdtemp; once per process, so instances still share it.
+    return tempfile.mkdtemp(prefix=f"streamx-{os.getuid()}-")
+
+
+def _user_root() -> str:
+    """``<tempdir>/streamx-<uid>``, private to this user, created if missing."""
+    root = os.path.join(tempfile.gettempdir(), f"streamx-{os.getuid()}")
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(root, 0o700)
+    info = os.lstat(root)
+    # The temp directory is shared: whatever holds our name may have been planted there.
+    trusted = (
+        stat.S_ISDIR(info.st_mode)
+        and info.st_uid == os.getuid()
+        and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    )
+    if not trusted:
+        warnings.warn(
+            f"{root} is not a private directory of this user; keeping dataset state in a "
+            "fresh temporary directory instead (state left by crashed runs there is not "
+            "collected)",
+            UserWarning,
+            stacklevel=5,
+        )
+        return _fallback_root()
+    if stat.S_IMODE(info.st_mode) != 0o700:
+        os.chmod(root, 0o700)
+    return root
+
+
+def runs_base(local_dirs: Sequence[str]) -> str:
+    """The directory holding the state directories of datasets over ``local_dirs``."""
+    key = "\0".join(os.path.abspath(d) for d in local_dirs)
+    digest = hashlib.blake2s(key.encode(), digest_size=8).hexdigest()
+    base = os.path.join(_user_root(), digest, "runs")
+    os.makedirs(base, 0o700, exist_ok=True)
+    return base
+
+
+def _lock_shared(path: str) -> int | None:
+    """Holds a shared flock on directory ``path``; ``None`` if locks are unsupported."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+    except OSError as err:
+        os.close(fd)
+        if err.errno in _LOCKS_UNSUPPORTED:
+            return None
+        raise
+    return fd
+
+
+def create_locked(base: str) -> tuple[str, int | None]:
+    """A new state directory under ``base`` and the descriptor holding its lock."""
+    name = f"{os.getpid()}-{secrets.token_hex(6)}"
+    # Set up under a pending name, so no collector sees the directory before it is locked.
+    pending = os.path.join(base, _PENDING + name)
+    os.mkdir(pending, 0o700)
+    fd = _lock_shared(pending)
+    root = os.path.join(base, name)
+    os.rename(pending, root)
+    return root, fd
+
+
+def release(root: str, fd: int | None, pid: int) -> None:
+    """Finaliser of an instance: only its creating process removes the directory."""
+    if os.getpid() != pid:
+        return
+    shutil.rmtree(root, ignore_errors=True)
+    if fd is not None:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+def _remove_if_unlocked(path: str) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return  # gone already, or not a directory of ours
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        pass  # its owner is alive (or locks are unsupported: keep everything)
+    else:
+        shutil.rmtree(path, ignore_errors=True)
+    finally:
+        os.close(fd)
+
+
+def collect_dead(base: str) -> None:
+    """Removes the state directories under ``base`` whose owner is gone (lock free)."""
+    try:
+        names = os.listdir(base)
+    except FileNotFoundError:
+        return
+    now = time.time()
+    for name in names:
+        path = os.path.join(base, name)
+        if not name.startswith(_PENDING):
+            _remove_if_unlocked(path)
+            continue
+        with contextlib.suppress(OSError):
+            if now - os.stat(path).st_mtime > _PENDING_GRACE_S:
+                shutil.rmtree(path, ignore_errors=True)
