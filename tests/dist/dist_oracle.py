@@ -9,7 +9,10 @@ the workers that still have data, each worker cutting its own id stream into bat
 
 from __future__ import annotations
 
+import contextlib
 import json
+import random
+import time
 import warnings
 from collections import Counter
 from typing import Any
@@ -17,17 +20,33 @@ from typing import Any
 import numpy as np
 
 _DATASETS: dict[tuple[str, str], Any] = {}
+_BUILD_ATTEMPTS = 20
+
+
+def _build_mosaic(local: str, kwargs: dict[str, Any]) -> Any:
+    import streaming
+
+    def build() -> Any:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return streaming.StreamingDataset(local=local, **kwargs)
+
+    # mosaicml-streaming looks for a free shared-memory prefix, then creates it: another
+    # process on the host building one of its datasets in between (a concurrent test session
+    # or benchmark) takes it first, and ours fails with FileExistsError. A retry walks on to
+    # the next free prefix.
+    for _ in range(_BUILD_ATTEMPTS - 1):
+        with contextlib.suppress(FileExistsError):
+            return build()
+        time.sleep(random.uniform(0.01, 0.1))
+    return build()
 
 
 def _mosaic_dataset(local: str, ds_kwargs: dict[str, Any]) -> Any:
-    import streaming
-
     kwargs = {k: v for k, v in ds_kwargs.items() if k != "replication"}
     key = (local, json.dumps(kwargs, sort_keys=True))
     if key not in _DATASETS:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            _DATASETS[key] = streaming.StreamingDataset(local=local, **kwargs)
+        _DATASETS[key] = _build_mosaic(local, kwargs)
     return _DATASETS[key]
 
 
