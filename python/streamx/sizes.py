@@ -2,8 +2,33 @@
 
 from __future__ import annotations
 
-_BYTE_UNITS = ("b", "kb", "mb", "gb", "tb", "pb", "eb", "zb", "yb")
+_BYTE_UNITS = {
+    unit: 1024**power
+    for power, unit in enumerate(("b", "kb", "mb", "gb", "tb", "pb", "eb", "zb", "yb"))
+}
 _COUNT_UNITS = {"k": 10**3, "m": 10**6, "b": 10**9, "t": 10**12}
+
+
+def _parse(value: int | str, units: dict[str, int]) -> int:
+    """A plain number, or a number followed by one of ``units`` (any case)."""
+    if isinstance(value, int):
+        return value
+    text = str(value).strip().lower()
+    try:
+        return int(float(text))
+    except ValueError:
+        pass
+    # Longest unit first: "kb" also ends with the unit "b".
+    for unit in sorted(units, key=len, reverse=True):
+        if text.endswith(unit):
+            try:
+                return int(float(text[: -len(unit)]) * units[unit])
+            except ValueError:
+                break
+    raise ValueError(
+        f"Unsupported value/suffix {value}. Supported suffix are {list(units)} in either "
+        "lowercase or uppercase format."
+    )
 
 
 def bytes_to_int(value: int | str) -> int:
@@ -18,24 +43,7 @@ def bytes_to_int(value: int | str) -> int:
     Raises:
         ValueError: If the string is not a number with a known unit.
     """
-    if isinstance(value, int):
-        return value
-    text = str(value).strip().lower()
-    try:
-        return int(float(text))
-    except ValueError:
-        pass
-    for power, unit in reversed(list(enumerate(_BYTE_UNITS))):
-        if text.endswith(unit):
-            number = text[: -len(unit)].strip()
-            try:
-                return int(float(number) * 1024**power)
-            except ValueError:
-                break
-    raise ValueError(
-        f"Unsupported value/suffix {value}. Supported suffix are {list(_BYTE_UNITS)} in either "
-        "lowercase or uppercase format."
-    )
+    return _parse(value, _BYTE_UNITS)
 
 
 def number_abbrev_to_int(value: int | str) -> int:
@@ -50,20 +58,4 @@ def number_abbrev_to_int(value: int | str) -> int:
     Raises:
         ValueError: If the string is not a number with a known abbreviation.
     """
-    if isinstance(value, int):
-        return value
-    text = str(value).strip().lower()
-    try:
-        return int(float(text))
-    except ValueError:
-        pass
-    unit = text[-1:]
-    if unit in _COUNT_UNITS:
-        try:
-            return int(float(text[:-1]) * _COUNT_UNITS[unit])
-        except ValueError:
-            pass
-    raise ValueError(
-        f"Unsupported value/suffix {value}. Supported suffix are {list(_COUNT_UNITS)} in either "
-        "lowercase or uppercase format."
-    )
+    return _parse(value, _COUNT_UNITS)

@@ -6,13 +6,13 @@ import json
 import os
 import warnings
 from types import TracebackType
-from typing import Any
+from typing import Any, TypedDict
 
 from streamx import _core
 from streamx.sizes import bytes_to_int
 from streamx.writers.output import open_output
 
-__all__ = ["Writer", "write_atomic"]
+__all__ = ["Writer", "WriterOptions", "write_atomic"]
 
 _ALLOWED_KWARGS = ("progress_bar", "max_workers", "retry", "exist_ok")
 INDEX_BASENAME = "index.json"
@@ -41,8 +41,36 @@ def parse_size_limit(size_limit: int | str | None) -> int | None:
     return value
 
 
+class _WriterOut(TypedDict):
+    out: str | tuple[str, str]
+
+
+class WriterOptions(_WriterOut, total=False):
+    """The keyword arguments every writer passes on to :class:`Writer`."""
+
+    keep_local: bool
+    compression: str | None
+    hashes: list[str] | None
+    size_limit: int | str | None
+    progress_bar: bool
+    max_workers: int | None
+    retry: int
+    exist_ok: bool
+
+
 class Writer:
-    """Base of every dataset writer. Use as a context manager, or call :meth:`finish`."""
+    """Base of every dataset writer. Use as a context manager, or call :meth:`finish`.
+
+    Args:
+        out: A local directory, a remote URL (staged in a temporary directory), or a
+            ``(local, remote)`` tuple.
+        keep_local: After uploading, keep the local files.
+        compression: ``None`` or a codec with optional level, e.g. ``'zstd:7'``.
+        hashes: Sorted hash algorithm names to record for every shard file.
+        size_limit: Shard size limit in bytes, or a string such as ``'64mb'``. ``None``
+            puts everything in one shard.
+        **kwargs: ``progress_bar``, ``max_workers``, ``retry`` and ``exist_ok``.
+    """
 
     format: str = ""
 

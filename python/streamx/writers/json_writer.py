@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streamx.writers.split import SplitWriter
+
+if TYPE_CHECKING:
+    from typing import Unpack
+
+    from streamx.writers.base import WriterOptions
 
 __all__ = ["JSON_TYPES", "JSONWriter"]
 
@@ -18,12 +23,8 @@ class JSONWriter(SplitWriter):
     Args:
         columns: Column name to ``'str'``, ``'int'`` or ``'float'``.
         newline: Line terminator.
-        out: A local directory, a remote URL, or a ``(local, remote)`` tuple.
-        keep_local: After uploading, keep the local files.
-        compression: ``None`` or a codec with optional level.
-        hashes: Sorted hash algorithm names.
-        size_limit: Shard size limit in bytes or a string such as ``'64mb'``.
-        **kwargs: ``progress_bar``, ``max_workers``, ``retry`` and ``exist_ok``.
+        **kwargs: ``out``, ``keep_local``, ``compression``, ``hashes``, ``size_limit`` and
+            the rest of :class:`~streamx.writers.base.Writer`'s arguments.
     """
 
     format = "json"
@@ -33,26 +34,14 @@ class JSONWriter(SplitWriter):
         *,
         columns: dict[str, str],
         newline: str = "\n",
-        out: str | tuple[str, str],
-        keep_local: bool = False,
-        compression: str | None = None,
-        hashes: list[str] | None = None,
-        size_limit: int | str | None = 1 << 26,
-        **kwargs: Any,
+        **kwargs: Unpack[WriterOptions],
     ) -> None:
         for name, encoding in columns.items():
             if encoding not in JSON_TYPES:
                 raise ValueError(f"Column {name}: unsupported JSON encoding {encoding!r}.")
         self.columns = columns
         self.newline = newline
-        super().__init__(
-            out=out,
-            keep_local=keep_local,
-            compression=compression,
-            hashes=hashes,
-            size_limit=size_limit,
-            **kwargs,
-        )
+        super().__init__(**kwargs)
 
     def encode_sample(self, sample: dict[str, Any]) -> bytes:
         """Returns the declared columns as one sorted-key JSON line."""

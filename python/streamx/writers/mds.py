@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streamx import _core
 from streamx.columns import ColumnPlan
 from streamx.encodings import get_coder
 from streamx.exceptions import NeedsPythonEncoding
 from streamx.writers.base import Writer
+
+if TYPE_CHECKING:
+    from typing import Unpack
+
+    from streamx.writers.base import WriterOptions
 
 __all__ = ["MDSWriter"]
 
@@ -19,14 +24,8 @@ class MDSWriter(Writer):
 
     Args:
         columns: Column name to encoding, e.g. ``{'id': 'int', 'text': 'str'}``.
-        out: A local directory, a remote URL (staged in a temporary directory), or a
-            ``(local, remote)`` tuple.
-        keep_local: After uploading, keep the local files.
-        compression: ``None`` or a codec with optional level, e.g. ``'zstd:7'``.
-        hashes: Sorted hash algorithm names to record for every shard file.
-        size_limit: Shard size limit in bytes, or a string such as ``'64mb'``. ``None``
-            puts everything in one shard.
-        **kwargs: ``progress_bar``, ``max_workers``, ``retry`` and ``exist_ok``.
+        **kwargs: ``out``, ``keep_local``, ``compression``, ``hashes``, ``size_limit`` and
+            the rest of :class:`~streamx.writers.base.Writer`'s arguments.
     """
 
     format = "mds"
@@ -36,21 +35,9 @@ class MDSWriter(Writer):
         self,
         *,
         columns: dict[str, str],
-        out: str | tuple[str, str],
-        keep_local: bool = False,
-        compression: str | None = None,
-        hashes: list[str] | None = None,
-        size_limit: int | str | None = 1 << 26,
-        **kwargs: Any,
+        **kwargs: Unpack[WriterOptions],
     ) -> None:
-        super().__init__(
-            out=out,
-            keep_local=keep_local,
-            compression=compression,
-            hashes=hashes,
-            size_limit=size_limit,
-            **kwargs,
-        )
+        super().__init__(**kwargs)
         self.columns = columns
         plan = ColumnPlan.from_columns(columns)
         self._plan = plan

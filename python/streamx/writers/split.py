@@ -5,10 +5,15 @@ from __future__ import annotations
 import json
 import os
 import struct
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streamx import _core
 from streamx.writers.base import Writer, write_atomic
+
+if TYPE_CHECKING:
+    from typing import Unpack
+
+    from streamx.writers.base import WriterOptions
 
 __all__ = ["SplitWriter"]
 
@@ -16,7 +21,7 @@ __all__ = ["SplitWriter"]
 class SplitWriter(Writer):
     """Buffers encoded lines and writes each shard as ``shard.N.<fmt>`` + ``.meta``."""
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, **kwargs: Unpack[WriterOptions]) -> None:
         super().__init__(**kwargs)
         self._lines: list[bytes] = []
         self._shard_bytes = 0

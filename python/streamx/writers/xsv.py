@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streamx.writers.split import SplitWriter
+
+if TYPE_CHECKING:
+    from typing import Unpack
+
+    from streamx.writers.base import WriterOptions
 
 __all__ = ["CSVWriter", "TSVWriter", "XSVWriter"]
 
@@ -18,12 +23,8 @@ class XSVWriter(SplitWriter):
         columns: Column name to ``'str'``, ``'int'`` or ``'float'``.
         separator: The field separator; it may not occur in names or values.
         newline: Line terminator; it may not occur in names or values.
-        out: A local directory, a remote URL, or a ``(local, remote)`` tuple.
-        keep_local: After uploading, keep the local files.
-        compression: ``None`` or a codec with optional level.
-        hashes: Sorted hash algorithm names.
-        size_limit: Shard size limit in bytes or a string such as ``'64mb'``.
-        **kwargs: ``progress_bar``, ``max_workers``, ``retry`` and ``exist_ok``.
+        **kwargs: ``out``, ``keep_local``, ``compression``, ``hashes``, ``size_limit`` and
+            the rest of :class:`~streamx.writers.base.Writer`'s arguments.
     """
 
     format = "xsv"
@@ -34,12 +35,7 @@ class XSVWriter(SplitWriter):
         columns: dict[str, str],
         separator: str,
         newline: str = "\n",
-        out: str | tuple[str, str],
-        keep_local: bool = False,
-        compression: str | None = None,
-        hashes: list[str] | None = None,
-        size_limit: int | str | None = 1 << 26,
-        **kwargs: Any,
+        **kwargs: Unpack[WriterOptions],
     ) -> None:
         self.columns = columns
         self.column_names = sorted(columns)
@@ -50,14 +46,7 @@ class XSVWriter(SplitWriter):
                 raise ValueError(f"Column {name}: unsupported XSV encoding {encoding!r}.")
         self.separator = separator
         self.newline = newline
-        super().__init__(
-            out=out,
-            keep_local=keep_local,
-            compression=compression,
-            hashes=hashes,
-            size_limit=size_limit,
-            **kwargs,
-        )
+        super().__init__(**kwargs)
 
     def encode_sample(self, sample: dict[str, Any]) -> bytes:
         """Returns the columns joined by the separator, as one line."""
@@ -90,7 +79,9 @@ class _FixedSeparatorWriter(XSVWriter):
 
     fixed_separator = ""
 
-    def __init__(self, *, columns: dict[str, str], newline: str = "\n", **kwargs: Any) -> None:
+    def __init__(
+        self, *, columns: dict[str, str], newline: str = "\n", **kwargs: Unpack[WriterOptions]
+    ) -> None:
         super().__init__(columns=columns, separator=self.fixed_separator, newline=newline, **kwargs)
 
     def get_config(self) -> dict[str, Any]:
