@@ -13,11 +13,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from dist_harness import DS, LOADER
+
 import streamx
 from streamx.dataloader import StreamingDataLoader
 from streamx.run_dirs import runs_base
-
-KWARGS = {"batch_size": 4, "shuffle": True, "shuffle_block_size": 256, "num_canonical_nodes": 1}
 
 
 def fds() -> int:
@@ -35,7 +35,7 @@ def rss_kib() -> int:
 
 def one_instance(local: str) -> list[int]:
     """Builds a dataset, takes 5 samples of its first epoch, round-trips a state, drops it."""
-    ds = streamx.StreamingDataset(local=local, **KWARGS)
+    ds = streamx.StreamingDataset(local=local, **DS)
     it = iter(ds)
     head = [int(next(it)["id"]) for _ in range(5)]
     state = ds.state_dict(5, False)
@@ -47,8 +47,8 @@ def one_instance(local: str) -> list[int]:
 
 def one_loader(local: str) -> list[int]:
     """A DataLoader with 2 fork workers, abandoned after 2 batches."""
-    ds = streamx.StreamingDataset(local=local, **KWARGS)
-    loader = StreamingDataLoader(ds, batch_size=4, num_workers=2, multiprocessing_context="fork")
+    ds = streamx.StreamingDataset(local=local, **DS)
+    loader = StreamingDataLoader(ds, batch_size=4, **LOADER)
     ids: list[int] = []
     for step, batch in enumerate(loader):
         ids += batch["id"].tolist()
@@ -76,8 +76,8 @@ def main(local: str, instances: int, loaders: int) -> dict[str, Any]:
     gc.collect()
     fd2 = fds()
     # Two live instances on one directory in one process do not share an epoch counter.
-    a = streamx.StreamingDataset(local=local, **KWARGS)
-    b = streamx.StreamingDataset(local=local, **KWARGS)
+    a = streamx.StreamingDataset(local=local, **DS)
+    b = streamx.StreamingDataset(local=local, **DS)
     epochs_a = [list(a)[:5] for _ in range(2)]
     independent = [int(s["id"]) for s in list(b)[:5]] == first
     independent &= [int(s["id"]) for s in epochs_a[0]] == first and a.next_epoch == 2

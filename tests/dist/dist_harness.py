@@ -16,6 +16,9 @@ from streamx.run_dirs import runs_base
 
 LAUNCHER = Path(__file__).resolve().with_name("dist_launch.py")
 NUM_SAMPLES = 1003  # samples of the test dataset; odd on purpose, so partitions need padding
+# The dataset settings and DataLoader most tests use (small blocks: shards interleave).
+DS = {"batch_size": 4, "shuffle": True, "shuffle_block_size": 256, "num_canonical_nodes": 1}
+LOADER = {"num_workers": 2, "multiprocessing_context": "fork"}
 _WORLD_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 
 
@@ -111,6 +114,12 @@ def runs_left(locals_: list[str]) -> list[str]:
         runs = Path(runs_base([local]))
         left += [str(p) for p in runs.iterdir()]
     return left
+
+
+def state_file(path: Path, state: dict[str, Any]) -> str:
+    """Saves a checkpoint state to ``path``, for a job's ``load_state``."""
+    path.write_text(json.dumps(state))
+    return str(path)
 
 
 def run_job(out: Path, **spec: Any) -> JobResult:

@@ -101,6 +101,23 @@ def rank_batches(
     return out
 
 
+def job_batches(spec: dict[str, Any], *, epoch: int, **resume: Any) -> list[list[list[int]]]:
+    """``rank_batches`` for the world, workers and dataset of a ``dist_launch`` job spec."""
+    nodes, ranks_per_node = (
+        (1, 1) if spec.get("single") else (spec["nodes"], spec["ranks_per_node"])
+    )
+    default = spec.get("loader", {}).get("num_workers", 0)
+    per_rank = spec.get("per_rank", {})
+    workers = [
+        per_rank.get(str(rank), {}).get("num_workers", default)
+        for rank in range(nodes * ranks_per_node)
+    ]
+    return rank_batches(
+        spec["locals"][0], spec["dataset"], nodes=nodes, ranks_per_node=ranks_per_node,
+        workers=workers, epoch=epoch, **resume,
+    )  # fmt: skip
+
+
 def global_steps(per_rank: list[list[list[int]]]) -> list[Counter[int]]:
     """Step ``t``'s ids over all ranks (each rank's ``t``-th batch), as multisets."""
     steps = max((len(b) for b in per_rank), default=0)

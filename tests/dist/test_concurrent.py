@@ -8,19 +8,15 @@ its own order. A rendezvous makes sure all of them exist before any starts itera
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from dist_harness import Job, make_spec, runs_left
-from dist_oracle import rank_batches
+from dist_harness import DS, LOADER, Job, make_spec, runs_left, state_file
+from dist_oracle import job_batches
 
 pytest.importorskip("torch")
 pytestmark = pytest.mark.dist
-
-DS = {"batch_size": 4, "shuffle": True, "shuffle_block_size": 256, "num_canonical_nodes": 1}
-LOADER = {"num_workers": 2, "multiprocessing_context": "fork"}
 
 
 def test_jobs_share_a_cache_directory(node_dirs: Callable[..., list[str]], tmp_path: Path) -> None:
@@ -35,12 +31,11 @@ def test_jobs_share_a_cache_directory(node_dirs: Callable[..., list[str]], tmp_p
         "shuffle_seed": 2,
         "initial_physical_nodes": 1,
     }
-    state_path = tmp_path / "state.json"
-    state_path.write_text(json.dumps(state))
+    state_path = state_file(tmp_path / "state.json", state)
     seeds = {"a": 1, "b": 2, "c": 3}
     jobs = {}
     for name in seeds:
-        extra = {"load_state": str(state_path)} if name == "b" else {}
+        extra = {"load_state": state_path} if name == "b" else {}
         world = {"single": True} if name == "c" else {"nodes": 1, "ranks_per_node": 2}
         jobs[name] = Job(
             make_spec(
@@ -59,18 +54,12 @@ def test_jobs_share_a_cache_directory(node_dirs: Callable[..., list[str]], tmp_p
     for name, result in results.items():
         assert result.ok, f"job {name}: {result.describe()}"
 
-    def expected(name: str, epoch: int, offset: int = 0) -> list[list[list[int]]]:
-        ranks = 1 if name == "c" else 2
-        ds = {**DS, "shuffle_seed": seeds[name]}
-        return rank_batches(
-            local, ds, nodes=1, ranks_per_node=ranks, workers=2, epoch=epoch,
-            sample_in_epoch=offset, initial_physical_nodes=1 if offset else None,
-        )  # fmt: skip
-
     for name in ("a", "c"):
-        assert results[name].batches(0) == expected(name, 0)
-        assert results[name].batches(1) == expected(name, 1)
-    assert results["b"].batches(0) == expected("b", 0, state["sample_in_epoch"])
-    assert results["b"].batches(1) == expected("b", 1)
+        assert results[name].batches(0) == job_batches(results[name].spec, epoch=0)
+        assert results[name].batches(1) == job_batches(results[name].spec, epoch=1)
+    b = results["b"]
+    resume = {"sample_in_epoch": state["sample_in_epoch"], "initial_physical_nodes": 1}
+    assert b.batches(0) == job_batches(b.spec, epoch=0, **resume)
+    assert b.batches(1) == job_batches(b.spec, epoch=1)
     assert results["a"].batches(0) != results["b"].batches(0)
     assert runs_left([local]) == []

@@ -9,20 +9,16 @@ epoch, and leave the cache directory clean behind it.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from dist_harness import free_port, run_job, runs_left
-from dist_oracle import rank_batches
+from dist_harness import DS, LOADER, free_port, run_job, runs_left, state_file
+from dist_oracle import job_batches
 
 pytest.importorskip("torch")
 pytestmark = pytest.mark.dist
-
-DS = {"batch_size": 4, "shuffle": True, "shuffle_block_size": 256, "num_canonical_nodes": 1}
-LOADER = {"num_workers": 2, "multiprocessing_context": "fork"}
 
 
 @pytest.mark.parametrize(("target", "victim"), [("rank", 0), ("worker", 1)])
@@ -55,14 +51,12 @@ def test_kill9_then_restart(
     assert state == crashed.ranks[1]["passes"][0]["state"]
     assert state["sample_in_epoch"] == 3 * 4 * 2
     assert runs_left(locals_), "the crashed job should have left its state behind"
-    state_path = tmp_path / "state.json"
-    state_path.write_text(json.dumps(state))
 
     restart = run_job(
         tmp_path / "restart",
         **job,
         gloo_port=free_port(),  # the old store's port may linger; streamx sees the old one
-        load_state=str(state_path),
+        load_state=state_file(tmp_path / "state.json", state),
         passes=[{}, {}],
         timeout=90,
     )
@@ -71,17 +65,14 @@ def test_kill9_then_restart(
         assert data["construct_s"] < 10, data["construct_s"]
         assert data["first_batch_s"] < 30, data["first_batch_s"]
 
-    full = rank_batches(locals_[0], DS, nodes=1, ranks_per_node=2, workers=2, epoch=0)
-    tail = rank_batches(
-        locals_[0], DS, nodes=1, ranks_per_node=2, workers=2, epoch=0,
-        sample_in_epoch=state["sample_in_epoch"], initial_physical_nodes=1,
-    )  # fmt: skip
+    full = job_batches(crashed.spec, epoch=0)
+    tail = job_batches(
+        restart.spec, epoch=0, sample_in_epoch=state["sample_in_epoch"], initial_physical_nodes=1
+    )
     assert restart.batches(0) == tail
     for rank in range(2):
         head = crashed.ranks[rank]["passes"][0]["batches"][:3]
         assert head == full[rank][:3]
         assert Counter(map(tuple, head + tail[rank])) == Counter(map(tuple, full[rank]))
-    assert restart.batches(1) == rank_batches(
-        locals_[0], DS, nodes=1, ranks_per_node=2, workers=2, epoch=1
-    )
+    assert restart.batches(1) == job_batches(restart.spec, epoch=1)
     assert runs_left(locals_) == []  # the dead job's state was collected, ours removed

@@ -11,20 +11,32 @@ epoch must be the uninterrupted epoch 1 of that world.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from dist_harness import run_job
-from dist_oracle import flat, global_steps, rank_batches
+from dist_harness import JobResult, run_job, state_file
+from dist_oracle import flat, global_steps, job_batches
 
 pytest.importorskip("torch")
 pytestmark = pytest.mark.dist
 
 BASE = {"shuffle": True, "shuffle_block_size": 256, "num_canonical_nodes": 2}
-LOADER = {"multiprocessing_context": "fork"}
+
+
+def _run(out: Path, locals_: list[str], world: dict[str, Any], **extra: Any) -> JobResult:
+    """A job on ``world`` (nodes, ranks_per_node, workers and batch_size)."""
+    return run_job(
+        out,
+        nodes=world["nodes"],
+        ranks_per_node=world["ranks_per_node"],
+        locals=locals_[: world["nodes"]],
+        dataset={**BASE, "batch_size": world["batch_size"]},
+        loader={"multiprocessing_context": "fork", "num_workers": world["workers"]},
+        sync=True,
+        **extra,
+    )
 
 
 def _elastic(
@@ -34,21 +46,11 @@ def _elastic(
     after: dict[str, Any],
     steps: int,
 ) -> None:
-    ds_a = {**BASE, "batch_size": before["batch_size"]}
-    ds_b = {**BASE, "batch_size": after["batch_size"]}
-    shape_a = {"nodes": before["nodes"], "ranks_per_node": before["ranks_per_node"]}
-    shape_b = {"nodes": after["nodes"], "ranks_per_node": after["ranks_per_node"]}
     ranks_a = before["nodes"] * before["ranks_per_node"]
     ranks_b = after["nodes"] * after["ranks_per_node"]
     assert ranks_a * before["batch_size"] == ranks_b * after["batch_size"]  # same global batch
-    head = run_job(
-        tmp_path / "before",
-        **shape_a,
-        locals=locals_[: before["nodes"]],
-        dataset=ds_a,
-        loader={**LOADER, "num_workers": before["workers"]},
-        passes=[{"state_after": steps, "limit": steps}],
-        sync=True,
+    head = _run(
+        tmp_path / "before", locals_, before, passes=[{"state_after": steps, "limit": steps}]
     )
     assert head.ok, head.describe()
     states = [head.ranks[r]["passes"][0]["state"] for r in range(ranks_a)]
@@ -57,39 +59,23 @@ def _elastic(
     assert state["epoch"] == 0
     assert state["sample_in_epoch"] == steps * ranks_a * before["batch_size"]
     assert state["initial_physical_nodes"] == before["nodes"]
-    state_path = tmp_path / "state.json"
-    state_path.write_text(json.dumps(state))
-
-    tail = run_job(
-        tmp_path / "after",
-        **shape_b,
-        locals=locals_[: after["nodes"]],
-        dataset=ds_b,
-        loader={**LOADER, "num_workers": after["workers"]},
-        load_state=str(state_path),
-        passes=[{}, {}],
-        sync=True,
-    )
+    load_state = state_file(tmp_path / "state.json", state)
+    tail = _run(tmp_path / "after", locals_, after, load_state=load_state, passes=[{}, {}])
     assert tail.ok, tail.describe()
 
-    local = locals_[0]
-    full = rank_batches(local, ds_a, **shape_a, workers=before["workers"], epoch=0)
+    full = job_batches(head.spec, epoch=0)
     assert head.batches(0) == [b[:steps] for b in full]
-    expected_tail = rank_batches(
-        local, ds_b, **shape_b, workers=after["workers"], epoch=0,
-        sample_in_epoch=state["sample_in_epoch"],
-        initial_physical_nodes=state["initial_physical_nodes"],
-    )  # fmt: skip
-    assert tail.batches(0) == expected_tail  # mosaicml-streaming's continuation, per rank
+    resume = {k: state[k] for k in ("sample_in_epoch", "initial_physical_nodes")}
+    # mosaicml-streaming's continuation, per rank.
+    assert tail.batches(0) == job_batches(tail.spec, epoch=0, **resume)
     # Exactness: before + after == uninterrupted, as a multiset and step by step.
     assert flat(head.batches(0)) + flat(tail.batches(0)) == flat(full)
     resumed_steps = global_steps(head.batches(0)) + global_steps(tail.batches(0))
     assert resumed_steps == global_steps(full)
     # The epoch after the resumed one is a normal epoch 1 of the new world.
-    next_epoch = rank_batches(
-        local, ds_b, **shape_b, workers=after["workers"], epoch=1,
-        initial_physical_nodes=state["initial_physical_nodes"],
-    )  # fmt: skip
+    next_epoch = job_batches(
+        tail.spec, epoch=1, initial_physical_nodes=state["initial_physical_nodes"]
+    )
     assert tail.batches(1) == next_epoch
     for data in tail.ranks.values():
         assert data["next_epoch"] == 2

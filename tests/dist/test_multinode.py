@@ -7,26 +7,28 @@ DataLoader workers, then compares every rank's batches with mosaicml-streaming's
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from dist_harness import NUM_SAMPLES, JobResult, run_job, runs_left
-from dist_oracle import flat, rank_batches
+from dist_harness import DS, LOADER, NUM_SAMPLES, JobResult, run_job, runs_left, state_file
+from dist_oracle import flat, job_batches
 
 pytest.importorskip("torch")
 pytestmark = pytest.mark.dist
 
-DS = {"batch_size": 4, "shuffle": True, "shuffle_block_size": 256, "num_canonical_nodes": 2}
+TWO_NODE_DS = {**DS, "num_canonical_nodes": 2}
 
 
-def _check_epoch(result: JobResult, pass_no: int, expected: list[list[list[int]]]) -> None:
-    got = result.batches(pass_no)
+def _check_epoch(result: JobResult, epoch: int) -> list[list[list[int]]]:
+    """Pass ``epoch`` of the job is mosaicml-streaming's epoch ``epoch``, rank by rank."""
+    expected = job_batches(result.spec, epoch=epoch)
+    got = result.batches(epoch)
     for rank, (ours, theirs) in enumerate(zip(got, expected, strict=True)):
-        assert ours == theirs, f"rank {rank} pass {pass_no} differs from mosaicml-streaming"
+        assert ours == theirs, f"rank {rank} pass {epoch} differs from mosaicml-streaming"
+    return expected
 
 
 def test_two_nodes_two_ranks_two_workers(node_dirs: Callable[..., list[str]]) -> None:
@@ -37,15 +39,14 @@ def test_two_nodes_two_ranks_two_workers(node_dirs: Callable[..., list[str]]) ->
         nodes=2,
         ranks_per_node=2,
         locals=locals_,
-        dataset=DS,
-        loader={"num_workers": 2, "multiprocessing_context": "fork", "persistent_workers": True},
+        dataset=TWO_NODE_DS,
+        loader={**LOADER, "persistent_workers": True},
         passes=[{}, {}],
         sync=True,
     )
     assert result.ok, result.describe()
     for epoch in range(2):
-        expected = rank_batches(locals_[0], DS, nodes=2, ranks_per_node=2, workers=2, epoch=epoch)
-        _check_epoch(result, epoch, expected)
+        expected = _check_epoch(result, epoch)
         seen = flat(result.batches(epoch))
         assert seen == flat(expected)
         assert set(seen) == set(range(NUM_SAMPLES))  # every sample, padding repeats only
@@ -62,22 +63,20 @@ def test_two_nodes_two_ranks_two_workers(node_dirs: Callable[..., list[str]]) ->
 def test_spawn_persistent_workers(node_dirs: Callable[..., list[str]]) -> None:
     """spawn DataLoader workers, persistent across two epochs, two ranks on one node."""
     locals_ = node_dirs(1)
-    ds = {**DS, "num_canonical_nodes": 1}
     result = run_job(
         Path(locals_[0]).parent / "job",
         nodes=1,
         ranks_per_node=2,
         locals=locals_,
-        dataset=ds,
-        loader={"num_workers": 2, "multiprocessing_context": "spawn", "persistent_workers": True},
+        dataset=DS,
+        loader={**LOADER, "multiprocessing_context": "spawn", "persistent_workers": True},
         passes=[{}, {}],
         sync=True,
         timeout=240,
     )
     assert result.ok, result.describe()
     for epoch in range(2):
-        expected = rank_batches(locals_[0], ds, nodes=1, ranks_per_node=2, workers=2, epoch=epoch)
-        _check_epoch(result, epoch, expected)
+        _check_epoch(result, epoch)
 
 
 def test_uneven_workers_and_idle_rank(node_dirs: Callable[..., list[str]]) -> None:
@@ -87,21 +86,20 @@ def test_uneven_workers_and_idle_rank(node_dirs: Callable[..., list[str]]) -> No
     issue #617). Each iterating rank must get exactly its own share, in mosaic's order.
     """
     locals_ = node_dirs(1)
-    ds = {**DS, "num_canonical_nodes": 1}
     workers = [1, 3, 2]
     result = run_job(
         Path(locals_[0]).parent / "job",
         nodes=1,
         ranks_per_node=3,
         locals=locals_,
-        dataset=ds,
+        dataset=DS,
         loader={"multiprocessing_context": "fork"},
         per_rank={str(r): {"num_workers": w} for r, w in enumerate(workers)},
         idle_ranks=[2],
         timeout=90,
     )
     assert result.ok, result.describe()
-    expected = rank_batches(locals_[0], ds, nodes=1, ranks_per_node=3, workers=workers, epoch=0)
+    expected = job_batches(result.spec, epoch=0)
     assert result.ranks[2]["passes"] == []
     got = [result.ranks[r]["passes"][0]["batches"] for r in (0, 1)]
     assert got == expected[:2]
@@ -112,44 +110,31 @@ def test_uneven_workers_and_idle_rank(node_dirs: Callable[..., list[str]]) -> No
 def test_replication(node_dirs: Callable[..., list[str]], tmp_path: Path) -> None:
     """replication=2 on 4 ranks: pairs of ranks see the same samples; resume keeps pairs."""
     locals_ = node_dirs(1)
-    ds = {**DS, "num_canonical_nodes": 1, "replication": 2}
-    loader = {"num_workers": 2, "multiprocessing_context": "fork"}
-    head = run_job(
-        tmp_path / "head",
-        nodes=1,
-        ranks_per_node=4,
-        locals=locals_,
-        dataset=ds,
-        loader=loader,
-        passes=[{"state_after": 5, "limit": 5}],
-        sync=True,
-    )
+    job = {
+        "nodes": 1,
+        "ranks_per_node": 4,
+        "locals": locals_,
+        "dataset": {**DS, "replication": 2},
+        "loader": LOADER,
+        "sync": True,
+    }
+    head = run_job(tmp_path / "head", **job, passes=[{"state_after": 5, "limit": 5}])
     assert head.ok, head.describe()
-    full = rank_batches(locals_[0], ds, nodes=1, ranks_per_node=4, workers=2, epoch=0)
+    full = job_batches(head.spec, epoch=0)
     assert full[0] == full[1] and full[2] == full[3] and full[0] != full[2]
     assert head.batches(0) == [b[:5] for b in full]
     states = [head.ranks[r]["passes"][0]["state"] for r in range(4)]
     assert all(s == states[0] for s in states)
     assert states[0]["sample_in_epoch"] == 5 * 4 * 4 // 2  # batches x batch x ranks / replication
-    state_path = tmp_path / "state.json"
-    state_path.write_text(json.dumps(states[0]))
     tail = run_job(
-        tmp_path / "tail",
-        nodes=1,
-        ranks_per_node=4,
-        locals=locals_,
-        dataset=ds,
-        loader=loader,
-        load_state=str(state_path),
-        sync=True,
+        tmp_path / "tail", **job, load_state=state_file(tmp_path / "state.json", states[0])
     )
     assert tail.ok, tail.describe()
     for rank in range(4):
         assert Counter(map(tuple, head.batches(0)[rank] + tail.batches(0)[rank])) == Counter(
             map(tuple, full[rank])
         )
-    assert tail.batches(0) == rank_batches(
-        locals_[0], ds, nodes=1, ranks_per_node=4, workers=2, epoch=0,
-        sample_in_epoch=states[0]["sample_in_epoch"],
+    assert tail.batches(0) == job_batches(
+        tail.spec, epoch=0, sample_in_epoch=states[0]["sample_in_epoch"],
         initial_physical_nodes=states[0]["initial_physical_nodes"],
     )  # fmt: skip

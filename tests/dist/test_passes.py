@@ -16,14 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from dist_harness import DS, LOADER
 from dist_oracle import rank_batches
 
 import streamx
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.dist
-
-DS = {"batch_size": 4, "shuffle": True, "shuffle_block_size": 256, "num_canonical_nodes": 1}
 
 
 def _slow_second_worker(flag: str, worker_id: int) -> None:
@@ -54,13 +53,8 @@ def test_pass_cut_short_before_a_worker_started(
     flag = tmp_path / "slow"
     flag.touch()
     ds = streamx.StreamingDataset(local=local, **DS)
-    loader = streamx.StreamingDataLoader(
-        ds,
-        batch_size=4,
-        num_workers=2,
-        multiprocessing_context="fork",
-        worker_init_fn=functools.partial(_slow_second_worker, str(flag)),
-    )
+    slow = functools.partial(_slow_second_worker, str(flag))
+    loader = streamx.StreamingDataLoader(ds, batch_size=4, **LOADER, worker_init_fn=slow)
     head = _batches(loader, limit=1)
     assert head == _expected(local, 2, 0)[:1]
     flag.unlink()
@@ -73,9 +67,7 @@ def test_plain_dataloader_epochs(node_dirs: Callable[..., list[str]]) -> None:
     """A plain torch DataLoader (no pass token) with 2 workers: epochs 0 and 1 as mosaic's."""
     local = node_dirs(1)[0]
     ds = streamx.StreamingDataset(local=local, **DS)
-    loader = torch.utils.data.DataLoader(
-        ds, batch_size=4, num_workers=2, multiprocessing_context="fork"
-    )
+    loader = torch.utils.data.DataLoader(ds, batch_size=4, **LOADER)
     assert _batches(loader) == _expected(local, 2, 0)
     assert _batches(loader) == _expected(local, 2, 1)
     assert ds.next_epoch == 2
@@ -88,9 +80,7 @@ def test_direct_iteration_then_loader(node_dirs: Callable[..., list[str]]) -> No
     ds = streamx.StreamingDataset(local=local, **DS)
     first = next(iter(ds))
     assert int(first["id"]) == _expected(local, 1, 0)[0][0]
-    loader = streamx.StreamingDataLoader(
-        ds, batch_size=4, num_workers=2, multiprocessing_context="fork"
-    )
+    loader = streamx.StreamingDataLoader(ds, batch_size=4, **LOADER)
     assert _batches(loader) == _expected(local, 2, 1)
     assert _batches(loader) == _expected(local, 2, 2)
     assert ds.next_epoch == 3
@@ -103,15 +93,11 @@ def test_loader_then_direct_iteration_then_plain_loader(
     plain DataLoader each start the next epoch (the pass token does not leak into them)."""
     local = node_dirs(1)[0]
     ds = streamx.StreamingDataset(local=local, **DS)
-    loader = streamx.StreamingDataLoader(
-        ds, batch_size=4, num_workers=2, multiprocessing_context="fork"
-    )
+    loader = streamx.StreamingDataLoader(ds, batch_size=4, **LOADER)
     assert _batches(loader) == _expected(local, 2, 0)
     direct = [int(s["id"]) for s in ds]
     assert direct == [i for b in _expected(local, 1, 1) for i in b]
-    plain = torch.utils.data.DataLoader(
-        ds, batch_size=4, num_workers=2, multiprocessing_context="fork"
-    )
+    plain = torch.utils.data.DataLoader(ds, batch_size=4, **LOADER)
     assert _batches(plain) == _expected(local, 2, 2)
     assert _batches(loader) == _expected(local, 2, 3)
     assert ds.next_epoch == 4

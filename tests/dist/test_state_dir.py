@@ -14,14 +14,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from dist_harness import DS, LOADER
 
 import streamx
 from streamx import run_dirs
 from streamx.dataloader import StreamingDataLoader
 
 pytestmark = pytest.mark.dist
-
-KW = {"batch_size": 4, "shuffle": True, "shuffle_block_size": 256, "num_canonical_nodes": 1}
 
 
 @pytest.fixture
@@ -58,17 +57,17 @@ def _tree(path: Path) -> dict[str, tuple[int, int, int]]:
 
 def test_local_dataset_dir_is_left_untouched(local: Path) -> None:
     before = _tree(local)
-    ds = streamx.StreamingDataset(local=str(local), **KW)
+    ds = streamx.StreamingDataset(local=str(local), **DS)
     assert not ds._state.root.startswith(str(local))
     assert len(list(ds)) == 1003
-    loader = StreamingDataLoader(ds, batch_size=4, num_workers=2, multiprocessing_context="fork")
+    loader = StreamingDataLoader(ds, batch_size=4, **LOADER)
     for step, _ in enumerate(loader):
         if step == 5:
             break
     state = loader.state_dict()
-    resumed = streamx.StreamingDataset(local=str(local), **KW)
+    resumed = streamx.StreamingDataset(local=str(local), **DS)
     resumed.load_state_dict(state)
-    loader = StreamingDataLoader(resumed, batch_size=4, num_workers=2)
+    loader = StreamingDataLoader(resumed, batch_size=4, **LOADER)
     assert sum(len(batch["id"]) for batch in loader) == 1003 - state["sample_in_epoch"]
     del loader, ds, resumed
     assert _tree(local) == before
@@ -78,7 +77,7 @@ def test_state_lives_in_a_private_user_root(local: Path, private_tmp: Path) -> N
     loose = private_tmp / f"streamx-{os.getuid()}"
     loose.mkdir(mode=0o755)  # ours, but readable by others: tightened, not distrusted
     loose.chmod(0o755)
-    ds = streamx.StreamingDataset(local=str(local), **KW)
+    ds = streamx.StreamingDataset(local=str(local), **DS)
     root = Path(ds._state.root)
     assert root.is_relative_to(loose)
     assert stat.S_IMODE(loose.stat().st_mode) == 0o700
@@ -102,7 +101,7 @@ def test_untrusted_user_root_is_not_used(
         name.mkdir()
         name.chmod(0o777 if planted == "world_writable" else 0o700)
     with pytest.warns(UserWarning, match="not a private directory"):
-        ds = streamx.StreamingDataset(local=str(local), **KW)
+        ds = streamx.StreamingDataset(local=str(local), **DS)
     root = Path(ds._state.root)
     assert not root.is_relative_to(name) and not root.is_relative_to(elsewhere)
     assert stat.S_IMODE(root.parent.parent.parent.stat().st_mode) == 0o700
@@ -115,7 +114,7 @@ def test_dead_instances_are_collected_live_ones_kept(local: Path) -> None:
     # A process that builds a dataset and dies by SIGKILL, leaving its directory behind.
     code = (
         "import os, signal, streamx\n"
-        f"ds = streamx.StreamingDataset(local={str(local)!r}, **{KW!r})\n"
+        f"ds = streamx.StreamingDataset(local={str(local)!r}, **{DS!r})\n"
         "next(iter(ds))\n"
         "os.kill(os.getpid(), signal.SIGKILL)\n"
     )
@@ -123,7 +122,7 @@ def test_dead_instances_are_collected_live_ones_kept(local: Path) -> None:
     assert proc.returncode == -9
     dead = _runs(local)
     assert len(dead) == 1
-    live = streamx.StreamingDataset(local=str(local), **KW)  # collects the dead one
+    live = streamx.StreamingDataset(local=str(local), **DS)  # collects the dead one
     runs = _runs(local)
     assert len(runs) == 1 and runs != dead
     run_dirs.collect_dead(run_dirs.runs_base([str(local)]))  # a live one is never collected
