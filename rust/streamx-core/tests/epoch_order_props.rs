@@ -5,7 +5,7 @@
 use proptest::prelude::*;
 use streamx_core::partition::{get_partitions, worker_slice, PartitionAlgo, PartitionSpec};
 use streamx_core::plan::{plan_epoch, plan_worker, EpochConfig, StreamSpec, World};
-use streamx_core::shuffle::{get_shuffle, ShuffleAlgo};
+use streamx_core::shuffle::{get_shuffle, get_shuffle_parts, ShuffleAlgo, ShuffleArgs};
 
 const ALGOS: [ShuffleAlgo; 5] = [
     ShuffleAlgo::Naive,
@@ -65,6 +65,33 @@ proptest! {
             };
             perm.sort_unstable();
             prop_assert_eq!(perm, (0..total).collect::<Vec<_>>(), "{}", algo);
+        }
+    }
+
+    #[test]
+    fn partial_shuffles_match_the_whole_at_position_runs(
+        sizes in prop::collection::vec(0_i64..300, 1..8), ncn in 1_usize..4, seed in any::<u64>(),
+        block in 2_usize..1200, run in (0.0_f64..1.0, 0_usize..400), stride in 1_usize..4,
+    ) {
+        // Runs anywhere in the epoch, including its two ends, against blocks smaller than,
+        // around and larger than the spans (no shift, clamped shifts, wide windows).
+        let total: i64 = sizes.iter().sum();
+        prop_assume!(total > 0);
+        let from = ((total as f64 * run.0) as i64).min(total - 1);
+        let to = (from + run.1 as i64 + 1).min(total);
+        for (from, to) in [(from, to), (0, to - from), (total - (to - from), total)] {
+            let positions: Vec<i64> = (from..to).step_by(stride).collect();
+            for algo in ALGOS {
+                let args = ShuffleArgs {
+                    algo, shard_sizes: &sizes, num_canonical_nodes: ncn, seed, epoch: 1,
+                    block_size: block,
+                };
+                let Ok(whole) = get_shuffle(algo, &sizes, ncn, seed, 1, block) else { continue };
+                let part = get_shuffle_parts(&args, Some(&positions), &mut Vec::new()).unwrap();
+                for &p in &positions {
+                    prop_assert_eq!(part.get(p), Some(whole[p as usize]), "{} {}..{}", algo, from, to);
+                }
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 //! `py1e` (streaming's default): per canonical node, shuffle each span, then spread every
 //! span's samples by a bounded uniform offset and sort by the jittered positions.
 
+mod rank;
 mod sort;
 mod window;
 

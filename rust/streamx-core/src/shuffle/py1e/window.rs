@@ -1,148 +1,171 @@
 //! One node's order at a few ranks, laying out only a window of its samples.
+//!
+//! Sample `i` of a node sits at position `i + d` with its shift `d` in `[low, high]` of its
+//! span, so with `L` the lowest `low` and `H` the highest `high` of the node, and
+//! `m = ceil(H - L) + 2`, every sample `k >= j + m` sorts after sample `j` (their positions
+//! differ by at least `2 + L - H`, far beyond rounding). Hence sample `j`'s rank lies in
+//! `j - m + 1 ..= j + m - 1`: the samples below `first - m` all rank before `first`, those
+//! from `last + m + 1` on all rank after `last`, and the wanted ranks are those of the window
+//! `first - m .. last + m + 1` shifted by its start.
 
+use std::ops::Range;
+
+use super::rank::pick_in_window;
 use super::shift_range;
-use super::sort::{sort_by_position, total_order_bits};
-use crate::shuffle::rng::Pcg64;
+use crate::shuffle::rng::{Pcg64, Swaps};
 use crate::shuffle::spans::Span;
 use crate::Result;
 
-/// Samples per bucket of [`pick_in_window`].
-const FINE: usize = 4;
+/// A span's shift range, and the generator at its first shift draw.
+struct Shifts {
+    low: f64,
+    high: f64,
+    draws: Pcg64,
+}
+
+impl Shifts {
+    fn is_zero(&self) -> bool {
+        self.low == 0.0 && self.high == 0.0
+    }
+}
 
 /// The node's order at the sorted, unique, non-empty `ranks`, drawing exactly what the whole
-/// node draws but laying out only a window of it.
+/// node draws but laying out only the window the actual shifts require.
 ///
-/// A sample's shift never exceeds its span's largest possible cutoff, `reach`, so the sample
-/// of rank `r` has an index within `2 * reach` of `r`. Only the samples whose index lies within
-/// a few `reach` of the wanted ranks are shuffled into place and jittered; every sample before
-/// the window is known to sort before every wanted one, and every sample after it, after.
+/// The span shuffles are drawn before the block sizes that bound the shifts, so their swaps
+/// are kept for the window the largest possible shifts would need, and applied once the
+/// actual window is known.
 pub(super) fn pick_node(
     rng: &mut Pcg64,
     node: &[Span],
-    (lo, hi): (i64, i64),
+    bounds: (i64, i64),
     small_block: &mut bool,
     ranks: &[usize],
 ) -> Result<Vec<i64>> {
-    let n = node.iter().map(|&(b, e)| (e - b) as usize).sum::<usize>();
-    // The cutoff is (block - size) / 2 with block < hi; +1 covers rounding.
-    let reach = node
-        .iter()
-        .map(|&(b, e)| (hi - 1 - (e - b)).max(0) as usize / 2 + 1)
-        .max()
-        .unwrap_or(1);
-    let margin = 4 * reach + 2 * FINE;
-    let (first, last) = (ranks[0], ranks[ranks.len() - 1]);
-    let window = first.saturating_sub(margin)..(last + margin + 1).min(n);
-    // Each span's part of the window, as offsets into the span.
-    let mut offset = 0;
-    let parts: Vec<(usize, usize)> = node
-        .iter()
-        .map(|&(b, e)| {
-            let size = (e - b) as usize;
-            let from = window.start.clamp(offset, offset + size) - offset;
-            let to = window.end.clamp(offset, offset + size) - offset;
-            offset += size;
-            (from, to)
+    let sizes: Vec<usize> = node.iter().map(|&(b, e)| (e - b) as usize).collect();
+    let n = sizes.iter().sum();
+    let widest = window(ranks, 2 * max_reach(&sizes, bounds.1) + 2, n);
+    let swaps: Vec<Option<Swaps>> = span_parts(&sizes, &widest)
+        .map(|(size, (from, to))| {
+            if from < to {
+                return Some(rng.draw_swaps(size, from));
+            }
+            rng.skip_shuffle(size);
+            None
         })
         .collect();
+    let shifts = draw_shifts(rng, &sizes, bounds, small_block)?;
+    let high = shifts.iter().map(|s| s.high).fold(0.0, f64::max);
+    let low = shifts.iter().map(|s| s.low).fold(0.0, f64::min);
+    let window = window(ranks, (high - low).ceil() as usize + 2, n);
+    debug_assert!(widest.start <= window.start && window.end <= widest.end);
+    let parts: Vec<(usize, usize)> = span_parts(&sizes, &window).map(|(_, p)| p).collect();
     let mut samples = Vec::with_capacity(window.len());
-    let mut buf = Vec::new();
-    for (&(begin, end), &(from, to)) in node.iter().zip(&parts) {
-        if from < to {
-            buf.clear();
-            buf.extend(begin..end);
-            rng.shuffle_from(&mut buf, from);
-            samples.extend_from_slice(&buf[from..to]);
-        } else {
-            rng.skip_shuffle((end - begin) as usize);
+    for (((&(begin, _), &size), &(from, to)), swaps) in
+        node.iter().zip(&sizes).zip(&parts).zip(&swaps)
+    {
+        if let (true, Some(swaps)) = (from < to, swaps) {
+            shuffled_part(swaps, begin, size, from..to, &mut samples);
         }
     }
-    let mut positions = Vec::with_capacity(window.len());
-    let mut offset = 0_usize;
-    // Whether every shift in the window is zero (blocks no larger than their spans, or shifts
-    // clamped at the node's ends): then the positions are the indices and so is the order.
-    let mut unshifted = true;
-    for (&(begin, end), &(from, to)) in node.iter().zip(&parts) {
-        let size = (end - begin) as usize;
-        let (low, high) = shift_range(rng, (lo, hi), offset, size, n, small_block)?;
-        rng.skip_uniform(from);
-        if from < to {
-            unshifted &= low == 0.0 && high == 0.0;
-            let shifts = rng.uniform(low, high, to - from);
-            positions.extend((offset + from..).zip(shifts).map(|(i, d)| i as f64 + d));
-        }
-        rng.skip_uniform(size - to.max(from));
-        offset += size;
-    }
-    if unshifted {
+    let in_window = |k: &usize| parts[*k].0 < parts[*k].1;
+    if (0..node.len())
+        .filter(in_window)
+        .all(|k| shifts[k].is_zero())
+    {
+        // Every position in the window is its index, and so is the order.
         return Ok(ranks.iter().map(|&r| samples[r - window.start]).collect());
     }
+    let positions = window_positions(&sizes, &parts, &shifts, window.len());
     Ok(pick_in_window(&samples, &positions, window.start, ranks))
 }
 
-/// `sort_by_position` over the whole node, at the sorted `ranks`, given only the samples and
-/// positions of the node's indices `start..start + len`, all other samples sorting entirely
-/// before (indices below `start`) or after the wanted ranks. Bucket counts on
-/// `floor(position) / FINE` give each bucket's first rank; only the buckets holding a wanted
-/// rank are gathered and sorted.
-fn pick_in_window(samples: &[i64], positions: &[f64], start: usize, ranks: &[usize]) -> Vec<i64> {
-    let len = positions.len();
-    let Ok(len32) = u32::try_from(len) else {
-        let all = sort_by_position(samples, positions);
-        return ranks.iter().map(|&r| all[r - start]).collect();
-    };
-    let floor = |p: f64| p as usize; // saturating; positions are never negative
-    let (mut low, mut high) = (usize::MAX, 0);
-    for &p in positions {
-        low = low.min(floor(p));
-        high = high.max(floor(p));
+/// The largest shift any span of the node could get, rounded up: the cutoff is
+/// `(block - size) / 2` with `block < hi`.
+fn max_reach(sizes: &[usize], hi: i64) -> usize {
+    let reach = |&size: &usize| (hi - 1 - size as i64).max(0) as usize / 2 + 1;
+    sizes.iter().map(reach).max().unwrap_or(1)
+}
+
+/// The node indices that can hold or outrank the wanted ranks, given a rank `margin`.
+fn window(ranks: &[usize], margin: usize, n: usize) -> Range<usize> {
+    let (first, last) = (ranks[0], ranks[ranks.len() - 1]);
+    first.saturating_sub(margin)..(last + margin + 1).min(n)
+}
+
+/// Per span, its size and the part of `window` it holds, as offsets into the span.
+fn span_parts<'a>(
+    sizes: &'a [usize],
+    window: &'a Range<usize>,
+) -> impl Iterator<Item = (usize, (usize, usize))> + 'a {
+    let mut offset = 0;
+    sizes.iter().map(move |&size| {
+        let from = window.start.clamp(offset, offset + size) - offset;
+        let to = window.end.clamp(offset, offset + size) - offset;
+        offset += size;
+        (size, (from, to))
+    })
+}
+
+/// Draws every span's block size, keeping its shift range and where its shifts are drawn, and
+/// moves the generator past all the shifts.
+fn draw_shifts(
+    rng: &mut Pcg64,
+    sizes: &[usize],
+    bounds: (i64, i64),
+    small_block: &mut bool,
+) -> Result<Vec<Shifts>> {
+    let n = sizes.iter().sum();
+    let mut offset = 0;
+    let mut out = Vec::with_capacity(sizes.len());
+    for &size in sizes {
+        let (low, high) = shift_range(rng, bounds, offset, size, n, small_block)?;
+        out.push(Shifts {
+            low,
+            high,
+            draws: rng.clone(),
+        });
+        rng.skip_uniform(size);
+        offset += size;
     }
-    let base = low / FINE;
-    let buckets = high / FINE - base + 1;
-    let bucket = |p: f64| floor(p) / FINE - base;
-    // Ranks within the window (the samples before it all come first).
-    let mut first_rank = vec![0_u32; buckets + 1];
-    for &p in positions {
-        first_rank[bucket(p) + 1] += 1;
+    Ok(out)
+}
+
+/// Appends the span's shuffled samples at offsets `part`, from its swaps.
+fn shuffled_part(swaps: &Swaps, begin: i64, size: usize, part: Range<usize>, out: &mut Vec<i64>) {
+    if let Ok(size) = u32::try_from(size) {
+        // Offsets into the span: half the memory traffic of sample ids.
+        let mut offsets: Vec<u32> = (0..size).collect();
+        swaps.apply(&mut offsets, part.start);
+        out.extend(offsets[part].iter().map(|&o| begin + i64::from(o)));
+    } else {
+        let mut ids: Vec<i64> = (begin..begin + size as i64).collect();
+        swaps.apply(&mut ids, part.start);
+        out.extend_from_slice(&ids[part]);
     }
-    for b in 1..=buckets {
-        first_rank[b] += first_rank[b - 1];
-    }
-    // The wanted buckets, each given a compact slot range; `cursor[b]` is the next free slot.
-    let mut cursor = vec![u32::MAX; buckets];
-    let mut wanted = Vec::new();
-    let mut slots = 0;
-    for &r in ranks {
-        let b = first_rank.partition_point(|&f| f as usize <= r - start) - 1;
-        if wanted.last() != Some(&b) {
-            wanted.push(b);
-            cursor[b] = slots;
-            slots += first_rank[b + 1] - first_rank[b];
+}
+
+/// The jittered positions of the window's samples; a span without shifts draws nothing here,
+/// since `uniform(0, 0)` is exactly zero.
+fn window_positions(
+    sizes: &[usize],
+    parts: &[(usize, usize)],
+    shifts: &[Shifts],
+    len: usize,
+) -> Vec<f64> {
+    let mut positions = Vec::with_capacity(len);
+    let mut offset = 0;
+    for ((&size, &(from, to)), s) in sizes.iter().zip(parts).zip(shifts) {
+        let indices = offset + from..offset + to.max(from);
+        if s.is_zero() {
+            positions.extend(indices.map(|i| i as f64));
+        } else {
+            let mut draws = s.draws.clone();
+            draws.skip_uniform(from);
+            let d = draws.uniform(s.low, s.high, to.max(from) - from);
+            positions.extend(indices.zip(d).map(|(i, d)| i as f64 + d));
         }
+        offset += size;
     }
-    let mut keys = vec![0_u128; slots as usize];
-    for (i, &p) in (0..len32).zip(positions) {
-        let slot = &mut cursor[bucket(p)];
-        if *slot != u32::MAX {
-            keys[*slot as usize] = (u128::from(total_order_bits(p)) << 64) | u128::from(i);
-            *slot += 1;
-        }
-    }
-    let mut out = Vec::with_capacity(ranks.len());
-    let (mut at, mut next) = (0, 0);
-    for &b in &wanted {
-        let (first, end) = (
-            first_rank[b] as usize + start,
-            first_rank[b + 1] as usize + start,
-        );
-        let run = &mut keys[at..at + end - first];
-        run.sort_unstable();
-        while next < ranks.len() && ranks[next] < end {
-            let key = run[ranks[next] - first];
-            out.push(samples[(key as u64) as usize]);
-            next += 1;
-        }
-        at += end - first;
-    }
-    out
+    positions
 }

@@ -9,6 +9,9 @@
 mod bounded;
 mod seed;
 mod shuffle;
+mod swaps;
+
+pub use swaps::Swaps;
 
 const M32: u64 = u32::MAX as u64;
 /// Values drawn per batch by the bulk shuffle paths.

@@ -41,7 +41,12 @@ impl Pcg64 {
 
     /// Draws `interval(top - k)` for `k` in `0..count`, handing each candidate value to
     /// `sink(k, x)`; the last candidate handed over for a given `k` is its value.
-    fn scan_intervals(&mut self, top: u32, count: usize, mut sink: impl FnMut(usize, u32)) {
+    pub(super) fn scan_intervals(
+        &mut self,
+        top: u32,
+        count: usize,
+        mut sink: impl FnMut(usize, u32),
+    ) {
         if count == 0 {
             return;
         }
