@@ -9,14 +9,16 @@ const FINE: usize = 4;
 /// positions of the node's indices `start..start + len`, all other samples sorting entirely
 /// before (indices below `start`) or after the wanted ranks. Bucket counts on
 /// `floor(position) / FINE` give each bucket's first rank; only the buckets holding a wanted
-/// rank are gathered and sorted.
+/// rank are gathered and sorted. Sample ids and window lengths must fit in `u32` for the
+/// bucketed path; otherwise the window is sorted whole.
 pub(super) fn pick_in_window(
     samples: &[i64],
     positions: &[f64],
     start: usize,
     ranks: &[usize],
 ) -> Vec<i64> {
-    let Ok(len32) = u32::try_from(positions.len()) else {
+    let fits = |&s: &i64| u32::try_from(s).is_ok();
+    let (Ok(len32), true) = (u32::try_from(positions.len()), samples.iter().all(fits)) else {
         let all = sort_by_position(samples, positions);
         return ranks.iter().map(|&r| all[r - start]).collect();
     };
@@ -31,10 +33,13 @@ pub(super) fn pick_in_window(
     let first_rank = first_ranks(positions.iter().map(|&p| bucket(p)), high / FINE - base + 1);
     let (mut cursor, wanted) = wanted_buckets(&first_rank, ranks.iter().map(|&r| r - start));
     let mut keys = vec![0_u128; cursor.iter().map(|c| c.1).sum::<u32>() as usize];
-    for (i, &p) in (0..len32).zip(positions) {
+    for ((i, &p), &sample) in (0..len32).zip(positions).zip(samples) {
         let (slot, left) = &mut cursor[bucket(p)];
         if *left > 0 {
-            keys[*slot as usize] = (u128::from(total_order_bits(p)) << 64) | u128::from(i);
+            // Ordered by (position, index); the sample rides along in the low bits, sparing a
+            // random read per rank later.
+            let low = (u64::from(i) << 32) | sample as u64;
+            keys[*slot as usize] = (u128::from(total_order_bits(p)) << 64) | u128::from(low);
             *slot += 1;
             *left -= 1;
         }
@@ -47,7 +52,7 @@ pub(super) fn pick_in_window(
         run.sort_unstable();
         while next < ranks.len() && ranks[next] - start < end {
             let key = run[ranks[next] - start - first];
-            out.push(samples[(key as u64) as usize]);
+            out.push(i64::from(key as u32));
             next += 1;
         }
         at += end - first;

@@ -91,19 +91,6 @@ impl Pcg64 {
         }
     }
 
-    /// Consumes exactly the draws `shuffle` makes on a slice of `len` elements, without the
-    /// slice: for a part of the order nobody needs, only the generator's position matters.
-    pub fn skip_shuffle(&mut self, len: usize) {
-        let mut i = len.saturating_sub(1);
-        while i as u64 > M32 {
-            self.interval(i as u64);
-            i -= 1;
-        }
-        if i >= 1 {
-            self.scan_intervals(i as u32, i, |_, _| {});
-        }
-    }
-
     /// `Generator.permutation(n)`.
     pub fn permutation(&mut self, n: usize) -> Vec<i64> {
         let mut out: Vec<i64> = (0..n as i64).collect();
