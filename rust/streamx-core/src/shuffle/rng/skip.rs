@@ -67,13 +67,13 @@ fn mask_of(x: u32) -> u32 {
 fn block_accepts(draws: &[u64; BLOCK as usize / 2], mask: u32, bound: u32) -> usize {
     let halves: [u32; BLOCK as usize] =
         std::array::from_fn(|m| (draws[m / 2] >> (32 * (m % 2))) as u32 & mask);
-    let (mut sure, mut unsure) = (0_u32, 0_u32);
+    // Every candidate accepted for sure is accepted at all, so equal counts leave none open.
+    let (mut sure, mut maybe) = (0_u32, 0_u32);
     for (m, &x) in (0..BLOCK).zip(&halves) {
-        let accept = x <= bound - m;
-        sure += u32::from(accept);
-        unsure += u32::from(!accept & (x <= bound));
+        sure += u32::from(x <= bound - m);
+        maybe += u32::from(x <= bound);
     }
-    if unsure == 0 {
+    if sure == maybe {
         return sure as usize;
     }
     let mut k = 0;
