@@ -13,8 +13,16 @@ from s3_fault_proxy import FaultConfig, FaultProxy
 from conftest import S3
 from streamx.storage.download import DownloadTimeoutError, TruncatedDownloadError, download_file
 from streamx.storage.prefetch import Downloader
+from streamx.storage.s3_direct import ChecksumMismatchError
 
 pytestmark = pytest.mark.remote
+
+
+@pytest.fixture(params=["direct", "s3fs"], autouse=True)
+def s3_route(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test runs over both S3 routes: streamx's signed GETs and s3fs's client."""
+    monkeypatch.setenv("STREAMX_S3_DIRECT", "1" if request.param == "direct" else "0")
+    return str(request.param)
 
 
 def _blobs(s3: S3, n: int, seed: int = 0) -> dict[str, bytes]:
@@ -73,12 +81,13 @@ def test_short_body_is_detected_and_retried(
         pytest.importorskip("aiohttp")
         url = faulty_s3.http_url("short.bin")
     fault_proxy.config = FaultConfig(probability=1.0, kinds=("short",), max_per_key=1)
-    # A body cut short with a matching Content-Length: botocore's response checksum catches
-    # it on S3; over plain HTTP only the size check can.
+    # A body cut short with a matching Content-Length: the response checksum catches it on
+    # S3 (streamx's own check or botocore's); over plain HTTP only the size check can.
     expected = TruncatedDownloadError if scheme == "http" else Exception
-    with pytest.raises(
-        expected, match="received 5000 of 10000 bytes" if scheme == "http" else None
-    ):
+    match = {"http": "received 5000 of 10000 bytes", "s3": None}[scheme]
+    if scheme == "s3" and os.environ["STREAMX_S3_DIRECT"] == "1":
+        expected, match = ChecksumMismatchError, "does not match its x-amz-checksum-crc32"
+    with pytest.raises(expected, match=match):
         download_file(url, str(tmp_path / "a"), retry=1)
     assert not (tmp_path / "a").exists()
     fault_proxy.config = FaultConfig(probability=1.0, kinds=("short",), max_per_key=1, seed=1)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import http.client
 import logging
 import os
 import random
@@ -19,7 +20,8 @@ from typing import Any
 
 from fsspec import AbstractFileSystem
 
-from streamx.storage.filesystems import get_filesystem
+from streamx.storage import s3_direct
+from streamx.storage.filesystems import get_filesystem, split_url
 
 __all__ = ["DownloadTimeoutError", "TruncatedDownloadError", "download_file", "temp_path_for"]
 
@@ -83,11 +85,14 @@ def download_file(
         raise ValueError(f"num_attempts must be at-least 1, got retry={retry}")
     if timeout <= 0:
         raise ValueError(f"timeout must be positive, got {timeout}")
-    fs, path = get_filesystem(remote_url)
+    route = _direct_route(remote_url)
+    source: s3_direct.S3Route | tuple[AbstractFileSystem, str] = (
+        route if route is not None else get_filesystem(remote_url)
+    )
     os.makedirs(os.path.dirname(local_path) or ".", exist_ok=True)
     for attempt in range(1, retry + 1):
         try:
-            _attempt(fs, path, local_path, timeout, expected_size)
+            _attempt(source, local_path, timeout, expected_size)
             return
         except FileNotFoundError as err:
             raise FileNotFoundError(f"No such remote file: {remote_url}") from err
@@ -106,12 +111,25 @@ def download_file(
             time.sleep(delay)
 
 
+def _direct_route(remote_url: str) -> s3_direct.S3Route | None:
+    scheme, bucket, path = split_url(remote_url)
+    return s3_direct.route_for(bucket, path.lstrip("/")) if scheme == "s3" else None
+
+
 def _attempt(
-    fs: AbstractFileSystem, path: str, local_path: str, timeout: float, size: int | None
+    source: s3_direct.S3Route | tuple[AbstractFileSystem, str],
+    local_path: str,
+    timeout: float,
+    size: int | None,
 ) -> None:
     tmp = temp_path_for(local_path)
     try:
         deadline = time.monotonic() + timeout
+        if isinstance(source, s3_direct.S3Route):
+            _fetch_direct(source, tmp, size, timeout, deadline)
+            os.replace(tmp, local_path)
+            return
+        fs, path = source
         if _is_s3(fs):
             _run_async(fs, _fetch_s3(fs, path, tmp, size), timeout)
         elif getattr(fs, "async_impl", False) and hasattr(fs, "_get_file"):
@@ -122,6 +140,20 @@ def _attempt(
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+
+
+def _fetch_direct(
+    route: s3_direct.S3Route, tmp: str, size: int | None, timeout: float, deadline: float
+) -> None:
+    try:
+        announced = route.fetch(tmp, timeout, deadline)
+    except http.client.IncompleteRead as err:
+        raise TruncatedDownloadError(f"{route.url}: connection closed mid-body ({err!r})") from err
+    except TimeoutError as err:
+        raise DownloadTimeoutError(f"download attempt of {route.url} took over {timeout}s") from err
+    expected = size if size is not None else announced
+    if expected >= 0:
+        _check_size(tmp, expected, route.url)
 
 
 def _is_s3(fs: Any) -> bool:

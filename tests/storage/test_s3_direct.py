@@ -1,0 +1,204 @@
+"""streamx's own S3 GETs: signatures equal botocore's, a verifying server accepts them, the
+route is chosen only when it is sure, and the main process never needs botocore for them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from conftest import S3, _free_port
+from streamx.storage.download import download_file
+from streamx.storage.s3_direct import route_for
+from streamx.storage.sigv4 import Credentials, quote_key, sign_get
+
+pytestmark = pytest.mark.remote
+
+KEYS = ["simple.bin", "dir/a b.mds", "a+b=c.mds", "ü/ß.json", "~tilde!$&'()*,;:@.bin", "%41"]
+
+
+@pytest.mark.parametrize("key", KEYS)
+@pytest.mark.parametrize(
+    ("host", "token", "extra"),
+    [
+        ("127.0.0.1:9000", None, {}),
+        ("b.s3.eu-west-1.amazonaws.com", "session-token", {"x-amz-request-payer": "requester"}),
+    ],
+)
+def test_signature_equals_botocores(
+    key: str, host: str, token: str | None, extra: dict[str, str]
+) -> None:
+    from botocore.auth import S3SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials as BotoCredentials
+
+    now = datetime(2026, 12, 2, 15, 4, 5, tzinfo=timezone.utc)
+    region = "eu-west-1"
+    path = "/bucket/" + quote_key(key)
+    ours = sign_get(host, path, region, Credentials("AKID", "SECRET", token), extra, now)
+    request = AWSRequest(
+        method="GET",
+        url=f"http://{host}{path}",
+        headers={k: v for k, v in ours.items() if k not in ("authorization", "host")},
+    )
+    request.context["timestamp"] = now.strftime("%Y%m%dT%H%M%SZ")
+    auth = S3SigV4Auth(BotoCredentials("AKID", "SECRET", token), "s3", region)
+    signature = auth.signature(
+        auth.string_to_sign(request, auth.canonical_request(request)), request
+    )
+    assert ours["authorization"].endswith(f"Signature={signature}")
+    assert ours["x-amz-date"] == "20261202T150405Z"
+    assert ("x-amz-security-token" in ours) == (token is not None)
+
+
+@pytest.fixture(scope="module")
+def verifying_s3() -> Iterator[tuple[str, str, str]]:
+    """A moto server of its own that checks every request's signature against an IAM key;
+    yields (endpoint, access key, secret)."""
+    port = _free_port()
+    code = (
+        "import time\nfrom moto.server import ThreadedMotoServer\n"
+        f"ThreadedMotoServer(ip_address='127.0.0.1', port={port}, verbose=False).start()\n"
+        "time.sleep(1e6)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.DEVNULL)
+    endpoint = f"http://127.0.0.1:{port}"
+    try:
+        import boto3
+
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"{endpoint}/moto-api/", timeout=1).read()
+                break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise
+                time.sleep(0.2)
+        setup = {"endpoint_url": endpoint, "region_name": "us-east-1"}
+        setup |= {"aws_access_key_id": "setup", "aws_secret_access_key": "setup"}
+        iam = boto3.client("iam", **setup)
+        iam.create_user(UserName="reader")
+        key = iam.create_access_key(UserName="reader")["AccessKey"]
+        policy = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:*",
+                  "Resource": "*"}]}  # fmt: skip
+        iam.put_user_policy(UserName="reader", PolicyName="s3", PolicyDocument=json.dumps(policy))
+        s3 = boto3.client("s3", **setup)
+        s3.create_bucket(Bucket="signed")
+        # moto rebuilds the signed path from a decoded one, so it rejects even botocore's
+        # signatures for keys with '+', '=' or non-ASCII; those are checked against botocore.
+        for name in ("plain.bin", "dir/with space.bin"):
+            s3.put_object(Bucket="signed", Key=name, Body=name.encode() * 1000)
+        request = urllib.request.Request(
+            f"{endpoint}/moto-api/reset-auth",
+            data=b"0",
+            method="POST",
+            headers={"Content-Type": "text/plain"},
+        )
+        urllib.request.urlopen(request).read()  # from now on every request is verified
+        yield endpoint, key["AccessKeyId"], key["SecretAccessKey"]
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def _env(monkeypatch: pytest.MonkeyPatch, endpoint: str, access: str, secret: str) -> None:
+    monkeypatch.setenv("S3_ENDPOINT_URL", endpoint)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", access)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
+    monkeypatch.delenv("AWS_SESSION_TOKEN", raising=False)
+    monkeypatch.delenv("STREAMX_S3_DIRECT", raising=False)
+
+
+def test_a_verifying_server_accepts_the_signature(
+    verifying_s3: tuple[str, str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    endpoint, access, secret = verifying_s3
+    _env(monkeypatch, endpoint, access, secret)
+    for name in ("plain.bin", "dir/with space.bin"):
+        assert route_for("signed", name) is not None
+        download_file(f"s3://signed/{name}", str(tmp_path / "out"), retry=1)
+        assert (tmp_path / "out").read_bytes() == name.encode() * 1000
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-the-secret")
+    with pytest.raises(PermissionError, match=r"s3://signed/plain.bin: HTTP 403 SignatureDoes"):
+        download_file("s3://signed/plain.bin", str(tmp_path / "bad"), retry=1)
+    assert not (tmp_path / "bad").exists()
+
+
+@pytest.mark.parametrize(
+    ("env", "bucket", "expected"),
+    [
+        ({"S3_ENDPOINT_URL": "http://h:9000"}, "b", ("http", "h", 9000, "/b/k%20x", "us-east-1")),
+        (
+            {"S3_ENDPOINT_URL": "https://h/base/"},
+            "b",
+            ("https", "h", None, "/base/b/k%20x", "us-east-1"),
+        ),
+        (
+            {"AWS_ENDPOINT_URL": "http://h:1", "AWS_REGION": "r1"},
+            "b",
+            ("http", "h", 1, "/b/k%20x", "r1"),
+        ),
+        (
+            {"AWS_DEFAULT_REGION": "eu-west-1"},
+            "bkt",
+            ("https", "bkt.s3.eu-west-1.amazonaws.com", None, "/k%20x", "eu-west-1"),
+        ),
+        ({"AWS_DEFAULT_REGION": "eu-west-1"}, "dotted.bucket", None),  # TLS names: botocore's
+        ({}, "bkt", None),  # no region: botocore finds it
+        ({"S3_ENDPOINT_URL": "http://h:9000", "STREAMX_S3_DIRECT": "0"}, "b", None),
+        ({"S3_ENDPOINT_URL": "http://h:9000", "AWS_USE_FIPS_ENDPOINT": "true"}, "b", None),
+        ({"S3_ENDPOINT_URL": "http://h:9000", "AWS_SECRET_ACCESS_KEY": ""}, "b", None),
+    ],
+)
+def test_route_is_chosen_only_when_sure(
+    env: dict[str, str],
+    bucket: str,
+    expected: tuple[str, str, int | None, str, str] | None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in ("S3_ENDPOINT_URL", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_REGION",
+                 "AWS_DEFAULT_REGION", "STREAMX_S3_DIRECT", "AWS_USE_FIPS_ENDPOINT"):  # fmt: skip
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "a")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "s")
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    route = route_for(bucket, "k x")
+    got = None if route is None else (route.scheme, route.host, route.port, route.path,
+                                      route.region)  # fmt: skip
+    assert got == expected
+
+
+def test_requester_pays_comes_from_mosaics_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("S3_ENDPOINT_URL", "http://h:9000")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "a")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "s")
+    monkeypatch.setenv("MOSAICML_STREAMING_AWS_REQUESTER_PAYS", "other, paid")
+    paid, free = route_for("paid", "k"), route_for("free", "k")
+    assert paid is not None and paid.requester_pays
+    assert free is not None and not free.requester_pays
+
+
+def test_the_direct_route_needs_no_botocore(s3: S3, tmp_path: Path) -> None:
+    s3.put("ds/index.json", b'{"version": 2, "shards": []}')
+    code = (
+        "import sys\n"
+        "from streamx.storage.download import download_file\n"
+        f"download_file({s3.url('ds/index.json')!r}, {str(tmp_path / 'index.json')!r})\n"
+        "heavy = ('s3fs', 'botocore', 'aiobotocore', 'boto3')\n"
+        "print(','.join(m for m in heavy if m in sys.modules) or 'none')\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=os.environ, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "none"
+    assert (tmp_path / "index.json").read_bytes() == b'{"version": 2, "shards": []}'
