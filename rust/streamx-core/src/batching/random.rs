@@ -66,17 +66,24 @@ pub(crate) fn worker(
             block_size: cfg.shuffle_block_size,
         };
         let mut positions: Vec<i64> = ids.iter().copied().filter(|&id| id >= 0).collect();
-        positions.sort_unstable();
-        positions.dedup();
-        let perm = get_shuffle_parts(&args, Some(&positions), warnings)?;
-        let values = perm.values_at(&positions).ok_or_else(|| outside(-1))?;
-        drop(perm);
-        // A worker's ids mostly ascend, so each is looked up from where the last one was.
-        let mut at = 0;
-        remap(&mut ids, |id| {
-            at = seek(&positions, id, at)?;
-            Some(values[at])
-        })?;
+        let ascending = positions.windows(2).all(|w| w[0] < w[1]);
+        if !ascending {
+            positions.sort_unstable();
+            positions.dedup();
+        }
+        let values = get_shuffle_parts(&args, Some(&positions), warnings)?.into_values();
+        if ascending {
+            // The ids are the positions, in order: their values come in the same order.
+            let mut values = values.into_iter();
+            remap(&mut ids, |_| values.next())?;
+        } else {
+            // A worker's ids mostly ascend, so each is looked up from where the last one was.
+            let mut at = 0;
+            remap(&mut ids, |id| {
+                at = seek(&positions, id, at)?;
+                Some(values[at])
+            })?;
+        }
     }
     remap(&mut ids, |id| units.small(id))?;
     Ok(ids)

@@ -74,6 +74,17 @@ impl PartialShuffle {
         Some(out)
     }
 
+    /// Every computed value, in position order: for a shuffle computed at some positions,
+    /// the values at exactly those positions, as [`PartialShuffle::values_at`] gives them.
+    pub fn into_values(self) -> Vec<i64> {
+        let mut parts = self.parts.into_iter().flatten();
+        let first = parts.next().unwrap_or_default();
+        parts.fold(first, |mut all, part| {
+            all.extend_from_slice(&part);
+            all
+        })
+    }
+
     /// The whole permutation; every position must have been computed.
     pub fn into_full(self) -> Result<Vec<i64>> {
         if self.offsets.iter().any(Option::is_some) {
