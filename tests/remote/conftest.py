@@ -60,3 +60,10 @@ def via_proxy(module_s3: Any, fault_proxy: Any, monkeypatch: pytest.MonkeyPatch)
     filesystems.clear_cache()
     yield fault_proxy
     filesystems.clear_cache()
+
+
+@pytest.fixture(params=["direct", "s3fs"])
+def s3_route(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Runs a test over both S3 routes: streamx's signed GETs and s3fs's client."""
+    monkeypatch.setenv("STREAMX_S3_DIRECT", "1" if request.param == "direct" else "0")
+    return str(request.param)

@@ -34,7 +34,7 @@ def _faults(proxy: Any, seed: int, probability: float = 0.6) -> None:
     proxy._rng.seed(seed)
 
 
-def test_epoch_survives_faults(remote: str, via_proxy: Any, tmp_path: Path) -> None:
+def test_epoch_survives_faults(remote: str, via_proxy: Any, tmp_path: Path, s3_route: str) -> None:
     _faults(via_proxy, seed=1)
     ds = streamx.StreamingDataset(
         remote=remote,

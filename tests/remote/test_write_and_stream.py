@@ -84,7 +84,9 @@ def test_single_process_epoch_matches_mosaic(remote_ds: str, tmp_path: Path) -> 
     assert not any(f.endswith(".zstd") for f in ours_files)
 
 
-def test_dataloader_two_workers_matches_mosaic(remote_ds: str, tmp_path: Path) -> None:
+def test_dataloader_two_workers_matches_mosaic(
+    remote_ds: str, tmp_path: Path, s3_route: str
+) -> None:
     pytest.importorskip("torch")
     kwargs: dict[str, Any] = {"batch_size": 8, "shuffle": True, "shuffle_block_size": 64}
 

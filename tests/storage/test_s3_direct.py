@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import S3, _free_port
+from conftest import S3
 from streamx.storage.download import download_file
 from streamx.storage.s3_direct import route_for
 from streamx.storage.sigv4 import Credentials, quote_key, sign_get
@@ -57,6 +58,12 @@ def test_signature_equals_botocores(
     assert ours["authorization"].endswith(f"Signature={signature}")
     assert ours["x-amz-date"] == "20261202T150405Z"
     assert ("x-amz-security-token" in ours) == (token is not None)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
