@@ -209,3 +209,38 @@ def test_the_direct_route_needs_no_botocore(s3: S3, tmp_path: Path) -> None:
     )
     assert out.stdout.strip() == "none"
     assert (tmp_path / "index.json").read_bytes() == b'{"version": 2, "shards": []}'
+
+
+def test_a_closed_idle_connection_is_not_a_failed_attempt(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A server that answers once per connection and then hangs up without saying so: the
+    second GET finds its pooled connection dead and must ask again at once, not spend one of
+    its attempts (here the only one)."""
+    import threading
+
+    body = b"payload" * 100
+    served: list[int] = []
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        while len(served) < 2:
+            conn, _ = listener.accept()
+            with conn:
+                request = b""
+                while b"\r\n\r\n" not in request:
+                    request += conn.recv(65536)
+                served.append(len(request))
+                head = f"HTTP/1.1 200 OK\r\nContent-Length: {len(body)}\r\n\r\n"
+                conn.sendall(head.encode() + body)  # keep-alive implied, then closed
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    port = listener.getsockname()[1]
+    _env(monkeypatch, f"http://127.0.0.1:{port}", "a", "s")
+    for name in ("one", "two"):
+        download_file(f"s3://bucket-{port}/{name}", str(tmp_path / name), retry=1, timeout=10)
+        assert (tmp_path / name).read_bytes() == body
+    thread.join(10)
+    listener.close()
+    assert len(served) == 2

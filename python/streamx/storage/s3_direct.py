@@ -52,6 +52,10 @@ class S3ResponseError(OSError):
         self.code = code
 
 
+# What a keep-alive connection the server has since closed raises on its next request.
+_STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
+
+
 class ChecksumMismatchError(OSError):
     """The body does not match the checksum S3 stored with the object."""
 
@@ -100,10 +104,19 @@ class S3Route:
         host = self.host if self.port is None else f"{self.host}:{self.port}"
         headers = sign_get(host, self.path, self.region, self.credentials, extra)
         pool = _pool_for(self.scheme, self.host, self.port)
-        conn = pool.take(timeout)
+        conn, reused = pool.take(timeout)
         try:
-            conn.request("GET", self.path, headers=headers)
-            response = conn.getresponse()
+            try:
+                conn.request("GET", self.path, headers=headers)
+                response = conn.getresponse()
+            except _STALE:
+                if not reused:
+                    raise
+                # The server closed the idle connection: not a failed attempt, ask again.
+                conn.close()
+                conn, _ = pool.take(timeout, fresh=True)
+                conn.request("GET", self.path, headers=headers)
+                response = conn.getresponse()
             if response.status != 200:
                 raise _error(self.url, response.status, response.read(64 << 10))
             length = int(response.getheader("Content-Length", "-1"))
@@ -212,9 +225,13 @@ class _Pool:
         self._idle: list[http.client.HTTPConnection] = []
         self._lock = threading.Lock()
 
-    def take(self, timeout: float) -> http.client.HTTPConnection:
-        with self._lock:
-            conn = self._idle.pop() if self._idle else None
+    def take(self, timeout: float, fresh: bool = False) -> tuple[http.client.HTTPConnection, bool]:
+        """A connection (idle if there is one, unless ``fresh``) and whether it was idle."""
+        conn = None
+        if not fresh:
+            with self._lock:
+                conn = self._idle.pop() if self._idle else None
+        reused = conn is not None
         if conn is None:
             if self._scheme == "https":
                 conn = http.client.HTTPSConnection(
@@ -226,7 +243,7 @@ class _Pool:
             conn.timeout = timeout
             if conn.sock is not None:
                 conn.sock.settimeout(timeout)
-        return conn
+        return conn, reused
 
     def give_back(self, conn: http.client.HTTPConnection) -> None:
         with self._lock:
