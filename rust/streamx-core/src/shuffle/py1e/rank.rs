@@ -31,33 +31,50 @@ pub(super) fn pick_in_window(
     let base = low / FINE;
     let bucket = |p: f64| floor(p) / FINE - base;
     let first_rank = first_ranks(positions.iter().map(|&p| bucket(p)), high / FINE - base + 1);
-    let (mut cursor, wanted) = wanted_buckets(&first_rank, ranks.iter().map(|&r| r - start));
-    let mut keys = vec![0_u128; cursor.iter().map(|c| c.1).sum::<u32>() as usize];
+    // Only the buckets from the first wanted rank's to the last one's are laid out.
+    let bucket_of = |r: usize| first_rank.partition_point(|&f| f as usize <= r - start) - 1;
+    let (lo_b, hi_b) = (bucket_of(ranks[0]), bucket_of(ranks[ranks.len() - 1]));
+    let offset = first_rank[lo_b];
+    let mut next_slot: Vec<u32> = first_rank[lo_b..=hi_b].iter().map(|f| f - offset).collect();
+    let mut keys = vec![0_u128; (first_rank[hi_b + 1] - offset) as usize];
     for ((i, &p), &sample) in (0..len32).zip(positions).zip(samples) {
-        let (slot, left) = &mut cursor[bucket(p)];
-        if *left > 0 {
+        if let Some(slot) = bucket(p)
+            .checked_sub(lo_b)
+            .and_then(|b| next_slot.get_mut(b))
+        {
             // Ordered by (position, index); the sample rides along in the low bits, sparing a
             // random read per rank later.
             let low = (u64::from(i) << 32) | sample as u64;
             keys[*slot as usize] = (u128::from(total_order_bits(p)) << 64) | u128::from(low);
             *slot += 1;
-            *left -= 1;
         }
     }
     let mut out = Vec::with_capacity(ranks.len());
-    let (mut at, mut next) = (0, 0);
-    for b in wanted {
+    let mut ranks = ranks.iter().map(|&r| r - start).peekable();
+    for b in lo_b..=hi_b {
         let (first, end) = (first_rank[b] as usize, first_rank[b + 1] as usize);
-        let run = &mut keys[at..at + end - first];
-        run.sort_unstable();
-        while next < ranks.len() && ranks[next] - start < end {
-            let key = run[ranks[next] - start - first];
-            out.push(i64::from(key as u32));
-            next += 1;
+        if ranks.peek().is_some_and(|&r| r < end) {
+            let run = &mut keys[first - offset as usize..end - offset as usize];
+            sort_small(run);
+            while let Some(r) = ranks.next_if(|&r| r < end) {
+                out.push(i64::from(run[r - first] as u32));
+            }
         }
-        at += end - first;
     }
     out
+}
+
+/// Insertion sort: a bucket holds a few keys.
+fn sort_small(run: &mut [u128]) {
+    for i in 1..run.len() {
+        let key = run[i];
+        let mut j = i;
+        while j > 0 && run[j - 1] > key {
+            run[j] = run[j - 1];
+            j -= 1;
+        }
+        run[j] = key;
+    }
 }
 
 /// Per bucket, the rank of its first element (prefix sums of the counts), plus the total.
@@ -70,27 +87,4 @@ fn first_ranks(buckets: impl Iterator<Item = usize>, count: usize) -> Vec<u32> {
         first[b] += first[b - 1];
     }
     first
-}
-
-/// The buckets holding the sorted `ranks`, found in one walk over both, each given a compact
-/// range of slots: per bucket, `(next free slot, slots left)`; and the wanted buckets in order.
-fn wanted_buckets(
-    first_rank: &[u32],
-    ranks: impl Iterator<Item = usize>,
-) -> (Vec<(u32, u32)>, Vec<usize>) {
-    let mut cursor = vec![(0, 0); first_rank.len() - 1];
-    let mut wanted = Vec::new();
-    let (mut b, mut slots) = (0, 0);
-    for r in ranks {
-        while first_rank[b + 1] as usize <= r {
-            b += 1;
-        }
-        if wanted.last() != Some(&b) {
-            wanted.push(b);
-            let size = first_rank[b + 1] - first_rank[b];
-            cursor[b] = (slots, size);
-            slots += size;
-        }
-    }
-    (cursor, wanted)
 }
