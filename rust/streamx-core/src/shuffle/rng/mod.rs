@@ -6,10 +6,10 @@
 //! the raw 32/64-bit draws numpy 2.x does, including the buffered high half of a 64-bit draw
 //! that `next_u32` keeps between calls.
 
+mod blocks;
 mod bounded;
 mod seed;
 mod shuffle;
-mod skip;
 mod swaps;
 
 pub use swaps::Swaps;

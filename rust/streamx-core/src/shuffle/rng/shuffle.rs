@@ -32,15 +32,15 @@ impl Pcg64 {
     }
 
     /// `out[k] = interval(top - k)` for each `k`, with exactly the same draws, for
-    /// `out.len() <= top <= u32::MAX`. Rejection makes the draw count data-dependent, so this
-    /// draws a batch of 64-bit values, scans their 32-bit halves without branching on the
-    /// outcome, and rewinds the generator past the halves left unused.
+    /// `out.len() <= top <= u32::MAX`.
     fn intervals_down(&mut self, top: u32, out: &mut [u32]) {
-        self.scan_intervals(top, out.len(), |k, x| out[k] = x);
+        self.scan_blocks(top, out.len(), Some(out));
     }
 
     /// Draws `interval(top - k)` for `k` in `0..count`, handing each candidate value to
-    /// `sink(k, x)`; the last candidate handed over for a given `k` is its value.
+    /// `sink(k, x)`; the last candidate handed over for a given `k` is its value. Rejection
+    /// makes the draw count data-dependent, so this draws a batch of 64-bit values, scans their
+    /// 32-bit halves without branching on the outcome, and rewinds past the halves left unused.
     pub(super) fn scan_intervals(
         &mut self,
         top: u32,

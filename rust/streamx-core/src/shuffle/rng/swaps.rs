@@ -29,7 +29,8 @@ impl Pcg64 {
         }
         let mut narrow = vec![0; (i + 1).saturating_sub(stop)];
         if !narrow.is_empty() {
-            self.scan_intervals(i as u32, narrow.len(), |k, x| narrow[k] = x);
+            let count = narrow.len();
+            self.scan_blocks(i as u32, count, Some(&mut narrow));
         }
         self.skip_shuffle(stop.min(len));
         Swaps { top, wide, narrow }
