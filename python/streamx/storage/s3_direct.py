@@ -12,6 +12,7 @@ turns this path off.
 
 from __future__ import annotations
 
+import atexit
 import base64
 import hashlib
 import http.client
@@ -249,6 +250,12 @@ class _Pool:
         with self._lock:
             self._idle.append(conn)
 
+    def close_idle(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
+
 
 _POOLS: dict[tuple[str, str, int | None], _Pool] = {}
 _POOLS_LOCK = threading.Lock()
@@ -260,13 +267,21 @@ def _pool_for(scheme: str, host: str, port: int | None) -> _Pool:
     global _POOLS_PID
     with _POOLS_LOCK:
         if os.getpid() != _POOLS_PID:
-            # Sockets inherited through fork belong to the parent's conversations.
-            _POOLS.clear()
+            # Sockets inherited through fork belong to the parent's conversations; closing
+            # this process's copies leaves the parent's connections open.
+            _close_all()
             _POOLS_PID = os.getpid()
         pool = _POOLS.get((scheme, host, port))
         if pool is None:
             pool = _POOLS[(scheme, host, port)] = _Pool(scheme, host, port)
         return pool
+
+
+@atexit.register
+def _close_all() -> None:
+    for pool in _POOLS.values():
+        pool.close_idle()
+    _POOLS.clear()
 
 
 def _tls_context() -> ssl.SSLContext:
