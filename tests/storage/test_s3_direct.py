@@ -18,7 +18,7 @@ import pytest
 
 from conftest import S3
 from streamx.storage.download import download_file
-from streamx.storage.s3_direct import route_for
+from streamx.storage.s3_direct import BotocoreCredentials, forget_credentials, route_for
 from streamx.storage.sigv4 import Credentials, quote_key, sign_get
 
 pytestmark = pytest.mark.remote
@@ -117,6 +117,16 @@ def verifying_s3() -> Iterator[tuple[str, str, str]]:
         proc.wait()
 
 
+def _no_aws_files(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Keep botocore's chain off this machine's files and instance metadata."""
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    for name in ("AWS_PROFILE", "AWS_ROLE_ARN", "AWS_WEB_IDENTITY_TOKEN_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    forget_credentials()
+
+
 def _env(monkeypatch: pytest.MonkeyPatch, endpoint: str, access: str, secret: str) -> None:
     monkeypatch.setenv("S3_ENDPOINT_URL", endpoint)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", access)
@@ -171,12 +181,14 @@ def test_route_is_chosen_only_when_sure(
     bucket: str,
     expected: tuple[str, str, int | None, str, str] | None,
     monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
     for name in ("S3_ENDPOINT_URL", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_REGION",
                  "AWS_DEFAULT_REGION", "STREAMX_S3_DIRECT", "AWS_USE_FIPS_ENDPOINT"):  # fmt: skip
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "a")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "s")
+    _no_aws_files(monkeypatch, tmp_path)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     route = route_for(bucket, "k x")
@@ -244,3 +256,36 @@ def test_a_closed_idle_connection_is_not_a_failed_attempt(
     thread.join(10)
     listener.close()
     assert len(served) == 2
+
+
+def test_profile_credentials_from_botocores_chain(
+    verifying_s3: tuple[str, str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """No keys in the environment: a named profile in a credentials file, resolved by
+    botocore's chain (no client built), signs the GETs; a profile that sets its own
+    endpoint is left to botocore."""
+    endpoint, access, secret = verifying_s3
+    _env(monkeypatch, endpoint, access, secret)
+    _no_aws_files(monkeypatch, tmp_path)
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
+    monkeypatch.delenv("AWS_REGION", raising=False)
+    creds = tmp_path / "no-credentials"
+    creds.write_text(f"[reader]\naws_access_key_id = {access}\naws_secret_access_key = {secret}\n")
+    config = tmp_path / "no-config"
+    config.write_text("[profile reader]\nregion = eu-central-1\n")
+    monkeypatch.setenv("AWS_PROFILE", "reader")
+    route = route_for("signed", "plain.bin")
+    assert route is not None and isinstance(route.credentials, BotocoreCredentials)
+    assert route.region == "eu-central-1"
+    # moto accepts any region in the scope; the signature itself is checked.
+    download_file("s3://signed/plain.bin", str(tmp_path / "out"), retry=1)
+    assert (tmp_path / "out").read_bytes() == b"plain.bin" * 1000
+    config.write_text("[profile reader]\nregion = eu-central-1\nendpoint_url = http://x:1\n")
+    forget_credentials()
+    assert route_for("signed", "plain.bin") is None
+    creds.write_text("")
+    config.write_text("")
+    forget_credentials()
+    assert route_for("signed", "plain.bin") is None  # no credentials at all: s3fs, unsigned

@@ -60,6 +60,9 @@ def clear_cache() -> None:
         _CACHE.clear()
         _INHERITED.clear()
         _CREDENTIALS_FOUND.clear()
+    from streamx.storage.s3_direct import forget_credentials
+
+    forget_credentials()
 
 
 def get_filesystem(url: str) -> tuple[AbstractFileSystem, str]:

@@ -3,11 +3,12 @@
 Importing s3fs and building its client (botocore's service model and endpoint rules) costs
 about half a second of CPU in every process before the first byte arrives: in the main
 process for ``index.json`` and again in each DataLoader worker. When the configuration is
-simple enough to be sure of the request botocore would make (static credentials in the
-environment, and either ``S3_ENDPOINT_URL`` or a region), a GET is signed here and sent over
-a pooled ``http.client`` connection instead. Everything else (profiles, instance roles,
-public buckets, uploads, listings) goes through s3fs as before. ``STREAMX_S3_DIRECT=0``
-turns this path off.
+simple enough to be sure of the request botocore would make (credentials, and either
+``S3_ENDPOINT_URL`` or a region), a GET is signed here and sent over a pooled
+``http.client`` connection instead. Keys in the environment are used as they are; other
+credentials come from botocore's chain, which costs an import but no client. Public buckets,
+profiles that set endpoints or TLS, uploads and listings go through s3fs as before.
+``STREAMX_S3_DIRECT=0`` turns this path off.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from urllib.parse import urlparse
 
 from streamx.storage.sigv4 import Credentials, quote_key, sign_get
 
-__all__ = ["ChecksumMismatchError", "S3ResponseError", "S3Route", "route_for"]
+__all__ = ["ChecksumMismatchError", "S3ResponseError", "S3Route", "forget_credentials", "route_for"]
 
 _CHUNK = 1 << 20
 # A bucket name that can be a DNS label (no dots, so TLS wildcard certificates match).
@@ -42,6 +43,30 @@ _BOTOCORE_ONLY_ENV = (
     "AWS_S3_USE_ARN_REGION",
     "AWS_S3_DISABLE_MULTIREGION_ACCESS_POINTS",
 )
+
+
+# Profile settings that change the endpoint, addressing or TLS of botocore's requests.
+_BOTOCORE_ONLY_PROFILE_KEYS = (
+    "endpoint_url",
+    "services",
+    "s3",
+    "ca_bundle",
+    "use_fips_endpoint",
+    "use_dualstack_endpoint",
+)
+# What the botocore chain's answer depends on, besides files it reads.
+_CREDENTIAL_ENV = (
+    "AWS_PROFILE",
+    "AWS_DEFAULT_PROFILE",
+    "AWS_SHARED_CREDENTIALS_FILE",
+    "AWS_CONFIG_FILE",
+    "AWS_ROLE_ARN",
+    "AWS_WEB_IDENTITY_TOKEN_FILE",
+    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+    "AWS_EC2_METADATA_DISABLED",
+)
+_RESOLVED: dict[tuple[Any, ...], tuple[CredentialSource, str] | None] = {}
 
 
 class S3ResponseError(OSError):
@@ -81,6 +106,32 @@ _CHECKSUMS: dict[str, Callable[[], Any]] = {
 }
 
 
+class CredentialSource:
+    """Hands out the credentials to sign the next request with."""
+
+    def current(self) -> Credentials:
+        raise NotImplementedError
+
+
+class StaticCredentials(CredentialSource):
+    def __init__(self, credentials: Credentials) -> None:
+        self._credentials = credentials
+
+    def current(self) -> Credentials:
+        return self._credentials
+
+
+class BotocoreCredentials(CredentialSource):
+    """botocore's resolved credentials; temporary ones refresh themselves when read."""
+
+    def __init__(self, found: Any) -> None:
+        self._found = found
+
+    def current(self) -> Credentials:
+        frozen = self._found.get_frozen_credentials()
+        return Credentials(frozen.access_key, frozen.secret_key, frozen.token or None)
+
+
 @dataclass(frozen=True)
 class S3Route:
     """Where and how to send one object's GET."""
@@ -91,7 +142,7 @@ class S3Route:
     port: int | None
     path: str
     region: str
-    credentials: Credentials
+    credentials: CredentialSource
     requester_pays: bool
 
     def fetch(self, dest: str, timeout: float, deadline: float) -> int:
@@ -103,7 +154,7 @@ class S3Route:
         if self.requester_pays:
             extra["x-amz-request-payer"] = "requester"
         host = self.host if self.port is None else f"{self.host}:{self.port}"
-        headers = sign_get(host, self.path, self.region, self.credentials, extra)
+        headers = sign_get(host, self.path, self.region, self.credentials.current(), extra)
         pool = _pool_for(self.scheme, self.host, self.port)
         conn, reused = pool.take(timeout)
         try:
@@ -182,11 +233,12 @@ def route_for(bucket: str, key: str) -> S3Route | None:
     env = os.environ
     if env.get("STREAMX_S3_DIRECT", "1") == "0" or any(env.get(n) for n in _BOTOCORE_ONLY_ENV):
         return None
-    access, secret = env.get("AWS_ACCESS_KEY_ID"), env.get("AWS_SECRET_ACCESS_KEY")
-    if not access or not secret or not bucket or not key:
+    if not bucket or not key:
         return None
-    credentials = Credentials(access, secret, env.get("AWS_SESSION_TOKEN") or None)
-    region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or ""
+    resolved = _credentials_and_region()
+    if resolved is None:
+        return None
+    credentials, region = resolved
     endpoint = (
         env.get("S3_ENDPOINT_URL") or env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL")
     )
@@ -216,6 +268,50 @@ def route_for(bucket: str, key: str) -> S3Route | None:
         credentials=credentials,
         requester_pays=bucket in payers,
     )
+
+
+def forget_credentials() -> None:
+    """Drop what botocore's chain resolved (tests use this after rewriting its files)."""
+    _RESOLVED.clear()
+
+
+def _credentials_and_region() -> tuple[CredentialSource, str] | None:
+    """Static credentials from the environment without importing botocore; otherwise what
+    botocore's own chain resolves (profiles, SSO, roles, instance metadata), unless the
+    profile configures endpoints or TLS in ways only botocore applies."""
+    env = os.environ
+    region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or ""
+    access, secret = env.get("AWS_ACCESS_KEY_ID"), env.get("AWS_SECRET_ACCESS_KEY")
+    if access and secret:
+        static = Credentials(access, secret, env.get("AWS_SESSION_TOKEN") or None)
+        return StaticCredentials(static), region
+    fingerprint = (os.getpid(), *(env.get(n) for n in _CREDENTIAL_ENV))
+    if fingerprint not in _RESOLVED:
+        _RESOLVED.clear()
+        _RESOLVED[fingerprint] = _resolve_with_botocore()
+    found = _RESOLVED[fingerprint]
+    if found is None:
+        return None
+    source, configured_region = found
+    return source, region or configured_region
+
+
+def _resolve_with_botocore() -> tuple[CredentialSource, str] | None:
+    try:
+        import botocore.session
+    except ImportError:
+        return None
+    try:
+        session = botocore.session.get_session()
+        profile = session.get_scoped_config()
+        if any(profile.get(name) for name in _BOTOCORE_ONLY_PROFILE_KEYS):
+            return None
+        found = session.get_credentials()
+    except Exception:
+        return None  # s3fs reports the problem with botocore's own words
+    if found is None:
+        return None  # no credentials: public buckets go unsigned through s3fs
+    return BotocoreCredentials(found), str(session.get_config_variable("region") or "")
 
 
 class _Pool:
