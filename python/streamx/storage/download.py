@@ -127,19 +127,23 @@ def _attempt(
         deadline = time.monotonic() + timeout
         if isinstance(source, s3_direct.S3Route):
             _fetch_direct(source, tmp, size, timeout, deadline)
-            os.replace(tmp, local_path)
-            return
-        fs, path = source
-        if _is_s3(fs):
-            _run_async(fs, _fetch_s3(fs, path, tmp, size), timeout)
-        elif getattr(fs, "async_impl", False) and hasattr(fs, "_get_file"):
-            _run_async(fs, _fetch_async(fs, path, tmp, size), timeout)
         else:
-            _fetch_sync(fs, path, tmp, size, deadline)
+            _fetch_fsspec(*source, tmp, size, timeout, deadline)
         os.replace(tmp, local_path)
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+
+
+def _fetch_fsspec(
+    fs: AbstractFileSystem, path: str, tmp: str, size: int | None, timeout: float, deadline: float
+) -> None:
+    if _is_s3(fs):
+        _run_async(fs, _fetch_s3(fs, path, tmp, size), timeout)
+    elif getattr(fs, "async_impl", False) and hasattr(fs, "_get_file"):
+        _run_async(fs, _fetch_async(fs, path, tmp, size), timeout)
+    else:
+        _fetch_sync(fs, path, tmp, size, deadline)
 
 
 def _fetch_direct(

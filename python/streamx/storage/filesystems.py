@@ -15,6 +15,8 @@ from urllib.parse import urlparse
 
 from fsspec import AbstractFileSystem
 
+from streamx.storage.s3_direct import AWS_CREDENTIAL_ENV, forget_credentials
+
 __all__ = ["clear_cache", "get_filesystem", "split_url"]
 
 _LOCK = threading.Lock()
@@ -60,8 +62,6 @@ def clear_cache() -> None:
         _CACHE.clear()
         _INHERITED.clear()
         _CREDENTIALS_FOUND.clear()
-    from streamx.storage.s3_direct import forget_credentials
-
     forget_credentials()
 
 
@@ -170,19 +170,6 @@ def _aws_env_fingerprint() -> tuple[str | None, ...]:
     return tuple(os.environ.get(n) for n in names)
 
 
-_CREDENTIAL_ENV = (
-    "AWS_ACCESS_KEY_ID",
-    "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN",
-    "AWS_PROFILE",
-    "AWS_SHARED_CREDENTIALS_FILE",
-    "AWS_CONFIG_FILE",
-    "AWS_ROLE_ARN",
-    "AWS_WEB_IDENTITY_TOKEN_FILE",
-    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-    "AWS_EC2_METADATA_DISABLED",
-)
 _CREDENTIALS_FOUND: dict[tuple[str | None, ...], bool] = {}
 
 
@@ -193,7 +180,7 @@ def _have_aws_credentials() -> bool:
     service), far too slow to repeat per shard: the answer is kept per credential-related
     environment (``clear_cache`` forgets it).
     """
-    env = tuple(os.environ.get(name) for name in _CREDENTIAL_ENV)
+    env = tuple(os.environ.get(name) for name in AWS_CREDENTIAL_ENV)
     found = _CREDENTIALS_FOUND.get(env)
     if found is None:
         found = _CREDENTIALS_FOUND[env] = _resolve_aws_credentials()

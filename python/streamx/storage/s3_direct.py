@@ -30,7 +30,14 @@ from urllib.parse import urlparse
 
 from streamx.storage.sigv4 import Credentials, quote_key, sign_get
 
-__all__ = ["ChecksumMismatchError", "S3ResponseError", "S3Route", "forget_credentials", "route_for"]
+__all__ = [
+    "AWS_CREDENTIAL_ENV",
+    "ChecksumMismatchError",
+    "S3ResponseError",
+    "S3Route",
+    "forget_credentials",
+    "route_for",
+]
 
 _CHUNK = 1 << 20
 # A bucket name that can be a DNS label (no dots, so TLS wildcard certificates match).
@@ -55,7 +62,10 @@ _BOTOCORE_ONLY_PROFILE_KEYS = (
     "use_dualstack_endpoint",
 )
 # What the botocore chain's answer depends on, besides files it reads.
-_CREDENTIAL_ENV = (
+AWS_CREDENTIAL_ENV = (
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
     "AWS_PROFILE",
     "AWS_DEFAULT_PROFILE",
     "AWS_SHARED_CREDENTIALS_FILE",
@@ -159,16 +169,14 @@ class S3Route:
         conn, reused = pool.take(timeout)
         try:
             try:
-                conn.request("GET", self.path, headers=headers)
-                response = conn.getresponse()
+                response = _send(conn, self.path, headers)
             except _STALE:
                 if not reused:
                     raise
                 # The server closed the idle connection: not a failed attempt, ask again.
                 conn.close()
                 conn, _ = pool.take(timeout, fresh=True)
-                conn.request("GET", self.path, headers=headers)
-                response = conn.getresponse()
+                response = _send(conn, self.path, headers)
             if response.status != 200:
                 raise _error(self.url, response.status, response.read(64 << 10))
             length = int(response.getheader("Content-Length", "-1"))
@@ -178,6 +186,13 @@ class S3Route:
             raise
         pool.give_back(conn)
         return length
+
+
+def _send(
+    conn: http.client.HTTPConnection, path: str, headers: dict[str, str]
+) -> http.client.HTTPResponse:
+    conn.request("GET", path, headers=headers)
+    return conn.getresponse()
 
 
 def _checksum_of(response: http.client.HTTPResponse) -> tuple[str, Any, bytes] | None:
@@ -285,7 +300,7 @@ def _credentials_and_region() -> tuple[CredentialSource, str] | None:
     if access and secret:
         static = Credentials(access, secret, env.get("AWS_SESSION_TOKEN") or None)
         return StaticCredentials(static), region
-    fingerprint = (os.getpid(), *(env.get(n) for n in _CREDENTIAL_ENV))
+    fingerprint = (os.getpid(), *(env.get(n) for n in AWS_CREDENTIAL_ENV))
     if fingerprint not in _RESOLVED:
         _RESOLVED.clear()
         _RESOLVED[fingerprint] = _resolve_with_botocore()
