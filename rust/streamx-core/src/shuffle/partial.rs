@@ -50,32 +50,8 @@ impl PartialShuffle {
         values.get(at).copied()
     }
 
-    /// The values at `positions` (sorted, unique), in one pass over the parts.
-    pub fn values_at(&self, positions: &[i64]) -> Option<Vec<i64>> {
-        let mut out = Vec::with_capacity(positions.len());
-        let mut part = 0;
-        let mut within = 0; // index into the current part's offsets
-        for &pos in positions {
-            while part + 1 < self.bounds.len() - 1 && self.bounds[part + 1] <= pos {
-                part += 1;
-                within = 0;
-            }
-            let values = self.parts.get(part)?.as_ref()?;
-            let offset = usize::try_from(pos - self.bounds[part]).ok()?;
-            let at = match &self.offsets[part] {
-                None => offset,
-                Some(offsets) => {
-                    within += offsets[within..].iter().position(|&o| o == offset)?;
-                    within
-                }
-            };
-            out.push(*values.get(at)?);
-        }
-        Some(out)
-    }
-
     /// Every computed value, in position order: for a shuffle computed at some positions,
-    /// the values at exactly those positions, as [`PartialShuffle::values_at`] gives them.
+    /// the values at exactly those positions, in the order of the positions.
     pub fn into_values(self) -> Vec<i64> {
         let mut parts = self.parts.into_iter().flatten();
         let first = parts.next().unwrap_or_default();
