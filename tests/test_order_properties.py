@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from streamx import _core
-from streamx.stream import Stream, apply_weights
+from streamx.dataset.stream import Stream, apply_weights
 
 ALGOS = ("naive", "py1br", "py1e", "py1s", "py2s")
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -4,10 +4,10 @@ A drop-in replacement for mosaicml-streaming: the same MDS format, API and sampl
 """
 
 from streamx._core import __version__
-from streamx.dataset import StreamingDataset
-from streamx.local import LocalDataset
-from streamx.stream import Stream
-from streamx.writers import CSVWriter, JSONWriter, MDSWriter, TSVWriter, XSVWriter
+from streamx.dataset.local import LocalDataset
+from streamx.dataset.stream import Stream
+from streamx.dataset.streaming import StreamingDataset
+from streamx.format.writers import CSVWriter, JSONWriter, MDSWriter, TSVWriter, XSVWriter
 
 __all__ = [
     "CSVWriter",
@@ -26,7 +26,7 @@ __all__ = [
 def __getattr__(name: str) -> object:
     # StreamingDataLoader needs torch; import it only when asked for, so streamx works without.
     if name == "StreamingDataLoader":
-        from streamx.dataloader import StreamingDataLoader
+        from streamx.torch.dataloader import StreamingDataLoader
 
         return StreamingDataLoader
     raise AttributeError(f"module 'streamx' has no attribute {name!r}")

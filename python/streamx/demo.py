@@ -73,7 +73,7 @@ def _collate(batch: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _stream(remote: str, cache: str, num_samples: int, workers: int) -> None:
     from streamx import StreamingDataset
-    from streamx.dataloader import StreamingDataLoader
+    from streamx.torch.dataloader import StreamingDataLoader
 
     dataset = StreamingDataset(
         remote=remote, local=cache, batch_size=64, shuffle=True, validate_hash="xxh64"

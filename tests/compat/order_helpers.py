@@ -19,10 +19,10 @@ from typing import Any
 
 import numpy as np
 
-import streamx.stream
+import streamx.dataset.stream
 from streamx import _core
-from streamx.epoch import epoch_config
-from streamx.world import World as XWorld
+from streamx.order.epoch import epoch_config
+from streamx.order.world import World as XWorld
 
 # Weight of one stream: ("proportion", 0.5), ("repeat", 1.5), ("choose", 30) or None.
 Weight = tuple[str, float] | None
@@ -104,10 +104,10 @@ def mosaic_dataset(spec: OrderSpec) -> SimpleNamespace:
 
 
 def streamx_dataset(spec: OrderSpec) -> SimpleNamespace:
-    """The attributes ``streamx.epoch.epoch_config`` reads, derived by streamx's own code."""
-    streams = _make_streams(streamx.stream.Stream, spec)
+    """The attributes ``streamx.order.epoch.epoch_config`` reads, derived by streamx's own code."""
+    streams = _make_streams(streamx.dataset.stream.Stream, spec)
     ns = _namespace(spec, streams)
-    ns.epoch_size = streamx.stream.apply_weights(
+    ns.epoch_size = streamx.dataset.stream.apply_weights(
         streams, ns.samples_per_stream, spec.epoch_size, spec.seed
     )
     return ns
@@ -146,7 +146,7 @@ def _squash(message: str) -> str:
 
 
 def emit(messages: Sequence[tuple[str, bool]]) -> None:
-    """Re-emits ``_core`` warnings the way ``streamx.epoch`` does (user ones as UserWarning)."""
+    """Re-emits ``_core`` warnings as ``streamx.order.epoch`` does (user ones as UserWarning)."""
     for message, is_user in messages:
         if is_user:
             warnings.warn(message, UserWarning, stacklevel=2)
@@ -190,7 +190,7 @@ def mosaic_work(
 def streamx_config(
     spec: OrderSpec, shape: tuple[int, int, int], epoch: int, sample_in_epoch: int
 ) -> dict[str, Any]:
-    """The ``_core.plan_epoch`` config dict that ``streamx.epoch`` builds for a dataset."""
+    """The ``_core.plan_epoch`` config dict that ``streamx.order.epoch`` builds for a dataset."""
     nodes, ranks, workers = shape
     world = XWorld(num_nodes=nodes, ranks_per_node=ranks, rank=0, workers_per_rank=workers)
     return epoch_config(streamx_dataset(spec), epoch, sample_in_epoch, world)

@@ -58,7 +58,7 @@ def test_replicated_world_matches(replication: int) -> None:
     """The world the plan is laid out over after ``replication`` (node, rank and counts)."""
     from streaming.base.world import World as MosaicWorld
 
-    from streamx.world import World
+    from streamx.order.world import World
 
     for nodes, ranks, workers in itertools.product((1, 2, 3, 4), (1, 2, 4, 6, 8), (1, 3)):
         if (nodes * ranks) % replication:

@@ -17,8 +17,8 @@ import pytest
 from dist_harness import DS, LOADER
 
 import streamx
-from streamx import run_dirs
-from streamx.dataloader import StreamingDataLoader
+from streamx.order import run_dirs
+from streamx.torch.dataloader import StreamingDataLoader
 
 pytestmark = pytest.mark.dist
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from streamx.world import World
+from streamx.order.world import World
 
 pytestmark = pytest.mark.dist
 

@@ -1,0 +1,1 @@
+"""The ``streamx`` command line."""

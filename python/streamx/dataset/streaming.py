@@ -1,0 +1,299 @@
+"""``StreamingDataset``: an elastically deterministic, resumable, streaming IterableDataset."""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from streamx.dataset.args import DatasetArgs, build_streams
+from streamx.dataset.array import Array
+from streamx.dataset.stream import Stream, apply_weights
+from streamx.format.index import ShardInfo
+from streamx.format.readers import make_reader
+from streamx.order.epoch_state import EpochState
+from streamx.order.world import World
+from streamx.sizes import bytes_to_int
+from streamx.torch.compat import TorchIterableDataset
+
+__all__ = ["StreamingDataset"]
+
+
+def _in_order(values: NDArray[np.int64]) -> list[int]:
+    """The distinct values, in order of first appearance."""
+    unique, first = np.unique(values, return_index=True)
+    return [int(v) for v in unique[np.argsort(first)]]
+
+
+class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-arg]
+    """A streaming, resumable dataset with mosaicml-streaming's sample order.
+
+    Every argument keeps the name, meaning and default it has in mosaicml-streaming 0.13.0:
+
+    Args:
+        streams: Streams to mix; give either ``streams`` or ``remote``/``local``.
+        remote: Remote directory or URL of a single stream.
+        local: Local cache directory of a single stream.
+        split: Sub-directory of ``remote`` and ``local``.
+        download_retry: Total download attempts per file.
+        download_timeout: Seconds allowed per download.
+        validate_hash: Hash algorithm checked on download or decompression.
+        keep_zip: Keep compressed files after decompressing.
+        epoch_size: Samples per epoch (int or ``'100k'``), with relative stream weights.
+        predownload: Samples each worker prepares ahead; default ``8 * batch_size`` or 64.
+        cache_limit: Byte limit of the shard cache (int or ``'10gb'``).
+        sampling_method: ``'balanced'`` or ``'fixed'``.
+        sampling_granularity: Samples taken from a shard at a time when subsampling.
+        partition_algo: ``'orig'`` or ``'relaxed'``.
+        num_canonical_nodes: Canonical node count of the sample order.
+        batch_size: Per-device batch size; required to iterate.
+        shuffle: Shuffle the samples.
+        shuffle_algo: ``'py1e'``, ``'py1br'``, ``'py1s'``, ``'py2s'`` or ``'naive'``.
+        shuffle_seed: Seed of every random choice.
+        shuffle_block_size: Block size of ``py1e``/``py1br``.
+        batching_method: ``'random'``, ``'stratified'``, ``'per_stream'`` or
+            ``'device_per_stream'``.
+        allow_unsafe_types: Allow ``pkl`` columns.
+        replication: Consecutive ranks that see the same samples.
+        stream_name: Name of the Stream class to build when ``streams`` is not given.
+        stream_config: Extra arguments for that class.
+    """
+
+    def __init__(
+        self,
+        *,
+        streams: Sequence[Stream] | None = None,
+        remote: str | None = None,
+        local: str | None = None,
+        split: str | None = None,
+        download_retry: int = 2,
+        download_timeout: float = 60,
+        validate_hash: str | None = None,
+        keep_zip: bool = False,
+        epoch_size: int | str | None = None,
+        predownload: int | None = None,
+        cache_limit: int | str | None = None,
+        sampling_method: str = "balanced",
+        sampling_granularity: int = 1,
+        partition_algo: str = "relaxed",
+        num_canonical_nodes: int | None = None,
+        batch_size: int | None = None,
+        shuffle: bool = False,
+        shuffle_algo: str = "py1e",
+        shuffle_seed: int = 9176,
+        shuffle_block_size: int | None = None,
+        batching_method: str = "random",
+        allow_unsafe_types: bool = False,
+        replication: int | None = None,
+        stream_name: str = "stream",
+        stream_config: dict[str, Any] | None = None,
+    ) -> None:
+        args = DatasetArgs.validate(locals())
+        self.predownload: int | None = args.values["predownload"]
+        self.cache_limit: int | str | None = cache_limit
+        self.sampling_method = sampling_method
+        self.sampling_granularity = sampling_granularity
+        self.partition_algo = partition_algo
+        self.num_canonical_nodes = num_canonical_nodes
+        self.batch_size = batch_size
+        self.shuffle = shuffle
+        self.shuffle_algo = shuffle_algo
+        self.shuffle_seed = shuffle_seed
+        self.shuffle_block_size = shuffle_block_size
+        self.batching_method = batching_method
+        self.allow_unsafe_types = allow_unsafe_types
+        self.replication = replication
+        self._unique_rank_world = World.detect()
+        self._parallel_rank_world = self._unique_rank_world.replicate(replication)
+        self.initial_physical_nodes: int | None = None
+        self.epoch_seed_change = self.shuffle and self.sampling_method == "balanced"
+        self.streams = build_streams(args)
+        self.num_streams = len(self.streams)
+        self._load_shards()
+        self._check_cache_limit()
+        self.epoch_size = apply_weights(
+            self.streams, self.samples_per_stream, args.epoch_size, self.shuffle_seed
+        )
+        self.length = math.ceil(self.epoch_size / self._parallel_rank_world.num_ranks)
+        self._reader = make_reader(self.shards)
+        if not any(stream.remote for stream in self.streams):  # remote: get_item fetches
+            self._enable_fast_get(StreamingDataset, self._reader.fast_get)
+        self._state = EpochState.for_dataset(self)
+        self._shard_cache = None
+        if any(s.remote is not None and s.remote != s.local for s in self.streams):
+            from streamx.storage.shard_cache import ShardCache
+
+            limit = self.cache_limit if isinstance(self.cache_limit, int) else None
+            self._shard_cache = ShardCache(self, limit)
+            self._remote_shard = np.array(self._shard_cache.remote_shards, bool)
+
+    def _load_shards(self) -> None:
+        self.shards: list[ShardInfo] = []
+        counts = []
+        self.shard_offset_per_stream = np.zeros(self.num_streams, np.int64)
+        self.shards_per_stream = np.zeros(self.num_streams, np.int64)
+        stream_per_shard: list[int] = []
+        for stream_id, stream in enumerate(self.streams):
+            shards = stream.get_shards(self._unique_rank_world, self.allow_unsafe_types)
+            samples = sum(shard.samples for shard in shards)
+            if not samples:
+                raise RuntimeError(f"Stream contains no samples: {stream.index_path}.")
+            self.shard_offset_per_stream[stream_id] = len(self.shards)
+            self.shards_per_stream[stream_id] = len(shards)
+            stream_per_shard += [stream_id] * len(shards)
+            self.shards += shards
+            counts.append(samples)
+        self.stream_per_shard = np.array(stream_per_shard, np.int64)
+        self.num_shards = len(self.shards)
+        self.samples_per_stream = np.array(counts, np.int64)
+        self.sample_offset_per_stream = self.samples_per_stream.cumsum() - self.samples_per_stream
+        self.num_samples = int(self.samples_per_stream.sum())
+        self.samples_per_shard = np.array([s.samples for s in self.shards], np.int64)
+        self.sample_offset_per_shard = self.samples_per_shard.cumsum() - self.samples_per_shard
+
+    def _check_cache_limit(self) -> None:
+        if not self.cache_limit:
+            return
+        limit = self.cache_limit = bytes_to_int(self.cache_limit)
+        min_usage = sum(stream.get_index_size() for stream in self.streams)
+        if limit <= min_usage:
+            raise ValueError(
+                f"Minimum cache usage ({min_usage} bytes) is larger than the cache limit "
+                f"({self.cache_limit} bytes). Please raise `cache_limit`. Recommendation is to "
+                "provide a `cache_limit` as high as possible to avoid thrashing."
+            )
+        largest = max(shard.get_max_size() for shard in self.shards)
+        self.max_shard_size_across_all_streams = largest
+        if limit < 4 * largest:
+            raise ValueError(
+                f"Cache limit ({self.cache_limit} bytes) is too low. Increase the `cache_limit` "
+                f"to at-least four times the largest shard size ({largest} bytes) which includes "
+                "raw (decompressed) and zip (compressed) file size. Recommendation is to provide "
+                "a `cache_limit` as high as possible to avoid thrashing."
+            )
+
+    def __len__(self) -> int:
+        return self.length
+
+    @property
+    def size(self) -> int:
+        """Number of unique underlying samples."""
+        return self.num_samples
+
+    def get_item(self, sample_id: int, retry: int = 7) -> Any:
+        """Returns sample ``sample_id``, fetching its shard first if it is not local."""
+        try:
+            return self._reader.get(sample_id)
+        except FileNotFoundError:
+            if self._shard_cache is None:
+                raise
+        shard = self._shard_of(sample_id)
+        for _attempt in range(retry):
+            with self._shard_cache.hold(shard):  # not evicted between download and read
+                self._shard_cache.prepare(shard)
+                try:
+                    return self._reader.get(sample_id)
+                except FileNotFoundError:
+                    continue  # deleted by hand since: fetch it again
+        raise RuntimeError(
+            f"StreamingDataset repeatedly failed to download a shard for sample {sample_id}. "
+            f"If `cache_limit` ({self.cache_limit}) is set, it may be too low for the number "
+            "of shards in use at once; raise it."
+        )
+
+    def _shard_of(self, sample_id: int) -> int:
+        """The shard holding global sample ``sample_id``."""
+        ends = self.sample_offset_per_shard + self.samples_per_shard
+        return int(np.searchsorted(ends, sample_id, side="right"))
+
+    def _prepare_ahead(self, ids: NDArray[np.int64], start: int, stop: int | None = None) -> int:
+        """Declares the shards of samples ``ids[start:stop]`` (about to be read) and of the
+        ``predownload`` samples after them to the shard cache, most urgent first: they are
+        fetched in the background and, under a ``cache_limit``, the ones being read are kept
+        from eviction. Called with ``start == len(ids)`` it releases them.
+
+        Returns:
+            Where the chunk should end: ``stop``, or earlier under a ``cache_limit`` so that
+            every shard the chunk reads is held (at least one sample is always allowed).
+        """
+        stop = start + 1 if stop is None else stop
+        if self._shard_cache is None:
+            return stop
+        window = ids[start : stop + max(int(self.predownload or 0), 1)]
+        ends = self.sample_offset_per_shard + self.samples_per_shard
+        order = np.searchsorted(ends, window, side="right")
+        chunk = order[: max(stop - start, 0)]
+        held = self._shard_cache.set_window(_in_order(chunk), _in_order(order))
+        if held is None or stop <= start:
+            return stop
+        missing = ~np.isin(chunk, held) & self._remote_shard[chunk]
+        return start + max(int(np.argmax(missing)), 1) if missing.any() else stop
+
+    @property
+    def cache_usage(self) -> int:
+        """Bytes counted against ``cache_limit`` on this node: the index files plus every
+        downloaded shard (files of streams without a remote are not cache and not counted)."""
+        if self._shard_cache is not None:
+            return self._shard_cache.usage()
+        return sum(stream.get_index_size() for stream in self.streams)
+
+    @property
+    def next_epoch(self) -> int:
+        """The epoch the next ``__iter__`` starts (shared by every process on the node)."""
+        return self._state.next_epoch
+
+    @next_epoch.setter
+    def next_epoch(self, epoch: int) -> None:
+        self._state.next_epoch = epoch
+
+    def __iter__(self) -> Iterator[Any]:
+        """Yields this worker's samples of the next epoch, in mosaicml-streaming's order."""
+        from streamx.dataset.iteration import iterate
+
+        return iterate(self)
+
+    def state_dict(self, num_samples: int, from_beginning: bool) -> dict[str, Any]:
+        """Returns the five-key resumption state after ``num_samples`` global samples."""
+        return self._state.state_dict(num_samples, from_beginning)
+
+    def load_state_dict(self, obj: dict[str, Any]) -> None:
+        """Stores a resumption state; the next ``__iter__`` of every worker picks it up."""
+        self._state.load_state_dict(obj)
+
+    def resample_streams(
+        self, epoch: int, stream_id: int | None = None
+    ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """Returns the epoch's ``(shuffle_units, sample_ids)`` after stream weighting."""
+        from streamx.order.epoch import resample_streams
+
+        return resample_streams(self, epoch, stream_id)
+
+    def _resolve_defaults(self, state: dict[str, Any] | None) -> None:
+        """Fills ``num_canonical_nodes`` and ``shuffle_block_size`` as upstream does per epoch."""
+        nodes = self._parallel_rank_world.num_nodes
+        if state is not None:
+            self.num_canonical_nodes = int(state["num_canonical_nodes"])
+            self.shuffle_seed = int(state["shuffle_seed"])
+            self.initial_physical_nodes = state.get("initial_physical_nodes")
+        elif not self.num_canonical_nodes:
+            factor = 64 if self.shuffle_algo in ("py1s", "py2s") else 1
+            self.num_canonical_nodes = factor * nodes
+        if self.shuffle_block_size is None:  # set once, as upstream does
+            ncn = self.num_canonical_nodes
+            self.shuffle_block_size = max(4_000_000 // ncn, 1 << 18) if ncn else 1 << 18
+
+    def __del__(self) -> None:
+        state = getattr(self, "_state", None)
+        if state is not None:
+            state.close()
+
+    def _warn(self, message: str) -> None:
+        warnings.warn(message, UserWarning, stacklevel=3)
+
+    def _local_dirs(self) -> list[str]:
+        return [os.path.abspath(os.path.join(s.local, s.split)) for s in self.streams]

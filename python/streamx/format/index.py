@@ -1,0 +1,185 @@
+"""Reading and validating ``index.json``: one :class:`ShardInfo` per shard entry."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from streamx import _core
+from streamx.format.encodings import is_mds_encoding
+
+__all__ = ["FileInfo", "ShardInfo", "load_index", "parse_index"]
+
+INDEX_BASENAME = "index.json"
+_FORMATS = ("mds", "json", "csv", "tsv", "xsv")
+
+
+@dataclass
+class FileInfo:
+    """One file of a shard: its basename, size and recorded digests."""
+
+    basename: str
+    bytes: int
+    hashes: dict[str, str]
+
+
+@dataclass
+class ShardInfo:
+    """One shard entry of an index, resolved against the local directory it lives in."""
+
+    dirname: str
+    split: str
+    format: str
+    compression: str | None
+    hashes: list[str]
+    samples: int
+    size_limit: int | None
+    raw_data: FileInfo
+    zip_data: FileInfo | None
+    column_names: list[str] = field(default_factory=list)
+    column_encodings: list[str] = field(default_factory=list)
+    column_sizes: list[int | None] = field(default_factory=list)
+    raw_meta: FileInfo | None = None
+    zip_meta: FileInfo | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def file_pairs(self) -> list[tuple[FileInfo, FileInfo | None]]:
+        """(raw, zip) pairs of every file of this shard: data, and meta for split shards."""
+        pairs = [(self.raw_data, self.zip_data)]
+        if self.raw_meta is not None:
+            pairs.append((self.raw_meta, self.zip_meta))
+        return pairs
+
+    def local_path(self, info: FileInfo) -> str:
+        """The path of one of this shard's files under the local directory."""
+        return os.path.join(self.dirname, self.split, info.basename)
+
+    @property
+    def size(self) -> int:
+        """Number of samples in this shard."""
+        return self.samples
+
+    def __len__(self) -> int:
+        return self.samples
+
+    def get_max_size(self) -> int:
+        """Bytes this shard can occupy in a cache: raw plus compressed."""
+        return sum(raw.bytes + (z.bytes if z else 0) for raw, z in self.file_pairs)
+
+    def get_raw_size(self) -> int:
+        """Bytes of the uncompressed files."""
+        return sum(raw.bytes for raw, _ in self.file_pairs)
+
+    def get_zip_size(self) -> int | None:
+        """Bytes of the compressed files, or ``None`` without compression."""
+        zips = [z for _, z in self.file_pairs if z is not None]
+        return sum(z.bytes for z in zips) if zips else None
+
+
+def load_index(path: str) -> dict[str, Any]:
+    """Reads ``index.json`` as JSON, with a clear error for empty or corrupt files.
+
+    Raises:
+        FileNotFoundError: If the file does not exist.
+        json.JSONDecodeError: If it is empty or not JSON (message names the path).
+    """
+    with open(path, encoding="utf-8") as file:
+        text = file.read()
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise json.JSONDecodeError(
+            f"Index file at {path} is empty or corrupted. {err.msg}", err.doc, err.pos
+        ) from err
+    if not isinstance(obj, dict) or not isinstance(obj.get("shards"), list):
+        raise ValueError(f"Index file at {path} is empty or corrupted: no `shards` list.")
+    version = obj.get("version")
+    if version != 2:
+        raise ValueError(f"Unsupported streaming data version: {version}. Expected version 2.")
+    return obj
+
+
+def parse_index(dirname: str, split: str | None, path: str) -> list[ShardInfo]:
+    """Loads and validates every shard entry of the index at ``path``."""
+    obj = load_index(path)
+    return [
+        _parse_shard(dirname, split or "", entry, path, i) for i, entry in enumerate(obj["shards"])
+    ]
+
+
+def _parse_shard(dirname: str, split: str, entry: Any, path: str, number: int) -> ShardInfo:
+    where = f"{path}, shard {number}"
+    try:
+        return _build_shard(dirname, split, dict(entry), where)
+    except (KeyError, TypeError, AttributeError) as err:
+        raise ValueError(f"Invalid shard entry in {where}: {err!r}") from err
+
+
+def _build_shard(dirname: str, split: str, entry: dict[str, Any], where: str) -> ShardInfo:
+    fmt = entry.pop("format")
+    if fmt not in _FORMATS:
+        raise ValueError(f"Unknown shard format {fmt!r} in {where}.")
+    version = entry.pop("version")
+    if version != 2:
+        raise ValueError(f"Unsupported streaming data version: {version}. Expected version 2.")
+    compression = entry.pop("compression")
+    if compression is not None and not _core.is_compression(compression):
+        raise ValueError(f"Unknown compression {compression!r} in {where}.")
+    samples = entry.pop("samples")
+    if not isinstance(samples, int) or samples < 0:
+        raise ValueError(f"Invalid sample count {samples!r} in {where}.")
+    files = {
+        key: _file_info(entry.pop(key, None), where)
+        for key in ("raw_data", "zip_data", "raw_meta", "zip_meta")
+    }
+    if files["raw_data"] is None:
+        raise ValueError(f"Missing raw_data in {where}.")
+    shard = ShardInfo(
+        dirname=dirname,
+        split=split,
+        format=fmt,
+        compression=compression,
+        hashes=list(entry.pop("hashes", [])),
+        samples=samples,
+        size_limit=entry.pop("size_limit", None),
+        raw_data=files["raw_data"],
+        zip_data=files["zip_data"],
+        raw_meta=files["raw_meta"],
+        zip_meta=files["zip_meta"],
+    )
+    if fmt == "mds":
+        _set_mds_columns(shard, entry, where)
+    shard.extra = entry
+    return shard
+
+
+def _set_mds_columns(shard: ShardInfo, entry: dict[str, Any], where: str) -> None:
+    names = list(entry.pop("column_names"))
+    encodings = list(entry.pop("column_encodings"))
+    sizes = list(entry.pop("column_sizes"))
+    if not len(names) == len(encodings) == len(sizes):
+        raise ValueError(f"Column names, encodings and sizes differ in length in {where}.")
+    for name, encoding in zip(names, encodings):
+        if not is_mds_encoding(encoding):
+            raise ValueError(f"Column {name} has an unknown encoding {encoding!r} in {where}.")
+    shard.column_names, shard.column_encodings, shard.column_sizes = names, encodings, sizes
+
+
+def _file_info(obj: Any, where: str) -> FileInfo | None:
+    if obj is None:
+        return None
+    basename = obj["basename"]
+    if not isinstance(basename, str) or not _is_contained(basename):
+        raise ValueError(f"Shard file name {basename!r} escapes the dataset directory in {where}.")
+    return FileInfo(basename=basename, bytes=int(obj["bytes"]), hashes=dict(obj.get("hashes", {})))
+
+
+def _is_contained(basename: str) -> bool:
+    """A basename may hold sub-directories (from merge_index) but never leave the dataset."""
+    if not basename or os.path.isabs(basename) or "\\" in basename:
+        return False
+    normal = os.path.normpath(basename)
+    return not (normal == ".." or normal.startswith("../") or normal == ".")

@@ -1,0 +1,19 @@
+"""Sample readers over a list of shards: Rust memory maps for MDS, Python for split formats."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from streamx.format.index import ShardInfo
+from streamx.format.readers.base import SampleReader
+from streamx.format.readers.mds import MDSSampleReader
+from streamx.format.readers.mixed import MixedSampleReader
+
+__all__ = ["SampleReader", "make_reader"]
+
+
+def make_reader(shards: Sequence[ShardInfo]) -> SampleReader:
+    """Returns the fastest reader that handles every shard in ``shards``."""
+    if all(shard.format == "mds" for shard in shards):
+        return MDSSampleReader(shards)
+    return MixedSampleReader(shards)

@@ -1,0 +1,98 @@
+"""Reads datasets that hold JSON/CSV/TSV/XSV shards (possibly beside MDS ones), in Python."""
+
+from __future__ import annotations
+
+import bisect
+import json
+import os
+import struct
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from streamx import _core
+from streamx.format.index import FileInfo, ShardInfo
+from streamx.format.readers.mds import MDSSampleReader
+
+__all__ = ["MixedSampleReader"]
+
+_XSV_PARSE = {"str": str, "int": int, "float": float}
+
+
+class MixedSampleReader:
+    """One reader per shard; samples are located by binary search over shard starts."""
+
+    def __init__(self, shards: Sequence[ShardInfo]) -> None:
+        self._shards = list(shards)
+        self._starts = [0]
+        for shard in shards:
+            self._starts.append(self._starts[-1] + shard.samples)
+        self.num_samples = self._starts[-1]
+        self._open: dict[int, Any] = {}
+        self.fast_get: Callable[[int], dict[str, Any]] | None = None
+
+    def get(self, index: int) -> dict[str, Any]:
+        """Returns sample ``index`` of the whole dataset."""
+        if not 0 <= index < self.num_samples:
+            raise IndexError(f"Sample index {index} out of range for {self.num_samples} samples")
+        shard = bisect.bisect_right(self._starts, index) - 1
+        reader = self._open.get(shard)
+        if reader is None:
+            reader = self._open[shard] = _open_shard(self._shards[shard])
+        sample: dict[str, Any] = reader.get(index - self._starts[shard])
+        return sample
+
+    def get_many(self, indices: list[int], fallback: Any) -> list[Any]:
+        """Decodes many samples; ``fallback(i)`` serves samples whose shard is not local."""
+        out = []
+        for index in indices:
+            try:
+                out.append(self.get(index))
+            except FileNotFoundError:
+                out.append(fallback(index))
+        return out
+
+    def evict(self, shard: int) -> None:
+        """Forgets the open reader of ``shard``."""
+        self._open.pop(shard, None)
+
+
+def _open_shard(shard: ShardInfo) -> Any:
+    if shard.format == "mds":
+        return MDSSampleReader([shard])
+    return _SplitShard(shard)
+
+
+class _SplitShard:
+    """A data file plus its ``.meta`` offsets file, both loaded once."""
+
+    def __init__(self, shard: ShardInfo) -> None:
+        assert shard.raw_meta is not None
+        self.shard = shard
+        self.data = _read_raw(shard, shard.raw_data, shard.zip_data)
+        meta = _read_raw(shard, shard.raw_meta, shard.zip_meta)
+        count = struct.unpack_from("<I", meta)[0]
+        if len(meta) < 4 * (count + 2):
+            raise ValueError(f"Corrupt meta file {shard.local_path(shard.raw_meta)}: too short.")
+        self.offsets = struct.unpack_from(f"<{count + 1}I", meta, 4)
+        if self.offsets[-1] > len(self.data):
+            raise ValueError(f"Corrupt shard {shard.local_path(shard.raw_data)}: offsets past end.")
+        self.config = shard.extra
+
+    def get(self, index: int) -> dict[str, Any]:
+        line = self.data[self.offsets[index] : self.offsets[index + 1]].decode("utf-8")
+        if self.shard.format == "json":
+            return dict(json.loads(line))
+        newline = self.config.get("newline", "\n")
+        separator = self.config.get("separator", "," if self.shard.format == "csv" else "\t")
+        values = line[: len(line) - len(newline)].split(separator)
+        names, encodings = self.config["column_names"], self.config["column_encodings"]
+        return {n: _XSV_PARSE[e](v) for n, e, v in zip(names, encodings, values)}
+
+
+def _read_raw(shard: ShardInfo, raw: FileInfo, packed: FileInfo | None) -> bytes:
+    """Reads a raw file, decompressing it from its zip first if only the zip is present."""
+    path = shard.local_path(raw)
+    if not os.path.exists(path) and packed is not None and shard.compression:
+        _core.decompress_file(shard.compression, shard.local_path(packed), path)
+    with open(path, "rb") as file:
+        return file.read()

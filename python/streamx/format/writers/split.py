@@ -1,0 +1,87 @@
+"""Writers whose shards are a data file plus a ``.meta`` offsets file (JSON, CSV, TSV, XSV)."""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from typing import TYPE_CHECKING, Any
+
+from streamx import _core
+from streamx.format.writers.base import Writer, write_atomic
+
+if TYPE_CHECKING:
+    from typing import Unpack
+
+    from streamx.format.writers.base import WriterOptions
+
+__all__ = ["SplitWriter"]
+
+
+class SplitWriter(Writer):
+    """Buffers encoded lines and writes each shard as ``shard.N.<fmt>`` + ``.meta``."""
+
+    def __init__(self, **kwargs: Unpack[WriterOptions]) -> None:
+        super().__init__(**kwargs)
+        self._lines: list[bytes] = []
+        self._shard_bytes = 0
+
+    def encode_sample(self, sample: dict[str, Any]) -> bytes:
+        """Returns one sample as one line of the data file."""
+        raise NotImplementedError
+
+    def _data_header(self) -> bytes:
+        """Bytes at the start of every data file (the column header for XSV)."""
+        return b""
+
+    def write(self, sample: dict[str, Any]) -> None:
+        """Adds one sample; a new shard starts when ``size_limit`` would be crossed."""
+        line = self.encode_sample(sample)
+        if self.size_limit and self.size_limit < self._shard_bytes + len(line):
+            self._write_shard()
+        self._lines.append(line)
+        self._shard_bytes += len(line)
+
+    def _flush(self) -> None:
+        if self._lines:
+            self._write_shard()
+
+    def _write_shard(self) -> None:
+        index = len(self.shards)
+        header = self._data_header()
+        offsets = [len(header)]
+        for line in self._lines:
+            offsets.append(offsets[-1] + len(line))
+        config = json.dumps(self.get_config(), sort_keys=True).encode("utf-8")
+        meta = struct.pack(f"<I{len(offsets)}I", len(self._lines), *offsets) + config
+        data = header + b"".join(self._lines)
+        base = f"shard.{index:05}.{self.format}"
+        raw_data, zip_data = self._store(data, base)
+        raw_meta, zip_meta = self._store(meta, base + ".meta")
+        entry = {
+            "samples": len(self._lines),
+            "raw_data": raw_data,
+            "zip_data": zip_data,
+            "raw_meta": raw_meta,
+            "zip_meta": zip_meta,
+        }
+        entry.update(self.get_config())
+        uploads = [(zip_data or raw_data)["basename"], (zip_meta or raw_meta)["basename"]]
+        self._lines, self._shard_bytes = [], 0
+        self._add_shard(entry, uploads)
+
+    def _store(self, raw: bytes, basename: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        """Hashes ``raw``; writes it, or only its compressed form when compressing."""
+        raw_info = _file_info(basename, raw, self.hashes)
+        if not self.compression:
+            write_atomic(os.path.join(self.local, basename), raw)
+            return raw_info, None
+        packed = _core.compress(self.compression, raw)
+        zip_name = f"{basename}.{_core.compression_extension(self.compression)}"
+        write_atomic(os.path.join(self.local, zip_name), packed)
+        return raw_info, _file_info(zip_name, packed, self.hashes)
+
+
+def _file_info(basename: str, data: bytes, hashes: list[str]) -> dict[str, Any]:
+    digests = {algo: _core.hexdigest(algo, data) for algo in hashes}
+    return {"basename": basename, "bytes": len(data), "hashes": digests}

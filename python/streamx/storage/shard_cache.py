@@ -1,0 +1,372 @@
+"""Bringing remote shards into the local cache, under the node's shared cache ledger.
+
+Each dataset has one :class:`ShardCache`. The Rust ledger (one memory-mapped file per cache
+directory and dataset, shared by every process on the node) decides who downloads a shard
+and which least-recently-used shards to evict to stay under ``cache_limit``; downloads run
+on a small per-process thread pool so several are in flight at once.
+
+Under a ``cache_limit``, each process pins the shards it is reading or about to read (its
+*window*), so no process evicts a shard another one needs; prefetching only starts a download
+that fits under the limit, and only a shard needed right now may overshoot it. The overshoot
+is therefore bounded by the shards in flight (about one per process). Shards of streams that
+have no remote are the user's only copy: they are never tracked, counted or evicted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import os
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+from streamx import _core
+from streamx.format.index import FileInfo, ShardInfo
+from streamx.storage.download import download_file
+
+__all__ = ["ShardCache", "fetch_index"]
+
+_POLL_S = 0.005
+
+
+def _remote_url(stream: Any, basename: str) -> str:
+    parts = [stream.remote.rstrip("/")]
+    if stream.split:
+        parts.append(stream.split.strip("/"))
+    return "/".join([*parts, basename])
+
+
+def fetch_index(stream: Any, world: Any = None) -> None:
+    """Downloads a stream's ``index.json`` into its local directory (atomically)."""
+    download_file(
+        _remote_url(stream, "index.json"),
+        stream.index_path,
+        retry=stream.download_retry,
+        timeout=stream.download_timeout,
+    )
+
+
+def _has_remote(stream: Any) -> bool:
+    return stream.remote is not None and stream.remote != stream.local
+
+
+class ShardCache:
+    """Downloads, validates, decompresses and accounts for one dataset's shards.
+
+    Args:
+        ds: The dataset (its streams, shards and reader).
+        limit: ``cache_limit`` in bytes, index files included, or None for no limit.
+    """
+
+    def __init__(self, ds: Any, limit: int | None) -> None:
+        self._streams = ds.streams
+        self._stream_of_shard: list[int] = ds.stream_per_shard.tolist()
+        self._shards: list[ShardInfo] = ds.shards
+        self._reader = ds._reader
+        self._remote = [_has_remote(ds.streams[s]) for s in self._stream_of_shard]
+        files = [
+            [shard.local_path(f) for pair in shard.file_pairs for f in pair if f] if remote else []
+            for shard, remote in zip(ds.shards, self._remote)
+        ]
+        key = hashlib.blake2s(
+            repr([(s.local, s.split, s.remote) for s in ds.streams]).encode(), digest_size=8
+        ).hexdigest()
+        # The ledger lives in the first remote stream's cache directory: never among the
+        # user's own files.
+        home = next(d for d, stream in zip(ds._local_dirs(), ds.streams) if _has_remote(stream))
+        path = os.path.join(home, ".streamx", f"ledger-{key}-{len(files)}")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        # cache_limit counts the index files too, as in mosaicml-streaming.
+        self.index_bytes = sum(stream.get_index_size() for stream in ds.streams)
+        shard_limit = None if limit is None else max(limit - self.index_bytes, 0)
+        self.ledger = _core.CacheLedger(path, len(files), shard_limit, files)
+        self.max_shard_bytes = max(
+            (s.get_max_size() for s, r in zip(self._shards, self._remote) if r), default=0
+        )
+        self._init_ledger(ds)
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_pid = -1
+        self._in_flight: dict[int, Future[bool]] = {}
+        self._lock = threading.Lock()
+        self._pinned: list[int] = []
+        self._window_budget: int | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.update(
+            _pool=None, _pool_pid=-1, _in_flight={}, _lock=None, _pinned=[], _window_budget=None
+        )
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    @property
+    def remote_shards(self) -> list[bool]:
+        """Per shard, whether it comes from a remote (False: the user's own local files)."""
+        return list(self._remote)
+
+    @property
+    def limited(self) -> bool:
+        """Whether a ``cache_limit`` applies."""
+        return self.ledger.limit is not None
+
+    def _init_ledger(self, ds: Any) -> None:
+        """Marks local-only shards unevictable and records which shards are already here."""
+        for stream_id, stream in enumerate(ds.streams):
+            if not _has_remote(stream):
+                # Never delete the user's only copy (mosaicml-streaming issue #988).
+                start = int(ds.shard_offset_per_stream[stream_id])
+                stop = start + int(ds.shards_per_stream[stream_id])
+                self.ledger.set_evictable(start, stop, False)
+        self.ledger.recover()
+        for shard_id, shard in enumerate(self._shards):
+            if not self._remote[shard_id]:
+                continue
+            stream = self._streams[self._stream_of_shard[shard_id]]
+            _normalize(shard, stream.safe_keep_zip)
+            present = _bytes_present(shard)
+            self.ledger.sync(shard_id, present or None)
+
+    def prepare(self, shard_id: int, timeout: float | None = None) -> None:
+        """Blocks until shard ``shard_id`` is local, downloading it here if nobody else is.
+
+        Raises:
+            FileNotFoundError: If the shard belongs to a stream without a remote and its
+                files are missing.
+        """
+        self._prepare(shard_id, timeout, background=False)
+
+    def _prepare(self, shard_id: int, timeout: float | None, background: bool) -> bool:
+        """Returns whether the shard is local. In the background, gives up (False) rather
+        than wait for another process or go over the limit."""
+        shard = self._shards[shard_id]
+        if not self._remote[shard_id]:
+            if _files_ready(shard):
+                return True
+            raise FileNotFoundError(shard.local_path(shard.raw_data))
+        needed = shard.get_max_size()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            decision, evicted = self.ledger.begin_download(shard_id, needed, must_fit=background)
+            for victim in evicted:
+                self._reader.evict(victim)
+            if decision == "local":
+                if _files_ready(shard):
+                    return True
+                self.ledger.sync(shard_id, None)  # deleted behind our back: fetch again
+                continue
+            if decision == "download":
+                self._download(shard_id)
+                return True
+            if background:  # "noroom", or another process is fetching it
+                return False
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError(
+                    f"Timed out waiting for another process to fetch {shard.raw_data.basename}"
+                )
+            time.sleep(_POLL_S)
+
+    def _download(self, shard_id: int) -> None:
+        shard = self._shards[shard_id]
+        stream = self._streams[self._stream_of_shard[shard_id]]
+        try:
+            for raw, packed in shard.file_pairs:
+                _fetch_pair(stream, shard, raw, packed)
+        except BaseException:
+            for raw, packed in shard.file_pairs:  # leave nothing the ledger does not count
+                for info in (raw, packed):
+                    if info is not None:
+                        with contextlib.suppress(FileNotFoundError):
+                            os.remove(shard.local_path(info))
+            self.ledger.abort_download(shard_id)
+            raise
+        self.ledger.finish_download(shard_id, _bytes_present(shard))
+
+    @contextlib.contextmanager
+    def hold(self, shard_id: int) -> Iterator[None]:
+        """Keeps ``shard_id`` from being evicted (under a limit) while the block runs."""
+        if not (self.limited and self._remote[shard_id]):
+            yield
+            return
+        self.ledger.pin(shard_id)
+        try:
+            yield
+        finally:
+            self.ledger.unpin(shard_id)
+
+    def set_window(self, reading: Sequence[int], ahead: Sequence[int] = ()) -> list[int] | None:
+        """Declares the shards this process reads now (``reading``) and next (``ahead``),
+        each most urgent first; an empty window releases everything.
+
+        Under a limit, the shards being read are pinned (as many as this process's share of
+        the cache holds) until they are read, so no process evicts them; shards that stop
+        being read are unpinned and unmapped, so that once evicted their disk space really
+        is freed. The look-ahead is fetched in the background only where it fits under the
+        limit, and stamped as recently used (the nearest most recently) so that eviction takes
+        shards already read first.
+
+        Returns:
+            The remote shards now pinned, or None when there is no limit (nothing is).
+        """
+        now = [s for s in reading if self._remote[s]]
+        later = [s for s in ahead if self._remote[s] and s not in now]
+        if self.limited:
+            now = now[: self._budget()]
+            keep = set(now)
+            for shard_id in now:
+                if shard_id not in self._pinned:
+                    self.ledger.pin(shard_id)
+            for shard_id in self._pinned:
+                if shard_id not in keep:
+                    self.ledger.unpin(shard_id)
+                    self._reader.evict(shard_id)
+            self._pinned = now
+            later = later[: max(self._capacity() - len(now) - 1, 0)]
+        wanted = now + later
+        for shard_id in reversed(wanted):
+            self.ledger.touch(shard_id)
+        if wanted:
+            urgent = wanted[0]
+            if urgent not in self._in_flight and not _files_ready(self._shards[urgent]):
+                # The shard needed now gets the bandwidth to itself; the look-ahead starts
+                # at the next call, once it is here (what makes the first sample quick).
+                wanted = [urgent]
+            self.prepare_async(wanted)
+        return self._pinned if self.limited else None
+
+    def _capacity(self) -> int:
+        """How many of the largest shards the limit holds."""
+        return int((self.ledger.limit or 0) // max(self.max_shard_bytes, 1))
+
+    def _budget(self) -> int:
+        """Shards one process may pin: its share of what the cache holds, at least one."""
+        if self._window_budget is None:
+            from streamx.order.world import World
+
+            world = World.detect()
+            processes = world.ranks_per_node * world.workers_per_rank
+            self._window_budget = max(1, self._capacity() // processes)
+        return self._window_budget
+
+    def prepare_async(self, shard_ids: list[int]) -> None:
+        """Starts fetching shards in the background (dedup'd per process)."""
+        with self._lock:
+            if self._pool is None or self._pool_pid != os.getpid():
+                self._pool = ThreadPoolExecutor(
+                    _downloads_per_process(), thread_name_prefix="streamx-dl"
+                )
+                self._pool_pid = os.getpid()
+                self._in_flight = {}
+            started = []
+            for shard_id in shard_ids:
+                if shard_id in self._in_flight or _files_ready(self._shards[shard_id]):
+                    continue
+                future = self._pool.submit(self._prepare, shard_id, None, True)
+                self._in_flight[shard_id] = future
+                started.append((shard_id, future))
+        # Outside the lock: a future already done runs its callback right here.
+        for shard_id, future in started:
+            future.add_done_callback(functools.partial(self._forget, shard_id))
+
+    def _forget(self, shard_id: int, future: Future[bool]) -> None:
+        with self._lock:
+            if self._in_flight.get(shard_id) is future:
+                del self._in_flight[shard_id]
+
+    def usage(self) -> int:
+        """Bytes counted against ``cache_limit`` on this node: the index files and every
+        downloaded (or reserved) shard."""
+        return int(self.ledger.usage) + int(self.index_bytes)
+
+
+def _downloads_per_process() -> int:
+    """Downloads one process keeps in flight: ``STREAMX_DOWNLOAD_THREADS`` if set, else a
+    share of a node-wide budget of two per CPU, between 2 and 8. Downloading is CPU work
+    (HTTP, checksums, page cache), and on a small machine more streams only contend."""
+    configured = os.environ.get("STREAMX_DOWNLOAD_THREADS")
+    if configured:
+        return max(1, int(configured))
+    from streamx.order.world import World
+
+    world = World.detect()
+    processes = world.ranks_per_node * world.workers_per_rank
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(2, min(8, 2 * (cpus or 1) // processes))
+
+
+def _normalize(shard: ShardInfo, safe_keep_zip: bool) -> None:
+    """Drops a compressed file left next to its decompressed one when zips are not kept."""
+    if safe_keep_zip:
+        return
+    for raw, packed in shard.file_pairs:
+        if packed is not None and os.path.exists(shard.local_path(raw)):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(shard.local_path(packed))
+
+
+def _files_ready(shard: ShardInfo) -> bool:
+    return all(
+        os.path.exists(shard.local_path(raw))
+        or (packed is not None and os.path.exists(shard.local_path(packed)))
+        for raw, packed in shard.file_pairs
+    )
+
+
+def _bytes_present(shard: ShardInfo) -> int:
+    total = 0
+    for pair in shard.file_pairs:
+        for info in pair:
+            if info is not None and os.path.exists(shard.local_path(info)):
+                total += os.path.getsize(shard.local_path(info))
+    return total
+
+
+def _fetch_pair(stream: Any, shard: ShardInfo, raw: FileInfo, packed: FileInfo | None) -> None:
+    raw_path = shard.local_path(raw)
+    if os.path.exists(raw_path):
+        return
+    if packed is None:
+        _download(stream, raw, raw_path)
+        _check_hash(stream, raw, raw_path)
+        return
+    zip_path = shard.local_path(packed)
+    if not os.path.exists(zip_path):
+        _download(stream, packed, zip_path)
+    # The compressed bytes are checked before decompressing, downloaded or not.
+    _check_hash(stream, packed, zip_path)
+    assert shard.compression is not None
+    _core.decompress_file(shard.compression, zip_path, raw_path)
+    if not stream.safe_keep_zip:
+        os.remove(zip_path)
+
+
+def _download(stream: Any, info: FileInfo, path: str) -> None:
+    download_file(
+        _remote_url(stream, info.basename),
+        path,
+        retry=stream.download_retry,
+        timeout=stream.download_timeout,
+        expected_size=info.bytes,
+    )
+
+
+def _check_hash(stream: Any, info: FileInfo, path: str) -> None:
+    """With ``validate_hash``, checks a file against the index; a bad file is deleted."""
+    algo = stream.validate_hash
+    if not algo:
+        return
+    if algo not in info.hashes:
+        os.remove(path)
+        raise ValueError(
+            f"Hash algorithm `{algo}` chosen for data validation does not match with those "
+            f"provided during dataset creation `{sorted(info.hashes)}`. Provide one of those."
+        )
+    if _core.hash_file(algo, path) != info.hashes[algo]:
+        os.remove(path)  # never leave bad bytes where a reader could map them
+        raise ValueError(f"Checksum failure: {path}")

@@ -1,0 +1,1 @@
+"""PyTorch integration: the only place streamx imports torch."""
