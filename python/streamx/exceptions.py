@@ -1,17 +1,37 @@
 """Exceptions raised by streamx.
 
-Each one also derives from the stdlib exception a user of mosaicml-streaming would catch
-(``ValueError`` for bad data), so existing ``except`` clauses keep working.
+Every class derives from :class:`StreamxError` and also from the builtin exception a user of
+mosaicml-streaming already catches there (``ValueError`` for bad data, ``TimeoutError`` for a
+stalled download, ``OSError`` for a broken transfer), so existing ``except`` clauses keep
+working while ``except StreamxError`` catches everything streamx raises on purpose.
+
+The Rust extension raises these classes by name; the names it uses are listed once in
+``streamx._core.exception_names()`` and a test checks each resolves here.
+
+Example:
+    >>> from streamx.exceptions import ChecksumError, StreamxError
+    >>> issubclass(ChecksumError, ValueError) and issubclass(ChecksumError, StreamxError)
+    True
 """
 
 from __future__ import annotations
 
+import json
+
 __all__ = [
     "ChecksumError",
+    "ChecksumMismatchError",
+    "ColumnTypeError",
+    "ColumnValueError",
     "CorruptIndexError",
     "CorruptShardError",
+    "DownloadTimeoutError",
+    "IndexJSONError",
     "NeedsPythonEncoding",
+    "S3ResponseError",
     "StreamxError",
+    "TruncatedDownloadError",
+    "UploadFailedError",
 ]
 
 
@@ -24,12 +44,65 @@ class CorruptShardError(StreamxError, ValueError):
 
 
 class CorruptIndexError(StreamxError, ValueError):
-    """An ``index.json`` that is not a valid MDS index."""
+    """An ``index.json`` that is empty, not JSON, or not a valid MDS index."""
+
+
+class IndexJSONError(CorruptIndexError, json.JSONDecodeError):
+    """An ``index.json`` that is empty or not JSON; also the ``json.JSONDecodeError``
+    mosaicml-streaming raises there."""
 
 
 class ChecksumError(StreamxError, ValueError):
-    """A downloaded or decompressed file whose digest differs from the index."""
+    """A downloaded or decompressed file whose digest differs from the one in the index."""
+
+
+class ColumnTypeError(StreamxError, TypeError, AttributeError):
+    """A writer got a value of the wrong type for its column's encoding.
+
+    Also an ``AttributeError``, which mosaicml-streaming raises there.
+    """
+
+
+class ColumnValueError(StreamxError, ValueError):
+    """A writer got a value of the right type its column's encoding still cannot store
+    (wrong ndarray shape or dtype, a string that is no number...)."""
 
 
 class NeedsPythonEncoding(StreamxError, TypeError):
     """Internal: the Rust fast path declined a value; the exact Python encoder takes over."""
+
+
+class DownloadTimeoutError(StreamxError, TimeoutError):
+    """One download attempt ran past its timeout."""
+
+
+class TruncatedDownloadError(StreamxError, OSError):
+    """The bytes received do not match the object's size."""
+
+
+class ChecksumMismatchError(StreamxError, OSError):
+    """An S3 body that does not match the checksum S3 stored with the object.
+
+    An ``OSError`` (a transfer fault, retried like one) rather than a :class:`ChecksumError`,
+    which is about a file contradicting the dataset's own index.
+    """
+
+
+class S3ResponseError(StreamxError, OSError):
+    """S3 answered a request with an error status.
+
+    Args:
+        url: The object requested.
+        status: The HTTP status.
+        code: S3's error code (``NoSuchKey``, ``AccessDenied``...), or ``''``.
+        message: S3's error message, or ``''``.
+    """
+
+    def __init__(self, url: str, status: int, code: str, message: str) -> None:
+        super().__init__(f"GET {url}: HTTP {status} {code}: {message}".rstrip(": "))
+        self.status = status
+        self.code = code
+
+
+class UploadFailedError(StreamxError, RuntimeError):
+    """A background upload of a writer's file failed; raised on the next writer call."""

@@ -5,17 +5,28 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from streamx.format.encodings import SCALAR_DTYPES, get_coder, get_mds_encoded_size, is_mds_encoding
+from streamx import _core
+from streamx.format.encodings import (
+    get_coder,
+    get_mds_encoded_size,
+    get_mds_encodings,
+    is_builtin_coder,
+    is_mds_encoding,
+)
 
 __all__ = ["ColumnPlan", "native_kind"]
 
 # Encodings the Rust core frames and decodes itself; everything else crosses as raw bytes.
-_NATIVE = {"bytes", "str", "int", "str_int", *SCALAR_DTYPES}
+_NATIVE = frozenset(_core.native_encoding_names())
 
 
 def native_kind(encoding: str) -> str:
-    """Returns the Rust column kind for an encoding: its own name, or ``'raw'``."""
-    return encoding if encoding in _NATIVE else "raw"
+    """Returns the Rust column kind for an encoding: its own name, or ``'raw'``.
+
+    A built-in name the user re-registered in ``_encodings`` is ``'raw'``: their class
+    encodes and decodes it, in Python.
+    """
+    return encoding if encoding in _NATIVE and is_builtin_coder(encoding) else "raw"
 
 
 @dataclass(frozen=True)
@@ -30,12 +41,14 @@ class ColumnPlan:
 
     @classmethod
     def from_columns(cls, columns: dict[str, str]) -> ColumnPlan:
-        """Builds the plan for a writer's ``columns``, validating each encoding."""
+        """Builds the plan for a writer's ``columns``, validating each encoding.
+
+        Raises:
+            TypeError: If a column's encoding is not registered (mosaicml-streaming's type).
+        """
         names = tuple(sorted(columns))
         for name in names:
             if not is_mds_encoding(columns[name]):
-                from streamx.format.encodings import get_mds_encodings
-
                 raise TypeError(
                     f"MDSWriter passed column `{name}` with encoding `{columns[name]}` is "
                     f"unsupported. Supported encodings are {get_mds_encodings()}"

@@ -1,11 +1,25 @@
-"""MDS column encodings, in Python.
+"""MDS column encodings, in Python: the registry :data:`_encodings`.
 
-The Rust core encodes and decodes the byte-level encodings (``bytes``, ``str``, ``int``,
-the fixed-width numerics, ``str_int``) on the hot path. This module defines every
-encoding once more in Python for three reasons: the ones that need Python objects (PIL,
-pickle, JSON, Decimal) live only here; it is the exact fallback when a value is of an
-unusual type; and users register custom encodings in :data:`_encodings`, as they do with
-mosaicml-streaming.
+The format's encoding names are listed once, by the Rust core
+(``_core.mds_encoding_names()``); a test checks this registry holds exactly those as its
+built-ins. Rust encodes and decodes the byte-level ones (``_core.native_encoding_names()``:
+``bytes``, ``str``, ``int``, ``str_int``, the fixed-width numerics) on the hot path, and
+:func:`streamx.format.columns.native_kind` routes a column there only while its name still
+maps to the built-in class here. So a user who registers an encoding, under a new name or
+over a built-in one, has it used for writing and reading, as with mosaicml-streaming.
+
+Example:
+    >>> import numpy as np
+    >>> from streamx.format.encodings import Encoding, _encodings, mds_decode, mds_encode
+    >>> class Complex128(Encoding):
+    ...     def encode(self, obj):
+    ...         return np.complex128(obj).tobytes()
+    ...     def decode(self, data):
+    ...         return np.frombuffer(data, np.complex128)[0]
+    >>> _encodings["complex128"] = Complex128
+    >>> complex(mds_decode("complex128", mds_encode("complex128", 1 + 2j)))
+    (1+2j)
+    >>> del _encodings["complex128"]
 """
 
 from __future__ import annotations
@@ -13,9 +27,10 @@ from __future__ import annotations
 import json
 import pickle
 import struct
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from io import BytesIO
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -24,9 +39,11 @@ from streamx.format.encoding_base import Encoding
 from streamx.format.ndarray import NDArray
 
 __all__ = [
+    "BUILTIN_ENCODINGS",
     "Encoding",
     "get_mds_encoded_size",
     "get_mds_encodings",
+    "is_builtin_coder",
     "is_mds_encoding",
     "is_mds_encoding_safe",
     "mds_decode",
@@ -298,7 +315,17 @@ _encodings: dict[str, type[Encoding]] = {
     "json": JSON,
 }
 
+#: The built-in classes, as registered before any user code ran.
+BUILTIN_ENCODINGS: Mapping[str, type[Encoding]] = MappingProxyType(dict(_encodings))
+
 _unsafe_encodings = {"pkl"}
+
+
+def is_builtin_coder(encoding: str) -> bool:
+    """Whether ``encoding`` still maps to its built-in class (no user override)."""
+    name = encoding.partition(":")[0]
+    builtin = BUILTIN_ENCODINGS.get(name)
+    return builtin is not None and _encodings.get(name) is builtin
 
 
 def get_mds_encodings() -> set[str]:

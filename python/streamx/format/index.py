@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from streamx import _core
+from streamx.exceptions import CorruptIndexError, IndexJSONError
 from streamx.format.encodings import is_mds_encoding
 
 __all__ = ["FileInfo", "ShardInfo", "load_index", "parse_index"]
@@ -84,26 +85,34 @@ def load_index(path: str) -> dict[str, Any]:
 
     Raises:
         FileNotFoundError: If the file does not exist.
-        json.JSONDecodeError: If it is empty or not JSON (message names the path).
+        IndexJSONError: If it is empty or not JSON (a ``json.JSONDecodeError`` too).
+        CorruptIndexError: If it has no ``shards`` list or an unsupported version.
     """
     with open(path, encoding="utf-8") as file:
         text = file.read()
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as err:
-        raise json.JSONDecodeError(
+        raise IndexJSONError(
             f"Index file at {path} is empty or corrupted. {err.msg}", err.doc, err.pos
         ) from err
     if not isinstance(obj, dict) or not isinstance(obj.get("shards"), list):
-        raise ValueError(f"Index file at {path} is empty or corrupted: no `shards` list.")
+        raise CorruptIndexError(f"Index file at {path} is empty or corrupted: no `shards` list.")
     version = obj.get("version")
     if version != 2:
-        raise ValueError(f"Unsupported streaming data version: {version}. Expected version 2.")
+        raise CorruptIndexError(
+            f"Unsupported streaming data version: {version}. Expected version 2."
+        )
     return obj
 
 
 def parse_index(dirname: str, split: str | None, path: str) -> list[ShardInfo]:
-    """Loads and validates every shard entry of the index at ``path``."""
+    """Loads and validates every shard entry of the index at ``path``.
+
+    Raises:
+        FileNotFoundError: If the file does not exist.
+        CorruptIndexError: If it is not a valid MDS index; the message names the shard entry.
+    """
     obj = load_index(path)
     return [
         _parse_shard(dirname, split or "", entry, path, i) for i, entry in enumerate(obj["shards"])
@@ -114,29 +123,33 @@ def _parse_shard(dirname: str, split: str, entry: Any, path: str, number: int) -
     where = f"{path}, shard {number}"
     try:
         return _build_shard(dirname, split, dict(entry), where)
-    except (KeyError, TypeError, AttributeError) as err:
-        raise ValueError(f"Invalid shard entry in {where}: {err!r}") from err
+    except CorruptIndexError:
+        raise
+    except (KeyError, TypeError, AttributeError, ValueError) as err:
+        raise CorruptIndexError(f"Invalid shard entry in {where}: {err!r}") from err
 
 
 def _build_shard(dirname: str, split: str, entry: dict[str, Any], where: str) -> ShardInfo:
     fmt = entry.pop("format")
     if fmt not in _FORMATS:
-        raise ValueError(f"Unknown shard format {fmt!r} in {where}.")
+        raise CorruptIndexError(f"Unknown shard format {fmt!r} in {where}.")
     version = entry.pop("version")
     if version != 2:
-        raise ValueError(f"Unsupported streaming data version: {version}. Expected version 2.")
+        raise CorruptIndexError(
+            f"Unsupported streaming data version: {version}. Expected version 2."
+        )
     compression = entry.pop("compression")
     if compression is not None and not _core.is_compression(compression):
-        raise ValueError(f"Unknown compression {compression!r} in {where}.")
+        raise CorruptIndexError(f"Unknown compression {compression!r} in {where}.")
     samples = entry.pop("samples")
     if not isinstance(samples, int) or samples < 0:
-        raise ValueError(f"Invalid sample count {samples!r} in {where}.")
+        raise CorruptIndexError(f"Invalid sample count {samples!r} in {where}.")
     files = {
         key: _file_info(entry.pop(key, None), where)
         for key in ("raw_data", "zip_data", "raw_meta", "zip_meta")
     }
     if files["raw_data"] is None:
-        raise ValueError(f"Missing raw_data in {where}.")
+        raise CorruptIndexError(f"Missing raw_data in {where}.")
     shard = ShardInfo(
         dirname=dirname,
         split=split,
@@ -161,10 +174,12 @@ def _set_mds_columns(shard: ShardInfo, entry: dict[str, Any], where: str) -> Non
     encodings = list(entry.pop("column_encodings"))
     sizes = list(entry.pop("column_sizes"))
     if not len(names) == len(encodings) == len(sizes):
-        raise ValueError(f"Column names, encodings and sizes differ in length in {where}.")
+        raise CorruptIndexError(f"Column names, encodings and sizes differ in length in {where}.")
     for name, encoding in zip(names, encodings):
         if not is_mds_encoding(encoding):
-            raise ValueError(f"Column {name} has an unknown encoding {encoding!r} in {where}.")
+            raise CorruptIndexError(
+                f"Column {name} has an unknown encoding {encoding!r} in {where}."
+            )
     shard.column_names, shard.column_encodings, shard.column_sizes = names, encodings, sizes
 
 
@@ -173,7 +188,9 @@ def _file_info(obj: Any, where: str) -> FileInfo | None:
         return None
     basename = obj["basename"]
     if not isinstance(basename, str) or not _is_contained(basename):
-        raise ValueError(f"Shard file name {basename!r} escapes the dataset directory in {where}.")
+        raise CorruptIndexError(
+            f"Shard file name {basename!r} escapes the dataset directory in {where}."
+        )
     return FileInfo(basename=basename, bytes=int(obj["bytes"]), hashes=dict(obj.get("hashes", {})))
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from fsspec import AbstractFileSystem
 
+from streamx.exceptions import DownloadTimeoutError, TruncatedDownloadError
 from streamx.storage import s3_direct
 from streamx.storage.filesystems import get_filesystem, split_url
 
@@ -34,14 +35,6 @@ _CHUNK = 8 << 20
 # Reads from an async HTTP body: what the socket buffer holds is returned at once, so a small
 # size does not mean more copies; larger ones measured slower against a loopback server.
 _ASYNC_CHUNK = 1 << 16
-
-
-class DownloadTimeoutError(TimeoutError):
-    """One download attempt ran past its timeout."""
-
-
-class TruncatedDownloadError(OSError):
-    """The bytes received do not match the object's size."""
 
 
 def temp_path_for(local_path: str) -> str:

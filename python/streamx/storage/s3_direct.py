@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
+from streamx.exceptions import ChecksumMismatchError, S3ResponseError
 from streamx.storage.sigv4 import Credentials, quote_key, sign_get
 
 __all__ = [
@@ -79,21 +80,8 @@ AWS_CREDENTIAL_ENV = (
 _RESOLVED: dict[tuple[Any, ...], tuple[CredentialSource, str] | None] = {}
 
 
-class S3ResponseError(OSError):
-    """S3 answered a GET with an error status."""
-
-    def __init__(self, url: str, status: int, code: str, message: str) -> None:
-        super().__init__(f"GET {url}: HTTP {status} {code}: {message}".rstrip(": "))
-        self.status = status
-        self.code = code
-
-
 # What a keep-alive connection the server has since closed raises on its next request.
 _STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
-
-
-class ChecksumMismatchError(OSError):
-    """The body does not match the checksum S3 stored with the object."""
 
 
 class _Crc32:

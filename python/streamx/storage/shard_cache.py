@@ -25,6 +25,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from streamx import _core
+from streamx.exceptions import ChecksumError
 from streamx.format.index import FileInfo, ShardInfo
 from streamx.storage.download import download_file
 
@@ -367,6 +368,8 @@ def _check_hash(stream: Any, info: FileInfo, path: str) -> None:
             f"Hash algorithm `{algo}` chosen for data validation does not match with those "
             f"provided during dataset creation `{sorted(info.hashes)}`. Provide one of those."
         )
-    if _core.hash_file(algo, path) != info.hashes[algo]:
+    try:
+        _core.verify_file(algo, path, info.hashes[algo])
+    except ChecksumError:
         os.remove(path)  # never leave bad bytes where a reader could map them
-        raise ValueError(f"Checksum failure: {path}")
+        raise

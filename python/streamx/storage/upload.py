@@ -16,6 +16,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
+from streamx.exceptions import UploadFailedError
 from streamx.storage.download import backoff_delay
 from streamx.storage.filesystems import get_filesystem, split_url
 
@@ -33,10 +34,6 @@ def put_file(fs: Any, local_path: str, path: str) -> None:
     if "file" in protocols or "local" in protocols:
         fs.makedirs(fs._parent(path), exist_ok=True)
     fs.put_file(local_path, path)
-
-
-class UploadFailedError(Exception):
-    """An upload thread failed; raised on the next call into the uploader."""
 
 
 def _is_remote(url: str) -> bool:

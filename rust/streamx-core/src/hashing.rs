@@ -125,3 +125,17 @@ pub fn hash_file(path: &Path, algo: HashAlgo) -> Result<String> {
     let map = MappedFile::open(path)?;
     Ok(algo.hexdigest(map.as_slice()))
 }
+
+/// Checks the file at `path` against the hex digest `expected` recorded in an index.
+///
+/// # Errors
+/// [`Error::ChecksumMismatch`] if the digests differ; I/O errors as [`hash_file`].
+pub fn verify_file(path: &Path, algo: HashAlgo, expected: &str) -> Result<()> {
+    if hash_file(path, algo)? == expected {
+        Ok(())
+    } else {
+        Err(Error::ChecksumMismatch {
+            path: path.to_owned(),
+        })
+    }
+}

@@ -324,3 +324,18 @@ fn split_rejects_bad_framing() {
     let sizes = [Some(u64::from(u32::MAX) + 1)];
     assert!(ColumnLayout::from_sizes(&sizes).is_err());
 }
+
+#[test]
+fn every_listed_name_parses_and_native_ones_are_byte_level() {
+    let names = Encoding::names();
+    assert_eq!(names.len(), 28, "{names:?}");
+    for name in names {
+        let enc = Encoding::parse(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(!(enc.is_native() && enc.is_python_object()), "{name}");
+    }
+    let native: Vec<_> = Encoding::names()
+        .into_iter()
+        .filter(|n| Encoding::parse(n).unwrap().is_native())
+        .collect();
+    assert_eq!(native.len(), 4 + 11, "{native:?}");
+}

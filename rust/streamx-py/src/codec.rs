@@ -80,6 +80,13 @@ fn hash_file(py: Python<'_>, algo: &str, path: PathBuf) -> PyResult<String> {
     enter_core(py, move || hashing::hash_file(&path, algo))
 }
 
+/// Raises `ChecksumError` unless the file at `path` has the hex digest `expected`.
+#[pyfunction]
+fn verify_file(py: Python<'_>, algo: &str, path: PathBuf, expected: String) -> PyResult<()> {
+    let algo = HashAlgo::from_name(algo).py()?;
+    enter_core(py, move || hashing::verify_file(&path, algo, &expected))
+}
+
 /// Adds this module's functions to `_core`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compression_names, m)?)?;
@@ -91,5 +98,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decompress_file, m)?)?;
     m.add_function(wrap_pyfunction!(hexdigest, m)?)?;
     m.add_function(wrap_pyfunction!(hash_file, m)?)?;
+    m.add_function(wrap_pyfunction!(verify_file, m)?)?;
     Ok(())
 }

@@ -1,27 +1,66 @@
 //! The one mapping from core errors to Python exceptions.
 //!
 //! streamx's own exception classes live in `streamx.exceptions` (Python), where they can
-//! inherit from both `StreamxError` and the stdlib class users already catch.
+//! inherit from both `StreamxError` and the stdlib class users already catch. Rust names
+//! them only through [`PyExc`], whose names a test resolves against that module.
 
-use pyo3::exceptions::{
-    PyFileNotFoundError, PyIndexError, PyOSError, PyRuntimeError, PyValueError,
-};
+use pyo3::exceptions::{PyFileNotFoundError, PyIndexError, PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyType;
 use streamx_core::Error;
 
-/// Raises the `streamx.exceptions` class `name` with `message`.
-pub fn streamx_error(py: Python<'_>, name: &'static str, message: String) -> PyErr {
-    static MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
-    let class = MODULE
-        .get_or_try_init(py, || py.import("streamx.exceptions").map(Bound::unbind))
-        .and_then(|module| module.bind(py).getattr(name))
-        .and_then(|class| Ok(class.cast_into::<PyType>()?));
-    match class {
-        Ok(class) => PyErr::from_type(class, message),
-        Err(err) => err,
+/// The `streamx.exceptions` classes Rust raises.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PyExc {
+    CorruptShard,
+    CorruptIndex,
+    Checksum,
+    NeedsPythonEncoding,
+}
+
+impl PyExc {
+    /// Every variant, for the name table `_core.exception_names()`.
+    pub const ALL: [PyExc; 4] = [
+        PyExc::CorruptShard,
+        PyExc::CorruptIndex,
+        PyExc::Checksum,
+        PyExc::NeedsPythonEncoding,
+    ];
+
+    /// The class name in `streamx.exceptions`.
+    pub fn name(self) -> &'static str {
+        match self {
+            PyExc::CorruptShard => "CorruptShardError",
+            PyExc::CorruptIndex => "CorruptIndexError",
+            PyExc::Checksum => "ChecksumError",
+            PyExc::NeedsPythonEncoding => "NeedsPythonEncoding",
+        }
     }
+
+    /// An instance of this class carrying `message`.
+    pub fn err(self, py: Python<'_>, message: String) -> PyErr {
+        static MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
+        let class = MODULE
+            .get_or_try_init(py, || py.import("streamx.exceptions").map(Bound::unbind))
+            .and_then(|module| module.bind(py).getattr(self.name()))
+            .and_then(|class| Ok(class.cast_into::<PyType>()?));
+        match class {
+            Ok(class) => PyErr::from_type(class, message),
+            Err(err) => err,
+        }
+    }
+}
+
+/// The names of every `streamx.exceptions` class Rust raises.
+#[pyfunction]
+fn exception_names() -> Vec<&'static str> {
+    PyExc::ALL.iter().map(|e| e.name()).collect()
+}
+
+/// Adds this module's functions to `_core`.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(exception_names, m)?)
 }
 
 /// Converts a core error into the matching Python exception.
@@ -33,20 +72,17 @@ pub fn to_py(err: Error) -> PyErr {
             PyOSError::new_err((source.raw_os_error().unwrap_or(0), message))
         }
         Error::IndexOutOfRange { .. } => PyIndexError::new_err(message),
-        Error::CorruptShard { .. } => attach(|py| streamx_error(py, "CorruptShardError", message)),
-        Error::CorruptIndex { .. } => attach(|py| streamx_error(py, "CorruptIndexError", message)),
-        Error::ChecksumMismatch { .. } => attach(|py| streamx_error(py, "ChecksumError", message)),
-        #[allow(unreachable_patterns)]
+        Error::CorruptShard { .. } => own(PyExc::CorruptShard, message),
+        Error::CorruptIndex { .. } => own(PyExc::CorruptIndex, message),
+        Error::ChecksumMismatch { .. } => own(PyExc::Checksum, message),
         Error::UnsupportedEncoding(_) | Error::InvalidArgument(_) | Error::InvalidValue(_) => {
             PyValueError::new_err(message)
         }
-        #[allow(unreachable_patterns)]
-        _ => PyRuntimeError::new_err(message),
     }
 }
 
-fn attach(f: impl FnOnce(Python<'_>) -> PyErr) -> PyErr {
-    Python::attach(f)
+fn own(exc: PyExc, message: String) -> PyErr {
+    Python::attach(|py| exc.err(py, message))
 }
 
 /// `?`-friendly conversion of core results.

@@ -1,13 +1,14 @@
 //! Column kinds: how one column's value crosses between Python and bytes.
 //!
-//! Python decides the kind of each column (`streamx.columns.native_kind`). The byte-level
-//! encodings are handled here; `raw` columns were or will be encoded by Python.
+//! Python decides the kind of each column (`streamx.format.columns.native_kind`), from the
+//! names [`native_encoding_names`] lists. The byte-level encodings are handled here; `raw`
+//! columns were or will be encoded by Python.
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyFloat, PyInt, PyString};
-use streamx_core::mds::encoding::ScalarType;
+use streamx_core::mds::encoding::{Encoding, ScalarType};
 
 /// The per-column handling agreed with the Python side.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,21 +22,42 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// Parses a kind name; the scalar kinds are the numpy dtype names.
+    /// Parses a kind name: `raw`, or an encoding name the core handles natively.
     pub fn parse(name: &str) -> PyResult<Kind> {
-        Ok(match name {
-            "bytes" => Kind::Bytes,
-            "str" => Kind::Str,
-            "int" => Kind::Int,
-            "str_int" => Kind::StrInt,
-            "raw" => Kind::Raw,
-            other => {
-                Kind::Scalar(ScalarType::from_name(other).ok_or_else(|| {
-                    PyValueError::new_err(format!("Unknown column kind: {other}"))
-                })?)
-            }
+        if name == "raw" {
+            return Ok(Kind::Raw);
+        }
+        let unknown = || PyValueError::new_err(format!("Unknown column kind: {name}"));
+        Ok(match Encoding::parse(name).map_err(|_| unknown())? {
+            Encoding::Bytes => Kind::Bytes,
+            Encoding::Str => Kind::Str,
+            Encoding::Int => Kind::Int,
+            Encoding::StrInt => Kind::StrInt,
+            Encoding::Scalar(scalar) => Kind::Scalar(scalar),
+            _ => return Err(unknown()),
         })
     }
+}
+
+/// Every encoding name the MDS format defines (`ndarray` without arguments).
+#[pyfunction]
+fn mds_encoding_names() -> Vec<&'static str> {
+    Encoding::names()
+}
+
+/// The encoding names whose values Rust encodes and decodes itself.
+#[pyfunction]
+fn native_encoding_names() -> Vec<&'static str> {
+    Encoding::names()
+        .into_iter()
+        .filter(|name| Encoding::parse(name).is_ok_and(|e| e.is_native()))
+        .collect()
+}
+
+/// Adds this module's functions to `_core`.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(mds_encoding_names, m)?)?;
+    m.add_function(wrap_pyfunction!(native_encoding_names, m)?)
 }
 
 /// Appends the encoding of `value` to `out`. Returns `false` (leaving `out` unchanged) when

@@ -26,6 +26,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     cache::register(m)?;
     codec::register(m)?;
+    errors::register(m)?;
+    kinds::register(m)?;
     plan::register(m)?;
     m.add_class::<writer::MDSShardWriter>()?;
     m.add_class::<reader::MDSReader>()?;

@@ -11,7 +11,7 @@ use streamx_core::mds::ColumnLayout;
 use streamx_core::reader::{ShardDesc, ShardSet};
 
 use crate::enter::enter_core;
-use crate::errors::{streamx_error, IntoPy};
+use crate::errors::{IntoPy, PyExc};
 use crate::kinds::{self, Kind};
 
 /// (raw path, zip path, compression, samples, schema id), as the Python side passes shards.
@@ -203,7 +203,7 @@ impl MDSReader {
                     shard.path().display(),
                     name.bind(py)
                 );
-                streamx_error(py, "CorruptShardError", message)
+                PyExc::CorruptShard.err(py, message)
             })?;
             dict.set_item(name.bind(py), value)?;
         }

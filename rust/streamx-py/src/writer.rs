@@ -4,14 +4,14 @@ use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString};
+use pyo3::types::{PyBytes, PyDict, PyString};
 use streamx_core::compression::Compression;
 use streamx_core::hashing::HashAlgo;
 use streamx_core::mds::files::{write_shard_files, FileInfo};
 use streamx_core::mds::{ColumnLayout, ShardBuilder};
 
 use crate::enter::enter_core;
-use crate::errors::{streamx_error, IntoPy};
+use crate::errors::{IntoPy, PyExc};
 use crate::kinds::{self, Kind};
 
 /// Per-shard settings that do not change while writing.
@@ -148,6 +148,13 @@ impl MDSShardWriter {
         self.write_shard(py, &mut guard).map(Some)
     }
 
+    /// The file bytes the pending samples would be written as, without writing them.
+    fn pending_shard_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let bytes = guard.builder.shard_bytes().py()?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
     /// Number of shard files written so far.
     #[getter]
     fn num_shards(&self) -> usize {
@@ -210,7 +217,7 @@ impl MDSShardWriter {
 }
 
 fn decline(py: Python<'_>, column: &Bound<'_, PyString>) -> PyErr {
-    streamx_error(py, "NeedsPythonEncoding", format!("column {column}"))
+    PyExc::NeedsPythonEncoding.err(py, format!("column {column}"))
 }
 
 /// `{"basename", "bytes", "hashes": {algo: hex}}`, as in `index.json`.

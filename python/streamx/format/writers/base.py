@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
+import threading
 import warnings
+from collections.abc import Iterable
+from concurrent.futures import Future
 from types import TracebackType
-from typing import Any, TypedDict
+from typing import Any, TypeVar
 
 from streamx import _core
+from streamx.exceptions import UploadFailedError
 from streamx.format.writers.output import open_output
 from streamx.sizes import bytes_to_int
 
-__all__ = ["Writer", "WriterOptions", "write_atomic"]
+__all__ = ["Writer", "write_atomic"]
 
-_ALLOWED_KWARGS = ("progress_bar", "max_workers", "retry", "exist_ok")
+logger = logging.getLogger(__name__)
+W = TypeVar("W", bound=type)
 INDEX_BASENAME = "index.json"
 
 
@@ -41,35 +47,49 @@ def parse_size_limit(size_limit: int | str | None) -> int | None:
     return value
 
 
-class _WriterOut(TypedDict):
-    out: str | tuple[str, str]
+# The arguments every writer documents; each writer's docstring ends with this text.
+WRITER_ARGS_DOC = """
+        out: Where the dataset goes: a local directory, a remote URL (files are staged
+            in a temporary directory and uploaded), or a ``(local, remote)`` pair.
+        keep_local: With a remote, keep the local files after uploading them.
+        compression: ``None``, or a codec with an optional level, e.g. ``'zstd:7'``.
+        hashes: Hash algorithm names (sorted, unique) whose digests are recorded for
+            every shard file, e.g. ``['sha1', 'xxh64']``.
+        size_limit: Shard size limit in bytes, or a string such as ``'64mb'``; ``None``
+            or 0 writes a single shard. Must be below 2**32.
+        progress_bar: Show a progress bar for uploads.
+        max_workers: Upload threads; ``None`` lets the pool choose.
+        retry: Attempts per upload after the first fails.
+        exist_ok: Clear a non-empty local directory instead of raising.
+        **kwargs: Any other keyword is rejected with ``ValueError``, as mosaicml-streaming
+            does."""
 
 
-class WriterOptions(_WriterOut, total=False):
-    """The keyword arguments every writer passes on to :class:`Writer`."""
-
-    keep_local: bool
-    compression: str | None
-    hashes: list[str] | None
-    size_limit: int | str | None
-    progress_bar: bool
-    max_workers: int | None
-    retry: int
-    exist_ok: bool
+_ARGS_MARKER = "        <writer arguments>"
 
 
+def document_writer_args(cls: W) -> W:
+    """Puts the shared argument docs where ``cls``'s docstring says ``<writer arguments>``."""
+    if cls.__doc__ and _ARGS_MARKER in cls.__doc__:
+        cls.__doc__ = cls.__doc__.replace(_ARGS_MARKER, WRITER_ARGS_DOC.strip("\n"))
+    return cls
+
+
+@document_writer_args
 class Writer:
     """Base of every dataset writer. Use as a context manager, or call :meth:`finish`.
 
+    Subclasses encode samples (:meth:`encode_sample`) and write shards
+    (:meth:`flush_shard`); this class validates the shared arguments, keeps the index and
+    hands finished files to the uploader. Every writer takes these keyword arguments.
+
     Args:
-        out: A local directory, a remote URL (staged in a temporary directory), or a
-            ``(local, remote)`` tuple.
-        keep_local: After uploading, keep the local files.
-        compression: ``None`` or a codec with optional level, e.g. ``'zstd:7'``.
-        hashes: Sorted hash algorithm names to record for every shard file.
-        size_limit: Shard size limit in bytes, or a string such as ``'64mb'``. ``None``
-            puts everything in one shard.
-        **kwargs: ``progress_bar``, ``max_workers``, ``retry`` and ``exist_ok``.
+        <writer arguments>
+
+    Raises:
+        ValueError: For an invalid compression, hash list, size limit, ``out`` tuple or
+            unknown keyword.
+        FileExistsError: If the local directory is not empty and ``exist_ok`` is false.
     """
 
     format: str = ""
@@ -82,8 +102,14 @@ class Writer:
         compression: str | None = None,
         hashes: list[str] | None = None,
         size_limit: int | str | None = 1 << 26,
+        progress_bar: bool = False,
+        max_workers: int | None = None,
+        retry: int = 2,
+        exist_ok: bool = False,
         **kwargs: Any,
     ) -> None:
+        if kwargs:
+            raise ValueError(f"Invalid Writer argument(s): {list(kwargs)} ")
         compression = compression or None
         if compression and not _core.is_compression(compression):
             raise ValueError(f"Invalid compression: {compression}.")
@@ -95,21 +121,21 @@ class Writer:
             if algo not in known_hashes:
                 raise ValueError(f"Invalid hash: {algo}.")
         self.size_limit = parse_size_limit(size_limit)
-        invalid = [key for key in kwargs if key not in _ALLOWED_KWARGS]
-        if invalid:
-            raise ValueError(f"Invalid Writer argument(s): {invalid} ")
         self.keep_local = keep_local
         self.compression = compression
         self.hashes = hashes
         self.shards: list[dict[str, Any]] = []
+        # Set by exception_callback when a background job fails (mosaicml-streaming's name).
+        self.event = threading.Event()
         self._finished = False
+        self._unknown_keys_warned = False
         self._output = open_output(
             out,
             keep_local=keep_local,
-            exist_ok=kwargs.get("exist_ok", False),
-            progress_bar=kwargs.get("progress_bar", False),
-            max_workers=kwargs.get("max_workers"),
-            retry=kwargs.get("retry", 2),
+            exist_ok=exist_ok,
+            progress_bar=progress_bar,
+            max_workers=max_workers,
+            retry=retry,
         )
         self.local: str = self._output.local
         self.remote: str | None = self._output.remote
@@ -125,12 +151,61 @@ class Writer:
         }
 
     def write(self, sample: dict[str, Any]) -> None:
-        """Adds one sample, starting a new shard when the size limit would be crossed."""
+        """Adds one sample, starting a new shard when the size limit would be crossed.
+
+        Args:
+            sample: Column name to value. Keys beyond the writer's columns are dropped
+                (a warning names them, once per writer).
+
+        Raises:
+            KeyError: If a column is missing from ``sample``.
+            ColumnTypeError: If a value's type does not fit its column's encoding.
+            ColumnValueError: If a value's type fits but its content cannot be stored.
+            UploadFailedError: If an earlier background upload failed.
+        """
         raise NotImplementedError
 
-    def _flush(self) -> None:
-        """Writes out the pending shard, if it holds samples."""
+    def flush_shard(self) -> None:
+        """Writes the samples added since the last shard as a shard now, and queues its
+        upload. Does nothing when no sample is pending."""
         raise NotImplementedError
+
+    def _check_jobs(self) -> None:
+        """Raises, after cancelling queued uploads, once a background job has failed."""
+        if self.event.is_set():
+            self.cancel_future_jobs()
+            raise UploadFailedError(
+                "One of the threads failed. Check other traceback for more details."
+            )
+
+    def _warn_unknown_keys(self, sample: dict[str, Any], columns: Iterable[str]) -> None:
+        """Warns once per writer about sample keys that are not columns (they are dropped)."""
+        if self._unknown_keys_warned:
+            return
+        unknown = sorted(set(sample) - set(columns), key=str)
+        if unknown:
+            self._unknown_keys_warned = True
+            warnings.warn(
+                f"{type(self).__name__} ignores sample keys that are not columns: {unknown}",
+                UserWarning,
+                stacklevel=3,
+            )
+
+    def cancel_future_jobs(self) -> None:
+        """Cancels the uploads still queued; the files stay in the local directory."""
+        self._output.cancel()
+
+    def exception_callback(self, future: Future[Any]) -> None:
+        """Done-callback for background jobs: a failure is logged and marks the writer, so
+        the next :meth:`write` or :meth:`finish` raises ``UploadFailedError``.
+
+        Args:
+            future: The finished job.
+        """
+        error = future.exception()
+        if error is not None:
+            self.event.set()
+            logger.error("Exception in writer thread: %s", error)
 
     def _add_shard(self, entry: dict[str, Any], basenames: list[str]) -> None:
         self.shards.append(entry)
@@ -142,12 +217,17 @@ class Writer:
         write_atomic(os.path.join(self.local, INDEX_BASENAME), text.encode("utf-8"))
 
     def finish(self) -> None:
-        """Writes the last shard and the index, and waits for uploads (index last)."""
+        """Writes the last shard and the index, and waits for uploads (index last).
+
+        Raises:
+            UploadFailedError: If a background upload failed.
+        """
         if self._finished:
             return
         self._finished = True
         try:
-            self._flush()
+            self._check_jobs()
+            self.flush_shard()
             self._write_index()
         except BaseException:
             self._output.cancel()

@@ -3,28 +3,39 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from streamx.exceptions import ColumnTypeError
+from streamx.format.writers.base import document_writer_args
 from streamx.format.writers.split import SplitWriter
-
-if TYPE_CHECKING:
-    from typing import Unpack
-
-    from streamx.format.writers.base import WriterOptions
 
 __all__ = ["JSON_TYPES", "JSONWriter"]
 
 JSON_TYPES: dict[str, type] = {"str": str, "int": int, "float": float}
 
 
+@document_writer_args
 class JSONWriter(SplitWriter):
-    """Writes a streaming JSON-lines dataset.
+    """Writes a streaming JSON-lines dataset: ``shard.NNNNN.json`` + ``.json.meta`` files.
 
     Args:
         columns: Column name to ``'str'``, ``'int'`` or ``'float'``.
         newline: Line terminator.
-        **kwargs: ``out``, ``keep_local``, ``compression``, ``hashes``, ``size_limit`` and
-            the rest of :class:`~streamx.format.writers.base.Writer`'s arguments.
+        <writer arguments>
+
+    Raises:
+        ValueError: For an unsupported column encoding, an invalid compression, hash list,
+            size limit, ``out`` tuple or unknown keyword.
+        FileExistsError: If the local directory is not empty and ``exist_ok`` is false.
+
+    Example:
+        >>> import os, tempfile
+        >>> from streamx import JSONWriter
+        >>> out = tempfile.mkdtemp()
+        >>> with JSONWriter(out=out, columns={"id": "int", "text": "str"}) as writer:
+        ...     writer.write({"id": 0, "text": "hello"})
+        >>> sorted(os.listdir(out))
+        ['index.json', 'shard.00000.json', 'shard.00000.json.meta']
     """
 
     format = "json"
@@ -34,22 +45,50 @@ class JSONWriter(SplitWriter):
         *,
         columns: dict[str, str],
         newline: str = "\n",
-        **kwargs: Unpack[WriterOptions],
+        out: str | tuple[str, str],
+        keep_local: bool = False,
+        compression: str | None = None,
+        hashes: list[str] | None = None,
+        size_limit: int | str | None = 1 << 26,
+        progress_bar: bool = False,
+        max_workers: int | None = None,
+        retry: int = 2,
+        exist_ok: bool = False,
+        **kwargs: Any,
     ) -> None:
         for name, encoding in columns.items():
             if encoding not in JSON_TYPES:
                 raise ValueError(f"Column {name}: unsupported JSON encoding {encoding!r}.")
         self.columns = columns
         self.newline = newline
-        super().__init__(**kwargs)
+        super().__init__(
+            out=out,
+            keep_local=keep_local,
+            compression=compression,
+            hashes=hashes,
+            size_limit=size_limit,
+            progress_bar=progress_bar,
+            max_workers=max_workers,
+            retry=retry,
+            exist_ok=exist_ok,
+            **kwargs,
+        )
 
     def encode_sample(self, sample: dict[str, Any]) -> bytes:
-        """Returns the declared columns as one sorted-key JSON line."""
+        """Returns the declared columns as one sorted-key JSON line.
+
+        Raises:
+            KeyError: If a column is missing.
+            ColumnTypeError: If a value is not of its column's type.
+        """
         obj = {}
         for name, encoding in self.columns.items():
             value = sample[name]
             if not isinstance(value, JSON_TYPES[encoding]):
-                raise TypeError(f"Column {name} expects {encoding}, got {type(value).__name__}.")
+                raise ColumnTypeError(
+                    f"Column {name!r} has encoding {encoding!r}, which cannot store a value "
+                    f"of type {type(value).__name__}."
+                )
             obj[name] = value
         return (json.dumps(obj, sort_keys=True) + self.newline).encode("utf-8")
 

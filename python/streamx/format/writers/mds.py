@@ -3,29 +3,45 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from streamx import _core
-from streamx.exceptions import NeedsPythonEncoding
+from streamx.exceptions import ColumnTypeError, ColumnValueError, NeedsPythonEncoding
 from streamx.format.columns import ColumnPlan
+from streamx.format.encoding_base import Encoding
 from streamx.format.encodings import get_coder
-from streamx.format.writers.base import Writer
-
-if TYPE_CHECKING:
-    from typing import Unpack
-
-    from streamx.format.writers.base import WriterOptions
+from streamx.format.writers.base import Writer, document_writer_args
 
 __all__ = ["MDSWriter"]
 
 
+@document_writer_args
 class MDSWriter(Writer):
-    """Writes a streaming MDS dataset.
+    """Writes a streaming MDS dataset: ``shard.NNNNN.mds[.codec]`` files and ``index.json``.
+
+    Byte-level columns (``bytes``, ``str``, ``int``, numerics, ``str_int``) are encoded in
+    Rust; the others, and any encoding registered in ``_encodings`` over a built-in name,
+    by their Python :class:`~streamx.format.encodings.Encoding`.
 
     Args:
-        columns: Column name to encoding, e.g. ``{'id': 'int', 'text': 'str'}``.
-        **kwargs: ``out``, ``keep_local``, ``compression``, ``hashes``, ``size_limit`` and
-            the rest of :class:`~streamx.format.writers.base.Writer`'s arguments.
+        columns: Column name to encoding name, e.g. ``{'id': 'int', 'text': 'str'}``.
+        <writer arguments>
+
+    Raises:
+        TypeError: If a column's encoding is not registered.
+        ValueError: For an invalid compression, hash list, size limit, ``out`` tuple or
+            unknown keyword.
+        FileExistsError: If the local directory is not empty and ``exist_ok`` is false.
+
+    Example:
+        >>> import os, tempfile
+        >>> from streamx import MDSWriter
+        >>> out = tempfile.mkdtemp()
+        >>> with MDSWriter(out=out, columns={"id": "int", "text": "str"}) as writer:
+        ...     for i in range(3):
+        ...         writer.write({"id": i, "text": f"sample {i}"})
+        >>> sorted(os.listdir(out))
+        ['index.json', 'shard.00000.mds']
     """
 
     format = "mds"
@@ -35,9 +51,29 @@ class MDSWriter(Writer):
         self,
         *,
         columns: dict[str, str],
-        **kwargs: Unpack[WriterOptions],
+        out: str | tuple[str, str],
+        keep_local: bool = False,
+        compression: str | None = None,
+        hashes: list[str] | None = None,
+        size_limit: int | str | None = 1 << 26,
+        progress_bar: bool = False,
+        max_workers: int | None = None,
+        retry: int = 2,
+        exist_ok: bool = False,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(**kwargs)
+        super().__init__(
+            out=out,
+            keep_local=keep_local,
+            compression=compression,
+            hashes=hashes,
+            size_limit=size_limit,
+            progress_bar=progress_bar,
+            max_workers=max_workers,
+            retry=retry,
+            exist_ok=exist_ok,
+            **kwargs,
+        )
         self.columns = columns
         plan = ColumnPlan.from_columns(columns)
         self._plan = plan
@@ -66,13 +102,26 @@ class MDSWriter(Writer):
         return config
 
     def encode_sample(self, sample: dict[str, Any]) -> bytes:
-        """Encodes one sample entirely in Python (the exact, slower path)."""
+        """Encodes one sample entirely in Python (the exact, slower path).
+
+        Args:
+            sample: Column name to value; a ``bytes`` value is stored as it is.
+
+        Returns:
+            The sample's bytes: the sizes of its variable-size columns, then each column.
+
+        Raises:
+            KeyError: If a column is missing, or a fixed-size column's bytes have the wrong
+                size (mosaicml-streaming's type).
+            ColumnTypeError: If a value's type does not fit its column's encoding.
+            ColumnValueError: If a value's content cannot be stored by the encoding.
+        """
         sizes, parts = [], []
         for name, encoding, size in zip(
             self.column_names, self.column_encodings, self.column_sizes
         ):
             value = sample[name]
-            datum = value if isinstance(value, bytes) else get_coder(encoding).encode(value)
+            datum = value if isinstance(value, bytes) else _encode(name, encoding, value)
             if size is None:
                 sizes.append(len(datum))
             elif size != len(datum):
@@ -84,18 +133,49 @@ class MDSWriter(Writer):
         head = b"".join(n.to_bytes(4, "little") for n in sizes)
         return head + b"".join(parts)
 
+    def encode_joint_shard(self) -> bytes:
+        """Returns the file bytes the pending samples would form as a shard (header,
+        offsets, config, samples) without writing them."""
+        return self._builder.pending_shard_bytes()
+
     def write(self, sample: dict[str, Any]) -> None:
-        """Adds one sample; a new shard starts when ``size_limit`` would be crossed."""
+        """Adds one sample; a new shard starts when ``size_limit`` would be crossed.
+
+        Args:
+            sample: Column name to value. Keys beyond the columns are dropped, with one
+                warning per writer naming them.
+
+        Raises:
+            KeyError: If a column is missing from ``sample``.
+            ColumnTypeError: If a value's type does not fit its column's encoding (also an
+                ``AttributeError``, as mosaicml-streaming raises).
+            ColumnValueError: If a value's content cannot be stored by the encoding.
+            UploadFailedError: If an earlier background upload failed.
+        """
+        self._check_jobs()
+        if len(sample) > len(self.column_names):
+            self._warn_unknown_keys(sample, self.column_names)
         if self._plan.python_columns:
             sample = dict(sample)
             for name, coder in self._plan.python_columns:
                 value = sample[name]
                 if not isinstance(value, bytes):
-                    sample[name] = coder.encode(value)
+                    sample[name] = _encode(name, self.columns[name], value, coder)
         try:
             shard = self._builder.write(sample)
         except NeedsPythonEncoding:
             shard = self._builder.write_encoded(self.encode_sample(sample))
+        if shard is not None:
+            self._on_shard(shard)
+
+    def flush_shard(self) -> None:
+        """Writes the pending samples as a shard now and queues its upload; a no-op when
+        none are pending.
+
+        Raises:
+            ValueError: If the shard would reach 4 GiB (offsets are 32-bit).
+        """
+        shard = self._builder.flush()
         if shard is not None:
             self._on_shard(shard)
 
@@ -105,7 +185,18 @@ class MDSWriter(Writer):
         uploads = [(shard["zip_data"] or shard["raw_data"])["basename"]]
         self._add_shard(entry, uploads)
 
-    def _flush(self) -> None:
-        shard = self._builder.flush()
-        if shard is not None:
-            self._on_shard(shard)
+
+def _encode(name: str, encoding: str, value: Any, coder: Encoding | None = None) -> bytes:
+    """Encodes one column value, naming the column and encoding in any type error."""
+    try:
+        return (coder or get_coder(encoding)).encode(value)
+    except (AttributeError, TypeError) as err:
+        raise ColumnTypeError(
+            f"Column {name!r} has encoding {encoding!r}, which cannot store a value of type "
+            f"{type(value).__name__}: {err}"
+        ) from err
+    except ValueError as err:
+        raise ColumnValueError(
+            f"Column {name!r} has encoding {encoding!r}, which cannot store this "
+            f"{type(value).__name__} value: {err}"
+        ) from err

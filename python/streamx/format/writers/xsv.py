@@ -2,32 +2,47 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from streamx.format.writers.base import document_writer_args
 from streamx.format.writers.split import SplitWriter
-
-if TYPE_CHECKING:
-    from typing import Unpack
-
-    from streamx.format.writers.base import WriterOptions
 
 __all__ = ["CSVWriter", "TSVWriter", "XSVWriter"]
 
 XSV_ENCODINGS = ("str", "int", "float")
 
 
+@document_writer_args
 class XSVWriter(SplitWriter):
     """Writes a streaming dataset of separated values, with no quoting.
+
+    Each shard is ``shard.NNNNN.xsv`` (a header line of column names, then one line per
+    sample) plus its ``.meta`` offsets file.
 
     Args:
         columns: Column name to ``'str'``, ``'int'`` or ``'float'``.
         separator: The field separator; it may not occur in names or values.
         newline: Line terminator; it may not occur in names or values.
-        **kwargs: ``out``, ``keep_local``, ``compression``, ``hashes``, ``size_limit`` and
-            the rest of :class:`~streamx.format.writers.base.Writer`'s arguments.
+        <writer arguments>
+
+    Raises:
+        ValueError: For an unsupported column encoding, a column name containing the
+            separator or newline, an invalid compression, hash list, size limit, ``out``
+            tuple or unknown keyword.
+        FileExistsError: If the local directory is not empty and ``exist_ok`` is false.
+
+    Example:
+        >>> import os, tempfile
+        >>> from streamx import XSVWriter
+        >>> out = tempfile.mkdtemp()
+        >>> with XSVWriter(out=out, columns={"id": "int"}, separator="|") as writer:
+        ...     writer.write({"id": 7})
+        >>> sorted(os.listdir(out))
+        ['index.json', 'shard.00000.xsv', 'shard.00000.xsv.meta']
     """
 
     format = "xsv"
+    separator: str
 
     def __init__(
         self,
@@ -35,7 +50,16 @@ class XSVWriter(SplitWriter):
         columns: dict[str, str],
         separator: str,
         newline: str = "\n",
-        **kwargs: Unpack[WriterOptions],
+        out: str | tuple[str, str],
+        keep_local: bool = False,
+        compression: str | None = None,
+        hashes: list[str] | None = None,
+        size_limit: int | str | None = 1 << 26,
+        progress_bar: bool = False,
+        max_workers: int | None = None,
+        retry: int = 2,
+        exist_ok: bool = False,
+        **kwargs: Any,
     ) -> None:
         self.columns = columns
         self.column_names = sorted(columns)
@@ -46,10 +70,26 @@ class XSVWriter(SplitWriter):
                 raise ValueError(f"Column {name}: unsupported XSV encoding {encoding!r}.")
         self.separator = separator
         self.newline = newline
-        super().__init__(**kwargs)
+        super().__init__(
+            out=out,
+            keep_local=keep_local,
+            compression=compression,
+            hashes=hashes,
+            size_limit=size_limit,
+            progress_bar=progress_bar,
+            max_workers=max_workers,
+            retry=retry,
+            exist_ok=exist_ok,
+            **kwargs,
+        )
 
     def encode_sample(self, sample: dict[str, Any]) -> bytes:
-        """Returns the columns joined by the separator, as one line."""
+        """Returns the columns joined by the separator, as one line.
+
+        Raises:
+            KeyError: If a column is missing.
+            ValueError: If a value's text contains the separator or newline.
+        """
         values = []
         for name in self.column_names:
             text = str(sample[name])
@@ -77,12 +117,39 @@ class XSVWriter(SplitWriter):
 class _FixedSeparatorWriter(XSVWriter):
     """An XSV writer whose format name implies the separator, so it is not recorded."""
 
-    fixed_separator = ""
+    separator = ""
 
     def __init__(
-        self, *, columns: dict[str, str], newline: str = "\n", **kwargs: Unpack[WriterOptions]
+        self,
+        *,
+        columns: dict[str, str],
+        newline: str = "\n",
+        out: str | tuple[str, str],
+        keep_local: bool = False,
+        compression: str | None = None,
+        hashes: list[str] | None = None,
+        size_limit: int | str | None = 1 << 26,
+        progress_bar: bool = False,
+        max_workers: int | None = None,
+        retry: int = 2,
+        exist_ok: bool = False,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(columns=columns, separator=self.fixed_separator, newline=newline, **kwargs)
+        super().__init__(
+            columns=columns,
+            separator=type(self).separator,
+            newline=newline,
+            out=out,
+            keep_local=keep_local,
+            compression=compression,
+            hashes=hashes,
+            size_limit=size_limit,
+            progress_bar=progress_bar,
+            max_workers=max_workers,
+            retry=retry,
+            exist_ok=exist_ok,
+            **kwargs,
+        )
 
     def get_config(self) -> dict[str, Any]:
         """Returns the XSV settings without ``separator``."""
@@ -91,18 +158,62 @@ class _FixedSeparatorWriter(XSVWriter):
         return config
 
 
+@document_writer_args
 class CSVWriter(_FixedSeparatorWriter):
-    """Writes comma-separated values. Arguments as :class:`XSVWriter`, without ``separator``."""
+    """Writes comma-separated values, with no quoting: ``shard.NNNNN.csv`` + ``.csv.meta``.
+
+    Args:
+        columns: Column name to ``'str'``, ``'int'`` or ``'float'``.
+        newline: Line terminator; it may not occur in names or values, nor may ``,``.
+        <writer arguments>
+
+    Raises:
+        ValueError: For an unsupported column encoding, a column name containing ``,`` or
+            the newline, an invalid compression, hash list, size limit, ``out`` tuple or
+            unknown keyword.
+        FileExistsError: If the local directory is not empty and ``exist_ok`` is false.
+
+    Example:
+        >>> import tempfile
+        >>> from streamx import CSVWriter
+        >>> out = tempfile.mkdtemp()
+        >>> with CSVWriter(out=out, columns={"id": "int", "name": "str"}) as writer:
+        ...     writer.write({"id": 1, "name": "a"})
+        >>> open(f"{out}/shard.00000.csv").read()
+        'id,name\\n1,a\\n'
+    """
 
     format = "csv"
-    fixed_separator = ","
+    separator = ","
 
 
+@document_writer_args
 class TSVWriter(_FixedSeparatorWriter):
-    """Writes tab-separated values. Arguments as :class:`XSVWriter`, without ``separator``."""
+    """Writes tab-separated values, with no quoting: ``shard.NNNNN.tsv`` + ``.tsv.meta``.
+
+    Args:
+        columns: Column name to ``'str'``, ``'int'`` or ``'float'``.
+        newline: Line terminator; it may not occur in names or values, nor may a tab.
+        <writer arguments>
+
+    Raises:
+        ValueError: For an unsupported column encoding, a column name containing a tab or
+            the newline, an invalid compression, hash list, size limit, ``out`` tuple or
+            unknown keyword.
+        FileExistsError: If the local directory is not empty and ``exist_ok`` is false.
+
+    Example:
+        >>> import tempfile
+        >>> from streamx import TSVWriter
+        >>> out = tempfile.mkdtemp()
+        >>> with TSVWriter(out=out, columns={"id": "int", "name": "str"}) as writer:
+        ...     writer.write({"id": 1, "name": "a"})
+        >>> open(f"{out}/shard.00000.tsv").read()
+        'id\\tname\\n1\\ta\\n'
+    """
 
     format = "tsv"
-    fixed_separator = "\t"
+    separator = "\t"
 
 
 def _check_text(what: str, text: str, separator: str, newline: str) -> None:

@@ -75,10 +75,19 @@ impl ShardBuilder {
         &self.config
     }
 
-    /// Serialises the current shard and starts a new, empty one. Offsets are `u32`, so a
-    /// shard of 4 GiB or more is an error (the builder is left unchanged) rather than the
-    /// silent wrap-around of the upstream writer.
+    /// Serialises the current shard and starts a new, empty one (see [`Self::shard_bytes`]).
     pub fn take_shard_bytes(&mut self) -> Result<Vec<u8>> {
+        let out = self.shard_bytes()?;
+        self.data.clear();
+        self.ends.clear();
+        self.current = Self::header_charge(&self.config);
+        Ok(out)
+    }
+
+    /// The file bytes of the current shard, leaving it in place. Offsets are `u32`, so a
+    /// shard of 4 GiB or more is an error rather than the silent wrap-around of the
+    /// upstream writer.
+    pub fn shard_bytes(&self) -> Result<Vec<u8>> {
         let n = self.ends.len() as u64;
         let first = 4 + 4 * (n + 1) + self.config.len() as u64;
         let total = first + self.data.len() as u64;
@@ -95,9 +104,7 @@ impl ShardBuilder {
             out.extend_from_slice(&((first + end) as u32).to_le_bytes());
         }
         out.extend_from_slice(&self.config);
-        out.append(&mut self.data);
-        self.ends.clear();
-        self.current = Self::header_charge(&self.config);
+        out.extend_from_slice(&self.data);
         Ok(out)
     }
 }

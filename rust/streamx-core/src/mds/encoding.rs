@@ -182,6 +182,27 @@ impl Encoding {
         }
     }
 
+    /// Every encoding name the format defines, without arguments (`ndarray` stands for
+    /// all its `ndarray:dtype:shape` forms). The one list both languages check against.
+    pub fn names() -> Vec<&'static str> {
+        let simple = SIMPLE.iter().map(|(name, _)| *name);
+        let scalars = SCALARS.iter().map(|row| row.1);
+        simple.chain(scalars).chain(["ndarray"]).collect()
+    }
+
+    /// Whether the bindings encode and decode this column's values themselves (the
+    /// byte-level encodings); the others are encoded and decoded by Python.
+    pub fn is_native(&self) -> bool {
+        matches!(
+            self,
+            Encoding::Bytes
+                | Encoding::Str
+                | Encoding::Int
+                | Encoding::StrInt
+                | Encoding::Scalar(_)
+        )
+    }
+
     /// Whether encoding or decoding values needs Python objects (images, pickle, JSON,
     /// `Decimal`, float repr); such columns cross into Rust as opaque bytes.
     pub fn is_python_object(&self) -> bool {
