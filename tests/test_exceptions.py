@@ -12,6 +12,7 @@ from streamx import _core, exceptions
 from streamx.exceptions import (
     ChecksumError,
     CorruptIndexError,
+    CorruptShardError,
     IndexJSONError,
     StreamxError,
 )
@@ -100,3 +101,13 @@ def test_empty_index_is_also_a_json_decode_error(tmp_path: Path) -> None:
         streamx.LocalDataset(str(tmp_path))
     assert isinstance(info.value, json.JSONDecodeError)
     assert isinstance(info.value, CorruptIndexError)
+
+
+def test_truncated_split_meta_is_a_corrupt_shard(tmp_path: Path) -> None:
+    with streamx.CSVWriter(out=str(tmp_path), columns={"x": "int"}) as writer:
+        for i in range(4):
+            writer.write({"x": i})
+    meta = tmp_path / "shard.00000.csv.meta"
+    meta.write_bytes(meta.read_bytes()[:2])
+    with pytest.raises(CorruptShardError, match=r"shard\.00000\.csv\.meta"):
+        streamx.LocalDataset(str(tmp_path))[0]

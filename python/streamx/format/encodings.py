@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from streamx.format.encoding_base import Encoding
-from streamx.format.ndarray import NDArray
+from streamx.format.ndarray import DTYPE_CODES, NDArray
 
 __all__ = [
     "BUILTIN_ENCODINGS",
@@ -285,13 +285,11 @@ def _image_list(element: type[Encoding]) -> type[Encoding]:
     )
 
 
-SCALAR_DTYPES = {
-    name: getattr(np, name)
-    for name in (
-        *("uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64"),
-        *("float16", "float32", "float64"),
-    )
-}
+#: The fixed-width numeric encodings: numpy dtype name -> scalar type (the core's list).
+SCALAR_DTYPES: dict[str, type[np.generic]] = {name: getattr(np, name) for name in DTYPE_CODES}
+
+#: The encodings of JSON/CSV/TSV/XSV columns: name -> the Python type of their values.
+SPLIT_ENCODINGS: dict[str, type] = {"str": str, "int": int, "float": float}
 
 #: The encoding registry: name -> class. Users may add custom :class:`Encoding` subclasses.
 _encodings: dict[str, type[Encoding]] = {

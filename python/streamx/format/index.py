@@ -19,7 +19,13 @@ _FORMATS = ("mds", "json", "csv", "tsv", "xsv")
 
 @dataclass
 class FileInfo:
-    """One file of a shard: its basename, size and recorded digests."""
+    """One file of a shard, as an index entry records it.
+
+    Attributes:
+        basename: The file name, relative to the dataset (split) directory.
+        bytes: The file's size.
+        hashes: Hash algorithm name to hex digest.
+    """
 
     basename: str
     bytes: int
@@ -28,7 +34,21 @@ class FileInfo:
 
 @dataclass
 class ShardInfo:
-    """One shard entry of an index, resolved against the local directory it lives in."""
+    """One shard entry of an index, resolved against the local directory it lives in.
+
+    Built by :func:`parse_index`; the fields are the entry's keys. ``extra`` keeps the keys
+    of split formats (``columns``, ``separator``, ``newline``...).
+
+    Example:
+        >>> import tempfile
+        >>> from streamx import MDSWriter
+        >>> out = tempfile.mkdtemp()
+        >>> with MDSWriter(out=out, columns={"x": "int"}) as writer:
+        ...     writer.write({"x": 1})
+        >>> shard = parse_index(out, None, f"{out}/index.json")[0]
+        >>> shard.samples, shard.column_names, shard.raw_data.basename
+        (1, ['x'], 'shard.00000.mds')
+    """
 
     dirname: str
     split: str

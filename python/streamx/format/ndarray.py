@@ -10,30 +10,36 @@ from typing import Any
 
 import numpy as np
 
+from streamx import _core
 from streamx.format.encoding_base import Encoding
 
 __all__ = ["DTYPE_CODES", "NDArray"]
 
-#: numpy dtype name -> one-byte code in the stored header.
-DTYPE_CODES = {
-    "uint8": 8,
-    "int8": 9,
-    "uint16": 16,
-    "int16": 17,
-    "float16": 18,
-    "uint32": 32,
-    "int32": 33,
-    "float32": 34,
-    "uint64": 64,
-    "int64": 65,
-    "float64": 66,
-}
+#: numpy dtype name -> one-byte code in the stored header (the core's table).
+DTYPE_CODES: dict[str, int] = dict(_core.ndarray_dtype_codes())
 _CODE_DTYPES = {code: name for name, code in DTYPE_CODES.items()}
 _SHAPE_WIDTHS = ("uint8", "uint16", "uint32", "uint64")
 
 
 class NDArray(Encoding):
-    """A numpy array; decodes to a read-only array, as mosaicml-streaming does."""
+    """A numpy array; decodes to a read-only array, as mosaicml-streaming does.
+
+    Args:
+        dtype: A static numpy dtype name (not stored per sample), or ``None``.
+        shape: A static shape (only with a dtype; not stored per sample), or ``None``.
+
+    Raises:
+        ValueError: For an unsupported dtype or a dimension below 1; when encoding, for an
+            array whose dtype or shape differs from the static ones, or that is empty.
+
+    Example:
+        >>> import numpy as np
+        >>> coder = NDArray.from_str("int16:2,2")
+        >>> coder.size
+        8
+        >>> coder.decode(coder.encode(np.arange(4, dtype=np.int16).reshape(2, 2))).tolist()
+        [[0, 1], [2, 3]]
+    """
 
     def __init__(self, dtype: str | None = None, shape: tuple[int, ...] | None = None) -> None:
         if dtype is not None and dtype not in DTYPE_CODES:

@@ -54,9 +54,18 @@ fn native_encoding_names() -> Vec<&'static str> {
         .collect()
 }
 
+/// (numpy dtype name, the code dynamic-dtype `ndarray` columns store) for every scalar type.
+#[pyfunction]
+fn ndarray_dtype_codes() -> Vec<(&'static str, u8)> {
+    ScalarType::all()
+        .map(|t| (t.name(), t.dtype_code()))
+        .collect()
+}
+
 /// Adds this module's functions to `_core`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mds_encoding_names, m)?)?;
+    m.add_function(wrap_pyfunction!(ndarray_dtype_codes, m)?)?;
     m.add_function(wrap_pyfunction!(native_encoding_names, m)?)
 }
 

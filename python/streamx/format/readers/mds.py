@@ -13,7 +13,28 @@ __all__ = ["MDSSampleReader"]
 
 
 class MDSSampleReader:
-    """Decodes byte-level columns in Rust and Python-object columns (PIL, pickle, ...) here."""
+    """Decodes byte-level columns in Rust and Python-object columns (PIL, pickle, ...) here.
+
+    Args:
+        shards: The MDS shards of one dataset, in order; their files are opened lazily.
+
+    Raises:
+        ValueError: If a shard's encodings name no registered encoding.
+
+    Reading raises ``FileNotFoundError`` for a shard not on disk, ``IndexError`` for an id
+    outside ``0..num_samples`` and ``CorruptShardError`` for bytes that contradict the
+    shard's header or the index.
+
+    Example:
+        >>> import tempfile
+        >>> from streamx import MDSWriter
+        >>> from streamx.format.index import parse_index
+        >>> out = tempfile.mkdtemp()
+        >>> with MDSWriter(out=out, columns={"x": "int"}) as writer:
+        ...     writer.write({"x": 5})
+        >>> MDSSampleReader(parse_index(out, None, f"{out}/index.json")).get(0)
+        {'x': 5}
+    """
 
     def __init__(self, shards: Sequence[ShardInfo]) -> None:
         plans: list[ColumnPlan] = []

@@ -10,16 +10,35 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from streamx import _core
+from streamx.exceptions import CorruptIndexError, CorruptShardError
+from streamx.format.encodings import SPLIT_ENCODINGS
 from streamx.format.index import FileInfo, ShardInfo
 from streamx.format.readers.mds import MDSSampleReader
 
 __all__ = ["MixedSampleReader"]
 
-_XSV_PARSE = {"str": str, "int": int, "float": float}
-
 
 class MixedSampleReader:
-    """One reader per shard; samples are located by binary search over shard starts."""
+    """Reads datasets with JSON/CSV/TSV/XSV shards: one reader per shard, samples located by
+    binary search over the shards' first ids.
+
+    Args:
+        shards: The shards of one dataset, in order, of any format.
+
+    Reading raises ``FileNotFoundError`` for a shard not on disk, ``IndexError`` for an id
+    outside ``0..num_samples``, ``CorruptShardError`` for a data or meta file that
+    contradicts the index and ``CorruptIndexError`` for a split shard without a meta file.
+
+    Example:
+        >>> import tempfile
+        >>> from streamx import CSVWriter
+        >>> from streamx.format.index import parse_index
+        >>> out = tempfile.mkdtemp()
+        >>> with CSVWriter(out=out, columns={"x": "int"}) as writer:
+        ...     writer.write({"x": 5})
+        >>> MixedSampleReader(parse_index(out, None, f"{out}/index.json")).get(0)
+        {'x': 5}
+    """
 
     def __init__(self, shards: Sequence[ShardInfo]) -> None:
         self._shards = list(shards)
@@ -66,16 +85,25 @@ class _SplitShard:
     """A data file plus its ``.meta`` offsets file, both loaded once."""
 
     def __init__(self, shard: ShardInfo) -> None:
-        assert shard.raw_meta is not None
+        if shard.raw_meta is None:
+            raise CorruptIndexError(
+                f"The index entry of {shard.local_path(shard.raw_data)} lacks its raw_meta file."
+            )
         self.shard = shard
         self.data = _read_raw(shard, shard.raw_data, shard.zip_data)
         meta = _read_raw(shard, shard.raw_meta, shard.zip_meta)
-        count = struct.unpack_from("<I", meta)[0]
-        if len(meta) < 4 * (count + 2):
-            raise ValueError(f"Corrupt meta file {shard.local_path(shard.raw_meta)}: too short.")
+        count = struct.unpack_from("<I", meta)[0] if len(meta) >= 4 else 0
+        if len(meta) < 4 * (count + 2) or count != shard.samples:
+            raise CorruptShardError(
+                f"Corrupt meta file {shard.local_path(shard.raw_meta)}: too short or its "
+                f"sample count differs from the index's {shard.samples}."
+            )
         self.offsets = struct.unpack_from(f"<{count + 1}I", meta, 4)
-        if self.offsets[-1] > len(self.data):
-            raise ValueError(f"Corrupt shard {shard.local_path(shard.raw_data)}: offsets past end.")
+        if list(self.offsets) != sorted(self.offsets) or self.offsets[-1] > len(self.data):
+            raise CorruptShardError(
+                f"Corrupt shard {shard.local_path(shard.raw_data)}: offsets out of order or "
+                "past the end of the data file."
+            )
         self.config = shard.extra
 
     def get(self, index: int) -> dict[str, Any]:
@@ -86,7 +114,7 @@ class _SplitShard:
         separator = self.config.get("separator", "," if self.shard.format == "csv" else "\t")
         values = line[: len(line) - len(newline)].split(separator)
         names, encodings = self.config["column_names"], self.config["column_encodings"]
-        return {n: _XSV_PARSE[e](v) for n, e, v in zip(names, encodings, values)}
+        return {n: SPLIT_ENCODINGS[e](v) for n, e, v in zip(names, encodings, values)}
 
 
 def _read_raw(shard: ShardInfo, raw: FileInfo, packed: FileInfo | None) -> bytes:

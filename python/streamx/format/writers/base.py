@@ -47,7 +47,8 @@ def parse_size_limit(size_limit: int | str | None) -> int | None:
     return value
 
 
-# The arguments every writer documents; each writer's docstring ends with this text.
+# The arguments every writer takes, documented once; `document_writer_args` puts them into
+# each writer's docstring where it says `<writer arguments>`.
 WRITER_ARGS_DOC = """
         out: Where the dataset goes: a local directory, a remote URL (files are staged
             in a temporary directory and uploaded), or a ``(local, remote)`` pair.
@@ -139,6 +140,10 @@ class Writer:
         )
         self.local: str = self._output.local
         self.remote: str | None = self._output.remote
+        self._reset_cache()
+
+    def _reset_cache(self) -> None:
+        """Starts an empty pending shard (writers that buffer samples in Python)."""
 
     def get_config(self) -> dict[str, Any]:
         """Returns the writer settings recorded in every shard entry."""

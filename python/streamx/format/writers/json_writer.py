@@ -6,12 +6,13 @@ import json
 from typing import Any
 
 from streamx.exceptions import ColumnTypeError
+from streamx.format.encodings import SPLIT_ENCODINGS
 from streamx.format.writers.base import document_writer_args
 from streamx.format.writers.split import SplitWriter
 
 __all__ = ["JSON_TYPES", "JSONWriter"]
 
-JSON_TYPES: dict[str, type] = {"str": str, "int": int, "float": float}
+JSON_TYPES = SPLIT_ENCODINGS
 
 
 @document_writer_args

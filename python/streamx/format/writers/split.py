@@ -22,9 +22,10 @@ class SplitWriter(Writer):
 
     columns: dict[str, str]
 
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.new_samples: list[bytes] = []
+    new_samples: list[bytes]
+
+    def _reset_cache(self) -> None:
+        self.new_samples = []
         self._shard_bytes = 0
 
     def encode_sample(self, sample: dict[str, Any]) -> bytes:
@@ -91,7 +92,7 @@ class SplitWriter(Writer):
         }
         entry.update(self.get_config())
         uploads = [(zip_data or raw_data)["basename"], (zip_meta or raw_meta)["basename"]]
-        self.new_samples, self._shard_bytes = [], 0
+        self._reset_cache()
         self._add_shard(entry, uploads)
 
     def _store(self, raw: bytes, basename: str) -> tuple[dict[str, Any], dict[str, Any] | None]:

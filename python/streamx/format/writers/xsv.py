@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from streamx.format.encodings import SPLIT_ENCODINGS
 from streamx.format.writers.base import document_writer_args
 from streamx.format.writers.split import SplitWriter
 
 __all__ = ["CSVWriter", "TSVWriter", "XSVWriter"]
-
-XSV_ENCODINGS = ("str", "int", "float")
 
 
 @document_writer_args
@@ -66,7 +65,7 @@ class XSVWriter(SplitWriter):
         self.column_encodings = [columns[name] for name in self.column_names]
         for name, encoding in zip(self.column_names, self.column_encodings):
             _check_text(f"column name {name!r}", name, separator, newline)
-            if encoding not in XSV_ENCODINGS:
+            if encoding not in SPLIT_ENCODINGS:
                 raise ValueError(f"Column {name}: unsupported XSV encoding {encoding!r}.")
         self.separator = separator
         self.newline = newline

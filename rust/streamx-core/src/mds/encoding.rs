@@ -52,6 +52,11 @@ impl ScalarType {
         SCALARS[self as usize]
     }
 
+    /// Every scalar type, in the table's order.
+    pub fn all() -> impl Iterator<Item = ScalarType> {
+        SCALARS.iter().map(|row| row.0)
+    }
+
     /// Parses a numpy dtype name (`"uint8"` .. `"float64"`).
     pub fn from_name(name: &str) -> Option<ScalarType> {
         SCALARS.iter().find(|r| r.1 == name).map(|r| r.0)
