@@ -92,7 +92,7 @@ def test_layout_is_read_only(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="read-only"):
         ds.samples_per_shard[0] = 1
     with pytest.raises(AttributeError, match="fixed"):
-        ds.num_samples = 3  # type: ignore[misc]
+        ds.num_samples = 3
     # Shards holding no sample own no id.
     expected = np.repeat(np.arange(layout.num_shards), layout.samples_per_shard)
     np.testing.assert_array_equal(layout.shards_of(np.arange(30, dtype=np.int64)), expected)

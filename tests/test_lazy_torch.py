@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import streamx
+import streamx.dataset
 from streamx.dataset.streaming import StreamingDataset
 
 
@@ -29,6 +30,7 @@ def test_import_and_write_without_torch(tmp_path: Path) -> None:
         f"""
 import sys
 import streamx
+import streamx.dataset
 print('torch' in sys.modules)
 with streamx.MDSWriter(out={str(tmp_path / "ds")!r}, columns={{"id": "int", "t": "str"}}) as w:
     for i in range(10):
@@ -55,6 +57,7 @@ def test_torch_names_load_on_first_use(name: str, base: str) -> None:
 import sys
 import streamx
 import streamx.dataset
+import streamx.dataset
 assert 'torch' not in sys.modules
 cls = getattr(streamx, {name!r})
 import torch.utils.data
@@ -67,9 +70,9 @@ print(getattr(streamx.dataset, {name!r}, cls) is cls, {name!r} in dir(streamx))
 
 def test_unknown_names_raise_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no attribute 'Nope'"):
-        _ = streamx.Nope  # type: ignore[attr-defined]
+        _ = streamx.Nope
     with pytest.raises(AttributeError, match="no attribute 'Nope'"):
-        _ = streamx.dataset.Nope  # type: ignore[attr-defined]
+        _ = streamx.dataset.Nope
 
 
 def test_lazy_name_is_the_class_pickle_finds() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import os
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Generic, TypeVar, overload
 
@@ -125,6 +125,19 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         replication: Consecutive ranks that see the same samples.
         stream_name: Name of the Stream class to build when ``streams`` is not given.
         stream_config: Extra arguments for that class.
+
+    Raises:
+        ValueError: If the arguments are inconsistent or out of range (mosaicml-streaming's
+            messages), an index is malformed, or ``cache_limit`` is too small.
+        RuntimeError: If a stream holds no samples, or has neither a local ``index.json``
+            nor a remote.
+
+    Example:
+        >>> ds = StreamingDataset(local="/data/mds", batch_size=8, shuffle=True)  # doctest: +SKIP
+        >>> ds.columns  # doctest: +SKIP
+        {'id': 'int', 'text': 'str'}
+        >>> for sample in ds:  # doctest: +SKIP
+        ...     train_on(sample)
     """
 
     def __init__(
@@ -394,8 +407,13 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         self._settings = start.settings
         return dict(start.state_dict(num_samples, from_beginning, nodes))
 
-    def load_state_dict(self, obj: dict[str, Any]) -> None:
-        """Stores a resumption state; the next ``__iter__`` of every worker picks it up."""
+    def load_state_dict(self, obj: Mapping[str, object]) -> None:
+        """Stores a resumption state; the next ``__iter__`` of every worker picks it up.
+
+        Raises:
+            ValueError: If ``obj`` lacks ``epoch``, ``sample_in_epoch``,
+                ``num_canonical_nodes`` or ``shuffle_seed``.
+        """
         self._state.load_state_dict(obj)
 
     def resample_streams(

@@ -171,7 +171,7 @@ class EpochState:
 
     # Resumption.
 
-    def load_state_dict(self, obj: Mapping[str, Any]) -> None:
+    def load_state_dict(self, obj: Mapping[str, object]) -> None:
         """Records a resumption state for the next ``__iter__`` of every worker.
 
         Raises:
