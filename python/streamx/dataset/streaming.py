@@ -6,8 +6,7 @@ import math
 import os
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import replace
-from typing import Any, Generic, TypeVar, overload
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -21,6 +20,7 @@ from streamx.dataset.args import (
     parse_epoch_size,
 )
 from streamx.dataset.array import Array
+from streamx.dataset.attributes import LayoutField, SettingField
 from streamx.dataset.iteration import SampleAccess, chunk_size, worker_samples
 from streamx.dataset.layout import DatasetLayout
 from streamx.dataset.stream import Stream, apply_weights
@@ -42,55 +42,11 @@ from streamx.torch.bases import TorchIterableDataset
 
 __all__ = ["StreamingDataset"]
 
-T = TypeVar("T")
-
 
 def _in_order(values: NDArray[np.int64]) -> list[int]:
     """The distinct values, in order of first appearance."""
     unique, first = np.unique(values, return_index=True)
     return [int(v) for v in unique[np.argsort(first)]]
-
-
-class _LayoutField(Generic[T]):
-    """A read-only attribute of the dataset's :class:`DatasetLayout`."""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self._name = name
-
-    @overload
-    def __get__(self, ds: None, owner: type) -> _LayoutField[T]: ...
-    @overload
-    def __get__(self, ds: StreamingDataset, owner: type) -> T: ...
-    def __get__(self, ds: StreamingDataset | None, owner: type) -> T | _LayoutField[T]:
-        if ds is None:
-            return self
-        value: T = getattr(ds._layout, self._name)
-        return value
-
-    def __set__(self, ds: StreamingDataset, value: T) -> None:
-        raise AttributeError(f"StreamingDataset.{self._name} is fixed once its indexes are read")
-
-
-class _Setting(Generic[T]):
-    """An attribute of the dataset's current :class:`EpochSettings`; setting it replaces them."""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self._name = name
-
-    @overload
-    def __get__(self, ds: None, owner: type) -> _Setting[T]: ...
-    @overload
-    def __get__(self, ds: StreamingDataset, owner: type) -> T: ...
-    def __get__(self, ds: StreamingDataset | None, owner: type) -> T | _Setting[T]:
-        if ds is None:
-            return self
-        value: T = getattr(ds._settings, self._name)
-        return value
-
-    def __set__(self, ds: StreamingDataset, value: T) -> None:
-        # The field is named at run time; the annotation on the class gives its type.
-        changes: dict[str, Any] = {self._name: value}
-        ds._settings = replace(ds._settings, **changes)
 
 
 class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-arg]
@@ -213,32 +169,32 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
             self._remote_shard = np.array(self._shard_cache.remote_shards, bool)
 
     # What the indexes say (fixed after construction), as mosaicml-streaming names it.
-    streams: _LayoutField[Sequence[Stream]] = _LayoutField()
-    shards: _LayoutField[Sequence[ShardInfo]] = _LayoutField()
-    num_streams: _LayoutField[int] = _LayoutField()
-    num_shards: _LayoutField[int] = _LayoutField()
-    num_samples: _LayoutField[int] = _LayoutField()
-    stream_per_shard: _LayoutField[NDArray[np.int64]] = _LayoutField()
-    shard_offset_per_stream: _LayoutField[NDArray[np.int64]] = _LayoutField()
-    shards_per_stream: _LayoutField[NDArray[np.int64]] = _LayoutField()
-    samples_per_stream: _LayoutField[NDArray[np.int64]] = _LayoutField()
-    sample_offset_per_stream: _LayoutField[NDArray[np.int64]] = _LayoutField()
-    samples_per_shard: _LayoutField[NDArray[np.int64]] = _LayoutField()
-    sample_offset_per_shard: _LayoutField[NDArray[np.int64]] = _LayoutField()
+    streams: LayoutField[Sequence[Stream]] = LayoutField()
+    shards: LayoutField[Sequence[ShardInfo]] = LayoutField()
+    num_streams: LayoutField[int] = LayoutField()
+    num_shards: LayoutField[int] = LayoutField()
+    num_samples: LayoutField[int] = LayoutField()
+    stream_per_shard: LayoutField[NDArray[np.int64]] = LayoutField()
+    shard_offset_per_stream: LayoutField[NDArray[np.int64]] = LayoutField()
+    shards_per_stream: LayoutField[NDArray[np.int64]] = LayoutField()
+    samples_per_stream: LayoutField[NDArray[np.int64]] = LayoutField()
+    sample_offset_per_stream: LayoutField[NDArray[np.int64]] = LayoutField()
+    samples_per_shard: LayoutField[NDArray[np.int64]] = LayoutField()
+    sample_offset_per_shard: LayoutField[NDArray[np.int64]] = LayoutField()
 
     # The order settings: num_canonical_nodes and shuffle_block_size are filled when an
     # epoch starts or a state dict is taken, as in mosaicml-streaming.
-    batch_size: _Setting[int | None] = _Setting()
-    shuffle: _Setting[bool] = _Setting()
-    shuffle_algo: _Setting[ShuffleAlgo] = _Setting()
-    shuffle_seed: _Setting[int] = _Setting()
-    shuffle_block_size: _Setting[int | None] = _Setting()
-    num_canonical_nodes: _Setting[int | None] = _Setting()
-    initial_physical_nodes: _Setting[int | None] = _Setting()
-    partition_algo: _Setting[PartitionAlgo] = _Setting()
-    batching_method: _Setting[BatchingMethod] = _Setting()
-    sampling_method: _Setting[SamplingMethod] = _Setting()
-    sampling_granularity: _Setting[int] = _Setting()
+    batch_size: SettingField[int | None] = SettingField()
+    shuffle: SettingField[bool] = SettingField()
+    shuffle_algo: SettingField[ShuffleAlgo] = SettingField()
+    shuffle_seed: SettingField[int] = SettingField()
+    shuffle_block_size: SettingField[int | None] = SettingField()
+    num_canonical_nodes: SettingField[int | None] = SettingField()
+    initial_physical_nodes: SettingField[int | None] = SettingField()
+    partition_algo: SettingField[PartitionAlgo] = SettingField()
+    batching_method: SettingField[BatchingMethod] = SettingField()
+    sampling_method: SettingField[SamplingMethod] = SettingField()
+    sampling_granularity: SettingField[int] = SettingField()
 
     @property
     def epoch_seed_change(self) -> bool:
