@@ -1,13 +1,25 @@
 """streamx: stream training data from object stores into PyTorch, fast.
 
 A drop-in replacement for mosaicml-streaming: the same MDS format, API and sample order.
+
+The names that subclass torch types (``StreamingDataset``, ``LocalDataset``,
+``StreamingDataLoader``) are imported on first use, so ``import streamx`` and writing
+data never import torch.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
 from streamx._core import __version__
-from streamx.dataset.local import LocalDataset
 from streamx.dataset.stream import Stream
-from streamx.dataset.streaming import StreamingDataset
 from streamx.format.writers import CSVWriter, JSONWriter, MDSWriter, TSVWriter, XSVWriter
+
+if TYPE_CHECKING:
+    from streamx.dataset.local import LocalDataset
+    from streamx.dataset.streaming import StreamingDataset
+    from streamx.torch.dataloader import StreamingDataLoader
 
 __all__ = [
     "CSVWriter",
@@ -22,11 +34,22 @@ __all__ = [
     "__version__",
 ]
 
+# Public name -> module defining it, imported when the name is first read.
+_LAZY = {
+    "LocalDataset": "streamx.dataset.local",
+    "StreamingDataset": "streamx.dataset.streaming",
+    "StreamingDataLoader": "streamx.torch.dataloader",
+}
+
 
 def __getattr__(name: str) -> object:
-    # StreamingDataLoader needs torch; import it only when asked for, so streamx works without.
-    if name == "StreamingDataLoader":
-        from streamx.torch.dataloader import StreamingDataLoader
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'streamx' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later reads skip this hook
+    return value
 
-        return StreamingDataLoader
-    raise AttributeError(f"module 'streamx' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

@@ -7,6 +7,8 @@ import numpy as np
 from numpy.typing import NDArray
 from typing_extensions import Self
 
+from streamx.order.settings import PlanConfig
+
 __version__: str
 
 def compression_names() -> list[str]: ...
@@ -26,9 +28,9 @@ def ndarray_dtype_codes() -> list[tuple[str, int]]: ...
 
 _Warnings = list[tuple[str, bool]]
 
-def plan_epoch(config: dict[str, Any]) -> tuple[NDArray[np.int64], _Warnings]: ...
+def plan_epoch(config: PlanConfig) -> tuple[NDArray[np.int64], _Warnings]: ...
 def plan_worker(
-    config: dict[str, Any], node: int, rank: int, worker: int
+    config: PlanConfig, node: int, rank: int, worker: int
 ) -> tuple[NDArray[np.int64], _Warnings]: ...
 def get_shuffle(
     algo: str,
@@ -58,7 +60,7 @@ def get_sampling(
     use_epoch: bool,
 ) -> NDArray[np.int64]: ...
 def resample_streams(
-    config: dict[str, Any], stream_id: int | None = None
+    config: PlanConfig, stream_id: int | None = None
 ) -> tuple[NDArray[np.int64], NDArray[np.int64]]: ...
 
 @final

@@ -21,7 +21,8 @@ import numpy as np
 
 import streamx.dataset.stream
 from streamx import _core
-from streamx.order.epoch import epoch_config
+from streamx.order.epoch import plan_config
+from streamx.order.settings import EpochSettings, PlanConfig
 from streamx.order.world import World as XWorld
 
 # Weight of one stream: ("proportion", 0.5), ("repeat", 1.5), ("choose", 30) or None.
@@ -103,14 +104,40 @@ def mosaic_dataset(spec: OrderSpec) -> SimpleNamespace:
     return ns
 
 
-def streamx_dataset(spec: OrderSpec) -> SimpleNamespace:
-    """The attributes ``streamx.order.epoch.epoch_config`` reads, derived by streamx's own code."""
-    streams = _make_streams(streamx.dataset.stream.Stream, spec)
-    ns = _namespace(spec, streams)
-    ns.epoch_size = streamx.dataset.stream.apply_weights(
-        streams, ns.samples_per_stream, spec.epoch_size, spec.seed
+def streamx_settings(spec: OrderSpec) -> EpochSettings:
+    """The resolved epoch settings of this configuration."""
+    return EpochSettings(
+        batch_size=spec.batch_size,
+        shuffle=spec.shuffle,
+        shuffle_algo=spec.shuffle_algo,  # type: ignore[arg-type]  # invalid ones are tested too
+        shuffle_seed=spec.seed,
+        shuffle_block_size=spec.shuffle_block_size,
+        num_canonical_nodes=spec.num_canonical_nodes,
+        initial_physical_nodes=spec.initial_physical_nodes,
+        partition_algo=spec.partition_algo,  # type: ignore[arg-type]
+        batching_method=spec.batching_method,  # type: ignore[arg-type]
+        sampling_method=spec.sampling_method,  # type: ignore[arg-type]
+        sampling_granularity=spec.sampling_granularity,
     )
-    return ns
+
+
+def streamx_streams(spec: OrderSpec) -> tuple[list[streamx.dataset.stream.Stream], int]:
+    """streamx's streams of this configuration, weighted by its own code, and the epoch size."""
+    streams = _make_streams(streamx.dataset.stream.Stream, spec)
+    samples_per_stream = np.array([sum(s) for s in spec.shards], np.int64)
+    epoch_size = streamx.dataset.stream.apply_weights(
+        streams, samples_per_stream, spec.epoch_size, spec.seed
+    )
+    return streams, epoch_size
+
+
+def streamx_plan_streams(spec: OrderSpec) -> list[tuple[list[int], int, float]]:
+    """Each stream's shard sizes and weights, the weights derived by streamx's own code."""
+    streams, _ = streamx_streams(spec)
+    return [
+        (list(sizes), int(stream.choose), float(stream.proportion))
+        for sizes, stream in zip(spec.shards, streams)
+    ]
 
 
 @dataclass
@@ -189,11 +216,13 @@ def mosaic_work(
 
 def streamx_config(
     spec: OrderSpec, shape: tuple[int, int, int], epoch: int, sample_in_epoch: int
-) -> dict[str, Any]:
-    """The ``_core.plan_epoch`` config dict that ``streamx.order.epoch`` builds for a dataset."""
+) -> PlanConfig:
+    """The ``_core.plan_epoch`` config that ``streamx.order.epoch`` builds for a dataset."""
     nodes, ranks, workers = shape
     world = XWorld(num_nodes=nodes, ranks_per_node=ranks, rank=0, workers_per_rank=workers)
-    return epoch_config(streamx_dataset(spec), epoch, sample_in_epoch, world)
+    return plan_config(
+        streamx_plan_streams(spec), streamx_settings(spec), epoch, sample_in_epoch, world
+    )
 
 
 def streamx_work(

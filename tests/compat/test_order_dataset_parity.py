@@ -321,3 +321,81 @@ def test_state_dict_before_iteration(dirs: dict[str, str]) -> None:
     pair = Pair(dirs, "small", shuffle=True)
     pair.check_state(0)
     assert pair.ours.state_dict(num_samples=0, from_beginning=False)["epoch"] == -1
+
+
+# Public attributes mosaic users read; streamx serves them from typed values.
+PUBLIC = (
+    "num_samples",
+    "num_shards",
+    "num_streams",
+    "epoch_size",
+    "length",
+    "num_canonical_nodes",
+    "shuffle_block_size",
+    "shuffle_seed",
+    "initial_physical_nodes",
+    "predownload",
+    "cache_limit",
+    "batch_size",
+    "shuffle",
+    "shuffle_algo",
+    "partition_algo",
+    "batching_method",
+    "sampling_method",
+    "sampling_granularity",
+    "epoch_seed_change",
+    "replication",
+)
+PUBLIC_ARRAYS = (
+    "samples_per_shard",
+    "sample_offset_per_shard",
+    "shard_offset_per_stream",
+    "shards_per_stream",
+    "samples_per_stream",
+    "sample_offset_per_stream",
+    "stream_per_shard",
+)
+
+
+def _public(ds: Any) -> dict[str, Any]:
+    out = {name: getattr(ds, name) for name in PUBLIC}
+    out.update({name: getattr(ds, name).tolist() for name in PUBLIC_ARRAYS})
+    out["shards"] = len(ds.shards)
+    out["streams"] = len(ds.streams)
+    return out
+
+
+def test_public_attributes_at_each_moment(dirs: dict[str, str]) -> None:
+    """The defaults are filled when upstream fills them: at an epoch or a state dict."""
+    streams = [("s0", {"proportion": 0.7}), ("s1", {"proportion": 0.3})]
+    pair = Pair(dirs, streams, shuffle=True, shuffle_algo="py1s", epoch_size=300)
+    assert _public(pair.ours) == _public(pair.theirs)
+    assert pair.ours.num_canonical_nodes is None  # not filled before an epoch starts
+    pair.check_state(0)  # resolves, as upstream's state_dict does
+    assert _public(pair.ours) == _public(pair.theirs)
+    assert pair.ours.num_canonical_nodes == 64
+    pair.epoch()
+    assert _public(pair.ours) == _public(pair.theirs)
+    pair.load(
+        {
+            "epoch": 3,
+            "sample_in_epoch": 20,
+            "num_canonical_nodes": 2,
+            "shuffle_seed": 5,
+            "initial_physical_nodes": 1,
+        }
+    )
+    assert _public(pair.ours) == _public(pair.theirs)  # loading alone changes nothing
+    pair.epoch()
+    assert _public(pair.ours) == _public(pair.theirs)
+    assert (pair.ours.num_canonical_nodes, pair.ours.shuffle_seed) == (2, 5)
+
+
+def test_settings_can_be_assigned(dirs: dict[str, str]) -> None:
+    """Assigning an order setting, as mosaic users can, changes the order the same way."""
+    pair = Pair(dirs, "small", shuffle=True)
+    for ds in (pair.ours, pair.theirs):
+        ds.num_canonical_nodes = 4
+        ds.shuffle_seed = 17
+    pair.epoch()
+    assert _public(pair.ours) == _public(pair.theirs)

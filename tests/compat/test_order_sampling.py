@@ -14,7 +14,7 @@ from order_helpers import (
     capture,
     mosaic_dataset,
     streamx_config,
-    streamx_dataset,
+    streamx_streams,
 )
 
 from streamx import _core
@@ -87,9 +87,9 @@ RESAMPLE_SPECS = {
 def test_resample_streams(name: str, shuffle: bool) -> None:
     spec = RESAMPLE_SPECS[name].with_(shuffle=shuffle)
     theirs_ds = mosaic_dataset(spec)
-    ours_ds = streamx_dataset(spec)
-    assert ours_ds.epoch_size == theirs_ds.epoch_size
-    for s_ours, s_theirs in zip(ours_ds.streams, theirs_ds.streams):
+    ours_streams, ours_epoch_size = streamx_streams(spec)
+    assert ours_epoch_size == theirs_ds.epoch_size
+    for s_ours, s_theirs in zip(ours_streams, theirs_ds.streams):
         assert int(s_ours.choose) == int(s_theirs.choose)
         assert float(s_ours.proportion) == float(s_theirs.proportion)
         assert float(s_ours.repeat) == float(s_theirs.repeat)

@@ -6,9 +6,10 @@ import os
 from typing import Any
 
 from streamx.dataset.array import Array
+from streamx.dataset.layout import shard_columns
 from streamx.format.index import INDEX_BASENAME, parse_index
 from streamx.format.readers import make_reader
-from streamx.torch.compat import TorchDataset
+from streamx.torch.bases import TorchDataset
 
 __all__ = ["LocalDataset"]
 
@@ -19,6 +20,15 @@ class LocalDataset(Array, TorchDataset):  # type: ignore[misc,type-arg]
     Args:
         local: The dataset directory holding ``index.json``.
         split: Optional sub-directory of ``local``.
+
+    Raises:
+        FileNotFoundError: If ``index.json`` is missing.
+        ValueError: If the index is malformed.
+
+    Example:
+        >>> ds = LocalDataset("/data/mds")  # doctest: +SKIP
+        >>> ds.columns, len(ds), ds[0]["id"]  # doctest: +SKIP
+        ({'id': 'int', 'text': 'str'}, 1000, 0)
     """
 
     def __init__(self, local: str, split: str | None = None) -> None:
@@ -37,6 +47,17 @@ class LocalDataset(Array, TorchDataset):  # type: ignore[misc,type-arg]
     def size(self) -> int:
         """Number of samples."""
         return self.num_samples
+
+    @property
+    def columns(self) -> dict[str, str]:
+        """Column name -> encoding (``'int'``, ``'str'``, ``'jpeg'``, ...), in index order."""
+        return shard_columns(self.shards)
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(local={self.local!r}, split={self.split!r}, "
+            f"samples={self.num_samples}, shards={len(self.shards)}, columns={self.columns})"
+        )
 
     def get_item(self, sample_id: int) -> dict[str, Any]:
         """Returns the sample with global id ``sample_id``."""

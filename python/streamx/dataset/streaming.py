@@ -5,21 +5,40 @@ from __future__ import annotations
 import math
 import os
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from streamx.dataset.args import DatasetArgs, build_streams
+from streamx.dataset.args import (
+    StreamDefaults,
+    build_streams,
+    check_settings,
+    check_sources,
+    default_predownload,
+    parse_epoch_size,
+)
 from streamx.dataset.array import Array
+from streamx.dataset.attributes import LayoutField, SettingField
+from streamx.dataset.iteration import SampleAccess, chunk_size, worker_samples
+from streamx.dataset.layout import DatasetLayout
 from streamx.dataset.stream import Stream, apply_weights
 from streamx.format.index import ShardInfo
 from streamx.format.readers import make_reader
+from streamx.order.epoch import plan_config, resample_streams
 from streamx.order.epoch_state import EpochState
+from streamx.order.settings import (
+    BatchingMethod,
+    EpochSettings,
+    PartitionAlgo,
+    SamplingMethod,
+    ShuffleAlgo,
+)
 from streamx.order.world import World
 from streamx.sizes import bytes_to_int
-from streamx.torch.compat import TorchIterableDataset
+from streamx.storage.shard_cache import ShardCache
+from streamx.torch.bases import TorchIterableDataset
 
 __all__ = ["StreamingDataset"]
 
@@ -62,6 +81,19 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         replication: Consecutive ranks that see the same samples.
         stream_name: Name of the Stream class to build when ``streams`` is not given.
         stream_config: Extra arguments for that class.
+
+    Raises:
+        ValueError: If the arguments are inconsistent or out of range (mosaicml-streaming's
+            messages), an index is malformed, or ``cache_limit`` is too small.
+        RuntimeError: If a stream holds no samples, or has neither a local ``index.json``
+            nor a remote.
+
+    Example:
+        >>> ds = StreamingDataset(local="/data/mds", batch_size=8, shuffle=True)  # doctest: +SKIP
+        >>> ds.columns  # doctest: +SKIP
+        {'id': 'int', 'text': 'str'}
+        >>> for sample in ds:  # doctest: +SKIP
+        ...     train_on(sample)
     """
 
     def __init__(
@@ -78,83 +110,99 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         epoch_size: int | str | None = None,
         predownload: int | None = None,
         cache_limit: int | str | None = None,
-        sampling_method: str = "balanced",
+        sampling_method: SamplingMethod = "balanced",
         sampling_granularity: int = 1,
-        partition_algo: str = "relaxed",
+        partition_algo: PartitionAlgo = "relaxed",
         num_canonical_nodes: int | None = None,
         batch_size: int | None = None,
         shuffle: bool = False,
-        shuffle_algo: str = "py1e",
+        shuffle_algo: ShuffleAlgo = "py1e",
         shuffle_seed: int = 9176,
         shuffle_block_size: int | None = None,
-        batching_method: str = "random",
+        batching_method: BatchingMethod = "random",
         allow_unsafe_types: bool = False,
         replication: int | None = None,
         stream_name: str = "stream",
         stream_config: dict[str, Any] | None = None,
     ) -> None:
-        args = DatasetArgs.validate(locals())
-        self.predownload: int | None = args.values["predownload"]
+        check_sources(streams, remote, local)
+        self._settings = EpochSettings(
+            batch_size=batch_size,
+            shuffle=shuffle,
+            shuffle_algo=shuffle_algo,
+            shuffle_seed=shuffle_seed,
+            shuffle_block_size=shuffle_block_size,
+            num_canonical_nodes=num_canonical_nodes,
+            initial_physical_nodes=None,
+            partition_algo=partition_algo,
+            batching_method=batching_method,
+            sampling_method=sampling_method,
+            sampling_granularity=sampling_granularity,
+        )
+        check_settings(self._settings)
+        self.predownload: int | None = default_predownload(predownload, batch_size)
+        epoch_size_value = parse_epoch_size(epoch_size)
         self.cache_limit: int | str | None = cache_limit
-        self.sampling_method = sampling_method
-        self.sampling_granularity = sampling_granularity
-        self.partition_algo = partition_algo
-        self.num_canonical_nodes = num_canonical_nodes
-        self.batch_size = batch_size
-        self.shuffle = shuffle
-        self.shuffle_algo = shuffle_algo
-        self.shuffle_seed = shuffle_seed
-        self.shuffle_block_size = shuffle_block_size
-        self.batching_method = batching_method
         self.allow_unsafe_types = allow_unsafe_types
         self.replication = replication
         self._unique_rank_world = World.detect()
         self._parallel_rank_world = self._unique_rank_world.replicate(replication)
-        self.initial_physical_nodes: int | None = None
-        self.epoch_seed_change = self.shuffle and self.sampling_method == "balanced"
-        self.streams = build_streams(args)
-        self.num_streams = len(self.streams)
-        self._load_shards()
+        defaults = StreamDefaults(
+            remote, local, split, download_retry, download_timeout, validate_hash, keep_zip
+        )
+        streams = build_streams(streams, defaults, stream_name, stream_config)
+        self._load_shards(streams)
         self._check_cache_limit()
         self.epoch_size = apply_weights(
-            self.streams, self.samples_per_stream, args.epoch_size, self.shuffle_seed
+            self.streams, self.samples_per_stream, epoch_size_value, self.shuffle_seed
         )
         self.length = math.ceil(self.epoch_size / self._parallel_rank_world.num_ranks)
         self._reader = make_reader(self.shards)
+        self._chunk = chunk_size(self._layout)
         if not any(stream.remote for stream in self.streams):  # remote: get_item fetches
             self._enable_fast_get(StreamingDataset, self._reader.fast_get)
-        self._state = EpochState.for_dataset(self)
-        self._shard_cache = None
+        self._state = EpochState.create(self._layout.local_dirs)
+        self._shard_cache: ShardCache | None = None
         if any(s.remote is not None and s.remote != s.local for s in self.streams):
-            from streamx.storage.shard_cache import ShardCache
-
             limit = self.cache_limit if isinstance(self.cache_limit, int) else None
-            self._shard_cache = ShardCache(self, limit)
+            self._shard_cache = ShardCache(self._layout, self._reader, limit)
             self._remote_shard = np.array(self._shard_cache.remote_shards, bool)
 
-    def _load_shards(self) -> None:
-        self.shards: list[ShardInfo] = []
-        counts = []
-        self.shard_offset_per_stream = np.zeros(self.num_streams, np.int64)
-        self.shards_per_stream = np.zeros(self.num_streams, np.int64)
-        stream_per_shard: list[int] = []
-        for stream_id, stream in enumerate(self.streams):
-            shards = stream.get_shards(self._unique_rank_world, self.allow_unsafe_types)
-            samples = sum(shard.samples for shard in shards)
-            if not samples:
-                raise RuntimeError(f"Stream contains no samples: {stream.index_path}.")
-            self.shard_offset_per_stream[stream_id] = len(self.shards)
-            self.shards_per_stream[stream_id] = len(shards)
-            stream_per_shard += [stream_id] * len(shards)
-            self.shards += shards
-            counts.append(samples)
-        self.stream_per_shard = np.array(stream_per_shard, np.int64)
-        self.num_shards = len(self.shards)
-        self.samples_per_stream = np.array(counts, np.int64)
-        self.sample_offset_per_stream = self.samples_per_stream.cumsum() - self.samples_per_stream
-        self.num_samples = int(self.samples_per_stream.sum())
-        self.samples_per_shard = np.array([s.samples for s in self.shards], np.int64)
-        self.sample_offset_per_shard = self.samples_per_shard.cumsum() - self.samples_per_shard
+    # What the indexes say (fixed after construction), as mosaicml-streaming names it.
+    streams: LayoutField[Sequence[Stream]] = LayoutField()
+    shards: LayoutField[Sequence[ShardInfo]] = LayoutField()
+    num_streams: LayoutField[int] = LayoutField()
+    num_shards: LayoutField[int] = LayoutField()
+    num_samples: LayoutField[int] = LayoutField()
+    stream_per_shard: LayoutField[NDArray[np.int64]] = LayoutField()
+    shard_offset_per_stream: LayoutField[NDArray[np.int64]] = LayoutField()
+    shards_per_stream: LayoutField[NDArray[np.int64]] = LayoutField()
+    samples_per_stream: LayoutField[NDArray[np.int64]] = LayoutField()
+    sample_offset_per_stream: LayoutField[NDArray[np.int64]] = LayoutField()
+    samples_per_shard: LayoutField[NDArray[np.int64]] = LayoutField()
+    sample_offset_per_shard: LayoutField[NDArray[np.int64]] = LayoutField()
+
+    # The order settings: num_canonical_nodes and shuffle_block_size are filled when an
+    # epoch starts or a state dict is taken, as in mosaicml-streaming.
+    batch_size: SettingField[int | None] = SettingField()
+    shuffle: SettingField[bool] = SettingField()
+    shuffle_algo: SettingField[ShuffleAlgo] = SettingField()
+    shuffle_seed: SettingField[int] = SettingField()
+    shuffle_block_size: SettingField[int | None] = SettingField()
+    num_canonical_nodes: SettingField[int | None] = SettingField()
+    initial_physical_nodes: SettingField[int | None] = SettingField()
+    partition_algo: SettingField[PartitionAlgo] = SettingField()
+    batching_method: SettingField[BatchingMethod] = SettingField()
+    sampling_method: SettingField[SamplingMethod] = SettingField()
+    sampling_granularity: SettingField[int] = SettingField()
+
+    @property
+    def epoch_seed_change(self) -> bool:
+        """Whether stream subsampling changes with the epoch (shuffled, balanced sampling)."""
+        return self._settings.epoch_seed_change
+
+    def _load_shards(self, streams: Sequence[Stream]) -> None:
+        self._layout = DatasetLayout.load(streams, self._unique_rank_world, self.allow_unsafe_types)
 
     def _check_cache_limit(self) -> None:
         if not self.cache_limit:
@@ -184,6 +232,33 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
     def size(self) -> int:
         """Number of unique underlying samples."""
         return self.num_samples
+
+    @property
+    def columns(self) -> dict[str, str]:
+        """Column name -> encoding (``'int'``, ``'str'``, ``'jpeg'``, ...), in index order.
+
+        Streams with different columns contribute all of theirs; where two declare the same
+        name, the first stream's encoding is shown.
+
+        Example:
+            >>> StreamingDataset(local="/data/mds", batch_size=8).columns  # doctest: +SKIP
+            {'id': 'int', 'text': 'str'}
+        """
+        return self._layout.columns
+
+    def __repr__(self) -> str:
+        streams = [stream.remote or stream.local for stream in self.streams]
+        settings = self._settings
+        return (
+            f"{type(self).__name__}(streams={streams}, samples={self.num_samples}, "
+            f"shards={self.num_shards}, epoch_size={self.epoch_size}, columns={self.columns}, "
+            f"batch_size={settings.batch_size}, shuffle={settings.shuffle}, "
+            f"shuffle_algo={settings.shuffle_algo!r}, shuffle_seed={settings.shuffle_seed}, "
+            f"num_canonical_nodes={settings.num_canonical_nodes}, "
+            f"partition_algo={settings.partition_algo!r}, "
+            f"batching_method={settings.batching_method!r}, "
+            f"sampling_method={settings.sampling_method!r}, cache_limit={self.cache_limit!r})"
+        )
 
     def get_item(self, sample_id: int, retry: int = 7) -> Any:
         """Returns sample ``sample_id``, fetching its shard first if it is not local."""
@@ -225,8 +300,7 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         if self._shard_cache is None:
             return stop
         window = ids[start : stop + max(int(self.predownload or 0), 1)]
-        ends = self.sample_offset_per_shard + self.samples_per_shard
-        order = np.searchsorted(ends, window, side="right")
+        order = self._layout.shards_of(window)
         chunk = order[: max(stop - start, 0)]
         held = self._shard_cache.set_window(_in_order(chunk), _in_order(order))
         if held is None or stop <= start:
@@ -251,41 +325,60 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
     def next_epoch(self, epoch: int) -> None:
         self._state.next_epoch = epoch
 
-    def __iter__(self) -> Iterator[Any]:
-        """Yields this worker's samples of the next epoch, in mosaicml-streaming's order."""
-        from streamx.dataset.iteration import iterate
+    def _sample_access(self) -> SampleAccess:
+        """Chunked decoding in Rust, unless a subclass overrides ``__getitem__`` or
+        ``get_item``: then every id goes through ``ds[i]``, as in mosaicml-streaming."""
+        cls = type(self)
+        overridden = (
+            cls.__getitem__ is not StreamingDataset.__getitem__
+            or cls.get_item is not StreamingDataset.get_item
+        )
+        reader, fallback = self._reader, self.get_item
 
-        return iterate(self)
+        def get_many(ids: list[int]) -> list[Any]:
+            return reader.get_many(ids, fallback)
+
+        return SampleAccess(
+            get_one=self.__getitem__,
+            get_many=None if overridden else get_many,
+            prepare=self._prepare_ahead,
+            chunk=self._chunk,
+        )
+
+    def __iter__(self) -> Iterator[Any]:
+        """Yields this worker's samples of the next epoch, in mosaicml-streaming's order.
+
+        The epoch is claimed here, not at the first ``next``: a DataLoader worker calls
+        ``iter`` as it starts, so a worker shut down before it fetches anything (a pass cut
+        short) still moves on to the next epoch with its siblings.
+        """
+        start = self._state.start_epoch(self._settings, self._parallel_rank_world.num_nodes)
+        self._settings = start.settings
+        return worker_samples(start, self._layout, self.replication, self._sample_access())
 
     def state_dict(self, num_samples: int, from_beginning: bool) -> dict[str, Any]:
         """Returns the five-key resumption state after ``num_samples`` global samples."""
-        return self._state.state_dict(num_samples, from_beginning)
+        nodes = self._parallel_rank_world.num_nodes
+        start = self._state.resolve(self.next_epoch - 1, self._settings, nodes)
+        self._settings = start.settings
+        return dict(start.state_dict(num_samples, from_beginning, nodes))
 
-    def load_state_dict(self, obj: dict[str, Any]) -> None:
-        """Stores a resumption state; the next ``__iter__`` of every worker picks it up."""
+    def load_state_dict(self, obj: Mapping[str, object]) -> None:
+        """Stores a resumption state; the next ``__iter__`` of every worker picks it up.
+
+        Raises:
+            ValueError: If ``obj`` lacks ``epoch``, ``sample_in_epoch``,
+                ``num_canonical_nodes`` or ``shuffle_seed``.
+        """
         self._state.load_state_dict(obj)
 
     def resample_streams(
         self, epoch: int, stream_id: int | None = None
     ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """Returns the epoch's ``(shuffle_units, sample_ids)`` after stream weighting."""
-        from streamx.order.epoch import resample_streams
-
-        return resample_streams(self, epoch, stream_id)
-
-    def _resolve_defaults(self, state: dict[str, Any] | None) -> None:
-        """Fills ``num_canonical_nodes`` and ``shuffle_block_size`` as upstream does per epoch."""
-        nodes = self._parallel_rank_world.num_nodes
-        if state is not None:
-            self.num_canonical_nodes = int(state["num_canonical_nodes"])
-            self.shuffle_seed = int(state["shuffle_seed"])
-            self.initial_physical_nodes = state.get("initial_physical_nodes")
-        elif not self.num_canonical_nodes:
-            factor = 64 if self.shuffle_algo in ("py1s", "py2s") else 1
-            self.num_canonical_nodes = factor * nodes
-        if self.shuffle_block_size is None:  # set once, as upstream does
-            ncn = self.num_canonical_nodes
-            self.shuffle_block_size = max(4_000_000 // ncn, 1 << 18) if ncn else 1 << 18
+        settings = self._settings.resolve(None, self._parallel_rank_world.num_nodes)
+        config = plan_config(self._layout.plan_streams(), settings, epoch, 0, World(1, 1, 0))
+        return resample_streams(config, stream_id)
 
     def __del__(self) -> None:
         state = getattr(self, "_state", None)

@@ -21,6 +21,9 @@ dataset:
 * ``resume.json``: the state given to ``load_state_dict``; ``resume.used`` notes that it was
   applied or reported stale.
 
+The state holds no reference to its dataset: the settings an epoch runs with go in as an
+``EpochSettings`` and come back resolved in an :class:`EpochStart`, which the caller keeps.
+
 Every file is replaced atomically (write, then rename), so ``kill -9`` leaves nothing
 half-written, and a crashed run needs no manual cleanup: a new run never waits for or
 collides with an old one.
@@ -34,12 +37,15 @@ import os
 import secrets
 import warnings
 import weakref
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
 
 from streamx.order import run_dirs
+from streamx.order.settings import EpochSettings, ResumeState
 from streamx.torch.compat import get_worker_info
 
-__all__ = ["STATE_KEYS", "EpochState"]
+__all__ = ["STATE_KEYS", "EpochStart", "EpochState"]
 
 STATE_KEYS = (
     "epoch",
@@ -84,37 +90,28 @@ def _create_exclusive(path: str, text: str) -> bool:
 class EpochState:
     """One dataset instance's state directory and the epoch/resume logic built on it."""
 
-    def __init__(self, root: str, dataset: Any) -> None:
+    def __init__(self, root: str) -> None:
         self.root = root
-        # A weak reference: the dataset owns this state, and no cycle delays its clean-up.
-        self._dataset_ref = weakref.ref(dataset)
         self._finalizer: weakref.finalize[Any, Any] | None = None
         self._pass_token: str | None = None
         self._pass_count: dict[str, int] = {}
 
     @classmethod
-    def for_dataset(cls, dataset: Any) -> EpochState:
-        """Creates this instance's state directory (and clears those of dead instances)."""
-        base = run_dirs.runs_base(dataset._local_dirs())
+    def create(cls, local_dirs: Sequence[str]) -> EpochState:
+        """Creates a state directory for a dataset over ``local_dirs`` (and clears those of
+        dead instances)."""
+        base = run_dirs.runs_base(local_dirs)
         run_dirs.collect_dead(base)
         root, fd = run_dirs.create_locked(base)
-        state = cls(root, dataset)
+        state = cls(root)
         state._finalizer = weakref.finalize(state, run_dirs.release, root, fd, os.getpid())
         return state
 
-    @property
-    def _dataset(self) -> Any:
-        dataset = self._dataset_ref()
-        if dataset is None:
-            raise RuntimeError("The StreamingDataset of this state no longer exists")
-        return dataset
-
     def __getstate__(self) -> dict[str, Any]:
-        return {"root": self.root, "dataset": self._dataset, "_pass_token": self._pass_token}
+        return {"root": self.root, "_pass_token": self._pass_token}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        # Unpickled with its dataset (a DataLoader worker's copy), which holds it strongly.
-        self._dataset_ref = weakref.ref(state.pop("dataset"))
+        # A DataLoader worker's copy: it never removes the directory.
         self.__dict__.update(state)
         self._finalizer = None
         self._pass_count = {}
@@ -174,31 +171,41 @@ class EpochState:
 
     # Resumption.
 
-    def load_state_dict(self, obj: dict[str, Any]) -> None:
-        """Records a resumption state for the next ``__iter__`` of every worker."""
+    def load_state_dict(self, obj: Mapping[str, object]) -> None:
+        """Records a resumption state for the next ``__iter__`` of every worker.
+
+        Raises:
+            ValueError: If ``obj`` lacks one of the four required keys.
+        """
         missing = [k for k in STATE_KEYS[:4] if k not in obj]
         if missing:
-            raise ValueError(f"State dict is missing keys {missing}: {obj}")
+            raise ValueError(f"State dict is missing keys {missing}: {dict(obj)}")
         _write_atomic(os.path.join(self.root, "resume.json"), json.dumps(obj, sort_keys=True))
         with contextlib.suppress(FileNotFoundError):
             os.remove(os.path.join(self.root, "resume.used"))
 
-    def loaded_state(self) -> dict[str, Any] | None:
+    def loaded_state(self) -> ResumeState | None:
         """The last state given to ``load_state_dict``, if any."""
         text = _read(os.path.join(self.root, "resume.json"))
-        return json.loads(text) if text else None
+        # Checked for the required keys when it was stored.
+        return cast(ResumeState, json.loads(text)) if text else None
 
     def begin_pass(self) -> None:
         """Marks the start of a DataLoader pass (in the process that owns the DataLoader)."""
         self._pass_token = secrets.token_hex(8)
 
-    def start_epoch(self) -> tuple[int, int]:
-        """Called by each worker at ``__iter__``: returns (epoch, sample_in_epoch) and advances."""
+    def start_epoch(self, settings: EpochSettings, num_nodes: int) -> EpochStart:
+        """Called by each worker at ``__iter__``: returns the epoch to run and advances.
+
+        Args:
+            settings: The settings in force so far (resolved again here).
+            num_nodes: Physical nodes of the (replicated) world.
+        """
         info = get_worker_info()
         group = (info.num_workers, info.id) if info is not None else (1, 0)
         if info is None or self._pass_token is None:
             # Iterating the dataset directly (nobody to agree with), or a plain DataLoader.
-            epoch, offset = self._claim(self._presumed(group))
+            start = self._claim(self._presumed(group), settings, num_nodes)
         else:
             # The workers of one DataLoader iterator share its base seed; with the token it
             # names the pass even when a later plain DataLoader inherits a stale token.
@@ -208,23 +215,24 @@ class EpochState:
             path = os.path.join(self.root, f"pass.{key}.{k}")
             text = _read(path)
             if text is None:
-                epoch, offset = self._claim(self.next_epoch)
-                if _create_exclusive(path, f"{epoch} {offset}"):
+                start = self._claim(self.next_epoch, settings, num_nodes)
+                if _create_exclusive(path, f"{start.epoch} {start.sample_in_epoch}"):
                     self._prune_passes()
                 else:
                     text = _read(path)
             if text is not None:  # a sibling started this pass first: same epoch, same offset
                 epoch, offset = (int(v) for v in text.split())
-                self.resolve(epoch)  # the loaded settings, in this worker's copy too
-        _write_atomic(self._counter_path(group), str(epoch + 1))
-        return epoch, offset
+                resolved = self.resolve(epoch, settings, num_nodes).settings
+                start = EpochStart(epoch, offset, resolved)
+        _write_atomic(self._counter_path(group), str(start.epoch + 1))
+        return start
 
-    def _claim(self, presumed: int) -> tuple[int, int]:
+    def _claim(self, presumed: int, settings: EpochSettings, num_nodes: int) -> EpochStart:
         state = self.loaded_state()
-        epoch, offset = self.resolve(presumed, warn=True)
+        start = self.resolve(presumed, settings, num_nodes, warn=True)
         if state is not None and state["epoch"] >= presumed:
             _write_atomic(os.path.join(self.root, "resume.used"), "applied")
-        return epoch, offset
+        return start
 
     def _prune_passes(self) -> None:
         try:
@@ -240,16 +248,23 @@ class EpochState:
             with contextlib.suppress(FileNotFoundError):
                 os.remove(path)
 
-    def resolve(self, presumed: int, warn: bool = False) -> tuple[int, int]:
+    def resolve(
+        self, presumed: int, settings: EpochSettings, num_nodes: int, warn: bool = False
+    ) -> EpochStart:
         """Applies a loaded state unless it is stale; a stale state is reported, not ignored.
 
         A loaded state's ``num_canonical_nodes``, ``shuffle_seed`` and
-        ``initial_physical_nodes`` stay in force for the later epochs of the run, as they do
-        in mosaicml-streaming's persistent workers, so an elastically resumed run continues
-        with the order the original run would have had.
+        ``initial_physical_nodes`` stay in force for the later epochs of the run (the caller
+        keeps the returned settings), as they do in mosaicml-streaming's persistent workers,
+        so an elastically resumed run continues with the order the original run would have had.
+
+        Args:
+            presumed: The epoch that starts unless a loaded state says otherwise.
+            settings: The settings in force so far.
+            num_nodes: Physical nodes of the (replicated) world.
+            warn: Report a stale loaded state (once).
         """
         state = self.loaded_state()
-        ds = self._dataset
         if state is None or state["epoch"] < presumed:
             used = os.path.exists(os.path.join(self.root, "resume.used"))
             if warn and state is not None and not used:
@@ -261,21 +276,37 @@ class EpochState:
                     UserWarning,
                     stacklevel=3,
                 )
-            ds._resolve_defaults(state)
-            return presumed, 0
-        ds._resolve_defaults(state)
-        return int(state["epoch"]), int(state["sample_in_epoch"])
+            return EpochStart(presumed, 0, settings.resolve(state, num_nodes))
+        start = int(state["epoch"]), int(state["sample_in_epoch"])
+        return EpochStart(*start, settings.resolve(state, num_nodes))
 
-    def state_dict(self, num_samples: int, from_beginning: bool) -> dict[str, Any]:
-        """The five-key state after ``num_samples`` samples of the current epoch."""
-        ds = self._dataset
-        epoch, offset = self.resolve(self.next_epoch - 1)
-        world = ds._parallel_rank_world
-        initial = ds.initial_physical_nodes
+
+@dataclass(frozen=True)
+class EpochStart:
+    """Where an epoch starts and the settings it runs with."""
+
+    epoch: int
+    sample_in_epoch: int
+    settings: EpochSettings
+
+    def state_dict(self, num_samples: int, from_beginning: bool, num_nodes: int) -> ResumeState:
+        """The five-key state after ``num_samples`` samples of this epoch.
+
+        Args:
+            num_samples: Samples consumed (by the whole world) so far.
+            from_beginning: Whether ``num_samples`` counts from the epoch's start rather than
+                from ``sample_in_epoch``.
+            num_nodes: Physical nodes of the (replicated) world, the default
+                ``initial_physical_nodes``.
+        """
+        settings = self.settings
+        initial = settings.initial_physical_nodes
         return {
-            "epoch": epoch,
-            "sample_in_epoch": num_samples if from_beginning else offset + num_samples,
-            "num_canonical_nodes": ds.num_canonical_nodes,
-            "shuffle_seed": ds.shuffle_seed,
-            "initial_physical_nodes": world.num_nodes if initial is None else initial,
+            "epoch": self.epoch,
+            "sample_in_epoch": num_samples
+            if from_beginning
+            else self.sample_in_epoch + num_samples,
+            "num_canonical_nodes": settings.resolved_sizes()[0],
+            "shuffle_seed": settings.shuffle_seed,
+            "initial_physical_nodes": num_nodes if initial is None else initial,
         }

@@ -25,8 +25,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from streamx import _core
+from streamx.dataset.layout import DatasetLayout
+from streamx.dataset.stream import Stream
 from streamx.exceptions import ChecksumError
 from streamx.format.index import FileInfo, ShardInfo
+from streamx.format.readers import SampleReader
+from streamx.order.world import World
 from streamx.storage.download import download_file
 
 __all__ = ["ShardCache", "fetch_index"]
@@ -34,14 +38,16 @@ __all__ = ["ShardCache", "fetch_index"]
 _POLL_S = 0.005
 
 
-def _remote_url(stream: Any, basename: str) -> str:
+def _remote_url(stream: Stream, basename: str) -> str:
+    if stream.remote is None:
+        raise ValueError(f"Stream {stream.local} has no remote to download {basename} from")
     parts = [stream.remote.rstrip("/")]
     if stream.split:
         parts.append(stream.split.strip("/"))
     return "/".join([*parts, basename])
 
 
-def fetch_index(stream: Any, world: Any = None) -> None:
+def fetch_index(stream: Stream, world: World | None = None) -> None:
     """Downloads a stream's ``index.json`` into its local directory (atomically)."""
     download_file(
         _remote_url(stream, "index.json"),
@@ -51,7 +57,7 @@ def fetch_index(stream: Any, world: Any = None) -> None:
     )
 
 
-def _has_remote(stream: Any) -> bool:
+def _has_remote(stream: Stream) -> bool:
     return stream.remote is not None and stream.remote != stream.local
 
 
@@ -59,36 +65,37 @@ class ShardCache:
     """Downloads, validates, decompresses and accounts for one dataset's shards.
 
     Args:
-        ds: The dataset (its streams, shards and reader).
+        layout: The dataset's streams and shards.
+        reader: The dataset's reader, told to let go of evicted shards.
         limit: ``cache_limit`` in bytes, index files included, or None for no limit.
     """
 
-    def __init__(self, ds: Any, limit: int | None) -> None:
-        self._streams = ds.streams
-        self._stream_of_shard: list[int] = ds.stream_per_shard.tolist()
-        self._shards: list[ShardInfo] = ds.shards
-        self._reader = ds._reader
-        self._remote = [_has_remote(ds.streams[s]) for s in self._stream_of_shard]
+    def __init__(self, layout: DatasetLayout, reader: SampleReader, limit: int | None) -> None:
+        self._streams: Sequence[Stream] = layout.streams
+        self._stream_of_shard: list[int] = layout.stream_per_shard.tolist()
+        self._shards: Sequence[ShardInfo] = layout.shards
+        self._reader = reader
+        self._remote = [_has_remote(layout.streams[s]) for s in self._stream_of_shard]
         files = [
             [shard.local_path(f) for pair in shard.file_pairs for f in pair if f] if remote else []
-            for shard, remote in zip(ds.shards, self._remote)
+            for shard, remote in zip(layout.shards, self._remote)
         ]
         key = hashlib.blake2s(
-            repr([(s.local, s.split, s.remote) for s in ds.streams]).encode(), digest_size=8
+            repr([(s.local, s.split, s.remote) for s in layout.streams]).encode(), digest_size=8
         ).hexdigest()
         # The ledger lives in the first remote stream's cache directory: never among the
         # user's own files.
-        home = next(d for d, stream in zip(ds._local_dirs(), ds.streams) if _has_remote(stream))
+        home = next(d for d, s in zip(layout.local_dirs, layout.streams) if _has_remote(s))
         path = os.path.join(home, ".streamx", f"ledger-{key}-{len(files)}")
         os.makedirs(os.path.dirname(path), exist_ok=True)
         # cache_limit counts the index files too, as in mosaicml-streaming.
-        self.index_bytes = sum(stream.get_index_size() for stream in ds.streams)
+        self.index_bytes = sum(stream.get_index_size() for stream in layout.streams)
         shard_limit = None if limit is None else max(limit - self.index_bytes, 0)
         self.ledger = _core.CacheLedger(path, len(files), shard_limit, files)
         self.max_shard_bytes = max(
             (s.get_max_size() for s, r in zip(self._shards, self._remote) if r), default=0
         )
-        self._init_ledger(ds)
+        self._init_ledger(layout)
         self._pool: ThreadPoolExecutor | None = None
         self._pool_pid = -1
         self._in_flight: dict[int, Future[bool]] = {}
@@ -117,14 +124,13 @@ class ShardCache:
         """Whether a ``cache_limit`` applies."""
         return self.ledger.limit is not None
 
-    def _init_ledger(self, ds: Any) -> None:
+    def _init_ledger(self, layout: DatasetLayout) -> None:
         """Marks local-only shards unevictable and records which shards are already here."""
-        for stream_id, stream in enumerate(ds.streams):
+        for stream_id, stream in enumerate(layout.streams):
             if not _has_remote(stream):
                 # Never delete the user's only copy (mosaicml-streaming issue #988).
-                start = int(ds.shard_offset_per_stream[stream_id])
-                stop = start + int(ds.shards_per_stream[stream_id])
-                self.ledger.set_evictable(start, stop, False)
+                shards = layout.shard_range(stream_id)
+                self.ledger.set_evictable(shards.start, shards.stop, False)
         self.ledger.recover()
         for shard_id, shard in enumerate(self._shards):
             if not self._remote[shard_id]:
@@ -248,8 +254,6 @@ class ShardCache:
     def _budget(self) -> int:
         """Shards one process may pin: its share of what the cache holds, at least one."""
         if self._window_budget is None:
-            from streamx.order.world import World
-
             world = World.detect()
             processes = world.ranks_per_node * world.workers_per_rank
             self._window_budget = max(1, self._capacity() // processes)
@@ -293,8 +297,6 @@ def _downloads_per_process() -> int:
     configured = os.environ.get("STREAMX_DOWNLOAD_THREADS")
     if configured:
         return max(1, int(configured))
-    from streamx.order.world import World
-
     world = World.detect()
     processes = world.ranks_per_node * world.workers_per_rank
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
@@ -328,7 +330,7 @@ def _bytes_present(shard: ShardInfo) -> int:
     return total
 
 
-def _fetch_pair(stream: Any, shard: ShardInfo, raw: FileInfo, packed: FileInfo | None) -> None:
+def _fetch_pair(stream: Stream, shard: ShardInfo, raw: FileInfo, packed: FileInfo | None) -> None:
     raw_path = shard.local_path(raw)
     if os.path.exists(raw_path):
         return
@@ -347,7 +349,7 @@ def _fetch_pair(stream: Any, shard: ShardInfo, raw: FileInfo, packed: FileInfo |
         os.remove(zip_path)
 
 
-def _download(stream: Any, info: FileInfo, path: str) -> None:
+def _download(stream: Stream, info: FileInfo, path: str) -> None:
     download_file(
         _remote_url(stream, info.basename),
         path,
@@ -357,7 +359,7 @@ def _download(stream: Any, info: FileInfo, path: str) -> None:
     )
 
 
-def _check_hash(stream: Any, info: FileInfo, path: str) -> None:
+def _check_hash(stream: Stream, info: FileInfo, path: str) -> None:
     """With ``validate_hash``, checks a file against the index; a bad file is deleted."""
     algo = stream.validate_hash
     if not algo:

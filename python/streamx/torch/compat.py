@@ -1,23 +1,26 @@
-"""torch is optional: datasets subclass torch's dataset types when torch is installed."""
+"""DataLoader worker info without importing torch.
+
+A process can only be a DataLoader worker if torch is already imported in it, so a process
+without ``torch.utils.data`` in ``sys.modules`` has no worker info, and ``import streamx``
+never pays for importing torch.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import sys
+from typing import TYPE_CHECKING
 
-__all__ = ["TorchDataset", "TorchIterableDataset", "get_worker_info"]
+if TYPE_CHECKING:
+    from torch.utils.data._utils.worker import WorkerInfo
 
-try:
-    from torch.utils.data import Dataset as TorchDataset
-    from torch.utils.data import IterableDataset as TorchIterableDataset
-    from torch.utils.data import get_worker_info
-except ImportError:  # streamx works without torch; only the DataLoader needs it
+__all__ = ["get_worker_info"]
 
-    class TorchDataset:  # type: ignore[no-redef]
-        """Stand-in base when torch is absent."""
 
-    class TorchIterableDataset:  # type: ignore[no-redef]
-        """Stand-in base when torch is absent."""
-
-    def get_worker_info() -> Any:  # type: ignore[misc]
-        """Without torch there are no DataLoader workers."""
+def get_worker_info() -> WorkerInfo | None:
+    """torch's ``get_worker_info()`` inside a DataLoader worker, else ``None``."""
+    if "torch.utils.data" not in sys.modules:
         return None
+    # Already imported (checked above): this costs a dict lookup, not torch's import time.
+    from torch.utils.data import get_worker_info as torch_worker_info
+
+    return torch_worker_info()
