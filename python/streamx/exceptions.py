@@ -11,6 +11,7 @@ __all__ = [
     "CorruptIndexError",
     "CorruptShardError",
     "NeedsPythonEncoding",
+    "StaleIndexError",
     "StreamxError",
 ]
 
@@ -29,6 +30,11 @@ class CorruptIndexError(StreamxError, ValueError):
 
 class ChecksumError(StreamxError, ValueError):
     """A downloaded or decompressed file whose digest differs from the index."""
+
+
+class StaleIndexError(StreamxError, ValueError):
+    """A cached ``index.json`` that no longer describes the remote's files (the dataset was
+    rewritten there): delete the local directory or use a fresh one."""
 
 
 class NeedsPythonEncoding(StreamxError, TypeError):
