@@ -182,10 +182,28 @@ class Stream:
             >>> Stream.apply_weights(streams, np.array([3, 4]), None, 0)
             10
         """
+        for stream in streams:
+            stream._forget_derived_weights()
         relative, unspecified = cls.validate_weights(streams)
-        return weights.derive_weights(
+        total = weights.derive_weights(
             streams, samples_per_stream, choose_per_epoch, seed, relative, unspecified
         )
+        for stream in streams:
+            stream._weights_derived = True
+        return total
+
+    def _forget_derived_weights(self) -> None:
+        """Back to the weight the user gave, so a stream reused by another dataset is weighted
+        as it was the first time (mosaicml-streaming raises then: three weights are set)."""
+        if not getattr(self, "_weights_derived", False):
+            return
+        for key in ("proportion", "repeat", "choose"):
+            if hasattr(self, key):
+                delattr(self, key)
+            given = getattr(self, f"_{key}")
+            if given is not None:
+                setattr(self, key, given)
+        self._weights_derived = False
 
     def _download_file(self, from_basename: str, to_basename: str | None = None) -> str:
         """Downloads one file of this stream from ``remote`` into ``local``, atomically.
