@@ -140,7 +140,9 @@ def test_set_up_local_drops_zip_beside_raw_when_not_kept(tmp_path: Path) -> None
     stream.set_up_local(shards, usage)
     assert list(usage) == [s.get_raw_size() for s in shards]
     files = set(os.listdir(local))
-    assert all(s.raw_data.basename in files and s.zip_data.basename not in files for s in shards)
+    zips = {s.zip_data.basename for s in shards if s.zip_data}
+    assert len(zips) == len(shards)
+    assert all(s.raw_data.basename in files for s in shards) and not zips & files
 
 
 def test_spanner_matches_mosaic(tmp_path: Path) -> None:
@@ -173,11 +175,13 @@ def test_local_only_shards_are_never_evicted(tmp_path: Path) -> None:
     assert sorted(os.listdir(local)) == before
     # prepare_shard decompresses a compressed-only shard and keeps the zip (the only copy).
     raw = local / ds.shards[1].raw_data.basename
+    packed = ds.shards[1].zip_data
+    assert packed is not None
     assert not raw.exists()  # the writer leaves compressed shards only
     ds.prepare_shard(1)
-    assert raw.exists() and (local / ds.shards[1].zip_data.basename).exists()
+    assert raw.exists() and (local / packed.basename).exists()
     assert ds[int(ds.sample_offset_per_shard[1])]["id"] == int(ds.sample_offset_per_shard[1])
     raw.unlink()
-    (local / ds.shards[1].zip_data.basename).unlink()
+    (local / packed.basename).unlink()
     with pytest.raises(FileNotFoundError, match="no `remote`"):
         ds.prepare_shard(1)

@@ -25,7 +25,7 @@ N = 90
 
 @pytest.fixture(scope="module", params=[None, "zstd"])
 def remote(module_s3: Any, request: pytest.FixtureRequest) -> str:
-    url = module_s3.url(f"members-{request.param}")
+    url: str = module_s3.url(f"members-{request.param}")
     remote_data.write(url, N, compression=request.param, size_limit=6_000)
     return url
 
