@@ -25,20 +25,14 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from streamx import _core
-from streamx.format.index import INDEX_BASENAME, ShardInfo
+from streamx.format.index import ShardInfo
 from streamx.storage.shard_files import bytes_present as _bytes_present
 from streamx.storage.shard_files import files_ready as _files_ready
 from streamx.storage.shard_files import normalize as _normalize
 
-__all__ = ["ShardCache", "fetch_index"]
+__all__ = ["ShardCache"]
 
 _POLL_S = 0.005
-
-
-def fetch_index(stream: Any, world: Any = None) -> None:
-    """Downloads a stream's ``index.json`` into its local directory (atomically), through the
-    stream's own ``_download_file``."""
-    stream._download_file(INDEX_BASENAME)
 
 
 def _has_remote(stream: Any) -> bool:
