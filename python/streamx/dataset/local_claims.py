@@ -32,12 +32,17 @@ class Claim:
 
     handle: IO[bytes]
     path: str
+    pid: int
 
     def close(self) -> None:
-        """Releases the claim now."""
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(self.path)
+        """Releases the claim now (only its creating process removes the file)."""
+        if os.getpid() == self.pid:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(self.path)
         self.handle.close()
+
+    def __del__(self) -> None:
+        self.close()
 
 
 def claim_local(local_dir: str, remote: str) -> Claim | None:
@@ -84,7 +89,7 @@ def _create(base: str, remote: str) -> Claim | None:
     handle.flush()
     final = os.path.join(base, name)
     os.rename(pending, final)
-    return Claim(handle, final)
+    return Claim(handle, final, os.getpid())
 
 
 def _live_remotes(base: str, exclude: str) -> set[str]:
