@@ -180,24 +180,36 @@ def test_shards_deleted_mid_epoch_are_fetched_again(remote: str, tmp_path: Path)
     assert remote_data.check(ds[N - 1]) == N - 1
 
 
-def test_stale_cached_index_is_named(module_s3: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize("compression", [None, "zstd"])
+def test_stale_cached_index_is_named(
+    module_s3: Any, tmp_path: Path, compression: str | None
+) -> None:
     url = module_s3.url(f"rewritten-{time.monotonic_ns()}")
-    remote_data.write(url, 40, compression=None, size_limit=6_000)
+    remote_data.write(url, 40, compression=compression, size_limit=6_000)
     local = tmp_path / "cache"
     ds = streamx.StreamingDataset(remote=url, local=str(local), batch_size=4)
     assert remote_data.check(ds[0]) == 0
     del ds
     gc.collect()
-    # Same names, other sizes. (A file of unchanged size is caught only by validate_hash.)
-    remote_data.write(url, 40, compression=None, size_limit=6_000, blob_bytes=900)
+    # Rewritten: fewer, larger shards under the same names. (A file whose size did not change
+    # is caught only by validate_hash.)
+    remote_data.write(url, 40, compression=compression, size_limit=12_000, blob_bytes=900)
     ds = streamx.StreamingDataset(remote=url, local=str(local), batch_size=4)
-    last = ds.shards[-1]
-    name = (last.zip_data or last.raw_data).basename
+    second = ds.shards[1]
+    name = (second.zip_data or second.raw_data).basename
     with pytest.raises(StaleIndexError, match="appears stale") as info:
-        ds[39]
+        ds[int(ds.sample_offset_per_shard[1])]
     message = str(info.value)
     assert str(local / "index.json") in message
     assert "fresh `local`" in message and name in message
     assert name not in _user_files(local)  # the mismatched file is not left behind
-    with pytest.raises(StaleIndexError):
+    # A shard the remote no longer has: its absence points at the stale index too.
+    last = ds.shards[-1]
+    prefix = url.split("/", 3)[3]
+    module_s3.client.delete_object(
+        Bucket=module_s3.bucket, Key=f"{prefix}/{(last.zip_data or last.raw_data).basename}"
+    )
+    with pytest.raises(FileNotFoundError, match="No such remote file.*is stale"):
+        ds[39]
+    with pytest.raises((FileNotFoundError, StaleIndexError), match="stale"):
         list(ds)

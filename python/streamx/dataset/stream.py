@@ -280,8 +280,7 @@ class Stream:
         if zip_info is None:
             if os.path.isfile(raw_filename):
                 return 0
-            self._download_file(raw_info.basename)
-            shard_files.check_size(raw_info, raw_filename)
+            self._fetch_listed(raw_info)
             shard_files.check_hash(self.validate_hash, raw_info, raw_filename)
             return raw_info.bytes
         zip_filename = os.path.join(self.local, self.split, zip_info.basename)
@@ -291,12 +290,25 @@ class Stream:
             return -shard_files.remove_counted(zip_info, zip_filename)
         delta = 0
         if not os.path.isfile(zip_filename):
-            self._download_file(zip_info.basename)
-            shard_files.check_size(zip_info, zip_filename)
+            self._fetch_listed(zip_info)
             delta += zip_info.bytes
         self._decompress_shard_part(zip_info, zip_filename, raw_filename, compression)
         delta += raw_info.bytes
         return delta if self.safe_keep_zip else delta - zip_info.bytes
+
+    def _fetch_listed(self, info: FileInfo) -> None:
+        """Downloads a file the cached index lists and checks its size against the index."""
+        try:
+            self._download_file(info.basename)
+        except FileNotFoundError as err:
+            if self.remote is None:
+                raise
+            raise FileNotFoundError(
+                f"{err} (listed by the cached {self.index_path}: if the dataset was rewritten "
+                "on the remote, that index.json is stale; delete "
+                f"{os.path.dirname(self.index_path)} or use a fresh `local` directory)"
+            ) from err
+        shard_files.check_size(info, os.path.join(self.local, self.split, info.basename))
 
     def prepare_shard(self, shard: ShardInfo) -> int:
         """Makes every file of ``shard`` ready to read (download, check, decompress).
