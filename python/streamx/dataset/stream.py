@@ -293,6 +293,7 @@ class Stream:
             self._fetch_listed(zip_info)
             delta += zip_info.bytes
         self._decompress_shard_part(zip_info, zip_filename, raw_filename, compression)
+        shard_files.check_size(raw_info, raw_filename)  # a rewritten zip of the same size
         delta += raw_info.bytes
         return delta if self.safe_keep_zip else delta - zip_info.bytes
 

@@ -49,7 +49,7 @@ def check_size(info: FileInfo, path: str) -> None:
         os.remove(path)
     index = os.path.join(os.path.dirname(path), INDEX_BASENAME)
     raise StaleIndexError(
-        f"{info.basename} on the remote is {got} bytes, but the cached {index} says "
+        f"{info.basename} from the remote is {got} bytes, but the cached {index} says "
         f"{info.bytes}: that index.json appears stale versus the remote (was the dataset "
         f"rewritten?). Delete {os.path.dirname(path)} or use a fresh `local` directory."
     )
