@@ -29,6 +29,7 @@ __all__ = [
     "IndexJSONError",
     "NeedsPythonEncoding",
     "S3ResponseError",
+    "StaleIndexError",
     "StreamxError",
     "TruncatedDownloadError",
     "UploadFailedError",
@@ -66,6 +67,11 @@ class ColumnTypeError(StreamxError, TypeError, AttributeError):
 class ColumnValueError(StreamxError, ValueError):
     """A writer got a value of the right type its column's encoding still cannot store
     (wrong ndarray shape or dtype, a string that is no number...)."""
+
+
+class StaleIndexError(StreamxError, ValueError):
+    """A cached ``index.json`` that no longer describes the remote's files (the dataset was
+    rewritten there): delete the local directory or use a fresh one."""
 
 
 class NeedsPythonEncoding(StreamxError, TypeError):

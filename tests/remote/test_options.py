@@ -4,6 +4,7 @@ corrupted on the server, an algorithm not in the index), ``keep_zip`` and decomp
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import threading
@@ -143,7 +144,10 @@ def test_keep_zip_and_decompression(zstd_remote: str, tmp_path: Path, keep_zip: 
     for shard in ds.shards:
         assert os.path.getsize(local / shard.raw_data.basename) == shard.raw_data.bytes
     assert ds.cache_usage == sum(os.path.getsize(local / f) for f in files)
-    # A second dataset over the same cache finds everything local: nothing is fetched again.
+    # A later dataset over the same cache finds everything local: nothing is fetched again.
+    # (While ``ds`` lives, another remote may not share its directory.)
+    del ds
+    gc.collect()
     again = streamx.StreamingDataset(remote="s3://no-such-bucket/x", local=str(local), batch_size=4)
     assert sorted(remote_data.check(s) for s in again) == list(range(N))
 

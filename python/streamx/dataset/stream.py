@@ -11,8 +11,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from streamx import _core
+from streamx.dataset import weights
+from streamx.dataset.local_claims import Claim, claim_local
 from streamx.format.encodings import is_mds_encoding_safe
-from streamx.format.index import INDEX_BASENAME, ShardInfo, parse_index
+from streamx.format.index import INDEX_BASENAME, FileInfo, ShardInfo, parse_index
+from streamx.storage import shard_files
+from streamx.storage.download import download_file
 
 __all__ = ["Stream", "apply_weights"]
 
@@ -81,21 +86,34 @@ class Stream:
                 raise ValueError("`download_timeout` must be positive")
             self.download_timeout = download_timeout
         self.validate_hash = validate_hash
-        self.local = local if local is not None else self._temporary_local()
+        self.local = local if local is not None else self._get_temporary_directory()
         self._keep_zip = keep_zip
         if keep_zip is not None:
             self.keep_zip = keep_zip
             self.safe_keep_zip = keep_zip or self.remote in {None, self.local}
 
-    def _temporary_local(self) -> str:
+    def _get_temporary_directory(self) -> str:
         """A cache directory named after the remote, as mosaicml-streaming derives it."""
         digest = ""
         if self.remote is not None:
             digest = hashlib.blake2s(self.remote.encode("utf-8"), digest_size=16).hexdigest()
         return os.path.join(tempfile.gettempdir(), digest, self.split)
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.pop("_claim", None)  # the process that built the dataset holds it
+        return state
+
     def apply_default(self, default: dict[str, Any]) -> None:
-        """Fills the settings this stream left unset from the dataset's arguments."""
+        """Fills the settings this stream left unset from the dataset's arguments.
+
+        Args:
+            default: The dataset's ``split``, ``download_retry``, ``download_timeout``,
+                ``validate_hash`` and ``keep_zip``.
+
+        Raises:
+            ValueError: If the stream has neither ``remote`` nor ``local``.
+        """
         if not (self.remote or self._local):
             raise ValueError("`remote` and/or `local` path must be provided")
         if not self.split:
@@ -115,24 +133,261 @@ class Stream:
         """Where this stream's ``index.json`` lives locally."""
         return os.path.join(self.local, self.split, INDEX_BASENAME)
 
+    @classmethod
+    def validate_weights(cls, streams: Sequence[Stream]) -> tuple[bool, bool]:
+        """Checks how ``streams`` are weighted.
+
+        Args:
+            streams: Every stream of the dataset.
+
+        Returns:
+            ``(relative, unspecified)``: whether the streams are weighted by ``proportion``,
+            and whether none of them gives a weight.
+
+        Raises:
+            ValueError: If a stream gives more than one of ``proportion``, ``repeat`` and
+                ``choose``, or relative and absolute weights are mixed.
+
+        Example:
+            >>> Stream.validate_weights([Stream(local="/a", proportion=1.0)])
+            (True, False)
+        """
+        return weights.validate_weights(streams)
+
+    @classmethod
+    def apply_weights(
+        cls,
+        streams: Sequence[Stream],
+        samples_per_stream: NDArray[np.int64],
+        choose_per_epoch: int | None,
+        seed: int,
+    ) -> int:
+        """Derives every stream's ``proportion``, ``repeat`` and ``choose`` and sets them.
+
+        Args:
+            streams: Every stream of the dataset.
+            samples_per_stream: Underlying samples of each stream.
+            choose_per_epoch: Epoch size, when streams are weighted relatively (or not at all).
+            seed: Seed of the draw that hands out the rounding shortfall.
+
+        Returns:
+            Number of samples drawn per epoch.
+
+        Raises:
+            ValueError: If the weights are invalid (see :meth:`validate_weights`), or an epoch
+                size is given with absolute weights.
+
+        Example:
+            >>> streams = [Stream(local="/a", repeat=2), Stream(local="/b")]
+            >>> Stream.apply_weights(streams, np.array([3, 4]), None, 0)
+            10
+        """
+        for stream in streams:
+            stream._forget_derived_weights()
+        relative, unspecified = cls.validate_weights(streams)
+        total = weights.derive_weights(
+            streams, samples_per_stream, choose_per_epoch, seed, relative, unspecified
+        )
+        for stream in streams:
+            stream._weights_derived = True
+        return total
+
+    def _forget_derived_weights(self) -> None:
+        """Back to the weight the user gave, so a stream reused by another dataset is weighted
+        as it was the first time (mosaicml-streaming raises then: three weights are set)."""
+        if not getattr(self, "_weights_derived", False):
+            return
+        for key in ("proportion", "repeat", "choose"):
+            if hasattr(self, key):
+                delattr(self, key)
+            given = getattr(self, f"_{key}")
+            if given is not None:
+                setattr(self, key, given)
+        self._weights_derived = False
+
+    def _download_file(self, from_basename: str, to_basename: str | None = None) -> str:
+        """Downloads one file of this stream from ``remote`` into ``local``, atomically.
+
+        Every download of the stream's files (index and shards) goes through here, so a
+        subclass may override it to fetch from elsewhere.
+
+        Args:
+            from_basename: File name under ``remote/split``.
+            to_basename: File name under ``local/split``, if different.
+
+        Returns:
+            The local path written.
+
+        Raises:
+            FileNotFoundError: If the stream has no remote, or the remote file is missing.
+            OSError: If every attempt failed (``download_retry`` attempts in all).
+        """
+        local = os.path.join(self.local, self.split, to_basename or from_basename)
+        if self.remote is None:
+            raise FileNotFoundError(f"{local} is missing, and its stream has no `remote`")
+        download_file(
+            shard_files.remote_url(self.remote, self.split, from_basename),
+            local,
+            retry=self.download_retry,
+            timeout=self.download_timeout,
+        )
+        return local
+
+    def _decompress_shard_part(
+        self, zip_info: FileInfo, zip_filename: str, raw_filename: str, compression: str | None
+    ) -> None:
+        """Checks a compressed shard file (with ``validate_hash``) and decompresses it.
+
+        The compressed file is then deleted unless zips are kept.
+
+        Args:
+            zip_info: The compressed file's index entry.
+            zip_filename: Its local path.
+            raw_filename: Where the decompressed file goes (written atomically).
+            compression: The shard's compression, e.g. ``'zstd:7'``.
+
+        Raises:
+            ValueError: If ``validate_hash`` names an algorithm the index lacks, or the shard
+                has no compression.
+            ChecksumError: If the compressed file's digest differs from the index.
+        """
+        shard_files.check_hash(self.validate_hash, zip_info, zip_filename)
+        if compression is None:
+            raise ValueError(f"{zip_filename}: a compressed file of an uncompressed shard")
+        _core.decompress_file(compression, zip_filename, raw_filename)
+        if not self.safe_keep_zip:
+            os.remove(zip_filename)
+
+    def _prepare_shard_part(
+        self, raw_info: FileInfo, zip_info: FileInfo | None = None, compression: str | None = None
+    ) -> int:
+        """Makes one file of a shard ready to read: downloads, checks and decompresses it.
+
+        Args:
+            raw_info: The uncompressed file's index entry.
+            zip_info: The compressed file's entry, if the shard is compressed.
+            compression: The shard's compression.
+
+        Returns:
+            The change in cache usage, in bytes as the index gives them.
+
+        Raises:
+            StaleIndexError: If a downloaded file's size differs from the cached index.
+            ChecksumError: If ``validate_hash`` is set and a digest differs.
+            FileNotFoundError: If a file is missing locally and remotely.
+        """
+        raw_filename = os.path.join(self.local, self.split, raw_info.basename)
+        if zip_info is None:
+            if os.path.isfile(raw_filename):
+                return 0
+            self._fetch_listed(raw_info)
+            shard_files.check_hash(self.validate_hash, raw_info, raw_filename)
+            return raw_info.bytes
+        zip_filename = os.path.join(self.local, self.split, zip_info.basename)
+        if os.path.isfile(raw_filename):
+            if self.safe_keep_zip:
+                return 0
+            return -shard_files.remove_counted(zip_info, zip_filename)
+        delta = 0
+        if not os.path.isfile(zip_filename):
+            self._fetch_listed(zip_info)
+            delta += zip_info.bytes
+        self._decompress_shard_part(zip_info, zip_filename, raw_filename, compression)
+        shard_files.check_size(raw_info, raw_filename)  # a rewritten zip of the same size
+        delta += raw_info.bytes
+        return delta if self.safe_keep_zip else delta - zip_info.bytes
+
+    def _fetch_listed(self, info: FileInfo) -> None:
+        """Downloads a file the cached index lists and checks its size against the index."""
+        try:
+            self._download_file(info.basename)
+        except FileNotFoundError as err:
+            if self.remote is None:
+                raise
+            raise FileNotFoundError(
+                f"{err} (listed by the cached {self.index_path}: if the dataset was rewritten "
+                "on the remote, that index.json is stale; delete "
+                f"{os.path.dirname(self.index_path)} or use a fresh `local` directory)"
+            ) from err
+        shard_files.check_size(info, os.path.join(self.local, self.split, info.basename))
+
+    def prepare_shard(self, shard: ShardInfo) -> int:
+        """Makes every file of ``shard`` ready to read (download, check, decompress).
+
+        Args:
+            shard: One of this stream's shards.
+
+        Returns:
+            The change in cache usage, in bytes.
+
+        Raises:
+            StaleIndexError: If a downloaded file's size differs from the cached index.
+            ChecksumError: If ``validate_hash`` is set and a digest differs.
+            FileNotFoundError: If a file is missing locally and remotely.
+        """
+        return sum(
+            self._prepare_shard_part(raw, packed, shard.compression)
+            for raw, packed in shard.file_pairs
+        )
+
     def get_shards(self, world: Any = None, allow_unsafe_types: bool = False) -> list[ShardInfo]:
-        """Loads this stream's index (downloading it first if needed) and validates it."""
+        """Loads this stream's index, downloading it first if it is not local.
+
+        Args:
+            world: Unused; kept for mosaicml-streaming's signature (every process may fetch
+                the index: the download is atomic).
+            allow_unsafe_types: Accept columns that run code when decoded (``pkl``).
+
+        Returns:
+            The stream's shards.
+
+        Raises:
+            RuntimeError: If there is no remote and no local ``index.json``.
+            ValueError: If another live stream caches a different remote in ``local``, or
+                a column is unsafe and ``allow_unsafe_types`` is False.
+            CorruptIndexError: If ``index.json`` is not a valid index.
+        """
+        if self.remote is not None and getattr(self, "_claim", None) is None:
+            self._claim: Claim | None = claim_local(
+                os.path.join(self.local, self.split),
+                shard_files.remote_url(self.remote, self.split, ""),
+            )
         path = self.index_path
         if not os.path.exists(path):
             if not self.remote:
                 raise RuntimeError(
                     f"No `remote` provided, but local file {path} does not exist either"
                 )
-            from streamx.storage.shard_cache import fetch_index
-
-            fetch_index(self, world)
+            self._download_file(INDEX_BASENAME)
         shards = parse_index(self.local, self.split, path)
         for shard in shards:
             _check_safe(shard, allow_unsafe_types)
         return shards
 
+    def set_up_local(
+        self, shards: list[ShardInfo], cache_usage_per_shard: NDArray[np.int64]
+    ) -> None:
+        """Brings the local directory to a consistent state and records what is there.
+
+        Partially present shards are deleted, and a compressed file beside its
+        decompressed one is dropped unless zips are kept.
+
+        Args:
+            shards: This stream's shards.
+            cache_usage_per_shard: Filled with each shard's bytes on disk (0: absent).
+
+        Raises:
+            ValueError: If an uncompressed shard has compressed files.
+        """
+        for i, shard in enumerate(shards):
+            cache_usage_per_shard[i] = shard_files.set_up_shard(shard, self.safe_keep_zip)
+
     def get_index_size(self) -> int:
-        """Size of the local ``index.json`` in bytes."""
+        """Returns the size of the local ``index.json`` in bytes.
+
+        Raises:
+            FileNotFoundError: If it is not local yet.
+        """
         return os.stat(self.index_path).st_size
 
 
@@ -153,56 +408,5 @@ def apply_weights(
     epoch_size: int | None,
     seed: int,
 ) -> int:
-    """Derives every stream's ``proportion``, ``repeat`` and ``choose``; returns the epoch size.
-
-    Relative weights (``proportion``) split ``epoch_size`` by weight; the rounding shortfall
-    goes one sample each to streams drawn with ``default_rng(seed)``, as upstream does.
-    """
-    relative, unspecified = _weighting(streams)
-    if relative or (unspecified and epoch_size):
-        if relative:
-            weights = np.array([s.proportion for s in streams], np.float64)
-        else:
-            weights = samples_per_stream.astype(np.float64)
-        total = int(epoch_size or samples_per_stream.sum())
-        weights /= weights.sum()
-        choose = (total * weights).astype(np.int64)
-        shortfall = total - int(choose.sum())
-        picked = np.random.default_rng(seed).choice(len(streams), shortfall, False)
-        choose[picked] += 1
-        proportions = weights
-    else:
-        if epoch_size:
-            raise ValueError("Only provide `choose` when weighting streams relatively")
-        choose = np.array(
-            [_absolute_choose(s, n) for s, n in zip(streams, samples_per_stream)], np.int64
-        )
-        proportions = choose / choose.sum()
-        total = int(choose.sum())
-    repeats = choose / samples_per_stream
-    for stream, proportion, repeat, count in zip(streams, proportions, repeats, choose):
-        stream.proportion, stream.repeat, stream.choose = proportion, repeat, count
-    return total
-
-
-def _absolute_choose(stream: Stream, samples: int) -> int:
-    if hasattr(stream, "repeat"):
-        return int(stream.repeat * samples)
-    if hasattr(stream, "choose"):
-        return int(stream.choose)
-    return int(samples)
-
-
-def _weighting(streams: Sequence[Stream]) -> tuple[bool, bool]:
-    """Returns (relative, unspecified); relative and absolute weights may not mix."""
-    relative = hasattr(streams[0], "proportion")
-    unspecified = True
-    for stream_id, stream in enumerate(streams):
-        if hasattr(stream, "proportion") != relative:
-            raise ValueError(
-                "Relative (`proportion`) and absolute (`repeat`, `choose`, none) stream weights "
-                f"are incompatible with each other (error in stream {stream_id})"
-            )
-        if any(hasattr(stream, k) for k in ("proportion", "repeat", "choose")):
-            unspecified = False
-    return relative, unspecified
+    """:meth:`Stream.apply_weights` of the base class, as mosaicml-streaming's dataset calls it."""
+    return Stream.apply_weights(streams, samples_per_stream, epoch_size, seed)

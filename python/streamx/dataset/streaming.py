@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import Future
 from typing import Any
 
 import numpy as np
@@ -19,10 +21,12 @@ from streamx.dataset.args import (
     default_predownload,
     parse_epoch_size,
 )
+from streamx.dataset import shard_ops
 from streamx.dataset.array import Array
 from streamx.dataset.attributes import LayoutField, SettingField
 from streamx.dataset.iteration import SampleAccess, chunk_size, worker_samples
 from streamx.dataset.layout import DatasetLayout
+from streamx.dataset.spanner import Spanner
 from streamx.dataset.stream import Stream, apply_weights
 from streamx.format.index import ShardInfo
 from streamx.format.readers import make_reader
@@ -390,3 +394,80 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
 
     def _local_dirs(self) -> list[str]:
         return [os.path.abspath(os.path.join(s.local, s.split)) for s in self.streams]
+
+    # Shard-level members of mosaicml-streaming's StreamingDataset (logic in shard_ops).
+
+    @functools.cached_property
+    def spanner(self) -> Spanner:
+        """Maps a global sample id to ``(shard id, id within the shard)``.
+
+        Example:
+            >>> shard_id, index_in_shard = dataset.spanner[1234]  # doctest: +SKIP
+        """
+        return Spanner(self.samples_per_shard)
+
+    def prepare_shard(self, shard_id: int, blocking: bool = True) -> None:
+        """Makes a shard local: downloads, checks and decompresses it as needed.
+
+        Safe to call from any thread or process of the node: one of them downloads, and
+        under a ``cache_limit`` the least recently used shards are evicted to make room.
+
+        Args:
+            shard_id: The shard, in ``0 .. num_shards - 1``.
+            blocking: If False, return at once when another process is already fetching
+                the shard (or, under a ``cache_limit``, when it does not fit now) instead
+                of waiting.
+
+        Raises:
+            IndexError: If ``shard_id`` is out of range.
+            FileNotFoundError: If the shard's files are missing locally and remotely.
+            ChecksumError: If ``validate_hash`` is set and a digest differs.
+            StaleIndexError: If the remote's files no longer match the cached index.
+
+        Example:
+            >>> dataset.prepare_shard(0)  # doctest: +SKIP
+        """
+        shard_ops.prepare_shard(self, shard_id, blocking)
+
+    def evict_shard(self, shard_id: int) -> None:
+        """Deletes a downloaded shard's files from the local cache now.
+
+        Its bytes leave ``cache_usage``; a later read downloads it again.
+
+        Args:
+            shard_id: The shard, in ``0 .. num_shards - 1``.
+
+        Raises:
+            IndexError: If ``shard_id`` is out of range.
+            ValueError: If the shard belongs to a stream without a remote: those files are
+                the user's only copy and are never deleted.
+
+        Example:
+            >>> dataset.evict_shard(0)  # doctest: +SKIP
+        """
+        shard_ops.evict_shard(self, shard_id)
+
+    def evict_coldest_shard(self) -> None:
+        """Evicts the least recently used downloaded shard that no process is reading.
+
+        Raises:
+            ValueError: If there is no such shard.
+
+        Example:
+            >>> dataset.evict_coldest_shard()  # doctest: +SKIP
+        """
+        shard_ops.evict_coldest_shard(self)
+
+    def on_exception(self, future: Future[Any]) -> None:
+        """Re-raises the exception of a finished background task, if it raised one.
+
+        Args:
+            future: The task, e.g. passed as a ``Future.add_done_callback`` callback.
+
+        Raises:
+            BaseException: Whatever the task raised.
+
+        Example:
+            >>> future.add_done_callback(dataset.on_exception)  # doctest: +SKIP
+        """
+        shard_ops.on_exception(future)

@@ -27,34 +27,16 @@ from typing import Any
 from streamx import _core
 from streamx.dataset.layout import DatasetLayout
 from streamx.dataset.stream import Stream
-from streamx.exceptions import ChecksumError
-from streamx.format.index import FileInfo, ShardInfo
+from streamx.format.index import ShardInfo
 from streamx.format.readers import SampleReader
 from streamx.order.world import World
-from streamx.storage.download import download_file
+from streamx.storage.shard_files import bytes_present as _bytes_present
+from streamx.storage.shard_files import files_ready as _files_ready
+from streamx.storage.shard_files import normalize as _normalize
 
-__all__ = ["ShardCache", "fetch_index"]
+__all__ = ["ShardCache"]
 
 _POLL_S = 0.005
-
-
-def _remote_url(stream: Stream, basename: str) -> str:
-    if stream.remote is None:
-        raise ValueError(f"Stream {stream.local} has no remote to download {basename} from")
-    parts = [stream.remote.rstrip("/")]
-    if stream.split:
-        parts.append(stream.split.strip("/"))
-    return "/".join([*parts, basename])
-
-
-def fetch_index(stream: Stream, world: World | None = None) -> None:
-    """Downloads a stream's ``index.json`` into its local directory (atomically)."""
-    download_file(
-        _remote_url(stream, "index.json"),
-        stream.index_path,
-        retry=stream.download_retry,
-        timeout=stream.download_timeout,
-    )
 
 
 def _has_remote(stream: Stream) -> bool:
@@ -183,8 +165,7 @@ class ShardCache:
         shard = self._shards[shard_id]
         stream = self._streams[self._stream_of_shard[shard_id]]
         try:
-            for raw, packed in shard.file_pairs:
-                _fetch_pair(stream, shard, raw, packed)
+            stream.prepare_shard(shard)  # the stream's hooks: a subclass's downloads apply
         except BaseException:
             for raw, packed in shard.file_pairs:  # leave nothing the ledger does not count
                 for info in (raw, packed):
@@ -289,6 +270,47 @@ class ShardCache:
         downloaded (or reserved) shard."""
         return int(self.ledger.usage) + int(self.index_bytes)
 
+    def try_prepare(self, shard_id: int) -> bool:
+        """Like :meth:`prepare`, but returns False at once rather than wait for another
+        process's download of the shard or go over the limit.
+
+        Raises:
+            FileNotFoundError: If the shard belongs to a stream without a remote and its
+                files are missing.
+        """
+        return self._prepare(shard_id, None, background=True)
+
+    def evict(self, shard_id: int) -> int:
+        """Deletes a downloaded shard's files now (even if pinned: a later read fetches it
+        again) and unmaps it in this process.
+
+        Returns:
+            Bytes freed (0 if the shard was not local).
+
+        Raises:
+            ValueError: If the shard belongs to a stream without a remote (its files are the
+                user's only copy).
+        """
+        if not self._remote[shard_id]:
+            raise ValueError(
+                f"Shard {shard_id} ({self._shards[shard_id].raw_data.basename}) belongs to a "
+                "stream without a remote: its files are the only copy and are never evicted"
+            )
+        freed = self.ledger.evict(shard_id)
+        self._reader.evict(shard_id)
+        return freed or 0
+
+    def evict_coldest(self) -> int | None:
+        """Evicts the least recently used downloaded shard that no process holds.
+
+        Returns:
+            The shard evicted, or None if there was none to evict.
+        """
+        victim = self.ledger.evict_coldest()
+        if victim is not None:
+            self._reader.evict(victim)
+        return victim
+
 
 def _downloads_per_process() -> int:
     """Downloads one process keeps in flight: ``STREAMX_DOWNLOAD_THREADS`` if set, else a
@@ -301,77 +323,3 @@ def _downloads_per_process() -> int:
     processes = world.ranks_per_node * world.workers_per_rank
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return max(2, min(8, 2 * (cpus or 1) // processes))
-
-
-def _normalize(shard: ShardInfo, safe_keep_zip: bool) -> None:
-    """Drops a compressed file left next to its decompressed one when zips are not kept."""
-    if safe_keep_zip:
-        return
-    for raw, packed in shard.file_pairs:
-        if packed is not None and os.path.exists(shard.local_path(raw)):
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(shard.local_path(packed))
-
-
-def _files_ready(shard: ShardInfo) -> bool:
-    return all(
-        os.path.exists(shard.local_path(raw))
-        or (packed is not None and os.path.exists(shard.local_path(packed)))
-        for raw, packed in shard.file_pairs
-    )
-
-
-def _bytes_present(shard: ShardInfo) -> int:
-    total = 0
-    for pair in shard.file_pairs:
-        for info in pair:
-            if info is not None and os.path.exists(shard.local_path(info)):
-                total += os.path.getsize(shard.local_path(info))
-    return total
-
-
-def _fetch_pair(stream: Stream, shard: ShardInfo, raw: FileInfo, packed: FileInfo | None) -> None:
-    raw_path = shard.local_path(raw)
-    if os.path.exists(raw_path):
-        return
-    if packed is None:
-        _download(stream, raw, raw_path)
-        _check_hash(stream, raw, raw_path)
-        return
-    zip_path = shard.local_path(packed)
-    if not os.path.exists(zip_path):
-        _download(stream, packed, zip_path)
-    # The compressed bytes are checked before decompressing, downloaded or not.
-    _check_hash(stream, packed, zip_path)
-    assert shard.compression is not None
-    _core.decompress_file(shard.compression, zip_path, raw_path)
-    if not stream.safe_keep_zip:
-        os.remove(zip_path)
-
-
-def _download(stream: Stream, info: FileInfo, path: str) -> None:
-    download_file(
-        _remote_url(stream, info.basename),
-        path,
-        retry=stream.download_retry,
-        timeout=stream.download_timeout,
-        expected_size=info.bytes,
-    )
-
-
-def _check_hash(stream: Stream, info: FileInfo, path: str) -> None:
-    """With ``validate_hash``, checks a file against the index; a bad file is deleted."""
-    algo = stream.validate_hash
-    if not algo:
-        return
-    if algo not in info.hashes:
-        os.remove(path)
-        raise ValueError(
-            f"Hash algorithm `{algo}` chosen for data validation does not match with those "
-            f"provided during dataset creation `{sorted(info.hashes)}`. Provide one of those."
-        )
-    try:
-        _core.verify_file(algo, path, info.hashes[algo])
-    except ChecksumError:
-        os.remove(path)  # never leave bad bytes where a reader could map them
-        raise

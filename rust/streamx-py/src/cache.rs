@@ -162,6 +162,16 @@ impl CacheLedger {
         enter_core(py, || self.inner.sync(shard, nbytes))
     }
 
+    /// Deletes a local shard's files; returns the bytes freed, or None if it was not local.
+    fn evict(&self, py: Python<'_>, shard: usize) -> PyResult<Option<u64>> {
+        enter_core(py, || self.inner.evict(shard))
+    }
+
+    /// Evicts the least recently used unpinned evictable local shard; returns it, or None.
+    fn evict_coldest(&self, py: Python<'_>) -> PyResult<Option<usize>> {
+        enter_core(py, || self.inner.evict_coldest())
+    }
+
     /// Undoes work of dead processes; returns `(downloads, pins)` released.
     fn recover(&self, py: Python<'_>) -> PyResult<(usize, usize)> {
         let report = enter_core(py, || self.inner.recover())?;

@@ -252,7 +252,7 @@ impl Ledger {
         })
     }
 
-    fn delete_files(&self, victim: usize) -> io::Result<()> {
+    pub(super) fn delete_files(&self, victim: usize) -> io::Result<()> {
         self.files[victim]
             .iter()
             .try_for_each(|p| match std::fs::remove_file(p) {
@@ -347,7 +347,7 @@ impl Ledger {
         Ok(Some(selection.victims))
     }
 
-    fn candidates(&self, except: usize) -> Vec<Candidate> {
+    pub(super) fn candidates(&self, except: usize) -> Vec<Candidate> {
         let entries = self.view.entries().iter().enumerate();
         entries
             .filter(|&(i, e)| {

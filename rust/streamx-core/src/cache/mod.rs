@@ -11,6 +11,7 @@
 //! when every evictable shard is pinned or in flight; the overshoot is then bounded by the
 //! shards in flight. Units are bytes throughout.
 
+mod evict;
 mod layout;
 mod ledger;
 mod lock;

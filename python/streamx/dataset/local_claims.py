@@ -1,0 +1,111 @@
+"""Which remote each local cache directory serves, among the live streams of this host.
+
+Two streams that cache different remotes into one directory would mix (or overwrite) each
+other's ``index.json`` and shards, so that is refused, as mosaicml-streaming refuses it.
+Unlike there, streams over the *same* remote may share a directory, so a Stream object (or
+its cache) can be reused by the next dataset.
+
+A stream with a remote holds a *claim* on its directory: a small file naming the remote,
+under ``<tempdir>/streamx-<uid>/claims/<digest of the directory>/``, on which it holds a
+shared ``flock`` while it lives (forked DataLoader workers inherit it). A claim whose lock
+can be taken exclusively belongs to a dead owner and is removed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import secrets
+from dataclasses import dataclass
+from typing import IO
+
+from streamx.order.run_dirs import _user_root
+
+__all__ = ["Claim", "claim_local"]
+
+
+@dataclass
+class Claim:
+    """A held claim: the locked file and its path. Closing (or losing) it releases it."""
+
+    handle: IO[bytes]
+    path: str
+    pid: int
+
+    def close(self) -> None:
+        """Releases the claim now (only its creating process removes the file)."""
+        if os.getpid() == self.pid:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(self.path)
+        self.handle.close()
+
+    def __del__(self) -> None:
+        self.close()
+
+
+def claim_local(local_dir: str, remote: str) -> Claim | None:
+    """Records that ``local_dir`` caches ``remote`` for as long as the returned file is open.
+
+    Returns:
+        The open claim (keep it referenced), or ``None`` where the file system offers no
+        locks (nothing is checked then).
+
+    Raises:
+        ValueError: If a live stream caches another remote in ``local_dir``.
+    """
+    key = os.path.abspath(local_dir)
+    base = os.path.join(
+        _user_root(), "claims", hashlib.blake2s(key.encode(), digest_size=12).hexdigest()
+    )
+    os.makedirs(base, 0o700, exist_ok=True)
+    mine = _create(base, remote)
+    if mine is None:
+        return None
+    others = _live_remotes(base, exclude=os.path.basename(mine.path)) - {remote}
+    if others:
+        mine.close()
+        raise ValueError(
+            f"Reused local directory: {key} already caches {sorted(others)[0]!r} for a live "
+            f"dataset, but this stream's remote is {remote!r}. Provide a different `local` "
+            "for each remote."
+        )
+    return mine
+
+
+def _create(base: str, remote: str) -> Claim | None:
+    """A locked claim file, renamed into place only once locked (never seen unlocked)."""
+    name = f"{os.getpid()}-{secrets.token_hex(6)}"
+    pending = os.path.join(base, f".pending-{name}")
+    handle = open(pending, "w+b")  # noqa: SIM115 (held open for the stream's lifetime)
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
+    except OSError:
+        handle.close()
+        os.remove(pending)
+        return None
+    handle.write(remote.encode())
+    handle.flush()
+    final = os.path.join(base, name)
+    os.rename(pending, final)
+    return Claim(handle, final, os.getpid())
+
+
+def _live_remotes(base: str, exclude: str) -> set[str]:
+    remotes = set()
+    for name in os.listdir(base):
+        if name.startswith(".") or name == exclude:
+            continue
+        path = os.path.join(base, name)
+        try:
+            with open(path, "rb") as other:
+                try:
+                    fcntl.flock(other.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    remotes.add(other.read().decode())  # its owner lives
+                else:
+                    os.remove(path)  # its owner is gone
+        except FileNotFoundError:
+            continue  # removed by another checker meanwhile
+    return remotes

@@ -1,0 +1,171 @@
+"""A shard's files in a local cache directory: what is there, checking and dropping them.
+
+``index.json`` is the only description of a remote's files that streamx has, so a file
+whose size differs from its entry means the cached index no longer describes the remote
+(the dataset was rewritten under an old local cache): that is reported as such, with what
+to do, rather than as a short or long download.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+from streamx import _core
+from streamx.exceptions import ChecksumError, StaleIndexError
+from streamx.format.index import INDEX_BASENAME, FileInfo, ShardInfo
+
+__all__ = [
+    "bytes_present",
+    "check_hash",
+    "check_size",
+    "evict_files",
+    "files_ready",
+    "normalize",
+    "remote_url",
+    "remove_counted",
+    "set_up_shard",
+]
+
+
+def remote_url(remote: str, split: str, basename: str) -> str:
+    """``remote/split/basename``, whatever slashes the parts carry."""
+    parts = [remote.rstrip("/")]
+    if split:
+        parts.append(split.strip("/"))
+    return "/".join([*parts, basename])
+
+
+def check_size(info: FileInfo, path: str) -> None:
+    """Checks a file just fetched against its index entry; a mismatch is deleted.
+
+    Raises:
+        StaleIndexError: If the sizes differ.
+    """
+    got = os.path.getsize(path)
+    if got == info.bytes:
+        return
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(path)
+    index = os.path.join(os.path.dirname(path), INDEX_BASENAME)
+    raise StaleIndexError(
+        f"{info.basename} from the remote is {got} bytes, but the cached {index} says "
+        f"{info.bytes}: that index.json appears stale versus the remote (was the dataset "
+        f"rewritten?). Delete {os.path.dirname(path)} or use a fresh `local` directory."
+    )
+
+
+def check_hash(algo: str | None, info: FileInfo, path: str) -> None:
+    """With ``algo`` (``validate_hash``), checks a file against the index; a bad file is
+    deleted, so no reader maps it.
+
+    Raises:
+        ValueError: If the index records no digest of that algorithm.
+        ChecksumError: If the digest differs.
+    """
+    if not algo:
+        return
+    if algo not in info.hashes:
+        os.remove(path)
+        raise ValueError(
+            f"Hash algorithm `{algo}` chosen for data validation does not match with those "
+            f"provided during dataset creation `{sorted(info.hashes)}`. Provide one of those."
+        )
+    try:
+        _core.verify_file(algo, path, info.hashes[algo])
+    except ChecksumError:
+        os.remove(path)  # never leave bad bytes where a reader could map them
+        raise
+
+
+def files_ready(shard: ShardInfo) -> bool:
+    """Whether every file pair has its raw or its compressed form on disk."""
+    return all(
+        os.path.exists(shard.local_path(raw))
+        or (packed is not None and os.path.exists(shard.local_path(packed)))
+        for raw, packed in shard.file_pairs
+    )
+
+
+def bytes_present(shard: ShardInfo) -> int:
+    """Bytes of the shard's files (raw and compressed) on disk."""
+    total = 0
+    for pair in shard.file_pairs:
+        for info in pair:
+            if info is not None and os.path.exists(shard.local_path(info)):
+                total += os.path.getsize(shard.local_path(info))
+    return total
+
+
+def normalize(shard: ShardInfo, safe_keep_zip: bool) -> None:
+    """Drops a compressed file left next to its decompressed one when zips are not kept."""
+    if safe_keep_zip:
+        return
+    for raw, packed in shard.file_pairs:
+        if packed is not None and os.path.exists(shard.local_path(raw)):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(shard.local_path(packed))
+
+
+def evict_files(shard: ShardInfo, raw: bool = True, packed: bool = True) -> int:
+    """Deletes the shard's raw and/or compressed files; returns the bytes the index gives
+    for those that existed."""
+    freed = 0
+    for pair in shard.file_pairs:
+        for info, wanted in zip(pair, (raw, packed)):
+            if wanted and info is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(shard.local_path(info))
+                    freed += info.bytes
+    return freed
+
+
+def set_up_shard(shard: ShardInfo, safe_keep_zip: bool) -> int:
+    """Brings a shard's local files to a consistent state and returns the cache bytes they
+    count for (zero: absent), as mosaicml-streaming's ``Reader.set_up_local`` does.
+
+    A form (raw or compressed) present for only some file pairs is deleted; a raw form
+    without its compressed one is dropped when zips are kept (it cannot arise naturally);
+    a compressed form next to a raw one is dropped when zips are not kept.
+
+    Raises:
+        ValueError: If an uncompressed shard has compressed files.
+    """
+    pairs = shard.file_pairs
+    has_raw = _complete(shard, [raw for raw, _ in pairs])
+    packed_infos = [z for _, z in pairs if z is not None]
+    has_zip = bool(packed_infos) and _complete(shard, packed_infos)
+    if not shard.compression and has_zip:
+        raise ValueError(
+            f"Shard {shard.raw_data.basename} is uncompressed but has compressed files"
+        )
+    if shard.compression and packed_infos and has_raw and has_zip != safe_keep_zip:
+        if safe_keep_zip:
+            evict_files(shard, packed=False)
+            has_raw = False
+        else:
+            evict_files(shard, raw=False)
+            has_zip = False
+    return (shard.get_raw_size() if has_raw else 0) + (
+        (shard.get_zip_size() or 0) if has_zip else 0
+    )
+
+
+def _complete(shard: ShardInfo, infos: list[FileInfo]) -> bool:
+    """Whether all of ``infos`` exist; a partial set is deleted (it is of no use)."""
+    present = [os.path.exists(shard.local_path(info)) for info in infos]
+    if all(present):
+        return True
+    for info, there in zip(infos, present):
+        if there:
+            os.remove(shard.local_path(info))
+    return False
+
+
+def remove_counted(info: FileInfo, path: str) -> int:
+    """Deletes ``path`` if it exists; returns the bytes the index gives for it, or 0."""
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        return 0
+    return info.bytes
