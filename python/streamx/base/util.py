@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, cast, overload
 
-from streamx.sizes import bytes_to_int, number_abbrev_to_int
+from streamx import sizes
 from streamx.storage.merge_index import merge_index
 
 __all__ = [
@@ -28,6 +28,24 @@ logger = logging.getLogger(__name__)
 
 F = TypeVar("F", bound=Callable[..., Any])
 ExcTypes = type[BaseException] | Sequence[type[BaseException]]
+
+
+def bytes_to_int(bytes_str: int | str) -> int:
+    """A byte count from an int or a string such as ``'64mb'`` or ``'1.5kb'`` (powers of 1024).
+
+    Raises:
+        ValueError: The suffix or number is not understood.
+    """
+    return sizes.bytes_to_int(bytes_str)
+
+
+def number_abbrev_to_int(abbrev_str: int | str) -> int:
+    """A count from an int or a string such as ``'10k'`` or ``'1.5b'`` (powers of 1000).
+
+    Raises:
+        ValueError: The suffix or number is not understood.
+    """
+    return sizes.number_abbrev_to_int(abbrev_str)
 
 
 def get_list_arg(text: str) -> list[str]:
