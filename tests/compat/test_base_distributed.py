@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 pytest.importorskip("streaming")
-import streaming.base.distributed as theirs  # noqa: E402
+import streaming.base.distributed as theirs
 
-import streamx.base.distributed as ours  # noqa: E402
+import streamx.base.distributed as ours
 
 pytestmark = pytest.mark.compat
 

@@ -12,10 +12,12 @@ from typing import Any
 import pytest
 
 pytest.importorskip("streaming")
-import streaming.base.util as theirs  # noqa: E402
+import itertools
 
-import streamx.base.util as ours  # noqa: E402
-from streamx import MDSWriter  # noqa: E402
+import streaming.base.util as theirs
+
+import streamx.base.util as ours
+from streamx import MDSWriter
 
 pytestmark = pytest.mark.compat
 
@@ -160,7 +162,7 @@ def test_retry_backs_off_exponentially() -> None:
 
     with pytest.raises(RuntimeError):
         failing()
-    gaps = [b - a for a, b in zip(stamps, stamps[1:])]
+    gaps = [b - a for a, b in itertools.pairwise(stamps)]
     assert gaps[0] >= 0.05
     assert gaps[1] >= 0.1
 

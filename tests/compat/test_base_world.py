@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import itertools
 import pickle
 
 import pytest
 
 pytest.importorskip("streaming")
-from streaming.base.world import World as Theirs  # noqa: E402
+from streaming.base.world import World as Theirs
 
-from streamx.base.world import World  # noqa: E402
-from streamx.order.world import World as StreamxWorld  # noqa: E402
+from streamx.base.world import World
+from streamx.order.world import World as StreamxWorld
 
 pytestmark = pytest.mark.compat
 
