@@ -7,6 +7,7 @@ import importlib
 import inspect
 import subprocess
 import sys
+from types import ModuleType
 
 import pytest
 
@@ -74,7 +75,7 @@ _OWN_CONSTRUCTOR = {"Reader", "JointReader", "SplitReader", "MDSReader", "JSONRe
 _OWN_CONSTRUCTOR |= {"XSVReader", "CSVReader", "TSVReader"}
 
 
-def _public(module: object) -> list[str]:
+def _public(module: ModuleType) -> list[str]:
     names = getattr(module, "__all__", None)
     if names is not None:
         return list(names)

@@ -63,9 +63,11 @@ def test_clean_stale_shared_memory_leaves_other_blocks_alone() -> None:
     # A block shaped like one of mosaic's leaked ones, owned by "someone else".
     block = shared_memory.SharedMemory(name="000000_locals", create=True, size=8)
     try:
+        assert block.buf is not None
         block.buf[:4] = b"keep"
-        assert ours.clean_stale_shared_memory() is None
+        ours.clean_stale_shared_memory()
         again = shared_memory.SharedMemory(name="000000_locals")
+        assert again.buf is not None
         assert bytes(again.buf[:4]) == b"keep"
         again.close()
     finally:
@@ -100,7 +102,7 @@ def test_retry_until_success(with_args: bool) -> None:
         else ours.retry
     )
 
-    @decorator
+    @decorator  # type: ignore[untyped-decorator]
     def flaky() -> str:
         nonlocal calls
         calls += 1
