@@ -3,6 +3,7 @@ mosaicml-streaming's ``streaming.base.format``."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import shutil
@@ -222,3 +223,26 @@ def test_index_basename_and_writer_bases() -> None:
     assert issubclass(streamx.MDSWriter, JointWriter)
     assert issubclass(streamx.JSONWriter, SplitWriter)
     assert issubclass(streamx.CSVWriter, SplitWriter)
+
+
+@pytest.mark.parametrize("kind", ["mds", "json", "csv", "tsv"])
+def test_reader_constructors_take_mosaics_arguments(tmp_path: Any, kind: str) -> None:
+    root = _write(str(tmp_path), kind)
+    with open(os.path.join(root, "index.json")) as file:
+        entry = json.load(file)["shards"][0]
+    theirs = their_format.reader_from_json(root, None, entry)
+    names = {"mds": "MDSReader", "json": "JSONReader", "csv": "CSVReader", "tsv": "TSVReader"}
+    module = {"mds": "mds", "json": "json", "csv": "xsv", "tsv": "xsv"}[kind]
+    ours_cls = getattr(__import__(f"streamx.base.format.{module}", fromlist=["_"]), names[kind])
+    their_cls = type(theirs)
+    # Keyword arguments taken from mosaic's own reader; its FileInfo objects pass as they are.
+    params = list(inspect.signature(their_cls.__init__).parameters)[1:]
+    kwargs = {name: getattr(theirs, name) for name in params if name not in ("dirname", "split")}
+    if kind == "json":
+        kwargs["columns"] = theirs.columns
+    ours = ours_cls(root, None, **kwargs)
+    assert len(ours) == len(theirs)
+    for i in range(len(theirs)):
+        assert _same(ours[i], theirs[i])
+    with pytest.raises(TypeError, match="abstract"):
+        fmt.Reader(root, None, None, [], 1, None)

@@ -70,10 +70,6 @@ LEFT_OUT = {
     "divide_spans": "an internal step of mosaic's py1s shuffle; streamx runs py1s in Rust",
 }
 
-# Reader classes take streamx's parsed shard entry; build them with ``from_json``.
-_OWN_CONSTRUCTOR = {"Reader", "JointReader", "SplitReader", "MDSReader", "JSONReader"}
-_OWN_CONSTRUCTOR |= {"XSVReader", "CSVReader", "TSVReader"}
-
 
 def _public(module: ModuleType) -> list[str]:
     names = getattr(module, "__all__", None)
@@ -128,6 +124,12 @@ def test_function_signatures_match(suffix: str) -> None:
         (".format.base.reader", "Reader", ["validate", "get_item", "get_sample_data"]),
         (".format.base.reader", "Reader", ["get_persistent_size", "get_max_size", "evict"]),
         (".registry_utils", "TypedRegistry", ["__init__", "register", "get", "get_all"]),
+        (".format.base.reader", "Reader", ["__init__"]),
+        (".format.mds.reader", "MDSReader", ["__init__", "from_json"]),
+        (".format.json.reader", "JSONReader", ["__init__"]),
+        (".format.xsv.reader", "XSVReader", ["__init__"]),
+        (".format.xsv.reader", "CSVReader", ["__init__"]),
+        (".format.xsv.reader", "TSVReader", ["__init__"]),
     ],
 )
 def test_method_signatures_match(suffix: str, cls: str, methods: list[str]) -> None:

@@ -16,19 +16,16 @@ from streamx.format.encodings import is_mds_encoding_safe
 from streamx.format.index import FileInfo, ShardInfo, _parse_shard
 from streamx.format.readers import SampleReader, make_reader
 
-__all__ = ["FileInfo", "JointReader", "Reader", "SplitReader"]
+__all__ = ["FileInfo", "JointReader", "Reader", "SplitReader", "file_info"]
 
 
 class Reader(Array):
     """One shard of a dataset: its files, sizes and samples.
 
     Build one with :meth:`from_json` (or :func:`streamx.base.format.reader_from_json`)
-    from an ``index.json`` shard entry; attributes of the entry (``dirname``, ``split``,
-    ``compression``, ``hashes``, ``samples``, ``size_limit``, ``raw_data``, ``zip_data``,
-    ``column_names``...) read through.
-
-    Args:
-        shard: The parsed index entry.
+    from an ``index.json`` shard entry, or with a format's constructor. Attributes of the
+    entry (``dirname``, ``split``, ``compression``, ``hashes``, ``samples``, ``size_limit``,
+    ``raw_data``, ``zip_data``, ``column_names``...) read through.
 
     Example:
         >>> reader = reader_from_json(root, None, index["shards"][0])  # doctest: +SKIP
@@ -37,10 +34,27 @@ class Reader(Array):
 
     formats: ClassVar[tuple[str, ...]] = ("mds", "json", "csv", "tsv", "xsv")
 
-    def __init__(self, shard: ShardInfo) -> None:
+    def __init__(
+        self,
+        dirname: str,
+        split: str | None,
+        compression: str | None,
+        hashes: list[str],
+        samples: int,
+        size_limit: int | str | None,
+    ) -> None:
+        raise TypeError(
+            f"{type(self).__name__} is abstract: build an MDSReader, JSONReader, XSVReader, "
+            "CSVReader or TSVReader, or call reader_from_json."
+        )
+
+    def _attach(self, dirname: str, split: str | None, entry: dict[str, Any]) -> None:
+        """Parses ``entry`` as ``index.json`` holds it, with streamx's validation."""
+        where = os.path.join(dirname, split or "", "index.json")
+        shard = _parse_shard(dirname, split or "", entry, where, 0)
         if shard.format not in self.formats:
             raise ValueError(f"{type(self).__name__} cannot read {shard.format!r} shards.")
-        self.shard = shard
+        self.shard: ShardInfo = shard
         self._reader: SampleReader | None = None
 
     @classmethod
@@ -50,7 +64,9 @@ class Reader(Array):
         Raises:
             ValueError: The entry is malformed, of another format, or not version 2.
         """
-        return cls(_parse_shard(dirname, split or "", obj, os.path.join(dirname, "index.json"), 0))
+        reader = cls.__new__(cls)
+        reader._attach(dirname, split, obj)
+        return reader
 
     def __getattr__(self, name: str) -> Any:
         if name == "shard":  # not set yet: unpickling or a failed __init__
@@ -161,3 +177,10 @@ class SplitReader(Reader):
     """A reader of split shards (data file plus ``.meta`` offsets): JSON, CSV, TSV, XSV."""
 
     formats: ClassVar[tuple[str, ...]] = ("json", "csv", "tsv", "xsv")
+
+
+def file_info(info: Any) -> dict[str, Any] | None:
+    """A ``FileInfo`` (streamx's, mosaic's or any with the same fields) as index JSON."""
+    if info is None:
+        return None
+    return {"basename": info.basename, "bytes": info.bytes, "hashes": dict(info.hashes)}
