@@ -77,6 +77,16 @@ def test_readers_match_mosaic(tmp_path: Any, kind: str) -> None:
         ours = fmt.reader_from_json(root, None, entry)
         theirs = their_format.reader_from_json(root, None, entry)
         assert type(ours).__name__ == type(theirs).__name__
+        fields = ["dirname", "split", "compression", "hashes", "samples", "size_limit"]
+        fields += {"mds": ["column_names", "column_encodings", "column_sizes"]}.get(kind, [])
+        fields += {"json": ["columns", "newline"]}.get(kind, [])
+        fields += ["column_names", "column_encodings", "newline"] if kind in ("csv", "tsv") else []
+        for name in fields:
+            assert getattr(ours, name) == getattr(theirs, name), name
+        # The same files (mosaic lists a split shard's meta file first, streamx its data).
+        assert sorted((r.basename, r.bytes, z) for r, z in ours.file_pairs) == sorted(
+            (r.basename, r.bytes, z) for r, z in theirs.file_pairs
+        )
         assert (len(ours), ours.size, ours.samples) == (len(theirs), theirs.size, theirs.samples)
         assert ours.get_raw_size() == theirs.get_raw_size()
         assert ours.get_zip_size() == theirs.get_zip_size()

@@ -71,6 +71,9 @@ class Reader(Array):
     def __getattr__(self, name: str) -> Any:
         if name == "shard":  # not set yet: unpickling or a failed __init__
             raise AttributeError(name)
+        # Split formats keep their columns, newline and separator among the extra fields.
+        if name in self.shard.extra:
+            return self.shard.extra[name]
         return getattr(self.shard, name)
 
     @property
