@@ -1,32 +1,19 @@
-"""A small registry of Stream classes, selected by ``StreamingDataset(stream_name=...)``."""
+"""``streams_registry``: the Stream classes ``StreamingDataset(stream_name=...)`` can build."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from streamx.dataset.registry_utils import TypedRegistry, create_registry
 from streamx.dataset.stream import Stream
 
-__all__ = ["StreamRegistry", "streams_registry"]
+__all__ = ["streams_registry"]
 
-
-class StreamRegistry:
-    """Name -> Stream subclass."""
-
-    def __init__(self) -> None:
-        self._classes: dict[str, Any] = {"stream": Stream}
-
-    def register(self, name: str, func: Any) -> None:
-        """Registers ``func`` (a Stream subclass) under ``name``."""
-        self._classes[name] = func
-
-    def get(self, name: str) -> Any:
-        """Returns the class registered as ``name``."""
-        try:
-            return self._classes[name]
-        except KeyError:
-            raise ValueError(
-                f"Unknown stream name {name!r}; registered: {sorted(self._classes)}"
-            ) from None
-
-
-streams_registry = StreamRegistry()
+#: Stream subclasses by name; packages may add theirs through the
+#: ``streamx_streams_registry`` entry point group.
+streams_registry: TypedRegistry[type[Stream]] = create_registry(
+    "streamx",
+    "streams_registry",
+    generic_type=type[Stream],  # type: ignore[arg-type]
+    entry_points=True,
+    description="Stream classes that StreamingDataset(stream_name=...) can build.",
+)
+streams_registry.register("stream", func=Stream)

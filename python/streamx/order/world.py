@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, replace
+from typing import Any
 
 from streamx.torch.compat import get_worker_info
 
@@ -49,9 +50,7 @@ class World:
             )
         if not 0 <= rank < world_size:
             raise ValueError(f"RANK ({rank}) must be in [0, WORLD_SIZE={world_size})")
-        info = get_worker_info()
-        workers, worker = (info.num_workers, info.id) if info is not None else (1, 0)
-        return cls(world_size // ranks_per_node, ranks_per_node, rank, workers, worker)
+        return cls(world_size // ranks_per_node, ranks_per_node, rank).with_workers()
 
     @property
     def num_ranks(self) -> int:
@@ -72,6 +71,51 @@ class World:
     def is_local_leader(self) -> bool:
         """Whether this is local rank 0 (worker 0 when inside a DataLoader worker)."""
         return self.rank_of_node == 0 and self.worker_of_rank == 0
+
+    @property
+    def is_multinode(self) -> bool:
+        """Whether the job spans more than one node."""
+        return self.num_nodes > 1
+
+    @property
+    def workers_per_node(self) -> int:
+        """DataLoader workers on one node, over all its ranks."""
+        return self.ranks_per_node * self.workers_per_rank
+
+    @property
+    def num_workers(self) -> int:
+        """DataLoader workers in the whole job."""
+        return self.num_ranks * self.workers_per_rank
+
+    @property
+    def worker(self) -> int:
+        """This worker's index in the whole job (rank-major)."""
+        return self.rank * self.workers_per_rank + self.worker_of_rank
+
+    @property
+    def worker_of_node(self) -> int:
+        """This worker's index within its node."""
+        return self.worker % self.workers_per_node
+
+    @property
+    def is_leader(self) -> bool:
+        """Whether this is worker 0 of rank 0 of node 0."""
+        return self.worker == 0
+
+    def to_json(self) -> dict[str, Any]:
+        """Every count and index, keyed as mosaicml-streaming's ``World.to_json`` keys them."""
+        names = (
+            *("node", "num_nodes", "is_multinode", "rank", "num_ranks", "rank_of_node"),
+            *("ranks_per_node", "worker", "num_workers", "worker_of_node", "workers_per_node"),
+            *("worker_of_rank", "workers_per_rank", "is_leader", "is_local_leader"),
+        )
+        return {name: getattr(self, name) for name in names}
+
+    def with_workers(self) -> World:
+        """This rank's world with the current DataLoader worker filled in."""
+        info = get_worker_info()
+        workers, worker = (info.num_workers, info.id) if info is not None else (1, 0)
+        return replace(self, workers_per_rank=workers, worker_of_rank=worker)
 
     def replicate(self, replication: int | None) -> World:
         """The world after grouping every ``replication`` consecutive ranks into one."""
