@@ -445,13 +445,7 @@ dataset = StreamingDataset(
 )
 """
 
-REPLICATION = """
-dataset = StreamingDataset(
-    ...
-    replication = 4,    # Every 4 GPUs will see the same samples.
-    ...
-)
-"""
+# The replication snippet (replication=4) needs a job of 4 ranks: tests/dist covers it.
 
 IMPORTS = "from streaming import Stream, StreamingDataset\n"
 MIX_PATHS = {
@@ -610,13 +604,6 @@ SNIPPETS: dict[str, Snippet] = {
 }
 
 # Snippets that cannot run in one process, with the reason (reported, never skipped silently).
-NEEDS_MORE = {
-    "replication": (
-        "dataset_configuration/replication_and_sampling.md",
-        REPLICATION,
-        "replication=4 needs a job of at least 4 ranks; tests/dist covers replication",
-    ),
-}
 
 
 def _write_data(root: Path) -> dict[str, str]:
@@ -685,36 +672,25 @@ BROKEN_IN_DOCS = {
 }
 
 
-# Snippets that need something streamx lacks (outside streamx.base), with what is missing.
-STREAMX_LACKS = {
-    "faq_spanner": "StreamingDataset has no public `spanner` attribute (mosaic exposes it)",
-    "mixing_both_blocks": "streamx lets a second StreamingDataset reuse Stream objects that a "
-    "first one weighted; mosaicml-streaming raises ValueError",
+# Snippets where streamx deliberately differs (README, "Differences from mosaicml-streaming"):
+# mosaicml-streaming raises, streamx runs the snippet.
+DELIBERATE = {
+    # A second StreamingDataset may reuse Stream objects a first one weighted.
+    "mixing_both_blocks",
 }
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(reason=STREAMX_LACKS[n], strict=True))
-        if n in STREAMX_LACKS
-        else n
-        for n in sorted(SNIPPETS)
-    ],
-)
+@pytest.mark.parametrize("name", sorted(SNIPPETS))
 def test_snippet(tmp_path: Path, name: str) -> None:
     snippet = SNIPPETS[name]
     their_error, theirs = _run(snippet, "streaming", tmp_path / "theirs")
     our_error, ours = _run(snippet, "streamx", tmp_path / "ours")
     expected = BROKEN_IN_DOCS.get(name)
     assert their_error == expected, f"mosaicml-streaming: {theirs}"
+    if name in DELIBERATE:
+        assert our_error is None, f"streamx: {ours}"
+        return
     assert our_error == expected, f"streamx: {ours}"
     if expected is None and snippet.probe is not None:
         assert ours == theirs
         assert ours not in (None, [], ())
-
-
-@pytest.mark.parametrize("name", sorted(NEEDS_MORE))
-def test_snippet_needing_a_cluster(name: str) -> None:
-    source, _, reason = NEEDS_MORE[name]
-    pytest.skip(f"{source}: {reason}")

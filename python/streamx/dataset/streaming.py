@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from streamx.dataset import shard_ops
 from streamx.dataset.args import (
     StreamDefaults,
     build_streams,
@@ -21,7 +22,6 @@ from streamx.dataset.args import (
     default_predownload,
     parse_epoch_size,
 )
-from streamx.dataset import shard_ops
 from streamx.dataset.array import Array
 from streamx.dataset.attributes import LayoutField, SettingField
 from streamx.dataset.iteration import SampleAccess, chunk_size, worker_samples

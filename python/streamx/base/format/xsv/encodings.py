@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from streamx.format.encodings import SPLIT_ENCODINGS as XSV_ENCODINGS
 from streamx.format.writers.json_writer import JSON_TYPES
-from streamx.format.writers.xsv import XSV_ENCODINGS
 
 __all__ = ["is_xsv_encoding", "xsv_decode", "xsv_encode"]
 
