@@ -1,0 +1,1 @@
+"""mosaicml-streaming's ``streaming.base`` module paths, as thin layers over streamx."""
