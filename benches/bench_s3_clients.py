@@ -18,6 +18,7 @@ Every transferred object is compared with what was stored (the ``correct`` colum
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import multiprocessing
 import os
@@ -35,7 +36,11 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 BUCKET = "bench"
-CLIENTS = ("streamx", "obstore", "s3fs", "boto3")
+CLIENTS = tuple(
+    name
+    for name in ("streamx", "obstore", "s3fs", "boto3")
+    if name == "streamx" or importlib.util.find_spec(name) is not None
+)
 
 # What each client needs to GET one object in a fresh interpreter; the environment supplies
 # the endpoint and keys exactly as a user's would.
@@ -302,12 +307,15 @@ def main() -> None:
     parser.add_argument("--size-mib", type=int, default=8)
     parser.add_argument("--workers", type=int, default=8)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="4 objects of 4 MiB, 1 repeat")
     parser.add_argument("--fork-check", nargs=4, metavar=("CLIENT", "FRESH", "URL", "DIR"))
     args = parser.parse_args()
     if args.fork_check:
         name, fresh, endpoint, work = args.fork_check
         print(fork_safety(name, endpoint, Path(work), fresh=fresh == "True"), flush=True)
         os._exit(0)  # a hung client thread must not keep this process alive
+    if args.quick:
+        args.objects, args.size_mib, args.repeat = 4, 4, 1
     proc, endpoint = start_moto()
     try:
         set_env(endpoint)
