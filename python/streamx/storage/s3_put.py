@@ -1,11 +1,11 @@
 """S3 uploads as plain signed HTTP PUTs over the pooled connections of ``s3_direct``.
 
 Chosen by measurement (``benches/bench_s3_clients.py``, results in ``benches/README.md``):
-with the GET route already in place, a PUT costs one more canonical request, whereas
-obstore would add a 15 MB native dependency that hangs when a forked worker reuses the
-parent's store and that reads neither profiles nor ``S3_ENDPOINT_URL``. The route is taken
-exactly when ``s3_direct.route_for`` is sure of the request botocore would make, so uploads
-then need neither s3fs nor botocore.
+a PUT here costs less CPU per byte than s3fs, boto3 or obstore, whereas obstore would add a
+16 MB native dependency that hangs in a forked child after the parent used it, and that
+reads neither profiles nor ``S3_ENDPOINT_URL``. The route is taken exactly when
+``s3_direct.route_for`` is sure of the request botocore would make, so uploads then need
+neither s3fs nor botocore.
 
 One PUT carries the whole file, which S3 allows up to 5 GiB; larger files (MDS shards are
 far smaller) go through s3fs, which splits them into a multipart upload. The body is not
