@@ -223,6 +223,18 @@ class S3Uploader(CloudUploader):
             require_s3fs()
         self.check_bucket_exists(self.remote)
 
+    def list_objects(self, prefix: str | None = None) -> list[str] | None:
+        """The keys under the remote directory that start with `prefix` (listed by s3fs).
+
+        Args:
+            prefix: Relative to the remote directory; ``None`` lists everything.
+
+        Raises:
+            ImportError: if s3fs is missing or too old.
+        """
+        require_s3fs()
+        return super().list_objects(prefix)
+
     def check_bucket_exists(self, remote: str) -> None:
         """Raise unless the bucket of `remote` exists.
 
