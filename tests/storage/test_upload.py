@@ -24,7 +24,7 @@ def _write(directory: str, names: list[str]) -> dict[str, bytes]:
 
 
 def _run_writer(uploader: Uploader) -> dict[str, bytes]:
-    data = {}
+    data: dict[str, bytes] = {}
     for name in SHARDS:
         data |= _write(uploader.local, [name])
         uploader.upload_file(name)

@@ -3,6 +3,9 @@
 A writer hands each finished shard file to :meth:`Uploader.upload_file`, which queues it
 on a thread pool; :meth:`Uploader.finish` waits for every shard and only then uploads the
 index, so a reader that sees the index can find every shard it lists.
+
+Each file goes up through :func:`upload_file`: to S3 as one signed PUT when the
+configuration allows it (``s3_put``; no s3fs or botocore involved), otherwise through fsspec.
 """
 
 from __future__ import annotations
@@ -17,10 +20,12 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from streamx.exceptions import UploadFailedError
+from streamx.storage import s3_put
 from streamx.storage.download import backoff_delay
 from streamx.storage.filesystems import get_filesystem, split_url
+from streamx.storage.s3fs_check import require_s3fs
 
-__all__ = ["UploadFailedError", "Uploader", "parse_out", "put_file"]
+__all__ = ["UploadFailedError", "Uploader", "parse_out", "put_file", "upload_file"]
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +39,51 @@ def put_file(fs: Any, local_path: str, path: str) -> None:
     if "file" in protocols or "local" in protocols:
         fs.makedirs(fs._parent(path), exist_ok=True)
     fs.put_file(local_path, path)
+
+
+def upload_file(local_path: str, remote_url: str, *, retry: int = 2, timeout: float = 60.0) -> None:
+    """Upload one file, with retries; the local file is left in place.
+
+    Args:
+        local_path: The file to send.
+        remote_url: Its destination: ``s3://bucket/key``, any URL
+            :func:`~streamx.storage.filesystems.get_filesystem` accepts, or a local path.
+        retry: Total attempts (at least 1), with jittered exponential backoff between them.
+        timeout: Seconds any one socket operation of a direct S3 PUT may block.
+
+    Raises:
+        FileNotFoundError: if `local_path` is missing (not retried).
+        ImportError: if the destination needs an fsspec package that is missing or too old.
+        OSError: the last attempt's error otherwise.
+
+    Example:
+        >>> import os, tempfile
+        >>> src, dst = tempfile.mkdtemp(), tempfile.mkdtemp()
+        >>> _ = open(os.path.join(src, "a.bin"), "wb").write(b"abc")
+        >>> upload_file(os.path.join(src, "a.bin"), os.path.join(dst, "sub", "a.bin"))
+        >>> open(os.path.join(dst, "sub", "a.bin"), "rb").read()
+        b'abc'
+    """
+    if retry < 1:
+        raise ValueError(f"num_attempts must be at-least 1, got retry={retry}")
+    route = s3_put.put_route(remote_url, os.path.getsize(local_path))
+    for attempt in range(1, retry + 1):
+        try:
+            if route is not None:
+                s3_put.put_file(route, local_path, timeout)
+            else:
+                if split_url(remote_url)[0] == "s3":
+                    require_s3fs()
+                fs, path = get_filesystem(remote_url)
+                put_file(fs, local_path, path)
+            return
+        except (FileNotFoundError, ImportError):
+            raise  # a missing file or bucket, a missing package: no attempt can succeed
+        except Exception as err:
+            if attempt == retry:
+                raise
+            logger.info("upload of %s failed (%r); retrying", remote_url, err)
+            time.sleep(backoff_delay(attempt))
 
 
 def _is_remote(url: str) -> bool:
@@ -68,7 +118,22 @@ class Uploader:
             directory is removed at :meth:`finish` unless this is set.
         max_workers: Upload threads; defaults to ``min(32, cpu_count + 4)``.
         retry: Total attempts per file, with jittered exponential backoff.
-        progress_bar: Show a tqdm bar counting uploaded files.
+        progress_bar: Show a tqdm bar of the bytes uploaded; its total grows as files are
+            queued, so it never runs past it.
+
+    Raises:
+        ValueError: if `retry` < 1 or `out` is a malformed tuple.
+        ImportError: if `out` is an ``s3://`` URL that the direct route cannot serve and
+            s3fs is missing or too old to work.
+
+    Example:
+        >>> import os, tempfile
+        >>> local, remote = tempfile.mkdtemp(), tempfile.mkdtemp()
+        >>> with Uploader((local, remote)) as up:
+        ...     _ = open(os.path.join(local, "shard.00000.mds"), "wb").write(b"x" * 10)
+        ...     up.upload_file("shard.00000.mds")
+        >>> os.listdir(remote)
+        ['shard.00000.mds']
     """
 
     def __init__(
@@ -91,13 +156,20 @@ class Uploader:
         self._futures: list[Future[None]] = []
         self._pool: ThreadPoolExecutor | None = None
         self._bar: Any = None
+        self._bar_lock = threading.Lock()
         if self.remote is not None:
+            if s3_put.put_route(self._remote_url("index.json"), 0) is None:
+                scheme = split_url(self.remote)[0]
+                if scheme == "s3":
+                    require_s3fs()  # fail now, not on the first shard's upload
             workers = max_workers or min(32, (os.cpu_count() or 1) + 4)
             self._pool = ThreadPoolExecutor(workers, thread_name_prefix="streamx-up")
             if progress_bar:
                 from tqdm import tqdm
 
-                self._bar = tqdm(desc=f"Uploading to {self.remote}", unit="file", total=0)
+                self._bar = tqdm(
+                    desc=f"Uploading to {self.remote}", unit="B", unit_scale=True, total=0
+                )
 
     def upload_file(self, basename: str) -> None:
         """Queue `<local>/<basename>` for upload (no-op without a remote).
@@ -108,10 +180,16 @@ class Uploader:
         self.check()
         if self._pool is None:
             return
-        if self._bar is not None:
-            self._bar.total += 1
-            self._bar.refresh()
+        self._count(basename)
         self._futures.append(self._pool.submit(self._upload_guarded, basename))
+
+    def _count(self, basename: str) -> None:
+        """Add a queued file's size to the bar's total, before any of its bytes count."""
+        if self._bar is not None:
+            size = os.path.getsize(os.path.join(self.local, basename))
+            with self._bar_lock:
+                self._bar.total += size
+                self._bar.refresh()
 
     def check(self) -> None:
         """Raise if any upload thread has failed."""
@@ -130,6 +208,7 @@ class Uploader:
             wait(self._futures)
             self.check()
             if self._pool is not None and os.path.exists(os.path.join(self.local, index_basename)):
+                self._count(index_basename)
                 self._upload_one(index_basename)
         finally:
             self._close()
@@ -155,26 +234,19 @@ class Uploader:
             logger.error("upload of %s to %s failed: %r", basename, self.remote, err)
             raise
 
-    def _upload_one(self, basename: str) -> None:
+    def _remote_url(self, basename: str) -> str:
         assert self.remote is not None
+        return f"{self.remote.rstrip('/')}/{basename}"
+
+    def _upload_one(self, basename: str) -> None:
         local_path = os.path.join(self.local, basename)
-        remote_url = f"{self.remote.rstrip('/')}/{basename}"
-        fs, path = get_filesystem(remote_url)
-        for attempt in range(1, self.retry + 1):
-            try:
-                put_file(fs, local_path, path)
-                break
-            except FileNotFoundError:
-                raise
-            except Exception as err:
-                if attempt == self.retry:
-                    raise
-                logger.info("upload of %s failed (%r); retrying", remote_url, err)
-                time.sleep(backoff_delay(attempt))
+        size = os.path.getsize(local_path)
+        upload_file(local_path, self._remote_url(basename), retry=self.retry)
         if not self.keep_local:
             os.remove(local_path)
         if self._bar is not None:
-            self._bar.update(1)
+            with self._bar_lock:
+                self._bar.update(size)
 
     def __enter__(self) -> Uploader:
         return self
