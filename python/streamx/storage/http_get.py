@@ -137,6 +137,9 @@ def get_into(
             )
         checksum = _checksum_of(response) if length is None else None
         _read_body(response, sock, fd, start, body_length, deadline, target.url, checksum)
+    except _Unreusable:
+        conn.close()  # the body was complete; what the server sent after it is not read
+        return total
     except BaseException:
         conn.close()
         raise
@@ -246,9 +249,27 @@ def _read_body(
         done += n
     if response.chunked and response.read(1):
         raise TruncatedDownloadError(f"{url}: the server sent more than {length} bytes")
-    response.close()  # the body is consumed: the connection can carry the next request
     if checksum is not None and checksum[1].digest() != checksum[2]:
         raise ChecksumMismatchError(f"GET {url}: the body does not match its {checksum[0]}")
+    clean = _nothing_pending(response, sock)
+    response.close()
+    if not clean:
+        raise _Unreusable
+
+
+class _Unreusable(Exception):
+    """The server sent past the body: the connection cannot carry another request."""
+
+
+def _nothing_pending(response: http.client.HTTPResponse, sock: Any) -> bool:
+    """Whether nothing follows the body (a keep-alive connection may only be reused then)."""
+    if sock is None or response.fp is None:
+        return False
+    sock.setblocking(False)
+    try:
+        return not response.fp.peek(1)
+    except OSError:
+        return False
 
 
 def _pwrite_all(fd: int, data: memoryview, offset: int) -> None:
