@@ -40,7 +40,8 @@ http {{
     fastcgi_temp_path {state}/fastcgi;
     uwsgi_temp_path {state}/uwsgi;
     scgi_temp_path {state}/scgi;
-    log_format timed '$connection "$http_range" $status $body_bytes_sent $msec $request_time $request_method $uri';
+    log_format timed '$connection "$http_range" $status $body_bytes_sent '
+                     '$msec $request_time $request_method $uri';
     access_log {state}/access.log timed;
     server {{
         listen 127.0.0.1:{port};
@@ -93,7 +94,10 @@ class Nginx:
                     # As root, workers would drop to "nobody", who cannot read tmp dirs.
                     user="user root;" if os.geteuid() == 0 else "",
                     workers=workers,
-                    state=self.state, port=self.port, root=self.root, limit=limit
+                    state=self.state,
+                    port=self.port,
+                    root=self.root,
+                    limit=limit,
                 )
             )
         self._process = subprocess.Popen(
@@ -132,7 +136,9 @@ class Nginx:
             status, sent, msec, took, method, uri = rest.split(" ")
             end = float(msec)
             entries.append(
-                LogEntry(int(conn), rng, int(status), int(sent), end - float(took), end, method, uri)
+                LogEntry(
+                    int(conn), rng, int(status), int(sent), end - float(took), end, method, uri
+                )
             )
         return entries
 

@@ -28,7 +28,14 @@ from typing import Any, Protocol
 
 from streamx.storage.errors import RangeIgnoredError, TruncatedDownloadError
 
-__all__ = ["ChecksumMismatchError", "HttpResponseError", "PlainHttp", "Target", "get_into", "head_size"]
+__all__ = [
+    "ChecksumMismatchError",
+    "HttpResponseError",
+    "PlainHttp",
+    "Target",
+    "get_into",
+    "head_size",
+]
 
 _BUFFER = 1 << 20
 # What a keep-alive connection the server has since closed raises on its next request.

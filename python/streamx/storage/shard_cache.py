@@ -105,9 +105,7 @@ class ShardCache:
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state.update(
-            _pool_pid=-1, _in_flight={}, _lock=None, _pinned=[], _window_budget=None
-        )
+        state.update(_pool_pid=-1, _in_flight={}, _lock=None, _pinned=[], _window_budget=None)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:

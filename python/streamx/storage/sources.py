@@ -69,11 +69,17 @@ class HttpSource:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
             deadline = time.monotonic() + timeout
-            get_into(self.target, fd, 0, None, timeout=timeout, deadline=deadline, expected=expected)
+            get_into(
+                self.target, fd, 0, None, timeout=timeout, deadline=deadline, expected=expected
+            )
         except http.client.IncompleteRead as err:
-            raise TruncatedDownloadError(f"{self.url}: connection closed mid-body ({err!r})") from err
+            raise TruncatedDownloadError(
+                f"{self.url}: connection closed mid-body ({err!r})"
+            ) from err
         except TimeoutError as err:
-            raise DownloadTimeoutError(f"download attempt of {self.url} took over {timeout}s") from err
+            raise DownloadTimeoutError(
+                f"download attempt of {self.url} took over {timeout}s"
+            ) from err
         finally:
             os.close(fd)
 
@@ -86,7 +92,9 @@ class HttpSource:
         try:
             get_into(self.target, fd, start, length, timeout=timeout, deadline=deadline)
         except http.client.IncompleteRead as err:
-            raise TruncatedDownloadError(f"{self.url}: connection closed mid-body ({err!r})") from err
+            raise TruncatedDownloadError(
+                f"{self.url}: connection closed mid-body ({err!r})"
+            ) from err
         except TimeoutError as err:
             raise DownloadTimeoutError(f"GET {self.url} (a range) ran past its timeout") from err
 
