@@ -26,8 +26,10 @@ __all__ = [
     "CorruptIndexError",
     "CorruptShardError",
     "DownloadTimeoutError",
+    "HttpResponseError",
     "IndexJSONError",
     "NeedsPythonEncoding",
+    "RangeIgnoredError",
     "S3ResponseError",
     "StaleIndexError",
     "StreamxError",
@@ -94,20 +96,28 @@ class ChecksumMismatchError(StreamxError, OSError):
     """
 
 
-class S3ResponseError(StreamxError, OSError):
-    """S3 answered a request with an error status.
+class RangeIgnoredError(StreamxError, OSError):
+    """The server answered a ranged GET with the whole object: fetch it in one GET."""
+
+
+class HttpResponseError(StreamxError, OSError):
+    """An HTTP server answered a request with an error status.
 
     Args:
         url: The object requested.
         status: The HTTP status.
-        code: S3's error code (``NoSuchKey``, ``AccessDenied``...), or ``''``.
-        message: S3's error message, or ``''``.
+        code: The server's error code (S3's ``NoSuchKey``, ``AccessDenied``...), or ``''``.
+        message: The server's error message, or ``''``.
     """
 
     def __init__(self, url: str, status: int, code: str, message: str) -> None:
         super().__init__(f"GET {url}: HTTP {status} {code}: {message}".rstrip(": "))
         self.status = status
         self.code = code
+
+
+class S3ResponseError(HttpResponseError):
+    """S3 answered a request with an error status (``code`` is S3's error code)."""
 
 
 class UploadFailedError(StreamxError, RuntimeError):

@@ -28,5 +28,5 @@ def test_gcs_roundtrip(gcs_emulator: str, tmp_path: Path) -> None:
     for name, data in blobs.items():
         download_file(f"gcs://bucket-a/ds/{name}", str(tmp_path / "cache" / name))
         assert (tmp_path / "cache" / name).read_bytes() == data
-    with pytest.raises(FileNotFoundError, match="No such remote file: gs://bucket-a/ds/missing"):
+    with pytest.raises(FileNotFoundError, match="Object gs://bucket-a/ds/missing not found."):
         download_file("gs://bucket-a/ds/missing", str(tmp_path / "m"))

@@ -6,11 +6,9 @@ Nothing here imports the compiled extension, so these modules load before it is 
 from streamx.storage.download import download_file
 from streamx.storage.filesystems import get_filesystem
 from streamx.storage.merge_index import merge_index
-from streamx.storage.prefetch import Downloader
 from streamx.storage.upload import Uploader, UploadFailedError
 
 __all__ = [
-    "Downloader",
     "UploadFailedError",
     "Uploader",
     "download_file",

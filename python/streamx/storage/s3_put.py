@@ -21,7 +21,7 @@ import os
 import zlib
 from typing import BinaryIO
 
-from streamx.storage import s3_direct
+from streamx.storage import http_get, s3_direct
 from streamx.storage.filesystems import split_url
 from streamx.storage.sigv4_request import sign_request
 
@@ -84,12 +84,12 @@ def put_file(route: s3_direct.S3Route, local_path: str, timeout: float = 60.0) -
         signed = sign_request(
             "PUT", host, route.path, route.region, route.credentials.current(), headers
         )
-        pool = s3_direct._pool_for(route.scheme, route.host, route.port)
+        pool = http_get.pool_for(route.scheme, route.host, route.port)
         conn, reused = pool.take(timeout)
         try:
             try:
                 response = _send(conn, route.path, signed, body)
-            except s3_direct._STALE:
+            except http_get.STALE_CONNECTION:
                 if not reused:
                     raise
                 # The server closed the idle connection before reading: send again.
@@ -119,7 +119,7 @@ def bucket_exists(bucket: str, timeout: float = 60.0) -> bool | None:
     path = route.path[: -len("k")]  # the bucket's own path: "/bucket/" or "/"
     host = route.host if route.port is None else f"{route.host}:{route.port}"
     signed = sign_request("HEAD", host, path, route.region, route.credentials.current(), {})
-    pool = s3_direct._pool_for(route.scheme, route.host, route.port)
+    pool = http_get.pool_for(route.scheme, route.host, route.port)
     conn, _ = pool.take(timeout, fresh=True)
     try:
         conn.request("HEAD", path, headers=signed)
@@ -153,8 +153,8 @@ def _send(
 
 def _error(url: str, status: int, body: bytes) -> OSError:
     text = body.decode("utf-8", "replace")
-    code = s3_direct._xml_field(text, "Code") or http.client.responses.get(status, "")
-    message = s3_direct._xml_field(text, "Message")
+    code = s3_direct.xml_field(text, "Code") or http.client.responses.get(status, "")
+    message = s3_direct.xml_field(text, "Message")
     if status == 404:
         return FileNotFoundError(f"PUT {url}: HTTP 404 {code}: {message}")
     if status == 403:

@@ -3,7 +3,10 @@
 Each dataset has one :class:`ShardCache`. The Rust ledger (one memory-mapped file per cache
 directory and dataset, shared by every process on the node) decides who downloads a shard
 and which least-recently-used shards to evict to stay under ``cache_limit``; downloads run
-on a small per-process thread pool so several are in flight at once.
+on the process's download pool (:mod:`~streamx.storage.pool`) so several are in flight at
+once, each large one as parallel ranged GETs; every GET holds one of the node's connection
+slots (``.streamx/connections`` beside the ledger), so the ranks and workers of a node share
+``STREAMX_DOWNLOAD_CONNECTIONS`` between them.
 
 Under a ``cache_limit``, each process pins the shards it is reading or about to read (its
 *window*), so no process evicts a shard another one needs; prefetching only starts a download
@@ -21,7 +24,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from typing import Any
 
 from streamx import _core
@@ -30,9 +33,12 @@ from streamx.dataset.stream import Stream
 from streamx.format.index import ShardInfo
 from streamx.format.readers import SampleReader
 from streamx.order.world import World
+from streamx.storage.pool import download_pool
+from streamx.storage.settings import download_connections
 from streamx.storage.shard_files import bytes_present as _bytes_present
 from streamx.storage.shard_files import files_ready as _files_ready
 from streamx.storage.shard_files import normalize as _normalize
+from streamx.storage.slots import ConnectionSlots, using_slots
 
 __all__ = ["ShardCache"]
 
@@ -74,11 +80,13 @@ class ShardCache:
         self.index_bytes = sum(stream.get_index_size() for stream in layout.streams)
         shard_limit = None if limit is None else max(limit - self.index_bytes, 0)
         self.ledger = _core.CacheLedger(path, len(files), shard_limit, files)
+        self._slots = ConnectionSlots(
+            os.path.join(os.path.dirname(path), "connections"), download_connections()
+        )
         self.max_shard_bytes = max(
             (s.get_max_size() for s, r in zip(self._shards, self._remote) if r), default=0
         )
         self._init_ledger(layout)
-        self._pool: ThreadPoolExecutor | None = None
         self._pool_pid = -1
         self._in_flight: dict[int, Future[bool]] = {}
         self._lock = threading.Lock()
@@ -87,9 +95,7 @@ class ShardCache:
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state.update(
-            _pool=None, _pool_pid=-1, _in_flight={}, _lock=None, _pinned=[], _window_budget=None
-        )
+        state.update(_pool_pid=-1, _in_flight={}, _lock=None, _pinned=[], _window_budget=None)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -165,7 +171,8 @@ class ShardCache:
         shard = self._shards[shard_id]
         stream = self._streams[self._stream_of_shard[shard_id]]
         try:
-            stream.prepare_shard(shard)  # the stream's hooks: a subclass's downloads apply
+            with using_slots(self._slots):
+                stream.prepare_shard(shard)  # the stream's hooks: a subclass's downloads apply
         except BaseException:
             for raw, packed in shard.file_pairs:  # leave nothing the ledger does not count
                 for info in (raw, packed):
@@ -243,17 +250,15 @@ class ShardCache:
     def prepare_async(self, shard_ids: list[int]) -> None:
         """Starts fetching shards in the background (dedup'd per process)."""
         with self._lock:
-            if self._pool is None or self._pool_pid != os.getpid():
-                self._pool = ThreadPoolExecutor(
-                    _downloads_per_process(), thread_name_prefix="streamx-dl"
-                )
-                self._pool_pid = os.getpid()
+            if self._pool_pid != os.getpid():
+                self._pool_pid = os.getpid()  # futures of the parent's pool never finish here
                 self._in_flight = {}
+            pool = download_pool()
             started = []
             for shard_id in shard_ids:
                 if shard_id in self._in_flight or _files_ready(self._shards[shard_id]):
                     continue
-                future = self._pool.submit(self._prepare, shard_id, None, True)
+                future = pool.submit(self._prepare, shard_id, None, True)
                 self._in_flight[shard_id] = future
                 started.append((shard_id, future))
         # Outside the lock: a future already done runs its callback right here.
@@ -310,16 +315,3 @@ class ShardCache:
         if victim is not None:
             self._reader.evict(victim)
         return victim
-
-
-def _downloads_per_process() -> int:
-    """Downloads one process keeps in flight: ``STREAMX_DOWNLOAD_THREADS`` if set, else a
-    share of a node-wide budget of two per CPU, between 2 and 8. Downloading is CPU work
-    (HTTP, checksums, page cache), and on a small machine more streams only contend."""
-    configured = os.environ.get("STREAMX_DOWNLOAD_THREADS")
-    if configured:
-        return max(1, int(configured))
-    world = World.detect()
-    processes = world.ranks_per_node * world.workers_per_rank
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return max(2, min(8, 2 * (cpus or 1) // processes))

@@ -1,0 +1,300 @@
+"""Cold epochs from an S3-like server: streamx vs LitData 0.2.76 vs mosaicml-streaming.
+
+nginx (from the distribution) serves a bucket directory on a free loopback port; it answers
+path-style S3 GETs, HEADs and ranged GETs. Each library reads its own copy of the same
+samples (MDS shards for streamx and mosaicml-streaming, written once by streamx; LitData's
+chunks written by ``litdata.optimize``), 64 MiB shards/chunks, no compression, through its
+own ``StreamingDataLoader`` (2 workers, batch 32, no shuffle, identity collate), with an
+empty cache, in a fresh interpreter. Twice in the same run: nginx unthrottled, and with
+``limit_rate 40m`` per connection (S3 serves each GET at tens of MB/s). ``curl`` fetching the
+same shard files (8 in parallel, written to files) gives the loopback's limit.
+
+Workloads: ``img`` (samples of about 100 KB of bytes plus an int label) and ``tokens``
+(``uint32[2048]``, the first token the sample's id). Reported: samples/s over the epoch,
+time to the first batch (from building the dataset, index download included), ratios, and
+``correct``: every sample exactly once with its content checked.
+
+Usage: ``nice python benches/bench_objstore.py [--img N] [--tokens N] [--repeat R]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from common import format_table, machine, run_worker, worker_main, write_results
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "storage"))
+from nginx_server import Nginx
+
+SCRIPT = Path(__file__).resolve()
+BUCKET = "bucket"
+SHARD = 64 << 20
+BATCH = 32
+WORKERS = 2
+LIBS = ("streamx", "litdata", "streaming")
+EPOCH_TIMEOUT_S = 120
+
+
+def _blob_pool(seed: int = 0) -> list[bytes]:
+    rng = np.random.default_rng(seed)
+    return [rng.bytes(int(rng.integers(90_000, 110_000))) for _ in range(32)]
+
+
+def _tokens(i: int) -> np.ndarray[Any, np.dtype[np.uint32]]:
+    tokens = np.random.default_rng(i).integers(0, 50_257, 2048, dtype=np.uint32)
+    tokens[0] = i
+    return tokens
+
+
+_POOL: list[bytes] = []
+
+
+def _sample(workload: str, i: int) -> dict[str, Any]:
+    if workload == "img":
+        if not _POOL:
+            _POOL.extend(_blob_pool())
+        return {"label": i, "data": _POOL[i % len(_POOL)]}
+    return {"tokens": _tokens(i)}
+
+
+def write(spec: dict[str, Any]) -> dict[str, Any]:
+    workload, count, out = spec["workload"], spec["count"], spec["out"]
+    if spec["lib"] == "litdata":
+        import litdata
+
+        litdata.optimize(
+            fn=functools.partial(_sample, workload),
+            inputs=list(range(count)),
+            output_dir=out,
+            chunk_bytes=SHARD,
+            num_workers=1,
+            mode="overwrite",
+        )
+        return {}
+    import streamx
+
+    columns = (
+        {"label": "int", "data": "bytes"}
+        if workload == "img"
+        else {"tokens": "ndarray:uint32:2048"}
+    )
+    with streamx.MDSWriter(out=out, columns=columns, size_limit=SHARD) as writer:
+        for i in range(count):
+            writer.write(_sample(workload, i))
+    return {}
+
+
+def _identity(batch: list[Any]) -> list[Any]:
+    return batch
+
+
+def _loader(spec: dict[str, Any]) -> Any:
+    remote = (
+        f"s3://{BUCKET}/{spec['lib'] if spec['lib'] == 'litdata' else 'mds'}-{spec['workload']}"
+    )
+    if spec["lib"] == "litdata":
+        import litdata
+        from litdata.streaming import downloader
+        from litdata.streaming.resolver import Dir
+
+        # LitData's obstore prefetch path hung here once a worker had more than one chunk
+        # (every chunk downloaded, no batch ever yielded): use its boto3 path.
+        downloader._OBSTORE_AVAILABLE = False
+
+        ds = litdata.StreamingDataset(
+            Dir(path=spec["local"], url=remote),
+            storage_options={"endpoint_url": spec["endpoint"]},
+        )
+        return litdata.StreamingDataLoader(
+            ds, batch_size=BATCH, num_workers=WORKERS, collate_fn=_identity
+        )
+    module: Any
+    if spec["lib"] == "streamx":
+        import streamx as module
+    else:
+        import streaming as module
+        from streaming.base.util import clean_stale_shared_memory
+
+        clean_stale_shared_memory()
+    ds = module.StreamingDataset(
+        remote=remote, local=spec["local"], batch_size=BATCH, shuffle=False
+    )
+    return module.StreamingDataLoader(
+        ds, batch_size=BATCH, num_workers=WORKERS, collate_fn=_identity
+    )
+
+
+def epoch(spec: dict[str, Any]) -> dict[str, Any]:
+    import torch  # noqa: F401  (imported before the clock starts, by every library)
+
+    count, workload = spec["count"], spec["workload"]
+    pool = _blob_pool()
+    seen = np.zeros(count, np.int32)
+    correct = True
+    first = None
+    start = time.perf_counter()
+    for batch in _loader(spec):
+        if first is None:
+            first = time.perf_counter() - start
+        for sample in batch:
+            if workload == "img":
+                i = int(sample["label"])
+                expected = pool[i % len(pool)]
+                data = sample["data"]
+                correct &= len(data) == len(expected) and data[-64:] == expected[-64:]
+            else:
+                tokens = sample["tokens"]
+                i = int(tokens[0])
+                if i % 97 == 0:
+                    correct &= bool(np.array_equal(tokens, _tokens(i)))
+                else:
+                    correct &= len(tokens) == 2048
+            if 0 <= i < count:
+                seen[i] += 1
+            else:
+                correct = False
+    seconds = time.perf_counter() - start
+    correct &= bool((seen == 1).all())
+    return {"ttfs": first, "seconds": seconds, "sps": count / seconds, "correct": bool(correct)}
+
+
+def dispatch(spec: dict[str, Any]) -> dict[str, Any]:
+    return write(spec) if spec["op"] == "write" else epoch(spec)
+
+
+def curl_limit(endpoint: str, root: Path, workload: str, scratch: Path) -> float:
+    """MB/s of curl fetching the workload's MDS shards, 8 at once, into files."""
+    names = sorted(p.name for p in (root / BUCKET / f"mds-{workload}").iterdir())
+    scratch.mkdir(parents=True, exist_ok=True)
+    args = ["curl", "-s", "--fail", "--parallel", "--parallel-max", "8"]
+    for name in names:
+        args += ["-o", str(scratch / name), f"{endpoint}/{BUCKET}/mds-{workload}/{name}"]
+    start = time.perf_counter()
+    subprocess.run(args, check=True, stderr=subprocess.DEVNULL)
+    seconds = time.perf_counter() - start
+    total = sum(p.stat().st_size for p in scratch.iterdir())
+    shutil.rmtree(scratch)
+    return total / seconds / 1e6
+
+
+def bench(root: Path, counts: dict[str, int], repeat: int) -> list[dict[str, Any]]:
+    rows = []
+    env = {
+        "AWS_ACCESS_KEY_ID": "bench",
+        "AWS_SECRET_ACCESS_KEY": "bench",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_EC2_METADATA_DISABLED": "true",
+    }
+    os.environ.update(env)
+    for limit in (None, "40m"):
+        with Nginx(root, limit_rate=limit) as server:
+            os.environ["S3_ENDPOINT_URL"] = server.endpoint
+            for workload, count in counts.items():
+                mb = sum(p.stat().st_size for p in (root / BUCKET / f"mds-{workload}").iterdir())
+                row: dict[str, Any] = {"server": limit or "unthrottled", "workload": workload}
+                row["curl_mbps"] = curl_limit(server.endpoint, root, workload, root / "curl")
+                for lib in LIBS:
+                    best: dict[str, Any] | None = None
+                    for _ in range(repeat):
+                        local = tempfile.mkdtemp(prefix=f"cache-{lib}-", dir=root)
+                        spec = {
+                            "op": "epoch",
+                            "lib": lib,
+                            "workload": workload,
+                            "count": count,
+                            "local": local,
+                            "endpoint": server.endpoint,
+                        }
+                        try:
+                            result = run_worker(SCRIPT, spec, timeout=EPOCH_TIMEOUT_S)
+                        except (RuntimeError, subprocess.TimeoutExpired) as err:
+                            # Recorded, not fatal: one library hanging must not hide the rest.
+                            print(f"{lib} {workload} {limit}: failed: {str(err)[-300:]}")
+                            result = {"sps": 0.0, "ttfs": None, "correct": False}
+                        shutil.rmtree(local, ignore_errors=True)
+                        if best is None or result["sps"] > best["sps"]:
+                            best = result
+                    assert best is not None
+                    row[f"{lib}_sps"] = best["sps"]
+                    row[f"{lib}_ttfs"] = best["ttfs"]
+                    row[f"{lib}_correct"] = best["correct"]
+                    print(lib, workload, limit, best, flush=True)
+                row["streamx_mbps"] = row["streamx_sps"] * mb / count / 1e6
+                for peer in ("litdata", "streaming"):  # no ratio against a run that failed
+                    theirs = row[f"{peer}_sps"]
+                    row[f"vs_{peer}"] = row["streamx_sps"] / theirs if theirs else None
+                row["of_curl"] = row["streamx_mbps"] / row["curl_mbps"]
+                row["correct"] = all(row[f"{lib}_correct"] for lib in LIBS)
+                rows.append(row)
+    return rows
+
+
+COLUMNS = [
+    ("server", "server", ""),
+    ("workload", "workload", ""),
+    ("streamx_sps", "streamx samples/s", ",.0f"),
+    ("litdata_sps", "LitData samples/s", ",.0f"),
+    ("streaming_sps", "mosaic samples/s", ",.0f"),
+    ("vs_litdata", "vs LitData", ".2f"),
+    ("vs_streaming", "vs mosaic", ".2f"),
+    ("streamx_ttfs", "streamx TTFS s", ".2f"),
+    ("litdata_ttfs", "LitData TTFS s", ".2f"),
+    ("streaming_ttfs", "mosaic TTFS s", ".2f"),
+    ("streamx_mbps", "streamx MB/s", ".0f"),
+    ("curl_mbps", "curl MB/s", ".0f"),
+    ("of_curl", "of curl", ".2f"),
+    ("correct", "correct", ""),
+]
+
+
+def main(argv: list[str]) -> int:
+    if worker_main(argv, dispatch):
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--img", type=int, default=10_000)
+    parser.add_argument("--tokens", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--only", choices=["img", "tokens"])
+    parser.add_argument("--quick", action="store_true", help="600 img and 6,000 tokens samples")
+    args = parser.parse_args(argv)
+    counts = {"img": args.img, "tokens": args.tokens}
+    if args.quick:
+        counts = {"img": 600, "tokens": 6_000}
+    if shutil.which("nginx") is None and not os.path.exists("/usr/sbin/nginx"):
+        print("bench_objstore: skipped, nginx is not installed (apt-get install -y nginx)")
+        return 0
+    if args.only:
+        counts = {args.only: counts[args.only]}
+    root = Path(tempfile.mkdtemp(prefix="streamx-objstore-"))
+    try:
+        for workload, count in counts.items():
+            for lib in ("streamx", "litdata"):
+                name = "lit" if lib == "litdata" else "mds"
+                out = str(root / BUCKET / f"{'litdata' if lib == 'litdata' else name}-{workload}")
+                spec = {"op": "write", "lib": lib, "workload": workload, "count": count, "out": out}
+                run_worker(SCRIPT, spec, timeout=3600)
+        rows = bench(root, counts, args.repeat)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    table = format_table(rows, COLUMNS)
+    print(table)
+    path = write_results(
+        "objstore", {"machine": machine(), "counts": counts, "repeat": args.repeat, "rows": rows}
+    )
+    print(f"results: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

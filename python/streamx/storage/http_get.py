@@ -1,0 +1,382 @@
+"""One HTTP/1.1 GET (whole or ranged) written straight into an open file.
+
+Connections are pooled per host and kept alive. The body goes from the socket into a
+reused per-thread buffer (``readinto1``: one ``recv_into`` once the few bytes read with the
+headers are used up) and from there into the file with ``os.pwrite`` at its offset, so
+parts of one file land in place from several threads with no other copy. Before every read
+the socket's timeout is set to what is left of the attempt's deadline, so a body that
+stalls mid-way fails in time. Exactly the bytes asked for are read: a server announcing
+another length is refused before its body is read, and one sending on past it is never
+read further.
+"""
+
+from __future__ import annotations
+
+import atexit
+import base64
+import hashlib
+import http.client
+import os
+import re
+import ssl
+import threading
+import time
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from streamx.exceptions import (
+    ChecksumMismatchError,
+    HttpResponseError,
+    RangeIgnoredError,
+    TruncatedDownloadError,
+)
+
+__all__ = [
+    "STALE_CONNECTION",
+    "ChecksumMismatchError",
+    "ConnectionPool",
+    "HttpResponseError",
+    "PlainHttp",
+    "Target",
+    "get_into",
+    "head_size",
+    "pool_for",
+]
+
+_BUFFER = 1 << 20
+# What a keep-alive connection the server has since closed raises on its next request.
+STALE_CONNECTION = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
+_CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
+
+
+class Target(Protocol):
+    """Where one object lives and how to ask for it."""
+
+    @property
+    def url(self) -> str: ...  # for messages
+    @property
+    def scheme(self) -> str: ...
+    @property
+    def host(self) -> str: ...
+    @property
+    def port(self) -> int | None: ...
+    @property
+    def path(self) -> str: ...  # the request path, already percent-encoded
+
+    def headers(self, extra: dict[str, str]) -> dict[str, str]:
+        """The request's headers, ``extra`` (e.g. ``range``) included."""
+        ...
+
+    def error(self, status: int, body: bytes) -> OSError:
+        """The exception for an error status."""
+        ...
+
+
+@dataclass(frozen=True)
+class PlainHttp:
+    """An ``http(s)://`` URL fetched with no authentication."""
+
+    url: str
+    scheme: str
+    host: str
+    port: int | None
+    path: str
+
+    def headers(self, extra: dict[str, str]) -> dict[str, str]:
+        return dict(extra)
+
+    def error(self, status: int, body: bytes) -> OSError:
+        if status == 404:
+            return FileNotFoundError(self.url)
+        reason = http.client.responses.get(status, "")
+        if status in (401, 403):
+            return PermissionError(f"GET {self.url}: HTTP {status} {reason}")
+        return HttpResponseError(self.url, status, reason, "")
+
+
+def get_into(
+    target: Target,
+    fd: int,
+    start: int,
+    length: int | None,
+    *,
+    timeout: float,
+    deadline: float,
+    expected: int | None = None,
+) -> int:
+    """GETs ``length`` bytes from offset ``start`` (the whole object when ``length`` is
+    None) and writes them at the same offset of ``fd``. Returns the object's total size.
+    A whole object announced at another size than ``expected`` is refused unread.
+
+    Raises:
+        FileNotFoundError: The object does not exist.
+        PermissionError: Access was refused.
+        RangeIgnoredError: A ranged GET was answered with the whole object.
+        TruncatedDownloadError: The body is shorter or longer than announced or asked for.
+        TimeoutError: The deadline passed (a stalled body included).
+        OSError: Other error statuses and network failures.
+    """
+    extra = {} if length is None else {"range": f"bytes={start}-{start + length - 1}"}
+    pool = pool_for(target.scheme, target.host, target.port)
+    conn, reused = pool.take(timeout)
+    try:
+        try:
+            response, sock = _send(conn, target.path, target.headers(extra))
+        except STALE_CONNECTION:
+            if not reused:
+                raise
+            # The server closed the idle connection: not a failed attempt, ask again.
+            conn.close()
+            conn, _ = pool.take(timeout, fresh=True)
+            response, sock = _send(conn, target.path, target.headers(extra))
+        body_length, total = _check_status(target, response, start, length)
+        if length is None and expected is not None and body_length != expected:
+            raise TruncatedDownloadError(
+                f"{target.url}: received {body_length} of {expected} bytes "
+                f"(the length announced; the body was left unread)"
+            )
+        checksum = _checksum_of(response) if length is None else None
+        _read_body(response, sock, fd, start, body_length, deadline, target.url, checksum)
+    except _Unreusable:
+        conn.close()  # the body was complete; what the server sent after it is not read
+        return total
+    except BaseException:
+        conn.close()
+        raise
+    pool.give_back(conn)
+    return total
+
+
+def head_size(target: Target, timeout: float) -> int:
+    """The object's size from a ``HEAD`` (plain HTTP: a GET's body size cannot be checked
+    against anything else).
+
+    Raises:
+        FileNotFoundError, PermissionError, OSError: As :func:`get_into`.
+    """
+    conn, _ = pool_for(target.scheme, target.host, target.port).take(timeout, fresh=True)
+    try:
+        conn.request("HEAD", target.path, headers=target.headers({}))
+        response = conn.getresponse()
+        response.read()
+        if response.status != 200:
+            raise target.error(response.status, b"")
+        length = response.getheader("Content-Length")
+        if length is None:
+            raise TruncatedDownloadError(f"{target.url}: HEAD announced no Content-Length")
+        return int(length)
+    finally:
+        conn.close()
+
+
+def _send(
+    conn: http.client.HTTPConnection, path: str, headers: dict[str, str]
+) -> tuple[http.client.HTTPResponse, Any]:
+    conn.request("GET", path, headers=headers)
+    sock = conn.sock  # kept: the connection drops it when the response says it will close
+    return conn.getresponse(), sock
+
+
+def _check_status(
+    target: Target, response: http.client.HTTPResponse, start: int, length: int | None
+) -> tuple[int, int]:
+    """(bytes the body must have, the object's size)."""
+    status = response.status
+    if status not in (200, 206):
+        raise target.error(status, response.read(64 << 10))
+    announced = response.getheader("Content-Length")
+    if length is None:
+        if status != 200:
+            raise HttpResponseError(target.url, status, "", "a partial answer to a plain GET")
+        if announced is None:
+            raise TruncatedDownloadError(f"{target.url}: the server sent no Content-Length")
+        return int(announced), int(announced)
+    if status == 200:
+        raise RangeIgnoredError(f"{target.url}: the server ignores Range requests")
+    found = _CONTENT_RANGE.fullmatch(response.getheader("Content-Range", ""))
+    if found is None or int(found[1]) != start or int(found[2]) != start + length - 1:
+        raise TruncatedDownloadError(
+            f"{target.url}: asked for bytes {start}-{start + length - 1}, the server sent "
+            f"Content-Range {response.getheader('Content-Range')!r}"
+        )
+    if announced is not None and int(announced) != length:
+        raise TruncatedDownloadError(
+            f"{target.url}: asked for {length} bytes, the server announced {announced}"
+        )
+    return length, -1 if found[3] == "*" else int(found[3])
+
+
+_LOCAL = threading.local()
+
+
+def _buffer() -> memoryview:
+    view: memoryview | None = getattr(_LOCAL, "view", None)
+    if view is None:
+        view = _LOCAL.view = memoryview(bytearray(_BUFFER))
+    return view
+
+
+def _read_body(
+    response: http.client.HTTPResponse,
+    sock: Any,
+    fd: int,
+    offset: int,
+    length: int,
+    deadline: float,
+    url: str,
+    checksum: tuple[str, Any, bytes] | None,
+) -> None:
+    view = _buffer()
+    if response.chunked:
+        # Chunk framing is between us and the bytes: let http.client strip it.
+        read: Callable[[memoryview], int] = response.readinto
+    else:
+        assert response.fp is not None
+        read = response.fp.readinto1
+    done = 0
+    while done < length:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(f"GET {url} ran past its deadline after {done} of {length} bytes")
+        if sock is not None:
+            sock.settimeout(left)
+        n = read(view[: min(len(view), length - done)])
+        if not n:
+            raise TruncatedDownloadError(f"{url}: received {done} of {length} bytes")
+        _pwrite_all(fd, view[:n], offset + done)
+        if checksum is not None:
+            checksum[1].update(view[:n])
+        done += n
+    if response.chunked and response.read(1):
+        raise TruncatedDownloadError(f"{url}: the server sent more than {length} bytes")
+    if checksum is not None and checksum[1].digest() != checksum[2]:
+        raise ChecksumMismatchError(f"GET {url}: the body does not match its {checksum[0]}")
+    clean = _nothing_pending(response, sock)
+    response.close()
+    if not clean:
+        raise _Unreusable
+
+
+class _Unreusable(Exception):
+    """The server sent past the body: the connection cannot carry another request."""
+
+
+def _nothing_pending(response: http.client.HTTPResponse, sock: Any) -> bool:
+    """Whether nothing follows the body (a keep-alive connection may only be reused then)."""
+    if sock is None or response.fp is None:
+        return False
+    sock.setblocking(False)
+    try:
+        return not response.fp.peek(1)
+    except OSError:
+        return False
+
+
+def _pwrite_all(fd: int, data: memoryview, offset: int) -> None:
+    while data:
+        written = os.pwrite(fd, data, offset)
+        data, offset = data[written:], offset + written
+
+
+class _Crc32:
+    def __init__(self) -> None:
+        self.value = 0
+
+    def update(self, data: memoryview) -> None:
+        self.value = zlib.crc32(data, self.value)
+
+    def digest(self) -> bytes:
+        return self.value.to_bytes(4, "big")
+
+
+# x-amz-checksum-* headers this module can verify (botocore verifies the same ones when it
+# can); composite multipart checksums ("...-N") are not whole-object checksums and are skipped.
+_CHECKSUMS: dict[str, Callable[[], Any]] = {
+    "x-amz-checksum-crc32": _Crc32,
+    "x-amz-checksum-sha1": hashlib.sha1,
+    "x-amz-checksum-sha256": hashlib.sha256,
+}
+
+
+def _checksum_of(response: http.client.HTTPResponse) -> tuple[str, Any, bytes] | None:
+    """(header, running hash, expected digest) for the first checksum that can be verified."""
+    for header, make in _CHECKSUMS.items():
+        value = response.getheader(header)
+        if value and "-" not in value:
+            return header, make(), base64.b64decode(value)
+    return None
+
+
+class ConnectionPool:
+    """Idle keep-alive connections to one host; a connection is used by one thread at a time."""
+
+    def __init__(self, scheme: str, host: str, port: int | None) -> None:
+        self._scheme, self._host, self._port = scheme, host, port
+        self._idle: list[http.client.HTTPConnection] = []
+        self._lock = threading.Lock()
+
+    def take(self, timeout: float, fresh: bool = False) -> tuple[http.client.HTTPConnection, bool]:
+        """A connection (idle if there is one, unless ``fresh``) and whether it was idle."""
+        conn = None
+        if not fresh:
+            with self._lock:
+                conn = self._idle.pop() if self._idle else None
+        reused = conn is not None
+        if conn is None:
+            if self._scheme == "https":
+                conn = http.client.HTTPSConnection(
+                    self._host, self._port, timeout=timeout, context=_tls_context()
+                )
+            else:
+                conn = http.client.HTTPConnection(self._host, self._port, timeout=timeout)
+        else:
+            conn.timeout = timeout
+            if conn.sock is not None:
+                conn.sock.settimeout(timeout)
+        return conn, reused
+
+    def give_back(self, conn: http.client.HTTPConnection) -> None:
+        with self._lock:
+            self._idle.append(conn)
+
+    def close_idle(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
+
+
+_POOLS: dict[tuple[str, str, int | None], ConnectionPool] = {}
+_POOLS_LOCK = threading.Lock()
+_POOLS_PID = os.getpid()
+_TLS: list[ssl.SSLContext] = []
+
+
+def pool_for(scheme: str, host: str, port: int | None) -> ConnectionPool:
+    global _POOLS_PID
+    with _POOLS_LOCK:
+        if os.getpid() != _POOLS_PID:
+            # Sockets inherited through fork belong to the parent's conversations; closing
+            # this process's copies leaves the parent's connections open.
+            _close_all()
+            _POOLS_PID = os.getpid()
+        pool = _POOLS.get((scheme, host, port))
+        if pool is None:
+            pool = _POOLS[(scheme, host, port)] = ConnectionPool(scheme, host, port)
+        return pool
+
+
+@atexit.register
+def _close_all() -> None:
+    for pool in _POOLS.values():
+        pool.close_idle()
+    _POOLS.clear()
+
+
+def _tls_context() -> ssl.SSLContext:
+    if not _TLS:
+        bundle = os.environ.get("AWS_CA_BUNDLE") or None
+        _TLS.append(ssl.create_default_context(cafile=bundle))
+    return _TLS[0]

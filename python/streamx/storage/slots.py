@@ -1,0 +1,136 @@
+"""Connection slots: how many GETs a node's processes have open at once.
+
+Every rank and DataLoader worker of a node downloads into the same cache directory, so the
+slots are files there, ``.streamx/connections/slot-<i>``: a GET holds an exclusive
+``flock`` on one of them. flock works across PID namespaces (containers sharing a volume)
+and is released by the kernel when a process dies, so a crash leaks no slot. Each hold
+opens the file anew: flock belongs to the open file, so two threads of one process holding
+two opens of the same file exclude each other as two processes do.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import fcntl
+import os
+import random
+import threading
+from collections.abc import Iterator
+from typing import Protocol
+
+__all__ = ["ConnectionSlots", "LocalSlots", "Slots", "current_slots", "using_slots"]
+
+
+class Slots(Protocol):
+    """A bound on concurrent connections; ``hold()`` is held for the whole of one GET."""
+
+    count: int
+
+    def hold(self) -> contextlib.AbstractContextManager[None]: ...
+
+
+class LocalSlots:
+    """A bound shared by the threads of this process only (downloads outside a cache)."""
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+        self._semaphore = threading.BoundedSemaphore(count)
+
+    def __getstate__(self) -> dict[str, int]:
+        return {"count": self.count}
+
+    def __setstate__(self, state: dict[str, int]) -> None:
+        self.__init__(state["count"])  # type: ignore[misc]
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[None]:
+        with self._semaphore:
+            yield
+
+
+class ConnectionSlots:
+    """``count`` slot files under ``directory``, shared by every process that uses it.
+
+    Args:
+        directory: Where the slot files live (created if missing).
+        count: Connections allowed at once across the processes using ``directory``.
+
+    Example:
+        >>> slots = ConnectionSlots("/tmp/cache/.streamx/connections", 32)  # doctest: +SKIP
+        >>> with slots.hold():  # doctest: +SKIP
+        ...     pass  # one GET
+    """
+
+    def __init__(self, directory: str, count: int) -> None:
+        if count < 1:
+            raise ValueError(f"the connection count must be at least 1, got {count}")
+        self.directory = directory
+        self.count = count
+        os.makedirs(directory, exist_ok=True)
+
+    def _path(self, index: int) -> str:
+        return os.path.join(self.directory, f"slot-{index}")
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[None]:
+        fd = self._acquire()
+        try:
+            yield
+        finally:
+            os.close(fd)  # closing the last descriptor of the open file releases the lock
+
+    def _acquire(self) -> int:
+        start = random.randrange(self.count)
+        order = [(start + i) % self.count for i in range(self.count)]
+        for index in order:
+            fd = os.open(self._path(index), os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return fd
+            except BlockingIOError:
+                os.close(fd)
+        # All busy: wait on one (the GIL is released while blocked). Every holder's GET has
+        # a timeout, so the wait is bounded.
+        fd = os.open(self._path(start), os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def busy(self) -> int:
+        """How many slots are held right now (by any process)."""
+        held = 0
+        for index in range(self.count):
+            fd = os.open(self._path(index), os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                held += 1
+            finally:
+                os.close(fd)
+        return held
+
+
+# The slots a download in this thread holds by default: the shard cache sets its node-wide
+# ones around a shard's preparation, which runs through the Stream's overridable hooks.
+_CURRENT: contextvars.ContextVar[Slots | None] = contextvars.ContextVar(
+    "streamx_slots", default=None
+)
+
+
+@contextlib.contextmanager
+def using_slots(slots: Slots) -> Iterator[None]:
+    """Makes ``slots`` the default of downloads started in this context."""
+    token = _CURRENT.set(slots)
+    try:
+        yield
+    finally:
+        _CURRENT.reset(token)
+
+
+def current_slots() -> Slots | None:
+    """The slots set by the innermost :func:`using_slots`, if any."""
+    return _CURRENT.get()

@@ -1,0 +1,189 @@
+"""nginx from the distribution, started on a free loopback port serving one directory.
+
+Used by the storage tests and by ``benches/bench_objstore.py``. Path-style S3 GETs, HEADs
+and ranged GETs of ``/<bucket>/<key>`` map to files under the served directory, so nginx
+serves a bucket directory the way S3 answers reads (signatures are ignored). ``limit_rate``
+caps each connection's rate, as S3 caps each GET. The access log records, per request, the
+connection number, the Range asked for, the status, the body bytes sent and the start and
+end times, so tests can count ranged requests that overlapped.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["LogEntry", "Nginx", "find_nginx", "max_overlap"]
+
+_CONFIG = """
+daemon off;
+master_process on;
+{user}
+worker_processes {workers};
+pid {state}/nginx.pid;
+error_log {state}/error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+    default_type application/octet-stream;
+    sendfile on;
+    tcp_nopush on;
+    keepalive_requests 100000;
+    keepalive_timeout 60s;
+    client_body_temp_path {state}/body;
+    proxy_temp_path {state}/proxy;
+    fastcgi_temp_path {state}/fastcgi;
+    uwsgi_temp_path {state}/uwsgi;
+    scgi_temp_path {state}/scgi;
+    log_format timed '$connection "$http_range" $status $body_bytes_sent '
+                     '$msec $request_time $request_method $uri';
+    access_log {state}/access.log timed;
+    server {{
+        listen 127.0.0.1:{port};
+        root {root};
+        {limit}
+    }}
+}}
+"""
+
+
+def find_nginx() -> str | None:
+    """The nginx binary, or None when it is not installed."""
+    return shutil.which("nginx") or next(
+        (p for p in ("/usr/sbin/nginx", "/usr/local/sbin/nginx") if os.path.exists(p)), None
+    )
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """One request of the access log."""
+
+    connection: int
+    range: str
+    status: int
+    sent: int
+    start: float
+    end: float
+    method: str
+    uri: str
+
+
+class Nginx:
+    """A running nginx serving ``root``; ``limit_rate`` like ``"40m"`` caps each connection.
+
+    Use as a context manager; the process is stopped on exit.
+    """
+
+    def __init__(self, root: str | Path, *, limit_rate: str | None = None, workers: int = 2):
+        binary = find_nginx()
+        if binary is None:
+            raise FileNotFoundError("nginx is not installed (apt-get install -y nginx)")
+        self.root = str(root)
+        self.state = tempfile.mkdtemp(prefix="streamx-nginx-")
+        self.port = _free_port()
+        limit = _pacing(limit_rate) if limit_rate else ""
+        config = os.path.join(self.state, "nginx.conf")
+        with open(config, "w") as out:
+            out.write(
+                _CONFIG.format(
+                    # As root, workers would drop to "nobody", who cannot read tmp dirs.
+                    user="user root;" if os.geteuid() == 0 else "",
+                    workers=workers,
+                    state=self.state,
+                    port=self.port,
+                    root=self.root,
+                    limit=limit,
+                )
+            )
+        self._process = subprocess.Popen(
+            [binary, "-c", config, "-p", self.state, "-e", os.path.join(self.state, "error.log")],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        self._wait_ready()
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def _wait_ready(self) -> None:
+        for _ in range(500):
+            if self._process.poll() is not None:
+                err = self._process.stderr.read().decode() if self._process.stderr else ""
+                raise RuntimeError(f"nginx exited at start: {err}")
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return
+            except OSError:
+                time.sleep(0.01)
+        self.stop()
+        raise RuntimeError("nginx did not start listening within 5 s")
+
+    def log(self) -> list[LogEntry]:
+        """The access log so far (nginx writes each line when its request ends)."""
+        path = os.path.join(self.state, "access.log")
+        if not os.path.exists(path):
+            return []
+        entries = []
+        for line in Path(path).read_text().splitlines():
+            conn, rest = line.split(" ", 1)
+            rng, rest = rest[1:].split('" ', 1)
+            status, sent, msec, took, method, uri = rest.split(" ")
+            end = float(msec)
+            entries.append(
+                LogEntry(
+                    int(conn), rng, int(status), int(sent), end - float(took), end, method, uri
+                )
+            )
+        return entries
+
+    def stop(self) -> None:
+        if self._process.poll() is None:
+            self._process.terminate()
+            try:
+                self._process.wait(10)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+        if self._process.stderr is not None:
+            self._process.stderr.close()
+        shutil.rmtree(self.state, ignore_errors=True)
+
+    def __enter__(self) -> Nginx:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _pacing(limit_rate: str) -> str:
+    """``limit_rate`` with sendfile chunks of 5 ms of traffic. nginx sends a response's
+    first chunk (2 MiB by default) at full speed and then waits ``chunk / rate`` in whole
+    milliseconds, rounded down: small chunks keep a short ranged GET from getting most of
+    its bytes unpaced (S3 does not do that), and a whole number of milliseconds keeps the
+    rate what it says."""
+    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+    rate = int(limit_rate[:-1]) * units[limit_rate[-1].lower()]
+    return f"limit_rate {limit_rate}; sendfile_max_chunk {-(-rate * 5 // 1000)};"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def max_overlap(entries: list[LogEntry]) -> int:
+    """The most requests that were being served at the same moment."""
+    events = sorted([(e.start, 1) for e in entries] + [(e.end, -1) for e in entries])
+    best = now = 0
+    for _, step in events:
+        now += step
+        best = max(best, now)
+    return best

@@ -1,0 +1,226 @@
+"""Parallel ranged GETs: against nginx capped per connection, moto's S3, and hostile servers."""
+
+from __future__ import annotations
+
+import multiprocessing
+import random
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hostile_http import HostileServer
+from nginx_server import Nginx, find_nginx, max_overlap
+from s3_fault_proxy import FaultProxy
+
+from conftest import S3
+from streamx.storage import s3_direct
+from streamx.storage.download import DownloadTimeoutError, TruncatedDownloadError, download_file
+from streamx.storage.slots import ConnectionSlots
+
+pytestmark = pytest.mark.remote
+
+MIB = 1 << 20
+
+
+def _ensure_nginx() -> None:
+    if find_nginx() is not None:
+        return
+    try:
+        for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "nginx"]):
+            subprocess.run(cmd, check=True, capture_output=True, timeout=300)
+    except (OSError, subprocess.SubprocessError) as err:
+        pytest.skip(f"nginx is not installed and apt-get could not install it: {err}")
+
+
+@pytest.fixture
+def bucket_dir(tmp_path: Path) -> Path:
+    root = tmp_path / "served"
+    (root / "bucket" / "ds").mkdir(parents=True)
+    return root
+
+
+@pytest.fixture
+def throttled_nginx(bucket_dir: Path) -> Iterator[Nginx]:
+    """nginx serving ``bucket_dir`` at 4 MB/s per connection."""
+    _ensure_nginx()
+    with Nginx(bucket_dir, limit_rate="4m") as server:
+        yield server
+
+
+def _blob(path: Path, size: int, seed: int = 0) -> bytes:
+    data = random.Random(seed).randbytes(size)
+    path.write_bytes(data)
+    return data
+
+
+@pytest.mark.parametrize("route", ["s3-direct", "s3fs", "http"])
+def test_ranged_parts_over_several_connections_at_once(
+    route: str,
+    throttled_nginx: Nginx,
+    bucket_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    data = _blob(bucket_dir / "bucket" / "ds" / "shard.mds", 6 * MIB + 12_345)
+    monkeypatch.setenv("STREAMX_DOWNLOAD_PART_SIZE", str(MIB))
+    monkeypatch.setenv("S3_ENDPOINT_URL", throttled_nginx.endpoint)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("STREAMX_S3_DIRECT", "0" if route == "s3fs" else "1")
+    from streamx.storage import filesystems
+
+    filesystems.clear_cache()
+    url = (
+        f"{throttled_nginx.endpoint}/bucket/ds/shard.mds"
+        if route == "http"
+        else "s3://bucket/ds/shard.mds"
+    )
+    slots = ConnectionSlots(str(tmp_path / "slots"), 8)
+    dest = tmp_path / "cache" / "shard.mds"
+    download_file(url, str(dest), expected_size=len(data), slots=slots)
+    assert dest.read_bytes() == data
+    ranged = [e for e in throttled_nginx.log() if e.method == "GET" and e.status == 206]
+    # Seven parts (six of 1 MiB and the rest), together exactly the file, each once.
+    assert sorted(e.sent for e in ranged) == sorted([MIB] * 6 + [12_345])
+    assert sum(e.sent for e in ranged) == len(data)
+    # At 4 MB/s per connection each part takes a quarter second: they were served at once,
+    # over different connections.
+    assert max_overlap(ranged) >= 4
+    assert len({e.connection for e in ranged}) >= 4
+    assert not [p for p in dest.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_slots_bound_concurrent_gets(
+    throttled_nginx: Nginx, bucket_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = _blob(bucket_dir / "bucket" / "ds" / "big.bin", 4 * MIB, seed=1)
+    monkeypatch.setenv("STREAMX_DOWNLOAD_PART_SIZE", str(MIB))
+    url = f"{throttled_nginx.endpoint}/bucket/ds/big.bin"
+    slots = ConnectionSlots(str(tmp_path / "slots"), 2)
+    dest = tmp_path / "big.bin"
+    download_file(url, str(dest), expected_size=len(data), slots=slots)
+    assert dest.read_bytes() == data
+    ranged = [e for e in throttled_nginx.log() if e.status == 206]
+    assert len(ranged) == 4
+    assert max_overlap(ranged) == 2  # two slots: never more GETs at once, and both used
+
+
+def _hold_slot(directory: str, ready: object, release: object) -> None:
+    slots = ConnectionSlots(directory, 2)
+    with slots.hold():
+        ready.set()  # type: ignore[attr-defined]
+        release.wait(30)  # type: ignore[attr-defined]
+
+
+def test_slots_are_shared_across_processes(tmp_path: Path) -> None:
+    directory = str(tmp_path / "slots")
+    ctx = multiprocessing.get_context("fork")  # the holders only lock files
+    ready, release = ctx.Event(), ctx.Event()
+    holders = [ctx.Process(target=_hold_slot, args=(directory, ready, release)) for _ in range(2)]
+    for proc in holders:
+        ready.clear()
+        proc.start()
+        assert ready.wait(30)
+    slots = ConnectionSlots(directory, 2)
+    assert slots.busy() == 2
+    release.set()
+    for proc in holders:
+        proc.join(30)
+        assert proc.exitcode == 0
+    assert slots.busy() == 0  # released by the kernel as the holders closed their files
+    with slots.hold():
+        assert slots.busy() == 1
+
+
+def test_parts_from_moto_through_both_s3_routes(
+    faulty_s3: S3, fault_proxy: FaultProxy, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STREAMX_DOWNLOAD_PART_SIZE", str(MIB))
+    data = random.Random(3).randbytes(3 * MIB + 7)
+    faulty_s3.put("ds/obj.bin", data)
+    for direct in ("1", "0"):
+        monkeypatch.setenv("STREAMX_S3_DIRECT", direct)
+        dest = tmp_path / f"obj-{direct}.bin"
+        download_file(faulty_s3.url("ds/obj.bin"), str(dest), expected_size=len(data))
+        assert dest.read_bytes() == data
+    gets = [e for e in fault_proxy.log.entries if e[1] == "GET" and "obj.bin" in e[2]]
+    assert len(gets) == 2 * 4  # four parts per route
+
+
+@pytest.fixture
+def hostile(request: pytest.FixtureRequest) -> Iterator[HostileServer]:
+    server = HostileServer(random.Random(5).randbytes(3 * MIB), request.param)
+    yield server
+    server.close()
+
+
+@pytest.mark.parametrize("hostile", ["stall"], indirect=True)
+def test_a_body_stalling_mid_way_fails_within_the_timeout(
+    hostile: HostileServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STREAMX_DOWNLOAD_PART_SIZE", str(MIB))
+    for size in (len(hostile.data), None):  # in parts, and one whole GET
+        start = time.monotonic()
+        with pytest.raises(DownloadTimeoutError):
+            download_file(
+                hostile.url(), str(tmp_path / "out"), retry=2, timeout=0.5, expected_size=size
+            )
+        # Two attempts of 0.5 s and a backoff of at most 0.25 s, with a margin.
+        assert time.monotonic() - start < 5
+        assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("hostile", ["overannounce"], indirect=True)
+def test_a_larger_announced_body_is_refused_unread(
+    hostile: HostileServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STREAMX_DOWNLOAD_PART_SIZE", str(MIB))
+    with pytest.raises(TruncatedDownloadError, match="Content-Range"):
+        download_file(hostile.url(), str(tmp_path / "a"), retry=1, expected_size=3 * MIB)
+    # A file of one part takes one whole GET: the announced length is checked first.
+    with pytest.raises(TruncatedDownloadError, match=f"received {6 * MIB} of 1000 bytes"):
+        download_file(hostile.url(), str(tmp_path / "b"), retry=1, expected_size=1000)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("hostile", ["oversend"], indirect=True)
+def test_bytes_past_the_body_are_never_read(
+    hostile: HostileServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STREAMX_DOWNLOAD_PART_SIZE", str(MIB))
+    for name in ("a", "b"):  # the second download must not read the first one's excess
+        download_file(hostile.url(), str(tmp_path / name), retry=1, expected_size=3 * MIB)
+        assert (tmp_path / name).read_bytes() == hostile.data
+
+
+@pytest.mark.parametrize("hostile", ["ignore-range"], indirect=True)
+def test_a_server_ignoring_ranges_gets_one_get(
+    hostile: HostileServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STREAMX_DOWNLOAD_PART_SIZE", str(MIB))
+    download_file(hostile.url(), str(tmp_path / "a"), retry=1, expected_size=3 * MIB)
+    assert (tmp_path / "a").read_bytes() == hostile.data
+
+
+def test_s3_without_credentials_names_the_url_and_where_streamx_looked(
+    s3: S3, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s3.put("ds/private.bin", b"secret")
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    from streamx.storage import filesystems
+
+    filesystems.clear_cache()
+    s3_direct.forget_credentials()
+    url = s3.url("ds/private.bin")
+    with pytest.raises(PermissionError) as caught:
+        download_file(url, str(tmp_path / "out"), retry=1)
+    message = str(caught.value)
+    assert f"Object {url} not found!" in message
+    assert "no AWS credentials were found" in message
+    assert "AWS_ACCESS_KEY_ID" in message and "~/.aws/credentials" in message
