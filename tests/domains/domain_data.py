@@ -17,9 +17,8 @@ from samples import assert_same_value
 LAYOUTS: dict[str, dict[str, str]] = {
     "c4": {"text": "str", "timestamp": "str", "url": "str"},
     "pile": {"text": "str", "pile_set_name": "str"},
-    "enwiki": {
-        name: "bytes"
-        for name in (
+    "enwiki": dict.fromkeys(
+        (
             "input_ids",
             "input_mask",
             "segment_ids",
@@ -27,8 +26,9 @@ LAYOUTS: dict[str, dict[str, str]] = {
             "masked_lm_ids",
             "masked_lm_weights",
             "next_sentence_labels",
-        )
-    },
+        ),
+        "bytes",
+    ),
     "cifar10": {"i": "int", "x": "pil", "y": "int"},
     "imagenet": {"i": "int", "x": "jpeg", "y": "int"},
     "ade20k": {"uid": "bytes", "x": "jpeg", "y": "png"},

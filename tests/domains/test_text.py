@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-
 from domain_data import NUM_SAMPLES, WORDS, assert_same_samples, sample_for
 
 pytestmark = pytest.mark.compat
@@ -33,7 +32,9 @@ def tokenizer_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
     vocab = {word: i for i, word in enumerate(("[UNK]", "</s>", *WORDS))}
     model = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
     model.pre_tokenizer = pre_tokenizers.Whitespace()
-    wrapped = PreTrainedTokenizerFast(tokenizer_object=model, unk_token="[UNK]", eos_token="</s>")
+    wrapped = PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]
+        tokenizer_object=model, unk_token="[UNK]", eos_token="</s>"
+    )
     out = tmp_path_factory.mktemp("tokenizer")
     wrapped.save_pretrained(str(out))
     return str(out)
@@ -141,7 +142,9 @@ def test_enwiki_unknown_column_raises_keyerror_in_both(tmp_path: Path) -> None:
 
     import streamx
 
-    with streamx.MDSWriter(out=str(tmp_path), columns={"input_ids": "bytes", "extra": "bytes"}) as w:
+    with streamx.MDSWriter(
+        out=str(tmp_path), columns={"input_ids": "bytes", "extra": "bytes"}
+    ) as w:
         w.write({"input_ids": b"\0" * 8, "extra": b""})
     for lib in (streamx.text, streaming.text):
         ds = lib.StreamingEnWiki(local=str(tmp_path), num_canonical_nodes=1)

@@ -7,7 +7,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-
 from domain_data import assert_same_samples
 
 pytestmark = pytest.mark.compat
@@ -61,7 +60,12 @@ def test_classification(
 @pytest.mark.parametrize("writer", WRITERS)
 def test_vision_base_with_shuffle(dataset_dir: Callable[[str, str], str], writer: str) -> None:
     local = dataset_dir("cifar10", writer)
-    kwargs = {"batch_size": 3, "shuffle": True, "shuffle_seed": 7, "num_canonical_nodes": 2}
+    kwargs: dict[str, Any] = {
+        "batch_size": 3,
+        "shuffle": True,
+        "shuffle_seed": 7,
+        "num_canonical_nodes": 2,
+    }
     ours = streamx.vision.base.StreamingVisionDataset(local=local, **kwargs)
     theirs = streaming.vision.base.StreamingVisionDataset(local=local, **kwargs)
     assert_same_samples(ours, theirs)
