@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Iterator
 
 import pytest
-from domain_data import write, writers
+from domain_data import WORDS, write, writers
 
 pytest.importorskip("streaming")
 
@@ -55,3 +55,22 @@ def dataset_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[
     clean_stale_shared_memory()
     yield get
     clean_stale_shared_memory()
+
+
+@pytest.fixture(scope="session")
+def tokenizer_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A Hugging Face tokenizer directory built here (a word-level ``tokenizers.Tokenizer``),
+    so nothing is downloaded: an end-of-sequence token and no padding token."""
+    pytest.importorskip("transformers")
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {word: i for i, word in enumerate(("[UNK]", "</s>", *WORDS))}
+    model = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    model.pre_tokenizer = pre_tokenizers.Whitespace()
+    wrapped = PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]
+        tokenizer_object=model, unk_token="[UNK]", eos_token="</s>"
+    )
+    out = tmp_path_factory.mktemp("tokenizer")
+    wrapped.save_pretrained(str(out))
+    return str(out)

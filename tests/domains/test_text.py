@@ -1,8 +1,7 @@
 """streamx.text against mosaicml-streaming's streaming.text, sample by sample.
 
-The tokenizer is built here (a word-level ``tokenizers.Tokenizer`` saved as a Hugging
-Face tokenizer directory), so nothing is downloaded; it has an end-of-sequence token and
-no padding token, which exercises the padding fallback both libraries apply.
+The tokenizer is built by the ``tokenizer_dir`` fixture (conftest.py), so nothing is
+downloaded; it has no padding token, which exercises the fallback both libraries apply.
 """
 
 from __future__ import annotations
@@ -13,31 +12,17 @@ from typing import Any
 
 import numpy as np
 import pytest
-from domain_data import NUM_SAMPLES, WORDS, assert_same_samples, sample_for
+from domain_data import NUM_SAMPLES, assert_same_samples, sample_for
 
 pytestmark = pytest.mark.compat
 
 pytest.importorskip("transformers")
 import streaming.text  # noqa: E402
-from tokenizers import Tokenizer, models, pre_tokenizers  # noqa: E402
-from transformers import BatchEncoding, PreTrainedTokenizerFast  # noqa: E402
+from transformers import BatchEncoding  # noqa: E402
 
 import streamx.text  # noqa: E402
 
 WRITERS = ["streamx", "mosaic"]
-
-
-@pytest.fixture(scope="module")
-def tokenizer_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
-    vocab = {word: i for i, word in enumerate(("[UNK]", "</s>", *WORDS))}
-    model = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
-    model.pre_tokenizer = pre_tokenizers.Whitespace()
-    wrapped = PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]
-        tokenizer_object=model, unk_token="[UNK]", eos_token="</s>"
-    )
-    out = tmp_path_factory.mktemp("tokenizer")
-    wrapped.save_pretrained(str(out))
-    return str(out)
 
 
 def _pair(cls: str, local: str, **kwargs: Any) -> tuple[Any, Any]:

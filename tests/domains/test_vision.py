@@ -129,3 +129,11 @@ def test_argument_errors_match(
     assert type(ours) is type(theirs)
     if isinstance(theirs, ValueError) and "transform" in str(theirs):
         assert str(ours) == str(theirs)
+
+
+def test_repr_names_the_class_and_transforms(dataset_dir: Callable[[str, str], str]) -> None:
+    ds = streamx.vision.StreamingCIFAR10(
+        local=dataset_dir("cifar10", "streamx"), batch_size=1, transform=T.PILToTensor()
+    )
+    text = repr(ds)
+    assert "StreamingCIFAR10" in text and f"Number of datapoints: {len(ds)}" in text

@@ -92,6 +92,10 @@ class StreamingVisionDataset(StreamingDataset, VisionDataset):  # type: ignore[m
         >>> image, label = ds[0]  # doctest: +SKIP
     """
 
+    # VisionDataset's repr reads ``root``, which a streaming dataset does not have
+    # (mosaicml-streaming's repr raises AttributeError for want of it).
+    root: str | None = None
+
     def __init__(
         self,
         *,
