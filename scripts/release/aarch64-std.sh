@@ -22,6 +22,7 @@ if ! have_rustc_web || [[ ! -d $root/usr/lib/rustlib/aarch64-unknown-linux-gnu/l
   version=$(dpkg-query -W -f='${Version}' rustc-web)
   major_minor=$(sed -E 's/^([0-9]+\.[0-9]+).*/\1/' <<<"$version")
   debs=$(mktemp -d)
+  chown _apt "$debs" 2>/dev/null || true  # apt downloads as _apt where it can
   (cd "$debs" && apt-get download -qq "libstd-rust-web-dev:arm64=$version" \
     "libstd-rust-web-$major_minor:arm64=$version" >&2)
   rm -rf "$root" && mkdir -p "$root"

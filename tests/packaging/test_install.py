@@ -20,6 +20,8 @@ from release_env import (
 )
 
 PYTHONS = find_pythons()
+# A fresh venv downloads numpy and the other dependencies from the package index.
+INSTALL_TEST_TIMEOUT_S = 900
 
 
 def check_installed(venv: Path, workdir: Path, *, torch: bool) -> dict[str, object]:
@@ -31,6 +33,7 @@ def check_installed(venv: Path, workdir: Path, *, torch: bool) -> dict[str, obje
     return report
 
 
+@pytest.mark.timeout(INSTALL_TEST_TIMEOUT_S)
 @pytest.mark.parametrize("version", CLAIMED_PYTHONS)
 def test_wheel_installs_without_torch(artifacts: Artifacts, version: str, tmp_path: Path) -> None:
     if version not in PYTHONS:
@@ -43,6 +46,7 @@ def test_wheel_installs_without_torch(artifacts: Artifacts, version: str, tmp_pa
     assert report["torch"] is None
 
 
+@pytest.mark.timeout(INSTALL_TEST_TIMEOUT_S)
 def test_wheel_installs_with_torch(artifacts: Artifacts, tmp_path: Path) -> None:
     pytest.importorskip("torch", reason="the release check links the running venv's torch")
     version = f"{sys.version_info[0]}.{sys.version_info[1]}"
