@@ -5,8 +5,11 @@ VENV := .venv
 BIN := $(VENV)/bin
 # The venv sees system site-packages so a large torch install is made once per machine.
 STAMP := $(VENV)/.installed
+# Release tools (maturin, ziglang, auditwheel) live apart from the dev venv: see requirements/release.txt.
+RELEASE_VENV := build/release-venv
+RELEASE_STAMP := $(RELEASE_VENV)/.installed
 
-.PHONY: help install build-dev build-prod lint format test test-full test-rust test-py demo bench stubtest clean
+.PHONY: help install build-dev build-prod lint format test test-full test-rust test-py demo bench stubtest clean wheels release-check
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -61,6 +64,19 @@ bench: build-dev ## streamx vs mosaicml-streaming, same run
 	$(BIN)/python -m pip install -q -r requirements/bench.txt
 	$(BIN)/python benches/run_all.py
 
+$(RELEASE_STAMP): requirements/release.txt
+	$(PY) -m venv $(RELEASE_VENV)
+	$(RELEASE_VENV)/bin/python -m pip install -q --upgrade pip
+	$(RELEASE_VENV)/bin/python -m pip install -q -r requirements/release.txt
+	touch $(RELEASE_STAMP)
+
+wheels: $(RELEASE_STAMP) ## abi3 manylinux2014 wheels (x86_64, aarch64) and the sdist into dist/
+	scripts/release/build-wheels.sh
+
+release-check: wheels install ## wheels, then tests/packaging: tags, glibc symbols, fresh-venv installs, sdist build
+	PATH=$(CURDIR)/$(RELEASE_VENV)/bin:$$PATH STREAMX_DIST=$(CURDIR)/dist \
+		$(BIN)/python -m pytest tests/packaging -v
+
 clean: ## remove build outputs
 	cargo clean
-	rm -rf $(VENV) dist
+	rm -rf $(VENV) dist $(RELEASE_VENV) build/aarch64-std
