@@ -10,6 +10,7 @@ import os
 from typing import Any
 
 from streamx.dataset.streaming import StreamingDataset
+from streamx.order.settings import PartitionAlgo, ShuffleAlgo
 from streamx.storage.download import download_file
 from streamx.storage.filesystems import get_filesystem
 
@@ -82,11 +83,11 @@ class StreamingOutsideGIWebVid(StreamingDataset):
         epoch_size: int | str | None = None,
         predownload: int | None = None,
         cache_limit: int | str | None = None,
-        partition_algo: str = "orig",
+        partition_algo: PartitionAlgo = "orig",
         num_canonical_nodes: int | None = None,
         batch_size: int | None = None,
         shuffle: bool = False,
-        shuffle_algo: str = "py1s",
+        shuffle_algo: ShuffleAlgo = "py1s",
         shuffle_seed: int = 9176,
         shuffle_block_size: int = 1 << 18,
         extra_local: str | None = None,

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from streamx.dataset.streaming import StreamingDataset
+from streamx.order.settings import PartitionAlgo, ShuffleAlgo
 
 if TYPE_CHECKING:
     from transformers import BatchEncoding, PreTrainedTokenizerBase
@@ -33,11 +34,11 @@ class TokenizedTextDataset(StreamingDataset):
         epoch_size: int | str | None = None,
         predownload: int | None = None,
         cache_limit: int | str | None = None,
-        partition_algo: str = "orig",
+        partition_algo: PartitionAlgo = "orig",
         num_canonical_nodes: int | None = None,
         batch_size: int | None = None,
         shuffle: bool = False,
-        shuffle_algo: str = "py1s",
+        shuffle_algo: ShuffleAlgo = "py1s",
         shuffle_seed: int = 9176,
         shuffle_block_size: int = 1 << 18,
         tokenizer_name: str,

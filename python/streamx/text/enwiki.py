@@ -8,6 +8,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from streamx.dataset.streaming import StreamingDataset
+from streamx.order.settings import PartitionAlgo, ShuffleAlgo
 
 __all__ = ["StreamingEnWiki"]
 
@@ -80,11 +81,11 @@ class StreamingEnWiki(StreamingDataset):
         epoch_size: int | str | None = None,
         predownload: int | None = None,
         cache_limit: int | str | None = None,
-        partition_algo: str = "orig",
+        partition_algo: PartitionAlgo = "orig",
         num_canonical_nodes: int | None = None,
         batch_size: int | None = None,
         shuffle: bool = False,
-        shuffle_algo: str = "py1s",
+        shuffle_algo: ShuffleAlgo = "py1s",
         shuffle_seed: int = 9176,
         shuffle_block_size: int = 1 << 18,
     ) -> None:

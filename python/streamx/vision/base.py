@@ -14,6 +14,7 @@ from torchvision.datasets import VisionDataset
 from torchvision.transforms.functional import to_tensor
 
 from streamx.dataset.streaming import StreamingDataset
+from streamx.order.settings import PartitionAlgo, ShuffleAlgo
 
 __all__ = ["StreamingVisionDataset"]
 
@@ -109,11 +110,11 @@ class StreamingVisionDataset(StreamingDataset, VisionDataset):  # type: ignore[m
         epoch_size: int | str | None = None,
         predownload: int | None = None,
         cache_limit: int | str | None = None,
-        partition_algo: str = "orig",
+        partition_algo: PartitionAlgo = "orig",
         num_canonical_nodes: int | None = None,
         batch_size: int,
         shuffle: bool = False,
-        shuffle_algo: str = "py1s",
+        shuffle_algo: ShuffleAlgo = "py1s",
         shuffle_seed: int = 9176,
         shuffle_block_size: int = 1 << 18,
         transforms: Callable[[Any, Any], tuple[Any, Any]] | None = None,

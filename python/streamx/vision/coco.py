@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from streamx.dataset.streaming import StreamingDataset
+from streamx.order.settings import PartitionAlgo, ShuffleAlgo
 
 __all__ = ["StreamingCOCO"]
 
@@ -62,12 +63,12 @@ class StreamingCOCO(StreamingDataset):
         keep_zip: bool = False,
         epoch_size: int | str | None = None,
         predownload: int | None = None,
-        partition_algo: str = "orig",
+        partition_algo: PartitionAlgo = "orig",
         cache_limit: int | str | None = None,
         num_canonical_nodes: int | None = None,
         batch_size: int | None = None,
         shuffle: bool = False,
-        shuffle_algo: str = "py1s",
+        shuffle_algo: ShuffleAlgo = "py1s",
         shuffle_seed: int = 9176,
         shuffle_block_size: int = 1 << 18,
         transform: Callable[..., tuple[Any, tuple[Any, Any], Any, Any]] | None = None,
