@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 RELEASE_VENV := build/release-venv
 RELEASE_STAMP := $(RELEASE_VENV)/.installed
 
-.PHONY: help install build-dev build-prod lint format test test-full test-rust test-py demo bench stubtest clean wheels release-check
+.PHONY: help install build-dev build-prod lint format test test-full test-rust test-py demo bench stubtest clean wheels release-check docs
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -51,7 +51,10 @@ test-rust: ## cargo test of the core
 test-py: build-dev ## pytest (fast selection)
 	$(BIN)/python -m pytest
 
-test: lint test-rust test-py ## everything CI runs: lint, cargo test, pytest
+docs: build-dev ## build the documentation site into build/site (warnings are errors)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict -q
+
+test: lint docs test-rust test-py ## everything CI runs: lint, docs, cargo test, pytest
 
 test-full: build-dev ## pytest including slow sweeps and fuzzing
 	cargo test --workspace --release -- --include-ignored

@@ -25,7 +25,7 @@ class LocalDataset(Array, TorchDataset):  # type: ignore[misc,type-arg]
         FileNotFoundError: If ``index.json`` is missing.
         ValueError: If the index is malformed.
 
-    Example:
+    Examples:
         >>> ds = LocalDataset("/data/mds")  # doctest: +SKIP
         >>> ds.columns, len(ds), ds[0]["id"]  # doctest: +SKIP
         ({'id': 'int', 'text': 'str'}, 1000, 0)
