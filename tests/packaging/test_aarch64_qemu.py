@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from release_env import ROOT, SMOKE, Artifacts, clean_env, project_version, run
 
+pytestmark = pytest.mark.release
+
 # qemu emulates every instruction; the dependencies come from the package index.
 QEMU_TEST_TIMEOUT_S = 900
 

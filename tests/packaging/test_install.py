@@ -19,6 +19,8 @@ from release_env import (
     smoke,
 )
 
+pytestmark = pytest.mark.release
+
 PYTHONS = find_pythons()
 # A fresh venv downloads numpy and the other dependencies from the package index.
 INSTALL_TEST_TIMEOUT_S = 900

@@ -17,6 +17,8 @@ from release_env import (
 )
 from test_install import check_installed
 
+pytestmark = pytest.mark.release
+
 # A release build of the extension from nothing, on a 2-core machine.
 BUILD_TIMEOUT_S = 1800
 

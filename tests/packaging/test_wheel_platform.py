@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from release_env import Artifacts, project_version, wheel_metadata_version
 
+pytestmark = pytest.mark.release
+
 # The oldest glibc the wheels promise (manylinux2014 = manylinux_2_17).
 GLIBC_FLOOR = (2, 17)
 ELF_MACHINE = {"x86_64": "Advanced Micro Devices X86-64", "aarch64": "AArch64"}
