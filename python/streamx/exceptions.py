@@ -31,6 +31,7 @@ __all__ = [
     "NeedsPythonEncoding",
     "RangeIgnoredError",
     "S3ResponseError",
+    "SizeMismatchError",
     "StaleIndexError",
     "StreamxError",
     "TruncatedDownloadError",
@@ -86,6 +87,11 @@ class DownloadTimeoutError(StreamxError, TimeoutError):
 
 class TruncatedDownloadError(StreamxError, OSError):
     """The bytes received do not match the object's size."""
+
+
+class SizeMismatchError(TruncatedDownloadError):
+    """The remote object's size differs from the size expected of it (the one in
+    ``index.json``): the object was rewritten, or the index is stale. Not retried."""
 
 
 class ChecksumMismatchError(StreamxError, OSError):

@@ -179,9 +179,15 @@ def _free_port() -> int:
         return port
 
 
-def max_overlap(entries: list[LogEntry]) -> int:
-    """The most requests that were being served at the same moment."""
-    events = sorted([(e.start, 1) for e in entries] + [(e.end, -1) for e in entries])
+def max_overlap(entries: list[LogEntry], slack: float = 0.003) -> int:
+    """The most requests that were being served at the same moment.
+
+    nginx logs times to the millisecond, and a start is derived from the end and the request
+    time, so each interval is shrunk by ``slack`` at both ends: a GET that starts in the
+    millisecond the previous one ended is not counted as overlapping it.
+    """
+    spans = [(e.start + slack, e.end - slack) for e in entries]
+    events = sorted([(s, 1) for s, e in spans if s < e] + [(e, -1) for s, e in spans if s < e])
     best = now = 0
     for _, step in events:
         now += step

@@ -83,7 +83,7 @@ def test_short_body_is_detected_and_retried(
     # A body cut short with a matching Content-Length: the response checksum catches it on
     # S3 (streamx's own check or botocore's); over plain HTTP only the size check can.
     expected = TruncatedDownloadError if scheme == "http" else Exception
-    match = {"http": "received 5000 of 10000 bytes", "s3": None}[scheme]
+    match = {"http": "is 5000 bytes, 10000 expected", "s3": None}[scheme]
     if scheme == "s3" and os.environ["STREAMX_S3_DIRECT"] == "1":
         expected, match = ChecksumMismatchError, "does not match its x-amz-checksum-crc32"
     with pytest.raises(expected, match=match):

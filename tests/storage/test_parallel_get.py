@@ -15,6 +15,7 @@ from nginx_server import Nginx, find_nginx, max_overlap
 from s3_fault_proxy import FaultProxy
 
 from conftest import S3
+from streamx.exceptions import SizeMismatchError
 from streamx.storage import s3_direct
 from streamx.storage.download import DownloadTimeoutError, TruncatedDownloadError, download_file
 from streamx.storage.slots import ConnectionSlots
@@ -150,6 +151,22 @@ def test_parts_from_moto_through_both_s3_routes(
     assert len(gets) == 2 * 4  # four parts per route
 
 
+def test_an_object_of_another_size_than_expected_is_refused_in_parts(
+    s3: S3, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A shard rewritten on the remote under a cached index: its parts must not be stitched
+    # into a file of the old size (the Content-Range total gives the object's real size).
+    monkeypatch.setenv("STREAMX_DOWNLOAD_PART_SIZE", str(MIB))
+    s3.put("ds/grown.bin", random.Random(4).randbytes(5 * MIB))
+    for direct in ("1", "0"):
+        monkeypatch.setenv("STREAMX_S3_DIRECT", direct)
+        dest = tmp_path / f"grown-{direct}.bin"
+        with pytest.raises(SizeMismatchError, match=f"{5 * MIB}"):
+            download_file(s3.url("ds/grown.bin"), str(dest), retry=3, expected_size=3 * MIB)
+        assert not dest.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
 @pytest.fixture
 def hostile(request: pytest.FixtureRequest) -> Iterator[HostileServer]:
     server = HostileServer(random.Random(5).randbytes(3 * MIB), request.param)
@@ -181,7 +198,7 @@ def test_a_larger_announced_body_is_refused_unread(
     with pytest.raises(TruncatedDownloadError, match="Content-Range"):
         download_file(hostile.url(), str(tmp_path / "a"), retry=1, expected_size=3 * MIB)
     # A file of one part takes one whole GET: the announced length is checked first.
-    with pytest.raises(TruncatedDownloadError, match=f"received {6 * MIB} of 1000 bytes"):
+    with pytest.raises(SizeMismatchError, match=f"is {6 * MIB} bytes, 1000 expected"):
         download_file(hostile.url(), str(tmp_path / "b"), retry=1, expected_size=1000)
     assert list(tmp_path.iterdir()) == []
 

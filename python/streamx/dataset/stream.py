@@ -14,6 +14,7 @@ from numpy.typing import NDArray
 from streamx import _core
 from streamx.dataset import weights
 from streamx.dataset.local_claims import Claim, claim_local
+from streamx.exceptions import SizeMismatchError
 from streamx.format.encodings import is_mds_encoding_safe
 from streamx.format.index import INDEX_BASENAME, FileInfo, ShardInfo, parse_index
 from streamx.storage import shard_files
@@ -309,6 +310,9 @@ class Stream:
                 self._download(info.basename, None, info.bytes)
             else:
                 self._download_file(info.basename)  # a subclass's own way of fetching
+        except SizeMismatchError as err:
+            local = os.path.join(self.local, self.split, info.basename)
+            raise shard_files.stale_index_error(info, local, str(err)) from err
         except FileNotFoundError as err:
             if self.remote is None:
                 raise

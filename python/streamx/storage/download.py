@@ -19,6 +19,7 @@ import os
 import time
 import uuid
 
+from streamx.exceptions import SizeMismatchError
 from streamx.storage import s3_direct
 from streamx.storage.errors import (
     DownloadTimeoutError,
@@ -120,6 +121,9 @@ def _local_slots() -> LocalSlots:
 def _fetch(
     source: Source, tmp: str, size: int | None, retry: int, timeout: float, slots: Slots
 ) -> None:
+    # A size the caller gave (the index's) makes a mismatch final; one from a HEAD is only
+    # what the server said a moment ago, so a GET that disagrees is retried.
+    given = size is not None
     if size is None:
         with slots.hold():
             size = source.size(timeout)
@@ -139,7 +143,7 @@ def _fetch(
         except (FileNotFoundError, PermissionError):
             raise
         except Exception as err:
-            if attempt == retry:
+            if attempt == retry or (given and isinstance(err, SizeMismatchError)):
                 raise
             delay = backoff_delay(attempt)
             logger.info(
@@ -167,7 +171,7 @@ def _fetch_in_parts(
         _preallocate(fd, size)
 
         def fetch(start: int, length: int, deadline: float) -> None:
-            source.fetch_range(fd, start, length, deadline)
+            source.fetch_range(fd, start, length, size, deadline)
 
         fetch_parts(fetch, parts, url=source.url, retry=retry, timeout=timeout, slots=slots)
     finally:

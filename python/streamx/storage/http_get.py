@@ -30,6 +30,7 @@ from streamx.exceptions import (
     ChecksumMismatchError,
     HttpResponseError,
     RangeIgnoredError,
+    SizeMismatchError,
     TruncatedDownloadError,
 )
 
@@ -108,12 +109,14 @@ def get_into(
 ) -> int:
     """GETs ``length`` bytes from offset ``start`` (the whole object when ``length`` is
     None) and writes them at the same offset of ``fd``. Returns the object's total size.
-    A whole object announced at another size than ``expected`` is refused unread.
+    An object whose size (announced, or in a range's ``Content-Range``) is not
+    ``expected`` is refused unread.
 
     Raises:
         FileNotFoundError: The object does not exist.
         PermissionError: Access was refused.
         RangeIgnoredError: A ranged GET was answered with the whole object.
+        SizeMismatchError: The object's size is not ``expected``.
         TruncatedDownloadError: The body is shorter or longer than announced or asked for.
         TimeoutError: The deadline passed (a stalled body included).
         OSError: Other error statuses and network failures.
@@ -132,9 +135,9 @@ def get_into(
             conn, _ = pool.take(timeout, fresh=True)
             response, sock = _send(conn, target.path, target.headers(extra))
         body_length, total = _check_status(target, response, start, length)
-        if length is None and expected is not None and body_length != expected:
-            raise TruncatedDownloadError(
-                f"{target.url}: received {body_length} of {expected} bytes "
+        if expected is not None and total not in (-1, expected):
+            raise SizeMismatchError(
+                f"{target.url} is {total} bytes, {expected} expected "
                 f"(the length announced; the body was left unread)"
             )
         checksum = _checksum_of(response) if length is None else None

@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from streamx.exceptions import SizeMismatchError
 from streamx.storage.pool import download_pool
 from streamx.storage.slots import Slots
 
@@ -29,7 +30,8 @@ FetchRange = Callable[[int, int, float], None]
 _BACKOFF_BASE_S = 0.25
 _BACKOFF_CAP_S = 8.0
 # Not worth retrying: the object or the access is missing, not the connection.
-_PERMANENT = (FileNotFoundError, PermissionError)
+# Errors no retry can fix: a missing or refused object, one whose size is not the index's.
+_PERMANENT = (FileNotFoundError, PermissionError, SizeMismatchError)
 
 
 def backoff_delay(attempt: int) -> float:

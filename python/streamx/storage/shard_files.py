@@ -25,6 +25,7 @@ __all__ = [
     "remote_url",
     "remove_counted",
     "set_up_shard",
+    "stale_index_error",
 ]
 
 
@@ -47,11 +48,16 @@ def check_size(info: FileInfo, path: str) -> None:
         return
     with contextlib.suppress(FileNotFoundError):
         os.remove(path)
+    raise stale_index_error(info, path, f"{info.basename} from the remote is {got} bytes")
+
+
+def stale_index_error(info: FileInfo, path: str, found: str) -> StaleIndexError:
+    """The error for a remote file that contradicts the cached index (``found`` says how)."""
     index = os.path.join(os.path.dirname(path), INDEX_BASENAME)
-    raise StaleIndexError(
-        f"{info.basename} from the remote is {got} bytes, but the cached {index} says "
-        f"{info.bytes}: that index.json appears stale versus the remote (was the dataset "
-        f"rewritten?). Delete {os.path.dirname(path)} or use a fresh `local` directory."
+    return StaleIndexError(
+        f"{found}, but the cached {index} says {info.basename} is {info.bytes} bytes: that "
+        f"index.json appears stale versus the remote (was the dataset rewritten?). Delete "
+        f"{os.path.dirname(path)} or use a fresh `local` directory."
     )
 
 

@@ -14,6 +14,7 @@ from urllib.parse import urlparse
 
 from fsspec import AbstractFileSystem
 
+from streamx.exceptions import SizeMismatchError
 from streamx.storage import s3_direct
 from streamx.storage.errors import DownloadTimeoutError, TruncatedDownloadError
 from streamx.storage.filesystems import get_filesystem, split_url
@@ -35,8 +36,9 @@ class Source(Protocol):
         """Writes the whole object to ``tmp``, checking its size against ``expected``."""
         ...
 
-    def fetch_range(self, fd: int, start: int, length: int, deadline: float) -> None:
-        """Writes bytes ``[start, start + length)`` at the same offset of ``fd``."""
+    def fetch_range(self, fd: int, start: int, length: int, size: int, deadline: float) -> None:
+        """Writes bytes ``[start, start + length)`` at the same offset of ``fd``, checking
+        the object is ``size`` bytes where the answer says (else ``SizeMismatchError``)."""
         ...
 
     def size(self, timeout: float) -> int | None:
@@ -87,10 +89,12 @@ class HttpSource:
         # S3 checks a whole GET against its stored checksum; plain HTTP has only the size.
         return head_size(self.target, timeout) if isinstance(self.target, PlainHttp) else None
 
-    def fetch_range(self, fd: int, start: int, length: int, deadline: float) -> None:
+    def fetch_range(self, fd: int, start: int, length: int, size: int, deadline: float) -> None:
         timeout = max(deadline - time.monotonic(), 0.001)
         try:
-            get_into(self.target, fd, start, length, timeout=timeout, deadline=deadline)
+            get_into(
+                self.target, fd, start, length, timeout=timeout, deadline=deadline, expected=size
+            )
         except http.client.IncompleteRead as err:
             raise TruncatedDownloadError(
                 f"{self.url}: connection closed mid-body ({err!r})"
@@ -115,11 +119,11 @@ class FsspecSource:
     def size(self, timeout: float) -> int | None:
         return None
 
-    def fetch_range(self, fd: int, start: int, length: int, deadline: float) -> None:
+    def fetch_range(self, fd: int, start: int, length: int, size: int, deadline: float) -> None:
         fs, path = self.fs, self.path
         timeout = max(deadline - time.monotonic(), 0.001)
         if _is_s3(fs):
-            got = _run_async(fs, _range_s3(fs, path, fd, start, length), timeout)
+            got = _run_async(fs, _range_s3(fs, path, fd, start, length, size), timeout)
         elif getattr(fs, "async_impl", False):
             data = _run_async(fs, fs._cat_file(path, start=start, end=start + length), timeout)
             got = _write_at(fd, data, start)
@@ -160,7 +164,7 @@ async def _whole_s3(fs: Any, path: str, tmp: str, size: int | None) -> None:
     announced = response.get("ContentLength")
     if size is not None and announced is not None and int(announced) != size:
         response["Body"].close()
-        raise TruncatedDownloadError(f"{path}: expected {size} bytes, S3 announced {announced}")
+        raise SizeMismatchError(f"{path}: expected {size} bytes, S3 announced {announced}")
     body = response["Body"]
     try:
         with open(tmp, "wb") as out:
@@ -171,9 +175,13 @@ async def _whole_s3(fs: Any, path: str, tmp: str, size: int | None) -> None:
     _check_size(tmp, size if size is not None else announced, path)
 
 
-async def _range_s3(fs: Any, path: str, fd: int, start: int, length: int) -> int:
+async def _range_s3(fs: Any, path: str, fd: int, start: int, length: int, size: int) -> int:
     response = await _get_object(fs, path, Range=f"bytes={start}-{start + length - 1}")
     body = response["Body"]
+    total = str(response.get("ContentRange", "")).rpartition("/")[2]
+    if total.isdigit() and int(total) != size:
+        body.close()
+        raise SizeMismatchError(f"{path} is {total} bytes, {size} expected")
     done = 0
     try:
         while done < length and (chunk := await body.read(min(_ASYNC_CHUNK, length - done))):

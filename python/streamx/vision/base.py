@@ -156,3 +156,8 @@ class StreamingVisionDataset(StreamingDataset, VisionDataset):  # type: ignore[m
         """Returns ``transforms(x, y)`` of sample ``idx``, fetching its shard if needed."""
         sample = super().get_item(idx, retry)
         return self.transforms(sample["x"], sample["y"])
+
+    def __repr__(self) -> str:
+        # torchvision's summary (class, datapoints, transforms), as in mosaicml-streaming,
+        # rather than StreamingDataset's settings.
+        return str(VisionDataset.__repr__(self))
