@@ -12,8 +12,6 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 from streamx.sim.config import SimStream
 from streamx.sim.shards import load_shards
 from streamx.sizes import bytes_to_int, number_abbrev_to_int
@@ -139,6 +137,8 @@ def read_run_yaml(path: str) -> RunYaml:
         >>> run.global_batch_size, run.workers, run.epochs, run.settings
         (256, 4, 2, {'shuffle': True})
     """
+    import yaml  # the [simulator] extra; only a YAML run needs it
+
     with open(path, encoding="utf-8") as file:
         config = yaml.safe_load(file)
     if not isinstance(config, dict):
