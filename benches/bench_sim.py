@@ -1,0 +1,96 @@
+"""Streaming Simulator (issue 10): streamx.sim against mosaicml-streaming's simulator.
+
+Both simulate the same run over the same ``index.json`` (uniform shards of 1,000 samples,
+20 MB each, uncompressed), ``py1e`` shuffle, mosaic's defaults otherwise: 2 nodes x 4
+devices x 2 workers, batch 8 per device, 0.02 s per sample, 200 MB/s per node, one epoch.
+mosaic's is ``simulation.core.main.simulate`` on a ``SimulationDataset`` (the wheel's own
+simulator, which needs ``sortedcollections``); streamx's is ``streamx.sim.simulate``. Times
+are CPU seconds (``time.process_time``, all threads) of the simulation call in this
+process, which a busy machine disturbs less than wall time, dataset set-up included for both.
+``correct`` means both downloaded the same total bytes and need the same cache.
+
+Then streamx alone on the issue's scale: one epoch of 1e8 samples (10,000 shards) on
+8 nodes x 8 devices x 8 workers, batch 32, split into the Rust planner's share (the
+``plan_epoch`` call, the order training reads) and the simulator's own.
+
+Usage: ``python benches/bench_sim.py [--shards N] [--big 1e8] [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent.parent / "tests" / "sim"))
+
+from oracle import mosaic_simulate, write_index  # noqa: E402
+
+from streamx.sim import SimConfig, SimStream, load_shards, simulate, synth_shards  # noqa: E402
+from streamx.sim import run as sim_run  # noqa: E402
+
+
+def compare(shards: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "data"
+        write_index(root, [1000] * shards, [20_000_000] * shards)
+        cfg = SimConfig((SimStream(load_shards(str(root))),), nodes=2, devices=4, workers=2,
+                        batch_size=8, time_per_sample=0.02, bandwidth=200e6)
+        began = time.process_time()
+        ours = simulate(SimConfig((SimStream(load_shards(str(root))),), **{
+            k: getattr(cfg, k) for k in ("nodes", "devices", "workers", "batch_size",
+                                         "time_per_sample", "bandwidth")}))
+        t_ours = time.process_time() - began
+        began = time.process_time()
+        times, downloads, cache = mosaic_simulate(root, cfg)
+        t_mosaic = time.process_time() - began
+    correct = int(downloads.sum()) == int(ours.step_bytes.sum()) and cache == ours.min_cache_limit
+    print(f"| {shards * 1000:,} samples, {len(times):,} steps | {t_mosaic:.2f} s | "
+          f"{t_ours:.3f} s | {t_mosaic / t_ours:.0f}x | {correct} |")
+
+
+def big(samples: int) -> None:
+    cfg = SimConfig((SimStream(synth_shards(samples, samples // 10_000, 64 << 20)),),
+                    nodes=8, devices=8, workers=8, batch_size=32, time_per_sample=0.01,
+                    bandwidth=1e9)
+    planned = 0.0
+    original = sim_run.epoch_order
+
+    def timed(config: SimConfig, epoch: int):  # type: ignore[no-untyped-def]
+        nonlocal planned
+        began = time.process_time()
+        out = original(config, epoch)
+        planned += time.process_time() - began
+        return out
+
+    sim_run.epoch_order = timed  # type: ignore[assignment]
+    began = time.process_time()
+    result = simulate(cfg)
+    total = time.process_time() - began
+    sim_run.epoch_order = original
+    print(f"| {samples:,.0f} samples, 8x8x8, {len(result.step_times):,} steps | "
+          f"{total:.1f} s | {planned:.1f} s | {total - planned:.1f} s |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--shards", type=int, default=200)
+    parser.add_argument("--big", type=float, default=1e8)
+    parser.add_argument("--quick", action="store_true")
+    args, _ = parser.parse_known_args()
+    logging.getLogger("simulation").setLevel(logging.WARNING)
+    if args.quick:
+        args.shards, args.big = 50, 1e7
+    print("| run | mosaic simulator | streamx.sim | speed-up | correct |")
+    print("|---|---|---|---|---|")
+    compare(args.shards)
+    print("\n| run | streamx.sim total | of which planner | of which simulator |")
+    print("|---|---|---|---|")
+    big(int(args.big))
+
+
+if __name__ == "__main__":
+    main()
