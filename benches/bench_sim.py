@@ -27,35 +27,63 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "tests" / "sim"))
 
-from oracle import mosaic_simulate, write_index  # noqa: E402
+from oracle import mosaic_simulate, write_index
 
-from streamx.sim import SimConfig, SimStream, load_shards, simulate, synth_shards  # noqa: E402
-from streamx.sim import run as sim_run  # noqa: E402
+from streamx.sim import SimConfig, SimStream, load_shards, simulate, synth_shards
+from streamx.sim import run as sim_run
 
 
 def compare(shards: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "data"
         write_index(root, [1000] * shards, [20_000_000] * shards)
-        cfg = SimConfig((SimStream(load_shards(str(root))),), nodes=2, devices=4, workers=2,
-                        batch_size=8, time_per_sample=0.02, bandwidth=200e6)
+        cfg = SimConfig(
+            (SimStream(load_shards(str(root))),),
+            nodes=2,
+            devices=4,
+            workers=2,
+            batch_size=8,
+            time_per_sample=0.02,
+            bandwidth=200e6,
+        )
         began = time.process_time()
-        ours = simulate(SimConfig((SimStream(load_shards(str(root))),), **{
-            k: getattr(cfg, k) for k in ("nodes", "devices", "workers", "batch_size",
-                                         "time_per_sample", "bandwidth")}))
+        ours = simulate(
+            SimConfig(
+                (SimStream(load_shards(str(root))),),
+                **{
+                    k: getattr(cfg, k)
+                    for k in (
+                        "nodes",
+                        "devices",
+                        "workers",
+                        "batch_size",
+                        "time_per_sample",
+                        "bandwidth",
+                    )
+                },
+            )
+        )
         t_ours = time.process_time() - began
         began = time.process_time()
         times, downloads, cache = mosaic_simulate(root, cfg)
         t_mosaic = time.process_time() - began
     correct = int(downloads.sum()) == int(ours.step_bytes.sum()) and cache == ours.min_cache_limit
-    print(f"| {shards * 1000:,} samples, {len(times):,} steps | {t_mosaic:.2f} s | "
-          f"{t_ours:.3f} s | {t_mosaic / t_ours:.0f}x | {correct} |")
+    print(
+        f"| {shards * 1000:,} samples, {len(times):,} steps | {t_mosaic:.2f} s | "
+        f"{t_ours:.3f} s | {t_mosaic / t_ours:.0f}x | {correct} |"
+    )
 
 
 def big(samples: int) -> None:
-    cfg = SimConfig((SimStream(synth_shards(samples, samples // 10_000, 64 << 20)),),
-                    nodes=8, devices=8, workers=8, batch_size=32, time_per_sample=0.01,
-                    bandwidth=1e9)
+    cfg = SimConfig(
+        (SimStream(synth_shards(samples, samples // 10_000, 64 << 20)),),
+        nodes=8,
+        devices=8,
+        workers=8,
+        batch_size=32,
+        time_per_sample=0.01,
+        bandwidth=1e9,
+    )
     planned = 0.0
     original = sim_run.epoch_order
 
@@ -71,8 +99,10 @@ def big(samples: int) -> None:
     result = simulate(cfg)
     total = time.process_time() - began
     sim_run.epoch_order = original
-    print(f"| {samples:,.0f} samples, 8x8x8, {len(result.step_times):,} steps | "
-          f"{total:.1f} s | {planned:.1f} s | {total - planned:.1f} s |")
+    print(
+        f"| {samples:,.0f} samples, 8x8x8, {len(result.step_times):,} steps | "
+        f"{total:.1f} s | {planned:.1f} s | {total - planned:.1f} s |"
+    )
 
 
 def main() -> None:

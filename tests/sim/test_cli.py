@@ -51,15 +51,38 @@ def test_training_yaml(data: Path, tmp_path: Path) -> None:
 def test_remote_index_and_calibration(data: Path, s3: Any, tmp_path: Path) -> None:
     s3.put("ds/index.json", (data / "index.json").read_bytes())
     bench = tmp_path / "bench.json"
-    bench.write_text(json.dumps({
-        "version": 1, "source": s3.url("ds"),
-        "download": {"per_connection_bytes_per_s": 1e7, "aggregate_bytes_per_s": 4e7,
-                     "connections": 4},
-        "decode": {"samples_per_s": 1e5, "bytes_per_s": 1e9},
-        "dataloader": {"samples_per_s": 500.0, "workers": 2, "batch_size": 8},
-    }))
-    out = _run("--index", s3.url("ds"), "-n", "1", "-d", "2", "-w", "2", "-t", "0",
-               "--batch-size", "8", "--calibrate", str(bench), "--no-quality")
+    bench.write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "source": s3.url("ds"),
+                "download": {
+                    "per_connection_bytes_per_s": 1e7,
+                    "aggregate_bytes_per_s": 4e7,
+                    "connections": 4,
+                },
+                "decode": {"samples_per_s": 1e5, "bytes_per_s": 1e9},
+                "dataloader": {"samples_per_s": 500.0, "workers": 2, "batch_size": 8},
+            }
+        )
+    )
+    out = _run(
+        "--index",
+        s3.url("ds"),
+        "-n",
+        "1",
+        "-d",
+        "2",
+        "-w",
+        "2",
+        "-t",
+        "0",
+        "--batch-size",
+        "8",
+        "--calibrate",
+        str(bench),
+        "--no-quality",
+    )
     summary = out["runs"][0]
     assert summary["bytes_downloaded"] == SHARDS * SIZE
     # Compute per step is the DataLoader's floor (8 samples at 500/s); the link is 40 MB/s.
@@ -68,8 +91,22 @@ def test_remote_index_and_calibration(data: Path, s3: Any, tmp_path: Path) -> No
 
 
 def test_compare_and_quality_without_shuffle(data: Path) -> None:
-    out = _run("--index", str(data), "-n", "1", "-d", "2", "-t", "0.001", "-b", "1GB",
-               "--batch-size", "16", "--compare", "shuffle=false,true")
+    out = _run(
+        "--index",
+        str(data),
+        "-n",
+        "1",
+        "-d",
+        "2",
+        "-t",
+        "0.001",
+        "-b",
+        "1GB",
+        "--batch-size",
+        "16",
+        "--compare",
+        "shuffle=false,true",
+    )
     names = [r["name"] for r in out["runs"]]
     assert names == ["shuffle=False", "shuffle=True"]
     plain, shuffled = (out["shuffle_quality"][n] for n in names)
@@ -80,8 +117,23 @@ def test_compare_and_quality_without_shuffle(data: Path) -> None:
 
 def test_plots_and_report(data: Path, tmp_path: Path) -> None:
     out_dir = tmp_path / "out"
-    _run("--index", str(data), "-n", "1", "-d", "2", "-t", "0.01", "-b", "50MB",
-         "--batch-size", "8", "--out", str(out_dir), "--no-quality")
+    _run(
+        "--index",
+        str(data),
+        "-n",
+        "1",
+        "-d",
+        "2",
+        "-t",
+        "0.01",
+        "-b",
+        "50MB",
+        "--batch-size",
+        "8",
+        "--out",
+        str(out_dir),
+        "--no-quality",
+    )
     for name in ("sim-throughput.png", "sim-downloads.png", "sim-stall.png"):
         assert (out_dir / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     page = (out_dir / "report.html").read_text()
@@ -92,15 +144,36 @@ def test_plots_and_report(data: Path, tmp_path: Path) -> None:
 def test_missing_flag_without_terminal_fails_clearly(data: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "streamx", "simulate", "--index", str(data), "-n", "1"],
-        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120, check=False,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert proc.returncode != 0
     assert "--devices" in proc.stderr
 
 
 def test_bad_compare_field(data: Path) -> None:
-    result = CliRunner().invoke(app, ["simulate", "--index", str(data), "-n", "1", "-d", "1",
-                                      "-t", "0.1", "-b", "1MB", "--batch-size", "4",
-                                      "--compare", "colour=red"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "simulate",
+            "--index",
+            str(data),
+            "-n",
+            "1",
+            "-d",
+            "1",
+            "-t",
+            "0.1",
+            "-b",
+            "1MB",
+            "--batch-size",
+            "4",
+            "--compare",
+            "colour=red",
+        ],
+    )
     assert result.exit_code == 1
     assert "--compare 'colour=red'" in result.output

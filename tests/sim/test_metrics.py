@@ -18,8 +18,9 @@ SAMPLES = 600
 def remote(s3: Any, tmp_path: Path) -> tuple[str, int]:
     """A dataset of several zstd shards on S3; returns its URL and its shards' file bytes."""
     out = tmp_path / "src"
-    with MDSWriter(out=str(out), columns={"id": "int", "blob": "bytes"}, compression="zstd",
-                   size_limit=20_000) as writer:
+    with MDSWriter(
+        out=str(out), columns={"id": "int", "blob": "bytes"}, compression="zstd", size_limit=20_000
+    ) as writer:
         for i in range(SAMPLES):
             writer.write({"id": i, "blob": bytes([i % 251]) * 300 + str(i).encode()})
     for path in out.iterdir():
@@ -39,8 +40,7 @@ def test_dataloader_workers_report_to_the_main_process(
     remote: tuple[str, int], tmp_path: Path
 ) -> None:
     url, fetched = remote
-    ds = StreamingDataset(remote=url, local=str(tmp_path / "cache"), batch_size=10,
-                          shuffle=True)
+    ds = StreamingDataset(remote=url, local=str(tmp_path / "cache"), batch_size=10, shuffle=True)
     loader = StreamingDataLoader(ds, batch_size=10, num_workers=2)
     seen = sum(len(batch["id"]) for batch in loader)
     assert seen == SAMPLES
@@ -73,8 +73,7 @@ def test_disabled_counts_nothing(
     assert metrics.snapshot()["samples"] == 0
 
 
-def test_logging(remote: tuple[str, int], tmp_path: Path, caplog: pytest.LogCaptureFixture
-                 ) -> None:
+def test_logging(remote: tuple[str, int], tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     url, _ = remote
     metrics.enable_logging(0.0)
     try:

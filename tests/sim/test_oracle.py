@@ -23,9 +23,9 @@ import pytest
 pytest.importorskip("simulation")
 pytest.importorskip("sortedcollections")
 
-from oracle import mosaic_simulate, write_index  # noqa: E402
+from oracle import mosaic_simulate, write_index
 
-from streamx.sim import SimConfig, SimStream, load_shards, simulate  # noqa: E402
+from streamx.sim import SimConfig, SimStream, load_shards, simulate
 
 MB = 1_000_000
 
@@ -45,10 +45,22 @@ def _config(root: Path, **kw: object) -> SimConfig:
     "kw",
     [
         {"nodes": 2, "batch_size": 8, "time_per_sample": 0.25, "bandwidth": 10 * MB},
-        {"nodes": 1, "batch_size": 4, "time_per_sample": 0.5, "bandwidth": 10 * MB,
-         "shuffle": False, "epochs": 2},
-        {"nodes": 2, "batch_size": 16, "time_per_sample": 0.5, "bandwidth": 5 * MB,
-         "shuffle_algo": "py1s", "max_batches": 180},
+        {
+            "nodes": 1,
+            "batch_size": 4,
+            "time_per_sample": 0.5,
+            "bandwidth": 10 * MB,
+            "shuffle": False,
+            "epochs": 2,
+        },
+        {
+            "nodes": 2,
+            "batch_size": 16,
+            "time_per_sample": 0.5,
+            "bandwidth": 5 * MB,
+            "shuffle_algo": "py1s",
+            "max_batches": 180,
+        },
     ],
 )
 def test_single_queue_matches_every_step(index: Path, kw: dict[str, object]) -> None:
@@ -63,8 +75,7 @@ def test_single_queue_matches_every_step(index: Path, kw: dict[str, object]) -> 
 
 def test_mosaic_truncates_waits_to_whole_seconds(index: Path) -> None:
     # 10 MB shards at 40 MB/s: a wait of 0.25 s per shard, which mosaic drops.
-    cfg = _config(index, devices=1, workers=1, batch_size=8, time_per_sample=0.1,
-                  bandwidth=40 * MB)
+    cfg = _config(index, devices=1, workers=1, batch_size=8, time_per_sample=0.1, bandwidth=40 * MB)
     ours = simulate(cfg)
     times, downloads, _ = mosaic_simulate(index, cfg)
     our_wait = ours.step_times - cfg.step_compute_time
@@ -76,8 +87,9 @@ def test_mosaic_truncates_waits_to_whole_seconds(index: Path) -> None:
 
 
 def test_many_workers_same_totals_earlier_first_batch(index: Path) -> None:
-    cfg = _config(index, nodes=2, devices=4, workers=2, batch_size=8, time_per_sample=0.25,
-                  bandwidth=10 * MB)
+    cfg = _config(
+        index, nodes=2, devices=4, workers=2, batch_size=8, time_per_sample=0.25, bandwidth=10 * MB
+    )
     ours = simulate(cfg)
     times, downloads, cache = mosaic_simulate(index, cfg)
     assert int(ours.step_bytes.sum()) == int(downloads.sum())
@@ -90,8 +102,16 @@ def test_many_workers_same_totals_earlier_first_batch(index: Path) -> None:
 
 
 def test_partial_download_is_kept(index: Path) -> None:
-    cfg = _config(index, nodes=2, devices=1, workers=1, batch_size=8, time_per_sample=0.3,
-                  bandwidth=5 * MB, shuffle_algo="py1br")
+    cfg = _config(
+        index,
+        nodes=2,
+        devices=1,
+        workers=1,
+        batch_size=8,
+        time_per_sample=0.3,
+        bandwidth=5 * MB,
+        shuffle_algo="py1br",
+    )
     ours = simulate(cfg)
     times, downloads, _ = mosaic_simulate(index, cfg)
     np.testing.assert_array_equal(ours.step_bytes, downloads)

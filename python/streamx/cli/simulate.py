@@ -48,15 +48,21 @@ def run_simulations(
     return results, extra
 
 
+# A list option: a module-level default, so the default is not built per call (B008).
+_COMPARE = typer.Option(None, "--compare", help="FIELD=V1,V2 (repeatable).")
+
+
 def simulate_command(
     run_yaml: str | None = typer.Argument(None, metavar="[RUN.yaml]", help="Training YAML."),
     nodes: int | None = typer.Option(None, "--nodes", "-n", help="Physical nodes."),
     devices: int | None = typer.Option(None, "--devices", "-d", help="Devices per node."),
     workers: int | None = typer.Option(None, "--workers", "-w", help="Workers per device."),
     time_per_sample: float | None = typer.Option(
-        None, "--time-per-sample", "-t", help="Seconds a device spends on one sample."),
+        None, "--time-per-sample", "-t", help="Seconds a device spends on one sample."
+    ),
     bandwidth: str | None = typer.Option(
-        None, "--bandwidth", "-b", help="Download rate per node and second, e.g. 100MB."),
+        None, "--bandwidth", "-b", help="Download rate per node and second, e.g. 100MB."
+    ),
     batch_size: int | None = typer.Option(None, "--batch-size", help="Per-device batch."),
     global_batch_size: int | None = typer.Option(None, "--global-batch-size"),
     epochs: int | None = typer.Option(None, "--epochs"),
@@ -73,7 +79,7 @@ def simulate_command(
     seed: int | None = typer.Option(None, "--seed"),
     num_canonical_nodes: int | None = typer.Option(None, "--num-canonical-nodes"),
     partition_algo: str | None = typer.Option(None, "--partition-algo"),
-    compare: list[str] = typer.Option([], "--compare", help="FIELD=V1,V2 (repeatable)."),
+    compare: list[str] | None = _COMPARE,
     calibrate: str | None = typer.Option(None, "--calibrate", help="`streamx bench` JSON."),
     quality: bool = typer.Option(True, "--quality/--no-quality", help="Measure the shuffle."),
     out: str | None = typer.Option(None, "--out", help="Directory for plots and report.html."),
@@ -115,16 +121,21 @@ def _configs(a: dict[str, Any]) -> list[SimConfig]:
     global_batch = a["global_batch_size"] or (run.global_batch_size if run else None)
     if batch is None and global_batch is not None:
         if global_batch % (nodes * devices):
-            raise ValueError(f"global batch {global_batch} is not a multiple of the "
-                             f"{nodes * devices} devices")
+            raise ValueError(
+                f"global batch {global_batch} is not a multiple of the {nodes * devices} devices"
+            )
         batch = global_batch // (nodes * devices)
     batch = _need(batch, "--batch-size", "Per-device batch size", int)
     kw: dict[str, Any] = dict(run.settings) if run else {}
-    flags = {"predownload": a["predownload"], "shuffle": a["shuffle"],
-             "shuffle_seed": a["seed"], "num_canonical_nodes": a["num_canonical_nodes"],
-             "shuffle_algo": _literal(a["shuffle_algo"], ShuffleAlgo),
-             "partition_algo": _literal(a["partition_algo"], PartitionAlgo),
-             "cache_limit": bytes_to_int(a["cache_limit"]) if a["cache_limit"] else None}
+    flags = {
+        "predownload": a["predownload"],
+        "shuffle": a["shuffle"],
+        "shuffle_seed": a["seed"],
+        "num_canonical_nodes": a["num_canonical_nodes"],
+        "shuffle_algo": _literal(a["shuffle_algo"], ShuffleAlgo),
+        "partition_algo": _literal(a["partition_algo"], PartitionAlgo),
+        "cache_limit": bytes_to_int(a["cache_limit"]) if a["cache_limit"] else None,
+    }
     kw.update({k: v for k, v in flags.items() if v is not None})
     if run is not None:
         kw.setdefault("epochs", run.epochs)
@@ -133,12 +144,25 @@ def _configs(a: dict[str, Any]) -> list[SimConfig]:
         kw["epochs"] = a["epochs"]
     if a["max_batches"] is not None:
         kw["max_batches"] = a["max_batches"]
-    streams = run.streams() if run and not a["index"] and not a["samples"] else streams_from(
-        a["index"], a["split"], a["samples"], a["shard_samples"], a["shard_bytes"])
+    streams = (
+        run.streams()
+        if run and not a["index"] and not a["samples"]
+        else streams_from(
+            a["index"], a["split"], a["samples"], a["shard_samples"], a["shard_bytes"]
+        )
+    )
     workers = a["workers"] or (run.workers if run else 8)
-    base = SimConfig(streams, nodes=nodes, devices=devices, workers=workers, batch_size=batch,
-                     time_per_sample=tps, bandwidth=bandwidth, **kw)
-    return expand_compare(base, parse_compare(a["compare"]))
+    base = SimConfig(
+        streams,
+        nodes=nodes,
+        devices=devices,
+        workers=workers,
+        batch_size=batch,
+        time_per_sample=tps,
+        bandwidth=bandwidth,
+        **kw,
+    )
+    return expand_compare(base, parse_compare(a["compare"] or []))
 
 
 def _literal(value: str | None, kind: Any) -> Any:
@@ -171,5 +195,7 @@ def _emit(results: list[SimResult], extra: dict[str, Any], out: str | None, as_j
             f"slowed by downloads, cache needed {s['min_cache_limit'] / 1e9:,.2f} GB"
         )
     for name, q in extra.items():
-        typer.echo(f"{name}: shuffle entropy {q['entropy']:.2f}, mean jump "
-                   f"{q['mean_jump']:.3f}, order correlation {q['order_correlation']:.3f}")
+        typer.echo(
+            f"{name}: shuffle entropy {q['entropy']:.2f}, mean jump "
+            f"{q['mean_jump']:.3f}, order correlation {q['order_correlation']:.3f}"
+        )

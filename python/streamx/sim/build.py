@@ -64,7 +64,10 @@ def expand_compare(base: SimConfig, compare: dict[str, list[Any]]) -> list[SimCo
 
 
 def streams_from(
-    index: str | None, split: str | None, samples: str | None, shard_samples: int,
+    index: str | None,
+    split: str | None,
+    samples: str | None,
+    shard_samples: int,
     shard_bytes: str,
 ) -> tuple[SimStream, ...]:
     """One stream from a real index, or synthesised from a sample count and shard size.
@@ -75,6 +78,11 @@ def streams_from(
     if index:
         return (SimStream(load_shards(index, split)),)
     if samples:
-        return (SimStream(synth_shards(number_abbrev_to_int(samples), shard_samples,
-                                       bytes_to_int(shard_bytes))),)
+        return (
+            SimStream(
+                synth_shards(
+                    number_abbrev_to_int(samples), shard_samples, bytes_to_int(shard_bytes)
+                )
+            ),
+        )
     raise ValueError("Give a training YAML, --index PATH|URL, or --samples N to synthesise shards")

@@ -154,9 +154,7 @@ class SimConfig:
             weighted.append(obj)
         relative, unspecified = validate_weights(weighted)
         samples = np.array([s.shards.num_samples for s in self.streams], np.int64)
-        derive_weights(
-            weighted, samples, self.epoch_size, self.shuffle_seed, relative, unspecified
-        )
+        derive_weights(weighted, samples, self.epoch_size, self.shuffle_seed, relative, unspecified)
         return [
             (s.shards.samples.tolist(), int(w.choose), float(w.proportion))
             for s, w in zip(self.streams, weighted)

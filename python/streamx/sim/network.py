@@ -43,9 +43,9 @@ class LinkTrace:
     done_step: NDArray[np.int64]
 
 
-def _per_step(queues: Sequence[NodeQueue], offsets: NDArray[np.int64], steps: int) -> tuple[
-    NDArray[np.int64], NDArray[np.int64]
-]:
+def _per_step(
+    queues: Sequence[NodeQueue], offsets: NDArray[np.int64], steps: int
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """(stall target, prefetch end) per (step, node), as global indices into the lists."""
     target = np.empty((steps, len(queues)), np.int64)
     limit = np.empty((steps, len(queues)), np.int64)
@@ -78,6 +78,7 @@ def run_links(
     offsets = np.concatenate([[0], np.cumsum(lengths)])
     flat = np.concatenate([sizes[q.shards] for q in queues]).astype(np.float64)
     prefix = np.concatenate([[0.0], np.cumsum(flat)])
+    exact = np.concatenate([[0], np.cumsum(flat.astype(np.int64))])  # bytes, not float
     target, limit = _per_step(queues, offsets, steps)
     pos = offsets[:-1].copy()
     progress = np.zeros(len(queues))
@@ -102,9 +103,11 @@ def run_links(
         progress = np.where(new_pos < end, reach - prefix[new_pos], 0.0)
         pos = new_pos
         pos_after[s] = pos
-        step_bytes[s] = int(round(prefix[pos].sum() - prefix[start_pos].sum()))
+        step_bytes[s] = exact[pos].sum() - exact[start_pos].sum()
     done = np.concatenate(
-        [np.searchsorted(pos_after[:, n], np.arange(offsets[n], offsets[n + 1]), side="right")
-         for n in range(len(queues))]
+        [
+            np.searchsorted(pos_after[:, n], np.arange(offsets[n], offsets[n + 1]), side="right")
+            for n in range(len(queues))
+        ]
     )
     return LinkTrace(step_times, step_bytes, stall, done.astype(np.int64))

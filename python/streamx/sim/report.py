@@ -71,8 +71,9 @@ def plot_runs(results: Sequence[SimResult], out_dir: str) -> list[str]:
 def _table(results: Sequence[SimResult]) -> str:
     rows = [r.summary() for r in results]
     keys = [k for k in rows[0] if k != "name"]
-    head = "".join(f"<th>{html.escape(r['name'] or f'run {i + 1}')}</th>"
-                   for i, r in enumerate(rows))
+    head = "".join(
+        f"<th>{html.escape(r['name'] or f'run {i + 1}')}</th>" for i, r in enumerate(rows)
+    )
     body = "".join(
         f"<tr><td>{k}</td>" + "".join(f"<td>{_fmt(r[k])}</td>" for r in rows) + "</tr>"  # type: ignore[literal-required]
         for k in keys
@@ -88,8 +89,9 @@ def _fmt(value: object) -> str:
     return html.escape(str(value))
 
 
-def write_report(results: Sequence[SimResult], path: str, extra: dict[str, object] | None = None
-                 ) -> str:
+def write_report(
+    results: Sequence[SimResult], path: str, extra: dict[str, object] | None = None
+) -> str:
     """Writes one HTML file with the summary table and the plots inlined (no other files).
 
     Args:

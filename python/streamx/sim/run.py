@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import time
 
 import numpy as np
@@ -44,7 +43,9 @@ def run_steps(config: SimConfig) -> tuple[int, list[int]]:
 
 
 def _cache_bound(
-    queues: list[NodeQueue], last_use: list[NDArray[np.int64]], raw: NDArray[np.int64],
+    queues: list[NodeQueue],
+    last_use: list[NDArray[np.int64]],
+    raw: NDArray[np.int64],
     done: NDArray[np.int64],
 ) -> int:
     """The largest bytes any node holds in shards between their download and last use."""
@@ -94,17 +95,27 @@ def simulate(config: SimConfig) -> SimResult:
         ids = epoch_order(config, epoch)
         for n in range(config.nodes):
             parts[n].append(
-                node_queue(ids[n], ends, steps, epoch * per_epoch, config.predownload_samples,
-                           present[n], last_use[n])
+                node_queue(
+                    ids[n],
+                    ends,
+                    steps,
+                    epoch * per_epoch,
+                    config.predownload_samples,
+                    present[n],
+                    last_use[n],
+                )
             )
         del ids
     queues = [
-        NodeQueue(*(np.concatenate([getattr(q, k) for q in qs]) for k in ("shards", "need",
-                                                                         "release")))
+        NodeQueue(
+            *(np.concatenate([getattr(q, k) for q in qs]) for k in ("shards", "need", "release"))
+        )
         for qs in parts
     ]
-    trace = run_links(queues, shards.download_bytes, sum(epoch_steps), config.step_compute_time,
-                      config.bandwidth)
+    trace = run_links(
+        queues, shards.download_bytes, sum(epoch_steps), config.step_compute_time, config.bandwidth
+    )
     cache = _cache_bound(queues, last_use, shards.raw_bytes, trace.done_step)
-    return SimResult(config, trace.step_times, trace.step_bytes, trace.stall, cache,
-                     time.perf_counter() - began)
+    return SimResult(
+        config, trace.step_times, trace.step_bytes, trace.stall, cache, time.perf_counter() - began
+    )

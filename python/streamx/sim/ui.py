@@ -32,8 +32,11 @@ def _series(result: SimResult) -> dict[str, list[float]]:
     pick = np.unique(np.linspace(0, steps - 1, min(steps, _POINTS)).astype(np.int64))
     rate = rolling_throughput(result.step_times) * result.global_batch
     gigabytes = result.step_bytes.cumsum() / 1e9
-    return {"step": (pick + 1).tolist(), "throughput": rate[pick].round(3).tolist(),
-            "gigabytes": gigabytes[pick].round(4).tolist()}
+    return {
+        "step": (pick + 1).tolist(),
+        "throughput": rate[pick].round(3).tolist(),
+        "gigabytes": gigabytes[pick].round(4).tolist(),
+    }
 
 
 def _int(form: dict[str, Any], key: str) -> int | None:
@@ -47,15 +50,24 @@ def run_form(form: dict[str, Any]) -> dict[str, Any]:
     Raises:
         ValueError: If a field is missing or malformed.
     """
-    streams = streams_from(form.get("index") or None, None, form.get("samples") or None,
-                           _int(form, "shard_samples") or 4096, form.get("shard_bytes") or "64MB")
+    streams = streams_from(
+        form.get("index") or None,
+        None,
+        form.get("samples") or None,
+        _int(form, "shard_samples") or 4096,
+        form.get("shard_bytes") or "64MB",
+    )
     cache = str(form.get("cache_limit", "")).strip()
     base = SimConfig(
-        streams, nodes=_int(form, "nodes") or 1, devices=_int(form, "devices") or 1,
-        workers=_int(form, "workers") or 1, batch_size=_int(form, "batch_size") or 1,
+        streams,
+        nodes=_int(form, "nodes") or 1,
+        devices=_int(form, "devices") or 1,
+        workers=_int(form, "workers") or 1,
+        batch_size=_int(form, "batch_size") or 1,
         time_per_sample=float(form.get("time_per_sample") or 0.01),
         bandwidth=float(bytes_to_int(form.get("bandwidth") or "100MB")),
-        epochs=_int(form, "epochs") or 1, predownload=_int(form, "predownload"),
+        epochs=_int(form, "epochs") or 1,
+        predownload=_int(form, "predownload"),
         cache_limit=bytes_to_int(cache) if cache else None,
         shuffle_algo=form.get("shuffle_algo") or "py1e",
     )
@@ -72,13 +84,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+    def do_GET(self) -> None:
         if self.path in ("/", "/index.html"):
             self._send(200, PAGE.encode(), "text/html; charset=utf-8")
         else:
             self._send(404, b"not found", "text/plain")
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         if self.path != "/api/simulate":
             self._send(404, b"not found", "text/plain")
             return
@@ -89,7 +101,7 @@ class _Handler(BaseHTTPRequestHandler):
             answer, code = {"error": str(err)}, 400
         self._send(code, json.dumps(answer).encode(), "application/json")
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: Any) -> None:
         pass  # keep the terminal for the URL line
 
 

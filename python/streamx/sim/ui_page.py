@@ -42,7 +42,10 @@ function draw(canvas, runs, key, label) {
   const ctx = canvas.getContext("2d"), W = canvas.width, H = canvas.height, P = 45;
   ctx.clearRect(0, 0, W, H);
   let ymax = 0, xmax = 1;
-  runs.forEach(r => { ymax = Math.max(ymax, ...r.series[key]); xmax = Math.max(xmax, r.series.step.at(-1)); });
+  runs.forEach(r => {
+    ymax = Math.max(ymax, ...r.series[key]);
+    xmax = Math.max(xmax, r.series.step.at(-1));
+  });
   ymax = ymax || 1;
   ctx.strokeStyle = "#999"; ctx.strokeRect(P, 10, W - P - 10, H - P);
   ctx.fillStyle = "#333"; ctx.fillText(label, P + 5, 22);
@@ -53,7 +56,8 @@ function draw(canvas, runs, key, label) {
       const px = P + (W - P - 10) * x / xmax, py = 10 + (H - P) * (1 - r.series[key][j] / ymax);
       j ? ctx.lineTo(px, py) : ctx.moveTo(px, py);
     });
-    ctx.stroke(); ctx.fillStyle = ctx.strokeStyle; ctx.fillText(r.summary.name || "run", W - 200, 40 + 14 * i);
+    ctx.stroke(); ctx.fillStyle = ctx.strokeStyle;
+    ctx.fillText(r.summary.name || "run", W - 200, 40 + 14 * i);
   });
 }
 document.getElementById("params").addEventListener("submit", async ev => {

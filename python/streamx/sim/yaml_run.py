@@ -20,8 +20,15 @@ __all__ = ["RunYaml", "read_run_yaml", "stream_from_spec"]
 
 # Dataset keys that map one-to-one onto SimConfig fields.
 _PASSTHROUGH = (
-    "shuffle", "shuffle_algo", "shuffle_seed", "shuffle_block_size", "num_canonical_nodes",
-    "partition_algo", "batching_method", "sampling_method", "sampling_granularity",
+    "shuffle",
+    "shuffle_algo",
+    "shuffle_seed",
+    "shuffle_block_size",
+    "num_canonical_nodes",
+    "partition_algo",
+    "batching_method",
+    "sampling_method",
+    "sampling_granularity",
     "predownload",
 )
 
@@ -160,5 +167,6 @@ def read_run_yaml(path: str) -> RunYaml:
         settings["cache_limit"] = bytes_to_int(dataset["cache_limit"])
     if dataset.get("epoch_size") is not None:
         settings["epoch_size"] = number_abbrev_to_int(dataset["epoch_size"])
-    return RunYaml(path, int(gpus) if gpus else None, workers, int(batch), epochs, batches,
-                   dataset, settings)
+    return RunYaml(
+        path, int(gpus) if gpus else None, workers, int(batch), epochs, batches, dataset, settings
+    )
