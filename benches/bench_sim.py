@@ -13,6 +13,12 @@ Then streamx alone on the issue's scale: one epoch of 1e8 samples (10,000 shards
 8 nodes x 8 devices x 8 workers, batch 32, split into the Rust planner's share (the
 ``plan_epoch`` call, the order training reads) and the simulator's own.
 
+Last, the cost of the iteration metrics (``streamx.dataset.metrics``): one process iterates
+a local dataset of small samples (``StreamingDataset(local=..., batch_size=256)``, epoch
+set-up included) with counting on and off (``STREAMX_METRICS=0``), alternating, and the
+median CPU time of the repeats is compared; the hook itself (one ``add_samples`` per chunk
+of 256 samples) is also timed alone, as a share of the iteration time without metrics.
+
 Usage: ``python benches/bench_sim.py [--shards N] [--big 1e8] [--quick]``.
 """
 
@@ -105,6 +111,47 @@ def big(samples: int) -> None:
     )
 
 
+def metrics_cost(samples: int, repeat: int) -> None:
+    import os
+    import statistics
+
+    from streamx import MDSWriter, StreamingDataset
+
+    with tempfile.TemporaryDirectory() as tmp:
+        with MDSWriter(out=tmp, columns={"id": "int", "text": "str"}) as writer:
+            for i in range(samples):
+                writer.write({"id": i, "text": f"sample {i} " * 8})
+        times: dict[str, list[float]] = {"on": [], "off": []}
+        for i in range(repeat):
+            # Alternate which goes first, so warming up favours neither.
+            for mode in ("on", "off") if i % 2 else ("off", "on"):
+                os.environ["STREAMX_METRICS"] = "1" if mode == "on" else "0"
+                ds = StreamingDataset(local=tmp, batch_size=256)
+                began = time.process_time()
+                count = sum(1 for _ in ds)
+                times[mode].append(time.process_time() - began)
+                assert count == samples
+        os.environ.pop("STREAMX_METRICS")
+        # The hooks' own cost: one add_samples per chunk of 256 samples, timed alone.
+        from streamx.dataset import metrics
+
+        os.environ["STREAMX_METRICS"] = "1"
+        metrics.begin_epoch(0)
+        calls = 200_000
+        began = time.process_time()
+        for _ in range(calls):
+            metrics.add_samples(256)
+        per_call = (time.process_time() - began) / calls
+        os.environ.pop("STREAMX_METRICS")
+    on, off = statistics.median(times["on"]), statistics.median(times["off"])
+    hooks = per_call * samples / 256 / off
+    print(
+        f"| {samples:,} samples, {repeat} repeats | {samples / off:,.0f} samples/s | "
+        f"{samples / on:,.0f} samples/s | {100 * (on - off) / off:+.2f}% | "
+        f"{per_call * 1e6:.2f} us = {100 * hooks:.2f}% |"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--shards", type=int, default=200)
@@ -120,6 +167,9 @@ def main() -> None:
     print("\n| run | streamx.sim total | of which planner | of which simulator |")
     print("|---|---|---|---|")
     big(int(args.big))
+    print("\n| iteration | metrics off | metrics on | difference | hook per chunk |")
+    print("|---|---|---|---|---|")
+    metrics_cost(100_000 if args.quick else 1_000_000, 3 if args.quick else 7)
 
 
 if __name__ == "__main__":
