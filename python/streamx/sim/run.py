@@ -87,6 +87,7 @@ def simulate(config: SimConfig) -> SimResult:
     began = time.perf_counter()
     shards = config.shards
     ends = np.cumsum(shards.samples)
+    shard_of = np.repeat(np.arange(len(ends), dtype=np.int32), shards.samples)
     per_epoch, epoch_steps = run_steps(config)
     present = [np.zeros(len(ends), bool) for _ in range(config.nodes)]
     last_use = [np.full(len(ends), -1, np.int64) for _ in range(config.nodes)]
@@ -97,7 +98,7 @@ def simulate(config: SimConfig) -> SimResult:
             parts[n].append(
                 node_queue(
                     ids[n],
-                    ends,
+                    shard_of,
                     steps,
                     epoch * per_epoch,
                     config.predownload_samples,

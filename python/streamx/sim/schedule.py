@@ -59,7 +59,7 @@ def _release_rows(shape: tuple[int, int, int, int], predownload: int) -> NDArray
 
 def node_queue(
     node_ids: NDArray[np.int64],
-    shard_ends: NDArray[np.int64],
+    shard_of: NDArray[np.int32],
     steps: int,
     first_step: int,
     predownload: int,
@@ -70,7 +70,7 @@ def node_queue(
 
     Args:
         node_ids: The node's planned sample ids, (devices, workers, batches, batch), -1 = pad.
-        shard_ends: Cumulative samples per shard (the spanner's bounds).
+        shard_of: The shard of every global sample id (a gather beats a binary search).
         steps: Steps the epoch runs (later rows of the plan are never read).
         first_step: Global number of the epoch's first step.
         predownload: Samples each worker keeps downloaded ahead.
@@ -80,9 +80,9 @@ def node_queue(
     rows = _step_rows(node_ids)[:steps]
     release_rows = _release_rows(node_ids.shape, predownload)[:steps]  # type: ignore[arg-type]
     valid = rows >= 0
-    shard = np.searchsorted(shard_ends, rows[valid], side="right")
+    shard = shard_of[rows[valid]]
     step = np.broadcast_to(np.arange(steps, dtype=np.int64)[:, None], rows.shape)[valid]
-    num_shards = len(shard_ends)
+    num_shards = len(present)
     # With repeated indices the last assignment wins, so writing in reverse keeps the first.
     need = np.full(num_shards, _NEVER, np.int64)
     need[shard[::-1]] = step[::-1]
