@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "tests" / "sim"))
 
-from oracle import mosaic_simulate, write_index
+from sim_oracle import mosaic_simulate, write_index
 
 from streamx.sim import SimConfig, SimStream, load_shards, simulate, synth_shards
 from streamx.sim import run as sim_run

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from oracle import write_index
+from sim_oracle import write_index
 from typer.testing import CliRunner
 
 from streamx.cli.app import app

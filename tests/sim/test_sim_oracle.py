@@ -23,7 +23,7 @@ import pytest
 pytest.importorskip("simulation")
 pytest.importorskip("sortedcollections")
 
-from oracle import mosaic_simulate, write_index
+from sim_oracle import mosaic_simulate, write_index
 
 from streamx.sim import SimConfig, SimStream, load_shards, simulate
 
