@@ -177,3 +177,18 @@ def test_bad_compare_field(data: Path) -> None:
     )
     assert result.exit_code == 1
     assert "--compare 'colour=red'" in result.output
+
+
+def test_cache_limit_below_need_warns(data: Path) -> None:
+    from streamx.sim import SimConfig, SimStream, load_shards, simulate
+
+    cfg = SimConfig(
+        (SimStream(load_shards(str(data))),),
+        devices=2,
+        workers=2,
+        batch_size=8,
+        cache_limit=2 * SIZE,
+    )
+    with pytest.warns(UserWarning, match="does not model evictions"):
+        result = simulate(cfg)
+    assert result.min_cache_limit > 2 * SIZE

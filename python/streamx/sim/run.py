@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 from numpy.typing import NDArray
@@ -117,6 +118,14 @@ def simulate(config: SimConfig) -> SimResult:
         queues, shards.download_bytes, sum(epoch_steps), config.step_compute_time, config.bandwidth
     )
     cache = _cache_bound(queues, last_use, shards.raw_bytes, trace.done_step)
+    if config.cache_limit is not None and cache > config.cache_limit:
+        warnings.warn(
+            f"cache_limit ({config.cache_limit:,} bytes) is below the {cache:,} bytes this run "
+            "holds at once per node; the simulator does not model evictions yet, so expect "
+            "re-downloads and more waiting than it shows",
+            UserWarning,
+            stacklevel=2,
+        )
     return SimResult(
         config, trace.step_times, trace.step_bytes, trace.stall, cache, time.perf_counter() - began
     )
