@@ -19,7 +19,16 @@ set-up included) with counting on and off (``STREAMX_METRICS=0``), alternating, 
 median CPU time of the repeats is compared; the hook itself (one ``add_samples`` per chunk
 of 256 samples) is also timed alone, as a share of the iteration time without metrics.
 
-Usage: ``python benches/bench_sim.py [--shards N] [--big 1e8] [--quick]``.
+``--validate`` checks a calibrated prediction against a measured run: a dataset of 40
+shards (4 MB each, 100 samples of 40 KB) is served by nginx (``tests/storage/nginx_server``)
+as an S3 endpoint with each connection capped at ``--rate`` (default 16m). Calibration: the
+aggregate rate of downloading every shard with 4 connections at once, written as
+``streamx bench`` JSON. Measured run: one process iterates ``StreamingDataset(remote=s3://...,
+batch_size=16, shuffle=True)`` and sleeps ``16 * 0.004`` s per batch (the "model"), timed
+end to end, bytes from ``streamx.dataset.metrics``. Prediction: ``streamx.sim`` with one
+node, one device, one worker, the same batch and time per sample, ``--calibrate``'d.
+
+Usage: ``python benches/bench_sim.py [--shards N] [--big 1e8] [--quick] [--validate]``.
 """
 
 from __future__ import annotations
@@ -152,13 +161,106 @@ def metrics_cost(samples: int, repeat: int) -> None:
     )
 
 
+def validate(rate: str) -> None:
+    import json
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    sys.path.insert(0, str(Path(__file__).parent.parent / "tests" / "storage"))
+    from nginx_server import Nginx
+
+    from streamx import MDSWriter, StreamingDataset
+    from streamx.dataset import metrics
+    from streamx.sim.calibrate import read_calibration
+    from streamx.storage.download import download_file
+
+    batch, tps = 16, 0.004
+    os.environ.update(
+        {
+            "AWS_ACCESS_KEY_ID": "bench",
+            "AWS_SECRET_ACCESS_KEY": "bench",
+            "AWS_DEFAULT_REGION": "us-east-1",
+            "AWS_EC2_METADATA_DISABLED": "true",
+        }
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "bucket" / "ds"
+        with MDSWriter(out=str(data), columns={"x": "bytes"}, size_limit=4_000_000) as w:
+            for i in range(4000):
+                w.write({"x": bytes([i % 251]) * 39_950})
+        index = json.loads((data / "index.json").read_text())
+        names = [s["raw_data"]["basename"] for s in index["shards"]]
+        with Nginx(Path(tmp), limit_rate=rate) as server:
+            os.environ["S3_ENDPOINT_URL"] = server.endpoint
+            began = time.perf_counter()
+            with ThreadPoolExecutor(4) as pool:
+                list(
+                    pool.map(
+                        lambda n: download_file(f"s3://bucket/ds/{n}", f"{tmp}/cal/{n}"), names
+                    )
+                )
+            fetched = sum((Path(tmp) / "cal" / n).stat().st_size for n in names)
+            aggregate = fetched / (time.perf_counter() - began)
+            bench = Path(tmp) / "bench.json"
+            bench.write_text(
+                json.dumps(
+                    {
+                        "version": 1,
+                        "source": "s3://bucket/ds",
+                        "download": {
+                            "per_connection_bytes_per_s": aggregate / 4,
+                            "aggregate_bytes_per_s": aggregate,
+                            "connections": 4,
+                        },
+                        "decode": {"samples_per_s": 1e9, "bytes_per_s": 1e12},
+                        "dataloader": {"samples_per_s": 1e9, "workers": 1, "batch_size": batch},
+                    }
+                )
+            )
+            before = metrics.snapshot()["bytes_downloaded"]
+            ds = StreamingDataset(
+                remote="s3://bucket/ds", local=f"{tmp}/cache", batch_size=batch, shuffle=True
+            )
+            began = time.perf_counter()
+            for got, _ in enumerate(ds, 1):
+                if got % batch == 0:
+                    time.sleep(batch * tps)
+            measured = time.perf_counter() - began
+            measured_bytes = metrics.snapshot()["bytes_downloaded"] - before
+        cal = read_calibration(str(bench))
+        cfg = SimConfig(
+            (SimStream(load_shards(str(data))),),
+            nodes=1,
+            devices=1,
+            workers=1,
+            batch_size=batch,
+            time_per_sample=max(tps, cal["min_time_per_sample"]),
+            bandwidth=cal["bandwidth"],
+        )
+        predicted = simulate(cfg).summary()
+    print(
+        f"| {len(names)} shards, {rate}/connection, calibrated {aggregate / 1e6:.1f} MB/s | "
+        f"{measured:.2f} s, {measured_bytes / 1e6:.1f} MB | {predicted['total_time']:.2f} s, "
+        f"{predicted['bytes_downloaded'] / 1e6:.1f} MB | "
+        f"{100 * (predicted['total_time'] - measured) / measured:+.1f}% | "
+        f"{100 * (predicted['bytes_downloaded'] - measured_bytes) / max(measured_bytes, 1):+.1f}% |"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--shards", type=int, default=200)
     parser.add_argument("--big", type=float, default=1e8)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--validate", action="store_true")
+    parser.add_argument("--rate", default="16m")
     args, _ = parser.parse_known_args()
     logging.getLogger("simulation").setLevel(logging.WARNING)
+    if args.validate:
+        print("| run | measured | predicted | time error | bytes error |")
+        print("|---|---|---|---|---|")
+        validate(args.rate)
+        return
     if args.quick:
         args.shards, args.big = 50, 1e7
     print("| run | mosaic simulator | streamx.sim | speed-up | correct |")
