@@ -117,3 +117,19 @@ def test_partial_download_is_kept(index: Path) -> None:
     np.testing.assert_array_equal(ours.step_bytes, downloads)
     assert (ours.step_times <= times + 1e-9).all()
     assert (ours.step_times < times - 1e-9).any()
+
+
+def test_entropy_matches_mosaic(index: Path) -> None:
+    from simulation.core.shuffle_quality import get_entropy
+
+    from streamx.sim import epoch_order
+    from streamx.sim.quality import consumption_order, gap_entropy, shuffle_quality
+
+    cfg = _config(index, nodes=2, devices=2, workers=2, batch_size=4)
+    ids = epoch_order(cfg, 0)
+    order = consumption_order(ids)
+    ends = cfg.shards.samples.cumsum()
+    shards = np.searchsorted(ends, order, side="right")
+    quality = shuffle_quality(ids, ends)
+    assert gap_entropy(order) == pytest.approx(get_entropy(order))
+    assert quality["shard_entropy"] == pytest.approx(get_entropy(shards))
