@@ -71,6 +71,9 @@ def test_disabled_counts_nothing(
     assert sum(1 for _ in ds) == SAMPLES
     monkeypatch.delenv("STREAMX_METRICS")
     assert metrics.snapshot()["samples"] == 0
+    # On again from the next epoch, in this (the main) process.
+    assert sum(1 for _ in ds) == SAMPLES
+    assert metrics.snapshot()["samples"] == SAMPLES
 
 
 def test_logging(remote: tuple[str, int], tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:

@@ -82,6 +82,7 @@ class _Table:
             directory = tempfile.mkdtemp(prefix="streamx-metrics-", dir=shm)
             os.environ[_ENV_DIR] = directory
             atexit.register(shutil.rmtree, directory, True)
+        self.directory = directory
         size = _EPOCHS * len(_FIELDS) * 8
         with open(os.path.join(directory, f"{os.getpid()}.f64"), "w+b") as file:
             file.truncate(size)
@@ -116,7 +117,9 @@ def _row() -> memoryview[float] | None:
 
 def begin_epoch(epoch: int) -> None:
     """Counts what follows into ``epoch``'s row (and re-reads ``STREAMX_METRICS``)."""
-    table = _table if _table is not None else _Table()
+    table = _table
+    if table is None or table.directory != os.environ.get(_ENV_DIR):
+        table = _Table()  # first use, or the directory was changed (e.g. by a test)
     globals()["_table"] = table
     if os.environ.get(_ENV_OFF) == "0":
         table.row = None
