@@ -22,6 +22,8 @@ $(STAMP): pyproject.toml requirements/test.txt requirements/test-gcs.txt
 	$(BIN)/python -m pip install -q -r requirements/test-gcs.txt
 	# The venv needs its own maturin executable even when the system has one.
 	$(BIN)/python -m pip install -q --ignore-installed 'maturin>=1.7,<2'
+	# The simulator's web UI test drives Debian's headless Chromium (CI runs as root).
+	command -v chromedriver >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; }
 	touch $(STAMP)
 
 install: $(STAMP) ## create .venv with build, test and lint dependencies

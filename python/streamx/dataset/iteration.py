@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from streamx.dataset import metrics
 from streamx.dataset.layout import DatasetLayout
 from streamx.order.epoch import plan_config, worker_sample_ids
 from streamx.order.epoch_state import EpochStart
@@ -59,11 +60,13 @@ def worker_samples(
     )
     ids = worker_sample_ids(config, world)
     ids = ids[ids >= 0]
+    metrics.begin_epoch(start.epoch)
     try:
         if access.get_many is None:
             for position, sample_id in enumerate(ids.tolist()):
                 if position % _CHUNK == 0:
                     access.prepare(ids, position, position + _CHUNK)
+                    metrics.add_samples(min(_CHUNK, len(ids) - position))
                 yield access.get_one(sample_id)
             return
         begin = 0
@@ -71,6 +74,7 @@ def worker_samples(
             # Under a cache limit, prepare may shorten the chunk.
             stop = access.prepare(ids, begin, begin + access.chunk)
             yield from access.get_many(ids[begin:stop].tolist())
+            metrics.add_samples(min(stop, len(ids)) - begin)
             begin = stop
     finally:
         access.prepare(ids, len(ids), len(ids))  # an empty window releases the shards held

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from streamx.dataset import shard_ops
+from streamx.dataset import metrics, shard_ops
 from streamx.dataset.args import (
     StreamDefaults,
     build_streams,
@@ -206,6 +206,7 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         return self._settings.epoch_seed_change
 
     def _load_shards(self, streams: Sequence[Stream]) -> None:
+        metrics.begin_epoch(0)  # names the node's metrics directory before workers start
         self._layout = DatasetLayout.load(streams, self._unique_rank_world, self.allow_unsafe_types)
 
     def _check_cache_limit(self) -> None:

@@ -28,6 +28,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from streamx import _core
+from streamx.dataset import metrics
 from streamx.dataset.layout import DatasetLayout
 from streamx.dataset.stream import Stream
 from streamx.format.index import ShardInfo
@@ -135,7 +136,8 @@ class ShardCache:
             FileNotFoundError: If the shard belongs to a stream without a remote and its
                 files are missing.
         """
-        self._prepare(shard_id, timeout, background=False)
+        with metrics.stalled():  # a reader waits here only for a shard that is not local
+            self._prepare(shard_id, timeout, background=False)
 
     def _prepare(self, shard_id: int, timeout: float | None, background: bool) -> bool:
         """Returns whether the shard is local. In the background, gives up (False) rather
@@ -182,6 +184,7 @@ class ShardCache:
             self.ledger.abort_download(shard_id)
             raise
         self.ledger.finish_download(shard_id, _bytes_present(shard))
+        metrics.add_download(shard.get_zip_size() or shard.get_raw_size())
 
     @contextlib.contextmanager
     def hold(self, shard_id: int) -> Iterator[None]:
@@ -261,11 +264,13 @@ class ShardCache:
                 future = pool.submit(self._prepare, shard_id, None, True)
                 self._in_flight[shard_id] = future
                 started.append((shard_id, future))
+        metrics.queued(len(started))
         # Outside the lock: a future already done runs its callback right here.
         for shard_id, future in started:
             future.add_done_callback(functools.partial(self._forget, shard_id))
 
     def _forget(self, shard_id: int, future: Future[bool]) -> None:
+        metrics.dequeued()
         with self._lock:
             if self._in_flight.get(shard_id) is future:
                 del self._in_flight[shard_id]

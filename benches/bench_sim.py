@@ -1,0 +1,278 @@
+"""Streaming Simulator (issue 10): streamx.sim against mosaicml-streaming's simulator.
+
+Both simulate the same run over the same ``index.json`` (uniform shards of 1,000 samples,
+20 MB each, uncompressed), ``py1e`` shuffle, mosaic's defaults otherwise: 2 nodes x 4
+devices x 2 workers, batch 8 per device, 0.02 s per sample, 200 MB/s per node, one epoch.
+mosaic's is ``simulation.core.main.simulate`` on a ``SimulationDataset`` (the wheel's own
+simulator, which needs ``sortedcollections``); streamx's is ``streamx.sim.simulate``. Times
+are CPU seconds (``time.process_time``, all threads) of the simulation call in this
+process, which a busy machine disturbs less than wall time, dataset set-up included for both.
+``correct`` means both downloaded the same total bytes and need the same cache.
+
+Then streamx alone on the issue's scale: one epoch of 1e8 samples (10,000 shards) on
+8 nodes x 8 devices x 8 workers, batch 32, split into the Rust planner's share (the
+``plan_epoch`` call, the order training reads) and the simulator's own.
+
+Last, the cost of the iteration metrics (``streamx.dataset.metrics``): one process iterates
+a local dataset of small samples (``StreamingDataset(local=..., batch_size=256)``, epoch
+set-up included) with counting on and off (``STREAMX_METRICS=0``), alternating, and the
+median CPU time of the repeats is compared; the hook itself (one ``add_samples`` per chunk
+of 256 samples) is also timed alone, as a share of the iteration time without metrics.
+
+``--validate`` checks a calibrated prediction against a measured run: a dataset of 40
+shards (4 MB each, 100 samples of 40 KB) is served by nginx (``tests/storage/nginx_server``)
+as an S3 endpoint with each connection capped at ``--rate`` (default 16m). Calibration: the
+aggregate rate of downloading every shard with 4 connections at once, written as
+``streamx bench`` JSON. Measured run: one process iterates ``StreamingDataset(remote=s3://...,
+batch_size=16, shuffle=True)`` and sleeps ``16 * 0.004`` s per batch (the "model"), timed
+end to end, bytes from ``streamx.dataset.metrics``. Prediction: ``streamx.sim`` with one
+node, one device, one worker, the same batch and time per sample, ``--calibrate``'d.
+
+Usage: ``python benches/bench_sim.py [--shards N] [--big 1e8] [--quick] [--validate]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent.parent / "tests" / "sim"))
+
+from sim_oracle import mosaic_simulate, write_index
+
+from streamx.sim import SimConfig, SimStream, load_shards, simulate, synth_shards
+from streamx.sim import run as sim_run
+
+
+def compare(shards: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "data"
+        write_index(root, [1000] * shards, [20_000_000] * shards)
+        cfg = SimConfig(
+            (SimStream(load_shards(str(root))),),
+            nodes=2,
+            devices=4,
+            workers=2,
+            batch_size=8,
+            time_per_sample=0.02,
+            bandwidth=200e6,
+        )
+        began = time.process_time()
+        ours = simulate(
+            SimConfig(
+                (SimStream(load_shards(str(root))),),
+                **{
+                    k: getattr(cfg, k)
+                    for k in (
+                        "nodes",
+                        "devices",
+                        "workers",
+                        "batch_size",
+                        "time_per_sample",
+                        "bandwidth",
+                    )
+                },
+            )
+        )
+        t_ours = time.process_time() - began
+        began = time.process_time()
+        times, downloads, cache = mosaic_simulate(root, cfg)
+        t_mosaic = time.process_time() - began
+    correct = int(downloads.sum()) == int(ours.step_bytes.sum()) and cache == ours.min_cache_limit
+    print(
+        f"| {shards * 1000:,} samples, {len(times):,} steps | {t_mosaic:.2f} s | "
+        f"{t_ours:.3f} s | {t_mosaic / t_ours:.0f}x | {correct} |"
+    )
+
+
+def big(samples: int) -> None:
+    cfg = SimConfig(
+        (SimStream(synth_shards(samples, samples // 10_000, 64 << 20)),),
+        nodes=8,
+        devices=8,
+        workers=8,
+        batch_size=32,
+        time_per_sample=0.01,
+        bandwidth=1e9,
+    )
+    planned = 0.0
+    original = sim_run.epoch_order
+
+    def timed(config: SimConfig, epoch: int):  # type: ignore[no-untyped-def]
+        nonlocal planned
+        began = time.process_time()
+        out = original(config, epoch)
+        planned += time.process_time() - began
+        return out
+
+    sim_run.epoch_order = timed  # type: ignore[assignment]
+    began = time.process_time()
+    result = simulate(cfg)
+    total = time.process_time() - began
+    sim_run.epoch_order = original
+    print(
+        f"| {samples:,.0f} samples, 8x8x8, {len(result.step_times):,} steps | "
+        f"{total:.1f} s | {planned:.1f} s | {total - planned:.1f} s |"
+    )
+
+
+def metrics_cost(samples: int, repeat: int) -> None:
+    import os
+    import statistics
+
+    from streamx import MDSWriter, StreamingDataset
+
+    with tempfile.TemporaryDirectory() as tmp:
+        with MDSWriter(out=tmp, columns={"id": "int", "text": "str"}) as writer:
+            for i in range(samples):
+                writer.write({"id": i, "text": f"sample {i} " * 8})
+        times: dict[str, list[float]] = {"on": [], "off": []}
+        for i in range(repeat):
+            # Alternate which goes first, so warming up favours neither.
+            for mode in ("on", "off") if i % 2 else ("off", "on"):
+                os.environ["STREAMX_METRICS"] = "1" if mode == "on" else "0"
+                ds = StreamingDataset(local=tmp, batch_size=256)
+                began = time.process_time()
+                count = sum(1 for _ in ds)
+                times[mode].append(time.process_time() - began)
+                assert count == samples
+        os.environ.pop("STREAMX_METRICS")
+        # The hooks' own cost: one add_samples per chunk of 256 samples, timed alone.
+        from streamx.dataset import metrics
+
+        os.environ["STREAMX_METRICS"] = "1"
+        metrics.begin_epoch(0)
+        calls = 200_000
+        began = time.process_time()
+        for _ in range(calls):
+            metrics.add_samples(256)
+        per_call = (time.process_time() - began) / calls
+        os.environ.pop("STREAMX_METRICS")
+    on, off = statistics.median(times["on"]), statistics.median(times["off"])
+    hooks = per_call * samples / 256 / off
+    print(
+        f"| {samples:,} samples, {repeat} repeats | {samples / off:,.0f} samples/s | "
+        f"{samples / on:,.0f} samples/s | {100 * (on - off) / off:+.2f}% | "
+        f"{per_call * 1e6:.2f} us = {100 * hooks:.2f}% |"
+    )
+
+
+def validate(rate: str) -> None:
+    import json
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    sys.path.insert(0, str(Path(__file__).parent.parent / "tests" / "storage"))
+    from nginx_server import Nginx
+
+    from streamx import MDSWriter, StreamingDataset
+    from streamx.dataset import metrics
+    from streamx.sim.calibrate import read_calibration
+    from streamx.storage.download import download_file
+
+    batch, tps = 16, 0.004
+    os.environ.update(
+        {
+            "AWS_ACCESS_KEY_ID": "bench",
+            "AWS_SECRET_ACCESS_KEY": "bench",
+            "AWS_DEFAULT_REGION": "us-east-1",
+            "AWS_EC2_METADATA_DISABLED": "true",
+        }
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "bucket" / "ds"
+        with MDSWriter(out=str(data), columns={"x": "bytes"}, size_limit=4_000_000) as w:
+            for i in range(4000):
+                w.write({"x": bytes([i % 251]) * 39_950})
+        index = json.loads((data / "index.json").read_text())
+        names = [s["raw_data"]["basename"] for s in index["shards"]]
+        with Nginx(Path(tmp), limit_rate=rate) as server:
+            os.environ["S3_ENDPOINT_URL"] = server.endpoint
+            began = time.perf_counter()
+            with ThreadPoolExecutor(4) as pool:
+                list(
+                    pool.map(
+                        lambda n: download_file(f"s3://bucket/ds/{n}", f"{tmp}/cal/{n}"), names
+                    )
+                )
+            fetched = sum((Path(tmp) / "cal" / n).stat().st_size for n in names)
+            aggregate = fetched / (time.perf_counter() - began)
+            bench = Path(tmp) / "bench.json"
+            bench.write_text(
+                json.dumps(
+                    {
+                        "version": 1,
+                        "source": "s3://bucket/ds",
+                        "download": {
+                            "per_connection_bytes_per_s": aggregate / 4,
+                            "aggregate_bytes_per_s": aggregate,
+                            "connections": 4,
+                        },
+                        "decode": {"samples_per_s": 1e9, "bytes_per_s": 1e12},
+                        "dataloader": {"samples_per_s": 1e9, "workers": 1, "batch_size": batch},
+                    }
+                )
+            )
+            before = metrics.snapshot()["bytes_downloaded"]
+            ds = StreamingDataset(
+                remote="s3://bucket/ds", local=f"{tmp}/cache", batch_size=batch, shuffle=True
+            )
+            began = time.perf_counter()
+            for got, _ in enumerate(ds, 1):
+                if got % batch == 0:
+                    time.sleep(batch * tps)
+            measured = time.perf_counter() - began
+            measured_bytes = metrics.snapshot()["bytes_downloaded"] - before
+        cal = read_calibration(str(bench))
+        cfg = SimConfig(
+            (SimStream(load_shards(str(data))),),
+            nodes=1,
+            devices=1,
+            workers=1,
+            batch_size=batch,
+            time_per_sample=max(tps, cal["min_time_per_sample"]),
+            bandwidth=cal["bandwidth"],
+        )
+        predicted = simulate(cfg).summary()
+    print(
+        f"| {len(names)} shards, {rate}/connection, calibrated {aggregate / 1e6:.1f} MB/s | "
+        f"{measured:.2f} s, {measured_bytes / 1e6:.1f} MB | {predicted['total_time']:.2f} s, "
+        f"{predicted['bytes_downloaded'] / 1e6:.1f} MB | "
+        f"{100 * (predicted['total_time'] - measured) / measured:+.1f}% | "
+        f"{100 * (predicted['bytes_downloaded'] - measured_bytes) / max(measured_bytes, 1):+.1f}% |"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--shards", type=int, default=200)
+    parser.add_argument("--big", type=float, default=1e8)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--validate", action="store_true")
+    parser.add_argument("--rate", default="16m")
+    args, _ = parser.parse_known_args()
+    logging.getLogger("simulation").setLevel(logging.WARNING)
+    if args.validate:
+        print("| run | measured | predicted | time error | bytes error |")
+        print("|---|---|---|---|---|")
+        validate(args.rate)
+        return
+    if args.quick:
+        args.shards, args.big = 50, 1e7
+    print("| run | mosaic simulator | streamx.sim | speed-up | correct |")
+    print("|---|---|---|---|---|")
+    compare(args.shards)
+    print("\n| run | streamx.sim total | of which planner | of which simulator |")
+    print("|---|---|---|---|")
+    big(int(args.big))
+    print("\n| iteration | metrics off | metrics on | difference | hook per chunk |")
+    print("|---|---|---|---|---|")
+    metrics_cost(100_000 if args.quick else 1_000_000, 3 if args.quick else 7)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,201 @@
+"""``streamx simulate``: predict a run's throughput, downloads and cache needs.
+
+Mirrors mosaic's ``sim_cli`` (``-n/-d/-t/-b``); values a YAML does not give are asked for
+only when stdin is a terminal, otherwise the command fails naming the missing flag.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+import typer
+
+from streamx.order.settings import PartitionAlgo, ShuffleAlgo
+from streamx.sim.build import expand_compare, parse_compare, streams_from
+from streamx.sim.calibrate import read_calibration
+from streamx.sim.config import SimConfig
+from streamx.sim.quality import shuffle_quality
+from streamx.sim.result import SimResult
+from streamx.sim.run import epoch_order, simulate
+from streamx.sim.yaml_run import read_run_yaml
+from streamx.sizes import bytes_to_int
+
+__all__ = ["run_simulations", "simulate_command"]
+
+
+def _need(value: Any, flag: str, prompt: str, kind: type) -> Any:
+    """``value``, else asked on a terminal, else a clear error naming ``flag``."""
+    if value is not None:
+        return value
+    if sys.stdin.isatty():
+        return typer.prompt(prompt, type=kind)
+    raise typer.BadParameter(f"missing {flag} (stdin is not a terminal, so nothing is asked)")
+
+
+def run_simulations(
+    configs: list[SimConfig], quality: bool
+) -> tuple[list[SimResult], dict[str, Any]]:
+    """Simulates each config; with ``quality``, measures each one's first-epoch shuffle."""
+    results = [simulate(c) for c in configs]
+    extra: dict[str, Any] = {}
+    if quality:
+        for i, c in enumerate(configs):
+            ends = c.shards.samples.cumsum()
+            extra[c.name or f"run {i + 1}"] = shuffle_quality(epoch_order(c, 0), ends)
+    return results, extra
+
+
+# A list option: a module-level default, so the default is not built per call (B008).
+_COMPARE = typer.Option(None, "--compare", help="FIELD=V1,V2 (repeatable).")
+
+
+def simulate_command(
+    run_yaml: str | None = typer.Argument(None, metavar="[RUN.yaml]", help="Training YAML."),
+    nodes: int | None = typer.Option(None, "--nodes", "-n", help="Physical nodes."),
+    devices: int | None = typer.Option(None, "--devices", "-d", help="Devices per node."),
+    workers: int | None = typer.Option(None, "--workers", "-w", help="Workers per device."),
+    time_per_sample: float | None = typer.Option(
+        None, "--time-per-sample", "-t", help="Seconds a device spends on one sample."
+    ),
+    bandwidth: str | None = typer.Option(
+        None, "--bandwidth", "-b", help="Download rate per node and second, e.g. 100MB."
+    ),
+    batch_size: int | None = typer.Option(None, "--batch-size", help="Per-device batch."),
+    global_batch_size: int | None = typer.Option(None, "--global-batch-size"),
+    epochs: int | None = typer.Option(None, "--epochs"),
+    max_batches: int | None = typer.Option(None, "--max-batches"),
+    index: str | None = typer.Option(None, "--index", help="Dataset dir or URL with index.json."),
+    split: str | None = typer.Option(None, "--split"),
+    samples: str | None = typer.Option(None, "--samples", help="Synthesise N samples."),
+    shard_samples: int = typer.Option(4096, "--shard-samples", help="Samples per synthetic shard."),
+    shard_bytes: str = typer.Option("64MB", "--shard-bytes", help="Bytes per synthetic shard."),
+    predownload: int | None = typer.Option(None, "--predownload"),
+    cache_limit: str | None = typer.Option(None, "--cache-limit"),
+    shuffle: bool | None = typer.Option(None, "--shuffle/--no-shuffle"),
+    shuffle_algo: str | None = typer.Option(None, "--shuffle-algo"),
+    seed: int | None = typer.Option(None, "--seed"),
+    num_canonical_nodes: int | None = typer.Option(None, "--num-canonical-nodes"),
+    partition_algo: str | None = typer.Option(None, "--partition-algo"),
+    compare: list[str] | None = _COMPARE,
+    calibrate: str | None = typer.Option(None, "--calibrate", help="`streamx bench` JSON."),
+    quality: bool = typer.Option(True, "--quality/--no-quality", help="Measure the shuffle."),
+    out: str | None = typer.Option(None, "--out", help="Directory for plots and report.html."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    ui: bool = typer.Option(False, "--ui", help="Serve the web UI instead."),
+    port: int = typer.Option(8501, "--port", help="Port of the web UI."),
+) -> None:
+    """Simulate a streaming run: step times, downloads, warm-up, cache and shuffle quality."""
+    if ui:
+        from streamx.sim.ui import serve  # the UI server is only needed here
+
+        serve(port=port)
+        return
+    try:
+        configs = _configs(locals())
+        results, extra = run_simulations(configs, quality)
+    except (ValueError, FileNotFoundError, OSError) as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(1) from err
+    _emit(results, extra, out, as_json)
+
+
+def _configs(a: dict[str, Any]) -> list[SimConfig]:
+    run = read_run_yaml(a["run_yaml"]) if a["run_yaml"] else None
+    nodes = _need(a["nodes"], "--nodes", "Number of physical nodes", int)
+    devices = a["devices"]
+    if devices is None and run is not None and run.total_devices:
+        if run.total_devices % nodes:
+            raise ValueError(f"compute.gpus ({run.total_devices}) is not a multiple of {nodes}")
+        devices = run.total_devices // nodes
+    devices = _need(devices, "--devices", "Devices per node", int)
+    tps = _need(a["time_per_sample"], "--time-per-sample", "Seconds per sample per device", float)
+    calib = read_calibration(a["calibrate"]) if a["calibrate"] else None
+    rate = a["bandwidth"] or (str(int(calib["bandwidth"])) if calib else None)
+    bandwidth = float(bytes_to_int(_need(rate, "--bandwidth", "Bandwidth per node (bytes/s)", str)))
+    if calib:
+        tps = max(tps, calib["min_time_per_sample"])
+    batch = a["batch_size"]
+    global_batch = a["global_batch_size"] or (run.global_batch_size if run else None)
+    if batch is None and global_batch is not None:
+        if global_batch % (nodes * devices):
+            raise ValueError(
+                f"global batch {global_batch} is not a multiple of the {nodes * devices} devices"
+            )
+        batch = global_batch // (nodes * devices)
+    batch = _need(batch, "--batch-size", "Per-device batch size", int)
+    kw: dict[str, Any] = dict(run.settings) if run else {}
+    flags = {
+        "predownload": a["predownload"],
+        "shuffle": a["shuffle"],
+        "shuffle_seed": a["seed"],
+        "num_canonical_nodes": a["num_canonical_nodes"],
+        "shuffle_algo": _literal(a["shuffle_algo"], ShuffleAlgo),
+        "partition_algo": _literal(a["partition_algo"], PartitionAlgo),
+        "cache_limit": bytes_to_int(a["cache_limit"]) if a["cache_limit"] else None,
+    }
+    kw.update({k: v for k, v in flags.items() if v is not None})
+    if run is not None:
+        kw.setdefault("epochs", run.epochs)
+        kw.setdefault("max_batches", run.max_batches)
+    if a["epochs"] is not None:
+        kw["epochs"] = a["epochs"]
+    if a["max_batches"] is not None:
+        kw["max_batches"] = a["max_batches"]
+    streams = (
+        run.streams()
+        if run and not a["index"] and not a["samples"]
+        else streams_from(
+            a["index"], a["split"], a["samples"], a["shard_samples"], a["shard_bytes"]
+        )
+    )
+    workers = a["workers"] or (run.workers if run else 8)
+    base = SimConfig(
+        streams,
+        nodes=nodes,
+        devices=devices,
+        workers=workers,
+        batch_size=batch,
+        time_per_sample=tps,
+        bandwidth=bandwidth,
+        **kw,
+    )
+    return expand_compare(base, parse_compare(a["compare"] or []))
+
+
+def _literal(value: str | None, kind: Any) -> Any:
+    from typing import get_args
+
+    if value is not None and value not in get_args(kind):
+        raise ValueError(f"{value!r} is not one of {list(get_args(kind))}")
+    return value
+
+
+def _emit(results: list[SimResult], extra: dict[str, Any], out: str | None, as_json: bool) -> None:
+    summaries = [r.summary() for r in results]
+    if out:
+        from streamx.sim.report import plot_runs, write_report  # needs matplotlib
+
+        plot_runs(results, out)
+        write_report(results, os.path.join(out, "report.html"), {"shuffle_quality": extra})
+        with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as file:
+            json.dump({"runs": summaries, "shuffle_quality": extra}, file, indent=2)
+    if as_json:
+        typer.echo(json.dumps({"runs": summaries, "shuffle_quality": extra}, indent=2))
+        return
+    for s in summaries:
+        name = s["name"] or "run"
+        typer.echo(
+            f"{name}: {s['steps']} steps in {s['total_time']:,.1f} s "
+            f"({s['samples_per_s']:,.0f} samples/s), {s['bytes_downloaded'] / 1e9:,.2f} GB "
+            f"downloaded, first batch {s['time_to_first_batch']:.2f} s, warm-up "
+            f"{s['warmup_time']:.1f} s ({s['warmup_step']} steps), {s['slowed_steps']} steps "
+            f"slowed by downloads, cache needed {s['min_cache_limit'] / 1e9:,.2f} GB"
+        )
+    for name, q in extra.items():
+        typer.echo(
+            f"{name}: shuffle entropy {q['entropy']:.2f}, mean jump "
+            f"{q['mean_jump']:.3f}, order correlation {q['order_correlation']:.3f}"
+        )

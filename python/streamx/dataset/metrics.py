@@ -1,0 +1,234 @@
+"""Iteration metrics: samples/s, stall time, cache hits and misses, bytes and download queue.
+
+Every process that reads (the main one and each DataLoader worker) counts into its own small
+shared-memory table, one row per epoch, in a directory named by ``STREAMX_METRICS_DIR``.
+The first process to count creates the directory and sets the variable, so workers it
+starts later (fork or spawn) inherit it and the main process can sum everyone's rows:
+:func:`snapshot` and :func:`epoch_totals` see the whole node's reading. Counting is a few
+adds into a memory map per chunk of samples, far below 1% of iteration time; set
+``STREAMX_METRICS=0`` to turn it off. Worker files outlive the workers (which may exit at
+the end of each epoch); the process that created the directory removes it at exit.
+
+Example:
+    >>> from streamx.dataset import metrics
+    >>> metrics.add_samples(3)
+    >>> metrics.snapshot()["samples"] >= 3
+    True
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import glob
+import logging
+import mmap
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from typing import TypedDict
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = [
+    "Snapshot",
+    "add_download",
+    "add_samples",
+    "begin_epoch",
+    "dequeued",
+    "enable_logging",
+    "epoch_totals",
+    "queued",
+    "snapshot",
+    "stalled",
+]
+
+logger = logging.getLogger("streamx.metrics")
+
+_ENV_DIR, _ENV_OFF = "STREAMX_METRICS_DIR", "STREAMX_METRICS"
+_FIELDS = ("samples", "stall_s", "misses", "bytes", "queued", "dequeued", "first", "last")
+_COL = {name: i for i, name in enumerate(_FIELDS)}
+_EPOCHS = 1024  # rows per process; epochs beyond wrap around
+
+
+class Snapshot(TypedDict):
+    """Totals over every reading process of this node (one epoch or all of them).
+
+    ``samples_per_s`` is samples over the span from the first to the last sample counted;
+    ``cache_hits``/``cache_misses`` count samples whose shard was / was not local when
+    read; ``stall_s`` is the time readers blocked waiting for shards; ``download_queue``
+    is how many shard downloads are started but not finished.
+    """
+
+    samples: int
+    samples_per_s: float
+    stall_s: float
+    cache_hits: int
+    cache_misses: int
+    bytes_downloaded: int
+    download_queue: int
+
+
+class _Table:
+    """This process's rows, mapped from its file in the shared directory."""
+
+    def __init__(self) -> None:
+        directory = os.environ.get(_ENV_DIR)
+        if not directory or not os.path.isdir(directory):
+            shm = "/dev/shm" if os.path.isdir("/dev/shm") else None
+            directory = tempfile.mkdtemp(prefix="streamx-metrics-", dir=shm)
+            os.environ[_ENV_DIR] = directory
+            atexit.register(shutil.rmtree, directory, True)
+        self.directory = directory
+        size = _EPOCHS * len(_FIELDS) * 8
+        with open(os.path.join(directory, f"{os.getpid()}.f64"), "w+b") as file:
+            file.truncate(size)
+            self._map = mmap.mmap(file.fileno(), size)
+        # A memoryview of doubles: an add costs tens of nanoseconds (numpy scalars cost more).
+        self.cells = memoryview(self._map).cast("d")
+        self.row: memoryview[float] | None = self.cells[: len(_FIELDS)]
+
+
+_table: _Table | None = None
+_log_every: float | None = None
+_logged_at = 0.0
+
+
+def _forget_table() -> None:
+    """A forked child counts into a file of its own, never into its parent's."""
+    global _table
+    _table = None
+
+
+os.register_at_fork(after_in_child=_forget_table)
+
+
+def _row() -> memoryview[float] | None:
+    """This process's current row, or None while counting is off."""
+    global _table
+    if _table is None:
+        _table = _Table()
+        begin_epoch(0)
+    return _table.row
+
+
+def begin_epoch(epoch: int) -> None:
+    """Counts what follows into ``epoch``'s row (and re-reads ``STREAMX_METRICS``)."""
+    table = _table
+    if table is None or table.directory != os.environ.get(_ENV_DIR):
+        table = _Table()  # first use, or the directory was changed (e.g. by a test)
+    globals()["_table"] = table
+    if os.environ.get(_ENV_OFF) == "0":
+        table.row = None
+        return
+    base = (epoch % _EPOCHS) * len(_FIELDS)
+    table.row = table.cells[base : base + len(_FIELDS)]
+
+
+def add_samples(count: int) -> None:
+    """Counts ``count`` samples handed out just now."""
+    row = _row()
+    if row is None:
+        return
+    now = time.time()
+    if not row[6]:
+        row[6] = now
+    row[0] += count
+    row[7] = now
+    if _log_every is not None and now - _logged_at >= _log_every:
+        _log(now)
+
+
+@contextlib.contextmanager
+def stalled() -> Iterator[None]:
+    """Times a reader blocked on a shard that was not local (one cache miss)."""
+    began = time.perf_counter()
+    try:
+        yield
+    finally:
+        row = _row()
+        if row is not None:
+            row[1] += time.perf_counter() - began
+            row[2] += 1
+
+
+def add_download(nbytes: int) -> None:
+    """Counts a finished shard download of ``nbytes``."""
+    row = _row()
+    if row is not None:
+        row[3] += nbytes
+
+
+def queued(count: int) -> None:
+    """Counts ``count`` shard downloads started in the background."""
+    row = _row()
+    if row is not None and count:
+        row[4] += count
+
+
+def dequeued() -> None:
+    """Counts one background shard download finished (or given up)."""
+    row = _row()
+    if row is not None:
+        row[5] += 1
+
+
+def _rows() -> NDArray[np.float64]:
+    """Every process's table of this node, stacked: (processes, epochs, fields)."""
+    _row()
+    directory = os.environ.get(_ENV_DIR, "")
+    tables = []
+    for path in sorted(glob.glob(os.path.join(directory, "*.f64"))):
+        with contextlib.suppress(OSError, ValueError):
+            tables.append(np.fromfile(path, np.float64).reshape(_EPOCHS, len(_FIELDS)))
+    return np.stack(tables) if tables else np.zeros((0, _EPOCHS, len(_FIELDS)))
+
+
+def _summarise(rows: NDArray[np.float64]) -> Snapshot:
+    """One Snapshot from rows of (any, fields)."""
+    total = rows.sum(axis=0)
+    started = rows[:, 6][rows[:, 6] > 0]
+    span = float(rows[:, 7].max() - started.min()) if len(started) else 0.0
+    samples, misses = int(total[0]), int(total[2])
+    return {
+        "samples": samples,
+        "samples_per_s": samples / span if span > 0 else 0.0,
+        "stall_s": float(total[1]),
+        "cache_hits": max(samples - misses, 0),
+        "cache_misses": misses,
+        "bytes_downloaded": int(total[3]),
+        "download_queue": int(total[4] - total[5]),
+    }
+
+
+def snapshot() -> Snapshot:
+    """Totals of every epoch so far, over this node's reading processes.
+
+    Example:
+        >>> sorted(snapshot())[:3]
+        ['bytes_downloaded', 'cache_hits', 'cache_misses']
+    """
+    return _summarise(_rows().reshape(-1, len(_FIELDS)))
+
+
+def epoch_totals() -> dict[int, Snapshot]:
+    """Per-epoch totals (epochs with any activity), over this node's reading processes."""
+    rows = _rows()
+    active = np.flatnonzero(rows[:, :, [0, 3, 4]].sum(axis=(0, 2)) > 0)
+    return {int(e): _summarise(rows[:, e, :]) for e in active}
+
+
+def enable_logging(every_s: float | None = 60.0) -> None:
+    """Logs a snapshot to the ``streamx.metrics`` logger at most every ``every_s`` seconds
+    while samples flow (``None`` stops)."""
+    global _log_every
+    _log_every = every_s
+
+
+def _log(now: float) -> None:
+    global _logged_at
+    _logged_at = now
+    logger.info("streamx metrics: %s", snapshot())

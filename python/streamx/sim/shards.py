@@ -1,0 +1,111 @@
+"""The shard table a simulation runs over: samples, raw and compressed sizes per shard.
+
+It comes from a real ``index.json`` (local or any remote streamx reads, fetched into a
+temporary directory) or is synthesised from a sample count and shard sizes, as mosaic's
+simulator does when a user has no index yet.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from streamx.format.index import parse_index
+from streamx.storage.download import download_file
+
+__all__ = ["ShardTable", "load_shards", "synth_shards"]
+
+
+@dataclass(frozen=True)
+class ShardTable:
+    """Per-shard sizes of one stream.
+
+    Attributes:
+        samples: Samples in each shard.
+        raw_bytes: Decompressed size of each shard (what the cache holds).
+        zip_bytes: Compressed size, 0 where the shard is stored uncompressed.
+    """
+
+    samples: NDArray[np.int64]
+    raw_bytes: NDArray[np.int64]
+    zip_bytes: NDArray[np.int64]
+
+    @property
+    def download_bytes(self) -> NDArray[np.int64]:
+        """What a download moves over the network: the compressed file when there is one."""
+        return np.where(self.zip_bytes > 0, self.zip_bytes, self.raw_bytes)
+
+    @property
+    def num_samples(self) -> int:
+        """Samples in the stream."""
+        return int(self.samples.sum())
+
+    @staticmethod
+    def concat(tables: Sequence[ShardTable]) -> ShardTable:
+        """Several streams' shards in stream order, as one global shard numbering."""
+        return ShardTable(
+            np.concatenate([t.samples for t in tables]),
+            np.concatenate([t.raw_bytes for t in tables]),
+            np.concatenate([t.zip_bytes for t in tables]),
+        )
+
+
+def synth_shards(num_samples: int, samples_per_shard: int, shard_bytes: int) -> ShardTable:
+    """Uniform shards covering ``num_samples``; the last one holds the remainder.
+
+    Args:
+        num_samples: Samples in the dataset.
+        samples_per_shard: Samples in each full shard.
+        shard_bytes: Bytes of a full shard; the last one is scaled by its sample count.
+
+    Raises:
+        ValueError: If a count or size is not positive.
+
+    Example:
+        >>> synth_shards(10, 4, 400).samples.tolist()
+        [4, 4, 2]
+    """
+    for name, value in (
+        ("num_samples", num_samples),
+        ("samples_per_shard", samples_per_shard),
+        ("shard_bytes", shard_bytes),
+    ):
+        if value <= 0:
+            raise ValueError(f"`{name}` must be positive, got {value}")
+    full, rest = divmod(num_samples, samples_per_shard)
+    samples = np.full(full + (rest > 0), samples_per_shard, np.int64)
+    if rest:
+        samples[-1] = rest
+    raw = samples * shard_bytes // samples_per_shard
+    return ShardTable(samples, raw, np.zeros_like(raw))
+
+
+def load_shards(root: str, split: str | None = None) -> ShardTable:
+    """The shard table of the dataset at ``root`` (a directory or URL holding ``index.json``).
+
+    Args:
+        root: Local directory or remote URL (``s3://``, ``gs://``, ``file://``, ...).
+        split: Sub-directory of the split, if any.
+
+    Raises:
+        FileNotFoundError: If there is no index there.
+        CorruptIndexError: If the index is not a valid MDS index.
+    """
+    base = os.path.join(root, split) if split else root
+    if "://" not in root:
+        shards = parse_index(base, None, os.path.join(base, "index.json"))
+    else:
+        with tempfile.TemporaryDirectory(prefix="streamx-sim-") as tmp:
+            path = os.path.join(tmp, "index.json")
+            download_file(base.rstrip("/") + "/index.json", path)
+            shards = parse_index(tmp, None, path)
+    return ShardTable(
+        np.array([s.samples for s in shards], np.int64),
+        np.array([s.get_raw_size() for s in shards], np.int64),
+        np.array([s.get_zip_size() or 0 for s in shards], np.int64),
+    )

@@ -1,0 +1,194 @@
+"""``streamx simulate`` on real index files, local and on a moto S3 server."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sim_oracle import write_index
+from typer.testing import CliRunner
+
+from streamx.cli.app import app
+
+MB = 1_000_000
+SHARDS, PER_SHARD, SIZE = 30, 400, 8 * MB
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("simcli") / "data"
+    write_index(root, [PER_SHARD] * SHARDS, [SIZE] * SHARDS)
+    return root
+
+
+def _run(*args: str) -> dict[str, Any]:
+    result = CliRunner().invoke(app, ["simulate", *args, "--json"])
+    assert result.exit_code == 0, result.output
+    out: dict[str, Any] = json.loads(result.stdout)
+    return out
+
+
+def test_training_yaml(data: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run.yaml"
+    run.write_text(
+        "compute: {gpus: 8}\nparameters:\n  global_train_batch_size: 64\n  max_duration: 2ep\n"
+        f"  train_loader:\n    num_workers: 2\n    dataset:\n      local: {data}\n"
+        "      shuffle: true\n      shuffle_algo: py1s\n      predownload: 32\n"
+    )
+    out = _run(str(run), "-n", "2", "-t", "0.01", "-b", "100MB")
+    summary = out["runs"][0]
+    assert summary["steps"] == 2 * (SHARDS * PER_SHARD // 64)
+    # Two nodes, no cache limit: each node fetches each shard it reads once.
+    assert SHARDS * SIZE <= summary["bytes_downloaded"] <= 2 * SHARDS * SIZE
+    quality = next(iter(out["shuffle_quality"].values()))
+    assert abs(quality["order_correlation"]) < 0.2
+
+
+def test_remote_index_and_calibration(data: Path, s3: Any, tmp_path: Path) -> None:
+    s3.put("ds/index.json", (data / "index.json").read_bytes())
+    bench = tmp_path / "bench.json"
+    bench.write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "source": s3.url("ds"),
+                "download": {
+                    "per_connection_bytes_per_s": 1e7,
+                    "aggregate_bytes_per_s": 4e7,
+                    "connections": 4,
+                },
+                "decode": {"samples_per_s": 1e5, "bytes_per_s": 1e9},
+                "dataloader": {"samples_per_s": 500.0, "workers": 2, "batch_size": 8},
+            }
+        )
+    )
+    out = _run(
+        "--index",
+        s3.url("ds"),
+        "-n",
+        "1",
+        "-d",
+        "2",
+        "-w",
+        "2",
+        "-t",
+        "0",
+        "--batch-size",
+        "8",
+        "--calibrate",
+        str(bench),
+        "--no-quality",
+    )
+    summary = out["runs"][0]
+    assert summary["bytes_downloaded"] == SHARDS * SIZE
+    # Compute per step is the DataLoader's floor (8 samples at 500/s); the link is 40 MB/s.
+    assert summary["total_time"] >= summary["steps"] * 8 / 500.0
+    assert summary["total_time"] >= SHARDS * SIZE / 4e7
+
+
+def test_compare_and_quality_without_shuffle(data: Path) -> None:
+    out = _run(
+        "--index",
+        str(data),
+        "-n",
+        "1",
+        "-d",
+        "2",
+        "-t",
+        "0.001",
+        "-b",
+        "1GB",
+        "--batch-size",
+        "16",
+        "--compare",
+        "shuffle=false,true",
+    )
+    names = [r["name"] for r in out["runs"]]
+    assert names == ["shuffle=False", "shuffle=True"]
+    plain, shuffled = (out["shuffle_quality"][n] for n in names)
+    assert plain["order_correlation"] > 0.99
+    assert shuffled["entropy"] > plain["entropy"]
+    assert out["runs"][0]["min_cache_limit"] < out["runs"][1]["min_cache_limit"]
+
+
+def test_plots_and_report(data: Path, tmp_path: Path) -> None:
+    out_dir = tmp_path / "out"
+    _run(
+        "--index",
+        str(data),
+        "-n",
+        "1",
+        "-d",
+        "2",
+        "-t",
+        "0.01",
+        "-b",
+        "50MB",
+        "--batch-size",
+        "8",
+        "--out",
+        str(out_dir),
+        "--no-quality",
+    )
+    for name in ("sim-throughput.png", "sim-downloads.png", "sim-stall.png"):
+        assert (out_dir / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    page = (out_dir / "report.html").read_text()
+    assert page.count("data:image/png;base64,") == 3
+    assert "http" not in page.replace("http-equiv", "")
+
+
+def test_missing_flag_without_terminal_fails_clearly(data: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "streamx", "simulate", "--index", str(data), "-n", "1"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode != 0
+    assert "--devices" in proc.stderr
+
+
+def test_bad_compare_field(data: Path) -> None:
+    result = CliRunner().invoke(
+        app,
+        [
+            "simulate",
+            "--index",
+            str(data),
+            "-n",
+            "1",
+            "-d",
+            "1",
+            "-t",
+            "0.1",
+            "-b",
+            "1MB",
+            "--batch-size",
+            "4",
+            "--compare",
+            "colour=red",
+        ],
+    )
+    assert result.exit_code == 1
+    assert "--compare 'colour=red'" in result.output
+
+
+def test_cache_limit_below_need_warns(data: Path) -> None:
+    from streamx.sim import SimConfig, SimStream, load_shards, simulate
+
+    cfg = SimConfig(
+        (SimStream(load_shards(str(data))),),
+        devices=2,
+        workers=2,
+        batch_size=8,
+        cache_limit=2 * SIZE,
+    )
+    with pytest.warns(UserWarning, match="does not model evictions"):
+        result = simulate(cfg)
+    assert result.min_cache_limit > 2 * SIZE
