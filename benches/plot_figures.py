@@ -17,7 +17,7 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
 README = Path(__file__).with_name("README.md")
 # Columns that hold "streamx over a peer" ratios, and the label each gets in a plot.
@@ -65,10 +65,16 @@ def _number(cell: str) -> float | None:
 
 def plot(table: Table, path: Path) -> bool:
     """Draws one table's ratio columns; False when it has none with numbers."""
-    columns = [(i, RATIO_COLUMNS[name]) for i, name in enumerate(table.header) if name in RATIO_COLUMNS]
+    columns = [
+        (i, RATIO_COLUMNS[name]) for i, name in enumerate(table.header) if name in RATIO_COLUMNS
+    ]
     if not columns:
         return False
-    label_columns = [i for i, name in enumerate(table.header) if name in ("dataset", "op", "server", "workload", "case")]
+    label_columns = [
+        i
+        for i, name in enumerate(table.header)
+        if name in ("dataset", "op", "server", "workload", "case")
+    ]
     labels = [" ".join(row[i] for i in label_columns) or row[0] for row in table.rows]
     series = []
     for index, name in columns:
@@ -80,7 +86,9 @@ def plot(table: Table, path: Path) -> bool:
     fig, ax = plt.subplots(figsize=(8, 0.45 * len(labels) + 1.5))
     height = 0.8 / len(series)
     for k, (name, values) in enumerate(series):
-        ax.barh([y + k * height for y in range(len(labels))], values, height, label=f"streamx {name}")
+        ax.barh(
+            [y + k * height for y in range(len(labels))], values, height, label=f"streamx {name}"
+        )
     ax.set_yticks([y + height * (len(series) - 1) / 2 for y in range(len(labels))], labels)
     ax.invert_yaxis()
     ax.axvline(1.0, color="grey", linewidth=1)
