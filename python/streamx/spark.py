@@ -12,10 +12,9 @@ from collections.abc import Mapping
 
 from pyspark.sql.dataframe import DataFrame
 
-from streamx.base.converters.partition import Location
+from streamx.base.converters.partition import Location, open_output
 from streamx.base.converters.spark_job import run_partitions
 from streamx.base.converters.spark_schema import spark_type_to_mds
-from streamx.base.storage.upload import CloudUploader
 from streamx.storage.merge_index import merge_index
 
 __all__ = ["dataframe_columns", "write_mds"]
@@ -106,7 +105,7 @@ def write_mds(
         "size_limit": size_limit,
         "keep_local": True,  # the merge reads the partitions' local indexes
     }
-    uploader = CloudUploader.get(out, keep_local=keep_local)
+    uploader = open_output(out, keep_local=keep_local)
     mds_path = (uploader.local, uploader.remote or "")
     indexes = run_partitions(dataframe, mds_path, writer_kwargs)
     keep = uploader.remote is None or keep_local

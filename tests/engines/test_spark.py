@@ -105,9 +105,16 @@ def test_inferred_schema_and_errors_match_mosaic(spark: SparkSession) -> None:
 
 def test_write_mds_remote_with_overrides(spark: SparkSession, engine_s3: Any) -> None:
     df = _frame(spark, 2)
-    assert dataframe_columns(df, {"blob": "pkl"})["blob"] == "pkl"
+    overrides = {"id": "int", "text": "json"}
+    assert dataframe_columns(df, overrides) == {
+        "id": "int",
+        "text": "json",
+        "score": "float64",
+        "blob": "bytes",
+        "vec": "ndarray:int64",
+    }
     out = engine_s3.url("spark/ds")
-    assert write_mds(df, out, columns={"blob": "pkl"}, compression=None) == out
+    assert write_mds(df, out, columns=overrides, compression=None) == out
     keys = engine_s3.client.list_objects_v2(Bucket=engine_s3.bucket, Prefix="spark/ds/")
     names = [k["Key"] for k in keys["Contents"]]
     assert "spark/ds/index.json" in names

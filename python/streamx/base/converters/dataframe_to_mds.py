@@ -16,9 +16,9 @@ from typing import Any
 
 from pyspark.sql.dataframe import DataFrame
 
+from streamx.base.converters.partition import open_output
 from streamx.base.converters.spark_job import UdfIterable, run_partitions
 from streamx.base.converters.spark_schema import infer_dataframe_schema
-from streamx.base.storage.upload import CloudUploader
 from streamx.storage.merge_index import merge_index as do_merge_index
 
 __all__ = ["dataframe_to_mds"]
@@ -77,7 +77,7 @@ def dataframe_to_mds(
         kwargs["compression"] = "zstd"
     _settle_columns(dataframe, kwargs, udf_iterable is not None)
     out = kwargs["out"]
-    uploader = CloudUploader.get(out, keep_local=kwargs.get("keep_local", False))
+    uploader = open_output(out, keep_local=kwargs.get("keep_local", False))
     if uploader.remote is None:
         logger.warning(
             "Path %s is taken as local. For FUSE-mounted distributed storage that works, "

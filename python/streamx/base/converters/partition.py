@@ -18,8 +18,10 @@ import shutil
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from streamx.base.storage.upload import CloudUploader
 from streamx.exceptions import StreamxError
 from streamx.format.writers import MDSWriter
+from streamx.storage import filesystems
 from streamx.storage.filesystems import get_filesystem, split_url
 from streamx.storage.upload import INDEX_BASENAME
 
@@ -28,6 +30,7 @@ __all__ = [
     "Location",
     "index_location",
     "join_location",
+    "open_output",
     "remove_partition",
     "write_partition",
 ]
@@ -54,6 +57,28 @@ def index_location(out: Location) -> tuple[str, str]:
     if isinstance(out, str):
         return (_join(out, INDEX_BASENAME), "")
     return (_join(out[0], INDEX_BASENAME), _join(out[1], INDEX_BASENAME))
+
+
+def open_output(out: Location, keep_local: bool) -> CloudUploader:
+    """Check a conversion's `out` on the driver, before any task runs.
+
+    Returns:
+        mosaic's ``CloudUploader`` for `out`: ``.local`` is the local root (a new temporary
+        directory for a remote-only `out`), ``.remote`` the remote root or ``None``.
+
+    Raises:
+        FileExistsError: if the local directory is not empty.
+        FileNotFoundError: if the remote bucket is missing or the credentials cannot see it.
+        PermissionError: for an ``s3://`` remote when no AWS credentials can be found
+            (streamx would otherwise send unsigned requests, which only public reads allow).
+    """
+    remote = out if isinstance(out, str) else out[1]
+    if split_url(remote)[0] == "s3" and not filesystems._have_aws_credentials():
+        raise PermissionError(
+            f"No AWS credentials found to write to {remote}: set AWS_ACCESS_KEY_ID and "
+            "AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or another source botocore reads."
+        )
+    return CloudUploader.get(out, keep_local=keep_local)
 
 
 def write_partition(
