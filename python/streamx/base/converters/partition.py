@@ -18,6 +18,8 @@ import shutil
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import numpy as np
+
 from streamx.base.storage.upload import CloudUploader
 from streamx.exceptions import StreamxError
 from streamx.format.writers import MDSWriter
@@ -104,11 +106,12 @@ def write_partition(
         Exception: a writer or upload error, after the partition was removed.
     """
     writer = MDSWriter(out=out, **dict(writer_kwargs))
+    arrays = _ndarray_columns(writer.columns)
     row = -1
     try:
         for row, sample in enumerate(rows):
             try:
-                writer.write(dict(sample))
+                writer.write(_with_arrays(sample, arrays))
             except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as err:
                 raise ConvertRowError(f"{label}, row {row}: {_describe(err)}") from err
         writer.finish()
@@ -134,6 +137,27 @@ def remove_partition(out: Location) -> None:
                 fs.rm(path, recursive=True)
         except Exception as err:  # the task's own error is the one to report
             logger.warning("could not remove the failed partition at %s: %r", place, err)
+
+
+def _ndarray_columns(columns: Mapping[str, str]) -> dict[str, np.dtype[Any]]:
+    """The dtype of each ``ndarray`` column that names one."""
+    found = {}
+    for name, encoding in columns.items():
+        parts = encoding.split(":")
+        if parts[0] == "ndarray" and len(parts) > 1:
+            found[name] = np.dtype(parts[1])
+    return found
+
+
+def _with_arrays(sample: Mapping[str, Any], arrays: Mapping[str, np.dtype[Any]]) -> dict[str, Any]:
+    """The sample with list values of ``ndarray`` columns as arrays: pandas and Arrow rows
+    hold lists where the encoding takes a numpy array."""
+    out = dict(sample)
+    for name, dtype in arrays.items():
+        value = out.get(name)
+        if isinstance(value, (list, tuple)):
+            out[name] = np.asarray(value, dtype=dtype)
+    return out
 
 
 def _describe(err: BaseException) -> str:
