@@ -30,7 +30,9 @@ def read_streamx(remote: str | None, local: str | None = None) -> list[dict[str,
     from streamx import StreamingDataset
 
     cache = local or tempfile.mkdtemp(prefix="engines-sx-")
-    ds = StreamingDataset(remote=remote, local=cache, shuffle=False, batch_size=1, allow_unsafe_types=True)
+    ds = StreamingDataset(
+        remote=remote, local=cache, shuffle=False, batch_size=1, allow_unsafe_types=True
+    )
     return [ds[i] for i in range(len(ds))]
 
 
@@ -39,7 +41,9 @@ def read_mosaic(remote: str | None, local: str | None = None) -> list[dict[str, 
     from streaming import StreamingDataset
 
     cache = local or tempfile.mkdtemp(prefix="engines-ms-")
-    ds = StreamingDataset(remote=remote, local=cache, shuffle=False, batch_size=1, allow_unsafe_types=True)
+    ds = StreamingDataset(
+        remote=remote, local=cache, shuffle=False, batch_size=1, allow_unsafe_types=True
+    )
     return [ds[i] for i in range(len(ds))]
 
 

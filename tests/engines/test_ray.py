@@ -51,9 +51,7 @@ def test_datasink_remote_and_read_mds_remote(ray_cluster: None, engine_s3: Any) 
     _dataset(2).write_datasink(MDSDatasink(out))
     for samples in (read_streamx(out), read_mosaic(out)):
         assert ids_of(samples) == list(range(len(make_rows())))
-    assert sorted(int(r["id"]) for r in read_mds(out).take_all()) == list(
-        range(len(make_rows()))
-    )
+    assert sorted(int(r["id"]) for r in read_mds(out).take_all()) == list(range(len(make_rows())))
 
 
 def test_bad_row_names_task_and_row(ray_cluster: None, tmp_path: Any) -> None:

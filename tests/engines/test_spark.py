@@ -137,9 +137,7 @@ def test_bad_row_names_partition_and_row_and_leaves_nothing(
 
     out = str(tmp_path / "bad")
     with pytest.raises(Exception, match=r"Spark partition 1 \(task attempt \d+\), row 10"):
-        dataframe_to_mds(
-            df, mds_kwargs={"out": out, "columns": {"id": "int64"}}, udf_iterable=rows
-        )
+        dataframe_to_mds(df, mds_kwargs={"out": out, "columns": {"id": "int64"}}, udf_iterable=rows)
     assert not os.path.exists(os.path.join(out, "index.json"))
     # The failing partition removed itself; partition 0 finished before the job failed.
     assert len(os.listdir(out)) <= 1
