@@ -80,7 +80,8 @@ def to_mds(
         "compression": compression,
         "hashes": hashes,
         "size_limit": size_limit,
-        "keep_local": True,  # the merge reads the partitions' local indexes
+        # Staged files go once uploaded; the merge then reads the indexes from the remote.
+        "keep_local": keep_local,
         "exist_ok": True,  # a retried task replaces its earlier attempt's files
     }
     width = len(str(ddf.npartitions))

@@ -103,7 +103,8 @@ def write_mds(
         "compression": compression,
         "hashes": hashes,
         "size_limit": size_limit,
-        "keep_local": True,  # the merge reads the partitions' local indexes
+        # Staged files go once uploaded; the merge then reads the indexes from the remote.
+        "keep_local": keep_local,
     }
     uploader = open_output(out, keep_local=keep_local)
     mds_path = (uploader.local, uploader.remote or "")

@@ -16,7 +16,12 @@ from engine_data import ids_of, make_rows, read_mosaic, read_streamx, same_sampl
 from streamx.base.converters.partition import ConvertRowError  # noqa: E402
 from streamx.ray import MDSDatasink, read_mds  # noqa: E402
 
-pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")
+# A Ray cluster takes long to start: these run with `make test-full`.
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::FutureWarning"),
+    pytest.mark.slow,
+    pytest.mark.timeout(900),
+]
 
 
 @pytest.fixture(scope="module")

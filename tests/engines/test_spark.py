@@ -33,7 +33,11 @@ from streamx.base.converters import dataframe_to_mds, infer_dataframe_schema  # 
 from streamx.spark import dataframe_columns, write_mds  # noqa: E402
 
 # pyspark 4 warns that it does not fully support pandas 3 on every mapInPandas call.
-pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support:FutureWarning")
+# Starting Spark (and mosaic's import in its workers) takes minutes on a loaded machine.
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:PySpark does not yet fully support:FutureWarning"),
+    pytest.mark.timeout(900),
+]
 
 SCHEMA = "id long, text string, score double, blob binary, vec array<long>"
 

@@ -82,7 +82,8 @@ class MDSDatasink(Datasink[PartitionIndex]):
             "compression": compression,
             "hashes": hashes,
             "size_limit": size_limit,
-            "keep_local": True,  # the merge reads the partitions' local indexes
+            # Staged files go once uploaded; the merge then reads the indexes from the remote.
+            "keep_local": keep_local,
             "exist_ok": True,  # a retried task replaces its earlier attempt's files
         }
         self._columns: dict[str, str] | None = None
