@@ -32,6 +32,7 @@ def _load_storage_fixtures() -> Any:
 _fixtures = _load_storage_fixtures()
 logging.getLogger("werkzeug").setLevel(logging.ERROR)
 moto_endpoint = _fixtures.moto_endpoint
+s3 = _fixtures.s3
 
 
 @pytest.fixture(scope="module")
