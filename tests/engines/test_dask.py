@@ -19,6 +19,9 @@ from engine_data import ids_of, make_rows, read_mosaic, read_streamx, same_sampl
 from streamx.base.converters.partition import ConvertRowError  # noqa: E402
 from streamx.dask import to_mds  # noqa: E402
 
+# A Dask cluster of worker processes takes long to start: these run with `make test-full`.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+
 
 @pytest.fixture(scope="module")
 def client(engine_s3: Any) -> Iterator[Any]:
