@@ -41,8 +41,12 @@ class MDSDatasource(Datasource):
 
     def __init__(self, path: str, *, split: str | None = None) -> None:
         self.root = os.path.join(path, split) if split else path
-        self._scratch = tempfile.mkdtemp(prefix="streamx-ray-index-")
-        self.shards = _load_shards(self.root, self._scratch)
+        # Only the shard list is kept; each read task fetches the index again for itself.
+        scratch = tempfile.mkdtemp(prefix="streamx-ray-index-")
+        try:
+            self.shards = _load_shards(self.root, scratch)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
 
     def estimate_inmemory_data_size(self) -> int | None:
         """The shards' uncompressed bytes."""
