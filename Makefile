@@ -15,6 +15,8 @@ help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
 $(STAMP): pyproject.toml requirements/test.txt requirements/test-gcs.txt
+	# Spark (tests/engines) needs a Java 17 runtime; CI runs as root on Debian.
+	command -v java >/dev/null || (apt-get update -q && apt-get install -y -q openjdk-17-jre-headless)
 	$(PY) -m venv --system-site-packages $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -r requirements/test.txt

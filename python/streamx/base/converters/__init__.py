@@ -1,0 +1,15 @@
+"""mosaicml-streaming's ``streaming.base.converters``: Spark DataFrames to MDS.
+
+Needs pyspark (``pip install 'streamx[spark]'``); importing this module without it raises
+an ``ImportError`` that says so.
+"""
+
+from streamx.base.converters.spark_schema import (
+    SPARK_TO_MDS,
+    infer_dataframe_schema,
+    is_json_compatible,
+)
+
+from streamx.base.converters.dataframe_to_mds import dataframe_to_mds  # isort: skip
+
+__all__ = ["SPARK_TO_MDS", "dataframe_to_mds", "infer_dataframe_schema", "is_json_compatible"]

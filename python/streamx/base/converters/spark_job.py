@@ -1,0 +1,91 @@
+"""The Spark job shared by ``dataframe_to_mds`` and ``streamx.spark``: one MDS writer per
+partition, run by ``mapInPandas`` on the executors.
+
+Each task writes into a sub-directory named by its task attempt id, as mosaicml-streaming
+does, so that a retried attempt never writes over a failed one's files (which the failed
+attempt removes itself, see :mod:`streamx.base.converters.partition`). The job returns one
+row per partition: where its ``index.json`` lies, locally and remotely.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
+
+import pandas as pd
+from pyspark import TaskContext
+from pyspark.sql.dataframe import DataFrame
+from pyspark.sql.types import StringType, StructField, StructType
+
+from streamx.base.converters.partition import index_location, write_partition
+
+__all__ = ["UdfIterable", "run_partitions"]
+
+UdfIterable = Callable[..., Iterable[Mapping[str, Any]]]
+
+_RESULT_SCHEMA = StructType(
+    [
+        StructField("mds_path_local", StringType(), False),
+        StructField("mds_path_remote", StringType(), False),
+    ]
+)
+
+
+def run_partitions(
+    dataframe: DataFrame,
+    mds_path: tuple[str, str],
+    writer_kwargs: Mapping[str, Any],
+    udf_iterable: UdfIterable | None = None,
+    udf_kwargs: Mapping[str, Any] | None = None,
+) -> list[tuple[str, str]]:
+    """Write every partition of `dataframe` below `mds_path` and list their indexes.
+
+    Args:
+        dataframe: The rows to write.
+        mds_path: ``(local root, remote root or "")``; each task writes to ``<root>/<id>``.
+        writer_kwargs: ``MDSWriter`` arguments other than ``out``.
+        udf_iterable: Turns each pandas batch into samples, with `udf_kwargs`; without it,
+            every row is a sample.
+        udf_kwargs: Keyword arguments of `udf_iterable`.
+
+    Returns:
+        ``(local index path, remote index URL or "")`` per partition, in partition order.
+
+    Raises:
+        pyspark.errors.PythonException: if a task failed; its message holds the task's
+            error, which names the partition and row.
+    """
+    kwargs = dict(writer_kwargs)
+    udf_args = dict(udf_kwargs or {})
+
+    def write_task(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        context = TaskContext.get()
+        if context is None:
+            raise RuntimeError("TaskContext.get() returns None")
+        part = str(context.taskAttemptId())
+        local, remote = mds_path
+        out = (
+            (os.path.join(local, part), os.path.join(remote, part))
+            if remote
+            else os.path.join(local, part)
+        )
+        label = f"Spark partition {context.partitionId()} (task attempt {part})"
+        write_partition(_samples(batches, udf_iterable, udf_args), out, kwargs, label=label)
+        index_local, index_remote = index_location(out)
+        yield pd.DataFrame({"mds_path_local": [index_local], "mds_path_remote": [index_remote]})
+
+    rows = dataframe.mapInPandas(func=write_task, schema=_RESULT_SCHEMA).collect()
+    return [(row["mds_path_local"], row["mds_path_remote"]) for row in rows]
+
+
+def _samples(
+    batches: Iterator[pd.DataFrame], udf: UdfIterable | None, udf_kwargs: Mapping[str, Any]
+) -> Iterator[Mapping[str, Any]]:
+    for batch in batches:
+        records = udf(batch, **udf_kwargs) if udf is not None else batch.to_dict("records")
+        if not isinstance(records, Iterable):
+            raise TypeError(
+                f"pandas_processing_fn needs to return an iterable instead of a {type(records)}"
+            )
+        yield from records

@@ -1,0 +1,74 @@
+"""Rows for the engine tests and readers of what the engines wrote, by both libraries."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Any
+
+import numpy as np
+
+ROWS = 60
+
+
+def make_rows(n: int = ROWS) -> list[dict[str, Any]]:
+    """Rows covering the inferred encodings: int, str, float, bytes and a fixed-length list."""
+    return [
+        {
+            "id": i,
+            "text": f"row {i} " + "x" * (i % 7),
+            "score": i / 4,
+            "blob": bytes([i % 256]) * (i % 5 + 1),
+            "vec": [i, i + 1, i + 2],
+        }
+        for i in range(n)
+    ]
+
+
+def read_streamx(remote: str | None, local: str | None = None) -> list[dict[str, Any]]:
+    """Every sample of the dataset, in index order, read by streamx."""
+    from streamx import StreamingDataset
+
+    cache = local or tempfile.mkdtemp(prefix="engines-sx-")
+    ds = StreamingDataset(
+        remote=remote, local=cache, shuffle=False, batch_size=1, allow_unsafe_types=True
+    )
+    return [ds[i] for i in range(len(ds))]
+
+
+def read_mosaic(remote: str | None, local: str | None = None) -> list[dict[str, Any]]:
+    """Every sample of the dataset, in index order, read by mosaicml-streaming."""
+    from streaming import StreamingDataset
+
+    cache = local or tempfile.mkdtemp(prefix="engines-ms-")
+    ds = StreamingDataset(
+        remote=remote, local=cache, shuffle=False, batch_size=1, allow_unsafe_types=True
+    )
+    return [ds[i] for i in range(len(ds))]
+
+
+def ids_of(samples: list[dict[str, Any]]) -> list[int]:
+    return sorted(int(s["id"]) for s in samples)
+
+
+def same_sample(got: dict[str, Any], want: dict[str, Any]) -> bool:
+    """A read-back sample equals the row it came from (lists come back as arrays)."""
+    for key, value in want.items():
+        have = got[key]
+        if isinstance(value, list):
+            if not np.array_equal(np.asarray(have), np.asarray(value)):
+                return False
+        elif have != value:
+            return False
+    return True
+
+
+def files_under(root: str) -> dict[str, bytes]:
+    """Relative path to content, for every file below `root`."""
+    found = {}
+    for dirpath, _, names in os.walk(root):
+        for name in names:
+            path = os.path.join(dirpath, name)
+            with open(path, "rb") as f:
+                found[os.path.relpath(path, root)] = f.read()
+    return found

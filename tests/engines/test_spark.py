@@ -1,0 +1,165 @@
+"""Spark converters on a real Spark in local[2] mode, one session for the module.
+
+mosaicml-streaming's own ``dataframe_to_mds`` runs on the same session and DataFrame as the
+oracle: shards and merged index must be the same bytes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+pyspark = pytest.importorskip("pyspark")
+if shutil.which("java") is None:
+    pytest.skip("Spark needs a Java runtime (make install adds one)", allow_module_level=True)
+
+from engine_data import (  # noqa: E402
+    files_under,
+    ids_of,
+    make_rows,
+    read_mosaic,
+    read_streamx,
+    same_sample,
+)
+from pyspark.sql import SparkSession  # noqa: E402
+
+from streamx.base.converters import dataframe_to_mds, infer_dataframe_schema  # noqa: E402
+from streamx.spark import dataframe_columns, write_mds  # noqa: E402
+
+# pyspark 4 warns that it does not fully support pandas 3 on every mapInPandas call.
+# Starting Spark (and mosaic's import in its workers) takes minutes on a loaded machine.
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:PySpark does not yet fully support:FutureWarning"),
+    pytest.mark.timeout(900),
+]
+
+SCHEMA = "id long, text string, score double, blob binary, vec array<long>"
+
+
+@pytest.fixture(scope="module")
+def spark(engine_s3: Any) -> Iterator[SparkSession]:
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("streamx-engines")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def _frame(spark: SparkSession, partitions: int = 3) -> Any:
+    rows = [tuple(r.values()) for r in make_rows()]
+    return spark.createDataFrame(spark.sparkContext.parallelize(rows, partitions), SCHEMA)
+
+
+def _partition_dirs(root: str) -> list[str]:
+    """The partition directories in the merged index's order."""
+    with open(os.path.join(root, "index.json")) as f:
+        names = re.findall(r'"basename": "([^"/]+)/', f.read())
+    return list(dict.fromkeys(names))
+
+
+def test_byte_identical_to_mosaic(spark: SparkSession, tmp_path: Any) -> None:
+    from streaming.base.converters import dataframe_to_mds as mosaic_dataframe_to_mds
+
+    df = _frame(spark)
+    kwargs = {"size_limit": 600, "hashes": ["sha1", "xxh64"]}
+    theirs, ours = str(tmp_path / "mosaic"), str(tmp_path / "streamx")
+    assert mosaic_dataframe_to_mds(df, mds_kwargs={"out": theirs, **kwargs}) == (theirs, "")
+    assert dataframe_to_mds(df, mds_kwargs={"out": ours, **kwargs}) == (ours, "")
+    their_parts, our_parts = _partition_dirs(theirs), _partition_dirs(ours)
+    assert len(our_parts) == 3
+    their_index = files_under(theirs).pop("index.json")
+    for theirs_dir, ours_dir in zip(their_parts, our_parts):
+        their_files = files_under(os.path.join(theirs, theirs_dir))
+        assert len(their_files) > 2  # several shards per partition
+        assert files_under(os.path.join(ours, ours_dir)) == their_files
+        their_index = their_index.replace(f'"{theirs_dir}/'.encode(), f'"{ours_dir}/'.encode())
+    with open(os.path.join(ours, "index.json"), "rb") as f:
+        assert f.read() == their_index
+    for samples in (read_streamx(None, ours), read_mosaic(None, ours)):
+        assert ids_of(samples) == list(range(len(make_rows())))
+        assert all(same_sample(s, make_rows()[int(s["id"])]) for s in samples)
+
+
+def test_inferred_schema_and_errors_match_mosaic(spark: SparkSession) -> None:
+    from streaming.base.converters import infer_dataframe_schema as mosaic_infer
+
+    df = _frame(spark, 1)
+    assert infer_dataframe_schema(df) == mosaic_infer(df)
+    assert infer_dataframe_schema(df)["vec"] == "ndarray:int64"
+    bad = spark.createDataFrame([(True,)], "flag boolean")
+    for cols in (None, {"nope": "str"}, {"id": "str"}, {"text": "jpeg"}):
+        frame = bad if cols is None else df
+        with pytest.raises(ValueError) as ours:
+            infer_dataframe_schema(frame, cols)
+        with pytest.raises(ValueError) as theirs:
+            mosaic_infer(frame, cols)
+        assert str(ours.value) == str(theirs.value)
+    with pytest.raises(ValueError, match="`out` and `columns` need to be specified"):
+        dataframe_to_mds(df, mds_kwargs={})
+
+
+def test_write_mds_remote_with_overrides(spark: SparkSession, engine_s3: Any) -> None:
+    df = _frame(spark, 2)
+    overrides = {"id": "int", "text": "json"}
+    assert dataframe_columns(df, overrides) == {
+        "id": "int",
+        "text": "json",
+        "score": "float64",
+        "blob": "bytes",
+        "vec": "ndarray:int64",
+    }
+    out = engine_s3.url("spark/ds")
+    assert write_mds(df, out, columns=overrides, compression=None) == out
+    keys = engine_s3.client.list_objects_v2(Bucket=engine_s3.bucket, Prefix="spark/ds/")
+    names = [k["Key"] for k in keys["Contents"]]
+    assert "spark/ds/index.json" in names
+    for samples in (read_streamx(out), read_mosaic(out)):
+        assert ids_of(samples) == list(range(len(make_rows())))
+        assert all(same_sample(s, make_rows()[int(s["id"])]) for s in samples)
+
+
+def test_bad_row_names_partition_and_row_and_leaves_nothing(
+    spark: SparkSession, tmp_path: Any
+) -> None:
+    df = _frame(spark, 2)
+
+    def rows(batch: Any) -> Iterator[dict[str, Any]]:
+        for sample in batch.to_dict("records"):
+            yield {"id": "not a number" if sample["id"] == 40 else sample["id"]}
+
+    out = str(tmp_path / "bad")
+    with pytest.raises(Exception, match=r"Spark partition 1 \(task attempt \d+\), row 10"):
+        dataframe_to_mds(df, mds_kwargs={"out": out, "columns": {"id": "int64"}}, udf_iterable=rows)
+    assert not os.path.exists(os.path.join(out, "index.json"))
+    # The failing partition removed itself; partition 0 finished before the job failed.
+    assert len(os.listdir(out)) <= 1
+
+
+def test_remote_without_credentials(
+    spark: SparkSession, engine_s3: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from streamx.storage import filesystems
+
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    filesystems.clear_cache()
+    try:
+        with pytest.raises((FileNotFoundError, PermissionError)) as err:
+            write_mds(_frame(spark, 1), engine_s3.url("nocreds"))
+    finally:
+        filesystems.clear_cache()
+    assert engine_s3.bucket in str(err.value)
