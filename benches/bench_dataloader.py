@@ -106,7 +106,7 @@ class RssSampler:
     KINDS = ("RssAnon", "RssFile", "RssShmem")
 
     def __init__(self) -> None:
-        self.peak = {"total": 0, **{k: 0 for k in self.KINDS}}
+        self.peak = {"total": 0, **dict.fromkeys(self.KINDS, 0)}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
