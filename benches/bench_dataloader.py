@@ -317,23 +317,30 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--only", choices=list(COLUMNS))
     parser.add_argument("--quick", action="store_true", help="a tenth of each workload")
+    parser.add_argument("--data", help="keep the written datasets here and reuse them")
     args = parser.parse_args(argv)
     counts = {"img": args.img, "tokens": args.tokens, "text": args.text}
     if args.quick:
         counts = {k: v // 10 for k, v in counts.items()}
     if args.only:
         counts = {args.only: counts[args.only]}
-    root = Path(tempfile.mkdtemp(prefix="streamx-dataloader-"))
+    root = Path(args.data or tempfile.mkdtemp(prefix="streamx-dataloader-"))
     try:
         for workload, count in counts.items():
             for lib, name in (("streamx", "mds"), ("litdata", "lit")):
-                out = str(root / name / workload)
-                spec = {"op": "write", "lib": lib, "workload": workload, "count": count, "out": out}
-                run_worker(SCRIPT, spec, timeout=3600)
+                out = root / name / workload
+                done = root / name / f"{workload}.{count}.done"
+                if done.exists():
+                    continue
+                shutil.rmtree(out, ignore_errors=True)
+                spec = {"op": "write", "lib": lib, "workload": workload, "count": count}
+                run_worker(SCRIPT, {**spec, "out": str(out)}, timeout=3600)
+                done.touch()
         load = os.getloadavg()
         rows = bench(root, counts, args.repeat)
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        if not args.data:
+            shutil.rmtree(root, ignore_errors=True)
     print(format_table(rows, TABLE))
     print(rss_table(rows))
     print(f"load average at start {load}, at end {os.getloadavg()}")
