@@ -73,12 +73,12 @@ class StreamingDataLoader(DataLoader):  # type: ignore[type-arg]
         persistent workers persist)."""
         if self._batched_loader is None:
             assert isinstance(self.dataset, StreamingDataset) and self.batch_size is not None
-            extra = {"in_order": self.in_order} if hasattr(self, "in_order") else {}
+            extra: dict[str, Any] = {"in_order": self.in_order} if hasattr(self, "in_order") else {}
             self._batched_loader = DataLoader(
                 BatchedStream(self.dataset, self.batch_size, self.drop_last),
                 batch_size=None,
                 num_workers=self.num_workers,
-                collate_fn=unpack_batch,
+                collate_fn=unpack_batch,  # type: ignore[arg-type]  # one packed batch, not a list
                 pin_memory=self.pin_memory,
                 timeout=self.timeout,
                 worker_init_fn=self.worker_init_fn,
