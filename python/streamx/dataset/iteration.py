@@ -89,22 +89,33 @@ def loader_batches(
     num_workers: int,
     batch_size: int,
     drop_last: bool,
+    release: Callable[[int], None] | None = None,
 ) -> Iterator[list[Sample]]:
     """Yields, in one process, the batches a torch DataLoader with ``num_workers`` workers
     gives over this rank's pass: each worker batches its own ids, and the loader takes one
     batch from each worker in turn, skipping workers that have run out.
 
-    ``access.get_many`` must be set (nothing overridden).
+    ``access.get_many`` must be set (nothing overridden). ``release(shard)`` is called once
+    the pass has read its last sample of ``shard`` (to unmap it: its pages would otherwise
+    stay in this process's resident set until the pass ends).
     """
     assert access.get_many is not None
     ids, spans = _interleaved(start, layout, replication, num_workers, batch_size, drop_last)
+    shards = layout.shards_of(ids)
+    last_use = np.full(len(layout.shards), -1, np.int64)
+    np.maximum.at(last_use, shards, np.arange(len(ids), dtype=np.int64))
     try:
         for begin, end in spans:
             samples: list[Sample] = []
-            while begin < end:
-                stop = access.prepare(ids, begin, end)  # shorter under a cache limit
-                samples += access.get_many(ids[begin:stop].tolist())
-                begin = stop
+            position = begin
+            while position < end:
+                stop = access.prepare(ids, position, end)  # shorter under a cache limit
+                samples += access.get_many(ids[position:stop].tolist())
+                position = stop
+            if release is not None:
+                for shard in np.unique(shards[begin:end]).tolist():
+                    if last_use[shard] < end:
+                        release(shard)
             yield samples
     finally:
         access.prepare(ids, len(ids), len(ids))

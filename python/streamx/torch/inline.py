@@ -52,6 +52,7 @@ def inline_batches(
         num_workers=num_workers,
         batch_size=batch_size,
         drop_last=drop_last,
+        release=dataset._reader.evict,
     )
     for samples in batches:
         yield unpack_batch(pack_batch(samples))
