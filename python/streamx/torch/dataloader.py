@@ -22,10 +22,13 @@ class StreamingDataLoader(DataLoader):  # type: ignore[type-arg]
     It counts the samples this rank has yielded in the current pass; the dataset state
     multiplies that by the number of ranks (divided by ``replication``).
 
-    Over a :class:`StreamingDataset` with torch's default collation, workers send whole
-    batches (one numpy array per fixed-size column, see :mod:`streamx.torch.batched`)
-    instead of torch tensors in fresh shared memory. The batches are the same: same samples,
-    order, types and dtypes.
+    Over a :class:`StreamingDataset` with torch's default collation, batches cross no
+    process boundary sample by sample. When Rust and numpy decode every column and nothing
+    is overridden (and neither ``worker_init_fn`` nor ``pin_memory`` is set), the main
+    process reads the batches itself, in the order ``num_workers`` workers would give them
+    (:mod:`streamx.torch.inline`); otherwise workers send whole batches, one numpy array per
+    fixed-size column (:mod:`streamx.torch.batched`), instead of torch tensors in fresh
+    shared memory. Either way the batches are torch's: same samples, order, types, dtypes.
 
     Args:
         *args: ``torch.utils.data.DataLoader``'s arguments.
