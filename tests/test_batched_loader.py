@@ -141,3 +141,25 @@ def test_custom_collate_keeps_per_sample_path(dataset_dir: Path) -> None:
     assert not loader._batched
     batch = next(iter(loader))
     assert isinstance(batch, list) and isinstance(batch[0], dict)
+
+
+class _Transformed(streamx.StreamingDataset):
+    """A subclass whose get_item adds a tensor (a transform): workers must run it."""
+
+    def get_item(self, sample_id: int, retry: int = 7) -> Any:
+        sample = super().get_item(sample_id, retry)
+        sample["t"] = torch.full((2,), float(sample["id"]))
+        return sample
+
+
+def test_transformed_samples_through_batched_workers(dataset_dir: Path) -> None:
+    batches = []
+    for batched in (True, False):
+        ds = _Transformed(local=str(dataset_dir), batch_size=7, shuffle=True)
+        loader = streamx.StreamingDataLoader(
+            ds, batch_size=7, num_workers=2, multiprocessing_context="fork", batched=batched
+        )
+        assert loader._batched == batched and not loader._inline()
+        batches.append(_batches(loader))
+    _assert_same(*batches)
+    assert batches[0][0]["t"].shape == (7, 2)

@@ -9,8 +9,8 @@ contiguous buffer through the worker's pipe, and the main process wraps it with
 
 The batches equal torch's ``default_collate`` of the same samples: same samples, order,
 types and dtypes. A column this module cannot stack exactly as ``default_collate`` would
-(mixed types, ragged arrays, objects) travels as a list and is collated by
-``default_collate`` itself in the main process.
+(tensors a transform made, mixed types, ragged arrays, objects) is collated by
+``default_collate`` itself in the worker, as on the per-sample path.
 """
 
 from __future__ import annotations
@@ -27,36 +27,40 @@ from streamx.dataset.streaming import StreamingDataset
 
 __all__ = ["BatchedStream", "Packed", "pack_batch", "unpack_batch"]
 
-# A packed column: ("array", stacked ndarray) or ("list", values for default_collate).
+# A packed column: ("array", stacked ndarray) or ("done", what default_collate returned).
 Column = tuple[str, Any]
-# A packed batch: ("dict", {name: Column}) or ("list", samples for default_collate).
+# A packed batch: ("dict", {name: Column}) or ("done", what default_collate returned).
 Packed = tuple[str, Any]
 
 # Python scalar types and the dtype ``default_collate`` gives a batch of them.
 _SCALAR_DTYPES: dict[type, type] = {bool: np.bool_, int: np.int64, float: np.float64}
 
 
+def _collated(values: list[Any]) -> Column:
+    return ("done", default_collate(values))
+
+
 def _pack_column(values: list[Any]) -> Column:
     first = values[0]
     kind = type(first)
     if any(type(v) is not kind for v in values):
-        return ("list", values)
+        return _collated(values)
     try:
         if kind is np.ndarray:
             if first.dtype.hasobject or any(
                 v.dtype != first.dtype or v.shape != first.shape for v in values
             ):
-                return ("list", values)
+                return _collated(values)
             return ("array", np.stack(values))
         if kind in _SCALAR_DTYPES:
             return ("array", np.array(values, dtype=_SCALAR_DTYPES[kind]))
         if isinstance(first, np.generic) and not isinstance(first, (np.str_, np.bytes_)):
             if np.dtype(kind).hasobject:
-                return ("list", values)
+                return _collated(values)
             return ("array", np.array(values, dtype=kind))
     except OverflowError:  # an int beyond int64: default_collate raises its own error
-        return ("list", values)
-    return ("list", values)
+        return _collated(values)
+    return _collated(values)
 
 
 def pack_batch(samples: list[Any]) -> Packed:
@@ -65,15 +69,13 @@ def pack_batch(samples: list[Any]) -> Packed:
     if type(first) is not dict or any(
         type(s) is not dict or s.keys() != first.keys() for s in samples
     ):
-        return ("list", samples)
+        return _collated(samples)
     return ("dict", {name: _pack_column([s[name] for s in samples]) for name in first})
 
 
 def _unpack_column(column: Column) -> Any:
     tag, value = column
-    if tag == "array":
-        return torch.from_numpy(value)
-    return default_collate(value)
+    return torch.from_numpy(value) if tag == "array" else value
 
 
 def unpack_batch(packed: Packed) -> Any:
@@ -81,7 +83,7 @@ def unpack_batch(packed: Packed) -> Any:
     tag, value = packed
     if tag == "dict":
         return {name: _unpack_column(column) for name, column in value.items()}
-    return default_collate(value)
+    return value
 
 
 class BatchedStream(IterableDataset[Packed]):
