@@ -42,7 +42,7 @@ SCRIPT = Path(__file__).resolve()
 SHARD = 64 << 20
 BATCH = 32
 WORKERS = 2
-RUNS = ("streamx", "streamx-per-sample", "litdata", "streaming")
+RUNS = ("streamx", "streamx-workers", "streamx-per-sample", "litdata", "streaming")
 
 
 def _blob_pool(seed: int = 0) -> list[bytes]:
@@ -148,6 +148,10 @@ class RssSampler:
         self._thread.join()
 
 
+def _no_init(worker_id: int) -> None:
+    """A worker_init_fn that does nothing."""
+
+
 def _loader(spec: dict[str, Any]) -> Any:
     run, local = spec["run"], spec["local"]
     if run == "litdata":
@@ -160,7 +164,10 @@ def _loader(spec: dict[str, Any]) -> Any:
     if run.startswith("streamx"):
         import streamx as module
 
-        kwargs = {"batched": run == "streamx"}
+        # A worker_init_fn makes streamx start workers (its batched-worker path).
+        kwargs = {"batched": run != "streamx-per-sample"}
+        if run == "streamx-workers":
+            kwargs["worker_init_fn"] = _no_init
     else:
         import streaming as module
         from streaming.base.util import clean_stale_shared_memory
@@ -232,12 +239,14 @@ def _best(spec: dict[str, Any], repeat: int) -> dict[str, Any]:
     return best
 
 
-def bench(root: Path, counts: dict[str, int], repeat: int) -> list[dict[str, Any]]:
+def bench(
+    root: Path, counts: dict[str, int], repeat: int, runs: tuple[str, ...] = RUNS
+) -> list[dict[str, Any]]:
     rows = []
     for workload, count in counts.items():
         row: dict[str, Any] = {"op": "loader", "workload": workload}
         ids = {}
-        for run in RUNS:
+        for run in runs:
             local = str(root / ("lit" if run == "litdata" else "mds") / workload)
             spec = {
                 "op": "loader",
@@ -253,10 +262,11 @@ def bench(root: Path, counts: dict[str, int], repeat: int) -> list[dict[str, Any
             row[f"{run}_all"] = result["all_sps"]
             row[f"{run}_rss"] = result["rss"]
             row[f"{run}_correct"] = result["correct"]
-        row["same_order"] = ids["streamx"] == ids["streaming"] == ids["streamx-per-sample"]
-        row["correct"] = row["same_order"] and all(row[f"{r}_correct"] for r in RUNS)
+        ours = [ids[r] for r in runs if r.startswith("streamx")] + [ids.get("streaming")]
+        row["same_order"] = all(o == ours[0] for o in ours if o is not None)
+        row["correct"] = row["same_order"] and all(row[f"{r}_correct"] for r in runs)
         rows.append(row)
-    if "img" in counts:
+    if "img" in counts and "litdata" in runs:
         row = {"op": "in-order", "workload": "img"}
         for run in ("streamx", "streamx-zero-copy", "litdata"):
             local = str(root / ("lit" if run == "litdata" else "mds") / "img")
@@ -271,10 +281,14 @@ def bench(root: Path, counts: dict[str, int], repeat: int) -> list[dict[str, Any
         )
         rows.append(row)
     for row in rows:
-        sx = row.get("streamx-zero-copy_sps") or row["streamx_sps"]
-        row["vs_litdata"] = sx / row["litdata_sps"]
+        sx = row.get("streamx-zero-copy_sps") or row.get("streamx_sps")
+        if sx and row.get("litdata_sps"):
+            row["vs_litdata"] = sx / row["litdata_sps"]
+        if "streamx-workers_sps" in row and row.get("litdata_sps"):
+            row["workers_vs_litdata"] = row["streamx-workers_sps"] / row["litdata_sps"]
         if "streaming_sps" in row:
             row["vs_streaming"] = row["streamx_sps"] / row["streaming_sps"]
+        if "streamx-per-sample_sps" in row:
             row["vs_per_sample"] = row["streamx_sps"] / row["streamx-per-sample_sps"]
     return rows
 
@@ -284,10 +298,12 @@ TABLE = [
     ("workload", "workload", ""),
     ("streamx_sps", "streamx samples/s", ",.0f"),
     ("streamx-zero-copy_sps", "streamx zero-copy", ",.0f"),
+    ("streamx-workers_sps", "streamx batched workers", ",.0f"),
     ("streamx-per-sample_sps", "streamx per-sample", ",.0f"),
     ("litdata_sps", "LitData samples/s", ",.0f"),
     ("streaming_sps", "mosaic samples/s", ",.0f"),
     ("vs_litdata", "vs LitData", ".2f"),
+    ("workers_vs_litdata", "workers vs LitData", ".2f"),
     ("vs_streaming", "vs mosaic", ".2f"),
     ("vs_per_sample", "vs per-sample", ".2f"),
     ("correct", "correct", ""),
@@ -318,6 +334,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--only", choices=list(COLUMNS))
     parser.add_argument("--quick", action="store_true", help="a tenth of each workload")
     parser.add_argument("--data", help="keep the written datasets here and reuse them")
+    parser.add_argument("--runs", nargs="+", choices=RUNS, default=list(RUNS))
     args = parser.parse_args(argv)
     counts = {"img": args.img, "tokens": args.tokens, "text": args.text}
     if args.quick:
@@ -337,7 +354,7 @@ def main(argv: list[str]) -> int:
                 run_worker(SCRIPT, {**spec, "out": str(out)}, timeout=3600)
                 done.touch()
         load = os.getloadavg()
-        rows = bench(root, counts, args.repeat)
+        rows = bench(root, counts, args.repeat, tuple(args.runs))
     finally:
         if not args.data:
             shutil.rmtree(root, ignore_errors=True)
