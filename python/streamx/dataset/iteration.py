@@ -7,7 +7,7 @@ The dataset decides how samples are read (a :class:`SampleAccess`) and which epo
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -19,7 +19,7 @@ from streamx.order.epoch import plan_config, worker_sample_ids
 from streamx.order.epoch_state import EpochStart
 from streamx.order.world import World
 
-__all__ = ["SampleAccess", "chunk_size", "worker_samples"]
+__all__ = ["SampleAccess", "chunk_size", "loader_batches", "worker_ids", "worker_samples"]
 
 # Samples decoded per call into Rust on the fast path, and the bytes a chunk aims at: a
 # chunk of large samples is kept small so its buffers are reused, not faulted in afresh.
@@ -54,12 +54,7 @@ def worker_samples(
     start: EpochStart, layout: DatasetLayout, replication: int | None, access: SampleAccess
 ) -> Iterator[Sample]:
     """Yields this worker's samples of the epoch ``start`` describes (padding skipped)."""
-    world = World.detect().replicate(replication)
-    config = plan_config(
-        layout.plan_streams(), start.settings, start.epoch, start.sample_in_epoch, world
-    )
-    ids = worker_sample_ids(config, world)
-    ids = ids[ids >= 0]
+    ids = worker_ids(start, layout, World.detect().replicate(replication))
     metrics.begin_epoch(start.epoch)
     try:
         if access.get_many is None:
@@ -78,6 +73,90 @@ def worker_samples(
             begin = stop
     finally:
         access.prepare(ids, len(ids), len(ids))  # an empty window releases the shards held
+
+
+def worker_ids(start: EpochStart, layout: DatasetLayout, world: World) -> NDArray[np.int64]:
+    """The ids ``world``'s worker reads in the epoch ``start`` describes (padding skipped)."""
+    config = plan_config(
+        layout.plan_streams(), start.settings, start.epoch, start.sample_in_epoch, world
+    )
+    ids = worker_sample_ids(config, world)
+    return ids[ids >= 0]
+
+
+def loader_batches(
+    start: EpochStart,
+    layout: DatasetLayout,
+    replication: int | None,
+    access: SampleAccess,
+    *,
+    num_workers: int,
+    batch_size: int,
+    drop_last: bool,
+    release: Callable[[int], None] | None = None,
+) -> Iterator[list[Sample]]:
+    """Yields, in one process, the batches a torch DataLoader with ``num_workers`` workers
+    gives over this rank's pass: each worker batches its own ids, and the loader takes one
+    batch from each worker in turn, skipping workers that have run out.
+
+    ``access.get_many`` must be set (nothing overridden). ``release(shard)`` is called once
+    the pass has read its last sample of ``shard`` (to unmap it: its pages would otherwise
+    stay in this process's resident set until the pass ends).
+    """
+    assert access.get_many is not None
+    ids, spans = _interleaved(start, layout, replication, num_workers, batch_size, drop_last)
+    metrics.begin_epoch(start.epoch)
+    shards = layout.shards_of(ids)
+    last_use = np.full(len(layout.shards), -1, np.int64)
+    np.maximum.at(last_use, shards, np.arange(len(ids), dtype=np.int64))
+    try:
+        for begin, end in spans:
+            samples: list[Sample] = []
+            position = begin
+            while position < end:
+                stop = access.prepare(ids, position, end)  # shorter under a cache limit
+                samples += access.get_many(ids[position:stop].tolist())
+                position = stop
+            metrics.add_samples(end - begin)
+            if release is not None:
+                for shard in np.unique(shards[begin:end]).tolist():
+                    if last_use[shard] < end:
+                        release(shard)
+            yield samples
+    finally:
+        access.prepare(ids, len(ids), len(ids))
+
+
+def _interleaved(
+    start: EpochStart,
+    layout: DatasetLayout,
+    replication: int | None,
+    num_workers: int,
+    batch_size: int,
+    drop_last: bool,
+) -> tuple[NDArray[np.int64], list[tuple[int, int]]]:
+    """The pass's ids in the loader's order, and each batch's ``(begin, end)`` in them."""
+    workers = max(num_workers, 1)
+    base = World.detect().replicate(replication)
+    per_worker = []
+    for worker in range(workers):
+        world = replace(base, workers_per_rank=workers, worker_of_rank=worker)
+        ids = worker_ids(start, layout, world)
+        bounds = list(range(0, len(ids), batch_size))
+        batches = [ids[b : b + batch_size] for b in bounds]
+        if drop_last and batches and len(batches[-1]) < batch_size:
+            batches.pop()
+        per_worker.append(batches)
+    order = [
+        batches[k]
+        for k in range(max(map(len, per_worker), default=0))
+        for batches in per_worker
+        if k < len(batches)
+    ]
+    lengths = np.cumsum([0] + [len(b) for b in order])
+    spans = list(zip(lengths[:-1].tolist(), lengths[1:].tolist()))
+    merged = np.concatenate(order) if order else np.zeros(0, np.int64)
+    return merged.astype(np.int64, copy=False), spans
 
 
 def chunk_size(layout: DatasetLayout) -> int:

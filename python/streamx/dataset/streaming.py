@@ -85,6 +85,9 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         replication: Consecutive ranks that see the same samples.
         stream_name: Name of the Stream class to build when ``streams`` is not given.
         stream_config: Extra arguments for that class.
+        zero_copy: Hand out ``bytes`` columns as read-only ``memoryview``s and static-shape
+            ``ndarray`` columns as read-only arrays over the shard files' memory maps, with
+            no copy (streamx's extension; views stay valid after their shard is evicted).
 
     Raises:
         ValueError: If the arguments are inconsistent or out of range (mosaicml-streaming's
@@ -128,6 +131,7 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         replication: int | None = None,
         stream_name: str = "stream",
         stream_config: dict[str, Any] | None = None,
+        zero_copy: bool = False,
     ) -> None:
         check_sources(streams, remote, local)
         self._settings = EpochSettings(
@@ -161,7 +165,7 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
             self.streams, self.samples_per_stream, epoch_size_value, self.shuffle_seed
         )
         self.length = math.ceil(self.epoch_size / self._parallel_rank_world.num_ranks)
-        self._reader = make_reader(self.shards)
+        self._reader = make_reader(self.shards, zero_copy=zero_copy)
         self._chunk = chunk_size(self._layout)
         if not any(stream.remote for stream in self.streams):  # remote: get_item fetches
             self._enable_fast_get(StreamingDataset, self._reader.fast_get)

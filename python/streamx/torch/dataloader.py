@@ -6,10 +6,12 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from torch import Tensor
-from torch.utils.data import DataLoader
+from torch.utils.data import DataLoader, default_collate
 
 from streamx.dataset.streaming import StreamingDataset
 from streamx.order.world import World
+from streamx.torch.batched import BatchedStream, unpack_batch
+from streamx.torch.inline import can_read_inline, inline_batches
 
 __all__ = ["StreamingDataLoader"]
 
@@ -19,11 +21,78 @@ class StreamingDataLoader(DataLoader):  # type: ignore[type-arg]
 
     It counts the samples this rank has yielded in the current pass; the dataset state
     multiplies that by the number of ranks (divided by ``replication``).
+
+    Over a :class:`StreamingDataset` with torch's default collation, batches cross no
+    process boundary sample by sample. When Rust and numpy decode every column and nothing
+    is overridden (and neither ``worker_init_fn`` nor ``pin_memory`` is set), the main
+    process reads the batches itself, in the order ``num_workers`` workers would give them
+    (:mod:`streamx.torch.inline`); otherwise workers send whole batches, one numpy array per
+    fixed-size column (:mod:`streamx.torch.batched`), instead of torch tensors in fresh
+    shared memory. Either way the batches are torch's: same samples, order, types, dtypes.
+
+    Args:
+        *args: ``torch.utils.data.DataLoader``'s arguments.
+        batched: ``False`` keeps torch's per-sample path (each worker collates tensors).
+        **kwargs: ``torch.utils.data.DataLoader``'s keyword arguments.
+
+    Example:
+        >>> import tempfile
+        >>> from streamx import MDSWriter, StreamingDataset
+        >>> out = tempfile.mkdtemp()
+        >>> with MDSWriter(out=out, columns={"x": "int"}) as writer:
+        ...     for i in range(4):
+        ...         writer.write({"x": i})
+        >>> ds = StreamingDataset(local=out, shuffle=False, batch_size=2)
+        >>> [b["x"].tolist() for b in StreamingDataLoader(ds, batch_size=2)]
+        [[0, 1], [2, 3]]
     """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, batched: bool = True, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.num_samples_yielded = 0
+        self._batched = batched and self._can_batch()
+        self._batched_loader: DataLoader | None = None  # type: ignore[type-arg]
+
+    def _can_batch(self) -> bool:
+        """Whether the batched path gives exactly the per-sample path's batches."""
+        return (
+            isinstance(self.dataset, StreamingDataset)
+            and self.batch_size is not None
+            and self.collate_fn is default_collate
+        )
+
+    def _inline(self) -> bool:
+        """Whether the main process reads the batches itself: no Python runs per sample and
+        no worker setting asks for worker processes."""
+        return (
+            isinstance(self.dataset, StreamingDataset)
+            and can_read_inline(self.dataset)
+            and self.worker_init_fn is None
+            and not self.pin_memory
+        )
+
+    def _batched_batches(self) -> DataLoader:  # type: ignore[type-arg]
+        """A DataLoader over packed batches, with this one's worker settings (built once, so
+        persistent workers persist)."""
+        if self._batched_loader is None:
+            assert isinstance(self.dataset, StreamingDataset) and self.batch_size is not None
+            extra: dict[str, Any] = {"in_order": self.in_order} if hasattr(self, "in_order") else {}
+            self._batched_loader = DataLoader(
+                BatchedStream(self.dataset, self.batch_size, self.drop_last),
+                batch_size=None,
+                num_workers=self.num_workers,
+                collate_fn=unpack_batch,  # type: ignore[arg-type]  # one packed batch, not a list
+                pin_memory=self.pin_memory,
+                timeout=self.timeout,
+                worker_init_fn=self.worker_init_fn,
+                multiprocessing_context=self.multiprocessing_context,
+                generator=self.generator,
+                prefetch_factor=self.prefetch_factor,
+                persistent_workers=self.persistent_workers,
+                pin_memory_device=self.pin_memory_device,
+                **extra,
+            )
+        return self._batched_loader
 
     def _get_batch_size(self, batch: Any) -> int:
         """Samples in a batch: the length of a mapping's first value, a tensor, or batch[0]."""
@@ -40,7 +109,20 @@ class StreamingDataLoader(DataLoader):  # type: ignore[type-arg]
         if isinstance(self.dataset, StreamingDataset):
             # The workers started for this pass agree on its epoch through this token.
             self.dataset._state.begin_pass()
-        for batch in super().__iter__():
+        batches: Iterator[Any] | DataLoader  # type: ignore[type-arg]
+        if not self._batched:
+            batches = super().__iter__()
+        elif self._inline():
+            assert isinstance(self.dataset, StreamingDataset) and self.batch_size is not None
+            batches = inline_batches(
+                self.dataset,
+                num_workers=self.num_workers,
+                batch_size=self.batch_size,
+                drop_last=self.drop_last,
+            )
+        else:
+            batches = self._batched_batches()
+        for batch in batches:
             self.num_samples_yielded += self._get_batch_size(batch)
             yield batch
 
@@ -59,6 +141,7 @@ class StreamingDataLoader(DataLoader):  # type: ignore[type-arg]
             self.dataset.load_state_dict(obj)
 
     def __del__(self) -> None:
-        iterator = getattr(self, "_iterator", None)
-        if iterator is not None and hasattr(iterator, "_shutdown_workers"):
-            iterator._shutdown_workers()
+        for loader in (self, getattr(self, "_batched_loader", None)):
+            iterator = getattr(loader, "_iterator", None)
+            if iterator is not None and hasattr(iterator, "_shutdown_workers"):
+                iterator._shutdown_workers()

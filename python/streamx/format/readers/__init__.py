@@ -12,8 +12,9 @@ from streamx.format.readers.mixed import MixedSampleReader
 __all__ = ["SampleReader", "make_reader"]
 
 
-def make_reader(shards: Sequence[ShardInfo]) -> SampleReader:
-    """Returns the fastest reader that handles every shard in ``shards``."""
+def make_reader(shards: Sequence[ShardInfo], *, zero_copy: bool = False) -> SampleReader:
+    """Returns the fastest reader that handles every shard in ``shards`` (``zero_copy``:
+    views over the memory maps of MDS shards, see :class:`MDSSampleReader`)."""
     if all(shard.format == "mds" for shard in shards):
-        return MDSSampleReader(shards)
+        return MDSSampleReader(shards, zero_copy=zero_copy)
     return MixedSampleReader(shards)

@@ -8,6 +8,7 @@ from typing import Any
 from streamx import _core
 from streamx.format.columns import ColumnPlan
 from streamx.format.index import ShardInfo
+from streamx.format.readers.views import ShardViews
 
 __all__ = ["MDSSampleReader"]
 
@@ -17,6 +18,9 @@ class MDSSampleReader:
 
     Args:
         shards: The MDS shards of one dataset, in order; their files are opened lazily.
+        zero_copy: Hand out ``bytes`` columns as read-only ``memoryview``s and static-shape
+            ``ndarray`` columns as read-only arrays over the shards' memory maps, without
+            copying (uncompressed shards; see :mod:`streamx.format.readers.views`).
 
     Raises:
         ValueError: If a shard's encodings name no registered encoding.
@@ -36,7 +40,7 @@ class MDSSampleReader:
         {'x': 5}
     """
 
-    def __init__(self, shards: Sequence[ShardInfo]) -> None:
+    def __init__(self, shards: Sequence[ShardInfo], *, zero_copy: bool = False) -> None:
         plans: list[ColumnPlan] = []
         schema_of: dict[tuple[Any, ...], int] = {}
         descs = []
@@ -68,11 +72,16 @@ class MDSSampleReader:
         self._decoders = plans[0].python_columns if len(decoders) == 1 and plans else None
         # With nothing to decode in Python, the Rust reader alone serves ``ds[i]``.
         self.fast_get: Callable[[int], dict[str, Any]] | None = (
-            self._core.get_item if decoders <= {()} else None
+            self._core.get_item if decoders <= {()} and not zero_copy else None
         )
+        self._shards = list(shards)
+        self._zero_copy = zero_copy
+        self._views: dict[int, ShardViews] = {}
 
     def get(self, index: int) -> dict[str, Any]:
         """Returns sample ``index`` with every column decoded."""
+        if self._zero_copy:
+            return self._get_view(index)
         sample = self._core.get(index)
         decoders = self._decoders
         if decoders is None:
@@ -84,6 +93,11 @@ class MDSSampleReader:
     def get_many(self, indices: list[int], fallback: Any) -> list[Any]:
         """Decodes many samples in one call into Rust; ``fallback(i)`` serves any sample whose
         shard is not local yet (it downloads), keeping the order."""
+        if self._zero_copy:
+            try:
+                return [self._get_view(i) for i in indices]
+            except FileNotFoundError:
+                return [fallback(i) for i in indices]
         try:
             samples = self._core.get_many(indices)
         except FileNotFoundError:
@@ -105,6 +119,25 @@ class MDSSampleReader:
     def _schema_ids(self) -> list[int]:
         return self._core.schema_ids
 
+    def _get_view(self, index: int) -> dict[str, Any]:
+        shard, local = self._core.locate(index)
+        views = self._views.get(shard)
+        if views is None:
+            info = self._shards[shard]
+            if info.compression:  # decompressed by the Rust reader: copied, not viewed
+                return self._decoded(index)
+            plan = self._plans[self._schema_ids[shard]]
+            views = ShardViews(info.local_path(info.raw_data), plan, info.samples)
+            self._views[shard] = views
+        return views.get(local)
+
+    def _decoded(self, index: int) -> dict[str, Any]:
+        sample = self._core.get(index)
+        for name, coder in self._plans_for(index):
+            sample[name] = coder.decode(sample[name])
+        return sample
+
     def evict(self, shard: int) -> None:
-        """Drops the memory map of ``shard``."""
+        """Drops the memory map of ``shard`` (views handed out keep theirs)."""
         self._core.evict(shard)
+        self._views.pop(shard, None)

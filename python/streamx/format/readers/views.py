@@ -1,0 +1,103 @@
+"""Zero-copy sample views over a memory-mapped MDS shard (``zero_copy=True``).
+
+``bytes`` columns come back as read-only ``memoryview`` slices of the shard's mapping, and
+``ndarray`` columns of static dtype and shape as read-only numpy arrays over it; nothing is
+copied. Each view holds a reference to Python's ``mmap`` object, which keeps the mapping
+alive: dropping a shard (eviction) only forgets the reader's own reference, and the cache
+deletes files by unlinking them, which leaves an existing mapping readable. So a view stays
+valid for as long as it lives, and the pages are unmapped when the last view dies.
+
+The offset table is validated once per shard, and every sample's column sizes against its
+byte range, so a corrupt shard raises ``CorruptShardError`` rather than yielding a view of
+the wrong bytes.
+"""
+
+from __future__ import annotations
+
+import mmap
+import struct
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from streamx.exceptions import CorruptShardError
+from streamx.format.columns import ColumnPlan
+from streamx.format.encodings import get_coder
+from streamx.format.ndarray import NDArray
+
+__all__ = ["ShardViews"]
+
+# Reads one column from ``(mapping, begin, end)``.
+Decode = Callable[[memoryview, int, int], Any]
+_INT64 = struct.Struct("<q")
+
+
+def _view_decoder(encoding: str) -> Decode:
+    """How one column is read from its bytes in the mapping."""
+    if encoding == "bytes":
+        return lambda view, begin, end: view[begin:end]
+    if encoding == "int":
+        unpack = _INT64.unpack_from
+        return lambda view, begin, end: unpack(view, begin)[0]
+    coder = get_coder(encoding)
+    if isinstance(coder, NDArray) and coder.dtype is not None and coder.shape is not None:
+        dtype, shape = np.dtype(coder.dtype), coder.shape
+        return lambda view, begin, end: np.frombuffer(view[begin:end], dtype).reshape(shape)
+    return lambda view, begin, end: coder.decode(bytes(view[begin:end]))
+
+
+class ShardViews:
+    """Samples of one uncompressed MDS shard file as views over its memory map.
+
+    Args:
+        path: The shard's ``.mds`` file.
+        plan: The shard's columns.
+        samples: The sample count the index gives.
+
+    Raises:
+        FileNotFoundError: If ``path`` does not exist.
+        CorruptShardError: If the header contradicts the index or the file's size.
+    """
+
+    def __init__(self, path: str, plan: ColumnPlan, samples: int) -> None:
+        self.path = path
+        with open(path, "rb") as file:
+            size = file.seek(0, 2)
+            self._map = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) if size else None
+        view = memoryview(self._map) if self._map is not None else memoryview(b"")
+        self._view = view
+        header = 4 * (samples + 2)
+        count = struct.unpack_from("<I", view)[0] if size >= 4 else -1
+        if count != samples or size < header:
+            raise CorruptShardError(
+                f"Corrupt shard {path}: its header gives {count} samples, the index {samples}"
+            )
+        offsets = np.frombuffer(view, "<u4", samples + 1, 4).astype(np.int64)
+        if offsets[0] < header or offsets[-1] > size or (np.diff(offsets) < 0).any():
+            raise CorruptShardError(f"Corrupt shard {path}: offsets out of order or past the end")
+        self._offsets = offsets.tolist()
+        self._names = plan.names
+        self._sizes = plan.sizes
+        self._variable = struct.Struct("<" + "I" * sum(s is None for s in plan.sizes))
+        self._decoders = [_view_decoder(e) for e in plan.encodings]
+
+    def get(self, index: int) -> dict[str, Any]:
+        """Sample ``index`` of this shard, its columns as views where they can be."""
+        begin, end = self._offsets[index], self._offsets[index + 1]
+        view = self._view
+        head = self._variable.size
+        if end - begin < head:
+            raise CorruptShardError(f"Corrupt shard {self.path}: sample {index} is too short")
+        lengths = iter(self._variable.unpack_from(view, begin))
+        cursor = begin + head
+        sample = {}
+        for name, size, decode in zip(self._names, self._sizes, self._decoders):
+            stop = cursor + (next(lengths) if size is None else size)
+            if stop > end:
+                raise CorruptShardError(
+                    f"Corrupt shard {self.path}: sample {index}'s columns overrun it"
+                )
+            sample[name] = decode(view, cursor, stop)
+            cursor = stop
+        return sample

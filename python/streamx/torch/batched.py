@@ -1,0 +1,113 @@
+"""Whole batches across the DataLoader's worker boundary.
+
+torch's per-sample path collates each batch in the worker into tensors, and every tensor a
+worker sends travels through a fresh shared-memory segment (create, map, pass a file
+descriptor, unmap): for small batches that costs more than reading them. Here each worker
+stacks a batch into one numpy array per fixed-size column instead, which pickles as one
+contiguous buffer through the worker's pipe, and the main process wraps it with
+``torch.from_numpy`` (no copy). Nothing is left in ``/dev/shm`` if a process dies.
+
+The batches equal torch's ``default_collate`` of the same samples: same samples, order,
+types and dtypes. A column this module cannot stack exactly as ``default_collate`` would
+(tensors a transform made, mixed types, ragged arrays, objects) is collated by
+``default_collate`` itself in the worker, as on the per-sample path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from itertools import islice
+from typing import Any
+
+import numpy as np
+import torch
+from torch.utils.data import IterableDataset, default_collate
+
+from streamx.dataset.streaming import StreamingDataset
+
+__all__ = ["BatchedStream", "Packed", "pack_batch", "unpack_batch"]
+
+# A packed column: ("array", stacked ndarray) or ("done", what default_collate returned).
+Column = tuple[str, Any]
+# A packed batch: ("dict", {name: Column}) or ("done", what default_collate returned).
+Packed = tuple[str, Any]
+
+# Python scalar types and the dtype ``default_collate`` gives a batch of them.
+_SCALAR_DTYPES: dict[type, type] = {bool: np.bool_, int: np.int64, float: np.float64}
+
+
+def _collated(values: list[Any]) -> Column:
+    return ("done", default_collate(values))
+
+
+def _pack_column(values: list[Any]) -> Column:
+    first = values[0]
+    kind = type(first)
+    if any(type(v) is not kind for v in values):
+        return _collated(values)
+    try:
+        if kind is np.ndarray:
+            if first.dtype.hasobject or any(
+                v.dtype != first.dtype or v.shape != first.shape for v in values
+            ):
+                return _collated(values)
+            return ("array", np.stack(values))
+        if kind in _SCALAR_DTYPES:
+            return ("array", np.array(values, dtype=_SCALAR_DTYPES[kind]))
+        if isinstance(first, np.generic) and not isinstance(first, (np.str_, np.bytes_)):
+            if np.dtype(kind).hasobject:
+                return _collated(values)
+            return ("array", np.array(values, dtype=kind))
+    except OverflowError:  # an int beyond int64: default_collate raises its own error
+        return _collated(values)
+    return _collated(values)
+
+
+def pack_batch(samples: list[Any]) -> Packed:
+    """Packs the samples of one batch for the trip to the main process (in a worker)."""
+    first = samples[0]
+    if type(first) is not dict or any(
+        type(s) is not dict or s.keys() != first.keys() for s in samples
+    ):
+        return _collated(samples)
+    return ("dict", {name: _pack_column([s[name] for s in samples]) for name in first})
+
+
+def _unpack_column(column: Column) -> Any:
+    tag, value = column
+    return torch.from_numpy(value) if tag == "array" else value
+
+
+def unpack_batch(packed: Packed) -> Any:
+    """The batch ``default_collate`` would have built from the packed samples (main side)."""
+    tag, value = packed
+    if tag == "dict":
+        return {name: _unpack_column(column) for name, column in value.items()}
+    return value
+
+
+class BatchedStream(IterableDataset[Packed]):
+    """Yields a :class:`StreamingDataset`'s samples as packed batches, per worker.
+
+    Each worker groups its own samples into batches exactly as torch's fetcher does for an
+    ``IterableDataset`` (consecutive samples, a short last batch unless ``drop_last``), so
+    the DataLoader's round-robin over workers gives the per-sample path's batches.
+
+    Args:
+        dataset: The dataset whose ``__iter__`` yields this worker's samples.
+        batch_size: Samples per batch.
+        drop_last: Drop each worker's short last batch.
+    """
+
+    def __init__(self, dataset: StreamingDataset, batch_size: int, drop_last: bool) -> None:
+        self.dataset = dataset
+        self.batch_size = batch_size
+        self.drop_last = drop_last
+
+    def __iter__(self) -> Iterator[Packed]:
+        samples = iter(self.dataset)
+        while True:
+            batch = list(islice(samples, self.batch_size))
+            if not batch or (self.drop_last and len(batch) < self.batch_size):
+                return
+            yield pack_batch(batch)

@@ -1,0 +1,165 @@
+"""The batched DataLoader paths give torch's per-sample batches and mosaicml-streaming's.
+
+Three streamx paths, with real DataLoader workers: reading in the main process (the default
+when Rust and numpy decode every column), workers sending packed batches (the default when
+workers must run, here because of a ``worker_init_fn``) and torch's per-sample path
+(``batched=False``). mosaicml-streaming's ``StreamingDataLoader`` is the oracle.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import streamx
+
+torch = pytest.importorskip("torch")
+pytestmark = [
+    pytest.mark.dist,
+    # The per-sample paths (streamx's and mosaic's) hand torch read-only ndarrays.
+    pytest.mark.filterwarnings("ignore:The given NumPy array is not writable:UserWarning"),
+]
+
+COLUMNS = {
+    "id": "int",
+    "data": "bytes",
+    "text": "str",
+    "arr": "ndarray:uint16:4",
+    "dyn": "ndarray",
+    "f": "float32",
+    "u": "uint8",
+}
+SAMPLES = 157
+
+
+def _sample(i: int) -> dict[str, Any]:
+    return {
+        "id": i,
+        "data": bytes([i % 251]) * (i % 13 + 1),
+        "text": f"sample {i} " * (i % 5 + 1),
+        "arr": np.arange(i, i + 4, dtype=np.uint16),
+        "dyn": np.full(3, -i, dtype=np.int32),
+        "f": np.float32(i / 8),
+        "u": np.uint8(i % 256),
+    }
+
+
+@pytest.fixture(scope="module")
+def dataset_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("batched")
+    with streamx.MDSWriter(out=str(out), columns=COLUMNS, size_limit=1500) as writer:
+        for i in range(SAMPLES):
+            writer.write(_sample(i))
+    return out
+
+
+def _init_worker(worker_id: int) -> None:
+    """A worker_init_fn: asks for real worker processes."""
+
+
+def _loader(lib: Any, path: Path, workers: int, *, path_kind: str = "", **kwargs: Any) -> Any:
+    ds = lib.StreamingDataset(
+        local=str(path), batch_size=7, shuffle=True, shuffle_block_size=40, num_canonical_nodes=2
+    )
+    extra: dict[str, Any] = {"multiprocessing_context": "fork" if workers else None, **kwargs}
+    if path_kind == "per-sample":
+        extra["batched"] = False
+    elif path_kind == "workers":
+        extra["worker_init_fn"] = _init_worker
+    return lib.StreamingDataLoader(ds, batch_size=7, num_workers=workers, **extra)
+
+
+def _assert_same(ours: list[dict[str, Any]], theirs: list[dict[str, Any]]) -> None:
+    assert len(ours) == len(theirs)
+    for mine, other in zip(ours, theirs, strict=True):
+        assert mine.keys() == other.keys()
+        for name, value in mine.items():
+            assert type(value) is type(other[name]), name
+            if isinstance(value, torch.Tensor):
+                assert value.dtype == other[name].dtype and value.shape == other[name].shape
+                assert torch.equal(value, other[name]), name
+            else:
+                assert value == other[name], name
+
+
+def _batches(loader: Any, limit: int | None = None) -> list[dict[str, Any]]:
+    out = []
+    for batch in loader:
+        out.append(batch)
+        if len(out) == limit:
+            break
+    return out
+
+
+@pytest.mark.parametrize(("workers", "drop_last"), [(0, False), (2, True)])
+def test_paths_match_each_other_and_mosaic(
+    dataset_dir: Path, workers: int, drop_last: bool
+) -> None:
+    streaming = pytest.importorskip("streaming")
+    oracle = _loader(streaming, dataset_dir, workers, drop_last=drop_last)
+    expected = [_batches(oracle), _batches(oracle)]  # the second epoch reshuffles
+    assert all(len(b["id"]) == 7 for b in expected[0][:-1])
+    for kind in ("", "workers", "per-sample"):
+        loader = _loader(streamx, dataset_dir, workers, path_kind=kind, drop_last=drop_last)
+        assert loader._batched == (kind != "per-sample")
+        assert (loader._batched and loader._inline()) == (kind == "")
+        for epoch in expected:
+            _assert_same(_batches(loader), epoch)
+
+
+@pytest.mark.parametrize("kind", ["", "workers", "per-sample"])
+def test_resume_matches_mosaic(dataset_dir: Path, kind: str) -> None:
+    streaming = pytest.importorskip("streaming")
+    theirs = _loader(streaming, dataset_dir, 2)
+    head = _batches(theirs, limit=3)
+    state = theirs.state_dict()
+    resumed_theirs = _loader(streaming, dataset_dir, 2)
+    resumed_theirs.load_state_dict(state)
+    rest = _batches(resumed_theirs)
+    ours = _loader(streamx, dataset_dir, 2, path_kind=kind)
+    _assert_same(_batches(ours, limit=3), head)
+    assert ours.state_dict() == state
+    resumed = _loader(streamx, dataset_dir, 2, path_kind=kind)
+    resumed.load_state_dict(state)
+    _assert_same(_batches(resumed), rest)
+    ids = [i for b in head + rest for i in b["id"].tolist()]
+    assert set(ids) == set(range(SAMPLES))
+
+
+@pytest.mark.slow
+def test_spawned_workers_send_batches(dataset_dir: Path) -> None:
+    expected = _batches(_loader(streamx, dataset_dir, 2, path_kind="per-sample"))
+    loader = _loader(streamx, dataset_dir, 2, path_kind="workers", multiprocessing_context="spawn")
+    _assert_same(_batches(loader), expected)
+
+
+def test_custom_collate_keeps_per_sample_path(dataset_dir: Path) -> None:
+    loader = _loader(streamx, dataset_dir, 0, collate_fn=list)
+    assert not loader._batched
+    batch = next(iter(loader))
+    assert isinstance(batch, list) and isinstance(batch[0], dict)
+
+
+class _Transformed(streamx.StreamingDataset):
+    """A subclass whose get_item adds a tensor (a transform): workers must run it."""
+
+    def get_item(self, sample_id: int, retry: int = 7) -> Any:
+        sample = super().get_item(sample_id, retry)
+        sample["t"] = torch.full((2,), float(sample["id"]))
+        return sample
+
+
+def test_transformed_samples_through_batched_workers(dataset_dir: Path) -> None:
+    batches = []
+    for batched in (True, False):
+        ds = _Transformed(local=str(dataset_dir), batch_size=7, shuffle=True)
+        loader = streamx.StreamingDataLoader(
+            ds, batch_size=7, num_workers=2, multiprocessing_context="fork", batched=batched
+        )
+        assert loader._batched == batched and not loader._inline()
+        batches.append(_batches(loader))
+    _assert_same(*batches)
+    assert batches[0][0]["t"].shape == (7, 2)
