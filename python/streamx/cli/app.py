@@ -32,3 +32,14 @@ def root(
     ),
 ) -> None:
     """streamx: stream training data from object stores into PyTorch."""
+
+
+def _register() -> None:
+    """Adds every sub-command; each module holds one command (or one group)."""
+    from streamx.cli import inspect_cmd, verify
+
+    app.command(name="inspect")(inspect_cmd.inspect)
+    app.command(name="verify")(verify.verify)
+
+
+_register()
