@@ -36,10 +36,12 @@ def root(
 
 def _register() -> None:
     """Adds every sub-command; each module holds one command (or one group)."""
-    from streamx.cli import inspect_cmd, verify
+    from streamx.cli import cp, inspect_cmd, merge_cmd, verify
 
     app.command(name="inspect")(inspect_cmd.inspect)
     app.command(name="verify")(verify.verify)
+    app.command(name="cp")(cp.cp)
+    app.command(name="merge-index")(merge_cmd.merge_index_cmd)
 
 
 _register()

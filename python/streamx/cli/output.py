@@ -48,7 +48,7 @@ def count_progress(quiet: bool) -> Progress:
         MofNCompleteColumn(),
         TimeRemainingColumn(),
         console=_stderr,
-        disable=quiet,
+        disable=quiet or not _stderr.is_terminal,
         transient=True,
     )
 
@@ -62,6 +62,6 @@ def byte_progress(quiet: bool) -> Progress:
         TransferSpeedColumn(),
         TimeRemainingColumn(),
         console=_stderr,
-        disable=quiet,
+        disable=quiet or not _stderr.is_terminal,
         transient=True,
     )

@@ -64,7 +64,7 @@ def _check_files(shard: ShardInfo, scratch: str) -> list[str]:
             if found or os.path.exists(raw_path):
                 problems += [] if found else _check_file(shard, raw, raw_path)
                 continue
-            raw_path = os.path.join(scratch, raw.basename)
+            raw_path = os.path.join(scratch, os.path.basename(raw.basename))
             assert shard.compression is not None
             _core.decompress_file(shard.compression, shard.local_path(packed), raw_path)
             problems += _check_file(shard, raw, raw_path)
