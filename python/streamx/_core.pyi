@@ -1,7 +1,7 @@
 """Type stubs for the Rust extension ``streamx._core``. Users never import it directly."""
 
 from collections.abc import Sequence
-from typing import Any, final
+from typing import Any, TypedDict, final
 
 import numpy as np
 from numpy.typing import NDArray
@@ -143,3 +143,27 @@ class CacheLedger:
     def evict(self, shard: int) -> int | None: ...
     def evict_coldest(self) -> int | None: ...
     def recover(self) -> tuple[int, int]: ...
+
+class LedgerShardSnapshot(TypedDict):
+    state: str
+    bytes: int
+    pins: int
+    last_access_ns: int
+    evictable: bool
+    owner_pid: int | None
+    owner_alive: bool | None
+
+class LedgerPinSnapshot(TypedDict):
+    pid: int
+    alive: bool
+    shard: int
+    count: int
+
+class LedgerSnapshot(TypedDict):
+    path: str
+    limit: int | None
+    usage: int
+    shards: list[LedgerShardSnapshot]
+    pins: list[LedgerPinSnapshot]
+
+def ledger_snapshot(path: str) -> LedgerSnapshot: ...

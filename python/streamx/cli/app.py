@@ -36,13 +36,14 @@ def root(
 
 def _register() -> None:
     """Adds every sub-command; each module holds one command (or one group)."""
-    from streamx.cli import bench, cp, inspect_cmd, merge_cmd, verify
+    from streamx.cli import bench, cache_cmd, cp, inspect_cmd, merge_cmd, verify
 
     app.command(name="inspect")(inspect_cmd.inspect)
     app.command(name="verify")(verify.verify)
     app.command(name="cp")(cp.cp)
     app.command(name="merge-index")(merge_cmd.merge_index_cmd)
     app.command(name="bench")(bench.bench)
+    app.add_typer(cache_cmd.cache_app, name="cache")
 
 
 _register()

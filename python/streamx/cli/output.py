@@ -19,7 +19,8 @@ from rich.progress import (
 
 __all__ = ["byte_progress", "console", "count_progress", "human_bytes", "print_json"]
 
-console = Console(highlight=False, soft_wrap=True)
+# Piped output is not cut to 80 columns: tables stay one row per line for grep and logs.
+console = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 200)
 _stderr = Console(stderr=True)
 
 

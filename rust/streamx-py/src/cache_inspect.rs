@@ -45,7 +45,7 @@ fn to_dict<'py>(py: Python<'py>, snap: &LedgerSnapshot) -> PyResult<Bound<'py, P
         })
         .collect::<PyResult<Vec<_>>>()?;
     let out = PyDict::new(py);
-    out.set_item("path", &snap.path)?;
+    out.set_item("path", snap.path.to_string_lossy().into_owned())?;
     out.set_item("limit", snap.limit)?;
     out.set_item("usage", snap.usage)?;
     out.set_item("shards", shards)?;
