@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from streamx._core import __version__
+from streamx.cli import bench, cache_cmd, cp, inspect_cmd, merge_cmd, verify
 
 app = typer.Typer(
     name="streamx",
@@ -34,16 +35,9 @@ def root(
     """streamx: stream training data from object stores into PyTorch."""
 
 
-def _register() -> None:
-    """Adds every sub-command; each module holds one command (or one group)."""
-    from streamx.cli import bench, cache_cmd, cp, inspect_cmd, merge_cmd, verify
-
-    app.command(name="inspect")(inspect_cmd.inspect)
-    app.command(name="verify")(verify.verify)
-    app.command(name="cp")(cp.cp)
-    app.command(name="merge-index")(merge_cmd.merge_index_cmd)
-    app.command(name="bench")(bench.bench)
-    app.add_typer(cache_cmd.cache_app, name="cache")
-
-
-_register()
+app.command(name="inspect")(inspect_cmd.inspect)
+app.command(name="verify")(verify.verify)
+app.command(name="cp")(cp.cp)
+app.command(name="merge-index")(merge_cmd.merge_index_cmd)
+app.command(name="bench")(bench.bench)
+app.add_typer(cache_cmd.cache_app, name="cache")

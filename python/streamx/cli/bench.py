@@ -19,7 +19,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import typer
-from torch.utils.data import DataLoader
 
 from streamx.cli.calibration import Calibration, save_calibration
 from streamx.cli.errors import CommandFailed, one_line_errors
@@ -81,6 +80,9 @@ def _decode(location: Location, split: Split, samples: int) -> dict[str, float]:
 
 
 def _dataloader(location: Location, split: str, samples: int, workers: int, batch_size: int, scratch: str) -> dict[str, Any]:
+    # torch is imported here, not at the top, so every other command starts without it.
+    from torch.utils.data import DataLoader
+
     from streamx import StreamingDataset
 
     if location.remote:
@@ -123,8 +125,10 @@ def bench(
     out: str = typer.Option("calibration.json", "--out", "-o", help="Calibration file to write ('' for none)."),
     as_json: bool = typer.Option(False, "--json", help="Print the calibration as JSON."),
 ) -> None:
-    """Measure download bandwidth, decode throughput and DataLoader samples/s; write a
-    calibration file for `streamx simulate --calibrate`."""
+    """Measure download, decode and DataLoader throughput; write a calibration file.
+
+    The file (``--out``) is what ``streamx simulate --calibrate`` takes.
+    """
     os.environ["STREAMX_DOWNLOAD_CONNECTIONS"] = str(max(connections, 1))
     scratch = tempfile.mkdtemp(prefix="streamx-bench-")
     try:

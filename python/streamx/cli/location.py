@@ -55,9 +55,15 @@ class Location:
         self.split_names = self._find_splits()
 
     def _find_splits(self) -> list[str]:
+        if not self.remote and not os.path.isdir(self.root):
+            raise FileNotFoundError(f"No such dataset directory: {self.target}")
         if self._exists(INDEX_BASENAME):
             return [""]
-        names = sorted(n for n in self._children() if self._exists(f"{n}/{INDEX_BASENAME}"))
+        try:
+            children = self._children()
+        except FileNotFoundError:
+            children = []
+        names = sorted(n for n in children if self._exists(f"{n}/{INDEX_BASENAME}"))
         if not names:
             raise FileNotFoundError(f"No {INDEX_BASENAME} in {self.target} or its sub-directories")
         return names
@@ -70,8 +76,6 @@ class Location:
 
     def _children(self) -> list[str]:
         if not self.remote:
-            if not os.path.isdir(self.root):
-                raise FileNotFoundError(f"No such dataset directory: {self.target}")
             return [e.name for e in os.scandir(self.root) if e.is_dir()]
         fs, path = get_filesystem(self.target)
         entries = fs.ls(path, detail=True)
