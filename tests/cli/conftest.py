@@ -50,16 +50,24 @@ class Result:
     err: str
 
 
-def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> Result:
-    """Runs ``python -m streamx ARGS`` in a fresh process with this checkout on the path and
-    the current environment (so an ``s3`` fixture's endpoint and credentials apply)."""
+def run_cli(*args: str, env: dict[str, str] | None = None, process: bool = False, timeout: float = 120) -> Result:
+    """Runs ``streamx ARGS``: in this process through click's runner (fast; the current
+    environment applies), or with ``process`` as ``python -m streamx`` in a fresh process
+    with this checkout on the path, the way users start it."""
+    if not process:
+        from typer.testing import CliRunner
+
+        from streamx.cli.app import app
+
+        done = CliRunner(env=env).invoke(app, list(args), catch_exceptions=False)
+        return Result(done.exit_code, done.stdout, done.stderr)
     full = {**os.environ, **(env or {})}
     full["PYTHONPATH"] = os.pathsep.join(p for p in (_PYTHONPATH, full.get("PYTHONPATH", "")) if p)
-    done = subprocess.run(
+    ran = subprocess.run(
         [sys.executable, "-m", "streamx", *args],
         capture_output=True, text=True, env=full, timeout=timeout, check=False,
     )
-    return Result(done.returncode, done.stdout, done.stderr)
+    return Result(ran.returncode, ran.stdout, ran.stderr)
 
 
 def assert_one_line_failure(result: Result, *needles: str) -> None:

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 
-from conftest import assert_one_line_failure, run_cli
+import pytest
+
+from conftest import _PYTHONPATH, assert_one_line_failure, run_cli
 
 from streamx.format.index import parse_index
 
@@ -29,7 +33,7 @@ def test_inspect_json_matches_the_index(dataset: str) -> None:
 
 
 def test_inspect_prints_decoded_samples_within_the_width(dataset: str) -> None:
-    result = run_cli("inspect", dataset, "--samples", "3", env={"COLUMNS": "60"})
+    result = run_cli("inspect", dataset, "--samples", "3", env={"COLUMNS": "60"}, process=True)
     assert result.code == 0, result.err
     ids = [line.strip() for line in result.out.splitlines() if line.strip().startswith("id:")]
     assert ids == ["id: 0", "id: 1", "id: 2"]
@@ -60,9 +64,21 @@ def test_inspect_s3_dataset_matches_local(dataset: str, s3_dataset: str) -> None
 
 
 def test_inspect_failures_are_one_line(tmp_path: os.PathLike[str]) -> None:
-    assert_one_line_failure(run_cli("inspect", str(tmp_path)), "No index.json", str(tmp_path))
+    assert_one_line_failure(run_cli("inspect", str(tmp_path), process=True), "No index.json", str(tmp_path))
     assert_one_line_failure(run_cli("inspect", os.path.join(str(tmp_path), "nope")), "nope")
     bad = os.path.join(str(tmp_path), "index.json")
     with open(bad, "w") as file:
         file.write("{not json")
-    assert_one_line_failure(run_cli("inspect", str(tmp_path)), "IndexJSONError")
+    assert_one_line_failure(run_cli("inspect", str(tmp_path), process=True), "IndexJSONError")
+
+
+def test_console_script_and_module_run_the_same_app() -> None:
+    script = os.path.join(os.path.dirname(sys.executable), "streamx")
+    if not os.path.exists(script):
+        pytest.skip("the streamx console script is not installed in this environment")
+    env = {**os.environ, "PYTHONPATH": _PYTHONPATH}
+    by_script = subprocess.run([script, "--help"], capture_output=True, text=True, env=env, check=True)
+    by_module = run_cli("--help", process=True)
+    assert by_module.code == 0
+    for command in ("inspect", "verify", "cp", "merge-index", "bench", "cache"):
+        assert command in by_script.stdout and command in by_module.out

@@ -58,7 +58,7 @@ def test_bad_and_missing_shards_are_named(dataset: str, tmp_path: Any) -> None:
     assert any("sha1 is" in p for p in by_shard["shard.00003.mds"])
     assert by_shard["shard.00007.mds"] == ["shard.00007.mds.zstd: missing"]
     assert any("the index says" in p for p in by_shard["shard.00009.mds"])
-    human = run_cli("verify", bad)
+    human = run_cli("verify", bad, process=True)
     assert human.code == 1
     assert "BAD shard.00003.mds" in human.out and "3 bad shard(s)" in human.out
 
@@ -93,4 +93,4 @@ def test_s3_dataset_verifies_and_names_a_bad_object(s3: Any, s3_dataset: str) ->
 
 
 def test_unreachable_dataset_is_a_one_line_failure(s3: Any) -> None:
-    assert_one_line_failure(run_cli("verify", s3.url("absent")), "No index.json")
+    assert_one_line_failure(run_cli("verify", s3.url("absent"), process=True), "No index.json")
