@@ -6,10 +6,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
-import subprocess
 import sys
-from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -38,47 +35,6 @@ s3 = _fixtures.s3
 
 import remote_data  # noqa: E402
 
-_PYTHONPATH = os.path.join(os.path.dirname(_TESTS), "python")
-
-
-@dataclass
-class Result:
-    """A finished ``streamx`` process."""
-
-    code: int
-    out: str
-    err: str
-
-
-def run_cli(*args: str, env: dict[str, str] | None = None, process: bool = False, timeout: float = 120) -> Result:
-    """Runs ``streamx ARGS``: in this process through click's runner (fast; the current
-    environment applies), or with ``process`` as ``python -m streamx`` in a fresh process
-    with this checkout on the path, the way users start it."""
-    if not process:
-        from typer.testing import CliRunner
-
-        from streamx.cli.app import app
-
-        done = CliRunner(env=env).invoke(app, list(args), catch_exceptions=False)
-        return Result(done.exit_code, done.stdout, done.stderr)
-    full = {**os.environ, **(env or {})}
-    full["PYTHONPATH"] = os.pathsep.join(p for p in (_PYTHONPATH, full.get("PYTHONPATH", "")) if p)
-    ran = subprocess.run(
-        [sys.executable, "-m", "streamx", *args],
-        capture_output=True, text=True, env=full, timeout=timeout, check=False,
-    )
-    return Result(ran.returncode, ran.stdout, ran.stderr)
-
-
-def assert_one_line_failure(result: Result, *needles: str) -> None:
-    """A failure: non-zero exit, one ``error:`` line on stderr naming ``needles``, no traceback."""
-    assert result.code != 0, result
-    lines = result.err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), result.err
-    assert "Traceback" not in result.err
-    for needle in needles:
-        assert needle in lines[0], (needle, lines[0])
-
 
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory: pytest.TempPathFactory) -> str:
@@ -98,9 +54,9 @@ def split_dataset(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 @pytest.fixture
-def s3_dataset(s3: Any, dataset: str) -> Iterator[str]:
+def s3_dataset(s3: Any, dataset: str) -> str:
     """``dataset`` uploaded to a fresh moto bucket; yields its ``s3://`` URL."""
     for name in sorted(os.listdir(dataset)):
         with open(os.path.join(dataset, name), "rb") as file:
             s3.put(f"ds/{name}", file.read())
-    yield s3.url("ds")
+    return s3.url("ds")

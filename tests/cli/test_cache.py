@@ -11,7 +11,7 @@ import sys
 from typing import Any
 
 import pytest
-from conftest import _PYTHONPATH, assert_one_line_failure, run_cli
+from cli_run import PYTHONPATH_DIR, assert_one_line_failure, run_cli
 
 import streamx
 from streamx import _core
@@ -46,8 +46,10 @@ def pinner(tmp_path: Any) -> Any:
     def start(ledger: str, shards: int, shard: int) -> subprocess.Popen[str]:
         child = subprocess.Popen(
             [sys.executable, "-c", _PINNER, ledger, str(shards), str(shard)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-            env={**os.environ, "PYTHONPATH": _PYTHONPATH},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": PYTHONPATH_DIR},
         )
         children.append(child)
         assert child.stdout is not None and child.stdout.readline().strip() == "pinned"
@@ -63,7 +65,9 @@ def pinner(tmp_path: Any) -> Any:
                 stream.close()
 
 
-def test_usage_ls_evict_clean_with_a_live_then_dead_pinner(dataset: str, tmp_path: Any, pinner: Any) -> None:
+def test_usage_ls_evict_clean_with_a_live_then_dead_pinner(
+    dataset: str, tmp_path: Any, pinner: Any
+) -> None:
     cache = str(tmp_path / "cache")
     assert sorted(_stream_through(dataset, cache)) == list(range(300))
     (usage,) = _json("cache", "usage", cache)
@@ -113,7 +117,9 @@ def test_evict_to_a_byte_target_takes_the_coldest(dataset: str, tmp_path: Any) -
     assert before - after == sum(e["bytes"] for e in report["evicted"])
 
 
-def test_local_only_stream_files_are_never_deleted(dataset: str, split_dataset: str, tmp_path: Any) -> None:
+def test_local_only_stream_files_are_never_deleted(
+    dataset: str, split_dataset: str, tmp_path: Any
+) -> None:
     cache = str(tmp_path / "cache")
     own = os.path.join(split_dataset, "train")
     streams = [streamx.Stream(remote=dataset, local=cache), streamx.Stream(local=own)]
@@ -130,5 +136,7 @@ def test_local_only_stream_files_are_never_deleted(dataset: str, split_dataset: 
 
 def test_cache_failures_are_one_line(tmp_path: Any) -> None:
     assert_one_line_failure(run_cli("cache", "usage", str(tmp_path)), "no cache ledger")
-    assert_one_line_failure(run_cli("cache", "ls", str(tmp_path / "absent")), "No such cache directory")
+    assert_one_line_failure(
+        run_cli("cache", "ls", str(tmp_path / "absent")), "No such cache directory"
+    )
     assert_one_line_failure(run_cli("cache", "evict", str(tmp_path)), "exactly one of")

@@ -9,12 +9,14 @@ import shutil
 from typing import Any
 
 import remote_data
-from conftest import assert_one_line_failure, run_cli
+from cli_run import assert_one_line_failure, run_cli
 
 from streamx.storage.merge_index import merge_index
 
 
-def test_cp_local_to_s3_and_back_is_byte_identical(s3: Any, split_dataset: str, tmp_path: Any) -> None:
+def test_cp_local_to_s3_and_back_is_byte_identical(
+    s3: Any, split_dataset: str, tmp_path: Any
+) -> None:
     up = run_cli("cp", split_dataset, s3.url("copy"), "--json")
     assert up.code == 0, up.err
     summary = json.loads(up.out)
@@ -27,7 +29,7 @@ def test_cp_local_to_s3_and_back_is_byte_identical(s3: Any, split_dataset: str, 
     for split in ("train", "val"):
         names = sorted(os.listdir(os.path.join(split_dataset, split)))
         assert sorted(os.listdir(os.path.join(back, split))) == names
-        match, mismatch, errors = filecmp.cmpfiles(
+        _, mismatch, errors = filecmp.cmpfiles(
             os.path.join(split_dataset, split), os.path.join(back, split), names, shallow=False
         )
         assert (mismatch, errors) == ([], [])
@@ -61,7 +63,13 @@ def test_merge_index_matches_the_library(tmp_path: Any) -> None:
     listed = tmp_path / "listed"
     shutil.copytree(root, listed)
     os.remove(listed / "index.json")
-    only_two = run_cli("merge-index", str(listed), str(listed / "part0"), str(listed / "part2" / "index.json"), "--json")
+    only_two = run_cli(
+        "merge-index",
+        str(listed),
+        str(listed / "part0"),
+        str(listed / "part2" / "index.json"),
+        "--json",
+    )
     assert only_two.code == 0, only_two.err
     assert json.loads(only_two.out)["samples"] == 40
     assert run_cli("verify", str(listed)).code == 0
@@ -74,7 +82,11 @@ def test_merge_index_on_s3(s3: Any, tmp_path: Any) -> None:
     assert result.code == 0, result.err
     summary = json.loads(result.out)
     merged = json.loads(s3.get("root/index.json"))
-    assert summary == {"index": s3.url("root/index.json"), "shards": len(merged["shards"]), "samples": 30}
+    assert summary == {
+        "index": s3.url("root/index.json"),
+        "shards": len(merged["shards"]),
+        "samples": 30,
+    }
     assert {s["raw_data"]["basename"].split("/")[0] for s in merged["shards"]} == {"p0", "p1"}
 
 

@@ -8,8 +8,7 @@ import subprocess
 import sys
 
 import pytest
-
-from conftest import _PYTHONPATH, assert_one_line_failure, run_cli
+from cli_run import PYTHONPATH_DIR, assert_one_line_failure, run_cli
 
 from streamx.format.index import parse_index
 
@@ -28,7 +27,9 @@ def test_inspect_json_matches_the_index(dataset: str) -> None:
     assert split["compression"] == ["zstd"]
     assert split["hashes"] == ["sha1", "xxh64"]
     assert [(c["name"], c["encoding"]) for c in split["columns"]] == [
-        ("blob", "bytes"), ("id", "int"), ("tokens", "ndarray:int32:16")
+        ("blob", "bytes"),
+        ("id", "int"),
+        ("tokens", "ndarray:int32:16"),
     ]
 
 
@@ -64,7 +65,9 @@ def test_inspect_s3_dataset_matches_local(dataset: str, s3_dataset: str) -> None
 
 
 def test_inspect_failures_are_one_line(tmp_path: os.PathLike[str]) -> None:
-    assert_one_line_failure(run_cli("inspect", str(tmp_path), process=True), "No index.json", str(tmp_path))
+    assert_one_line_failure(
+        run_cli("inspect", str(tmp_path), process=True), "No index.json", str(tmp_path)
+    )
     assert_one_line_failure(run_cli("inspect", os.path.join(str(tmp_path), "nope")), "nope")
     bad = os.path.join(str(tmp_path), "index.json")
     with open(bad, "w") as file:
@@ -76,8 +79,10 @@ def test_console_script_and_module_run_the_same_app() -> None:
     script = os.path.join(os.path.dirname(sys.executable), "streamx")
     if not os.path.exists(script):
         pytest.skip("the streamx console script is not installed in this environment")
-    env = {**os.environ, "PYTHONPATH": _PYTHONPATH}
-    by_script = subprocess.run([script, "--help"], capture_output=True, text=True, env=env, check=True)
+    env = {**os.environ, "PYTHONPATH": PYTHONPATH_DIR}
+    by_script = subprocess.run(
+        [script, "--help"], capture_output=True, text=True, env=env, check=True
+    )
     by_module = run_cli("--help", process=True)
     assert by_module.code == 0
     for command in ("inspect", "verify", "cp", "merge-index", "bench", "cache"):

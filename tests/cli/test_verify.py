@@ -8,7 +8,7 @@ import shutil
 from typing import Any
 
 import pytest
-from conftest import assert_one_line_failure, run_cli
+from cli_run import assert_one_line_failure, run_cli
 
 import streamx
 
@@ -70,7 +70,8 @@ def test_bad_samples_are_named(tmp_path: Any) -> None:
         for i in range(10):
             writer.write({"obj": {"value": i, "pad": "p" * 50}})
     shard = os.path.join(out, "shard.00000.mds")
-    data = open(shard, "rb").read()
+    with open(shard, "rb") as file:
+        data = file.read()
     start = data.index(b"pad") - 20  # inside the pickle of sample 0
     _flip(shard, start)
     assert run_cli("verify", out, "--quick").code == 0

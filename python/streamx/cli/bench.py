@@ -20,7 +20,13 @@ from typing import Any
 
 import typer
 
-from streamx.cli.calibration import Calibration, save_calibration
+from streamx.cli.calibration import (
+    Calibration,
+    DataLoaderRates,
+    DecodeRates,
+    DownloadRates,
+    save_calibration,
+)
 from streamx.cli.errors import CommandFailed, one_line_errors
 from streamx.cli.location import Location, Split
 from streamx.cli.output import console, count_progress, human_bytes, print_json
@@ -36,10 +42,15 @@ def _keep_list(batch: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return batch
 
 
-def _fetch_all(location: Location, split: str, files: list[FileInfo], dest: str, threads: int) -> float:
+def _fetch_all(
+    location: Location, split: str, files: list[FileInfo], dest: str, threads: int
+) -> float:
     """Seconds taken to fetch ``files`` into ``dest`` with ``threads`` whole-file GETs at once."""
+
     def one(info: FileInfo) -> None:
-        download_file(location.url(split, info.basename), os.path.join(dest, info.basename.replace("/", "_")))
+        download_file(
+            location.url(split, info.basename), os.path.join(dest, info.basename.replace("/", "_"))
+        )
 
     start = time.perf_counter()
     with ThreadPoolExecutor(threads) as pool:
@@ -49,7 +60,9 @@ def _fetch_all(location: Location, split: str, files: list[FileInfo], dest: str,
     return max(elapsed, 1e-9)
 
 
-def _download(location: Location, split: Split, shards: int, connections: int, scratch: str) -> dict[str, Any]:
+def _download(
+    location: Location, split: Split, shards: int, connections: int, scratch: str
+) -> DownloadRates:
     files = [packed or raw for s in split.shards[:shards] for raw, packed in s.file_pairs]
     single = files[: max(1, len(files) // 4)]
     one = _fetch_all(location, split.name, single, os.path.join(scratch, "one"), 1)
@@ -61,7 +74,7 @@ def _download(location: Location, split: Split, shards: int, connections: int, s
     }
 
 
-def _decode(location: Location, split: Split, samples: int) -> dict[str, float]:
+def _decode(location: Location, split: Split, samples: int) -> DecodeRates:
     picked: list[ShardInfo] = []
     for shard in split.shards:
         if sum(s.samples for s in picked) >= samples:
@@ -79,15 +92,21 @@ def _decode(location: Location, split: Split, samples: int) -> dict[str, float]:
     return {"samples_per_s": count / elapsed, "bytes_per_s": raw / elapsed}
 
 
-def _dataloader(location: Location, split: str, samples: int, workers: int, batch_size: int, scratch: str) -> dict[str, Any]:
+def _dataloader(
+    location: Location, split: str, samples: int, workers: int, batch_size: int, scratch: str
+) -> DataLoaderRates:
     # torch is imported here, not at the top, so every other command starts without it.
     from torch.utils.data import DataLoader
 
     from streamx import StreamingDataset
 
     if location.remote:
-        dataset = StreamingDataset(remote=location.target, local=os.path.join(scratch, "cache"),
-                                   split=split or None, batch_size=batch_size)
+        dataset = StreamingDataset(
+            remote=location.target,
+            local=os.path.join(scratch, "cache"),
+            split=split or None,
+            batch_size=batch_size,
+        )
     else:
         dataset = StreamingDataset(local=location.root, split=split or None, batch_size=batch_size)
     loader = DataLoader(dataset, batch_size=batch_size, num_workers=workers, collate_fn=_keep_list)
@@ -102,13 +121,20 @@ def _dataloader(location: Location, split: str, samples: int, workers: int, batc
 
 
 def _print(cal: Calibration, out: str | None) -> None:
-    d, c, l = cal["download"], cal["decode"], cal["dataloader"]
+    d, c, loader = cal["download"], cal["decode"], cal["dataloader"]
     console.print(f"[bold]{cal['source']}[/bold]")
     console.print(f"  download, 1 connection   {human_bytes(d['per_connection_bytes_per_s'])}/s")
-    console.print(f"  download, {d['connections']} connections  {human_bytes(d['aggregate_bytes_per_s'])}/s")
-    console.print(f"  decode                   {c['samples_per_s']:,.0f} samples/s ({human_bytes(c['bytes_per_s'])}/s)")
-    console.print(f"  dataloader               {l['samples_per_s']:,.0f} samples/s "
-                  f"({l['workers']} workers, batch size {l['batch_size']})")
+    console.print(
+        f"  download, {d['connections']} connections  {human_bytes(d['aggregate_bytes_per_s'])}/s"
+    )
+    console.print(
+        f"  decode                   {c['samples_per_s']:,.0f} samples/s "
+        f"({human_bytes(c['bytes_per_s'])}/s)"
+    )
+    console.print(
+        f"  dataloader               {loader['samples_per_s']:,.0f} samples/s "
+        f"({loader['workers']} workers, batch size {loader['batch_size']})"
+    )
     if out:
         console.print(f"calibration written to {out}")
 
@@ -117,12 +143,20 @@ def _print(cal: Calibration, out: str | None) -> None:
 def bench(
     target: str = typer.Argument(..., metavar="PATH|URL", help="Dataset directory or URL."),
     split: str = typer.Option(None, "--split", help="Split to measure (default: the first)."),
-    shards: int = typer.Option(16, "--shards", min=1, help="Shards downloaded for the bandwidth figures."),
-    connections: int = typer.Option(8, "--connections", "-c", min=1, help="Concurrent GETs for the aggregate figure."),
-    samples: int = typer.Option(5000, "--samples", min=1, help="Samples decoded and read through the DataLoader."),
+    shards: int = typer.Option(
+        16, "--shards", min=1, help="Shards downloaded for the bandwidth figures."
+    ),
+    connections: int = typer.Option(
+        8, "--connections", "-c", min=1, help="Concurrent GETs for the aggregate figure."
+    ),
+    samples: int = typer.Option(
+        5000, "--samples", min=1, help="Samples decoded and read through the DataLoader."
+    ),
     workers: int = typer.Option(2, "--workers", "-w", min=0, help="DataLoader workers."),
     batch_size: int = typer.Option(32, "--batch-size", "-b", min=1, help="DataLoader batch size."),
-    out: str = typer.Option("calibration.json", "--out", "-o", help="Calibration file to write ('' for none)."),
+    out: str = typer.Option(
+        "calibration.json", "--out", "-o", help="Calibration file to write ('' for none)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the calibration as JSON."),
 ) -> None:
     """Measure download, decode and DataLoader throughput; write a calibration file.
@@ -145,8 +179,13 @@ def bench(
             progress.update(task, advance=1, description="dataloader")
             loader = _dataloader(location, name, samples, workers, batch_size, scratch)
             progress.advance(task)
-        cal: Calibration = {"version": 1, "source": target, "download": download,  # type: ignore[typeddict-item]
-                            "decode": decode, "dataloader": loader}  # type: ignore[typeddict-item]
+        cal: Calibration = {
+            "version": 1,
+            "source": target,
+            "download": download,
+            "decode": decode,
+            "dataloader": loader,
+        }
         if out:
             save_calibration(out, cal)
         if as_json:

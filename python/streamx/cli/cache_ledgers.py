@@ -13,10 +13,13 @@ import contextlib
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from streamx import _core
 from streamx.format.index import INDEX_BASENAME, ShardInfo, parse_index
+
+if TYPE_CHECKING:  # the snapshot's TypedDicts exist only in the stub
+    from streamx._core import LedgerSnapshot
 
 __all__ = ["LedgerView", "dead_temp_files", "find_ledgers", "pid_alive"]
 
@@ -31,7 +34,7 @@ class LedgerView:
 
     path: str
     home: str
-    snapshot: dict[str, Any]
+    snapshot: LedgerSnapshot
     shards: list[ShardInfo] | None = None
     files: list[list[str]] | None = field(default=None)
 
@@ -57,7 +60,6 @@ class LedgerView:
                 f"{self.num_shards} shards in {self.home}); not changing it"
             )
         return _core.CacheLedger(self.path, self.num_shards, self.snapshot["limit"], self.files)
-
 
     def recover(self) -> None:
         """Releases pins and downloads of dead processes (deletes no shard file)."""
@@ -106,9 +108,8 @@ def pid_alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    with contextlib.suppress(OSError, IndexError):
-        with open(f"/proc/{pid}/stat", encoding="utf-8") as file:
-            return file.read().rsplit(")", 1)[1].split()[0] != "Z"
+    with contextlib.suppress(OSError, IndexError), open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+        return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     return True
 
 

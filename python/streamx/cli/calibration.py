@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, TypedDict, cast
 
 from streamx.storage.download import temp_path_for
 
@@ -61,7 +61,11 @@ class Calibration(TypedDict):
 
 
 _SHAPE: dict[str, dict[str, type]] = {
-    "download": {"per_connection_bytes_per_s": float, "aggregate_bytes_per_s": float, "connections": int},
+    "download": {
+        "per_connection_bytes_per_s": float,
+        "aggregate_bytes_per_s": float,
+        "connections": int,
+    },
     "decode": {"samples_per_s": float, "bytes_per_s": float},
     "dataloader": {"samples_per_s": float, "workers": int, "batch_size": int},
 }
@@ -122,5 +126,4 @@ def load_calibration(path: str) -> Calibration:
             if not ok or isinstance(value, bool):
                 raise ValueError(f"{path}: `{section}.{name}` must be a {kind.__name__}")
             part[name] = kind(value)
-    cal: Calibration = obj
-    return cal
+    return cast("Calibration", obj)

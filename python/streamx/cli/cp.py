@@ -98,12 +98,20 @@ def cp(
                 _put(path, dst, name, INDEX_BASENAME)
                 copied += os.path.getsize(path)
                 progress.update(task, completed=copied)
-        summary = {"src": src, "dst": dst, "splits": [s.name for s in splits],
-                   "files": len(files) + len(indexes), "bytes": copied, "verified": True}
+        summary = {
+            "src": src,
+            "dst": dst,
+            "splits": [s.name for s in splits],
+            "files": len(files) + len(indexes),
+            "bytes": copied,
+            "verified": True,
+        }
         if as_json:
             print_json(summary)
         else:
-            console.print(f"copied {summary['files']} files ({human_bytes(copied)}), sizes and "
-                          f"hashes verified: {src} -> {dst}")
+            console.print(
+                f"copied {summary['files']} files ({human_bytes(copied)}), sizes and "
+                f"hashes verified: {src} -> {dst}"
+            )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

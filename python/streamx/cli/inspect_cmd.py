@@ -29,7 +29,8 @@ def _summary(split: Split) -> dict[str, Any]:
         tuple(zip(s.column_names, s.column_encodings, s.column_sizes)) for s in shards
     )
     columns = [
-        {"name": n, "encoding": e, "size": z} for n, e, z in (schemas.most_common(1)[0][0] if schemas else ())
+        {"name": n, "encoding": e, "size": z}
+        for n, e, z in (schemas.most_common(1)[0][0] if schemas else ())
     ]
     zips = [s.get_zip_size() for s in shards]
     return {
@@ -39,7 +40,9 @@ def _summary(split: Split) -> dict[str, Any]:
         "shards": len(shards),
         "samples": sum(s.samples for s in shards),
         "raw_bytes": sum(s.get_raw_size() for s in shards),
-        "zip_bytes": sum(z for z in zips if z is not None) if any(z is not None for z in zips) else None,
+        "zip_bytes": sum(z for z in zips if z is not None)
+        if any(z is not None for z in zips)
+        else None,
         "largest_shard_bytes": max((s.get_max_size() for s in shards), default=0),
         "compression": sorted({s.compression or "none" for s in shards}),
         "hashes": sorted({h for s in shards for h in s.hashes}),
@@ -73,7 +76,9 @@ def _samples(location: Location, shards: tuple[ShardInfo, ...], count: int) -> l
 
 def _print_split(info: dict[str, Any], location: Location) -> None:
     name = info["split"] or "(root)"
-    console.print(f"[bold]{location.target}[/bold]  split {name}  format version {info['format_version']}")
+    console.print(
+        f"[bold]{location.target}[/bold]  split {name}  format version {info['format_version']}"
+    )
     table = Table(show_header=False, box=None, pad_edge=False)
     table.add_column(style="dim")
     table.add_column()
@@ -81,8 +86,11 @@ def _print_split(info: dict[str, Any], location: Location) -> None:
     rows = [
         ("shards", f"{info['shards']} ({', '.join(info['formats'])})"),
         ("samples", f"{info['samples']:,}"),
-        ("size", f"{human_bytes(info['raw_bytes'])} raw"
-         + (f", {human_bytes(zipped)} compressed" if zipped is not None else "")),
+        (
+            "size",
+            f"{human_bytes(info['raw_bytes'])} raw"
+            + (f", {human_bytes(zipped)} compressed" if zipped is not None else ""),
+        ),
         ("largest shard", human_bytes(info["largest_shard_bytes"])),
         ("compression", ", ".join(info["compression"])),
         ("hashes", ", ".join(info["hashes"]) or "none"),
@@ -93,7 +101,9 @@ def _print_split(info: dict[str, Any], location: Location) -> None:
     console.print(table)
     columns = Table("column", "encoding", "size", title=None)
     for col in info["columns"]:
-        columns.add_row(col["name"], col["encoding"], "-" if col["size"] is None else str(col["size"]))
+        columns.add_row(
+            col["name"], col["encoding"], "-" if col["size"] is None else str(col["size"])
+        )
     console.print(columns)
     if info["schemas"] > 1:
         console.print(f"[yellow]{info['schemas']} different column schemas across shards[/yellow]")
@@ -110,7 +120,9 @@ def _print_samples(samples: list[dict[str, Any]]) -> None:
 @one_line_errors
 def inspect(
     target: str = typer.Argument(..., metavar="PATH|URL", help="Dataset directory or URL."),
-    samples: int = typer.Option(0, "--samples", "-n", min=0, help="Decode and print the first N samples of each split."),
+    samples: int = typer.Option(
+        0, "--samples", "-n", min=0, help="Decode and print the first N samples of each split."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
 ) -> None:
     """Show a dataset's splits, shards, samples, columns and encodings."""
@@ -122,7 +134,9 @@ def inspect(
             info = _summary(split)
             decoded = _samples(location, split.shards, samples) if samples else []
             if as_json:
-                info["samples_shown"] = [{k: _shorten(v, 200) for k, v in s.items()} for s in decoded]
+                info["samples_shown"] = [
+                    {k: _shorten(v, 200) for k, v in s.items()} for s in decoded
+                ]
             else:
                 _print_split(info, location)
                 _print_samples(decoded)

@@ -79,7 +79,11 @@ class Location:
             return [e.name for e in os.scandir(self.root) if e.is_dir()]
         fs, path = get_filesystem(self.target)
         entries = fs.ls(path, detail=True)
-        return [os.path.basename(str(e["name"]).rstrip("/")) for e in entries if e["type"] == "directory"]
+        return [
+            os.path.basename(str(e["name"]).rstrip("/"))
+            for e in entries
+            if e["type"] == "directory"
+        ]
 
     def url(self, split: str, basename: str) -> str:
         """The URL (or path) of one of a split's files at the source."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from typing import Annotated
 
 import typer
 
@@ -17,15 +18,33 @@ __all__ = ["merge_index_cmd"]
 
 @one_line_errors
 def merge_index_cmd(
-    out: str = typer.Argument(..., metavar="OUT", help="Dataset root (local or URL) to write index.json in."),
-    indexes: list[str] = typer.Argument(None, metavar="[INDEX]...", help="Partition index.json files or their directories; by default every index.json below OUT."),
-    keep_local: bool = typer.Option(True, "--keep-local/--no-keep-local", help="Keep the local copy of a merged index uploaded to a remote OUT."),
-    timeout: float = typer.Option(60.0, "--timeout", min=0.001, help="Seconds each index download may take."),
+    out: str = typer.Argument(
+        ..., metavar="OUT", help="Dataset root (local or URL) to write index.json in."
+    ),
+    indexes: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="[INDEX]...",
+            help="Partition index.json files or their directories (default: every "
+            "index.json below OUT).",
+        ),
+    ] = None,
+    keep_local: bool = typer.Option(
+        True,
+        "--keep-local/--no-keep-local",
+        help="Keep the local copy of a merged index uploaded to a remote OUT.",
+    ),
+    timeout: float = typer.Option(
+        60.0, "--timeout", min=0.001, help="Seconds each index download may take."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary."),
 ) -> None:
     """Merge the index.json files of partitions into OUT/index.json."""
     if indexes:
-        files = [i if i.rstrip("/").endswith("index.json") else f"{i.rstrip('/')}/index.json" for i in indexes]
+        files = [
+            i if i.rstrip("/").endswith("index.json") else f"{i.rstrip('/')}/index.json"
+            for i in indexes
+        ]
         merge_index(files, out, keep_local=keep_local, download_timeout=timeout)
     else:
         merge_index(out, keep_local=keep_local, download_timeout=timeout)
@@ -34,9 +53,14 @@ def merge_index_cmd(
         split = Location(out, scratch).load_split("")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    summary = {"index": f"{out.rstrip('/')}/index.json", "shards": len(split.shards),
-               "samples": sum(s.samples for s in split.shards)}
+    summary = {
+        "index": f"{out.rstrip('/')}/index.json",
+        "shards": len(split.shards),
+        "samples": sum(s.samples for s in split.shards),
+    }
     if as_json:
         print_json(summary)
     else:
-        console.print(f"wrote {summary['index']}: {summary['shards']} shards, {summary['samples']:,} samples")
+        console.print(
+            f"wrote {summary['index']}: {summary['shards']} shards, {summary['samples']:,} samples"
+        )

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 import typer
 
 from streamx import _core
-from streamx.cli.errors import CommandFailed, one_line_errors
+from streamx.cli.errors import one_line_errors
 from streamx.cli.location import Location
 from streamx.cli.output import console, count_progress, print_json
 from streamx.format.index import FileInfo, ShardInfo
@@ -106,7 +106,9 @@ def _verify_shard(location: Location, split: str, shard: ShardInfo, quick: bool)
         failures, count = _check_samples(shard)
         problems += [Problem(split, name, why, sample) for sample, why in failures]
         if count > len(failures):
-            problems.append(Problem(split, name, f"... and {count - len(failures)} more bad samples"))
+            problems.append(
+                Problem(split, name, f"... and {count - len(failures)} more bad samples")
+            )
         return problems
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -121,8 +123,12 @@ def _verify_shard(location: Location, split: str, shard: ShardInfo, quick: bool)
 @one_line_errors
 def verify(
     target: str = typer.Argument(..., metavar="PATH|URL", help="Dataset directory or URL."),
-    quick: bool = typer.Option(False, "--quick", help="Check sizes and hashes only; skip decoding samples."),
-    workers: int = typer.Option(min(8, (os.cpu_count() or 1) * 2), "--workers", "-j", min=1, help="Shards checked at once."),
+    quick: bool = typer.Option(
+        False, "--quick", help="Check sizes and hashes only; skip decoding samples."
+    ),
+    workers: int = typer.Option(
+        min(8, (os.cpu_count() or 1) * 2), "--workers", "-j", min=1, help="Shards checked at once."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON report."),
 ) -> None:
     """Check every shard's size and hashes and decode every sample; exit 1 if anything is bad."""
@@ -141,10 +147,17 @@ def verify(
         bad = sorted({(p.split, p.shard) for p in problems})
         samples = sum(shard.samples for _, shard in jobs)
         if as_json:
-            print_json({
-                "target": target, "ok": not problems, "shards": len(jobs), "samples": samples,
-                "decoded": not quick, "bad_shards": len(bad), "problems": [asdict(p) for p in problems],
-            })
+            print_json(
+                {
+                    "target": target,
+                    "ok": not problems,
+                    "shards": len(jobs),
+                    "samples": samples,
+                    "decoded": not quick,
+                    "bad_shards": len(bad),
+                    "problems": [asdict(p) for p in problems],
+                }
+            )
         else:
             for p in problems:
                 where = f"{p.split}/{p.shard}" if p.split else p.shard
@@ -152,7 +165,9 @@ def verify(
                 console.print(f"[red]BAD[/red] {where}{at}: {p.problem}", soft_wrap=True)
             what = "sizes and hashes" if quick else "sizes, hashes and every sample"
             verdict = "[green]OK[/green]" if not problems else f"[red]{len(bad)} bad shard(s)[/red]"
-            console.print(f"{verdict}: checked {what} of {len(jobs)} shards, {samples:,} samples in {target}")
+            console.print(
+                f"{verdict}: checked {what} of {len(jobs)} shards, {samples:,} samples in {target}"
+            )
         if problems:
             raise typer.Exit(1)
     finally:
