@@ -1,12 +1,13 @@
 """Type stubs for the Rust extension ``streamx._core``. Users never import it directly."""
 
 from collections.abc import Sequence
-from typing import Any, TypedDict, final
+from typing import Any, final
 
 import numpy as np
 from numpy.typing import NDArray
 from typing_extensions import Self
 
+from streamx.cli.ledger_types import LedgerSnapshot
 from streamx.order.settings import PlanConfig
 
 __version__: str
@@ -143,27 +144,5 @@ class CacheLedger:
     def evict(self, shard: int) -> int | None: ...
     def evict_coldest(self) -> int | None: ...
     def recover(self) -> tuple[int, int]: ...
-
-class LedgerShardSnapshot(TypedDict):
-    state: str
-    bytes: int
-    pins: int
-    last_access_ns: int
-    evictable: bool
-    owner_pid: int | None
-    owner_alive: bool | None
-
-class LedgerPinSnapshot(TypedDict):
-    pid: int
-    alive: bool
-    shard: int
-    count: int
-
-class LedgerSnapshot(TypedDict):
-    path: str
-    limit: int | None
-    usage: int
-    shards: list[LedgerShardSnapshot]
-    pins: list[LedgerPinSnapshot]
 
 def ledger_snapshot(path: str) -> LedgerSnapshot: ...

@@ -28,8 +28,10 @@ def _flip(path: str, offset: int) -> None:
 
 @pytest.mark.parametrize("quick", [False, True])
 def test_good_dataset_passes(dataset: str, quick: bool) -> None:
+    before = sorted(os.listdir(dataset))
     result = run_cli("verify", dataset, "--json", *(["--quick"] if quick else []))
     assert result.code == 0, result.err
+    assert sorted(os.listdir(dataset)) == before  # nothing decompressed beside the user's files
     report = json.loads(result.out)
     assert report["ok"] and report["problems"] == []
     assert (report["samples"], report["decoded"]) == (300, not quick)

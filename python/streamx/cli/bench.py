@@ -74,14 +74,14 @@ def _download(
     }
 
 
-def _decode(location: Location, split: Split, samples: int) -> DecodeRates:
+def _decode(location: Location, split: Split, samples: int, scratch: str) -> DecodeRates:
     picked: list[ShardInfo] = []
     for shard in split.shards:
         if sum(s.samples for s in picked) >= samples:
             break
         location.fetch(shard)
         picked.append(shard)
-    reader = make_reader(picked)
+    reader = make_reader([location.readable(s, scratch) for s in picked])
     count = min(samples, sum(s.samples for s in picked))
     raw = sum(s.get_raw_size() for s in picked) * count / max(sum(s.samples for s in picked), 1)
     reader.get(0)  # opens (and decompresses) the first shard outside the timing
@@ -100,15 +100,13 @@ def _dataloader(
 
     from streamx import StreamingDataset
 
-    if location.remote:
-        dataset = StreamingDataset(
-            remote=location.target,
-            local=os.path.join(scratch, "cache"),
-            split=split or None,
-            batch_size=batch_size,
-        )
-    else:
-        dataset = StreamingDataset(local=location.root, split=split or None, batch_size=batch_size)
+    # A local dataset is streamed too (as a remote), so nothing is written beside it.
+    dataset = StreamingDataset(
+        remote=location.target if location.remote else location.root,
+        local=os.path.join(scratch, "cache"),
+        split=split or None,
+        batch_size=batch_size,
+    )
     loader = DataLoader(dataset, batch_size=batch_size, num_workers=workers, collate_fn=_keep_list)
     seen = 0
     start = time.perf_counter()
@@ -175,7 +173,7 @@ def bench(
             task = progress.add_task("download", total=3)
             download = _download(location, chosen, shards, connections, scratch)
             progress.update(task, advance=1, description="decode")
-            decode = _decode(location, chosen, samples)
+            decode = _decode(location, chosen, samples, scratch)
             progress.update(task, advance=1, description="dataloader")
             loader = _dataloader(location, name, samples, workers, batch_size, scratch)
             progress.advance(task)

@@ -13,13 +13,10 @@ import contextlib
 import os
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from streamx import _core
+from streamx.cli.ledger_types import LedgerSnapshot
 from streamx.format.index import INDEX_BASENAME, ShardInfo, parse_index
-
-if TYPE_CHECKING:  # the snapshot's TypedDicts exist only in the stub
-    from streamx._core import LedgerSnapshot
 
 __all__ = ["LedgerView", "dead_temp_files", "find_ledgers", "pid_alive"]
 

@@ -18,7 +18,7 @@ import typer
 from streamx.cli.errors import CommandFailed, one_line_errors
 from streamx.cli.location import Location, Split, is_remote
 from streamx.cli.output import byte_progress, console, human_bytes, print_json
-from streamx.cli.verify import _check_file
+from streamx.cli.verify import file_problems
 from streamx.format.index import INDEX_BASENAME, FileInfo, ShardInfo
 from streamx.storage.download import download_file, temp_path_for
 from streamx.storage.shard_files import remote_url
@@ -63,7 +63,7 @@ def _copy_one(src: Location, dst: str, item: _File) -> int:
     if src.remote:
         download_file(src.url(item.split, item.info.basename), path, expected_size=item.info.bytes)
     try:
-        problems = _check_file(item.shard, item.info, path)
+        problems = file_problems(item.info, path)
         if problems:
             raise CommandFailed(f"{src.url(item.split, item.info.basename)} is bad: {problems[0]}")
         _put(path, dst, item.split, item.info.basename)

@@ -60,7 +60,9 @@ def _shorten(value: Any, width: int) -> str:
     return text if len(text) <= width else text[: max(width - 1, 1)] + "…"
 
 
-def _samples(location: Location, shards: tuple[ShardInfo, ...], count: int) -> list[dict[str, Any]]:
+def _samples(
+    location: Location, shards: tuple[ShardInfo, ...], count: int, scratch: str
+) -> list[dict[str, Any]]:
     needed: list[ShardInfo] = []
     total = 0
     for shard in shards:
@@ -70,7 +72,7 @@ def _samples(location: Location, shards: tuple[ShardInfo, ...], count: int) -> l
         total += shard.samples
     for shard in needed:
         location.fetch(shard)
-    reader = make_reader(needed)
+    reader = make_reader([location.readable(s, scratch) for s in needed])
     return [reader.get(i) for i in range(min(count, total))]
 
 
@@ -132,7 +134,7 @@ def inspect(
         report: list[dict[str, Any]] = []
         for split in location.splits():
             info = _summary(split)
-            decoded = _samples(location, split.shards, samples) if samples else []
+            decoded = _samples(location, split.shards, samples, scratch) if samples else []
             if as_json:
                 info["samples_shown"] = [
                     {k: _shorten(v, 200) for k, v in s.items()} for s in decoded

@@ -9,7 +9,7 @@ every command reads local files the same way, whatever the source.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from streamx.format.index import INDEX_BASENAME, ShardInfo, parse_index
 from streamx.storage.download import download_file
@@ -114,3 +114,21 @@ class Location:
             dest = shard.local_path(info)
             if not os.path.exists(dest):
                 download_file(self.url(shard.split, info.basename), dest, expected_size=info.bytes)
+
+    def readable(self, shard: ShardInfo, scratch: str) -> ShardInfo:
+        """The shard as a reader may open it without writing into the user's dataset.
+
+        Readers decompress a shard found only compressed next to its compressed file; for
+        a local dataset that would be the user's directory, so such a shard is linked into
+        ``scratch`` and read from there. Remote shards already live in the scratch root.
+        """
+        if self.remote or all(os.path.exists(shard.local_path(raw)) for raw, _ in shard.file_pairs):
+            return shard
+        moved = replace(shard, dirname=scratch)
+        for raw, packed in shard.file_pairs:
+            source = shard.local_path(raw if packed is None else packed)
+            target = moved.local_path(raw if packed is None else packed)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            if not os.path.exists(target):
+                os.symlink(os.path.abspath(source), target)
+        return moved

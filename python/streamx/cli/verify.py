@@ -23,7 +23,7 @@ from streamx.cli.output import console, count_progress, print_json
 from streamx.format.index import FileInfo, ShardInfo
 from streamx.format.readers import make_reader
 
-__all__ = ["Problem", "verify"]
+__all__ = ["Problem", "file_problems", "verify"]
 
 _MAX_SAMPLE_PROBLEMS = 20
 
@@ -38,7 +38,8 @@ class Problem:
     sample: int | None = None
 
 
-def _check_file(shard: ShardInfo, info: FileInfo, path: str) -> list[str]:
+def file_problems(info: FileInfo, path: str) -> list[str]:
+    """What is wrong with the file at ``path`` against its index entry (empty: nothing)."""
     if not os.path.exists(path):
         return [f"{info.basename}: missing"]
     size = os.path.getsize(path)
@@ -53,25 +54,38 @@ def _check_file(shard: ShardInfo, info: FileInfo, path: str) -> list[str]:
 
 
 def _check_files(shard: ShardInfo, scratch: str) -> list[str]:
-    """Sizes and hashes of the compressed files, and of the raw ones (decompressed into
-    ``scratch`` when only the compressed form is on disk)."""
+    """Sizes and hashes of every file present, and of the raw form of a compressed file
+    found alone (decompressed into ``scratch`` for the check)."""
     problems: list[str] = []
     for raw, packed in shard.file_pairs:
         raw_path = shard.local_path(raw)
-        if packed is not None:
-            found = _check_file(shard, packed, shard.local_path(packed))
+        packed_path = shard.local_path(packed) if packed is not None else None
+        if packed is not None and packed_path is not None and os.path.exists(packed_path):
+            found = file_problems(packed, packed_path)
             problems += found
-            if found or os.path.exists(raw_path):
-                problems += [] if found else _check_file(shard, raw, raw_path)
+            if not os.path.exists(raw_path):
+                if not found and shard.compression is not None:
+                    problems += _unpacked_problems(shard.compression, raw, packed_path, scratch)
                 continue
-            raw_path = os.path.join(scratch, os.path.basename(raw.basename))
-            assert shard.compression is not None
-            _core.decompress_file(shard.compression, shard.local_path(packed), raw_path)
-            problems += _check_file(shard, raw, raw_path)
-            os.remove(raw_path)
-        else:
-            problems += _check_file(shard, raw, raw_path)
+        if packed is not None and not os.path.exists(raw_path):
+            problems.append(f"{packed.basename}: missing")
+            continue
+        problems += file_problems(raw, raw_path)
     return problems
+
+
+def _unpacked_problems(
+    compression: str, raw: FileInfo, packed_path: str, scratch: str
+) -> list[str]:
+    path = os.path.join(scratch, os.path.basename(raw.basename))
+    try:
+        _core.decompress_file(compression, packed_path, path)
+    except Exception as err:
+        return [f"{os.path.basename(packed_path)}: cannot decompress: {err}"]
+    try:
+        return file_problems(raw, path)
+    finally:
+        os.remove(path)
 
 
 def _check_samples(shard: ShardInfo) -> tuple[list[tuple[int | None, str]], int]:
@@ -103,7 +117,7 @@ def _verify_shard(location: Location, split: str, shard: ShardInfo, quick: bool)
         problems = [Problem(split, name, p) for p in _check_files(shard, scratch)]
         if quick or any(p.problem.endswith(": missing") for p in problems):
             return problems
-        failures, count = _check_samples(shard)
+        failures, count = _check_samples(location.readable(shard, scratch))
         problems += [Problem(split, name, why, sample) for sample, why in failures]
         if count > len(failures):
             problems.append(

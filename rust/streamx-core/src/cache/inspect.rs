@@ -63,8 +63,9 @@ pub struct LedgerSnapshot {
 /// Reads the ledger at `path` without locking, recovering or changing it.
 ///
 /// # Errors
-/// [`Error::Io`] if the file cannot be read; [`Error::InvalidArgument`] if it is not a
-/// version 1 ledger or its length does not match its shard count.
+/// [`Error::NotFound`] or [`Error::Io`] if the file cannot be read;
+/// [`Error::InvalidArgument`] if it is not a version 1 ledger or its length does not match its
+/// shard count.
 pub fn snapshot(path: impl AsRef<Path>) -> Result<LedgerSnapshot> {
     let path = path.as_ref();
     let not_ledger = |why: &str| {
@@ -181,7 +182,7 @@ mod tests {
         assert!(matches!(snapshot(&path), Err(Error::InvalidArgument(_))));
         assert!(matches!(
             snapshot(dir.path().join("missing")),
-            Err(Error::Io { .. })
+            Err(Error::NotFound(_))
         ));
     }
 }
