@@ -7,6 +7,7 @@ import numpy as np
 from numpy.typing import NDArray
 from typing_extensions import Self
 
+from streamx.cli.ledger_types import LedgerSnapshot
 from streamx.order.settings import PlanConfig
 
 __version__: str
@@ -143,3 +144,5 @@ class CacheLedger:
     def evict(self, shard: int) -> int | None: ...
     def evict_coldest(self) -> int | None: ...
     def recover(self) -> tuple[int, int]: ...
+
+def ledger_snapshot(path: str) -> LedgerSnapshot: ...

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from streamx._core import __version__
+from streamx.cli import bench, cache_cmd, cp, inspect_cmd, merge_cmd, verify
 from streamx.cli.simulate import simulate_command
 
 app = typer.Typer(
@@ -35,4 +36,10 @@ def root(
     """streamx: stream training data from object stores into PyTorch."""
 
 
+app.command(name="inspect")(inspect_cmd.inspect)
+app.command(name="verify")(verify.verify)
+app.command(name="cp")(cp.cp)
+app.command(name="merge-index")(merge_cmd.merge_index_cmd)
+app.command(name="bench")(bench.bench)
+app.add_typer(cache_cmd.cache_app, name="cache")
 app.command("simulate")(simulate_command)

@@ -12,6 +12,7 @@
 use pyo3::prelude::*;
 
 mod cache;
+mod cache_inspect;
 mod codec;
 mod enter;
 mod errors;
@@ -25,6 +26,7 @@ mod writer;
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     cache::register(m)?;
+    cache_inspect::register(m)?;
     codec::register(m)?;
     errors::register(m)?;
     kinds::register(m)?;

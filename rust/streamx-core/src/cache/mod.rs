@@ -12,11 +12,13 @@
 //! shards in flight. Units are bytes throughout.
 
 mod evict;
+mod inspect;
 mod layout;
 mod ledger;
 mod lock;
 pub mod lru;
 mod pins;
 
+pub use inspect::{snapshot, LedgerSnapshot, PinHolder, ShardSnapshot};
 pub use ledger::{Decision, Ledger, RecoveryReport, ShardState};
 pub use lock::{is_alive, ProcessId};

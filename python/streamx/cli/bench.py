@@ -1,0 +1,194 @@
+"""``streamx bench``: what this node really gets from a dataset, and a calibration file.
+
+Three measurements, each on a bounded slice of the dataset so the command ends quickly:
+
+* download: whole-file GETs of the first shards, one at a time (one connection), then
+  ``--connections`` at once (aggregate);
+* decode: every column of the first ``--samples`` samples, in this process;
+* dataloader: a ``StreamingDataset`` read through a torch ``DataLoader`` with ``--workers``
+  and ``--batch-size``, streaming from the source into a fresh cache.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import typer
+
+from streamx.cli.calibration import (
+    Calibration,
+    DataLoaderRates,
+    DecodeRates,
+    DownloadRates,
+    save_calibration,
+)
+from streamx.cli.errors import CommandFailed, one_line_errors
+from streamx.cli.location import Location, Split
+from streamx.cli.output import console, count_progress, human_bytes, print_json
+from streamx.format.index import FileInfo, ShardInfo
+from streamx.format.readers import make_reader
+from streamx.storage.download import download_file
+
+__all__ = ["bench"]
+
+
+def _keep_list(batch: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Collate that keeps a batch as a list (bytes and PIL columns do not stack)."""
+    return batch
+
+
+def _fetch_all(
+    location: Location, split: str, files: list[FileInfo], dest: str, threads: int
+) -> float:
+    """Seconds taken to fetch ``files`` into ``dest`` with ``threads`` whole-file GETs at once."""
+
+    def one(info: FileInfo) -> None:
+        download_file(
+            location.url(split, info.basename), os.path.join(dest, info.basename.replace("/", "_"))
+        )
+
+    start = time.perf_counter()
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(one, files))
+    elapsed = time.perf_counter() - start
+    shutil.rmtree(dest, ignore_errors=True)
+    return max(elapsed, 1e-9)
+
+
+def _download(
+    location: Location, split: Split, shards: int, connections: int, scratch: str
+) -> DownloadRates:
+    files = [packed or raw for s in split.shards[:shards] for raw, packed in s.file_pairs]
+    single = files[: max(1, len(files) // 4)]
+    one = _fetch_all(location, split.name, single, os.path.join(scratch, "one"), 1)
+    many = _fetch_all(location, split.name, files, os.path.join(scratch, "many"), connections)
+    return {
+        "per_connection_bytes_per_s": sum(f.bytes for f in single) / one,
+        "aggregate_bytes_per_s": sum(f.bytes for f in files) / many,
+        "connections": connections,
+    }
+
+
+def _decode(location: Location, split: Split, samples: int, scratch: str) -> DecodeRates:
+    picked: list[ShardInfo] = []
+    for shard in split.shards:
+        if sum(s.samples for s in picked) >= samples:
+            break
+        location.fetch(shard)
+        picked.append(shard)
+    reader = make_reader([location.readable(s, scratch) for s in picked])
+    count = min(samples, sum(s.samples for s in picked))
+    raw = sum(s.get_raw_size() for s in picked) * count / max(sum(s.samples for s in picked), 1)
+    reader.get(0)  # opens (and decompresses) the first shard outside the timing
+    start = time.perf_counter()
+    for i in range(count):
+        reader.get(i)
+    elapsed = max(time.perf_counter() - start, 1e-9)
+    return {"samples_per_s": count / elapsed, "bytes_per_s": raw / elapsed}
+
+
+def _dataloader(
+    location: Location, split: str, samples: int, workers: int, batch_size: int, scratch: str
+) -> DataLoaderRates:
+    # torch is imported here, not at the top, so every other command starts without it.
+    from torch.utils.data import DataLoader
+
+    from streamx import StreamingDataset
+
+    # A local dataset is streamed too (as a remote), so nothing is written beside it.
+    dataset = StreamingDataset(
+        remote=location.target if location.remote else location.root,
+        local=os.path.join(scratch, "cache"),
+        split=split or None,
+        batch_size=batch_size,
+    )
+    loader = DataLoader(dataset, batch_size=batch_size, num_workers=workers, collate_fn=_keep_list)
+    seen = 0
+    start = time.perf_counter()
+    for batch in loader:
+        seen += len(batch)
+        if seen >= samples:
+            break
+    elapsed = max(time.perf_counter() - start, 1e-9)
+    return {"samples_per_s": seen / elapsed, "workers": workers, "batch_size": batch_size}
+
+
+def _print(cal: Calibration, out: str | None) -> None:
+    d, c, loader = cal["download"], cal["decode"], cal["dataloader"]
+    console.print(f"[bold]{cal['source']}[/bold]")
+    console.print(f"  download, 1 connection   {human_bytes(d['per_connection_bytes_per_s'])}/s")
+    console.print(
+        f"  download, {d['connections']} connections  {human_bytes(d['aggregate_bytes_per_s'])}/s"
+    )
+    console.print(
+        f"  decode                   {c['samples_per_s']:,.0f} samples/s "
+        f"({human_bytes(c['bytes_per_s'])}/s)"
+    )
+    console.print(
+        f"  dataloader               {loader['samples_per_s']:,.0f} samples/s "
+        f"({loader['workers']} workers, batch size {loader['batch_size']})"
+    )
+    if out:
+        console.print(f"calibration written to {out}")
+
+
+@one_line_errors
+def bench(
+    target: str = typer.Argument(..., metavar="PATH|URL", help="Dataset directory or URL."),
+    split: str = typer.Option(None, "--split", help="Split to measure (default: the first)."),
+    shards: int = typer.Option(
+        16, "--shards", min=1, help="Shards downloaded for the bandwidth figures."
+    ),
+    connections: int = typer.Option(
+        8, "--connections", "-c", min=1, help="Concurrent GETs for the aggregate figure."
+    ),
+    samples: int = typer.Option(
+        5000, "--samples", min=1, help="Samples decoded and read through the DataLoader."
+    ),
+    workers: int = typer.Option(2, "--workers", "-w", min=0, help="DataLoader workers."),
+    batch_size: int = typer.Option(32, "--batch-size", "-b", min=1, help="DataLoader batch size."),
+    out: str = typer.Option(
+        "calibration.json", "--out", "-o", help="Calibration file to write ('' for none)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the calibration as JSON."),
+) -> None:
+    """Measure download, decode and DataLoader throughput; write a calibration file.
+
+    The file (``--out``) is what ``streamx simulate --calibrate`` takes.
+    """
+    os.environ["STREAMX_DOWNLOAD_CONNECTIONS"] = str(max(connections, 1))
+    scratch = tempfile.mkdtemp(prefix="streamx-bench-")
+    try:
+        location = Location(target, scratch)
+        name = split if split is not None else location.split_names[0]
+        if name not in location.split_names:
+            raise CommandFailed(f"{target} has no split {name!r} (it has {location.split_names})")
+        chosen = location.load_split(name)
+        with count_progress(as_json) as progress:
+            task = progress.add_task("download", total=3)
+            download = _download(location, chosen, shards, connections, scratch)
+            progress.update(task, advance=1, description="decode")
+            decode = _decode(location, chosen, samples, scratch)
+            progress.update(task, advance=1, description="dataloader")
+            loader = _dataloader(location, name, samples, workers, batch_size, scratch)
+            progress.advance(task)
+        cal: Calibration = {
+            "version": 1,
+            "source": target,
+            "download": download,
+            "decode": decode,
+            "dataloader": loader,
+        }
+        if out:
+            save_calibration(out, cal)
+        if as_json:
+            print_json(cal)
+        else:
+            _print(cal, out or None)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)

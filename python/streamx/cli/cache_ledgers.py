@@ -1,0 +1,122 @@
+"""Finding a node's cache ledgers and naming their shards, for ``streamx cache``.
+
+A ``StreamingDataset`` keeps its ledger in ``<local>/<split>/.streamx/ledger-<key>-<shards>``
+of its first stream with a remote. The ledger knows shards only by id; when the directory
+beside ``.streamx`` holds an ``index.json`` with that many shards (a single-stream dataset),
+ids map to its shard files, which is what eviction needs. Ledgers whose shards cannot be
+named (several streams) are shown by id and are not evicted from here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from dataclasses import dataclass, field
+
+from streamx import _core
+from streamx.cli.ledger_types import LedgerSnapshot
+from streamx.format.index import INDEX_BASENAME, ShardInfo, parse_index
+
+__all__ = ["LedgerView", "dead_temp_files", "find_ledgers", "pid_alive"]
+
+_LEDGER = re.compile(r"^ledger-[0-9a-f]+-\d+$")
+# Partial downloads: ``.<name>.<pid>.<8 hex>.tmp`` (streamx.storage.download.temp_path_for).
+_TEMP = re.compile(r"^\..+\.(\d+)\.[0-9a-f]{8}\.tmp$")
+
+
+@dataclass
+class LedgerView:
+    """One ledger as read now, with its shards' files where they can be named."""
+
+    path: str
+    home: str
+    snapshot: LedgerSnapshot
+    shards: list[ShardInfo] | None = None
+    files: list[list[str]] | None = field(default=None)
+
+    @property
+    def num_shards(self) -> int:
+        return len(self.snapshot["shards"])
+
+    def name(self, shard: int) -> str:
+        """The shard's data file, or ``#<id>`` when the ledger's shards cannot be named."""
+        if self.shards is None:
+            return f"#{shard}"
+        return self.shards[shard].raw_data.basename
+
+    def open(self) -> _core.CacheLedger:
+        """The ledger for changes (keeps its limit; undoes dead processes' work on open).
+
+        Raises:
+            ValueError: If its shards cannot be named, so their files could not be deleted.
+        """
+        if self.files is None:
+            raise ValueError(
+                f"cannot name the shards of {self.path} (no {INDEX_BASENAME} with "
+                f"{self.num_shards} shards in {self.home}); not changing it"
+            )
+        return _core.CacheLedger(self.path, self.num_shards, self.snapshot["limit"], self.files)
+
+    def recover(self) -> None:
+        """Releases pins and downloads of dead processes (deletes no shard file)."""
+        ledger = _core.CacheLedger(self.path, self.num_shards, self.snapshot["limit"])
+        ledger.recover()  # opening recovered already; this names the intent
+
+
+def _resolve(view: LedgerView) -> None:
+    index = os.path.join(view.home, INDEX_BASENAME)
+    with contextlib.suppress(FileNotFoundError, ValueError):
+        shards = parse_index(view.home, "", index)
+        if len(shards) == view.num_shards:
+            view.shards = shards
+            view.files = [
+                [s.local_path(f) for pair in s.file_pairs for f in pair if f] for s in shards
+            ]
+
+
+def find_ledgers(root: str) -> list[LedgerView]:
+    """Every ledger under ``root`` (the cache directory, or one of its splits).
+
+    Raises:
+        FileNotFoundError: If ``root`` is not a directory.
+    """
+    if not os.path.isdir(root):
+        raise FileNotFoundError(f"No such cache directory: {root}")
+    views = []
+    for dirpath, dirnames, filenames in os.walk(os.path.abspath(root)):
+        if os.path.basename(dirpath) != ".streamx":
+            continue
+        dirnames.clear()
+        for name in sorted(filenames):
+            if _LEDGER.match(name):
+                path = os.path.join(dirpath, name)
+                view = LedgerView(path, os.path.dirname(dirpath), _core.ledger_snapshot(path))
+                _resolve(view)
+                views.append(view)
+    return sorted(views, key=lambda v: v.path)
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid exists (a zombie counts as dead)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    with contextlib.suppress(OSError, IndexError), open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+        return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    return True
+
+
+def dead_temp_files(home: str) -> list[str]:
+    """Partial downloads under ``home`` left by processes that no longer run."""
+    found = []
+    for dirpath, dirnames, filenames in os.walk(home):
+        dirnames[:] = [d for d in dirnames if d != ".streamx"]
+        for name in filenames:
+            match = _TEMP.match(name)
+            if match and not pid_alive(int(match.group(1))):
+                found.append(os.path.join(dirpath, name))
+    return sorted(found)

@@ -1,0 +1,188 @@
+"""``streamx verify``: every file's size and hashes against the index, and every sample decoded.
+
+Shards are checked in parallel threads (hashing, decompression and decoding run in Rust with
+the GIL released). Remote shards are fetched into a scratch directory one at a time per
+thread and dropped once checked, so a dataset larger than the local disk can be verified.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+
+import typer
+
+from streamx import _core
+from streamx.cli.errors import one_line_errors
+from streamx.cli.location import Location
+from streamx.cli.output import console, count_progress, print_json
+from streamx.format.index import FileInfo, ShardInfo
+from streamx.format.readers import make_reader
+
+__all__ = ["Problem", "file_problems", "verify"]
+
+_MAX_SAMPLE_PROBLEMS = 20
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a shard: ``sample`` is its index within the shard, if any."""
+
+    split: str
+    shard: str
+    problem: str
+    sample: int | None = None
+
+
+def file_problems(info: FileInfo, path: str) -> list[str]:
+    """What is wrong with the file at ``path`` against its index entry (empty: nothing)."""
+    if not os.path.exists(path):
+        return [f"{info.basename}: missing"]
+    size = os.path.getsize(path)
+    if size != info.bytes:
+        return [f"{info.basename}: {size} bytes, the index says {info.bytes}"]
+    out = []
+    for algo, digest in sorted(info.hashes.items()):
+        got = _core.hash_file(algo, path)
+        if got != digest:
+            out.append(f"{info.basename}: {algo} is {got}, the index says {digest}")
+    return out
+
+
+def _check_files(shard: ShardInfo, scratch: str) -> list[str]:
+    """Sizes and hashes of every file present, and of the raw form of a compressed file
+    found alone (decompressed into ``scratch`` for the check)."""
+    problems: list[str] = []
+    for raw, packed in shard.file_pairs:
+        raw_path = shard.local_path(raw)
+        packed_path = shard.local_path(packed) if packed is not None else None
+        if packed is not None and packed_path is not None and os.path.exists(packed_path):
+            found = file_problems(packed, packed_path)
+            problems += found
+            if not os.path.exists(raw_path):
+                if not found and shard.compression is not None:
+                    problems += _unpacked_problems(shard.compression, raw, packed_path, scratch)
+                continue
+        if packed is not None and not os.path.exists(raw_path):
+            problems.append(f"{packed.basename}: missing")
+            continue
+        problems += file_problems(raw, raw_path)
+    return problems
+
+
+def _unpacked_problems(
+    compression: str, raw: FileInfo, packed_path: str, scratch: str
+) -> list[str]:
+    path = os.path.join(scratch, os.path.basename(raw.basename))
+    try:
+        _core.decompress_file(compression, packed_path, path)
+    except Exception as err:
+        return [f"{os.path.basename(packed_path)}: cannot decompress: {err}"]
+    try:
+        return file_problems(raw, path)
+    finally:
+        os.remove(path)
+
+
+def _check_samples(shard: ShardInfo) -> tuple[list[tuple[int | None, str]], int]:
+    """Decodes every sample; returns the failures (first few) and how many there were."""
+    try:
+        reader = make_reader([shard])
+    except Exception as err:
+        return [(None, f"cannot open: {err}")], 1
+    failures: list[tuple[int | None, str]] = []
+    count = 0
+    for i in range(shard.samples):
+        try:
+            reader.get(i)
+        except Exception as err:
+            count += 1
+            if len(failures) < _MAX_SAMPLE_PROBLEMS:
+                failures.append((i, f"{type(err).__name__}: {' '.join(str(err).split())}"))
+    return failures, count
+
+
+def _verify_shard(location: Location, split: str, shard: ShardInfo, quick: bool) -> list[Problem]:
+    name = shard.raw_data.basename
+    scratch = tempfile.mkdtemp(prefix="streamx-verify-")
+    try:
+        try:
+            location.fetch(shard)
+        except FileNotFoundError as err:
+            return [Problem(split, name, f"missing: {err}")]
+        problems = [Problem(split, name, p) for p in _check_files(shard, scratch)]
+        if quick or any(p.problem.endswith(": missing") for p in problems):
+            return problems
+        failures, count = _check_samples(location.readable(shard, scratch))
+        problems += [Problem(split, name, why, sample) for sample, why in failures]
+        if count > len(failures):
+            problems.append(
+                Problem(split, name, f"... and {count - len(failures)} more bad samples")
+            )
+        return problems
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+        if location.remote:
+            for pair in shard.file_pairs:
+                for info in pair:
+                    if info is not None:
+                        with contextlib.suppress(FileNotFoundError):
+                            os.remove(shard.local_path(info))
+
+
+@one_line_errors
+def verify(
+    target: str = typer.Argument(..., metavar="PATH|URL", help="Dataset directory or URL."),
+    quick: bool = typer.Option(
+        False, "--quick", help="Check sizes and hashes only; skip decoding samples."
+    ),
+    workers: int = typer.Option(
+        min(8, (os.cpu_count() or 1) * 2), "--workers", "-j", min=1, help="Shards checked at once."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON report."),
+) -> None:
+    """Check every shard's size and hashes and decode every sample; exit 1 if anything is bad."""
+    scratch = tempfile.mkdtemp(prefix="streamx-verify-")
+    try:
+        location = Location(target, scratch)
+        splits = location.splits()
+        jobs = [(s.name, shard) for s in splits for shard in s.shards]
+        problems: list[Problem] = []
+        with count_progress(as_json) as progress, ThreadPoolExecutor(workers) as pool:
+            task = progress.add_task("verifying shards", total=len(jobs))
+            futures = [pool.submit(_verify_shard, location, n, shard, quick) for n, shard in jobs]
+            for future in futures:
+                problems += future.result()
+                progress.advance(task)
+        bad = sorted({(p.split, p.shard) for p in problems})
+        samples = sum(shard.samples for _, shard in jobs)
+        if as_json:
+            print_json(
+                {
+                    "target": target,
+                    "ok": not problems,
+                    "shards": len(jobs),
+                    "samples": samples,
+                    "decoded": not quick,
+                    "bad_shards": len(bad),
+                    "problems": [asdict(p) for p in problems],
+                }
+            )
+        else:
+            for p in problems:
+                where = f"{p.split}/{p.shard}" if p.split else p.shard
+                at = f" sample {p.sample}" if p.sample is not None else ""
+                console.print(f"[red]BAD[/red] {where}{at}: {p.problem}", soft_wrap=True)
+            what = "sizes and hashes" if quick else "sizes, hashes and every sample"
+            verdict = "[green]OK[/green]" if not problems else f"[red]{len(bad)} bad shard(s)[/red]"
+            console.print(
+                f"{verdict}: checked {what} of {len(jobs)} shards, {samples:,} samples in {target}"
+            )
+        if problems:
+            raise typer.Exit(1)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)

@@ -1,0 +1,116 @@
+"""``streamx bench`` measures real reads and writes the calibration file the simulator takes."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import pytest
+from cli_run import assert_one_line_failure, run_cli
+
+from streamx.cli.calibration import load_calibration
+
+_SHAPE = {
+    "download": {
+        "per_connection_bytes_per_s": float,
+        "aggregate_bytes_per_s": float,
+        "connections": int,
+    },
+    "decode": {"samples_per_s": float, "bytes_per_s": float},
+    "dataloader": {"samples_per_s": float, "workers": int, "batch_size": int},
+}
+
+
+def _check_shape(obj: dict[str, Any], source: str) -> None:
+    assert set(obj) == {"version", "source", *_SHAPE}
+    assert obj["version"] == 1 and obj["source"] == source
+    for section, fields in _SHAPE.items():
+        assert set(obj[section]) == set(fields), section
+        for name, kind in fields.items():
+            assert type(obj[section][name]) is kind, (section, name)
+            assert obj[section][name] > 0 or name == "workers"
+
+
+def test_bench_s3_writes_the_calibration(s3_dataset: str, tmp_path: Any) -> None:
+    out = str(tmp_path / "cal.json")
+    result = run_cli(
+        "bench",
+        s3_dataset,
+        "--samples",
+        "200",
+        "--shards",
+        "8",
+        "-c",
+        "4",
+        "-w",
+        "1",
+        "-b",
+        "16",
+        "--out",
+        out,
+        "--json",
+        process=True,
+    )
+    assert result.code == 0, result.err
+    printed = json.loads(result.out)
+    with open(out) as file:
+        written = json.load(file)
+    assert printed == written
+    _check_shape(written, s3_dataset)
+    assert written["download"]["connections"] == 4
+    assert (written["dataloader"]["workers"], written["dataloader"]["batch_size"]) == (1, 16)
+    assert load_calibration(out) == written
+
+
+def test_bench_local_prints_figures(dataset: str, tmp_path: Any) -> None:
+    out = str(tmp_path / "cal.json")
+    result = run_cli("bench", dataset, "--samples", "100", "-w", "0", "--out", out, process=True)
+    assert result.code == 0, result.err
+    assert "samples/s" in result.out and f"calibration written to {out}" in result.out
+    with open(out) as file:
+        _check_shape(json.load(file), dataset)
+
+
+def test_bench_unknown_split_fails_in_one_line(split_dataset: str, tmp_path: Any) -> None:
+    out = str(tmp_path / "cal.json")
+    assert_one_line_failure(
+        run_cli("bench", split_dataset, "--split", "test", "--out", out), "no split 'test'"
+    )
+    assert not os.path.exists(out)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"version": 2}, "version 1"),
+        (
+            {"download": {"per_connection_bytes_per_s": 1.0, "aggregate_bytes_per_s": 1.0}},
+            "download.connections",
+        ),
+        (
+            {"dataloader": {"samples_per_s": 1.0, "workers": 1.5, "batch_size": 2}},
+            "dataloader.workers",
+        ),
+        ({"source": 3}, "source"),
+    ],
+)
+def test_load_calibration_rejects_other_shapes(
+    tmp_path: Any, change: dict[str, Any], message: str
+) -> None:
+    good = {
+        "version": 1,
+        "source": "/data",
+        "download": {
+            "per_connection_bytes_per_s": 1.0,
+            "aggregate_bytes_per_s": 2.0,
+            "connections": 2,
+        },
+        "decode": {"samples_per_s": 3.0, "bytes_per_s": 4.0},
+        "dataloader": {"samples_per_s": 5.0, "workers": 0, "batch_size": 1},
+    }
+    path = str(tmp_path / "cal.json")
+    with open(path, "w") as file:
+        json.dump({**good, **change}, file)
+    with pytest.raises(ValueError, match=message):
+        load_calibration(path)
