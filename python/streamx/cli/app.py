@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from streamx._core import __version__
+from streamx.cli.convert import convert_command
 
 app = typer.Typer(
     name="streamx",
@@ -32,3 +33,6 @@ def root(
     ),
 ) -> None:
     """streamx: stream training data from object stores into PyTorch."""
+
+
+app.command("convert")(convert_command)
