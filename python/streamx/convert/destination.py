@@ -25,6 +25,7 @@ from typing import Any
 
 from streamx.convert.errors import ConvertError
 from streamx.format.writers.base import write_atomic
+from streamx.storage.download import download_file
 from streamx.storage.filesystems import get_filesystem, split_url
 from streamx.storage.merge_index import merge_index
 from streamx.storage.upload import upload_file
@@ -67,6 +68,8 @@ class Destination:
                         "an empty location."
                     )
                 self._write(PLAN_BASENAME, text)
+                if self._read(PLAN_BASENAME) != text:  # a store that took the write unsigned
+                    raise ConvertError(f"{self.out}: the plan written there reads back wrong.")
             elif recorded != text:
                 raise ConvertError(
                     f"{self.out} holds an unfinished conversion of a different input or "
@@ -124,14 +127,22 @@ class Destination:
         return os.path.exists(os.path.join(self.out, relative))
 
     def _read(self, relative: str) -> str | None:
-        if not self._exists(relative):
-            return None
-        if self.remote:
-            fs, path = get_filesystem(f"{self.out}/{relative}")
-            with fs.open(path, "rb") as f:
-                return bytes(f.read()).decode("utf-8")
-        with open(os.path.join(self.out, relative), encoding="utf-8") as f:
-            return f.read()
+        """The file's text, or ``None`` if it does not exist. A remote read goes through
+        streamx's downloads, whose errors say where credentials were looked for."""
+        if not self.remote:
+            path = os.path.join(self.out, relative)
+            if not os.path.exists(path):
+                return None
+            with open(path, encoding="utf-8") as f:
+                return f.read()
+        with tempfile.TemporaryDirectory(prefix="streamx-convert-") as scratch:
+            local = os.path.join(scratch, "file")
+            try:
+                download_file(f"{self.out}/{relative}", local, retry=1)
+            except FileNotFoundError:
+                return None
+            with open(local, encoding="utf-8") as f:
+                return f.read()
 
     def _write(self, relative: str, text: str) -> None:
         if not self.remote:
