@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 __all__ = ["convert_command"]
@@ -23,12 +25,15 @@ def convert_command(
     source: str = typer.Argument(..., help="Input path or URL (files, folder, LitData, HF)."),
     out: str = typer.Argument(..., help="Output directory or remote URL (s3://...)."),
     format: str = typer.Option("auto", "--format", "-f", help=f"One of {', '.join(_FORMATS)}."),
-    column: list[str] = typer.Option(
-        [], "--column", "-c", help="NAME=ENCODING over the inferred column (repeatable)."
-    ),
+    column: Annotated[
+        list[str] | None,
+        typer.Option("--column", "-c", help="NAME=ENCODING over the inferred column (repeatable)."),
+    ] = None,
     workers: int = typer.Option(0, "--workers", "-j", help="Processes; 0 = every core."),
     compression: str = typer.Option("", help="Shard compression, e.g. zstd:7."),
-    hashes: list[str] = typer.Option([], "--hash", help="Shard hash algorithm (repeatable)."),
+    hashes: Annotated[
+        list[str] | None, typer.Option("--hash", help="Shard hash algorithm (repeatable).")
+    ] = None,
     size_limit: str = typer.Option("64mb", help="Shard size limit, e.g. 64mb."),
     rows_per_part: int = typer.Option(0, help="Rows per part for row-split inputs; 0 = auto."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress."),
@@ -45,10 +50,10 @@ def convert_command(
             source,
             out,
             format=format,  # type: ignore[arg-type]
-            overrides=_columns(column),
+            overrides=_columns(column or []),
             num_workers=workers or None,
             compression=compression or None,
-            hashes=sorted(hashes) or None,
+            hashes=sorted(hashes or []) or None,
             size_limit=size_limit,
             rows_per_part=rows_per_part or None,
             progress=progress,
