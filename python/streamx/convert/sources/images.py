@@ -65,7 +65,7 @@ class ImageFolderSource:
         for row in range(start, end):
             name, label = self.files[row]
             try:
-                data = fs.cat_file(open_fs(name)[1])
+                data = fs.cat_file(fs._strip_protocol(name))
             except Exception as err:
                 raise ConvertError(f"Cannot read image {name}: {err}") from err
             yield name, 0, {"image": data, "label": label}

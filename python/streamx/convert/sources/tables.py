@@ -73,8 +73,8 @@ class TableSource:
             return
         with _reading(name):
             table = self._read(part)
-        for row, sample in enumerate(arrow_rows(table, columns)):
-            yield name, row + self._first_row(part), sample
+        for row, sample in enumerate(arrow_rows(table, columns), self._first_row(part)):
+            yield name, row, sample
 
     def _read(self, part: Part) -> pa.Table:
         name = part.spec[0]
