@@ -212,7 +212,8 @@ def main() -> None:
 def _report(results: list[dict[str, Any]], args: argparse.Namespace) -> None:
     print(f"\nrows={args.rows} images={args.images} cpus={os.cpu_count()}")
     print(
-        "| case | workers | streamx s | LitData s | mosaic loop s | vs LitData | vs mosaic | correct |"
+        "| case | workers | streamx s | LitData s | mosaic loop s | vs LitData | vs mosaic "
+        "| correct |"
     )
     print("|---|---|---|---|---|---|---|---|")
     by = {(r["lib"], r["case"], r["workers"]): r for r in results}
