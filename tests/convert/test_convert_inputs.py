@@ -203,3 +203,23 @@ def test_same_shards_whatever_the_workers(tmp_path: Any) -> None:
     one, three = tree_bytes(str(tmp_path / "w1")), tree_bytes(str(tmp_path / "w3"))
     assert len(one) > 10
     assert one == three
+
+
+def test_spawned_workers_get_the_source_pickled(tmp_path: Any) -> None:
+    pq.write_table(_table(), tmp_path / "t.parquet", row_group_size=20)
+    convert(
+        str(tmp_path / "t.parquet"),
+        str(tmp_path / "spawn"),
+        num_workers=2,
+        start_method="spawn",
+        progress=False,
+    )
+    convert(
+        str(tmp_path / "t.parquet"),
+        str(tmp_path / "fork"),
+        num_workers=2,
+        start_method="fork",
+        progress=False,
+    )
+    assert tree_bytes(str(tmp_path / "spawn")) == tree_bytes(str(tmp_path / "fork"))
+    _check_table_rows(read_both(str(tmp_path / "spawn")))

@@ -40,6 +40,7 @@ def run_jobs(
     total_parts: int,
 ) -> int:
     """Runs ``jobs``; returns the number of samples they wrote."""
+    global _FORKED_JOBS
     bar = tqdm(
         total=total_parts,
         initial=total_parts - len(jobs),
@@ -58,8 +59,12 @@ def run_jobs(
             return samples
         method = start_method or ("fork" if sys.platform == "linux" else "spawn")
         context = multiprocessing.get_context(method)
+        _FORKED_JOBS = jobs if method == "fork" else ()
         with ProcessPoolExecutor(min(num_workers, len(jobs)), mp_context=context) as pool:
-            pending: set[Future[int]] = {pool.submit(write_part, job) for job in jobs}
+            pending: set[Future[int]] = {
+                pool.submit(_write_forked, i) if _FORKED_JOBS else pool.submit(write_part, job)
+                for i, job in enumerate(jobs)
+            }
             try:
                 while pending:
                     done, pending = wait(pending, return_when=FIRST_COMPLETED)
@@ -73,4 +78,14 @@ def run_jobs(
                 raise
         return samples
     finally:
+        _FORKED_JOBS = ()
         bar.close()
+
+
+# Forked workers inherit the jobs (a large in-memory dataset, a long input list) instead of
+# receiving each one pickled; spawned workers get them pickled.
+_FORKED_JOBS: Sequence[PartJob] = ()
+
+
+def _write_forked(index: int) -> int:
+    return write_part(_FORKED_JOBS[index])
