@@ -6,6 +6,7 @@ import typer
 
 from streamx._core import __version__
 from streamx.cli import bench, cache_cmd, cp, inspect_cmd, merge_cmd, verify
+from streamx.cli.convert import convert_command
 from streamx.cli.simulate import simulate_command
 
 app = typer.Typer(
@@ -43,3 +44,4 @@ app.command(name="merge-index")(merge_cmd.merge_index_cmd)
 app.command(name="bench")(bench.bench)
 app.add_typer(cache_cmd.cache_app, name="cache")
 app.command("simulate")(simulate_command)
+app.command("convert")(convert_command)

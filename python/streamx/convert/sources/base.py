@@ -1,0 +1,56 @@
+"""What every input kind gives the converter: columns, a deterministic list of parts, rows.
+
+A part is the unit of work, of resume and of output: each is written by one process into its
+own sub-directory, so the parts' order and contents (and therefore the shards) depend only on
+the input and the settings, never on the number of workers or on timing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+__all__ = ["PARTS_TARGET", "Part", "Row", "Source", "chunk_ranges"]
+
+#: Parts a splittable input (image folder, HF dataset, function inputs) is cut into, whatever
+#: the number of workers, so the output does not depend on it.
+PARTS_TARGET = 64
+
+
+@dataclass(frozen=True)
+class Part:
+    """One unit of work: ``label`` names it in errors; ``spec`` is the source's own address
+    (file, row group, row range...)."""
+
+    index: int
+    label: str
+    spec: tuple[Any, ...]
+
+
+#: A row as read: the file it came from, its 0-based number there, and the sample.
+Row = tuple[str, int, dict[str, Any]]
+
+
+class Source(Protocol):
+    """An input the converter can split and read; instances pickle into worker processes."""
+
+    def describe(self) -> Mapping[str, Any]:
+        """JSON-able identity of the input, recorded to refuse resuming a different one."""
+
+    def columns(self) -> dict[str, str]:
+        """Column name -> MDS encoding, before the user's overrides."""
+
+    def parts(self) -> list[Part]:
+        """The parts, in output order."""
+
+    def rows(self, part: Part, columns: Mapping[str, str]) -> Iterator[Row]:
+        """The part's rows, in order, as samples for ``columns`` (after overrides)."""
+
+
+def chunk_ranges(total: int, per_part: int | None) -> list[tuple[int, int]]:
+    """``[start, end)`` ranges over ``total`` items, ``per_part`` each (default: about
+    :data:`PARTS_TARGET` parts)."""
+    size = per_part or max(1, math.ceil(total / PARTS_TARGET))
+    return [(start, min(start + size, total)) for start in range(0, total, size)]
