@@ -23,6 +23,8 @@ __all__ = [
     "ChecksumMismatchError",
     "ColumnTypeError",
     "ColumnValueError",
+    "ConvertError",
+    "ConvertRowError",
     "CorruptIndexError",
     "CorruptShardError",
     "DownloadTimeoutError",
@@ -124,6 +126,19 @@ class HttpResponseError(StreamxError, OSError):
 
 class S3ResponseError(HttpResponseError):
     """S3 answered a request with an error status (``code`` is S3's error code)."""
+
+
+class ConvertError(StreamxError, ValueError):
+    """An input a converter cannot turn into MDS: an unreadable file, a row that does not fit
+    its column, a destination it cannot write to, or a resume against a different plan.
+
+    The message names the input file (or partition) and, for a row, its number there.
+    """
+
+
+class ConvertRowError(ConvertError):
+    """A row of an engine's partition (Spark, Ray, Dask) could not be written; the message
+    names the partition and the row, and the original error is the ``__cause__``."""
 
 
 class UploadFailedError(StreamxError, RuntimeError):

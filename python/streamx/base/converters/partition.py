@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from streamx.base.storage.upload import CloudUploader
-from streamx.exceptions import StreamxError
+from streamx.exceptions import ConvertRowError
 from streamx.format.writers import MDSWriter
 from streamx.storage import filesystems
 from streamx.storage.filesystems import get_filesystem, split_url
@@ -40,11 +40,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 Location = str | tuple[str, str]
-
-
-class ConvertRowError(StreamxError, ValueError):
-    """A row of an engine's partition could not be written; the message names the input
-    partition and the row, and the original error is the ``__cause__``."""
 
 
 def join_location(out: Location, part: str) -> Location:
