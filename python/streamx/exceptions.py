@@ -34,6 +34,7 @@ __all__ = [
     "StaleIndexError",
     "StreamxError",
     "TruncatedDownloadError",
+    "UnsafeCacheDirError",
     "UploadFailedError",
 ]
 
@@ -122,3 +123,7 @@ class S3ResponseError(HttpResponseError):
 
 class UploadFailedError(StreamxError, RuntimeError):
     """A background upload of a writer's file failed; raised on the next writer call."""
+
+
+class UnsafeCacheDirError(StreamxError, PermissionError):
+    """A cache directory another local user could write into (or planted): streamx refuses it."""

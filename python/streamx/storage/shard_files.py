@@ -1,5 +1,10 @@
 """A shard's files in a local cache directory: what is there, checking and dropping them.
 
+Dropping is guarded, because ``index.json`` may come from anyone: streamx deletes only a
+regular file whose directory resolves inside the stream's local directory (never through a
+symlink planted in it), and only one of the size the index gives (the size streamx checked
+when it wrote the file), so an index naming a user's own file does not delete it.
+
 ``index.json`` is the only description of a remote's files that streamx has, so a file
 whose size differs from its entry means the cached index no longer describes the remote
 (the dataset was rewritten under an old local cache): that is reported as such, with what
@@ -10,6 +15,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
+import stat
 
 from streamx import _core
 from streamx.exceptions import ChecksumError, StaleIndexError
@@ -24,8 +31,62 @@ __all__ = [
     "normalize",
     "remote_url",
     "remove_counted",
+    "remove_stale_temps",
+    "safe_remove",
     "set_up_shard",
 ]
+
+# Temporary names of a download (download.temp_path_for) and of a decompression (the core's
+# compression::temp_path), for a file named NAME.
+_TEMP_FORMS = (r"\.{name}\.\d+\.[0-9a-f]+\.tmp", r"{name}\.tmp\.\d+\.\d+")
+
+
+def _inside(shard: ShardInfo, path: str) -> bool:
+    root = os.path.realpath(shard.dirname)
+    where = os.path.realpath(os.path.dirname(path))
+    return where == root or where.startswith(root + os.sep)
+
+
+def safe_remove(shard: ShardInfo, info: FileInfo | None, path: str) -> bool:
+    """Deletes one of ``shard``'s files if streamx may: a regular file inside the stream's
+    local directory and, when ``info`` is given, of the size the index gives it.
+
+    Returns:
+        Whether the file was deleted.
+    """
+    try:
+        meta = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    if not stat.S_ISREG(meta.st_mode) or not _inside(shard, path):
+        return False
+    if info is not None and meta.st_size != info.bytes:
+        return False
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(path)
+        return True
+    return False
+
+
+def remove_stale_temps(shard: ShardInfo) -> int:
+    """Deletes the temporary files that killed downloads or decompressions of ``shard`` left
+    (the caller knows no live process is preparing it). Returns the bytes freed."""
+    directory = os.path.join(shard.dirname, shard.split)
+    names = [info.basename for pair in shard.file_pairs for info in pair if info is not None]
+    forms = [re.compile(f.format(name=re.escape(n))) for n in names for f in _TEMP_FORMS]
+    freed = 0
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return 0
+    for entry in entries:
+        if any(form.fullmatch(entry.name) for form in forms) and entry.is_file(
+            follow_symlinks=False
+        ):
+            size = entry.stat(follow_symlinks=False).st_size
+            if safe_remove(shard, None, entry.path):
+                freed += size
+    return freed
 
 
 def remote_url(remote: str, split: str, basename: str) -> str:
@@ -103,8 +164,7 @@ def normalize(shard: ShardInfo, safe_keep_zip: bool) -> None:
         return
     for raw, packed in shard.file_pairs:
         if packed is not None and os.path.exists(shard.local_path(raw)):
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(shard.local_path(packed))
+            safe_remove(shard, packed, shard.local_path(packed))
 
 
 def evict_files(shard: ShardInfo, raw: bool = True, packed: bool = True) -> int:
@@ -113,10 +173,8 @@ def evict_files(shard: ShardInfo, raw: bool = True, packed: bool = True) -> int:
     freed = 0
     for pair in shard.file_pairs:
         for info, wanted in zip(pair, (raw, packed)):
-            if wanted and info is not None:
-                with contextlib.suppress(FileNotFoundError):
-                    os.remove(shard.local_path(info))
-                    freed += info.bytes
+            if wanted and info is not None and safe_remove(shard, info, shard.local_path(info)):
+                freed += info.bytes
     return freed
 
 
@@ -158,7 +216,7 @@ def _complete(shard: ShardInfo, infos: list[FileInfo]) -> bool:
         return True
     for info, there in zip(infos, present):
         if there:
-            os.remove(shard.local_path(info))
+            safe_remove(shard, info, shard.local_path(info))
     return False
 
 
