@@ -96,7 +96,8 @@ fn make(tmp: &Path, num_shards: usize) -> io::Result<View> {
 /// Allocates `len` bytes of real blocks (zeroes): afterwards no write through a mapping
 /// of the file can fail for want of space.
 pub(crate) fn reserve(file: &File, len: u64) -> io::Result<()> {
-    let size = libc::off_t::try_from(len).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    let size =
+        libc::off_t::try_from(len).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
     // SAFETY: the descriptor is valid for the life of `file`; no memory is passed.
     #[allow(unsafe_code)]
     let rc = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, size) };
@@ -119,7 +120,10 @@ fn write_zeroes(mut file: &File, len: u64) -> io::Result<()> {
 }
 
 fn temp_name(path: &Path) -> PathBuf {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let nonce = super::ledger::now_nanos();
     path.with_file_name(format!(".{name}.{}.{nonce:x}.tmp", std::process::id()))
 }

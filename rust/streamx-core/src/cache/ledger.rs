@@ -7,8 +7,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::layout::{Entry, View, LOCAL, NO_LIMIT, PINNED_FOREVER, PREPARING, REMOTE};
 use super::lock::{FileLock, ProcessId};
-use super::owner::Owner;
 use super::lru::{select_victims, Candidate};
+use super::owner::Owner;
 use crate::error::{Error, Result};
 
 /// Where a shard stands in the cache.
@@ -80,7 +80,9 @@ impl Ledger {
         let lock_path = lock_path(&path);
         let _lock = FileLock::exclusive(&lock_path).map_err(|e| Error::io(&lock_path, e))?;
         let view = super::file::open_or_create(&path, num_shards)?;
-        view.header().limit.store(limit.unwrap_or(NO_LIMIT), Relaxed);
+        view.header()
+            .limit
+            .store(limit.unwrap_or(NO_LIMIT), Relaxed);
         let ledger = Self {
             path,
             lock_path,

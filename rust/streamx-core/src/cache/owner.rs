@@ -11,7 +11,9 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::os::unix::io::{FromRawFd, IntoRawFd};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI32, AtomicU64, Ordering::AcqRel, Ordering::Acquire, Ordering::Release};
+use std::sync::atomic::{
+    AtomicI32, AtomicU64, Ordering::AcqRel, Ordering::Acquire, Ordering::Release,
+};
 
 use super::lock::{flock, open_no_follow, ProcessId};
 
@@ -117,7 +119,10 @@ impl Owner {
             let Some(token) = name.to_str().and_then(|n| u64::from_str_radix(n, 16).ok()) else {
                 continue; // a pending file being made right now, or not ours
             };
-            let _ = self.is_alive(ProcessId { pid: 1, start: token });
+            let _ = self.is_alive(ProcessId {
+                pid: 1,
+                start: token,
+            });
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Pins and crash recovery: the parts of [`Ledger`] that track processes, not bytes.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
 use super::layout::{PinSlot, PREPARING};
@@ -80,8 +81,15 @@ impl Ledger {
 
     pub(super) fn recover_locked(&self) -> RecoveryReport {
         let mut report = RecoveryReport::default();
+        // One liveness check (an open and a flock) per owner, not per slot or entry.
+        let mut known: BTreeMap<u64, bool> = BTreeMap::new();
+        let mut alive = |p: ProcessId| {
+            *known
+                .entry(p.start)
+                .or_insert_with(|| self.owner.is_alive(p))
+        };
         for entry in self.view.entries() {
-            if entry.state.load(Acquire) == PREPARING && !self.owner.is_alive(owner(entry)) {
+            if entry.state.load(Acquire) == PREPARING && !alive(owner(entry)) {
                 self.release(entry);
                 report.downloads += 1;
             }
@@ -90,7 +98,7 @@ impl Ledger {
         for slot in self.view.pin_slots() {
             let pid = slot.pid.load(Acquire);
             if pid != 0
-                && !self.owner.is_alive(ProcessId {
+                && !alive(ProcessId {
                     pid,
                     start: slot.start.load(Relaxed),
                 })
