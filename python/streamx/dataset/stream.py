@@ -289,7 +289,7 @@ class Stream:
         if os.path.isfile(raw_filename):
             if self.safe_keep_zip:
                 return 0
-            return -shard_files.remove_counted(zip_info, zip_filename)
+            return -shard_files.remove_counted(zip_info, zip_filename, self.local)
         delta = 0
         if not os.path.isfile(zip_filename):
             self._fetch_listed(zip_info)

@@ -43,7 +43,7 @@ from streamx.storage.settings import download_connections
 from streamx.storage.shard_files import bytes_present as _bytes_present
 from streamx.storage.shard_files import files_ready as _files_ready
 from streamx.storage.shard_files import normalize as _normalize
-from streamx.storage.shard_files import remove_stale_temps
+from streamx.storage.shard_files import remove_stale_temps, within
 from streamx.storage.slots import ConnectionSlots, using_slots
 
 __all__ = ["ShardCache"]
@@ -77,9 +77,15 @@ class ShardCache:
         self._reader = reader
         self._remote = [_has_remote(layout.streams[s]) for s in self._stream_of_shard]
         # Registered under the real path of their directory: the ledger deletes nothing
-        # through a symlink planted there later (it checks the directory is still that path).
+        # through a symlink planted there later (it checks the directory is still that path);
+        # a file whose directory leads out of the stream's `local` is never registered.
         files = [
-            [_real(shard.local_path(f)) for pair in shard.file_pairs for f in pair if f]
+            [
+                _real(shard.local_path(f))
+                for pair in shard.file_pairs
+                for f in pair
+                if f and within(shard.dirname, shard.local_path(f))
+            ]
             if remote
             else []
             for shard, remote in zip(layout.shards, self._remote)

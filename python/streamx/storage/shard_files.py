@@ -33,6 +33,7 @@ __all__ = [
     "remove_counted",
     "remove_stale_temps",
     "safe_remove",
+    "within",
     "set_up_shard",
 ]
 
@@ -41,10 +42,14 @@ __all__ = [
 _TEMP_FORMS = (r"\.{name}\.\d+\.[0-9a-f]+\.tmp", r"{name}\.tmp\.\d+\.\d+")
 
 
-def _inside(shard: ShardInfo, path: str) -> bool:
-    root = os.path.realpath(shard.dirname)
+def within(root: str, path: str) -> bool:
+    real_root = os.path.realpath(root)
     where = os.path.realpath(os.path.dirname(path))
-    return where == root or where.startswith(root + os.sep)
+    return where == real_root or where.startswith(real_root + os.sep)
+
+
+def _inside(shard: ShardInfo, path: str) -> bool:
+    return within(shard.dirname, path)
 
 
 def safe_remove(shard: ShardInfo, info: FileInfo | None, path: str) -> bool:
@@ -220,8 +225,17 @@ def _complete(shard: ShardInfo, infos: list[FileInfo]) -> bool:
     return False
 
 
-def remove_counted(info: FileInfo, path: str) -> int:
-    """Deletes ``path`` if it exists; returns the bytes the index gives for it, or 0."""
+def remove_counted(info: FileInfo, path: str, root: str | None = None) -> int:
+    """Deletes ``path`` if streamx may (a regular file of the size the index gives, inside
+    ``root`` when given); returns the bytes the index gives for it, or 0."""
+    try:
+        meta = os.lstat(path)
+    except FileNotFoundError:
+        return 0
+    if not stat.S_ISREG(meta.st_mode) or meta.st_size != info.bytes:
+        return 0
+    if root is not None and not within(root, path):
+        return 0
     try:
         os.remove(path)
     except FileNotFoundError:
