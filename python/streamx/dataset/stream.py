@@ -365,7 +365,7 @@ class Stream:
             self._download_file, self.local, self.split, bool(self.remote)
         )
         for shard in shards:
-            _check_safe(shard, allow_unsafe_types)
+            check_safe(shard, allow_unsafe_types)
         return shards
 
     def set_up_local(
@@ -395,7 +395,12 @@ class Stream:
         return os.stat(self.index_path).st_size
 
 
-def _check_safe(shard: ShardInfo, allow_unsafe_types: bool) -> None:
+def check_safe(shard: ShardInfo, allow_unsafe_types: bool) -> None:
+    """Refuses a shard with a column that runs code when decoded, unless allowed.
+
+    Raises:
+        ValueError: If a column is unsafe and ``allow_unsafe_types`` is False.
+    """
     if allow_unsafe_types:
         return
     for name, encoding in zip(shard.column_names, shard.column_encodings):
