@@ -29,6 +29,7 @@ __all__ = [
     "HttpResponseError",
     "IndexJSONError",
     "NeedsPythonEncoding",
+    "ObjectSizeMismatchError",
     "RangeIgnoredError",
     "S3ResponseError",
     "StaleIndexError",
@@ -123,6 +124,15 @@ class S3ResponseError(HttpResponseError):
 
 class UploadFailedError(StreamxError, RuntimeError):
     """A background upload of a writer's file failed; raised on the next writer call."""
+
+
+class ObjectSizeMismatchError(TruncatedDownloadError):
+    """The server announced a whole object of another size than expected: not a transfer
+    fault (retrying cannot help) but an index that no longer describes the remote."""
+
+    def __init__(self, message: str, announced: int) -> None:
+        super().__init__(message)
+        self.announced = announced
 
 
 class UnsafeCacheDirError(StreamxError, PermissionError):

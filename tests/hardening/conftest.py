@@ -14,7 +14,7 @@ import pytest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "remote"))
 sys.path.insert(0, os.path.dirname(__file__))
 
-import remote_data  # noqa: E402
+import remote_data
 
 NOBODY = 65534
 N = 40
@@ -28,7 +28,9 @@ def remote(tmp_path: Path) -> str:
     return path
 
 
-def run_as(uid: int, code: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run_as(
+    uid: int, code: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """Runs ``python -c code`` as another user (``setpriv``); the test must run as root.
 
     The user keeps ``CAP_DAC_READ_SEARCH`` so that it can read the interpreter and streamx

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 import remote_data
-from conftest import N
 
 import streamx
+from conftest import N
 from streamx.exceptions import ChecksumError, CorruptIndexError
 
 
@@ -47,9 +47,7 @@ def test_an_index_naming_a_user_file_does_not_delete_it(remote: str, tmp_path: P
     assert (local / "notes.txt").read_text() == "the user's own notes"
 
 
-def test_no_delete_follows_a_symlinked_split_out_of_the_cache(
-    remote: str, tmp_path: Path
-) -> None:
+def test_no_delete_follows_a_symlinked_split_out_of_the_cache(remote: str, tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
     for name in os.listdir(remote):

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 import remote_data
-from conftest import N
 
 import streamx
+from conftest import N
 from streamx import _core
 
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 import remote_data
-from conftest import NOBODY, N, run_as
 
 import streamx
+from conftest import NOBODY, N, run_as
 from streamx.exceptions import UnsafeCacheDirError
 
 

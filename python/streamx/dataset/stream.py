@@ -12,6 +12,7 @@ from numpy.typing import NDArray
 from streamx import _core
 from streamx.dataset import weights
 from streamx.dataset.local_claims import Claim, claim_local
+from streamx.exceptions import ObjectSizeMismatchError
 from streamx.format.encodings import is_mds_encoding_safe
 from streamx.format.index import INDEX_BASENAME, FileInfo, ShardInfo
 from streamx.storage import cache_dir, shard_files
@@ -306,6 +307,8 @@ class Stream:
                 self._download(info.basename, None, info.bytes)
             else:
                 self._download_file(info.basename)  # a subclass's own way of fetching
+        except ObjectSizeMismatchError as err:
+            shard_files.stale_size(info, self.index_path, err.announced, err)
         except FileNotFoundError as err:
             if self.remote is None:
                 raise
@@ -361,9 +364,7 @@ class Stream:
             self._claim: Claim | None = claim_local(
                 where, shard_files.remote_url(remote, self.split, "")
             )
-        shards = load_index_checked(
-            self._download_file, self.local, self.split, bool(self.remote)
-        )
+        shards = load_index_checked(self._download_file, self.local, self.split, bool(self.remote))
         for shard in shards:
             check_safe(shard, allow_unsafe_types)
         return shards

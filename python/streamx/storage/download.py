@@ -19,6 +19,7 @@ import os
 import time
 import uuid
 
+from streamx.exceptions import ObjectSizeMismatchError
 from streamx.storage import s3_direct
 from streamx.storage.errors import (
     DownloadTimeoutError,
@@ -136,8 +137,8 @@ def _fetch(
             with slots.hold():
                 source.fetch_whole(tmp, size, timeout)
             return
-        except (FileNotFoundError, PermissionError):
-            raise
+        except (FileNotFoundError, PermissionError, ObjectSizeMismatchError):
+            raise  # retrying cannot change these answers
         except Exception as err:
             if attempt == retry:
                 raise

@@ -29,6 +29,7 @@ from typing import Any, Protocol
 from streamx.exceptions import (
     ChecksumMismatchError,
     HttpResponseError,
+    ObjectSizeMismatchError,
     RangeIgnoredError,
     TruncatedDownloadError,
 )
@@ -133,9 +134,10 @@ def get_into(
             response, sock = _send(conn, target.path, target.headers(extra))
         body_length, total = _check_status(target, response, start, length)
         if length is None and expected is not None and body_length != expected:
-            raise TruncatedDownloadError(
+            raise ObjectSizeMismatchError(
                 f"{target.url}: received {body_length} of {expected} bytes "
-                f"(the length announced; the body was left unread)"
+                f"(the length announced; the body was left unread)",
+                body_length,
             )
         checksum = _checksum_of(response) if length is None else None
         _read_body(response, sock, fd, start, body_length, deadline, target.url, checksum)

@@ -31,11 +31,11 @@ from typing import Any
 from streamx import _core
 from streamx.dataset.layout import DatasetLayout
 from streamx.dataset.stream import Stream
+from streamx.exceptions import ChecksumError
 from streamx.format.index import ShardInfo
 from streamx.format.readers import SampleReader
-from streamx.order.world import World
-from streamx.exceptions import ChecksumError
 from streamx.order.run_dirs import _user_root
+from streamx.order.world import World
 from streamx.storage.cache_dir import writable
 from streamx.storage.pool import download_pool
 from streamx.storage.read_only_ledger import ReadOnlyLedger
@@ -162,7 +162,9 @@ class ShardCache:
             UserWarning,
             stacklevel=4,
         )
-        return ReadOnlyLedger([_bytes_present(s) if r else 0 for s, r in zip(self._shards, self._remote)])
+        return ReadOnlyLedger(
+            [_bytes_present(s) if r else 0 for s, r in zip(self._shards, self._remote)]
+        )
 
     def _init_ledger(self, layout: DatasetLayout) -> None:
         """Marks local-only shards unevictable, records which shards are already here, and

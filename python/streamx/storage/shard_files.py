@@ -33,8 +33,9 @@ __all__ = [
     "remove_counted",
     "remove_stale_temps",
     "safe_remove",
-    "within",
     "set_up_shard",
+    "stale_size",
+    "within",
 ]
 
 # Temporary names of a download (download.temp_path_for) and of a decompression (the core's
@@ -113,12 +114,21 @@ def check_size(info: FileInfo, path: str) -> None:
         return
     with contextlib.suppress(FileNotFoundError):
         os.remove(path)
-    index = os.path.join(os.path.dirname(path), INDEX_BASENAME)
+    stale_size(info, os.path.join(os.path.dirname(path), INDEX_BASENAME), got)
+
+
+def stale_size(info: FileInfo, index: str, got: int, cause: Exception | None = None) -> None:
+    """Raises the error for a remote file whose size differs from the cached index's.
+
+    Raises:
+        StaleIndexError: Always.
+    """
+    path = os.path.join(os.path.dirname(index), info.basename)
     raise StaleIndexError(
         f"{info.basename} from the remote is {got} bytes, but the cached {index} says "
         f"{info.bytes}: that index.json appears stale versus the remote (was the dataset "
         f"rewritten?). Delete {os.path.dirname(path)} or use a fresh `local` directory."
-    )
+    ) from cause
 
 
 def check_hash(algo: str | None, info: FileInfo, path: str) -> None:
