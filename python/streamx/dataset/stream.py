@@ -313,7 +313,7 @@ class Stream:
             if self.remote is None:
                 raise
             raise FileNotFoundError(
-                f"{err} (listed by the cached {self.index_path}: if the dataset was rewritten "
+                f"No such remote file: {err} (listed by the cached {self.index_path}: if the dataset was rewritten "
                 "on the remote, that index.json is stale; delete "
                 f"{os.path.dirname(self.index_path)} or use a fresh `local` directory)"
             ) from err
