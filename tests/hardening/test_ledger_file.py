@@ -180,6 +180,7 @@ sys.stdin.read()
 """
 
 
+@pytest.mark.slow
 def test_pins_never_fail_a_run_when_the_table_is_full(tmp_path: Path) -> None:
     path, shards = str(tmp_path / "ledger"), 300
     slots = 4 * shards + 4096  # the table's size for this many shards

@@ -56,6 +56,7 @@ def test_default_local_is_private_and_ignores_a_planted_directory(
     assert os.listdir(planted) == ["index.json"]  # untouched, and never read
 
 
+@pytest.mark.slow
 def test_a_planted_user_root_is_not_used(remote: str, tmp_path: Path) -> None:
     shared_tmp = tmp_path / "tmp"
     shared_tmp.mkdir()
@@ -149,6 +150,7 @@ def test_a_read_only_complete_mirror_is_read_with_a_warning(remote: str, tmp_pat
     assert not (mirror / ".streamx").exists()
 
 
+@pytest.mark.slow
 def test_a_read_only_incomplete_mirror_names_what_is_missing(remote: str, tmp_path: Path) -> None:
     mirror = tmp_path / "mirror"
     mirror.mkdir()
