@@ -313,8 +313,8 @@ class Stream:
             if self.remote is None:
                 raise
             raise FileNotFoundError(
-                f"No such remote file: {err} (listed by the cached {self.index_path}: if the dataset was rewritten "
-                "on the remote, that index.json is stale; delete "
+                f"No such remote file: {err} (listed by the cached {self.index_path}: "
+                "if the dataset was rewritten on the remote, that index.json is stale; delete "
                 f"{os.path.dirname(self.index_path)} or use a fresh `local` directory)"
             ) from err
         shard_files.check_size(info, os.path.join(self.local, self.split, info.basename))
