@@ -127,8 +127,8 @@ class UploadFailedError(StreamxError, RuntimeError):
 
 
 class ObjectSizeMismatchError(TruncatedDownloadError):
-    """The server announced a whole object of another size than expected: not a transfer
-    fault (retrying cannot help) but an index that no longer describes the remote."""
+    """The server announced a whole object of another size than expected: retried like any
+    fault, and once every attempt saw it, an index that no longer describes the remote."""
 
     def __init__(self, message: str, announced: int) -> None:
         super().__init__(message)

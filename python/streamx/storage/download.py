@@ -19,7 +19,6 @@ import os
 import time
 import uuid
 
-from streamx.exceptions import ObjectSizeMismatchError
 from streamx.storage import s3_direct
 from streamx.storage.errors import (
     DownloadTimeoutError,
@@ -137,8 +136,8 @@ def _fetch(
             with slots.hold():
                 source.fetch_whole(tmp, size, timeout)
             return
-        except (FileNotFoundError, PermissionError, ObjectSizeMismatchError):
-            raise  # retrying cannot change these answers
+        except (FileNotFoundError, PermissionError):
+            raise
         except Exception as err:
             if attempt == retry:
                 raise

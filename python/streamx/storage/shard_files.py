@@ -128,6 +128,7 @@ def stale_size(info: FileInfo, index: str, got: int, cause: Exception | None = N
         f"{info.basename} from the remote is {got} bytes, but the cached {index} says "
         f"{info.bytes}: that index.json appears stale versus the remote (was the dataset "
         f"rewritten?). Delete {os.path.dirname(path)} or use a fresh `local` directory."
+        + (f" (after every attempt: {cause})" if cause is not None else "")
     ) from cause
 
 
