@@ -37,6 +37,7 @@ __all__ = [
     "StaleIndexError",
     "StreamxError",
     "TruncatedDownloadError",
+    "UnsafeCacheDirError",
     "UploadFailedError",
 ]
 
@@ -92,8 +93,19 @@ class TruncatedDownloadError(StreamxError, OSError):
 
 
 class SizeMismatchError(TruncatedDownloadError):
-    """The remote object's size differs from the size expected of it (the one in
-    ``index.json``): the object was rewritten, or the index is stale. Not retried."""
+    """The remote object's size (announced, or in a range's ``Content-Range``) differs from
+    the size expected of it, the one in ``index.json``: the object was rewritten, or the
+    index is stale. Retried like other faults (a proxy may cut a body and its length alike);
+    a dataset reports the last one as a :class:`StaleIndexError`.
+
+    Args:
+        message: What was seen, naming the URL.
+        size: The object's size as the server gave it, when known.
+    """
+
+    def __init__(self, message: str, size: int | None = None) -> None:
+        super().__init__(message)
+        self.size = size
 
 
 class ChecksumMismatchError(StreamxError, OSError):
@@ -143,3 +155,7 @@ class ConvertRowError(ConvertError):
 
 class UploadFailedError(StreamxError, RuntimeError):
     """A background upload of a writer's file failed; raised on the next writer call."""
+
+
+class UnsafeCacheDirError(StreamxError, PermissionError):
+    """A cache directory another local user could write into (or planted): streamx refuses it."""

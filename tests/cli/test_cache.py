@@ -21,7 +21,9 @@ import sys
 from streamx import _core
 path, shards, shard = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 limit = _core.ledger_snapshot(path)["limit"]
-_core.CacheLedger(path, shards, limit).pin(shard)
+# Pins belong to the ledger object's owner lock: keep the object while the pin is held.
+ledger = _core.CacheLedger(path, shards, limit)
+ledger.pin(shard)
 print("pinned", flush=True)
 sys.stdin.read()
 """

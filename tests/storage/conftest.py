@@ -10,8 +10,6 @@ import sys
 import types
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
 
 import pytest
 
@@ -36,34 +34,10 @@ def _storage_importable_without_extension() -> None:
 
 _storage_importable_without_extension()
 
+from s3_bucket import S3  # noqa: E402
 from s3_fault_proxy import FaultConfig, FaultProxy  # noqa: E402
 
 from streamx.storage import filesystems  # noqa: E402
-
-
-@dataclass
-class S3:
-    """A bucket on the loopback S3 server, reachable at `endpoint`."""
-
-    endpoint: str
-    bucket: str
-    client: Any
-
-    def url(self, key: str = "") -> str:
-        return f"s3://{self.bucket}/{key}"
-
-    def put(self, key: str, data: bytes, *, public: bool = False) -> str:
-        acl = {"ACL": "public-read"} if public else {}
-        self.client.put_object(Bucket=self.bucket, Key=key, Body=data, **acl)
-        return self.url(key)
-
-    def http_url(self, key: str) -> str:
-        """Path-style URL of a public object, for plain HTTP clients."""
-        return f"{self.endpoint}/{self.bucket}/{key}"
-
-    def get(self, key: str) -> bytes:
-        body: bytes = self.client.get_object(Bucket=self.bucket, Key=key)["Body"].read()
-        return body
 
 
 def _aws_env(monkeypatch: pytest.MonkeyPatch, endpoint: str) -> None:

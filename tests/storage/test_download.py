@@ -8,9 +8,9 @@ import time
 from pathlib import Path
 
 import pytest
+from s3_bucket import S3
 from s3_fault_proxy import FaultConfig, FaultProxy
 
-from conftest import S3
 from streamx.storage.download import DownloadTimeoutError, TruncatedDownloadError, download_file
 from streamx.storage.s3_direct import ChecksumMismatchError
 

@@ -71,7 +71,9 @@ def test_s3_reuse_endpoint_and_requester_pays(monkeypatch: pytest.MonkeyPatch) -
     assert path == "free/a/b.mds"
     assert fs_a is fs_b
     assert fs_paid is not fs_a
-    assert fs_paid.requester_pays and not fs_a.requester_pays
+    # s3fs keeps the setting as the RequestPayer argument of every request.
+    assert fs_paid.req_kw.get("RequestPayer") == "requester"
+    assert "RequestPayer" not in fs_a.req_kw
     assert fs_a.client_kwargs.get("endpoint_url", getattr(fs_a, "endpoint_url", None)) == (
         "http://127.0.0.1:1"
     )

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from s3_bucket import S3
 
-from conftest import S3
 from streamx.storage.merge_index import merge_index
 
 PARTS = ("part-a", "part-b", "part-c")

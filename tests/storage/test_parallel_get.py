@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from hostile_http import HostileServer
 from nginx_server import Nginx, find_nginx, max_overlap
+from s3_bucket import S3
 from s3_fault_proxy import FaultProxy
 
-from conftest import S3
 from streamx.exceptions import SizeMismatchError
 from streamx.storage import s3_direct
 from streamx.storage.download import DownloadTimeoutError, TruncatedDownloadError, download_file

@@ -15,8 +15,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from s3_bucket import S3
 
-from conftest import S3
 from streamx.storage.download import download_file
 from streamx.storage.s3_direct import BotocoreCredentials, forget_credentials, route_for
 from streamx.storage.sigv4 import Credentials, quote_key, sign_get

@@ -6,9 +6,9 @@ import os
 from pathlib import Path
 
 import pytest
+from s3_bucket import S3
 from s3_fault_proxy import FaultConfig, FaultProxy
 
-from conftest import S3
 from streamx.storage.upload import Uploader, UploadFailedError
 
 pytestmark = pytest.mark.remote

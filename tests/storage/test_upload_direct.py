@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 import test_s3_direct
+from s3_bucket import S3
 from s3_fault_proxy import FaultConfig, FaultProxy
 from test_s3_direct import _env, _no_aws_files
 
-from conftest import S3
 from streamx.storage import s3_put
 from streamx.storage.s3fs_check import S3FS_MINIMUM, check_s3fs_version
 from streamx.storage.sigv4 import Credentials, quote_key

@@ -7,6 +7,7 @@ from typing import Any
 
 from streamx.dataset.array import Array
 from streamx.dataset.layout import shard_columns
+from streamx.dataset.stream import check_safe
 from streamx.format.index import INDEX_BASENAME, parse_index
 from streamx.format.readers import make_reader
 from streamx.torch.bases import TorchDataset
@@ -20,10 +21,13 @@ class LocalDataset(Array, TorchDataset):  # type: ignore[misc,type-arg]
     Args:
         local: The dataset directory holding ``index.json``.
         split: Optional sub-directory of ``local``.
+        allow_unsafe_types: Accept columns that run code when decoded (``pkl``); off by
+            default, as for :class:`StreamingDataset` (mosaicml-streaming has no such check).
 
     Raises:
         FileNotFoundError: If ``index.json`` is missing.
-        ValueError: If the index is malformed.
+        ValueError: If the index is malformed, or a column is unsafe and
+            ``allow_unsafe_types`` is False.
 
     Examples:
         >>> ds = LocalDataset("/data/mds")  # doctest: +SKIP
@@ -31,11 +35,15 @@ class LocalDataset(Array, TorchDataset):  # type: ignore[misc,type-arg]
         ({'id': 'int', 'text': 'str'}, 1000, 0)
     """
 
-    def __init__(self, local: str, split: str | None = None) -> None:
+    def __init__(
+        self, local: str, split: str | None = None, *, allow_unsafe_types: bool = False
+    ) -> None:
         split = split or ""
         self.local = local
         self.split = split
         self.shards = parse_index(local, split, os.path.join(local, split, INDEX_BASENAME))
+        for shard in self.shards:
+            check_safe(shard, allow_unsafe_types)
         self._reader = make_reader(self.shards)
         self.num_samples = self._reader.num_samples
         self._enable_fast_get(LocalDataset, self._reader.fast_get)

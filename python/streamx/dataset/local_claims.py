@@ -21,9 +21,9 @@ import secrets
 from dataclasses import dataclass
 from typing import IO
 
-from streamx.order.run_dirs import _user_root
+from streamx.order.run_dirs import user_root
 
-__all__ = ["Claim", "claim_local"]
+__all__ = ["Claim", "claim_local", "tie_to_remote"]
 
 
 @dataclass
@@ -57,7 +57,7 @@ def claim_local(local_dir: str, remote: str) -> Claim | None:
     """
     key = os.path.abspath(local_dir)
     base = os.path.join(
-        _user_root(), "claims", hashlib.blake2s(key.encode(), digest_size=12).hexdigest()
+        user_root(), "claims", hashlib.blake2s(key.encode(), digest_size=12).hexdigest()
     )
     os.makedirs(base, 0o700, exist_ok=True)
     mine = _create(base, remote)
@@ -109,3 +109,35 @@ def _live_remotes(base: str, exclude: str) -> set[str]:
         except FileNotFoundError:
             continue  # removed by another checker meanwhile
     return remotes
+
+
+_TIE = os.path.join(".streamx", "remote")
+
+
+def tie_to_remote(local_dir: str, remote: str) -> None:
+    """Records, once and for good, which remote ``local_dir`` caches, and refuses another.
+
+    Claims only see live streams; this catches a second dataset pointed at a cache another
+    (finished) one filled, whose ``index.json`` and shards would otherwise be read as its own.
+
+    Raises:
+        ValueError: If ``local_dir`` already caches a different remote.
+    """
+    path = os.path.join(local_dir, _TIE)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags, 0o644)
+    except FileExistsError:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as tie:
+            cached = tie.read(1 << 16).decode("utf-8", "replace")
+        if cached and cached != remote:
+            raise ValueError(
+                f"Reused local directory: {local_dir} holds a cache of {cached!r}, but this "
+                f"stream's remote is {remote!r}. Provide a different `local` for each remote, "
+                "or delete that directory first."
+            ) from None
+        return
+    with os.fdopen(fd, "wb") as tie:
+        tie.write(remote.encode())

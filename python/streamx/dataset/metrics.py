@@ -1,7 +1,7 @@
 """Iteration metrics: samples/s, stall time, cache hits and misses, bytes and download queue.
 
 Every process that reads (the main one and each DataLoader worker) counts into its own small
-shared-memory table, one row per epoch, in a directory named by ``STREAMX_METRICS_DIR``.
+memory-mapped table, one row per epoch, in a directory named by ``STREAMX_METRICS_DIR``.
 The first process to count creates the directory and sets the variable, so workers it
 starts later (fork or spawn) inherit it and the main process can sum everyone's rows:
 :func:`snapshot` and :func:`epoch_totals` see the whole node's reading. Counting is a few
@@ -25,6 +25,7 @@ import logging
 import mmap
 import os
 import shutil
+import stat
 import tempfile
 import time
 from collections.abc import Iterator
@@ -32,6 +33,8 @@ from typing import TypedDict
 
 import numpy as np
 from numpy.typing import NDArray
+
+from streamx.order import run_dirs
 
 __all__ = [
     "Snapshot",
@@ -76,20 +79,56 @@ class _Table:
     """This process's rows, mapped from its file in the shared directory."""
 
     def __init__(self) -> None:
-        directory = os.environ.get(_ENV_DIR)
-        if not directory or not os.path.isdir(directory):
-            shm = "/dev/shm" if os.path.isdir("/dev/shm") else None
-            directory = tempfile.mkdtemp(prefix="streamx-metrics-", dir=shm)
-            os.environ[_ENV_DIR] = directory
-            atexit.register(shutil.rmtree, directory, True)
+        inherited = os.environ.get(_ENV_DIR)
+        directory = inherited if inherited is not None and _ours(inherited) else _new_directory()
         self.directory = directory
         size = _EPOCHS * len(_FIELDS) * 8
-        with open(os.path.join(directory, f"{os.getpid()}.f64"), "w+b") as file:
-            file.truncate(size)
-            self._map = mmap.mmap(file.fileno(), size)
+        try:
+            with open(os.path.join(directory, f"{os.getpid()}.f64"), "w+b") as file:
+                file.truncate(size)
+                self._map = mmap.mmap(file.fileno(), size)
+        except OSError as err:
+            # Metrics must never fail a run: count in this process's memory only.
+            logger.warning("streamx metrics: cannot share counts through %s (%s)", directory, err)
+            self._map = mmap.mmap(-1, size)
         # A memoryview of doubles: an add costs tens of nanoseconds (numpy scalars cost more).
         self.cells = memoryview(self._map).cast("d")
         self.row: memoryview[float] | None = self.cells[: len(_FIELDS)]
+
+
+def _ours(directory: str) -> bool:
+    """Whether ``directory`` is a metrics directory of this user (an inherited variable may
+    name another user's, or one that is gone)."""
+    try:
+        info = os.lstat(directory)
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid()
+
+
+def _new_directory() -> str:
+    """A fresh directory under the user's private state root (not /dev/shm: nothing a
+    crash leaves there outlives the next start), after removing those of dead creators."""
+    root = os.path.join(run_dirs.user_root(), "metrics")
+    os.makedirs(root, mode=0o700, exist_ok=True)
+    for entry in os.listdir(root):
+        creator = entry.partition("-")[0]
+        if creator.isdigit() and not _alive(int(creator)):
+            shutil.rmtree(os.path.join(root, entry), ignore_errors=True)
+    directory = tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=root)
+    os.environ[_ENV_DIR] = directory
+    atexit.register(shutil.rmtree, directory, True)
+    return directory
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 _table: _Table | None = None

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
-import tempfile
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,9 +14,10 @@ from streamx.dataset import weights
 from streamx.dataset.local_claims import Claim, claim_local
 from streamx.exceptions import SizeMismatchError
 from streamx.format.encodings import is_mds_encoding_safe
-from streamx.format.index import INDEX_BASENAME, FileInfo, ShardInfo, parse_index
-from streamx.storage import shard_files
+from streamx.format.index import INDEX_BASENAME, FileInfo, ShardInfo
+from streamx.storage import cache_dir, shard_files
 from streamx.storage.download import download_file
+from streamx.storage.index_fetch import load_index_checked
 
 __all__ = ["Stream", "apply_weights"]
 
@@ -94,11 +93,9 @@ class Stream:
             self.safe_keep_zip = keep_zip or self.remote in {None, self.local}
 
     def _get_temporary_directory(self) -> str:
-        """A cache directory named after the remote, as mosaicml-streaming derives it."""
-        digest = ""
-        if self.remote is not None:
-            digest = hashlib.blake2s(self.remote.encode("utf-8"), digest_size=16).hexdigest()
-        return os.path.join(tempfile.gettempdir(), digest, self.split)
+        """A cache directory named after the remote, private to this user (mosaicml-streaming
+        uses ``<tempdir>/<digest>``, which another local user can create first)."""
+        return cache_dir.private_default_dir(self.remote, self.split)
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -293,7 +290,7 @@ class Stream:
         if os.path.isfile(raw_filename):
             if self.safe_keep_zip:
                 return 0
-            return -shard_files.remove_counted(zip_info, zip_filename)
+            return -shard_files.remove_counted(zip_info, zip_filename, self.local)
         delta = 0
         if not os.path.isfile(zip_filename):
             self._fetch_listed(zip_info)
@@ -311,14 +308,13 @@ class Stream:
             else:
                 self._download_file(info.basename)  # a subclass's own way of fetching
         except SizeMismatchError as err:
-            local = os.path.join(self.local, self.split, info.basename)
-            raise shard_files.stale_index_error(info, local, str(err)) from err
+            shard_files.stale_size(info, self.index_path, err.size, err)
         except FileNotFoundError as err:
             if self.remote is None:
                 raise
             raise FileNotFoundError(
-                f"{err} (listed by the cached {self.index_path}: if the dataset was rewritten "
-                "on the remote, that index.json is stale; delete "
+                f"No such remote file: {err} (listed by the cached {self.index_path}: "
+                "if the dataset was rewritten on the remote, that index.json is stale; delete "
                 f"{os.path.dirname(self.index_path)} or use a fresh `local` directory)"
             ) from err
         shard_files.check_size(info, os.path.join(self.local, self.split, info.basename))
@@ -355,25 +351,22 @@ class Stream:
 
         Raises:
             RuntimeError: If there is no remote and no local ``index.json``.
-            ValueError: If another live stream caches a different remote in ``local``, or
-                a column is unsafe and ``allow_unsafe_types`` is False.
-            CorruptIndexError: If ``index.json`` is not a valid index.
+            ValueError: If another stream caches (or cached) a different remote in ``local``,
+                or a column is unsafe and ``allow_unsafe_types`` is False.
+            UnsafeCacheDirError: If another local user could write into ``local``.
+            CorruptIndexError: If ``index.json`` is not a valid index (a local one that is
+                not is fetched again first, when there is a remote).
         """
         if self.remote is not None and getattr(self, "_claim", None) is None:
+            where, remote = os.path.join(self.local, self.split), self.remote
+            if remote != self.local:
+                cache_dir.prepare(where, shard_files.remote_url(remote, self.split, ""))
             self._claim: Claim | None = claim_local(
-                os.path.join(self.local, self.split),
-                shard_files.remote_url(self.remote, self.split, ""),
+                where, shard_files.remote_url(remote, self.split, "")
             )
-        path = self.index_path
-        if not os.path.exists(path):
-            if not self.remote:
-                raise RuntimeError(
-                    f"No `remote` provided, but local file {path} does not exist either"
-                )
-            self._download_file(INDEX_BASENAME)
-        shards = parse_index(self.local, self.split, path)
+        shards = load_index_checked(self._download_file, self.local, self.split, bool(self.remote))
         for shard in shards:
-            _check_safe(shard, allow_unsafe_types)
+            check_safe(shard, allow_unsafe_types)
         return shards
 
     def set_up_local(
@@ -403,7 +396,12 @@ class Stream:
         return os.stat(self.index_path).st_size
 
 
-def _check_safe(shard: ShardInfo, allow_unsafe_types: bool) -> None:
+def check_safe(shard: ShardInfo, allow_unsafe_types: bool) -> None:
+    """Refuses a shard with a column that runs code when decoded, unless allowed.
+
+    Raises:
+        ValueError: If a column is unsafe and ``allow_unsafe_types`` is False.
+    """
     if allow_unsafe_types:
         return
     for name, encoding in zip(shard.column_names, shard.column_encodings):

@@ -29,7 +29,7 @@ import time
 import warnings
 from collections.abc import Sequence
 
-__all__ = ["collect_dead", "create_locked", "release", "runs_base"]
+__all__ = ["collect_dead", "collect_empty", "create_locked", "release", "runs_base", "user_root"]
 
 # Directories still under their pending name (being set up right now, or abandoned by a
 # creator that died within those few system calls) are left alone for this long.
@@ -44,7 +44,7 @@ def _fallback_root() -> str:
     return tempfile.mkdtemp(prefix=f"streamx-{os.getuid()}-")
 
 
-def _user_root() -> str:
+def user_root() -> str:
     """``<tempdir>/streamx-<uid>``, private to this user, created if missing."""
     root = os.path.join(tempfile.gettempdir(), f"streamx-{os.getuid()}")
     with contextlib.suppress(FileExistsError):
@@ -74,9 +74,30 @@ def runs_base(local_dirs: Sequence[str]) -> str:
     """The directory holding the state directories of datasets over ``local_dirs``."""
     key = "\0".join(os.path.abspath(d) for d in local_dirs)
     digest = hashlib.blake2s(key.encode(), digest_size=8).hexdigest()
-    base = os.path.join(_user_root(), digest, "runs")
+    root = user_root()
+    collect_empty(root, keep=digest)
+    base = os.path.join(root, digest, "runs")
     os.makedirs(base, 0o700, exist_ok=True)
     return base
+
+
+def collect_empty(root: str, keep: str) -> None:
+    """Removes ``<digest>/runs`` directories left empty under the user root (one per set of
+    local directories ever used; they add up), other than ``keep``'s.
+
+    ``rmdir`` removes only an empty directory, so a live instance's state is never lost;
+    a creator racing with the removal recreates its base (see :func:`create_locked`).
+    """
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return
+    for name in names:
+        if name == keep or len(name) != 16:
+            continue
+        with contextlib.suppress(OSError):
+            os.rmdir(os.path.join(root, name, "runs"))
+            os.rmdir(os.path.join(root, name))
 
 
 def _lock_shared(path: str) -> int | None:
@@ -97,7 +118,11 @@ def create_locked(base: str) -> tuple[str, int | None]:
     name = f"{os.getpid()}-{secrets.token_hex(6)}"
     # Set up under a pending name, so no collector sees the directory before it is locked.
     pending = os.path.join(base, _PENDING + name)
-    os.mkdir(pending, 0o700)
+    try:
+        os.mkdir(pending, 0o700)
+    except FileNotFoundError:  # another process found the base empty and removed it
+        os.makedirs(base, 0o700, exist_ok=True)
+        os.mkdir(pending, 0o700)
     fd = _lock_shared(pending)
     root = os.path.join(base, name)
     os.rename(pending, root)

@@ -19,7 +19,6 @@ import os
 import time
 import uuid
 
-from streamx.exceptions import SizeMismatchError
 from streamx.storage import s3_direct
 from streamx.storage.errors import (
     DownloadTimeoutError,
@@ -121,9 +120,6 @@ def _local_slots() -> LocalSlots:
 def _fetch(
     source: Source, tmp: str, size: int | None, retry: int, timeout: float, slots: Slots
 ) -> None:
-    # A size the caller gave (the index's) makes a mismatch final; one from a HEAD is only
-    # what the server said a moment ago, so a GET that disagrees is retried.
-    given = size is not None
     if size is None:
         with slots.hold():
             size = source.size(timeout)
@@ -143,7 +139,8 @@ def _fetch(
         except (FileNotFoundError, PermissionError):
             raise
         except Exception as err:
-            if attempt == retry or (given and isinstance(err, SizeMismatchError)):
+            # A size mismatch is retried too: a proxy may cut a body and its length alike.
+            if attempt == retry:
                 raise
             delay = backoff_delay(attempt)
             logger.info(

@@ -138,7 +138,8 @@ def get_into(
         if expected is not None and total not in (-1, expected):
             raise SizeMismatchError(
                 f"{target.url} is {total} bytes, {expected} expected "
-                f"(the length announced; the body was left unread)"
+                f"(the length announced; the body was left unread)",
+                total,
             )
         checksum = _checksum_of(response) if length is None else None
         _read_body(response, sock, fd, start, body_length, deadline, target.url, checksum)

@@ -16,7 +16,6 @@ import threading
 import time
 from collections.abc import Callable
 
-from streamx.exceptions import SizeMismatchError
 from streamx.storage.pool import download_pool
 from streamx.storage.slots import Slots
 
@@ -30,8 +29,8 @@ FetchRange = Callable[[int, int, float], None]
 _BACKOFF_BASE_S = 0.25
 _BACKOFF_CAP_S = 8.0
 # Not worth retrying: the object or the access is missing, not the connection.
-# Errors no retry can fix: a missing or refused object, one whose size is not the index's.
-_PERMANENT = (FileNotFoundError, PermissionError, SizeMismatchError)
+# Errors no retry can fix: a missing or refused object.
+_PERMANENT = (FileNotFoundError, PermissionError)
 
 
 def backoff_delay(attempt: int) -> float:

@@ -23,6 +23,7 @@ import hashlib
 import os
 import threading
 import time
+import warnings
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
 from typing import Any
@@ -31,19 +32,30 @@ from streamx import _core
 from streamx.dataset import metrics
 from streamx.dataset.layout import DatasetLayout
 from streamx.dataset.stream import Stream
+from streamx.exceptions import ChecksumError
 from streamx.format.index import ShardInfo
 from streamx.format.readers import SampleReader
+from streamx.order.run_dirs import user_root
 from streamx.order.world import World
+from streamx.storage.cache_dir import writable
 from streamx.storage.pool import download_pool
+from streamx.storage.read_only_ledger import ReadOnlyLedger
 from streamx.storage.settings import download_connections
 from streamx.storage.shard_files import bytes_present as _bytes_present
 from streamx.storage.shard_files import files_ready as _files_ready
 from streamx.storage.shard_files import normalize as _normalize
+from streamx.storage.shard_files import remove_stale_temps, within
 from streamx.storage.slots import ConnectionSlots, using_slots
 
 __all__ = ["ShardCache"]
 
 _POLL_S = 0.005
+
+CacheLedgerLike = _core.CacheLedger | ReadOnlyLedger
+
+
+def _real(path: str) -> str:
+    return os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
 
 
 def _has_remote(stream: Stream) -> bool:
@@ -65,8 +77,18 @@ class ShardCache:
         self._shards: Sequence[ShardInfo] = layout.shards
         self._reader = reader
         self._remote = [_has_remote(layout.streams[s]) for s in self._stream_of_shard]
+        # Registered under the real path of their directory: the ledger deletes nothing
+        # through a symlink planted there later (it checks the directory is still that path);
+        # a file whose directory leads out of the stream's `local` is never registered.
         files = [
-            [shard.local_path(f) for pair in shard.file_pairs for f in pair if f] if remote else []
+            [
+                _real(shard.local_path(f))
+                for pair in shard.file_pairs
+                for f in pair
+                if f and within(shard.dirname, shard.local_path(f))
+            ]
+            if remote
+            else []
             for shard, remote in zip(layout.shards, self._remote)
         ]
         key = hashlib.blake2s(
@@ -76,14 +98,19 @@ class ShardCache:
         # user's own files.
         home = next(d for d, s in zip(layout.local_dirs, layout.streams) if _has_remote(s))
         path = os.path.join(home, ".streamx", f"ledger-{key}-{len(files)}")
-        os.makedirs(os.path.dirname(path), exist_ok=True)
         # cache_limit counts the index files too, as in mosaicml-streaming.
         self.index_bytes = sum(stream.get_index_size() for stream in layout.streams)
         shard_limit = None if limit is None else max(limit - self.index_bytes, 0)
-        self.ledger = _core.CacheLedger(path, len(files), shard_limit, files)
-        self._slots = ConnectionSlots(
-            os.path.join(os.path.dirname(path), "connections"), download_connections()
-        )
+        self.read_only = not writable(home)
+        self.ledger: CacheLedgerLike
+        if self.read_only:
+            self.ledger = self._read_only_ledger(home)
+            slots_dir = os.path.join(user_root(), "connections")
+        else:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            self.ledger = _core.CacheLedger(path, len(files), shard_limit, files)
+            slots_dir = os.path.join(os.path.dirname(path), "connections")
+        self._slots = ConnectionSlots(slots_dir, download_connections())
         self.max_shard_bytes = max(
             (s.get_max_size() for s, r in zip(self._shards, self._remote) if r), default=0
         )
@@ -113,8 +140,38 @@ class ShardCache:
         """Whether a ``cache_limit`` applies."""
         return self.ledger.limit is not None
 
+    def _read_only_ledger(self, home: str) -> ReadOnlyLedger:
+        """A shared read-only mirror: usable as it is when every shard is there.
+
+        Raises:
+            PermissionError: If a shard is missing (it could not be downloaded).
+        """
+        missing = [
+            s.raw_data.basename
+            for s, remote in zip(self._shards, self._remote)
+            if remote and not _files_ready(s)
+        ]
+        if missing:
+            raise PermissionError(
+                f"Cache directory {home} is read-only and lacks {len(missing)} shard(s) "
+                f"(first: {missing[0]}), which cannot be downloaded there. Use a writable "
+                "`local`, or complete the mirror."
+            )
+        warnings.warn(
+            f"Cache directory {home} is read-only: reading the shards already there, with no "
+            "cache ledger (nothing is downloaded or evicted, and cache_limit is not applied)",
+            UserWarning,
+            stacklevel=4,
+        )
+        return ReadOnlyLedger(
+            [_bytes_present(s) if r else 0 for s, r in zip(self._shards, self._remote)]
+        )
+
     def _init_ledger(self, layout: DatasetLayout) -> None:
-        """Marks local-only shards unevictable and records which shards are already here."""
+        """Marks local-only shards unevictable, records which shards are already here, and
+        removes what downloads killed mid-way left (no live process owns those shards)."""
+        if self.read_only:
+            return
         for stream_id, stream in enumerate(layout.streams):
             if not _has_remote(stream):
                 # Never delete the user's only copy (mosaicml-streaming issue #988).
@@ -125,6 +182,9 @@ class ShardCache:
             if not self._remote[shard_id]:
                 continue
             stream = self._streams[self._stream_of_shard[shard_id]]
+            if self.ledger.state(shard_id) == "preparing":
+                continue  # a live process is downloading it
+            remove_stale_temps(shard)
             _normalize(shard, stream.safe_keep_zip)
             present = _bytes_present(shard)
             self.ledger.sync(shard_id, present or None)
@@ -174,7 +234,7 @@ class ShardCache:
         stream = self._streams[self._stream_of_shard[shard_id]]
         try:
             with using_slots(self._slots):
-                stream.prepare_shard(shard)  # the stream's hooks: a subclass's downloads apply
+                self._prepare_files(stream, shard)
         except BaseException:
             for raw, packed in shard.file_pairs:  # leave nothing the ledger does not count
                 for info in (raw, packed):
@@ -186,17 +246,32 @@ class ShardCache:
         self.ledger.finish_download(shard_id, _bytes_present(shard))
         metrics.add_download(shard.get_zip_size() or shard.get_raw_size())
 
+    @staticmethod
+    def _prepare_files(stream: Stream, shard: ShardInfo) -> None:
+        """The stream's hooks (a subclass's downloads apply). A digest mismatch is a bad
+        download like any other: the bad file is gone already, so it is fetched again, up to
+        ``download_retry`` attempts in all."""
+        attempts = max(int(getattr(stream, "download_retry", 1)), 1)
+        for attempt in range(1, attempts + 1):
+            try:
+                stream.prepare_shard(shard)
+                return
+            except ChecksumError:
+                if attempt == attempts:
+                    raise
+
     @contextlib.contextmanager
     def hold(self, shard_id: int) -> Iterator[None]:
         """Keeps ``shard_id`` from being evicted (under a limit) while the block runs."""
         if not (self.limited and self._remote[shard_id]):
             yield
             return
-        self.ledger.pin(shard_id)
+        pinned = self.ledger.pin(shard_id)
         try:
             yield
         finally:
-            self.ledger.unpin(shard_id)
+            if pinned:
+                self.ledger.unpin(shard_id)
 
     def set_window(self, reading: Sequence[int], ahead: Sequence[int] = ()) -> list[int] | None:
         """Declares the shards this process reads now (``reading``) and next (``ahead``),
@@ -217,14 +292,14 @@ class ShardCache:
         if self.limited:
             now = now[: self._budget()]
             keep = set(now)
-            for shard_id in now:
-                if shard_id not in self._pinned:
-                    self.ledger.pin(shard_id)
+            # A pin refused (every slot held by live processes) leaves the shard unprotected;
+            # only the pins taken are released.
+            pinned = [s for s in now if s in self._pinned or self.ledger.pin(s)]
             for shard_id in self._pinned:
                 if shard_id not in keep:
                     self.ledger.unpin(shard_id)
                     self._reader.evict(shard_id)
-            self._pinned = now
+            self._pinned = pinned
             later = later[: max(self._capacity() - len(now) - 1, 0)]
         wanted = now + later
         for shard_id in reversed(wanted):

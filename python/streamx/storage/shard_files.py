@@ -1,5 +1,10 @@
 """A shard's files in a local cache directory: what is there, checking and dropping them.
 
+Dropping is guarded, because ``index.json`` may come from anyone: streamx deletes only a
+regular file whose directory resolves inside the stream's local directory (never through a
+symlink planted in it), and only one of the size the index gives (the size streamx checked
+when it wrote the file), so an index naming a user's own file does not delete it.
+
 ``index.json`` is the only description of a remote's files that streamx has, so a file
 whose size differs from its entry means the cached index no longer describes the remote
 (the dataset was rewritten under an old local cache): that is reported as such, with what
@@ -10,6 +15,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
+import stat
+from typing import NoReturn
 
 from streamx import _core
 from streamx.exceptions import ChecksumError, StaleIndexError
@@ -24,9 +32,68 @@ __all__ = [
     "normalize",
     "remote_url",
     "remove_counted",
+    "remove_stale_temps",
+    "safe_remove",
     "set_up_shard",
-    "stale_index_error",
+    "stale_size",
+    "within",
 ]
+
+# Temporary names of a download (download.temp_path_for) and of a decompression (the core's
+# compression::temp_path), for a file named NAME.
+_TEMP_FORMS = (r"\.{name}\.\d+\.[0-9a-f]+\.tmp", r"{name}\.tmp\.\d+\.\d+")
+
+
+def within(root: str, path: str) -> bool:
+    real_root = os.path.realpath(root)
+    where = os.path.realpath(os.path.dirname(path))
+    return where == real_root or where.startswith(real_root + os.sep)
+
+
+def _inside(shard: ShardInfo, path: str) -> bool:
+    return within(shard.dirname, path)
+
+
+def safe_remove(shard: ShardInfo, info: FileInfo | None, path: str) -> bool:
+    """Deletes one of ``shard``'s files if streamx may: a regular file inside the stream's
+    local directory and, when ``info`` is given, of the size the index gives it.
+
+    Returns:
+        Whether the file was deleted.
+    """
+    try:
+        meta = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    if not stat.S_ISREG(meta.st_mode) or not _inside(shard, path):
+        return False
+    if info is not None and meta.st_size != info.bytes:
+        return False
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(path)
+        return True
+    return False
+
+
+def remove_stale_temps(shard: ShardInfo) -> int:
+    """Deletes the temporary files that killed downloads or decompressions of ``shard`` left
+    (the caller knows no live process is preparing it). Returns the bytes freed."""
+    directory = os.path.join(shard.dirname, shard.split)
+    names = [info.basename for pair in shard.file_pairs for info in pair if info is not None]
+    forms = [re.compile(f.format(name=re.escape(n))) for n in names for f in _TEMP_FORMS]
+    freed = 0
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return 0
+    for entry in entries:
+        if any(form.fullmatch(entry.name) for form in forms) and entry.is_file(
+            follow_symlinks=False
+        ):
+            size = entry.stat(follow_symlinks=False).st_size
+            if safe_remove(shard, None, entry.path):
+                freed += size
+    return freed
 
 
 def remote_url(remote: str, split: str, basename: str) -> str:
@@ -48,17 +115,25 @@ def check_size(info: FileInfo, path: str) -> None:
         return
     with contextlib.suppress(FileNotFoundError):
         os.remove(path)
-    raise stale_index_error(info, path, f"{info.basename} from the remote is {got} bytes")
+    stale_size(info, os.path.join(os.path.dirname(path), INDEX_BASENAME), got)
 
 
-def stale_index_error(info: FileInfo, path: str, found: str) -> StaleIndexError:
-    """The error for a remote file that contradicts the cached index (``found`` says how)."""
-    index = os.path.join(os.path.dirname(path), INDEX_BASENAME)
-    return StaleIndexError(
-        f"{found}, but the cached {index} says {info.basename} is {info.bytes} bytes: that "
-        f"index.json appears stale versus the remote (was the dataset rewritten?). Delete "
-        f"{os.path.dirname(path)} or use a fresh `local` directory."
-    )
+def stale_size(
+    info: FileInfo, index: str, got: int | None, cause: Exception | None = None
+) -> NoReturn:
+    """Raises the error for a remote file whose size differs from the cached index's.
+
+    Raises:
+        StaleIndexError: Always.
+    """
+    path = os.path.join(os.path.dirname(index), info.basename)
+    raise StaleIndexError(
+        f"{info.basename} from the remote is {got if got is not None else 'another number of'} "
+        f"bytes, but the cached {index} says "
+        f"{info.bytes}: that index.json appears stale versus the remote (was the dataset "
+        f"rewritten?). Delete {os.path.dirname(path)} or use a fresh `local` directory."
+        + (f" (after every attempt: {cause})" if cause is not None else "")
+    ) from cause
 
 
 def check_hash(algo: str | None, info: FileInfo, path: str) -> None:
@@ -109,8 +184,7 @@ def normalize(shard: ShardInfo, safe_keep_zip: bool) -> None:
         return
     for raw, packed in shard.file_pairs:
         if packed is not None and os.path.exists(shard.local_path(raw)):
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(shard.local_path(packed))
+            safe_remove(shard, packed, shard.local_path(packed))
 
 
 def evict_files(shard: ShardInfo, raw: bool = True, packed: bool = True) -> int:
@@ -119,10 +193,8 @@ def evict_files(shard: ShardInfo, raw: bool = True, packed: bool = True) -> int:
     freed = 0
     for pair in shard.file_pairs:
         for info, wanted in zip(pair, (raw, packed)):
-            if wanted and info is not None:
-                with contextlib.suppress(FileNotFoundError):
-                    os.remove(shard.local_path(info))
-                    freed += info.bytes
+            if wanted and info is not None and safe_remove(shard, info, shard.local_path(info)):
+                freed += info.bytes
     return freed
 
 
@@ -164,12 +236,21 @@ def _complete(shard: ShardInfo, infos: list[FileInfo]) -> bool:
         return True
     for info, there in zip(infos, present):
         if there:
-            os.remove(shard.local_path(info))
+            safe_remove(shard, info, shard.local_path(info))
     return False
 
 
-def remove_counted(info: FileInfo, path: str) -> int:
-    """Deletes ``path`` if it exists; returns the bytes the index gives for it, or 0."""
+def remove_counted(info: FileInfo, path: str, root: str | None = None) -> int:
+    """Deletes ``path`` if streamx may (a regular file of the size the index gives, inside
+    ``root`` when given); returns the bytes the index gives for it, or 0."""
+    try:
+        meta = os.lstat(path)
+    except FileNotFoundError:
+        return 0
+    if not stat.S_ISREG(meta.st_mode) or meta.st_size != info.bytes:
+        return 0
+    if root is not None and not within(root, path):
+        return 0
     try:
         os.remove(path)
     except FileNotFoundError:

@@ -164,15 +164,22 @@ async def _whole_s3(fs: Any, path: str, tmp: str, size: int | None) -> None:
     announced = response.get("ContentLength")
     if size is not None and announced is not None and int(announced) != size:
         response["Body"].close()
-        raise SizeMismatchError(f"{path}: expected {size} bytes, S3 announced {announced}")
+        raise SizeMismatchError(
+            f"{path}: expected {size} bytes, S3 announced {announced}", int(announced)
+        )
     body = response["Body"]
+    limit = size if size is not None else announced
+    written = 0
     try:
         with open(tmp, "wb") as out:
             while chunk := await body.read(_ASYNC_CHUNK):
                 out.write(chunk)
+                written += len(chunk)
+                if limit is not None and written > int(limit):
+                    break  # a server sending past the size: stop here, not at the disk's end
     finally:
         body.close()
-    _check_size(tmp, size if size is not None else announced, path)
+    _check_size(tmp, limit, path)
 
 
 async def _range_s3(fs: Any, path: str, fd: int, start: int, length: int, size: int) -> int:
@@ -181,7 +188,7 @@ async def _range_s3(fs: Any, path: str, fd: int, start: int, length: int, size: 
     total = str(response.get("ContentRange", "")).rpartition("/")[2]
     if total.isdigit() and int(total) != size:
         body.close()
-        raise SizeMismatchError(f"{path} is {total} bytes, {size} expected")
+        raise SizeMismatchError(f"{path} is {total} bytes, {size} expected", int(total))
     done = 0
     try:
         while done < length and (chunk := await body.read(min(_ASYNC_CHUNK, length - done))):
@@ -222,9 +229,13 @@ def _whole_sync(
     """Chunked copy for synchronous filesystems, checking the deadline between chunks."""
     if size is None:
         size = int(fs.info(path)["size"])
+    written = 0
     with fs.open(path, "rb") as src, open(tmp, "wb") as dst:
         while chunk := src.read(_CHUNK):
             dst.write(chunk)
+            written += len(chunk)
+            if written > size:
+                break  # more than the object's size: _check_size names it
             if time.monotonic() > deadline:
                 raise DownloadTimeoutError(f"download of {path} ran past its deadline")
     _check_size(tmp, size, path)

@@ -119,7 +119,9 @@ impl CacheLedger {
         enter_core(py, || self.inner.touch(shard))
     }
 
-    fn pin(&self, py: Python<'_>, shard: usize) -> PyResult<()> {
+    /// Returns whether the shard got pinned (False, with no unpin due, when every pin slot
+    /// is held by live processes: the run goes on unprotected rather than failing).
+    fn pin(&self, py: Python<'_>, shard: usize) -> PyResult<bool> {
         enter_core(py, || self.inner.pin(shard))
     }
 

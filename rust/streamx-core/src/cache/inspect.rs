@@ -12,7 +12,8 @@ use std::sync::atomic::Ordering::{Acquire, Relaxed};
 
 use super::layout::{Header, View, LOCAL, MAGIC, NO_LIMIT, PINNED_FOREVER, PREPARING, VERSION};
 use super::ledger::{owner, ShardState};
-use super::lock::{is_alive, ProcessId};
+use super::lock::ProcessId;
+use super::owner::Owner;
 use crate::error::{Error, Result};
 
 /// One shard's entry as read from the ledger.
@@ -64,7 +65,7 @@ pub struct LedgerSnapshot {
 ///
 /// # Errors
 /// [`Error::NotFound`] or [`Error::Io`] if the file cannot be read;
-/// [`Error::InvalidArgument`] if it is not a version 1 ledger or its length does not match its
+/// [`Error::InvalidArgument`] if it is not a ledger of this version or its length does not match its
 /// shard count.
 pub fn snapshot(path: impl AsRef<Path>) -> Result<LedgerSnapshot> {
     let path = path.as_ref();
@@ -101,6 +102,9 @@ fn state_of(raw: u32) -> ShardState {
 }
 
 fn read_view(path: &Path, view: &View) -> LedgerSnapshot {
+    // Liveness is a lock held on an owner file beside the ledger (see `super::owner`).
+    let owners = Owner::new(path.parent().unwrap_or(Path::new(".")));
+    let is_alive = |process: ProcessId| owners.is_alive(process);
     let header = view.header();
     let limit = Some(header.limit.load(Relaxed)).filter(|&l| l != NO_LIMIT);
     let shards = view
@@ -166,7 +170,7 @@ mod tests {
         assert_eq!(snap.shards[0].pins, 1);
         assert_eq!(snap.shards[1].state, ShardState::Preparing);
         let (owner, alive) = snap.shards[1].owner.unwrap();
-        assert_eq!(owner, ProcessId::current());
+        assert_eq!(owner, ledger.me().unwrap());
         assert!(alive);
         assert!(!snap.shards[2].evictable);
         assert_eq!(snap.pins.len(), 1);

@@ -8,9 +8,17 @@ use std::sync::atomic::{AtomicU32, AtomicU64};
 use memmap2::{MmapOptions, MmapRaw};
 
 pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"STMXLDG1");
-pub(crate) const VERSION: u64 = 1;
-/// Concurrent (process, shard) pins a node can hold; readers pin only the shards they read.
-pub(crate) const PIN_SLOTS: usize = 4096;
+/// 2: owners are identified by owner-file tokens, and pin slots scale with the shards.
+pub(crate) const VERSION: u64 = 2;
+/// Pin slots beyond the per-shard ones: room for many processes pinning the same shards.
+const EXTRA_PIN_SLOTS: usize = 4096;
+
+/// Concurrent (process, shard) pins a ledger for `num_shards` can hold. A process pins at most
+/// its share of what the cache holds, so a few slots per shard leave the table far from full;
+/// should it fill anyway, a pin is skipped rather than failing the run (see `Ledger::pin`).
+pub(crate) fn pin_slot_count(num_shards: usize) -> usize {
+    num_shards.saturating_mul(4).saturating_add(EXTRA_PIN_SLOTS)
+}
 /// `Header::limit` value meaning "no limit".
 pub(crate) const NO_LIMIT: u64 = u64::MAX;
 
@@ -64,8 +72,9 @@ pub(crate) struct View {
 
 impl View {
     pub(crate) fn file_len(num_shards: usize) -> u64 {
-        (size_of::<Header>() + num_shards * size_of::<Entry>() + PIN_SLOTS * size_of::<PinSlot>())
-            as u64
+        (size_of::<Header>()
+            + num_shards * size_of::<Entry>()
+            + pin_slot_count(num_shards) * size_of::<PinSlot>()) as u64
     }
 
     pub(crate) fn map(file: &File, num_shards: usize) -> std::io::Result<Self> {
@@ -106,7 +115,7 @@ impl View {
         unsafe {
             let offset = size_of::<Header>() + self.num_shards * size_of::<Entry>();
             let ptr = self.map.as_ptr().add(offset).cast::<PinSlot>();
-            std::slice::from_raw_parts(ptr, PIN_SLOTS)
+            std::slice::from_raw_parts(ptr, pin_slot_count(self.num_shards))
         }
     }
 }

@@ -1,16 +1,14 @@
 //! [`Ledger`]: the shared, crash-safe accounting of which shards are on local disk.
 
-use std::fs::OpenOptions;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::layout::{
-    Entry, View, LOCAL, MAGIC, NO_LIMIT, PINNED_FOREVER, PREPARING, REMOTE, VERSION,
-};
-use super::lock::{is_alive, FileLock, ProcessId};
+use super::layout::{Entry, View, LOCAL, NO_LIMIT, PINNED_FOREVER, PREPARING, REMOTE};
+use super::lock::{FileLock, ProcessId};
 use super::lru::{select_victims, Candidate};
+use super::owner::Owner;
 use crate::error::{Error, Result};
 
 /// Where a shard stands in the cache.
@@ -52,8 +50,17 @@ pub struct RecoveryReport {
 /// `flock` on the file; [`Ledger::touch`] and the getters are lock-free.
 pub struct Ledger {
     pub(super) path: PathBuf,
+    lock_path: PathBuf,
     pub(super) view: View,
     files: Vec<Vec<PathBuf>>,
+    pub(super) owner: Owner,
+}
+
+/// The file every mutation locks: beside the ledger, so the ledger itself can be replaced.
+fn lock_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".lock");
+    path.with_file_name(name)
 }
 
 pub(crate) fn now_nanos() -> u64 {
@@ -68,50 +75,22 @@ impl Ledger {
     /// by dead processes is recovered.
     pub fn open(path: impl AsRef<Path>, num_shards: usize, limit: Option<u64>) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        }
-        let _lock = FileLock::exclusive(&path).map_err(|e| Error::io(&path, e))?;
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&path)
-            .map_err(|e| Error::io(&path, e))?;
-        let len = file.metadata().map_err(|e| Error::io(&path, e))?.len();
-        let fresh = len == 0;
-        if fresh {
-            file.set_len(View::file_len(num_shards))
-                .map_err(|e| Error::io(&path, e))?;
-        } else if len != View::file_len(num_shards) {
-            return Err(Error::InvalidArgument(format!(
-                "cache ledger {} was made for another shard count than {num_shards}",
-                path.display()
-            )));
-        }
-        let view = View::map(&file, num_shards).map_err(|e| Error::io(&path, e))?;
-        let header = view.header();
-        if fresh {
-            header.version.store(VERSION, Relaxed);
-            header.num_shards.store(num_shards as u64, Relaxed);
-            header
-                .pin_slots
-                .store(super::layout::PIN_SLOTS as u64, Relaxed);
-            header.magic.store(MAGIC, Release);
-        } else if header.magic.load(Acquire) != MAGIC
-            || header.version.load(Relaxed) != VERSION
-            || header.num_shards.load(Relaxed) != num_shards as u64
-        {
-            return Err(Error::InvalidArgument(format!(
-                "{} is not a version {VERSION} cache ledger for {num_shards} shards",
-                path.display()
-            )));
-        }
-        header.limit.store(limit.unwrap_or(NO_LIMIT), Relaxed);
+        let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        let lock_path = lock_path(&path);
+        let _lock = FileLock::exclusive(&lock_path).map_err(|e| Error::io(&lock_path, e))?;
+        let view = super::file::open_or_create(&path, num_shards)?;
+        view.header()
+            .limit
+            .store(limit.unwrap_or(NO_LIMIT), Relaxed);
         let ledger = Self {
             path,
+            lock_path,
             view,
             files: vec![Vec::new(); num_shards],
+            owner: Owner::new(&dir),
         };
+        ledger.owner.sweep();
         ledger.recover_locked();
         Ok(ledger)
     }
@@ -209,7 +188,7 @@ impl Ledger {
     pub fn sync(&self, shard: usize, on_disk: Option<u64>) -> Result<bool> {
         let entry = self.entry(shard)?;
         let _lock = self.lock()?;
-        if entry.state.load(Acquire) == PREPARING && is_alive(owner(entry)) {
+        if entry.state.load(Acquire) == PREPARING && self.owner.is_alive(owner(entry)) {
             return Ok(false);
         }
         self.release(entry);
@@ -255,6 +234,7 @@ impl Ledger {
     pub(super) fn delete_files(&self, victim: usize) -> io::Result<()> {
         self.files[victim]
             .iter()
+            .filter(|p| super::file::inside_its_directory(p))
             .try_for_each(|p| match std::fs::remove_file(p) {
                 Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
                 _ => Ok(()),
@@ -275,7 +255,7 @@ impl Ledger {
                 entry.last_access.fetch_max(now_nanos(), Relaxed);
                 return Ok(Some(Decision::AlreadyLocal));
             }
-            PREPARING if is_alive(owner(entry)) => {
+            PREPARING if self.owner.is_alive(owner(entry)) => {
                 return Ok(Some(Decision::WaitForOther {
                     owner_pid: entry.owner_pid.load(Relaxed),
                 }));
@@ -286,7 +266,7 @@ impl Ledger {
         let Some(evicted) = self.make_room(shard, bytes_needed, must_fit, &mut evict)? else {
             return Ok(None);
         };
-        let me = ProcessId::current();
+        let me = self.me()?;
         self.add_usage(bytes_needed);
         entry.bytes.store(bytes_needed, Relaxed);
         entry.owner_pid.store(me.pid, Relaxed);
@@ -386,7 +366,7 @@ impl Ledger {
     }
 
     fn check_owner(&self, shard: usize, entry: &Entry) -> Result<()> {
-        if entry.state.load(Acquire) == PREPARING && owner(entry) == ProcessId::current() {
+        if entry.state.load(Acquire) == PREPARING && owner(entry) == self.me()? {
             return Ok(());
         }
         Err(Error::InvalidArgument(format!(
@@ -410,7 +390,12 @@ impl Ledger {
     }
 
     pub(super) fn lock(&self) -> Result<FileLock> {
-        FileLock::exclusive(&self.path).map_err(|e| Error::io(&self.path, e))
+        FileLock::exclusive(&self.lock_path).map_err(|e| Error::io(&self.lock_path, e))
+    }
+
+    /// This process's identity in the ledger (see `super::owner`).
+    pub(super) fn me(&self) -> Result<ProcessId> {
+        self.owner.me().map_err(|e| Error::io(&self.path, e))
     }
 }
 

@@ -1,10 +1,11 @@
-//! OS primitives of the ledger: an exclusive `flock` and process identity for liveness checks.
+//! OS primitives of the ledger: an exclusive `flock`, and files opened without following
+//! links (a cache directory may be shared, and a planted symlink must not redirect a write).
 
 use std::fs::{File, OpenOptions};
 use std::io;
+use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::io::AsRawFd;
 use std::path::Path;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// An exclusive `flock` held for the life of the value.
 ///
@@ -18,83 +19,50 @@ pub(crate) struct FileLock {
 
 impl FileLock {
     pub(crate) fn exclusive(path: &Path) -> io::Result<Self> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)?;
-        loop {
-            // SAFETY: the descriptor is valid for the life of `file`; flock has no memory effects.
-            #[allow(unsafe_code)]
-            let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
-            if rc == 0 {
-                return Ok(Self { _file: file });
-            }
-            let err = io::Error::last_os_error();
-            if err.kind() != io::ErrorKind::Interrupted {
-                return Err(err);
-            }
+        let file = open_no_follow(path, true)?;
+        flock(&file, libc::LOCK_EX)?;
+        Ok(Self { _file: file })
+    }
+}
+
+/// Opens `path` read-write, never through a symlink (`ELOOP` instead), creating it if asked.
+pub(crate) fn open_no_follow(path: &Path, create: bool) -> io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(create)
+        .truncate(false)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+}
+
+/// `flock(operation)`, retried when a signal interrupts it.
+pub(crate) fn flock(file: &File, operation: libc::c_int) -> io::Result<()> {
+    loop {
+        // SAFETY: the descriptor is valid for the life of `file`; flock has no memory effects.
+        #[allow(unsafe_code)]
+        let rc = unsafe { libc::flock(file.as_raw_fd(), operation) };
+        if rc == 0 {
+            return Ok(());
+        }
+        let err = io::Error::last_os_error();
+        if err.kind() != io::ErrorKind::Interrupted {
+            return Err(err);
         }
     }
 }
 
-/// A process as recorded in the ledger: its pid plus its start time (clock ticks since boot,
-/// from `/proc/<pid>/stat`), so a recycled pid is not mistaken for the original owner.
+/// A process as recorded in the ledger: its pid (for messages) and a random token naming the
+/// owner file it holds locked (see `super::owner`), which is what liveness is judged by.
+/// Pids mean nothing across PID namespaces (containers sharing a host cache directory); a
+/// `flock` held by a live process is seen by every process of the host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ProcessId {
-    /// The operating-system process id.
+    /// The operating-system process id, in the owner's own namespace.
     pub pid: u32,
-    /// Start time in clock ticks since boot; 0 where `/proc` is unavailable.
+    /// The owner's token; 0 means none.
     pub start: u64,
-}
-
-static CACHED_START: AtomicU64 = AtomicU64::new(0);
-static CACHED_PID: AtomicU32 = AtomicU32::new(0);
-
-impl ProcessId {
-    /// The calling process. Re-read after a fork because the pid changes.
-    pub fn current() -> Self {
-        let pid = std::process::id();
-        if CACHED_PID.load(Ordering::Acquire) == pid {
-            return Self {
-                pid,
-                start: CACHED_START.load(Ordering::Relaxed),
-            };
-        }
-        let start = proc_stat(pid).map_or(0, |(_, start)| start);
-        CACHED_START.store(start, Ordering::Relaxed);
-        CACHED_PID.store(pid, Ordering::Release);
-        Self { pid, start }
-    }
-}
-
-/// Whether `process` still runs. Zombies and recycled pids count as dead.
-pub fn is_alive(process: ProcessId) -> bool {
-    if process.pid == 0 || process.pid > i32::MAX as u32 {
-        return false;
-    }
-    // SAFETY: signal 0 only probes for existence and permission; nothing is delivered.
-    #[allow(unsafe_code)]
-    let rc = unsafe { libc::kill(process.pid as libc::pid_t, 0) };
-    if rc != 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EPERM) {
-        return false;
-    }
-    match proc_stat(process.pid) {
-        Some((state, start)) => state != 'Z' && (process.start == 0 || start == process.start),
-        None => true,
-    }
-}
-
-/// State letter and start time (field 22) of `/proc/<pid>/stat`.
-fn proc_stat(pid: u32) -> Option<(char, u64)> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name may contain spaces and parentheses; fields resume after the last ')'.
-    let rest = &text[text.rfind(')')? + 1..];
-    let mut fields = rest.split_whitespace();
-    let state = fields.next()?.chars().next()?;
-    let start = fields.nth(18)?.parse().ok()?;
-    Some((state, start))
 }
 
 #[cfg(test)]
@@ -102,24 +70,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn current_process_is_alive() {
-        let me = ProcessId::current();
-        assert_eq!(me.pid, std::process::id());
-        assert!(is_alive(me));
-        assert!(
-            !is_alive(ProcessId {
-                pid: me.pid,
-                start: me.start.wrapping_add(1)
-            }) || me.start == 0
-        );
-        assert!(!is_alive(ProcessId { pid: 0, start: 0 }));
-    }
-
-    #[test]
-    fn reaped_child_is_dead() {
-        let mut child = std::process::Command::new("true").spawn().unwrap();
-        let pid = child.id();
-        child.wait().unwrap();
-        assert!(!is_alive(ProcessId { pid, start: 0 }));
+    fn a_symlink_is_never_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("target");
+        std::fs::write(&target, b"victim").unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        assert!(open_no_follow(&link, true).is_err());
+        assert!(FileLock::exclusive(&link).is_err());
+        assert_eq!(std::fs::read(&target).unwrap(), b"victim");
     }
 }

@@ -4,7 +4,9 @@
 //! file and shares one byte budget through it. The file is memory-mapped, so reads and
 //! access-time stamps are lock-free atomics; every state change takes an `flock` on the file.
 //! Nothing outlives a crashed process: the lock dies with its descriptor, and downloads or
-//! pins left behind by a dead process are found by pid liveness and undone ([`Ledger::recover`]).
+//! pins left behind by a dead process are found by the death of its owner-file lock (which,
+//! unlike a pid, holds across PID namespaces) and undone ([`Ledger::recover`]). Every file
+//! the ledger creates is opened without following symlinks.
 //!
 //! A shard moves `Remote -> Preparing -> Local` and back to `Remote` when evicted. While
 //! `Preparing`, the bytes it will need are already reserved, so `usage <= limit` holds except
@@ -12,13 +14,15 @@
 //! shards in flight. Units are bytes throughout.
 
 mod evict;
+mod file;
 mod inspect;
 mod layout;
 mod ledger;
 mod lock;
 pub mod lru;
+mod owner;
 mod pins;
 
 pub use inspect::{snapshot, LedgerSnapshot, PinHolder, ShardSnapshot};
 pub use ledger::{Decision, Ledger, RecoveryReport, ShardState};
-pub use lock::{is_alive, ProcessId};
+pub use lock::ProcessId;

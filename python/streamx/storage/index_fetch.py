@@ -1,0 +1,65 @@
+"""Fetching a stream's ``index.json`` so that a corrupt one never sticks.
+
+The index is downloaded under a temporary name and parsed there; only an index that parses
+takes its final name, so a bad answer from the server fails this run and not every later
+one. A local index that fails to parse (left by an older streamx, a crash or a hand edit) is
+fetched again when the stream has a remote, with a warning.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import uuid
+import warnings
+from collections.abc import Callable
+
+from streamx.exceptions import CorruptIndexError
+from streamx.format.index import INDEX_BASENAME, ShardInfo, parse_index
+
+__all__ = ["load_index_checked"]
+
+Download = Callable[[str, str], object]
+
+
+def load_index_checked(
+    download: Download, local: str, split: str, has_remote: bool
+) -> list[ShardInfo]:
+    """The stream's shards, from its local index, fetching or re-fetching it as needed.
+
+    Args:
+        download: The stream's ``_download_file(from_basename, to_basename)``.
+        local: The stream's local directory.
+        split: Its split.
+        has_remote: Whether the index can be fetched (again).
+
+    Raises:
+        RuntimeError: If there is no remote and no local ``index.json``.
+        CorruptIndexError: If the index (as fetched) is not a valid MDS index.
+    """
+    path = os.path.join(local, split, INDEX_BASENAME)
+    if not os.path.exists(path):
+        if not has_remote:
+            raise RuntimeError(f"No `remote` provided, but local file {path} does not exist either")
+        return _fetch(download, local, split)
+    try:
+        return parse_index(local, split, path)
+    except CorruptIndexError as err:
+        if not has_remote:
+            raise
+        warnings.warn(f"{err}; fetching it again from the remote", UserWarning, stacklevel=4)
+    return _fetch(download, local, split)
+
+
+def _fetch(download: Download, local: str, split: str) -> list[ShardInfo]:
+    tmp_name = f".{INDEX_BASENAME}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
+    tmp = os.path.join(local, split, tmp_name)
+    path = os.path.join(local, split, INDEX_BASENAME)
+    try:
+        download(INDEX_BASENAME, tmp_name)
+        shards = parse_index(local, split, tmp)
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(tmp)
+    return shards
