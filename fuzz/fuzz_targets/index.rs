@@ -8,8 +8,12 @@ use streamx_core::compression::Compression;
 use streamx_core::mds::{ColumnLayout, Encoding};
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(index) = serde_json::from_slice::<Value>(data) else { return };
-    let Some(shards) = index.get("shards").and_then(Value::as_array) else { return };
+    let Ok(index) = serde_json::from_slice::<Value>(data) else {
+        return;
+    };
+    let Some(shards) = index.get("shards").and_then(Value::as_array) else {
+        return;
+    };
     for shard in shards {
         if let Some(spec) = shard.get("compression").and_then(Value::as_str) {
             if let Ok(c) = Compression::parse(spec) {

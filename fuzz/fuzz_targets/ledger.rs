@@ -9,7 +9,9 @@ fuzz_target!(|data: &[u8]| {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ledger");
     std::fs::write(&path, data).unwrap();
-    let Ok(ledger) = Ledger::open(&path, 4, Some(1 << 20)) else { return };
+    let Ok(ledger) = Ledger::open(&path, 4, Some(1 << 20)) else {
+        return;
+    };
     for shard in 0..ledger.num_shards() {
         let _ = ledger.state(shard);
         let _ = ledger.bytes(shard);

@@ -175,7 +175,9 @@ impl EpochConfig {
             let samples = stream
                 .samples_per_shard
                 .iter()
-                .try_fold(0i64, |acc, &n| (n >= 0).then(|| acc.checked_add(n)).flatten())
+                .try_fold(0i64, |acc, &n| {
+                    (n >= 0).then(|| acc.checked_add(n)).flatten()
+                })
                 .ok_or_else(|| {
                     Error::InvalidArgument("stream sample counts overflow".to_string())
                 })?;

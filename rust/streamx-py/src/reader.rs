@@ -16,7 +16,14 @@ use crate::kinds::{self, Kind};
 
 /// (raw path, zip path, compression, samples, schema id, raw bytes), as the Python side
 /// passes shards; the raw size (from the index) bounds decompression.
-type ShardArg = (PathBuf, Option<PathBuf>, Option<String>, u64, usize, Option<u64>);
+type ShardArg = (
+    PathBuf,
+    Option<PathBuf>,
+    Option<String>,
+    u64,
+    usize,
+    Option<u64>,
+);
 /// (column names, column kinds, column sizes) of one schema.
 type SchemaArg = (Vec<String>, Vec<String>, Vec<Option<u64>>);
 
@@ -108,7 +115,11 @@ impl MDSReader {
     /// Sample `index` as a dict; byte-level columns decoded, `raw` ones as bytes.
     fn get<'py>(&self, py: Python<'py>, index: u64) -> PyResult<Bound<'py, PyDict>> {
         let mut ranges = Vec::new();
-        guard(py, || self.where_is(index), || self.decode(py, index, &mut ranges))
+        guard(
+            py,
+            || self.where_is(index),
+            || self.decode(py, index, &mut ranges),
+        )
     }
 
     /// `ds[index]` for a Python int: a negative index counts from the end, and one out of

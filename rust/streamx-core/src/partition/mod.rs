@@ -158,7 +158,11 @@ impl Layout {
             PartitionAlgo::Relaxed => relaxed::layout(spec, warnings)?,
         };
         let shape = layout.shape().map(|d| d as u64);
-        check_alloc(checked_product(&shape, "the partition's shape")?, 8, "the partition")?;
+        check_alloc(
+            checked_product(&shape, "the partition's shape")?,
+            8,
+            "the partition",
+        )?;
         Ok(layout)
     }
 
@@ -304,4 +308,39 @@ pub(crate) fn fill(shape: [usize; 5], f: impl Fn([usize; 5]) -> i64 + Sync) -> V
         });
     }
     ids
+}
+
+#[cfg(test)]
+mod size_tests {
+    use super::*;
+
+    fn spec(ncn: usize, batch_size: usize, nodes: usize) -> PartitionSpec {
+        PartitionSpec {
+            num_samples: 10,
+            num_canonical_nodes: ncn,
+            num_physical_nodes: nodes,
+            ranks_per_node: 1,
+            workers_per_rank: 1,
+            batch_size,
+            drop_first: 0,
+            initial_physical_nodes: None,
+        }
+    }
+
+    #[test]
+    fn absurd_sizes_are_errors_not_aborts() {
+        for s in [
+            spec(1 << 62, 1, 1),
+            spec(1, 1 << 62, 1),
+            spec(1 << 40, 1 << 40, 1 << 40),
+        ] {
+            for algo in [PartitionAlgo::Orig, PartitionAlgo::Relaxed] {
+                let got = get_partitions(algo, &s, &mut Vec::new());
+                assert!(
+                    matches!(got, Err(Error::InvalidArgument(_))),
+                    "{s:?}: {got:?}"
+                );
+            }
+        }
+    }
 }
