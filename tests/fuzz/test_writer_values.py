@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import streamx
+from streamx.exceptions import StreamxError
 
 streaming = pytest.importorskip("streaming")
-from streamx.exceptions import StreamxError
 
 _COLUMNS = {"i": "int", "s": "str", "b": "bytes", "f": "float64", "u": "uint8", "j": "json"}
 _ANY = (
@@ -72,7 +72,7 @@ def _roundtrip(samples: list[dict[str, Any]]) -> None:
         assert len(streamx.LocalDataset(ours)) == sum(accepted)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_SAMPLES, min_size=1, max_size=6))
 def test_values_round_trip_or_are_refused(samples: list[dict[str, Any]]) -> None:
     _roundtrip(samples)
