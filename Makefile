@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 RELEASE_VENV := build/release-venv
 RELEASE_STAMP := $(RELEASE_VENV)/.installed
 
-.PHONY: help install build-dev build-prod lint format test test-full test-rust test-py demo bench stubtest clean wheels release-check docs
+.PHONY: help install build-dev build-prod lint format test test-full test-rust test-py demo bench stubtest clean wheels release-check docs fuzz fuzz-smoke fuzz-tools
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -60,9 +60,31 @@ docs: build-dev ## build the documentation site into build/site (warnings are er
 
 test: lint docs test-rust test-py ## everything CI runs: lint, docs, cargo test, pytest
 
-test-full: build-dev ## pytest including slow sweeps and fuzzing
+test-full: build-dev fuzz-smoke ## also the slow sweeps, and every fuzz target briefly
 	cargo test --workspace --release -- --include-ignored
 	$(BIN)/python -m pytest -m 'not release'
+
+# cargo-fuzz needs libFuzzer's instrumentation flags: nightly when rustup has it, else stable
+# with RUSTC_BOOTSTRAP=1 and no sanitizer. See FUZZING.md.
+FUZZ_TARGETS := shard index decompress ndarray columns ledger
+FUZZ_SECONDS ?= 600
+FUZZ_CARGO := $(shell rustup toolchain list 2>/dev/null | grep -q '^nightly' \
+	&& echo 'cargo +nightly fuzz' || echo 'RUSTC_BOOTSTRAP=1 cargo fuzz')
+FUZZ_FLAGS := $(shell rustup toolchain list 2>/dev/null | grep -q '^nightly' || echo '-s none')
+
+fuzz-tools:
+	@command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
+
+fuzz-smoke: fuzz-tools ## run every fuzz target for 10 s on its seed corpus
+	cd fuzz && for t in $(FUZZ_TARGETS); do \
+		$(FUZZ_CARGO) run $(FUZZ_FLAGS) -O $$t $$(mktemp -d) corpus/$$t -- -max_total_time=10 \
+			-rss_limit_mb=2048 \
+			|| exit 1; done
+
+fuzz: fuzz-tools ## fuzz every target for FUZZ_SECONDS each (corpus grows under fuzz/corpus)
+	cd fuzz && for t in $(FUZZ_TARGETS); do \
+		$(FUZZ_CARGO) run $(FUZZ_FLAGS) -O $$t corpus/$$t -- -max_total_time=$(FUZZ_SECONDS) \
+			-rss_limit_mb=2048 -print_final_stats=1 || exit 1; done
 
 demo: build-dev ## the main job: write a dataset, stream it through a DataLoader
 	$(BIN)/python -m streamx.demo

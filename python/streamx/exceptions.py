@@ -30,6 +30,7 @@ __all__ = [
     "DownloadTimeoutError",
     "HttpResponseError",
     "IndexJSONError",
+    "InternalError",
     "NeedsPythonEncoding",
     "RangeIgnoredError",
     "S3ResponseError",
@@ -44,6 +45,10 @@ __all__ = [
 
 class StreamxError(Exception):
     """Base of every streamx-specific error."""
+
+
+class InternalError(StreamxError, RuntimeError):
+    """A bug in streamx (a Rust panic), caught at the boundary and naming what was read."""
 
 
 class CorruptShardError(StreamxError, ValueError):

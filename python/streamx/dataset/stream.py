@@ -237,7 +237,12 @@ class Stream:
         return local
 
     def _decompress_shard_part(
-        self, zip_info: FileInfo, zip_filename: str, raw_filename: str, compression: str | None
+        self,
+        zip_info: FileInfo,
+        zip_filename: str,
+        raw_filename: str,
+        compression: str | None,
+        max_bytes: int | None = None,
     ) -> None:
         """Checks a compressed shard file (with ``validate_hash``) and decompresses it.
 
@@ -248,8 +253,11 @@ class Stream:
             zip_filename: Its local path.
             raw_filename: Where the decompressed file goes (written atomically).
             compression: The shard's compression, e.g. ``'zstd:7'``.
+            max_bytes: The raw size the index declares; decompression stops past it.
 
         Raises:
+            CorruptShardError: If the file does not decompress, or decompresses to more than
+                ``max_bytes``.
             ValueError: If ``validate_hash`` names an algorithm the index lacks, or the shard
                 has no compression.
             ChecksumError: If the compressed file's digest differs from the index.
@@ -257,7 +265,7 @@ class Stream:
         shard_files.check_hash(self.validate_hash, zip_info, zip_filename)
         if compression is None:
             raise ValueError(f"{zip_filename}: a compressed file of an uncompressed shard")
-        _core.decompress_file(compression, zip_filename, raw_filename)
+        _core.decompress_file(compression, zip_filename, raw_filename, max_bytes)
         if not self.safe_keep_zip:
             os.remove(zip_filename)
 
@@ -295,7 +303,12 @@ class Stream:
         if not os.path.isfile(zip_filename):
             self._fetch_listed(zip_info)
             delta += zip_info.bytes
-        self._decompress_shard_part(zip_info, zip_filename, raw_filename, compression)
+        if type(self)._decompress_shard_part is Stream._decompress_shard_part:
+            self._decompress_shard_part(
+                zip_info, zip_filename, raw_filename, compression, max_bytes=raw_info.bytes
+            )
+        else:  # a subclass's override, with mosaic's four arguments
+            self._decompress_shard_part(zip_info, zip_filename, raw_filename, compression)
         shard_files.check_size(raw_info, raw_filename)  # a rewritten zip of the same size
         delta += raw_info.bytes
         return delta if self.safe_keep_zip else delta - zip_info.bytes

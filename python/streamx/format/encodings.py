@@ -150,7 +150,17 @@ class PIL(Encoding):
 
         width, height, mode_len = struct.unpack_from("<III", data)
         mode = bytes(data[12 : 12 + mode_len]).decode("utf-8")
-        return Image.frombytes(mode, (width, height), bytes(data[12 + mode_len :]))
+        pixels = bytes(data[12 + mode_len :])
+        # PIL allocates the whole image before it reads a pixel: check the header's
+        # dimensions against the bytes at hand first, so a lying header cannot exhaust memory.
+        bits = 8 * len(Image.new(mode, (1, 1)).tobytes()) if mode != "1" else 1
+        needed = (width * bits + 7) // 8 * height
+        if len(pixels) < needed:
+            raise ValueError(
+                f"pil value claims a {width}x{height} {mode} image ({needed} bytes of pixels), "
+                f"but holds {len(pixels)} bytes"
+            )
+        return Image.frombytes(mode, (width, height), pixels)
 
 
 class JPEG(Encoding):

@@ -121,7 +121,7 @@ def load_index(path: str) -> dict[str, Any]:
     version = obj.get("version")
     if version != 2:
         raise CorruptIndexError(
-            f"Unsupported streaming data version: {version}. Expected version 2."
+            f"Unsupported streaming data version: {version}. Expected version 2. ({path})"
         )
     return obj
 
@@ -134,9 +134,35 @@ def parse_index(dirname: str, split: str | None, path: str) -> list[ShardInfo]:
         CorruptIndexError: If it is not a valid MDS index; the message names the shard entry.
     """
     obj = load_index(path)
-    return [
+    shards = [
         _parse_shard(dirname, split or "", entry, path, i) for i, entry in enumerate(obj["shards"])
     ]
+    _check_no_aliases(shards, path)
+    return shards
+
+
+def _check_no_aliases(shards: list[ShardInfo], path: str) -> None:
+    """Each file of the dataset belongs to one entry, once, and none is the index itself.
+
+    An entry that names another's file (or the index) would make streamx serve one shard
+    twice, or delete or overwrite a file as if it were a leftover of another.
+    """
+    owner: dict[str, int] = {INDEX_BASENAME: -1}
+    for number, shard in enumerate(shards):
+        for raw, packed in shard.file_pairs:
+            for info in (raw, packed):
+                if info is None:
+                    continue
+                name = os.path.normpath(info.basename)
+                first = owner.get(name)
+                if first is None:
+                    owner[name] = number
+                    continue
+                other = "the index itself" if first < 0 else f"shard {first}"
+                raise CorruptIndexError(
+                    f"Shard file {info.basename!r} of {path}, shard {number} is also "
+                    f"{other}: every file of a dataset must appear once."
+                )
 
 
 def _parse_shard(dirname: str, split: str, entry: Any, path: str, number: int) -> ShardInfo:
@@ -162,14 +188,21 @@ def _build_shard(dirname: str, split: str, entry: dict[str, Any], where: str) ->
     if compression is not None and not _core.is_compression(compression):
         raise CorruptIndexError(f"Unknown compression {compression!r} in {where}.")
     samples = entry.pop("samples")
-    if not isinstance(samples, int) or samples < 0:
+    if not _is_count(samples):
         raise CorruptIndexError(f"Invalid sample count {samples!r} in {where}.")
     files = {
         key: _file_info(entry.pop(key, None), where)
         for key in ("raw_data", "zip_data", "raw_meta", "zip_meta")
     }
-    if files["raw_data"] is None:
+    raw = files["raw_data"]
+    if raw is None:
         raise CorruptIndexError(f"Missing raw_data in {where}.")
+    # An MDS shard holds a u32 count and n + 1 u32 offsets: a count its size cannot hold is
+    # a lie, and would size the epoch's arrays by it.
+    if fmt == "mds" and 4 * (samples + 2) > raw.bytes:
+        raise CorruptIndexError(
+            f"{samples} samples cannot fit in {raw.bytes} bytes of {raw.basename} in {where}."
+        )
     shard = ShardInfo(
         dirname=dirname,
         split=split,
@@ -178,7 +211,7 @@ def _build_shard(dirname: str, split: str, entry: dict[str, Any], where: str) ->
         hashes=list(entry.pop("hashes", [])),
         samples=samples,
         size_limit=entry.pop("size_limit", None),
-        raw_data=files["raw_data"],
+        raw_data=raw,
         zip_data=files["zip_data"],
         raw_meta=files["raw_meta"],
         zip_meta=files["zip_meta"],
@@ -195,8 +228,15 @@ def _set_mds_columns(shard: ShardInfo, entry: dict[str, Any], where: str) -> Non
     sizes = list(entry.pop("column_sizes"))
     if not len(names) == len(encodings) == len(sizes):
         raise CorruptIndexError(f"Column names, encodings and sizes differ in length in {where}.")
+    if not all(isinstance(name, str) for name in names) or len(set(names)) != len(names):
+        raise CorruptIndexError(
+            f"Column names {names!r} are not distinct strings in {where}: a sample is a dict, "
+            "so a repeated name would lose a column."
+        )
+    if not all(size is None or _is_count(size) for size in sizes):
+        raise CorruptIndexError(f"Invalid column sizes {sizes!r} in {where}.")
     for name, encoding in zip(names, encodings):
-        if not is_mds_encoding(encoding):
+        if not isinstance(encoding, str) or not is_mds_encoding(encoding):
             raise CorruptIndexError(
                 f"Column {name} has an unknown encoding {encoding!r} in {where}."
             )
@@ -211,7 +251,18 @@ def _file_info(obj: Any, where: str) -> FileInfo | None:
         raise CorruptIndexError(
             f"Shard file name {basename!r} escapes the dataset directory in {where}."
         )
-    return FileInfo(basename=basename, bytes=int(obj["bytes"]), hashes=dict(obj.get("hashes", {})))
+    size = obj["bytes"]
+    if not _is_count(size):
+        raise CorruptIndexError(f"Invalid size {size!r} of {basename!r} in {where}.")
+    hashes = dict(obj.get("hashes") or {})
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in hashes.items()):
+        raise CorruptIndexError(f"Invalid hashes {hashes!r} of {basename!r} in {where}.")
+    return FileInfo(basename=basename, bytes=size, hashes=hashes)
+
+
+def _is_count(value: object) -> bool:
+    """A JSON integer >= 0 (``bool`` is an ``int`` in Python, but not in an index)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def _is_contained(basename: str) -> bool:

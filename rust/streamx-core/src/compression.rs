@@ -151,19 +151,32 @@ impl Compression {
 
     /// Decompresses `data`; undecodable input is [`Error::CorruptShard`] naming `path_for_errors`.
     pub fn decompress(&self, data: &[u8], path_for_errors: &Path) -> Result<Vec<u8>> {
-        let mut out = Vec::with_capacity(data.len().saturating_mul(3));
-        self.decompress_to(data, &mut out)
-            .map_err(|e| self.corrupt(path_for_errors, &e))?;
-        Ok(out)
+        self.decompress_limited(data, u64::MAX, path_for_errors)
     }
 
-    /// Streams the decompression of `data` into `out`.
-    fn decompress_to<W: Write>(&self, data: &[u8], out: &mut W) -> io::Result<()> {
+    /// Like [`Compression::decompress`], but stops with [`Error::CorruptShard`] as soon as the
+    /// output passes `limit` bytes (the index's `raw_data.bytes`), so a bomb never gets
+    /// further than that.
+    pub fn decompress_limited(
+        &self,
+        data: &[u8],
+        limit: u64,
+        path_for_errors: &Path,
+    ) -> Result<Vec<u8>> {
+        let reserve = data.len().saturating_mul(3).min(limit_usize(limit));
+        let mut out = Bounded::new(Vec::with_capacity(reserve), limit);
+        self.decompress_to(data, &mut out)
+            .map_err(|e| self.corrupt(path_for_errors, &e))?;
+        Ok(out.inner)
+    }
+
+    /// Streams the decompression of `data` into `out`, which enforces the size bound.
+    fn decompress_to<W: Write>(&self, data: &[u8], out: &mut Bounded<W>) -> io::Result<()> {
         match self.codec {
             Codec::Br => brotli::BrotliDecompress(&mut &data[..], out),
             Codec::Bz2 => copy_all(bzip2::read::MultiBzDecoder::new(data), out),
             Codec::Gz => copy_all(flate2::read::MultiGzDecoder::new(data), out),
-            Codec::Snappy => out.write_all(&snappy_decompress(data)?),
+            Codec::Snappy => out.write_all(&snappy_decompress(data, out.limit)?),
             Codec::Zstd => copy_all(zstd::stream::read::Decoder::with_buffer(data)?, out),
         }
     }
@@ -233,8 +246,12 @@ fn brotli_compress(data: &[u8], level: u32, out: &mut Vec<u8>) -> io::Result<()>
 
 /// Raw snappy declares its output length up front; a corrupt header could ask for 4 GiB.
 /// No snappy op expands more than 64 bytes out of 2 bytes in, so cap the claim at that ratio.
-fn snappy_decompress(data: &[u8]) -> io::Result<Vec<u8>> {
+/// A claim above `limit` fails before anything is allocated.
+fn snappy_decompress(data: &[u8], limit: u64) -> io::Result<Vec<u8>> {
     let claimed = snap::raw::decompress_len(data).map_err(io::Error::other)?;
+    if claimed as u64 > limit {
+        return Err(over_limit(limit));
+    }
     if claimed > data.len().saturating_mul(32).saturating_add(64) {
         return Err(io::Error::other(format!(
             "snappy header claims {claimed} bytes"
@@ -267,10 +284,18 @@ pub fn all_compression_names() -> Vec<String> {
 /// Decompresses the file `zip` into `raw`, atomically: the output is written to a temp file
 /// beside `raw` and renamed into place, so readers never see a partial shard. Returns the
 /// number of bytes written.
-pub fn decompress_file(zip: &Path, raw: &Path, compression: &Compression) -> Result<u64> {
+/// Decompression stops with [`Error::CorruptShard`] once the output passes `limit` bytes
+/// (the index's `raw_data.bytes`; `None` for no bound), so a bomb costs at most that.
+pub fn decompress_file(
+    zip: &Path,
+    raw: &Path,
+    compression: &Compression,
+    limit: Option<u64>,
+) -> Result<u64> {
     let data = MappedFile::open(zip)?;
     let tmp = temp_path(raw);
-    let result = write_decompressed(data.as_slice(), zip, &tmp, compression);
+    let limit = limit.unwrap_or(u64::MAX);
+    let result = write_decompressed(data.as_slice(), zip, &tmp, compression, limit);
     match result {
         Ok(len) => {
             std::fs::rename(&tmp, raw).map_err(|e| Error::io(raw, e))?;
@@ -289,13 +314,10 @@ fn write_decompressed(
     zip: &Path,
     tmp: &Path,
     compression: &Compression,
+    limit: u64,
 ) -> Result<u64> {
     let file = File::create(tmp).map_err(|e| Error::io(tmp, e))?;
-    let mut out = CountingWriter {
-        inner: BufWriter::with_capacity(1 << 20, file),
-        written: 0,
-        error: None,
-    };
+    let mut out = Bounded::new(BufWriter::with_capacity(1 << 20, file), limit);
     if let Err(e) = compression.decompress_to(data, &mut out) {
         // Tell disk errors (ours to report as I/O) from bad input (a corrupt shard).
         return Err(match out.error.take() {
@@ -305,6 +327,16 @@ fn write_decompressed(
     }
     out.inner.flush().map_err(|e| Error::io(tmp, e))?;
     Ok(out.written)
+}
+
+fn limit_usize(limit: u64) -> usize {
+    usize::try_from(limit).unwrap_or(usize::MAX)
+}
+
+fn over_limit(limit: u64) -> io::Error {
+    io::Error::other(format!(
+        "decompresses to more than the {limit} bytes the index declares"
+    ))
 }
 
 /// A temp name unique per process and per call, so concurrent decompressions of the same
@@ -317,14 +349,31 @@ pub(crate) fn temp_path(target: &Path) -> PathBuf {
     target.with_file_name(name)
 }
 
-struct CountingWriter<W> {
+/// Counts what passes through and refuses any write past `limit`; keeps the sink's own
+/// error apart, so a full disk is not reported as a corrupt shard.
+struct Bounded<W> {
     inner: W,
     written: u64,
+    limit: u64,
     error: Option<io::Error>,
 }
 
-impl<W: Write> Write for CountingWriter<W> {
+impl<W> Bounded<W> {
+    fn new(inner: W, limit: u64) -> Self {
+        Self {
+            inner,
+            written: 0,
+            limit,
+            error: None,
+        }
+    }
+}
+
+impl<W: Write> Write for Bounded<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.written.saturating_add(buf.len() as u64) > self.limit {
+            return Err(over_limit(self.limit));
+        }
         match self.inner.write(buf) {
             Ok(n) => {
                 self.written += n as u64;

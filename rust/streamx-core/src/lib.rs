@@ -10,6 +10,7 @@ pub mod cache;
 pub mod compression;
 pub mod error;
 pub mod hashing;
+pub mod limits;
 pub mod mds;
 pub mod mmap;
 pub mod partition;

@@ -6,6 +6,7 @@
 //! batching method allows.
 
 use crate::batching::{self, BatchingMethod};
+use crate::limits::{check_alloc, checked_product};
 use crate::partition::{Partition, PartitionAlgo};
 use crate::resample::{ResampleParams, SamplingMethod, StreamShards};
 use crate::shuffle::ShuffleAlgo;
@@ -148,7 +149,48 @@ impl EpochConfig {
                 "need at least one stream".to_string(),
             ));
         }
-        Ok(())
+        self.validate_sizes()
+    }
+
+    /// Settings can come from an untrusted state dict: bound every size the plan allocates
+    /// by, so absurd values give an error and never an overflow or a failed allocation.
+    fn validate_sizes(&self) -> Result<()> {
+        let w = &self.world;
+        let dims = [
+            self.batch_size,
+            self.num_canonical_nodes,
+            w.num_nodes,
+            w.ranks_per_node,
+            w.workers_per_rank,
+        ]
+        .map(|d| d as u64);
+        // The padding of a partition never exceeds one slot per canonical node, rank, worker
+        // and batch position.
+        let padding = checked_product(
+            &dims,
+            "batch_size x num_canonical_nodes x num_nodes x ranks_per_node x workers_per_rank",
+        )?;
+        let mut total = 0u64;
+        for stream in &self.streams {
+            let samples = stream
+                .samples_per_shard
+                .iter()
+                .try_fold(0i64, |acc, &n| {
+                    (n >= 0).then(|| acc.checked_add(n)).flatten()
+                })
+                .ok_or_else(|| {
+                    Error::InvalidArgument("stream sample counts overflow".to_string())
+                })?;
+            total = total
+                .checked_add(samples.unsigned_abs())
+                .and_then(|t| t.checked_add(stream.choose.unsigned_abs()))
+                .ok_or_else(|| Error::InvalidArgument("epoch size overflows".to_string()))?;
+        }
+        let ids = total
+            .checked_add(padding)
+            .ok_or_else(|| Error::InvalidArgument("epoch size overflows".to_string()))?;
+        // Shuffle and partition each hold the epoch's ids once.
+        check_alloc(ids, 16, "the epoch's sample ids")
     }
 }
 

@@ -21,6 +21,8 @@ pub struct ShardDesc {
     pub compression: Option<Compression>,
     /// Sample count from the index; the opened file must agree.
     pub samples: u64,
+    /// The raw file's size from the index (`raw_data.bytes`): decompression stops past it.
+    pub raw_bytes: Option<u64>,
     /// Column sizes of this shard.
     pub layout: ColumnLayout,
 }
@@ -120,7 +122,7 @@ impl ShardSet {
                 let (Some(zip), Some(compression)) = (&desc.zip_path, &desc.compression) else {
                     return Err(Error::NotFound(desc.raw_path.clone()));
                 };
-                match decompress_file(zip, &desc.raw_path, compression) {
+                match decompress_file(zip, &desc.raw_path, compression, desc.raw_bytes) {
                     Err(Error::NotFound(_)) => return Err(Error::NotFound(desc.raw_path.clone())),
                     other => other?,
                 };

@@ -156,7 +156,10 @@ fn decompress_file_is_atomic() {
     let zip = dir.path().join("shard.00000.mds.zstd");
     let raw = dir.path().join("shard.00000.mds");
     std::fs::write(&zip, c.compress(&input).unwrap()).unwrap();
-    assert_eq!(decompress_file(&zip, &raw, &c).unwrap(), input.len() as u64);
+    assert_eq!(
+        decompress_file(&zip, &raw, &c, None).unwrap(),
+        input.len() as u64
+    );
     assert_eq!(std::fs::read(&raw).unwrap(), input);
     assert_eq!(
         std::fs::read_dir(dir.path()).unwrap().count(),
@@ -168,10 +171,43 @@ fn decompress_file_is_atomic() {
     std::fs::remove_file(&raw).unwrap();
     std::fs::write(&zip, b"garbage").unwrap();
     assert!(
-        matches!(decompress_file(&zip, &raw, &c), Err(Error::CorruptShard { path, .. }) if path == zip)
+        matches!(decompress_file(&zip, &raw, &c, None), Err(Error::CorruptShard { path, .. }) if path == zip)
     );
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 
     let missing = dir.path().join("missing.zstd");
-    assert!(matches!(decompress_file(&missing, &raw, &c), Err(Error::NotFound(p)) if p == missing));
+    assert!(
+        matches!(decompress_file(&missing, &raw, &c, None), Err(Error::NotFound(p)) if p == missing)
+    );
+}
+
+#[test]
+fn every_codec_stops_at_the_declared_size() {
+    let input = vec![7u8; 200_000];
+    for name in ["br", "bz2", "gz", "snappy", "zstd"] {
+        let c = Compression::parse(name).unwrap();
+        let packed = c.compress(&input).unwrap();
+        let got = c
+            .decompress_limited(&packed, 200_000, Path::new("ok"))
+            .unwrap();
+        assert_eq!(got.len(), input.len(), "{name}");
+        let err = c.decompress_limited(&packed, 199_999, Path::new("/x/bomb"));
+        assert!(
+            matches!(&err, Err(Error::CorruptShard { path, reason })
+                if path == Path::new("/x/bomb") && reason.contains("more than the 199999 bytes")),
+            "{name}: {err:?}"
+        );
+    }
+}
+
+#[test]
+fn decompress_file_stops_at_the_limit_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (zip, raw) = (dir.path().join("s.mds.gz"), dir.path().join("s.mds"));
+    let c = Compression::parse("gz").unwrap();
+    std::fs::write(&zip, c.compress(&vec![0u8; 1 << 20]).unwrap()).unwrap();
+    let err = decompress_file(&zip, &raw, &c, Some(1000));
+    assert!(matches!(err, Err(Error::CorruptShard { path, .. }) if path == zip));
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(left.len(), 1, "only the zip remains");
 }

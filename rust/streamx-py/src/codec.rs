@@ -53,16 +53,19 @@ fn decompress<'py>(py: Python<'py>, spec: &str, data: Vec<u8>) -> PyResult<Bound
 }
 
 /// Decompresses `zip_path` into `raw_path` atomically; returns the raw size in bytes.
+/// Output past `max_bytes` (the index's raw size) fails as a corrupt shard.
 #[pyfunction]
+#[pyo3(signature = (spec, zip_path, raw_path, max_bytes=None))]
 fn decompress_file(
     py: Python<'_>,
     spec: &str,
     zip_path: PathBuf,
     raw_path: PathBuf,
+    max_bytes: Option<u64>,
 ) -> PyResult<u64> {
     let codec = Compression::parse(spec).py()?;
     enter_core(py, move || {
-        compression::decompress_file(&zip_path, &raw_path, &codec)
+        compression::decompress_file(&zip_path, &raw_path, &codec, max_bytes)
     })
 }
 

@@ -17,15 +17,17 @@ pub enum PyExc {
     CorruptIndex,
     Checksum,
     NeedsPythonEncoding,
+    Internal,
 }
 
 impl PyExc {
     /// Every variant, for the name table `_core.exception_names()`.
-    pub const ALL: [PyExc; 4] = [
+    pub const ALL: [PyExc; 5] = [
         PyExc::CorruptShard,
         PyExc::CorruptIndex,
         PyExc::Checksum,
         PyExc::NeedsPythonEncoding,
+        PyExc::Internal,
     ];
 
     /// The class name in `streamx.exceptions`.
@@ -35,6 +37,7 @@ impl PyExc {
             PyExc::CorruptIndex => "CorruptIndexError",
             PyExc::Checksum => "ChecksumError",
             PyExc::NeedsPythonEncoding => "NeedsPythonEncoding",
+            PyExc::Internal => "InternalError",
         }
     }
 

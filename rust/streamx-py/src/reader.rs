@@ -10,12 +10,20 @@ use streamx_core::compression::Compression;
 use streamx_core::mds::ColumnLayout;
 use streamx_core::reader::{ShardDesc, ShardSet};
 
-use crate::enter::enter_core;
+use crate::enter::{enter_core_for, guard};
 use crate::errors::{IntoPy, PyExc};
 use crate::kinds::{self, Kind};
 
-/// (raw path, zip path, compression, samples, schema id), as the Python side passes shards.
-type ShardArg = (PathBuf, Option<PathBuf>, Option<String>, u64, usize);
+/// (raw path, zip path, compression, samples, schema id, raw bytes), as the Python side
+/// passes shards; the raw size (from the index) bounds decompression.
+type ShardArg = (
+    PathBuf,
+    Option<PathBuf>,
+    Option<String>,
+    u64,
+    usize,
+    Option<u64>,
+);
 /// (column names, column kinds, column sizes) of one schema.
 type SchemaArg = (Vec<String>, Vec<String>, Vec<Option<u64>>);
 
@@ -60,7 +68,7 @@ impl MDSReader {
         }
         let mut descs = Vec::with_capacity(shard_args.len());
         let mut schema_ids = Vec::with_capacity(shard_args.len());
-        for (raw_path, zip_path, compression, samples, schema) in shard_args {
+        for (raw_path, zip_path, compression, samples, schema, raw_bytes) in shard_args {
             let layout = layouts.get(schema).cloned().ok_or_else(|| {
                 pyo3::exceptions::PyValueError::new_err(format!("No schema {schema}"))
             })?;
@@ -74,6 +82,7 @@ impl MDSReader {
                 zip_path,
                 compression,
                 samples,
+                raw_bytes,
                 layout,
             });
             schema_ids.push(schema);
@@ -106,7 +115,11 @@ impl MDSReader {
     /// Sample `index` as a dict; byte-level columns decoded, `raw` ones as bytes.
     fn get<'py>(&self, py: Python<'py>, index: u64) -> PyResult<Bound<'py, PyDict>> {
         let mut ranges = Vec::new();
-        self.decode(py, index, &mut ranges)
+        guard(
+            py,
+            || self.where_is(index),
+            || self.decode(py, index, &mut ranges),
+        )
     }
 
     /// `ds[index]` for a Python int: a negative index counts from the end, and one out of
@@ -138,7 +151,7 @@ impl MDSReader {
         let mut ranges = Vec::new();
         indices
             .into_iter()
-            .map(|i| self.decode(py, i, &mut ranges))
+            .map(|i| guard(py, || self.where_is(i), || self.decode(py, i, &mut ranges)))
             .collect()
     }
 
@@ -170,12 +183,24 @@ impl MDSReader {
 }
 
 impl MDSReader {
+    /// "sample N of shard <path>", for errors about sample `index`.
+    fn where_is(&self, index: u64) -> String {
+        match self.set.locate(index) {
+            Ok((shard, _)) => match self.set.desc(shard) {
+                Some(desc) => format!("sample {index} of shard {}", desc.raw_path.display()),
+                None => format!("sample {index}"),
+            },
+            Err(_) => format!("sample {index}"),
+        }
+    }
+
     /// Opens (maps, maybe decompresses) the shard of `index` with the GIL released.
     fn ensure_open(&self, py: Python<'_>, index: u64) -> PyResult<usize> {
         let (shard, _) = self.set.locate(index).py()?;
         if !self.set.is_open(shard) {
             let set = &self.set;
-            enter_core(py, || set.shard(shard).map(|_| ()))?;
+            let what = || self.where_is(index);
+            enter_core_for(py, what, || set.shard(shard).map(|_| ()))?;
         }
         Ok(shard)
     }

@@ -61,6 +61,7 @@ class MDSSampleReader:
                     shard.compression,
                     shard.samples,
                     schema_of[key],
+                    shard.raw_data.bytes,
                 )
             )
         schemas = [(p.names, p.kinds, p.sizes) for p in plans]

@@ -121,6 +121,6 @@ def _read_raw(shard: ShardInfo, raw: FileInfo, packed: FileInfo | None) -> bytes
     """Reads a raw file, decompressing it from its zip first if only the zip is present."""
     path = shard.local_path(raw)
     if not os.path.exists(path) and packed is not None and shard.compression:
-        _core.decompress_file(shard.compression, shard.local_path(packed), path)
+        _core.decompress_file(shard.compression, shard.local_path(packed), path, raw.bytes)
     with open(path, "rb") as file:
         return file.read()

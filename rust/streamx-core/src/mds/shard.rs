@@ -131,8 +131,9 @@ fn read_u32(data: &[u8], at: usize) -> Option<u32> {
     Some(u32::from_le_bytes(bytes.try_into().ok()?))
 }
 
-/// Checks the header against the file and returns the sample count.
-fn validate(data: &[u8]) -> std::result::Result<usize, String> {
+/// Checks a shard's header against its bytes and returns the sample count; what is wrong
+/// otherwise. Public for the fuzz targets.
+pub fn validate(data: &[u8]) -> std::result::Result<usize, String> {
     let size = data.len() as u64;
     let n = read_u32(data, 0)
         .ok_or_else(|| format!("file is {size} bytes, too short for a sample count"))?;

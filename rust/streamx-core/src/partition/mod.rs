@@ -14,6 +14,7 @@ use std::str::FromStr;
 use rayon::prelude::*;
 
 use crate::batching::pool;
+use crate::limits::{check_alloc, checked_product};
 use crate::warning::Warnings;
 use crate::{Error, Result};
 
@@ -150,11 +151,19 @@ pub enum Layout {
 impl Layout {
     /// Validates `spec` as streaming's `get_partitions(algo, ...)` does and prepares the layout.
     pub fn new(algo: PartitionAlgo, spec: &PartitionSpec, warnings: &mut Warnings) -> Result<Self> {
+        check_sizes(spec)?;
         check_resume(spec)?;
-        match algo {
-            PartitionAlgo::Orig => Ok(Layout::Orig(OrigLayout::new(spec, warnings)?)),
-            PartitionAlgo::Relaxed => relaxed::layout(spec, warnings),
-        }
+        let layout = match algo {
+            PartitionAlgo::Orig => Layout::Orig(OrigLayout::new(spec, warnings)?),
+            PartitionAlgo::Relaxed => relaxed::layout(spec, warnings)?,
+        };
+        let shape = layout.shape().map(|d| d as u64);
+        check_alloc(
+            checked_product(&shape, "the partition's shape")?,
+            8,
+            "the partition",
+        )?;
+        Ok(layout)
     }
 
     /// The output shape.
@@ -229,6 +238,29 @@ pub fn worker_slice(
     Layout::new(algo, spec, warnings)?.worker_slice(node, rank, worker)
 }
 
+/// Arguments may come from an untrusted state dict: refuse sizes whose products overflow, or
+/// whose partition could not fit in memory, before any arithmetic or allocation uses them.
+fn check_sizes(spec: &PartitionSpec) -> Result<()> {
+    let dims = [
+        spec.num_canonical_nodes,
+        spec.num_physical_nodes,
+        spec.ranks_per_node,
+        spec.workers_per_rank,
+        spec.batch_size,
+    ]
+    .map(|d| d as u64);
+    let padding = checked_product(
+        &dims,
+        "num_canonical_nodes x num_physical_nodes x ranks_per_node x workers_per_rank x batch_size",
+    )?;
+    let ids = spec
+        .num_samples
+        .checked_add(padding)
+        .and_then(|n| n.checked_add(spec.drop_first))
+        .ok_or_else(|| Error::InvalidArgument("the partition's size overflows".to_string()))?;
+    check_alloc(ids, 8, "the partition")
+}
+
 /// The wrapper check of `get_partitions`, including its quirk of counting a full extra world of
 /// repeated samples when the epoch already divides evenly.
 fn check_resume(spec: &PartitionSpec) -> Result<()> {
@@ -276,4 +308,39 @@ pub(crate) fn fill(shape: [usize; 5], f: impl Fn([usize; 5]) -> i64 + Sync) -> V
         });
     }
     ids
+}
+
+#[cfg(test)]
+mod size_tests {
+    use super::*;
+
+    fn spec(ncn: usize, batch_size: usize, nodes: usize) -> PartitionSpec {
+        PartitionSpec {
+            num_samples: 10,
+            num_canonical_nodes: ncn,
+            num_physical_nodes: nodes,
+            ranks_per_node: 1,
+            workers_per_rank: 1,
+            batch_size,
+            drop_first: 0,
+            initial_physical_nodes: None,
+        }
+    }
+
+    #[test]
+    fn absurd_sizes_are_errors_not_aborts() {
+        for s in [
+            spec(1 << 62, 1, 1),
+            spec(1, 1 << 62, 1),
+            spec(1 << 40, 1 << 40, 1 << 40),
+        ] {
+            for algo in [PartitionAlgo::Orig, PartitionAlgo::Relaxed] {
+                let got = get_partitions(algo, &s, &mut Vec::new());
+                assert!(
+                    matches!(got, Err(Error::InvalidArgument(_))),
+                    "{s:?}: {got:?}"
+                );
+            }
+        }
+    }
 }

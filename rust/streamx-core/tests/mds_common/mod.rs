@@ -95,6 +95,7 @@ pub fn descs_from_index(dir: &Path) -> Vec<ShardDesc> {
                     .as_str()
                     .map(|c| Compression::parse(c).unwrap()),
                 samples: s["samples"].as_u64().unwrap(),
+                raw_bytes: s["raw_data"]["bytes"].as_u64(),
                 layout: ColumnLayout::from_sizes(&sizes).unwrap(),
             }
         })

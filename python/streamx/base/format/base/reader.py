@@ -165,7 +165,14 @@ class Reader(Array):
         shard = self.shard
         plan = ColumnPlan.from_index(shard.column_names, shard.column_encodings, shard.column_sizes)
         zip_path = shard.local_path(shard.zip_data) if shard.zip_data else None
-        desc = (shard.local_path(shard.raw_data), zip_path, shard.compression, shard.samples, 0)
+        desc = (
+            shard.local_path(shard.raw_data),
+            zip_path,
+            shard.compression,
+            shard.samples,
+            0,
+            shard.raw_data.bytes,
+        )
         core = _core.MDSReader([desc], [(plan.names, plan.kinds, plan.sizes)])
         return core.sample_bytes(idx)
 
