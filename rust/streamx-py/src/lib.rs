@@ -19,6 +19,7 @@ mod kinds;
 mod plan;
 mod reader;
 mod scalar;
+mod array_write;
 mod writer;
 
 #[pymodule]
