@@ -79,7 +79,7 @@ ARRAY_COLUMNS = {
 }
 
 
-@pytest.mark.parametrize("compression", [None, "zstd", "gz:1"])
+@pytest.mark.parametrize("compression", [None, "zstd", "bz2"])
 def test_arrays_and_blobs_match_mosaic(tmp_path: Path, compression: str | None) -> None:
     samples = [_arrays(i) for i in range(60)]
     files = _assert_same(
@@ -121,12 +121,11 @@ def test_size_limit_edges_match_mosaic(tmp_path: Path, size_limit: int | None) -
 def test_sample_exactly_filling_the_limit(tmp_path: Path) -> None:
     """A sample that brings the shard exactly to the limit stays in it; one byte more and
     the (empty) shard before it is flushed first, as mosaicml-streaming does."""
-    probe = tmp_path / "probe"
-    _write(streamx, probe, {"b": "bytes"}, [{"b": b""}])
+    probe, limit = tmp_path / "probe", 10_000
+    _write(streamx, probe, {"b": "bytes"}, [{"b": b""}], size_limit=limit)
     # The probe shard is count + 2 offsets + config + one 4-byte length: the writer charges
     # 8 + config for a shard and len(sample) + 4 per sample.
     header_charge = (probe / "shard.00000.mds").stat().st_size - 8
-    limit = 10_000
     body = limit - header_charge - 8
     for extra, shards in ((0, 2), (1, 3)):
         samples = [{"b": b"x" * (body + extra)}, {"b": b"y"}]

@@ -6,8 +6,8 @@
 
 use numpy::{Element, PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::prelude::*;
-use streamx_core::mds::encoding::ScalarType;
 use streamx_core::mds::encode_ndarray;
+use streamx_core::mds::encoding::ScalarType;
 
 /// Appends `value`'s encoding for a column of static `dtype`/`shape` parts; returns `false`
 /// (with `out` unchanged) when Python must encode it.

@@ -11,6 +11,7 @@
 
 use pyo3::prelude::*;
 
+mod array_write;
 mod cache;
 mod codec;
 mod enter;
@@ -19,7 +20,6 @@ mod kinds;
 mod plan;
 mod reader;
 mod scalar;
-mod array_write;
 mod writer;
 
 #[pymodule]

@@ -241,7 +241,11 @@ impl MDSShardWriter {
         let settings = &self.settings;
         let mut slot = buf.len();
         buf.resize(slot + 4 * settings.variable, 0);
-        let columns = settings.names.iter().zip(&settings.kinds).zip(&settings.sizes);
+        let columns = settings
+            .names
+            .iter()
+            .zip(&settings.kinds)
+            .zip(&settings.sizes);
         for (i, ((name, kind), size)) in columns.enumerate() {
             let value = sample.get_item(name.bind(py))?;
             let start = buf.len();

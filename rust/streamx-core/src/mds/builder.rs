@@ -77,7 +77,9 @@ impl ShardBuilder {
         let mut next = Vec::with_capacity(start.max(len));
         next.extend_from_slice(&self.data[start..]);
         self.data.truncate(start);
-        let parts = self.take_parts().inspect_err(|_| self.data.truncate(start))?;
+        let parts = self
+            .take_parts()
+            .inspect_err(|_| self.data.truncate(start))?;
         self.data = next;
         self.ends.push(len as u64);
         self.current += len as u64 + PER_SAMPLE;

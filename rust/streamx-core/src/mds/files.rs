@@ -128,9 +128,8 @@ pub fn write_atomic_parts(path: &Path, parts: &[&[u8]]) -> Result<()> {
         fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
     }
     let tmp = temp_path(path);
-    let written = fs::File::create(&tmp).and_then(|mut f| {
-        parts.iter().try_for_each(|part| f.write_all(part))
-    });
+    let written = fs::File::create(&tmp)
+        .and_then(|mut f| parts.iter().try_for_each(|part| f.write_all(part)));
     if let Err(e) = written {
         let _ = fs::remove_file(&tmp);
         return Err(Error::io(&tmp, e));

@@ -131,13 +131,18 @@ impl Finisher {
             .name("streamx-shards".into())
             .spawn(move || {
                 for job in queue {
-                    let result =
-                        write_shard_parts(&dir, &job.basename, &job.parts, compression.as_ref(), &hashes)
-                            .map(|(raw, zip)| ShardDone {
-                                samples: job.parts.samples,
-                                raw,
-                                zip,
-                            });
+                    let result = write_shard_parts(
+                        &dir,
+                        &job.basename,
+                        &job.parts,
+                        compression.as_ref(),
+                        &hashes,
+                    )
+                    .map(|(raw, zip)| ShardDone {
+                        samples: job.parts.samples,
+                        raw,
+                        zip,
+                    });
                     drop(job);
                     let failed = result.is_err();
                     // Counted before sending, so `has_results` never misses a result.
