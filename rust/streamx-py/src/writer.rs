@@ -156,7 +156,7 @@ impl MDSShardWriter {
                 return Err(err);
             }
         }
-        self.commit(py, state, start)
+        commit(py, state, start)
     }
 
     /// Adds one sample already framed by Python; returns as `write` does.
@@ -166,7 +166,7 @@ impl MDSShardWriter {
         state.check(py)?;
         let start = state.builder.buffer().len();
         state.builder.buffer().extend_from_slice(sample);
-        self.commit(py, state, start)
+        commit(py, state, start)
     }
 
     /// Queues the pending samples as a shard, if there are any; returns as `write` does.
@@ -265,14 +265,14 @@ impl MDSShardWriter {
         }
         Ok(None)
     }
+}
 
-    /// Takes the bytes after `start` as a sample, queueing the shard it closes, if any.
-    fn commit(&self, py: Python<'_>, state: &mut State, start: usize) -> PyResult<bool> {
-        if let Some(parts) = state.builder.commit(start).py()? {
-            submit(py, state, parts)?;
-        }
-        Ok(state.finisher.has_results())
+/// Takes the bytes after `start` as a sample, queueing the shard it closes, if any.
+fn commit(py: Python<'_>, state: &mut State, start: usize) -> PyResult<bool> {
+    if let Some(parts) = state.builder.commit(start).py()? {
+        submit(py, state, parts)?;
     }
+    Ok(state.finisher.has_results())
 }
 
 /// Hands a finished shard to the background thread, waiting (detached) while it is busy.
