@@ -144,7 +144,7 @@ impl Compression {
                     .compress_vec(data)
                     .map_err(io::Error::other)?;
             }
-            Codec::Zstd => *out = zstd::bulk::compress(data, level as i32)?,
+            Codec::Zstd => *out = zstd_compress(data, level as i32)?,
         }
         Ok(())
     }
@@ -202,6 +202,16 @@ impl fmt::Display for Compression {
 /// Brotli exactly as Python's `brotli.compress` drives it: all input in one PROCESS call,
 /// then FINISH. The fast qualities emit one meta-block per call, so feeding the input in
 /// chunks (as `brotli::BrotliCompress` does) would produce different, though valid, bytes.
+/// zstd in its multithreaded mode, as mosaicml-streaming's `zstd.compress` runs it: with
+/// one worker or more, libzstd's output no longer depends on the worker count, but it differs
+/// from the single-threaded mode on inputs beyond one job (a few MiB).
+fn zstd_compress(data: &[u8], level: i32) -> io::Result<Vec<u8>> {
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    let mut compressor = zstd::bulk::Compressor::new(level)?;
+    compressor.set_parameter(zstd::stream::raw::CParameter::NbWorkers(workers as u32))?;
+    compressor.compress(data)
+}
+
 fn brotli_compress(data: &[u8], level: u32, out: &mut Vec<u8>) -> io::Result<()> {
     use brotli::enc::encode::{BrotliEncoderOperation, BrotliEncoderStateStruct};
     let mut state = BrotliEncoderStateStruct::new(brotli::enc::StandardAlloc::default());

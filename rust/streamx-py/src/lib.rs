@@ -11,6 +11,7 @@
 
 use pyo3::prelude::*;
 
+mod array_write;
 mod cache;
 mod cache_inspect;
 mod codec;

@@ -1,4 +1,5 @@
-//! `MDSShardWriter`: frames samples in Rust and writes whole shards atomically.
+//! `MDSShardWriter`: frames samples in Rust straight into the shard buffer, and hands each
+//! finished shard to a background thread that hashes, compresses and writes it.
 
 use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
@@ -7,34 +8,81 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
 use streamx_core::compression::Compression;
 use streamx_core::hashing::HashAlgo;
-use streamx_core::mds::files::{write_shard_files, FileInfo};
-use streamx_core::mds::{ColumnLayout, ShardBuilder};
+use streamx_core::mds::files::FileInfo;
+use streamx_core::mds::{Encoding, Finisher, ShardBuilder, ShardDone, ShardParts};
 
-use crate::enter::enter_core;
-use crate::errors::{IntoPy, PyExc};
+use crate::array_write::encode_array;
+use crate::errors::{to_py, IntoPy, PyExc};
 use crate::kinds::{self, Kind};
+
+/// How one column's value is encoded on the write path.
+enum WriteKind {
+    Native(Kind),
+    NdArray {
+        dtype: Option<streamx_core::mds::ScalarType>,
+        shape: Option<Vec<u64>>,
+    },
+}
+
+impl WriteKind {
+    /// A kind name (see `kinds::Kind::parse`), or an `ndarray[:dtype[:shape]]` encoding.
+    fn parse(name: &str) -> PyResult<WriteKind> {
+        if name.starts_with("ndarray") {
+            if let Ok(Encoding::NdArray { dtype, shape }) = Encoding::parse(name) {
+                return Ok(WriteKind::NdArray { dtype, shape });
+            }
+        }
+        Kind::parse(name).map(WriteKind::Native)
+    }
+
+    /// Appends `value`'s bytes; `false` (with `out` unchanged) leaves it to Python.
+    fn encode(&self, value: &Bound<'_, PyAny>, out: &mut Vec<u8>) -> PyResult<bool> {
+        match self {
+            WriteKind::Native(kind) => kinds::encode(*kind, value, out),
+            WriteKind::NdArray { dtype, shape } => {
+                if let Ok(bytes) = value.cast::<PyBytes>() {
+                    out.extend_from_slice(bytes.as_bytes());
+                    return Ok(true);
+                }
+                Ok(encode_array(*dtype, shape.as_deref(), value, out))
+            }
+        }
+    }
+}
 
 /// Per-shard settings that do not change while writing.
 struct Settings {
-    dirname: PathBuf,
     names: Vec<Py<PyString>>,
-    kinds: Vec<Kind>,
-    layout: ColumnLayout,
-    compression: Option<Compression>,
-    hashes: Vec<HashAlgo>,
+    kinds: Vec<WriteKind>,
+    sizes: Vec<Option<u64>>,
+    /// Variable-size columns: each gets a `u32` length at the head of the sample.
+    variable: usize,
 }
 
 /// Mutable writing state, behind a mutex so the pyclass can be frozen.
 struct State {
     builder: ShardBuilder,
+    finisher: Finisher,
     shards_written: usize,
-    /// Reused per sample: concatenated column payloads, and each column's end offset.
-    payload: Vec<u8>,
-    ends: Vec<usize>,
-    framed: Vec<u8>,
+    /// The first background failure, raised again by every later call.
+    failure: Option<PyErr>,
 }
 
-/// Frames samples into MDS shards and writes each finished shard file.
+impl State {
+    fn check(&self, py: Python<'_>) -> PyResult<()> {
+        match &self.failure {
+            Some(err) => Err(err.clone_ref(py)),
+            None => Ok(()),
+        }
+    }
+
+    fn fail(&mut self, py: Python<'_>, err: PyErr) -> PyErr {
+        self.failure = Some(err.clone_ref(py));
+        err
+    }
+}
+
+/// Frames samples into MDS shards; finished shards are written by a background thread.
 #[pyclass(frozen, module = "streamx._core")]
 pub struct MDSShardWriter {
     settings: Settings,
@@ -58,30 +106,28 @@ impl MDSShardWriter {
     ) -> PyResult<Self> {
         let kinds = column_kinds
             .iter()
-            .map(|k| Kind::parse(k))
+            .map(|k| WriteKind::parse(k))
             .collect::<PyResult<_>>()?;
         let hashes = hashes
             .iter()
             .map(|h| HashAlgo::from_name(h))
             .collect::<Result<_, _>>()
             .py()?;
+        let compression = compression.map(Compression::parse).transpose().py()?;
         let settings = Settings {
-            dirname,
             names: column_names
                 .iter()
                 .map(|n| PyString::intern(py, n).unbind())
                 .collect(),
             kinds,
-            layout: ColumnLayout::from_sizes(&column_sizes).py()?,
-            compression: compression.map(Compression::parse).transpose().py()?,
-            hashes,
+            variable: column_sizes.iter().filter(|s| s.is_none()).count(),
+            sizes: column_sizes,
         };
         let state = State {
             builder: ShardBuilder::new(config_json, size_limit),
+            finisher: Finisher::new(dirname, compression, hashes),
             shards_written: 0,
-            payload: Vec::new(),
-            ends: Vec::new(),
-            framed: Vec::new(),
+            failure: None,
         };
         Ok(Self {
             settings,
@@ -89,135 +135,169 @@ impl MDSShardWriter {
         })
     }
 
-    /// Encodes and adds one sample dict. Returns the index entry fields of a shard that had
-    /// to be written first, or `None`. Raises `NeedsPythonEncoding` for values it leaves to
-    /// the exact Python encoder.
-    fn write<'py>(
-        &self,
-        py: Python<'py>,
-        sample: &Bound<'py, PyAny>,
-    ) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let mut guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+    /// Encodes and adds one sample dict, straight into the current shard. Returns whether
+    /// finished shards wait for `drain`. Raises `NeedsPythonEncoding` for values it leaves
+    /// to the exact Python encoder, and any earlier background failure.
+    fn write(&self, py: Python<'_>, sample: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let mut guard = self.lock();
         let state = &mut *guard;
-        state.payload.clear();
-        state.ends.clear();
-        for (name, kind) in self.settings.names.iter().zip(&self.settings.kinds) {
-            let value = sample.get_item(name.bind(py))?;
-            if !kinds::encode(*kind, &value, &mut state.payload)? {
-                return Err(decline(py, name.bind(py)));
+        state.check(py)?;
+        let buf = state.builder.buffer();
+        let start = buf.len();
+        match self.frame(py, sample, buf) {
+            Ok(None) => {}
+            Ok(Some(column)) => {
+                buf.truncate(start);
+                let name = self.settings.names[column].bind(py);
+                return Err(PyExc::NeedsPythonEncoding.err(py, format!("column {name}")));
             }
-            state.ends.push(state.payload.len());
+            Err(err) => {
+                buf.truncate(start);
+                return Err(err);
+            }
         }
-        let mut columns = Vec::with_capacity(state.ends.len());
-        let mut start = 0;
-        for &end in &state.ends {
-            columns.push(&state.payload[start..end]);
-            start = end;
-        }
-        state.framed.clear();
-        if self
-            .settings
-            .layout
-            .frame(&columns, &mut state.framed)
-            .is_err()
-        {
-            return Err(decline(py, &PyString::new(py, "fixed-size column")));
-        }
-        let framed = std::mem::take(&mut state.framed);
-        let flushed = self.push(py, state, &framed)?;
-        state.framed = framed;
-        Ok(flushed)
+        commit(py, state, start)
     }
 
-    /// Adds one sample already framed by Python.
-    fn write_encoded<'py>(
-        &self,
-        py: Python<'py>,
-        sample: &[u8],
-    ) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let mut guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        self.push(py, &mut guard, sample)
+    /// Adds one sample already framed by Python; returns as `write` does.
+    fn write_encoded(&self, py: Python<'_>, sample: &[u8]) -> PyResult<bool> {
+        let mut guard = self.lock();
+        let state = &mut *guard;
+        state.check(py)?;
+        let start = state.builder.buffer().len();
+        state.builder.buffer().extend_from_slice(sample);
+        commit(py, state, start)
     }
 
-    /// Writes the pending samples as a shard, if there are any.
-    fn flush<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let mut guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        if guard.builder.is_empty() {
-            return Ok(None);
+    /// Queues the pending samples as a shard, if there are any; returns as `write` does.
+    fn flush(&self, py: Python<'_>) -> PyResult<bool> {
+        let mut guard = self.lock();
+        let state = &mut *guard;
+        state.check(py)?;
+        if !state.builder.is_empty() {
+            let parts = state.builder.take_parts().py()?;
+            submit(py, state, parts)?;
         }
-        self.write_shard(py, &mut guard).map(Some)
+        Ok(state.finisher.has_results())
+    }
+
+    /// Index entry fields of the shards written since the last call, in order, without
+    /// waiting. Raises the background failure, if there was one.
+    fn drain<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let mut guard = self.lock();
+        let state = &mut *guard;
+        state.check(py)?;
+        match state.finisher.drain() {
+            Ok(done) => done.iter().map(|d| entry_dict(py, d)).collect(),
+            Err(err) => Err(state.fail(py, to_py(err))),
+        }
+    }
+
+    /// Waits until every queued shard is on disk; returns what `drain` would. Pending
+    /// samples are not flushed (call `flush` first).
+    fn finish<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let mut guard = self.lock();
+        let state = &mut *guard;
+        state.check(py)?;
+        let finisher = &mut state.finisher;
+        match py.detach(|| finisher.finish()) {
+            Ok(done) => done.iter().map(|d| entry_dict(py, d)).collect(),
+            Err(err) => Err(state.fail(py, to_py(err))),
+        }
     }
 
     /// The file bytes the pending samples would be written as, without writing them.
     fn pending_shard_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        let bytes = guard.builder.shard_bytes().py()?;
+        let bytes = self.lock().builder.shard_bytes().py()?;
         Ok(PyBytes::new(py, &bytes))
     }
 
-    /// Number of shard files written so far.
+    /// Number of shards queued or written so far.
     #[getter]
     fn num_shards(&self) -> usize {
-        self.state
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .shards_written
+        self.lock().shards_written
     }
 
     /// Samples waiting for the current shard.
     #[getter]
     fn pending_samples(&self) -> usize {
-        self.state
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .builder
-            .num_samples()
+        self.lock().builder.num_samples()
     }
 }
 
 impl MDSShardWriter {
-    /// Applies the splitting rule: write the current shard (even an empty one, as upstream
-    /// does) when this sample would cross the size limit, then add the sample.
-    fn push<'py>(
-        &self,
-        py: Python<'py>,
-        state: &mut State,
-        sample: &[u8],
-    ) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let flushed = if state.builder.needs_flush_before(sample.len()) {
-            Some(self.write_shard(py, state)?)
-        } else {
-            None
-        };
-        state.builder.push(sample);
-        Ok(flushed)
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn write_shard<'py>(&self, py: Python<'py>, state: &mut State) -> PyResult<Bound<'py, PyDict>> {
-        let samples = state.builder.num_samples();
-        let bytes = state.builder.take_shard_bytes().py()?;
-        let basename = format!("shard.{:05}.mds", state.shards_written);
+    /// Appends one sample's framing to `buf`: the `u32` lengths of its variable-size
+    /// columns, then each column. Returns the column Python must encode, if any.
+    fn frame(
+        &self,
+        py: Python<'_>,
+        sample: &Bound<'_, PyAny>,
+        buf: &mut Vec<u8>,
+    ) -> PyResult<Option<usize>> {
         let settings = &self.settings;
-        let dir = settings.dirname.clone();
-        let compression = settings.compression;
-        let hashes = settings.hashes.clone();
-        let (raw, zip) = enter_core(py, move || {
-            write_shard_files(&dir, &basename, &bytes, compression.as_ref(), &hashes)
-        })?;
-        state.shards_written += 1;
-        let entry = PyDict::new(py);
-        entry.set_item("samples", samples)?;
-        entry.set_item("raw_data", file_info_dict(py, &raw)?)?;
-        match zip {
-            Some(zip) => entry.set_item("zip_data", file_info_dict(py, &zip)?)?,
-            None => entry.set_item("zip_data", py.None())?,
+        let mut slot = buf.len();
+        buf.resize(slot + 4 * settings.variable, 0);
+        let columns = settings
+            .names
+            .iter()
+            .zip(&settings.kinds)
+            .zip(&settings.sizes);
+        for (i, ((name, kind), size)) in columns.enumerate() {
+            let value = sample.get_item(name.bind(py))?;
+            let start = buf.len();
+            if !kind.encode(&value, buf)? {
+                return Ok(Some(i));
+            }
+            let len = buf.len() - start;
+            match (size, u32::try_from(len)) {
+                (Some(size), _) if *size != len as u64 => return Ok(Some(i)),
+                (Some(_), _) => {}
+                (None, Ok(len)) => {
+                    buf[slot..slot + 4].copy_from_slice(&len.to_le_bytes());
+                    slot += 4;
+                }
+                (None, Err(_)) => return Ok(Some(i)),
+            }
         }
-        Ok(entry)
+        Ok(None)
     }
 }
 
-fn decline(py: Python<'_>, column: &Bound<'_, PyString>) -> PyErr {
-    PyExc::NeedsPythonEncoding.err(py, format!("column {column}"))
+/// Takes the bytes after `start` as a sample, queueing the shard it closes, if any.
+fn commit(py: Python<'_>, state: &mut State, start: usize) -> PyResult<bool> {
+    if let Some(parts) = state.builder.commit(start).py()? {
+        submit(py, state, parts)?;
+    }
+    Ok(state.finisher.has_results())
+}
+
+/// Hands a finished shard to the background thread, waiting (detached) while it is busy.
+fn submit(py: Python<'_>, state: &mut State, parts: ShardParts) -> PyResult<()> {
+    let basename = format!("shard.{:05}.mds", state.shards_written);
+    state.shards_written += 1;
+    let finisher = &mut state.finisher;
+    if let Err(err) = py.detach(|| finisher.submit(basename, parts)) {
+        // The thread stopped on an earlier failure: that one is the error to report.
+        let cause = state.finisher.drain().err().unwrap_or(err);
+        return Err(state.fail(py, to_py(cause)));
+    }
+    Ok(())
+}
+
+/// `{"samples", "raw_data", "zip_data"}` of one written shard, as in `index.json`.
+fn entry_dict<'py>(py: Python<'py>, done: &ShardDone) -> PyResult<Bound<'py, PyDict>> {
+    let entry = PyDict::new(py);
+    entry.set_item("samples", done.samples)?;
+    entry.set_item("raw_data", file_info_dict(py, &done.raw)?)?;
+    match &done.zip {
+        Some(zip) => entry.set_item("zip_data", file_info_dict(py, zip)?)?,
+        None => entry.set_item("zip_data", py.None())?,
+    }
+    Ok(entry)
 }
 
 /// `{"basename", "bytes", "hashes": {algo: hex}}`, as in `index.json`.

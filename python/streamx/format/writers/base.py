@@ -175,6 +175,9 @@ class Writer:
         upload. Does nothing when no sample is pending."""
         raise NotImplementedError
 
+    def _complete_shards(self) -> None:
+        """Waits until every shard is on disk (writers that finish shards in the background)."""
+
     def _check_jobs(self) -> None:
         """Raises, after cancelling queued uploads, once a background job has failed."""
         if self.event.is_set():
@@ -226,6 +229,8 @@ class Writer:
 
         Raises:
             UploadFailedError: If a background upload failed.
+            OSError: If writing a shard in the background failed; the index is then not
+                written.
         """
         if self._finished:
             return
@@ -233,6 +238,7 @@ class Writer:
         try:
             self._check_jobs()
             self.flush_shard()
+            self._complete_shards()
             self._write_index()
         except BaseException:
             self._output.cancel()

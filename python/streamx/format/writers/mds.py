@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 from streamx import _core
 from streamx.exceptions import ColumnTypeError, ColumnValueError, NeedsPythonEncoding
 from streamx.format.columns import ColumnPlan
 from streamx.format.encoding_base import Encoding
-from streamx.format.encodings import get_coder
+from streamx.format.encodings import get_coder, is_builtin_coder
 from streamx.format.writers.base import Writer, document_writer_args
 
 __all__ = ["MDSWriter"]
+
+logger = logging.getLogger(__name__)
 
 
 @document_writer_args
@@ -82,10 +85,21 @@ class MDSWriter(Writer):
         self.column_sizes = list(plan.sizes)
         self.config_data = json.dumps(self.get_config(), sort_keys=True).encode("utf-8")
         self.extra_bytes_per_shard = 4 + 4 + len(self.config_data)
+        # Built-in ndarray columns are framed by Rust too (plain numpy arrays; it declines
+        # anything else back to the Python encoder).
+        kinds = [
+            enc if kind == "raw" and enc.startswith("ndarray") and is_builtin_coder(enc) else kind
+            for enc, kind in zip(plan.encodings, plan.kinds)
+        ]
+        self._python_columns = [
+            (name, coder)
+            for name, coder in plan.python_columns
+            if kinds[plan.names.index(name)] == "raw"
+        ]
         self._builder = _core.MDSShardWriter(
             self.local,
             plan.names,
-            plan.kinds,
+            kinds,
             plan.sizes,
             self.config_data,
             self.size_limit,
@@ -151,39 +165,63 @@ class MDSWriter(Writer):
                 ``AttributeError``, as mosaicml-streaming raises).
             ColumnValueError: If a value's content cannot be stored by the encoding.
             UploadFailedError: If an earlier background upload failed.
+            OSError: If writing an earlier shard in the background failed (raised again by
+                every later call).
         """
         self._check_jobs()
         if len(sample) > len(self.column_names):
             self._warn_unknown_keys(sample, self.column_names)
-        if self._plan.python_columns:
+        if self._python_columns:
             sample = dict(sample)
-            for name, coder in self._plan.python_columns:
+            for name, coder in self._python_columns:
                 value = sample[name]
                 if not isinstance(value, bytes):
                     sample[name] = _encode(name, self.columns[name], value, coder)
         try:
-            shard = self._builder.write(sample)
+            ready = self._builder.write(sample)
         except NeedsPythonEncoding:
-            shard = self._builder.write_encoded(self.encode_sample(sample))
-        if shard is not None:
-            self._on_shard(shard)
+            ready = self._builder.write_encoded(self.encode_sample(sample))
+        if ready:
+            self._take_shards(self._builder.drain())
 
     def flush_shard(self) -> None:
-        """Writes the pending samples as a shard now and queues its upload; a no-op when
-        none are pending.
+        """Closes the pending samples as a shard now; a background thread writes it, then
+        its upload is queued. A no-op when none are pending.
 
         Raises:
             ValueError: If the shard would reach 4 GiB (offsets are 32-bit).
+            OSError: If writing an earlier shard in the background failed.
         """
-        shard = self._builder.flush()
-        if shard is not None:
+        if self._builder.flush():
+            self._take_shards(self._builder.drain())
+
+    def _complete_shards(self) -> None:
+        self._take_shards(self._builder.finish())
+
+    def cancel_future_jobs(self) -> None:
+        """Cancels the uploads still queued. Shards already closed are still written to the
+        local directory (as mosaicml-streaming, which writes them before returning), and are
+        not uploaded."""
+        super().cancel_future_jobs()
+        try:
+            done = self._builder.finish()
+        except Exception as err:  # the failure that led here is the one to report
+            logger.error("A shard could not be written: %s", err)
+            return
+        self.shards.extend(self._entry(shard) for shard in done)
+
+    def _take_shards(self, shards: list[dict[str, Any]]) -> None:
+        for shard in shards:
             self._on_shard(shard)
 
-    def _on_shard(self, shard: dict[str, Any]) -> None:
+    def _entry(self, shard: dict[str, Any]) -> dict[str, Any]:
         entry = dict(shard)
         entry.update(self.get_config())
+        return entry
+
+    def _on_shard(self, shard: dict[str, Any]) -> None:
         uploads = [(shard["zip_data"] or shard["raw_data"])["basename"]]
-        self._add_shard(entry, uploads)
+        self._add_shard(self._entry(shard), uploads)
 
 
 def _encode(name: str, encoding: str, value: Any, coder: Encoding | None = None) -> bytes:

@@ -8,6 +8,7 @@ use std::path::Path;
 use crate::compression::{temp_path, Compression};
 use crate::error::{Error, Result};
 use crate::hashing::HashAlgo;
+use crate::mds::builder::ShardParts;
 
 /// Below this many bytes, threads cost more than they save.
 const PARALLEL_MIN_BYTES: usize = 1 << 20;
@@ -64,6 +65,28 @@ pub fn write_shard_files(
     Ok((raw, Some(zip)))
 }
 
+/// [`write_shard_files`] for a shard kept as header and samples. Raw and unhashed, the two
+/// parts go to the file as they are; hashing or compressing needs the whole file in one
+/// buffer, and that one copy costs far less than the hash or codec itself.
+pub fn write_shard_parts(
+    dir: &Path,
+    basename_raw: &str,
+    parts: &ShardParts,
+    compression: Option<&Compression>,
+    hashes: &[HashAlgo],
+) -> Result<(FileInfo, Option<FileInfo>)> {
+    if compression.is_some() || !hashes.is_empty() {
+        return write_shard_files(dir, basename_raw, &parts.to_vec(), compression, hashes);
+    }
+    write_atomic_parts(&dir.join(basename_raw), &[&parts.header, &parts.body])?;
+    let raw = FileInfo {
+        basename: basename_raw.to_owned(),
+        bytes: parts.len() as u64,
+        hashes: Vec::new(),
+    };
+    Ok((raw, None))
+}
+
 /// Describes `data` as the file `basename`, hashing with each algorithm (in parallel when
 /// there are several and the data is big).
 pub fn file_info(basename: &str, data: &[u8], hashes: &[HashAlgo]) -> FileInfo {
@@ -96,11 +119,17 @@ pub fn file_info(basename: &str, data: &[u8], hashes: &[HashAlgo]) -> FileInfo {
 /// Writes `data` to `path` via a temp file in the same directory and a rename, so a reader
 /// (or a crashed writer) never leaves a partial file under the final name.
 pub fn write_atomic(path: &Path, data: &[u8]) -> Result<()> {
+    write_atomic_parts(path, &[data])
+}
+
+/// [`write_atomic`] for a file made of consecutive `parts`.
+pub fn write_atomic_parts(path: &Path, parts: &[&[u8]]) -> Result<()> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
     }
     let tmp = temp_path(path);
-    let written = fs::File::create(&tmp).and_then(|mut f| f.write_all(data));
+    let written = fs::File::create(&tmp)
+        .and_then(|mut f| parts.iter().try_for_each(|part| f.write_all(part)));
     if let Err(e) = written {
         let _ = fs::remove_file(&tmp);
         return Err(Error::io(&tmp, e));

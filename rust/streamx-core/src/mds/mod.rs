@@ -38,13 +38,15 @@
 pub mod builder;
 pub mod encoding;
 pub mod files;
+pub mod finisher;
 pub mod ndarray;
 pub mod sample;
 pub mod shard;
 
-pub use builder::ShardBuilder;
+pub use builder::{ShardBuilder, ShardParts};
 pub use encoding::{Encoding, ScalarType};
-pub use files::{write_shard_files, FileInfo};
+pub use files::{write_shard_files, write_shard_parts, FileInfo};
+pub use finisher::{Finisher, ShardDone};
 pub use ndarray::{decode_ndarray, encode_ndarray, NdArrayRef};
 pub use sample::ColumnLayout;
 pub use shard::Shard;
