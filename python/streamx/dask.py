@@ -65,7 +65,7 @@ def to_mds(
         FileExistsError: if the local directory is not empty.
         FileNotFoundError: if the remote bucket is missing or the credentials cannot see it.
 
-    Example:
+    Examples:
         >>> import dask.dataframe as dd, pandas as pd
         >>> from streamx.dask import to_mds
         >>> ddf = dd.from_pandas(pd.DataFrame({"id": [1, 2], "text": ["a", "b"]}), npartitions=2)

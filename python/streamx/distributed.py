@@ -106,7 +106,7 @@ def all_gather_object(obj: T) -> list[T]:
     Raises:
         RuntimeError: ``WORLD_SIZE`` is above 1 but no process group is up.
 
-    Example:
+    Examples:
         >>> all_gather_object({"rank": get_rank()})
         [{'rank': 0}]
     """

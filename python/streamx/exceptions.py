@@ -8,7 +8,7 @@ working while ``except StreamxError`` catches everything streamx raises on purpo
 The Rust extension raises these classes by name; the names it uses are listed once in
 ``streamx._core.exception_names()`` and a test checks each resolves here.
 
-Example:
+Examples:
     >>> from streamx.exceptions import ChecksumError, StreamxError
     >>> issubclass(ChecksumError, ValueError) and issubclass(ChecksumError, StreamxError)
     True

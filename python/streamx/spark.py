@@ -35,7 +35,7 @@ def dataframe_columns(
         ValueError: for an override naming no column of the DataFrame, or a column whose
             type has no MDS encoding and no override; the message names the column.
 
-    Example:
+    Examples:
         >>> dataframe_columns(spark.range(2), {"id": "int"})  # doctest: +SKIP
         {'id': 'int'}
     """
@@ -90,7 +90,7 @@ def write_mds(
         pyspark.errors.PythonException: if a task failed; the message names the partition
             and row. No merged index is written then.
 
-    Example:
+    Examples:
         >>> from streamx.spark import write_mds
         >>> df = spark.createDataFrame([(1, b"...")], "id long, image binary")  # doctest: +SKIP
         >>> write_mds(df, "s3://bucket/ds", columns={"image": "jpeg"})  # doctest: +SKIP

@@ -48,7 +48,7 @@ def compress(algo: str | None, data: bytes) -> bytes:
     Raises:
         ValueError: ``algo`` is not supported.
 
-    Example:
+    Examples:
         >>> decompress("zstd:7", compress("zstd:7", b"abc" * 100)) == b"abc" * 100
         True
     """

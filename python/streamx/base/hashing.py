@@ -27,7 +27,7 @@ def get_hash(algo: str, data: bytes) -> str:
     Raises:
         ValueError: ``algo`` is not supported.
 
-    Example:
+    Examples:
         >>> get_hash("md5", b"")
         'd41d8cd98f00b204e9800998ecf8427e'
     """

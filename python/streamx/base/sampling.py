@@ -32,7 +32,7 @@ def get_sampling(
     Returns:
         Stream-local sample ids, ``choose`` of them.
 
-    Example:
+    Examples:
         >>> ids = get_sampling(np.array([4, 4]), 6, 1, 9176, 0, False)
         >>> len(ids)
         6

@@ -51,7 +51,7 @@ def number_abbrev_to_int(abbrev_str: int | str) -> int:
 def get_list_arg(text: str) -> list[str]:
     """Splits a comma-separated command-line value; empty text gives ``[]``.
 
-    Example:
+    Examples:
         >>> get_list_arg("a,b")
         ['a', 'b']
     """
@@ -140,7 +140,7 @@ def retry(
     Raises:
         ValueError: ``num_attempts`` is below 1.
 
-    Example:
+    Examples:
         >>> calls = []
         >>> @retry(KeyError, num_attempts=2, initial_backoff=0, max_jitter=0)
         ... def flaky():

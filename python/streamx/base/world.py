@@ -28,7 +28,7 @@ class World(_World):
     Raises:
         ValueError: A count is below 1 or ``worker`` is outside the job.
 
-    Example:
+    Examples:
         >>> world = World(num_nodes=2, ranks_per_node=8, workers_per_rank=4, worker=37)
         >>> world.node, world.rank, world.rank_of_node, world.worker_of_rank
         (1, 9, 1, 1)

@@ -95,7 +95,7 @@ def load_calibration(path: str) -> Calibration:
         ValueError: If it is not JSON or does not have the version 1 shape (the message
             names the first bad field).
 
-    Example:
+    Examples:
         >>> import tempfile, os
         >>> path = os.path.join(tempfile.mkdtemp(), "cal.json")
         >>> cal: Calibration = {"version": 1, "source": "/data",

@@ -73,7 +73,7 @@ def convert(
         TypeError: A column type with no inferred encoding and no override.
         ValueError: An invalid encoding, compression or size limit.
 
-    Example:
+    Examples:
         >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
         >>> root = tempfile.mkdtemp()
         >>> pq.write_table(pa.table({"text": ["a", "b"], "id": [1, 2]}), f"{root}/t.parquet")
@@ -136,7 +136,7 @@ def optimize(
         ConvertError: ``fn`` raised or gave a non-dict (naming the input), a sample does not
             fit its column, or ``out`` cannot be written.
 
-    Example:
+    Examples:
         >>> import tempfile
         >>> def square(i):
         ...     return {"i": i, "sq": i * i}

@@ -39,7 +39,7 @@ def infer_columns(schema: pa.Schema, overrides: Mapping[str, str] | None = None)
         ValueError: An override names a column the schema lacks, or an unknown encoding; or
             the schema repeats a column name.
 
-    Example:
+    Examples:
         >>> import pyarrow as pa
         >>> schema = pa.schema([("text", pa.string()), ("id", pa.int64()),
         ...                     ("emb", pa.list_(pa.float32(), 4)), ("img", pa.binary())])

@@ -9,7 +9,7 @@ adds into a memory map per chunk of samples, far below 1% of iteration time; set
 ``STREAMX_METRICS=0`` to turn it off. Worker files outlive the workers (which may exit at
 the end of each epoch); the process that created the directory removes it at exit.
 
-Example:
+Examples:
     >>> from streamx.dataset import metrics
     >>> metrics.add_samples(3)
     >>> metrics.snapshot()["samples"] >= 3
@@ -246,7 +246,7 @@ def _summarise(rows: NDArray[np.float64]) -> Snapshot:
 def snapshot() -> Snapshot:
     """Totals of every epoch so far, over this node's reading processes.
 
-    Example:
+    Examples:
         >>> sorted(snapshot())[:3]
         ['bytes_downloaded', 'cache_hits', 'cache_misses']
     """

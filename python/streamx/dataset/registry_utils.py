@@ -39,7 +39,7 @@ class TypedRegistry(catalogue.Registry, Generic[T]):  # type: ignore[misc]
         entry_points: Whether installed packages may add entries through entry points.
         description: What the registry holds.
 
-    Example:
+    Examples:
         >>> reg = TypedRegistry[type](("streamx", "doc_example"), description="demo")
         >>> reg.register("int", func=int)
         <class 'int'>
@@ -144,7 +144,7 @@ def construct_from_registry(
             neither a class nor callable, or the entry is not callable.
         catalogue.RegistryError: Nothing is registered as ``name``.
 
-    Example:
+    Examples:
         >>> from streamx.dataset.registry import streams_registry
         >>> stream = construct_from_registry("stream", streams_registry, kwargs={"local": "/tmp/x"})
         >>> stream.local

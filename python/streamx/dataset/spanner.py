@@ -19,7 +19,7 @@ class Spanner:
         shard_sizes: Number of samples in each shard.
         span_size: Width of the spans the id space is cut into. Defaults to ``1 << 10``.
 
-    Example:
+    Examples:
         >>> spanner = Spanner(np.array([3, 5], np.int64))
         >>> spanner[4]
         (1, 1)

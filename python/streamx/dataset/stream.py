@@ -146,7 +146,7 @@ class Stream:
             ValueError: If a stream gives more than one of ``proportion``, ``repeat`` and
                 ``choose``, or relative and absolute weights are mixed.
 
-        Example:
+        Examples:
             >>> Stream.validate_weights([Stream(local="/a", proportion=1.0)])
             (True, False)
         """
@@ -175,7 +175,7 @@ class Stream:
             ValueError: If the weights are invalid (see :meth:`validate_weights`), or an epoch
                 size is given with absolute weights.
 
-        Example:
+        Examples:
             >>> streams = [Stream(local="/a", repeat=2), Stream(local="/b")]
             >>> Stream.apply_weights(streams, np.array([3, 4]), None, 0)
             10

@@ -95,7 +95,7 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         RuntimeError: If a stream holds no samples, or has neither a local ``index.json``
             nor a remote.
 
-    Example:
+    Examples:
         >>> ds = StreamingDataset(local="/data/mds", batch_size=8, shuffle=True)  # doctest: +SKIP
         >>> ds.columns  # doctest: +SKIP
         {'id': 'int', 'text': 'str'}
@@ -249,7 +249,7 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         Streams with different columns contribute all of theirs; where two declare the same
         name, the first stream's encoding is shown.
 
-        Example:
+        Examples:
             >>> StreamingDataset(local="/data/mds", batch_size=8).columns  # doctest: +SKIP
             {'id': 'int', 'text': 'str'}
         """
@@ -406,7 +406,7 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
     def spanner(self) -> Spanner:
         """Maps a global sample id to ``(shard id, id within the shard)``.
 
-        Example:
+        Examples:
             >>> shard_id, index_in_shard = dataset.spanner[1234]  # doctest: +SKIP
         """
         return Spanner(self.samples_per_shard)
@@ -429,7 +429,7 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
             ChecksumError: If ``validate_hash`` is set and a digest differs.
             StaleIndexError: If the remote's files no longer match the cached index.
 
-        Example:
+        Examples:
             >>> dataset.prepare_shard(0)  # doctest: +SKIP
         """
         shard_ops.prepare_shard(self, shard_id, blocking)
@@ -447,7 +447,7 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
             ValueError: If the shard belongs to a stream without a remote: those files are
                 the user's only copy and are never deleted.
 
-        Example:
+        Examples:
             >>> dataset.evict_shard(0)  # doctest: +SKIP
         """
         shard_ops.evict_shard(self, shard_id)
@@ -458,7 +458,7 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         Raises:
             ValueError: If there is no such shard.
 
-        Example:
+        Examples:
             >>> dataset.evict_coldest_shard()  # doctest: +SKIP
         """
         shard_ops.evict_coldest_shard(self)
@@ -472,7 +472,7 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         Raises:
             BaseException: Whatever the task raised.
 
-        Example:
+        Examples:
             >>> future.add_done_callback(dataset.on_exception)  # doctest: +SKIP
         """
         shard_ops.on_exception(future)

@@ -17,7 +17,7 @@ class Encoding:
     Attributes:
         size: The fixed encoded size in bytes, or ``None`` if it varies per value.
 
-    Example:
+    Examples:
         >>> class Bool(Encoding):
         ...     size = 1
         ...     def encode(self, obj):

@@ -8,7 +8,7 @@ built-ins. Rust encodes and decodes the byte-level ones (``_core.native_encoding
 maps to the built-in class here. So a user who registers an encoding, under a new name or
 over a built-in one, has it used for writing and reading, as with mosaicml-streaming.
 
-Example:
+Examples:
     >>> import numpy as np
     >>> from streamx.format.encodings import Encoding, _encodings, mds_decode, mds_encode
     >>> class Complex128(Encoding):

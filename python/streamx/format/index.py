@@ -39,7 +39,7 @@ class ShardInfo:
     Built by :func:`parse_index`; the fields are the entry's keys. ``extra`` keeps the keys
     of split formats (``columns``, ``separator``, ``newline``...).
 
-    Example:
+    Examples:
         >>> import tempfile
         >>> from streamx import MDSWriter
         >>> out = tempfile.mkdtemp()

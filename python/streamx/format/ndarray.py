@@ -32,7 +32,7 @@ class NDArray(Encoding):
         ValueError: For an unsupported dtype or a dimension below 1; when encoding, for an
             array whose dtype or shape differs from the static ones, or that is empty.
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> coder = NDArray.from_str("int16:2,2")
         >>> coder.size

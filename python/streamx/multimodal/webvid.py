@@ -23,7 +23,7 @@ class StreamingInsideWebVid(StreamingDataset):
 
     Takes exactly the arguments of :class:`~streamx.StreamingDataset`, with its defaults.
 
-    Example:
+    Examples:
         >>> ds = StreamingInsideWebVid(local="/data/webvid", batch_size=8)  # doctest: +SKIP
         >>> video = ds[0]["content"]  # doctest: +SKIP
     """
@@ -64,7 +64,7 @@ class StreamingOutsideGIWebVid(StreamingDataset):
             ``content_path`` that is absolute or leaves ``extra_local``.
         FileNotFoundError: when read, if the video is neither local nor remote.
 
-    Example:
+    Examples:
         >>> ds = StreamingOutsideGIWebVid(local="/data/webvid", extra_local="/tmp/videos",
         ...                               extra_remote="s3://bucket/videos")  # doctest: +SKIP
         >>> video = ds[0]["content"]  # doctest: +SKIP
@@ -156,7 +156,7 @@ class StreamingOutsideDTWebVid(StreamingOutsideGIWebVid):
     ahead of reading; streamx fetches them when the sample is read, as the "GI" variant
     does, so the samples are the same and only the timing of the downloads differs.
 
-    Example:
+    Examples:
         >>> ds = StreamingOutsideDTWebVid(local="/data/webvid", extra_local="/tmp/videos",
         ...                               extra_remote="s3://bucket/videos")  # doctest: +SKIP
         >>> video = ds[0]["content"]  # doctest: +SKIP

@@ -57,7 +57,7 @@ class MDSDatasink(Datasink[PartitionIndex]):
         ConvertRowError: (from a write task) for a row that does not fit its column,
             naming the task and row; no merged index is written then.
 
-    Example:
+    Examples:
         >>> import ray
         >>> from streamx.ray import MDSDatasink
         >>> rows = [{"id": i, "text": str(i)} for i in range(10)]

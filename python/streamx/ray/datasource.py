@@ -90,7 +90,7 @@ def read_mds(
     Raises:
         FileNotFoundError: if there is no index at `path`.
 
-    Example:
+    Examples:
         >>> from streamx.ray import read_mds
         >>> ds = read_mds("s3://bucket/mds")  # doctest: +SKIP
         >>> ds.take(1)  # doctest: +SKIP

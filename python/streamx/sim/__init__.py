@@ -3,7 +3,7 @@
 The sample order comes from the same Rust planner ``StreamingDataset`` uses, so the
 simulated run reads exactly the shards training will read, in the same order.
 
-Example:
+Examples:
     >>> from streamx.sim import SimConfig, SimStream, simulate, synth_shards
     >>> cfg = SimConfig((SimStream(synth_shards(20_000, 500, 10_000_000)),), devices=2,
     ...                 workers=2, batch_size=8, time_per_sample=0.01, bandwidth=50e6)

@@ -38,7 +38,7 @@ def read_calibration(path: str) -> Calibration:
         FileNotFoundError: If it does not exist.
         ValueError: If it is not bench output of a known version.
 
-    Example:
+    Examples:
         >>> import json, tempfile
         >>> f = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
         >>> json.dump({"version": 1, "source": "s3://b/d",

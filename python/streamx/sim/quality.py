@@ -56,7 +56,7 @@ def shuffle_quality(
         shard_ends: Cumulative samples per shard.
         limit: Measure at most this many samples (the start of the epoch).
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> ids = np.arange(8).reshape(1, 1, 1, 2, 4)
         >>> shuffle_quality(ids, np.array([4, 8]))["order_correlation"]

@@ -77,7 +77,7 @@ def simulate(config: SimConfig) -> SimResult:
     Raises:
         ValueError: If the configuration is inconsistent (e.g. no full batch per epoch).
 
-    Example:
+    Examples:
         >>> from streamx.sim import SimConfig, SimStream, simulate, synth_shards
         >>> shards = synth_shards(100_000, 1_000, 50_000_000)
         >>> cfg = SimConfig((SimStream(shards),), nodes=2, devices=8, workers=4, batch_size=16)

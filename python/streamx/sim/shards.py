@@ -66,7 +66,7 @@ def synth_shards(num_samples: int, samples_per_shard: int, shard_bytes: int) -> 
     Raises:
         ValueError: If a count or size is not positive.
 
-    Example:
+    Examples:
         >>> synth_shards(10, 4, 400).samples.tolist()
         [4, 4, 2]
     """

@@ -111,7 +111,7 @@ class SimServer:
     Args:
         port: TCP port on 127.0.0.1; 0 picks a free one.
 
-    Example:
+    Examples:
         >>> server = SimServer(0)
         >>> server.url.startswith("http://127.0.0.1:")
         True

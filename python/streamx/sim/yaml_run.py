@@ -134,7 +134,7 @@ def read_run_yaml(path: str) -> RunYaml:
         FileNotFoundError: If it does not exist.
         ValueError: If it lacks the batch size, duration or train dataset.
 
-    Example:
+    Examples:
         >>> import tempfile, pathlib
         >>> p = pathlib.Path(tempfile.mkdtemp()) / "run.yaml"
         >>> _ = p.write_text(

@@ -34,7 +34,7 @@ def private_default_dir(remote: str | None, split: str) -> str:
         remote: The stream's remote (its digest names the directory).
         split: The stream's split, a sub-directory.
 
-    Example:
+    Examples:
         >>> private_default_dir("s3://bucket/ds", "").endswith("ds") # doctest: +SKIP
     """
     digest = ""
@@ -70,7 +70,7 @@ def check_cache_dir(path: str) -> None:
         UnsafeCacheDirError: If the directory is writable by every user and not sticky, or
             owned by a user other than this one and root.
 
-    Example:
+    Examples:
         >>> check_cache_dir("/tmp")  # sticky: fine
     """
     info = os.stat(path)

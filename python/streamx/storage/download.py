@@ -85,7 +85,7 @@ def download_file(
         DownloadTimeoutError: if the last attempt timed out.
         OSError: the last attempt's error otherwise.
 
-    Example:
+    Examples:
         >>> download_file("s3://bucket/ds/shard.00000.mds", "/tmp/cache/shard.00000.mds",
         ...               expected_size=67108864)  # doctest: +SKIP
     """

@@ -32,7 +32,7 @@ def check_s3fs_version(version: str) -> None:
         ImportError: for a release older than :data:`S3FS_MINIMUM`, naming both versions
             and the command that installs a working one.
 
-    Example:
+    Examples:
         >>> check_s3fs_version("2024.6.1")
         >>> check_s3fs_version("0.4.2")
         Traceback (most recent call last):

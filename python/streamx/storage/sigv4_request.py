@@ -42,7 +42,7 @@ def sign_request(
     Returns:
         Every header to send, ``authorization`` included, with lower-case names.
 
-    Example:
+    Examples:
         >>> creds = Credentials("AKID", "SECRET")
         >>> length = {"content-length": "3"}
         >>> signed = sign_request("PUT", "h:9000", "/b/k", "us-east-1", creds, length)

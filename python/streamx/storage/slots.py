@@ -56,7 +56,7 @@ class ConnectionSlots:
         directory: Where the slot files live (created if missing).
         count: Connections allowed at once across the processes using ``directory``.
 
-    Example:
+    Examples:
         >>> slots = ConnectionSlots("/tmp/cache/.streamx/connections", 32)  # doctest: +SKIP
         >>> with slots.hold():  # doctest: +SKIP
         ...     pass  # one GET

@@ -56,7 +56,7 @@ def upload_file(local_path: str, remote_url: str, *, retry: int = 2, timeout: fl
         ImportError: if the destination needs an fsspec package that is missing or too old.
         OSError: the last attempt's error otherwise.
 
-    Example:
+    Examples:
         >>> import os, tempfile
         >>> src, dst = tempfile.mkdtemp(), tempfile.mkdtemp()
         >>> _ = open(os.path.join(src, "a.bin"), "wb").write(b"abc")
@@ -126,7 +126,7 @@ class Uploader:
         ImportError: if `out` is an ``s3://`` URL that the direct route cannot serve and
             s3fs is missing or too old to work.
 
-    Example:
+    Examples:
         >>> import os, tempfile
         >>> local, remote = tempfile.mkdtemp(), tempfile.mkdtemp()
         >>> with Uploader((local, remote)) as up:

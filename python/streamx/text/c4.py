@@ -45,7 +45,7 @@ class StreamingC4(TokenizedTextDataset):
         OSError: if the tokenizer cannot be found or loaded (transformers raises a
             ``ValueError`` subclass for a name that is neither a directory nor a hub id).
 
-    Example:
+    Examples:
         >>> ds = StreamingC4(remote="s3://bucket/c4", local="/tmp/c4", split="val",
         ...                  tokenizer_name="gpt2", max_seq_len=512,
         ...                  group_method="truncate")  # doctest: +SKIP

@@ -61,7 +61,7 @@ class StreamingEnWiki(StreamingDataset):
         ValueError: for an invalid :class:`~streamx.StreamingDataset` argument.
         KeyError: when read, for a column this dataset does not know.
 
-    Example:
+    Examples:
         >>> ds = StreamingEnWiki(local="/data/enwiki", split="val")  # doctest: +SKIP
         >>> sample = ds[0]  # doctest: +SKIP
         >>> sorted(sample)  # doctest: +SKIP

@@ -45,7 +45,7 @@ class StreamingPile(TokenizedTextDataset):
         OSError: if the tokenizer cannot be found or loaded (transformers raises a
             ``ValueError`` subclass for a name that is neither a directory nor a hub id).
 
-    Example:
+    Examples:
         >>> ds = StreamingPile(local="/data/pile", split="train", tokenizer_name="gpt2",
         ...                    max_seq_len=2048, group_method="truncate")  # doctest: +SKIP
         >>> sample = ds[0]  # doctest: +SKIP

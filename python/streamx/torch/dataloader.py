@@ -35,7 +35,7 @@ class StreamingDataLoader(DataLoader):  # type: ignore[type-arg]
         batched: ``False`` keeps torch's per-sample path (each worker collates tensors).
         **kwargs: ``torch.utils.data.DataLoader``'s keyword arguments.
 
-    Example:
+    Examples:
         >>> import tempfile
         >>> from streamx import MDSWriter, StreamingDataset
         >>> out = tempfile.mkdtemp()

@@ -45,7 +45,7 @@ class StreamingADE20K(StreamingDataset):
     Raises:
         ValueError: for an invalid :class:`~streamx.StreamingDataset` argument.
 
-    Example:
+    Examples:
         >>> ds = StreamingADE20K(local="/data/ade20k", split="val")  # doctest: +SKIP
         >>> image, annotation = ds[0]  # doctest: +SKIP
     """

@@ -27,7 +27,7 @@ class StandardTransform:
             torchvision's ``to_tensor`` instead.
         target_transform: Applied to ``y`` when given; otherwise ``y`` is returned as is.
 
-    Example:
+    Examples:
         >>> from PIL import Image
         >>> x, y = StandardTransform(target_transform=str)(Image.new("L", (2, 1)), 3)
         >>> tuple(x.shape), y
@@ -88,7 +88,7 @@ class StreamingVisionDataset(StreamingDataset, VisionDataset):  # type: ignore[m
             ``target_transform``, or for an invalid :class:`~streamx.StreamingDataset`
             argument.
 
-    Example:
+    Examples:
         >>> ds = StreamingVisionDataset(local="/data/cifar10", batch_size=32)  # doctest: +SKIP
         >>> image, label = ds[0]  # doctest: +SKIP
     """

@@ -14,7 +14,7 @@ class StreamingCIFAR10(StreamingVisionDataset):
     Takes the arguments of :class:`~streamx.vision.StreamingVisionDataset`, which
     documents them and the exceptions.
 
-    Example:
+    Examples:
         >>> ds = StreamingCIFAR10(remote="s3://bucket/cifar10", local="/tmp/cifar10",
         ...                       split="train", batch_size=128, shuffle=True)  # doctest: +SKIP
         >>> image, label = ds[0]  # doctest: +SKIP

@@ -46,7 +46,7 @@ class StreamingCOCO(StreamingDataset):
     Raises:
         ValueError: for an invalid :class:`~streamx.StreamingDataset` argument.
 
-    Example:
+    Examples:
         >>> ds = StreamingCOCO(local="/data/coco", split="val")  # doctest: +SKIP
         >>> img, img_id, (height, width), boxes, labels = ds[0]  # doctest: +SKIP
     """

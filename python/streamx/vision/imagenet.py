@@ -15,7 +15,7 @@ class StreamingImageNet(StreamingVisionDataset):
     Takes the arguments of :class:`~streamx.vision.StreamingVisionDataset`, which
     documents them and the exceptions.
 
-    Example:
+    Examples:
         >>> ds = StreamingImageNet(remote="s3://bucket/imagenet", local="/tmp/imagenet",
         ...                        split="val", batch_size=256)  # doctest: +SKIP
         >>> image, label = ds[0]  # doctest: +SKIP

@@ -49,7 +49,7 @@ def generate_work(
         KeyError: Unknown ``batching_method`` (as in mosaicml-streaming).
         ValueError: ``dataset.batch_size`` is unset, or the settings are inconsistent.
 
-    Example:
+    Examples:
         >>> from streamx.base.world import World
         >>> ids = generate_work("random", dataset, World(1, 1, 1, 0), 0, 0)  # doctest: +SKIP
     """

@@ -62,7 +62,7 @@ def dataframe_to_mds(
         pyspark.errors.PythonException: if a task failed, e.g. on a row that does not fit
             its column; the message names the partition and row.
 
-    Example:
+    Examples:
         >>> df = spark.createDataFrame([(1, "a"), (2, "b")], "id long, text string")
         >>> dataframe_to_mds(df, mds_kwargs={"out": "/tmp/mds"})  # doctest: +SKIP
         ('/tmp/mds', '')

@@ -79,7 +79,7 @@ def is_json_compatible(data_type: Any) -> bool:
     Returns:
         True if every leaf is a string, integer, float, boolean or null.
 
-    Example:
+    Examples:
         >>> from pyspark.sql.types import ArrayType, StringType
         >>> is_json_compatible(ArrayType(StringType()))
         True
@@ -127,7 +127,7 @@ def infer_dataframe_schema(
         ValueError: for a column the DataFrame lacks, a type MDS cannot store, or an
             encoding that does not match the column's type.
 
-    Example:
+    Examples:
         >>> infer_dataframe_schema(spark.range(3))  # doctest: +SKIP
         {'id': 'int64'}
     """

@@ -43,7 +43,7 @@ def reader_from_json(dirname: str, split: str | None, obj: dict[str, Any]) -> Re
         ValueError: The entry is not version 2, or is malformed.
         KeyError: Its ``format`` is unknown.
 
-    Example:
+    Examples:
         >>> import json, os
         >>> index = json.load(open(os.path.join(root, "index.json")))  # doctest: +SKIP
         >>> reader_from_json(root, None, index["shards"][0])[0]  # doctest: +SKIP

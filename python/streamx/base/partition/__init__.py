@@ -53,7 +53,7 @@ def get_partitions(
         KeyError: Unknown ``algo``.
         ValueError: Inconsistent node counts, or ``drop_first`` past the end of the epoch.
 
-    Example:
+    Examples:
         >>> get_partitions("orig", 8, 1, 1, 2, 1, 2).shape
         (1, 2, 1, 2, 2)
     """

@@ -49,7 +49,7 @@ def get_shuffle(
     Raises:
         KeyError: ``algo`` is not one of the above (as in mosaicml-streaming).
 
-    Example:
+    Examples:
         >>> ids = get_shuffle("py1e", np.array([5, 5, 5]), 1, 9176, 0, 8)
         >>> sorted(ids.tolist()) == list(range(15))
         True

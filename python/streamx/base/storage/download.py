@@ -86,7 +86,7 @@ def _check_scheme(remote: str, scheme: str) -> None:
 class CloudDownloader(abc.ABC):
     """Downloads files from one kind of storage (mosaic 0.13.0's interface).
 
-    Example:
+    Examples:
         >>> import os, tempfile
         >>> src = os.path.join(tempfile.mkdtemp(), "a.txt")
         >>> _ = open(src, "w").write("hi")
@@ -399,7 +399,7 @@ def download_file(remote: str | None, local: str, timeout: float) -> None:
         ValueError: if `remote` is empty while `local` is missing, or its scheme is unsupported.
         FileNotFoundError: if the remote object does not exist.
 
-    Example:
+    Examples:
         >>> import os, tempfile
         >>> src = os.path.join(tempfile.mkdtemp(), "a.txt")
         >>> _ = open(src, "w").write("hi")

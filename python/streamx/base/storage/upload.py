@@ -76,7 +76,7 @@ class CloudUploader:
         ValueError: for a malformed `out` or a scheme no uploader serves.
         FileExistsError: if the local directory is not empty and `exist_ok` is false.
 
-    Example:
+    Examples:
         >>> import os, tempfile
         >>> local, remote = tempfile.mkdtemp(), tempfile.mkdtemp()
         >>> up = CloudUploader.get((local, remote))

@@ -29,7 +29,7 @@ class MDSSampleReader:
     outside ``0..num_samples`` and ``CorruptShardError`` for bytes that contradict the
     shard's header or the index.
 
-    Example:
+    Examples:
         >>> import tempfile
         >>> from streamx import MDSWriter
         >>> from streamx.format.index import parse_index

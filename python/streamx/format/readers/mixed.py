@@ -29,7 +29,7 @@ class MixedSampleReader:
     outside ``0..num_samples``, ``CorruptShardError`` for a data or meta file that
     contradicts the index and ``CorruptIndexError`` for a split shard without a meta file.
 
-    Example:
+    Examples:
         >>> import tempfile
         >>> from streamx import CSVWriter
         >>> from streamx.format.index import parse_index

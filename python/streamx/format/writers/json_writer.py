@@ -29,7 +29,7 @@ class JSONWriter(SplitWriter):
             size limit, ``out`` tuple or unknown keyword.
         FileExistsError: If the local directory is not empty and ``exist_ok`` is false.
 
-    Example:
+    Examples:
         >>> import os, tempfile
         >>> from streamx import JSONWriter
         >>> out = tempfile.mkdtemp()

@@ -36,7 +36,7 @@ class MDSWriter(Writer):
             unknown keyword.
         FileExistsError: If the local directory is not empty and ``exist_ok`` is false.
 
-    Example:
+    Examples:
         >>> import os, tempfile
         >>> from streamx import MDSWriter
         >>> out = tempfile.mkdtemp()

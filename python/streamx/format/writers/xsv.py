@@ -30,7 +30,7 @@ class XSVWriter(SplitWriter):
             tuple or unknown keyword.
         FileExistsError: If the local directory is not empty and ``exist_ok`` is false.
 
-    Example:
+    Examples:
         >>> import os, tempfile
         >>> from streamx import XSVWriter
         >>> out = tempfile.mkdtemp()
@@ -172,7 +172,7 @@ class CSVWriter(_FixedSeparatorWriter):
             unknown keyword.
         FileExistsError: If the local directory is not empty and ``exist_ok`` is false.
 
-    Example:
+    Examples:
         >>> import tempfile
         >>> from streamx import CSVWriter
         >>> out = tempfile.mkdtemp()
@@ -201,7 +201,7 @@ class TSVWriter(_FixedSeparatorWriter):
             unknown keyword.
         FileExistsError: If the local directory is not empty and ``exist_ok`` is false.
 
-    Example:
+    Examples:
         >>> import tempfile
         >>> from streamx import TSVWriter
         >>> out = tempfile.mkdtemp()

@@ -55,7 +55,7 @@ def convert_image_class_dataset(
         ValueError: for an unknown ``encoding``, ``compression`` or hash, or a label that
             is not an ``int``, from :class:`~streamx.MDSWriter`.
 
-    Example:
+    Examples:
         >>> from PIL import Image
         >>> import tempfile
         >>> images = [(Image.new("RGB", (4, 4)), label) for label in range(3)]

@@ -27,7 +27,7 @@ class Reader(Array):
     entry (``dirname``, ``split``, ``compression``, ``hashes``, ``samples``, ``size_limit``,
     ``raw_data``, ``zip_data``, ``column_names``...) read through.
 
-    Example:
+    Examples:
         >>> reader = reader_from_json(root, None, index["shards"][0])  # doctest: +SKIP
         >>> reader[0]  # doctest: +SKIP
     """

@@ -32,7 +32,7 @@ def xsv_encode(encoding: str, value: Any) -> str:
         KeyError: Unknown ``encoding``.
         AttributeError: ``value`` is not of the encoding's type (as in mosaicml-streaming).
 
-    Example:
+    Examples:
         >>> xsv_encode("int", 7)
         '7'
     """
