@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -53,6 +55,7 @@ def test_pages_with_code_are_found() -> None:
 )
 def test_page_examples_run(page: Path, tmp_path: Path, moto_endpoint: str) -> None:
     _bucket(moto_endpoint)
+    short_tmp = tempfile.mkdtemp(prefix="sxd-", dir="/tmp")
     script = "\n\n".join(python_blocks(page))
     env = {
         **os.environ,
@@ -62,21 +65,27 @@ def test_page_examples_run(page: Path, tmp_path: Path, moto_endpoint: str) -> No
         "AWS_DEFAULT_REGION": "us-east-1",
         "AWS_EC2_METADATA_DISABLED": "true",
         "HOME": str(tmp_path / "home"),
-        "TMPDIR": str(tmp_path / "tmp"),
+        # Short: Ray puts Unix sockets under it, whose paths may not exceed 107 bytes.
+        "TMPDIR": short_tmp,
         "PYTHONPATH": os.pathsep.join([str(ROOT / "python"), os.environ.get("PYTHONPATH", "")]),
+        # As in an activated virtual environment: Spark's workers run `python3` from PATH.
+        "PATH": os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")]),
+        "PYSPARK_PYTHON": sys.executable,
     }
     env.pop("AWS_PROFILE", None)
     (tmp_path / "home").mkdir()
-    (tmp_path / "tmp").mkdir()
     work = tmp_path / "work"
     work.mkdir()
     (work / "example.py").write_text(script)
-    done = subprocess.run(
-        [sys.executable, "example.py"],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
+    try:
+        done = subprocess.run(
+            [sys.executable, "example.py"],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
+    finally:
+        shutil.rmtree(short_tmp, ignore_errors=True)
     assert done.returncode == 0, f"{page.name} examples failed:\n{done.stdout}\n{done.stderr}"

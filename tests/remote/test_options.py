@@ -4,6 +4,7 @@ corrupted on the server, an algorithm not in the index), ``keep_zip`` and decomp
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import os
@@ -95,8 +96,14 @@ def test_corrupted_shard_through_dataloader(corrupted: tuple[str, str], tmp_path
     loader = streamx.StreamingDataLoader(
         ds, batch_size=4, num_workers=2, collate_fn=remote_data.list_collate
     )
-    with pytest.raises(ValueError, match=rf"Checksum failure: .*{name}"):
+    with pytest.raises(ValueError, match=rf"Checksum failure: .*{name}") as info:
         _bounded(lambda: remote_data.ids_of_batches(loader), 90)
+    # Shut the failed iterator's workers down here: torch's SIGCHLD handler, live until the
+    # iterator is collected, would otherwise raise inside whichever test runs next.
+    del info
+    loader = None
+    with contextlib.suppress(RuntimeError):
+        gc.collect()
 
 
 def test_corrupted_shard_unchecked_without_validate_hash(
