@@ -44,7 +44,7 @@ def test_signature_and_docs_name_every_argument(cls: type) -> None:
         assert name in params, name
         assert f"{name}:" in doc, name
     assert "Raises:" in doc
-    assert "Example:" in doc
+    assert "Examples:" in doc
     assert "<writer arguments>" not in doc
 
 

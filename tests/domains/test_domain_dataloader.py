@@ -21,9 +21,23 @@ import streamx.multimodal  # noqa: E402
 import streamx.text  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def _no_stale_oracle_memory() -> None:
+    """mosaicml-streaming's workers can wait forever on shared memory that a killed process
+    of an earlier test (tests/dist kills ranks) left under a prefix it reuses."""
+    from streaming.base.util import clean_stale_shared_memory
+
+    clean_stale_shared_memory()
+
+
 def _collect(ds: Any, context: str) -> list[Any]:
     loader = torch.utils.data.DataLoader(
-        ds, batch_size=2, num_workers=2, collate_fn=list, multiprocessing_context=context
+        ds,
+        batch_size=2,
+        num_workers=2,
+        collate_fn=list,
+        multiprocessing_context=context,
+        timeout=120,  # a batch that never comes fails here, not at the suite's timeout
     )
     return [sample for batch in loader for sample in batch]
 

@@ -77,7 +77,15 @@ def runs_base(local_dirs: Sequence[str]) -> str:
     root = user_root()
     collect_empty(root, keep=digest)
     base = os.path.join(root, digest, "runs")
-    os.makedirs(base, 0o700, exist_ok=True)
+    for attempt in range(100):
+        try:
+            os.makedirs(base, 0o700, exist_ok=True)
+            return base
+        except FileNotFoundError:
+            # Another process's collect_empty removed the parent between makedirs' two
+            # mkdirs (it was empty an instant): make it again.
+            if attempt == 99:
+                raise
     return base
 
 
