@@ -164,7 +164,7 @@ def metrics_cost(samples: int, repeat: int) -> None:
 def validate(rate: str) -> None:
     import json
     import os
-    from concurrent.futures import ThreadPoolExecutor
+    import subprocess
 
     sys.path.insert(0, str(Path(__file__).parent.parent / "tests" / "storage"))
     from nginx_server import Nginx
@@ -172,7 +172,6 @@ def validate(rate: str) -> None:
     from streamx import MDSWriter, StreamingDataset
     from streamx.dataset import metrics
     from streamx.sim.calibrate import read_calibration
-    from streamx.storage.download import download_file
 
     batch, tps = 16, 0.004
     os.environ.update(
@@ -192,30 +191,28 @@ def validate(rate: str) -> None:
         names = [s["raw_data"]["basename"] for s in index["shards"]]
         with Nginx(Path(tmp), limit_rate=rate) as server:
             os.environ["S3_ENDPOINT_URL"] = server.endpoint
-            began = time.perf_counter()
-            with ThreadPoolExecutor(4) as pool:
-                list(
-                    pool.map(
-                        lambda n: download_file(f"s3://bucket/ds/{n}", f"{tmp}/cal/{n}"), names
-                    )
-                )
-            fetched = sum((Path(tmp) / "cal" / n).stat().st_size for n in names)
-            aggregate = fetched / (time.perf_counter() - began)
             bench = Path(tmp) / "bench.json"
-            bench.write_text(
-                json.dumps(
-                    {
-                        "version": 1,
-                        "source": "s3://bucket/ds",
-                        "download": {
-                            "per_connection_bytes_per_s": aggregate / 4,
-                            "aggregate_bytes_per_s": aggregate,
-                            "connections": 4,
-                        },
-                        "decode": {"samples_per_s": 1e9, "bytes_per_s": 1e12},
-                        "dataloader": {"samples_per_s": 1e9, "workers": 1, "batch_size": batch},
-                    }
-                )
+            # The real `streamx bench`, in its own process, at the loader's connection count.
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "streamx",
+                    "bench",
+                    "s3://bucket/ds",
+                    "--shards",
+                    "8",
+                    "--samples",
+                    "200",
+                    "-w",
+                    "0",
+                    "-b",
+                    str(batch),
+                    "--out",
+                    str(bench),
+                ],
+                check=True,
+                stdout=subprocess.DEVNULL,
             )
             before = metrics.snapshot()["bytes_downloaded"]
             ds = StreamingDataset(
@@ -236,10 +233,13 @@ def validate(rate: str) -> None:
             batch_size=batch,
             time_per_sample=max(tps, cal["min_time_per_sample"]),
             bandwidth=cal["bandwidth"],
+            shard_bandwidth=cal["shard_bandwidth"],
         )
         predicted = simulate(cfg).summary()
     print(
-        f"| {len(names)} shards, {rate}/connection, calibrated {aggregate / 1e6:.1f} MB/s | "
+        f"| {len(names)} shards, {rate}/connection, calibrated {cal['connections']} connections "
+        f"{cal['bandwidth'] / 1e6:.1f} MB/s, one shard {(cal['shard_bandwidth'] or 0) / 1e6:.1f}"
+        f" MB/s | "
         f"{measured:.2f} s, {measured_bytes / 1e6:.1f} MB | {predicted['total_time']:.2f} s, "
         f"{predicted['bytes_downloaded'] / 1e6:.1f} MB | "
         f"{100 * (predicted['total_time'] - measured) / measured:+.1f}% | "

@@ -14,6 +14,7 @@ from streamx.cli.calibration import load_calibration
 _SHAPE = {
     "download": {
         "per_connection_bytes_per_s": float,
+        "shard_bytes_per_s": float,
         "aggregate_bytes_per_s": float,
         "connections": int,
     },
@@ -65,8 +66,21 @@ def test_bench_s3_writes_the_calibration(s3_dataset: str, tmp_path: Any) -> None
 
 def test_bench_local_prints_figures(dataset: str, tmp_path: Any) -> None:
     out = str(tmp_path / "cal.json")
-    result = run_cli("bench", dataset, "--samples", "100", "-w", "0", "--out", out, process=True)
+    # Without -c the aggregate is measured at the loader's own connection count.
+    result = run_cli(
+        "bench",
+        dataset,
+        "--samples",
+        "100",
+        "-w",
+        "0",
+        "--out",
+        out,
+        env={"STREAMX_DOWNLOAD_CONNECTIONS": "3"},
+        process=True,
+    )
     assert result.code == 0, result.err
+    assert load_calibration(out)["download"]["connections"] == 3
     assert "samples/s" in result.out and f"calibration written to {out}" in result.out
     with open(out) as file:
         _check_shape(json.load(file), dataset)
@@ -93,6 +107,17 @@ def test_bench_unknown_split_fails_in_one_line(split_dataset: str, tmp_path: Any
             "dataloader.workers",
         ),
         ({"source": 3}, "source"),
+        (
+            {
+                "download": {
+                    "per_connection_bytes_per_s": 1.0,
+                    "shard_bytes_per_s": "fast",
+                    "aggregate_bytes_per_s": 1.0,
+                    "connections": 2,
+                }
+            },
+            "download.shard_bytes_per_s",
+        ),
     ],
 )
 def test_load_calibration_rejects_other_shapes(
@@ -114,3 +139,28 @@ def test_load_calibration_rejects_other_shapes(
         json.dump({**good, **change}, file)
     with pytest.raises(ValueError, match=message):
         load_calibration(path)
+
+
+def test_load_calibration_without_the_one_shard_rate(tmp_path: Any) -> None:
+    # Files written before `shard_bytes_per_s` was measured still load; the simulator then
+    # runs every download at the aggregate rate.
+    from streamx.sim.calibrate import read_calibration
+
+    path = str(tmp_path / "cal.json")
+    with open(path, "w") as file:
+        json.dump(
+            {
+                "version": 1,
+                "source": "/data",
+                "download": {
+                    "per_connection_bytes_per_s": 1.0,
+                    "aggregate_bytes_per_s": 2.0,
+                    "connections": 2,
+                },
+                "decode": {"samples_per_s": 3.0, "bytes_per_s": 4.0},
+                "dataloader": {"samples_per_s": 5.0, "workers": 0, "batch_size": 1},
+            },
+            file,
+        )
+    assert "shard_bytes_per_s" not in load_calibration(path)["download"]
+    assert read_calibration(path)["shard_bandwidth"] is None

@@ -58,6 +58,7 @@ def test_remote_index_and_calibration(data: Path, s3: Any, tmp_path: Path) -> No
                 "source": s3.url("ds"),
                 "download": {
                     "per_connection_bytes_per_s": 1e7,
+                    "shard_bytes_per_s": 2e7,
                     "aggregate_bytes_per_s": 4e7,
                     "connections": 4,
                 },

@@ -2,8 +2,10 @@
 
 Three measurements, each on a bounded slice of the dataset so the command ends quickly:
 
-* download: whole-file GETs of the first shards, one at a time (one connection), then
-  ``--connections`` at once (aggregate);
+* download: whole-file GETs of the first shards, one at a time (one connection); then the
+  loader's own way (ranged parts over the node's connection slots): one shard at a time
+  (what a shard needed now gets alone), and every shard at once over ``--connections``
+  connections, by default the count the loader uses (``STREAMX_DOWNLOAD_CONNECTIONS``);
 * decode: every column of the first ``--samples`` samples, in this process;
 * dataloader: a ``StreamingDataset`` read through a torch ``DataLoader`` with ``--workers``
   and ``--batch-size``, streaming from the source into a fresh cache.
@@ -33,6 +35,8 @@ from streamx.cli.output import console, count_progress, human_bytes, print_json
 from streamx.format.index import FileInfo, ShardInfo
 from streamx.format.readers import make_reader
 from streamx.storage.download import download_file
+from streamx.storage.settings import download_connections
+from streamx.storage.slots import LocalSlots
 
 __all__ = ["bench"]
 
@@ -43,13 +47,22 @@ def _keep_list(batch: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _fetch_all(
-    location: Location, split: str, files: list[FileInfo], dest: str, threads: int
+    location: Location,
+    split: str,
+    files: list[FileInfo],
+    dest: str,
+    threads: int,
+    slots: LocalSlots | None = None,
 ) -> float:
-    """Seconds taken to fetch ``files`` into ``dest`` with ``threads`` whole-file GETs at once."""
+    """Seconds taken to fetch ``files`` into ``dest``, ``threads`` files at once: whole-file
+    GETs, or with ``slots`` as the loader fetches (ranged parts sharing the slots)."""
 
     def one(info: FileInfo) -> None:
         download_file(
-            location.url(split, info.basename), os.path.join(dest, info.basename.replace("/", "_"))
+            location.url(split, info.basename),
+            os.path.join(dest, info.basename.replace("/", "_")),
+            expected_size=info.bytes if slots else None,
+            slots=slots,
         )
 
     start = time.perf_counter()
@@ -65,10 +78,15 @@ def _download(
 ) -> DownloadRates:
     files = [packed or raw for s in split.shards[:shards] for raw, packed in s.file_pairs]
     single = files[: max(1, len(files) // 4)]
+    slots = LocalSlots(connections)
     one = _fetch_all(location, split.name, single, os.path.join(scratch, "one"), 1)
-    many = _fetch_all(location, split.name, files, os.path.join(scratch, "many"), connections)
+    alone = _fetch_all(location, split.name, single, os.path.join(scratch, "shard"), 1, slots)
+    many = _fetch_all(
+        location, split.name, files, os.path.join(scratch, "many"), connections, slots
+    )
     return {
         "per_connection_bytes_per_s": sum(f.bytes for f in single) / one,
+        "shard_bytes_per_s": sum(f.bytes for f in single) / alone,
         "aggregate_bytes_per_s": sum(f.bytes for f in files) / many,
         "connections": connections,
     }
@@ -122,6 +140,7 @@ def _print(cal: Calibration, out: str | None) -> None:
     d, c, loader = cal["download"], cal["decode"], cal["dataloader"]
     console.print(f"[bold]{cal['source']}[/bold]")
     console.print(f"  download, 1 connection   {human_bytes(d['per_connection_bytes_per_s'])}/s")
+    console.print(f"  download, 1 shard alone  {human_bytes(d['shard_bytes_per_s'])}/s")
     console.print(
         f"  download, {d['connections']} connections  {human_bytes(d['aggregate_bytes_per_s'])}/s"
     )
@@ -145,7 +164,12 @@ def bench(
         16, "--shards", min=1, help="Shards downloaded for the bandwidth figures."
     ),
     connections: int = typer.Option(
-        8, "--connections", "-c", min=1, help="Concurrent GETs for the aggregate figure."
+        None,
+        "--connections",
+        "-c",
+        min=1,
+        help="Connections for the aggregate figure (default: the loader's, "
+        "STREAMX_DOWNLOAD_CONNECTIONS or 32).",
     ),
     samples: int = typer.Option(
         5000, "--samples", min=1, help="Samples decoded and read through the DataLoader."
@@ -161,7 +185,8 @@ def bench(
 
     The file (``--out``) is what ``streamx simulate --calibrate`` takes.
     """
-    os.environ["STREAMX_DOWNLOAD_CONNECTIONS"] = str(max(connections, 1))
+    connections = connections or download_connections()
+    os.environ["STREAMX_DOWNLOAD_CONNECTIONS"] = str(connections)
     scratch = tempfile.mkdtemp(prefix="streamx-bench-")
     try:
         location = Location(target, scratch)

@@ -3,8 +3,8 @@
 Its shape is fixed (``version`` 1); rates are per second, sizes in bytes. Example::
 
     {"version": 1, "source": "s3://bucket/ds",
-     "download": {"per_connection_bytes_per_s": 5.2e7, "aggregate_bytes_per_s": 3.1e8,
-                  "connections": 8},
+     "download": {"per_connection_bytes_per_s": 5.2e7, "shard_bytes_per_s": 2.4e8,
+                  "aggregate_bytes_per_s": 3.1e8, "connections": 32},
      "decode": {"samples_per_s": 410000.0, "bytes_per_s": 9.8e8},
      "dataloader": {"samples_per_s": 52000.0, "workers": 8, "batch_size": 256}}
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Literal, TypedDict, cast
+from typing import Any, Literal, NotRequired, TypedDict, cast
 
 from streamx.storage.download import temp_path_for
 
@@ -28,9 +28,15 @@ __all__ = [
 
 
 class DownloadRates(TypedDict):
-    """Bandwidth from the source: one connection alone, and ``connections`` at once."""
+    """Bandwidth from the source: one connection alone; one shard fetched alone as the
+    loader fetches it (ranged parts over its connections); every connection at once.
+
+    ``connections`` is the node's connection count the loader uses. ``shard_bytes_per_s``
+    is absent from files written before it was measured.
+    """
 
     per_connection_bytes_per_s: float
+    shard_bytes_per_s: NotRequired[float]
     aggregate_bytes_per_s: float
     connections: int
 
@@ -60,9 +66,12 @@ class Calibration(TypedDict):
     dataloader: DataLoaderRates
 
 
+# Fields a file of version 1 may lack (measured since).
+_OPTIONAL = {"shard_bytes_per_s"}
 _SHAPE: dict[str, dict[str, type]] = {
     "download": {
         "per_connection_bytes_per_s": float,
+        "shard_bytes_per_s": float,
         "aggregate_bytes_per_s": float,
         "connections": int,
     },
@@ -122,6 +131,8 @@ def load_calibration(path: str) -> Calibration:
             raise ValueError(f"{path}: `{section}` must be an object")
         for name, kind in fields.items():
             value = part.get(name)
+            if value is None and name in _OPTIONAL:
+                continue
             ok = isinstance(value, (int, float)) if kind is float else type(value) is int
             if not ok or isinstance(value, bool):
                 raise ValueError(f"{path}: `{section}.{name}` must be a {kind.__name__}")

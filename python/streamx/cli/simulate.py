@@ -117,6 +117,7 @@ def _configs(a: dict[str, Any]) -> list[SimConfig]:
     bandwidth = float(bytes_to_int(_need(rate, "--bandwidth", "Bandwidth per node (bytes/s)", str)))
     if calib:
         tps = max(tps, calib["min_time_per_sample"])
+    shard_rate = calib["shard_bandwidth"] if calib else None
     batch = a["batch_size"]
     global_batch = a["global_batch_size"] or (run.global_batch_size if run else None)
     if batch is None and global_batch is not None:
@@ -160,6 +161,7 @@ def _configs(a: dict[str, Any]) -> list[SimConfig]:
         batch_size=batch,
         time_per_sample=tps,
         bandwidth=bandwidth,
+        shard_bandwidth=shard_rate,
         **kw,
     )
     return expand_compare(base, parse_compare(a["compare"] or []))

@@ -19,7 +19,14 @@ from streamx.order.epoch import plan_config, worker_sample_ids
 from streamx.order.epoch_state import EpochStart
 from streamx.order.world import World
 
-__all__ = ["SampleAccess", "chunk_size", "loader_batches", "worker_ids", "worker_samples"]
+__all__ = [
+    "SampleAccess",
+    "chunk_samples",
+    "chunk_size",
+    "loader_batches",
+    "worker_ids",
+    "worker_samples",
+]
 
 # Samples decoded per call into Rust on the fast path, and the bytes a chunk aims at: a
 # chunk of large samples is kept small so its buffers are reused, not faulted in afresh.
@@ -162,5 +169,11 @@ def _interleaved(
 def chunk_size(layout: DatasetLayout) -> int:
     """Up to ``_CHUNK`` samples, fewer when the average sample is large."""
     total = sum(int(shard.raw_data.bytes) for shard in layout.shards)
-    average = total // max(layout.num_samples, 1)
+    return chunk_samples(total, layout.num_samples)
+
+
+def chunk_samples(raw_bytes: int, num_samples: int) -> int:
+    """Samples a worker declares to the shard cache at once, for a dataset of ``raw_bytes``
+    in ``num_samples`` (the simulator models the same chunks)."""
+    average = raw_bytes // max(num_samples, 1)
     return max(1, min(_CHUNK, _CHUNK_BYTES // max(average, 1)))

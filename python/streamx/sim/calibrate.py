@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import TypedDict
+
+from streamx.cli.calibration import load_calibration
 
 __all__ = ["Calibration", "read_calibration"]
 
@@ -11,21 +12,17 @@ __all__ = ["Calibration", "read_calibration"]
 class Calibration(TypedDict):
     """The measured figures the simulator uses.
 
-    ``bandwidth`` is the node's aggregate download rate; ``min_time_per_sample`` is the
-    fastest a device's DataLoader delivered a sample, a floor under the step time.
+    ``bandwidth`` is the node's aggregate download rate over the loader's connections;
+    ``shard_bandwidth`` what one shard fetched alone gets (``None`` in files from before it
+    was measured); ``min_time_per_sample`` is the fastest a device's DataLoader delivered a
+    sample, a floor under the step time.
     """
 
     source: str
     bandwidth: float
+    shard_bandwidth: float | None
+    connections: int
     min_time_per_sample: float
-
-
-def _number(obj: dict[str, object], section: str, key: str, path: str) -> float:
-    part = obj.get(section)
-    value = part.get(key) if isinstance(part, dict) else None
-    if not isinstance(value, int | float) or value <= 0:
-        raise ValueError(f"{path}: `{section}.{key}` must be a positive number, got {value!r}")
-    return float(value)
 
 
 def read_calibration(path: str) -> Calibration:
@@ -42,24 +39,22 @@ def read_calibration(path: str) -> Calibration:
         >>> import json, tempfile
         >>> f = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
         >>> json.dump({"version": 1, "source": "s3://b/d",
-        ...            "download": {"per_connection_bytes_per_s": 2e7,
-        ...                         "aggregate_bytes_per_s": 1e8, "connections": 8},
+        ...            "download": {"per_connection_bytes_per_s": 2e7, "shard_bytes_per_s": 8e7,
+        ...                         "aggregate_bytes_per_s": 3e8, "connections": 32},
         ...            "decode": {"samples_per_s": 5e4, "bytes_per_s": 1e9},
         ...            "dataloader": {"samples_per_s": 2000.0, "workers": 8,
         ...                           "batch_size": 32}}, f)
         >>> f.close()
-        >>> read_calibration(f.name)["min_time_per_sample"]
-        0.0005
+        >>> cal = read_calibration(f.name)
+        >>> cal["shard_bandwidth"], cal["min_time_per_sample"]
+        (80000000.0, 0.0005)
     """
-    with open(path, encoding="utf-8") as file:
-        try:
-            obj = json.load(file)
-        except json.JSONDecodeError as err:
-            raise ValueError(f"{path}: not JSON ({err.msg})") from err
-    if not isinstance(obj, dict) or obj.get("version") != 1:
-        raise ValueError(f"{path}: expected `streamx bench` JSON of version 1")
+    cal = load_calibration(path)
+    download = cal["download"]
     return {
-        "source": str(obj.get("source", "")),
-        "bandwidth": _number(obj, "download", "aggregate_bytes_per_s", path),
-        "min_time_per_sample": 1.0 / _number(obj, "dataloader", "samples_per_s", path),
+        "source": cal["source"],
+        "bandwidth": download["aggregate_bytes_per_s"],
+        "shard_bandwidth": download.get("shard_bytes_per_s"),
+        "connections": download["connections"],
+        "min_time_per_sample": 1.0 / cal["dataloader"]["samples_per_s"],
     }

@@ -57,6 +57,10 @@ class SimConfig:
         batch_size: Per-device batch size.
         time_per_sample: Seconds a device spends on one sample.
         bandwidth: Download bytes per second of each node.
+        shard_bandwidth: Bytes per second one process gets fetching one shard alone, as
+            streamx's loader does while the shard it reads next is missing (``streamx
+            bench`` measures it). ``None`` runs every download at ``bandwidth``, as
+            mosaic's simulator does.
         epochs: Epochs to run (ignored when ``max_batches`` is set).
         max_batches: Stop after this many global batches, if given.
         predownload: Samples each worker downloads ahead; ``None`` is ``8 * batch_size``.
@@ -80,6 +84,7 @@ class SimConfig:
     batch_size: int = 32
     time_per_sample: float = 0.01
     bandwidth: float = 100e6
+    shard_bandwidth: float | None = None
     epochs: int = 1
     max_batches: int | None = None
     predownload: int | None = None
@@ -105,6 +110,8 @@ class SimConfig:
                 f"`time_per_sample` must be >= 0 and `bandwidth` > 0, got "
                 f"{self.time_per_sample} and {self.bandwidth}"
             )
+        if self.shard_bandwidth is not None and self.shard_bandwidth <= 0:
+            raise ValueError(f"`shard_bandwidth` must be > 0, got {self.shard_bandwidth}")
         if not self.streams:
             raise ValueError("A simulation needs at least one stream")
 

@@ -9,6 +9,12 @@ Per step and node, as in mosaic's simulator:
    shard that does not finish carries its progress into the next step; bytes count in the
    step that completes the shard.
 
+With a calibrated ``shard_bandwidth`` the link has two speeds, as streamx's loader has: a
+process whose next sample's shard is missing fetches that shard alone (its ranged parts
+over a few connections, ``shard_bandwidth``) before it looks ahead; once it is present,
+the look-ahead runs on every connection (``bandwidth``). So a step whose first shard is
+not yet local runs its node's link at ``min(bandwidth, processes * shard_bandwidth)``.
+
 Each node's lists are concatenated into one array with a running byte prefix ``P``, so a
 step is a handful of vectorised operations over the nodes.
 """
@@ -21,9 +27,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from streamx.sim.schedule import NodeQueue
+from streamx.sim.schedule import NO_CHECK, NodeQueue
 
-__all__ = ["LinkTrace", "run_links"]
+__all__ = ["LinkTrace", "SlowStart", "run_links"]
 
 
 @dataclass(frozen=True)
@@ -58,12 +64,33 @@ def _per_step(
     return target, limit
 
 
+@dataclass(frozen=True)
+class SlowStart:
+    """The loader's one-shard-at-a-time mode (see the module note).
+
+    Attributes:
+        first: Per (step, node), :attr:`Checks.first <streamx.sim.schedule.Checks.first>`:
+            the node-list index of the download bringing the first shard of a chunk that
+            starts in the step, -1 when held, ``NO_CHECK`` when no chunk starts.
+        horizon: Per (step, node), the step reading those chunks' last samples.
+        before: Per (step, node), the node-list index of the first download the loader
+            makes after the check (-1 when no chunk starts).
+        bandwidth: Bytes per second of a node's link for what the look-ahead has not taken.
+    """
+
+    first: NDArray[np.int64]
+    horizon: NDArray[np.int64]
+    before: NDArray[np.int64]
+    bandwidth: float
+
+
 def run_links(
     queues: Sequence[NodeQueue],
     sizes: NDArray[np.int64],
     steps: int,
     compute_time: float,
     bandwidth: float,
+    slow: SlowStart | None = None,
 ) -> LinkTrace:
     """Runs every node's link over ``steps`` steps.
 
@@ -73,6 +100,8 @@ def run_links(
         steps: Steps in the run.
         compute_time: Seconds a step takes when nothing stalls it.
         bandwidth: Bytes per second of each node's link.
+        slow: The loader's slow start, when calibrated; ``None`` runs every download at
+            ``bandwidth`` (mosaic's model).
     """
     lengths = np.array([len(q.shards) for q in queues], np.int64)
     offsets = np.concatenate([[0], np.cumsum(lengths)])
@@ -86,17 +115,47 @@ def run_links(
     step_bytes = np.empty(steps, np.int64)
     stall = np.empty((steps, len(queues)))
     pos_after = np.empty((steps, len(queues)), np.int64)
+    # Bytes of the list below ``fast_end`` were handed to the look-ahead: they move at
+    # ``bandwidth``; later ones at the slow rate until a step's first shard is local.
+    fast_end = np.full(len(queues), np.inf)
+    slow_rate = bandwidth
+    first = None
+    if slow is not None:
+        fast_end[:] = 0.0
+        slow_rate = slow.bandwidth
+        held = (slow.first >= 0) & (slow.first != NO_CHECK)
+        first = np.where(held, slow.first + offsets[:-1], slow.first)
+        horizon = np.maximum(slow.horizon, 0)
+        before = np.where(slow.before >= 0, slow.before + offsets[:-1], -1)
+        nodes = np.arange(len(queues))
     for s in range(steps):
         start_pos = pos
         behind = target[s] > pos
-        wait = np.where(behind, (prefix[target[s]] - prefix[pos] - progress) / bandwidth, 0.0)
+        at = prefix[pos] + progress
+        wait = np.zeros(len(queues))
+        if first is not None:
+            # The shards read before the step's earliest chunk start come first; then the
+            # check: a chunk whose first shard is local (or already with the look-ahead)
+            # hands its window to the look-ahead.
+            split = np.maximum(np.minimum(before[s], target[s]), pos)
+            wait = _seconds(at, np.maximum(prefix[split], at), fast_end, bandwidth, slow_rate)
+            at = np.maximum(prefix[split], at)
+            checked = first[s] != NO_CHECK
+            fetching = prefix[np.where(checked, first[s], 0)] < fast_end
+            ahead = checked & ((first[s] < split) | fetching)
+            h = horizon[s]
+            window = prefix[np.maximum(limit[h, nodes], target[h, nodes])]
+            fast_end = np.where(ahead, np.maximum(fast_end, window), fast_end)
+        stop = np.maximum(prefix[target[s]], at)
+        wait = np.where(behind, wait + _seconds(at, stop, fast_end, bandwidth, slow_rate), 0.0)
         pos = np.maximum(pos, target[s])
         progress = np.where(behind, 0.0, progress)
         slowest = wait.max()
         step_times[s] = compute_time + slowest
         stall[s] = wait
         # Prefetch: the link's remaining time this step, plus what the head shard has.
-        reach = prefix[pos] + progress + (compute_time + slowest - wait) * bandwidth
+        spare = compute_time + slowest - wait
+        reach = _reach(prefix[pos] + progress, spare, fast_end, bandwidth, slow_rate)
         end = np.maximum(limit[s], pos)
         new_pos = np.minimum(np.searchsorted(prefix, reach, side="right") - 1, end)
         new_pos = np.maximum(new_pos, pos)
@@ -111,3 +170,28 @@ def run_links(
         ]
     )
     return LinkTrace(step_times, step_bytes, stall, done.astype(np.int64))
+
+
+def _seconds(
+    start: NDArray[np.float64],
+    stop: NDArray[np.float64],
+    fast_end: NDArray[np.float64],
+    fast: float,
+    slow: float,
+) -> NDArray[np.float64]:
+    """Seconds to move the list's bytes ``[start, stop)``: at ``fast`` below ``fast_end``."""
+    quick = np.clip(np.minimum(stop, fast_end) - start, 0.0, None)
+    return quick / fast + (stop - start - quick) / slow
+
+
+def _reach(
+    start: NDArray[np.float64],
+    seconds: NDArray[np.float64],
+    fast_end: NDArray[np.float64],
+    fast: float,
+    slow: float,
+) -> NDArray[np.float64]:
+    """The list byte reached from ``start`` after ``seconds``, fast below ``fast_end``."""
+    room = np.clip(fast_end - start, 0.0, None)
+    quick: NDArray[np.float64] = np.minimum(seconds * fast, room)
+    return start + quick + (seconds - quick / fast) * slow

@@ -8,12 +8,13 @@ import warnings
 import numpy as np
 from numpy.typing import NDArray
 
+from streamx.dataset.iteration import chunk_samples
 from streamx.order.epoch import plan_config, plan_epoch
 from streamx.order.world import World
 from streamx.sim.config import SimConfig
-from streamx.sim.network import run_links
+from streamx.sim.network import SlowStart, run_links
 from streamx.sim.result import SimResult
-from streamx.sim.schedule import NodeQueue, node_queue
+from streamx.sim.schedule import NO_CHECK, Checks, NodeQueue, node_queue
 
 __all__ = ["epoch_order", "run_steps", "simulate"]
 
@@ -65,6 +66,45 @@ def _cache_bound(
     return best
 
 
+def _join(epochs: list[NodeQueue], first_steps: list[int]) -> NodeQueue:
+    """One node's epochs as one list (checks renumbered into the joined list and run)."""
+    starts = np.cumsum([0] + [len(q.shards) for q in epochs[:-1]])
+    first, horizon, before = [], [], []
+    for queue, start, step in zip(epochs, starts, first_steps):
+        got = queue.checks.first
+        first.append(np.where((got >= 0) & (got != NO_CHECK), got + start, got))
+        horizon.append(np.where(queue.checks.horizon >= 0, queue.checks.horizon + step, -1))
+        before.append(np.where(queue.checks.before >= 0, queue.checks.before + start, -1))
+    return NodeQueue(
+        np.concatenate([q.shards for q in epochs]),
+        np.concatenate([q.need for q in epochs]),
+        np.concatenate([q.release for q in epochs]),
+        Checks(np.concatenate(first), np.concatenate(horizon), np.concatenate(before)),
+    )
+
+
+def _slow_start(config: SimConfig, queues: list[NodeQueue]) -> SlowStart | None:
+    """The loader's one-shard-at-a-time mode, when ``shard_bandwidth`` is calibrated."""
+    if config.shard_bandwidth is None:
+        return None
+    processes = config.devices * config.workers
+    rate = min(config.bandwidth, processes * config.shard_bandwidth)
+    return SlowStart(
+        np.stack([q.checks.first for q in queues], axis=1),
+        np.stack([q.checks.horizon for q in queues], axis=1),
+        np.stack([q.checks.before for q in queues], axis=1),
+        rate,
+    )
+
+
+def _chunk(config: SimConfig) -> int | None:
+    """The loader's chunk, when the slow start is modelled."""
+    if config.shard_bandwidth is None:
+        return None
+    shards = config.shards
+    return chunk_samples(int(shards.raw_bytes.sum()), shards.num_samples)
+
+
 def simulate(config: SimConfig) -> SimResult:
     """Simulates ``config``: step times, downloads and the cache it needs.
 
@@ -93,6 +133,7 @@ def simulate(config: SimConfig) -> SimResult:
     present = [np.zeros(len(ends), bool) for _ in range(config.nodes)]
     last_use = [np.full(len(ends), -1, np.int64) for _ in range(config.nodes)]
     parts: list[list[NodeQueue]] = [[] for _ in range(config.nodes)]
+    chunk = _chunk(config)
     for epoch, steps in enumerate(epoch_steps):
         ids = epoch_order(config, epoch)
         for n in range(config.nodes):
@@ -105,17 +146,18 @@ def simulate(config: SimConfig) -> SimResult:
                     config.predownload_samples,
                     present[n],
                     last_use[n],
+                    chunk,
                 )
             )
         del ids
-    queues = [
-        NodeQueue(
-            *(np.concatenate([getattr(q, k) for q in qs]) for k in ("shards", "need", "release"))
-        )
-        for qs in parts
-    ]
+    queues = [_join(qs, [e * per_epoch for e in range(len(epoch_steps))]) for qs in parts]
     trace = run_links(
-        queues, shards.download_bytes, sum(epoch_steps), config.step_compute_time, config.bandwidth
+        queues,
+        shards.download_bytes,
+        sum(epoch_steps),
+        config.step_compute_time,
+        config.bandwidth,
+        _slow_start(config, queues),
     )
     cache = _cache_bound(queues, last_use, shards.raw_bytes, trace.done_step)
     if config.cache_limit is not None and cache > config.cache_limit:

@@ -18,10 +18,12 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["NodeQueue", "node_queue"]
+__all__ = ["NO_CHECK", "Checks", "NodeQueue", "node_queue"]
 
 # Larger than any step number: "never needed".
 _NEVER = np.iinfo(np.int64).max
+# Larger than any list index: no chunk starts in this step.
+NO_CHECK = np.iinfo(np.int64).max
 
 
 @dataclass(frozen=True)
@@ -32,11 +34,40 @@ class NodeQueue:
         shards: Shard ids.
         need: Global step at which each is first needed.
         release: Global step from whose prefetch phase it may be downloaded.
+        checks: Per step, where a worker starts a chunk (see :class:`Checks`); empty
+            unless asked for.
     """
 
     shards: NDArray[np.int64]
     need: NDArray[np.int64]
     release: NDArray[np.int64]
+    checks: Checks
+
+
+@dataclass(frozen=True)
+class Checks:
+    """Where workers of a node start a chunk, as streamx's loader does every ``chunk``
+    samples: it then fetches the look-ahead on every connection if the chunk's first shard
+    is local, or that shard alone if not.
+
+    Attributes:
+        first: Per step, the list index of the download bringing a chunk's first shard
+            (the earliest over the chunks starting in the step), -1 when the node holds it
+            already, :data:`NO_CHECK` when no chunk starts in the step.
+        horizon: Per step, the step that reads the last sample of those chunks.
+        before: Per step, how many of the epoch's downloads are made before its earliest
+            chunk start (-1 when none starts).
+    """
+
+    first: NDArray[np.int64]
+    horizon: NDArray[np.int64]
+    before: NDArray[np.int64]
+
+    @staticmethod
+    def none() -> Checks:
+        """No checks (mosaic's model)."""
+        empty = np.zeros(0, np.int64)
+        return Checks(empty, empty, empty)
 
 
 def _step_rows(node_ids: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -65,6 +96,7 @@ def node_queue(
     predownload: int,
     present: NDArray[np.bool_],
     last_use: NDArray[np.int64],
+    chunk: int | None = None,
 ) -> NodeQueue:
     """The downloads one node makes in one epoch.
 
@@ -76,6 +108,8 @@ def node_queue(
         predownload: Samples each worker keeps downloaded ahead.
         present: Shards the node already holds; updated in place with this epoch's.
         last_use: Last global step that read each shard; updated in place.
+        chunk: Samples per chunk of the loader's workers, to find where chunks start
+            (:class:`Checks`); ``None`` skips that.
     """
     rows = _step_rows(node_ids)[:steps]
     release_rows = _release_rows(node_ids.shape, predownload)[:steps]  # type: ignore[arg-type]
@@ -90,10 +124,64 @@ def node_queue(
     release = np.full(num_shards, _NEVER, np.int64)
     np.minimum.at(release, shard, release_rows[valid])
     new = np.flatnonzero((need != _NEVER) & ~present)
-    order = new[np.lexsort((release[new], need[new]))]
+    slot = np.zeros(num_shards, np.int64)
+    if chunk is None:
+        order = new[np.lexsort((release[new], need[new]))]
+    else:
+        # Where in its first batch each shard is first read: the loader fetches a batch's
+        # shards in sample order, and its chunks start at given samples.
+        batch = node_ids.shape[3]
+        column = np.broadcast_to(np.arange(rows.shape[1]) % batch, rows.shape)[valid]
+        slot[shard[::-1]] = column[::-1]
+        order = new[np.lexsort((slot[new], release[new], need[new]))]
     present[order] = True
     return NodeQueue(
         order,
         need[order] + first_step,
         np.minimum(release[order], need[order]) + first_step,
+        Checks.none()
+        if chunk is None
+        else _checks(
+            node_ids,
+            shard_of,
+            order,
+            need[order] * node_ids.shape[3] + slot[order],
+            steps,
+            chunk,
+            num_shards,
+        ),
     )
+
+
+def _checks(
+    node_ids: NDArray[np.int64],
+    shard_of: NDArray[np.int32],
+    order: NDArray[np.int64],
+    key: NDArray[np.int64],
+    steps: int,
+    chunk: int,
+    num_shards: int,
+) -> Checks:
+    """Where the node's workers start chunks in the epoch's first ``steps`` steps.
+
+    ``key`` is ``need * batch + slot`` of each download in list order.
+    """
+    _, workers, batches, batch = node_ids.shape
+    starts = np.arange(0, batches * batch, chunk, dtype=np.int64)
+    samples = node_ids[:, :, starts // batch, starts % batch]  # (devices, workers, chunks)
+    worker = np.arange(workers, dtype=np.int64)[None, :, None]
+    step = np.broadcast_to(starts // batch * workers + worker, samples.shape)
+    horizon = np.broadcast_to((starts + chunk - 1) // batch * workers + worker, samples.shape)
+    keep = (samples >= 0) & (step < steps)
+    where = np.full(num_shards, -1, np.int64)
+    where[order] = np.arange(len(order))
+    first = np.full(steps, NO_CHECK, np.int64)
+    np.minimum.at(first, step[keep], where[shard_of[samples[keep]]])
+    last = np.full(steps, -1, np.int64)
+    np.maximum.at(last, step[keep], np.minimum(horizon[keep], steps - 1))
+    # Downloads the loader makes before the step's earliest chunk start: every shard
+    # read before that sample.
+    at = np.full(steps, np.iinfo(np.int64).max, np.int64)
+    np.minimum.at(at, step[keep], np.broadcast_to(step * batch + starts % batch, step.shape)[keep])
+    before = np.searchsorted(np.sort(key), at)
+    return Checks(first, last, np.where(at == np.iinfo(np.int64).max, -1, before))
