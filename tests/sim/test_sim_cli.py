@@ -180,7 +180,18 @@ def test_bad_compare_field(data: Path) -> None:
     assert "--compare 'colour=red'" in result.output
 
 
-def test_cache_limit_below_need_warns(data: Path) -> None:
+def test_cache_limit_evicts_and_downloads_again(data: Path) -> None:
+    args = ("--index", str(data), "-n", "1", "-d", "1", "-w", "1", "-t", "0.01", "-b", "1GB")
+    args += ("--batch-size", "4", "--epochs", "2", "--no-quality")
+    free = _run(*args)["runs"][0]
+    tight = _run(*args, "--cache-limit", str(4 * SIZE))["runs"][0]
+    # Unlimited: each shard once. Four shards' room: shards read again are fetched again.
+    assert free["bytes_downloaded"] == SHARDS * SIZE
+    assert tight["bytes_downloaded"] > SHARDS * SIZE
+    assert tight["min_cache_limit"] == free["min_cache_limit"] > 4 * SIZE
+
+
+def test_cache_limit_below_one_step_warns(data: Path) -> None:
     from streamx.sim import SimConfig, SimStream, load_shards, simulate
 
     cfg = SimConfig(
@@ -190,6 +201,7 @@ def test_cache_limit_below_need_warns(data: Path) -> None:
         batch_size=8,
         cache_limit=2 * SIZE,
     )
-    with pytest.warns(UserWarning, match="does not model evictions"):
+    # A step reads 16 samples from up to 16 shards: two shards' room cannot hold them.
+    with pytest.warns(UserWarning, match="single steps read"):
         result = simulate(cfg)
     assert result.min_cache_limit > 2 * SIZE

@@ -62,7 +62,9 @@ def test_slower_single_shards_never_speed_up_a_run() -> None:
     ]
     assert totals == sorted(totals)
     assert totals[-1] > totals[0]
-    bytes_ = {simulate(_config(shard_bandwidth=r * MB)).summary()["bytes_downloaded"] for r in (60, 2)}
+    bytes_ = {
+        simulate(_config(shard_bandwidth=r * MB)).summary()["bytes_downloaded"] for r in (60, 2)
+    }
     assert len(bytes_) == 1
 
 

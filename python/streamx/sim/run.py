@@ -1,4 +1,8 @@
-"""Simulate a run: plan every epoch with the Rust planner, then run the links over it."""
+"""Simulate a run: plan every epoch with the Rust planner, then run the links over it.
+
+A ``cache_limit`` below what the run holds at once switches to the LRU model
+(:mod:`~streamx.sim.lru`): evictions and downloads again, step by step in Python.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from streamx.dataset.iteration import chunk_samples
 from streamx.order.epoch import plan_config, plan_epoch
 from streamx.order.world import World
 from streamx.sim.config import SimConfig
+from streamx.sim.lru import node_uses, run_lru
 from streamx.sim.network import SlowStart, run_links
 from streamx.sim.result import SimResult
 from streamx.sim.schedule import NO_CHECK, Checks, NodeQueue, node_queue
@@ -134,9 +139,13 @@ def simulate(config: SimConfig) -> SimResult:
     last_use = [np.full(len(ends), -1, np.int64) for _ in range(config.nodes)]
     parts: list[list[NodeQueue]] = [[] for _ in range(config.nodes)]
     chunk = _chunk(config)
+    limited = config.cache_limit is not None
+    reads: list[list[tuple[NDArray[np.int64], int, int]]] = [[] for _ in range(config.nodes)]
     for epoch, steps in enumerate(epoch_steps):
         ids = epoch_order(config, epoch)
         for n in range(config.nodes):
+            if limited:
+                reads[n].append((ids[n], steps, epoch * per_epoch))
             parts[n].append(
                 node_queue(
                     ids[n],
@@ -161,13 +170,23 @@ def simulate(config: SimConfig) -> SimResult:
     )
     cache = _cache_bound(queues, last_use, shards.raw_bytes, trace.done_step)
     if config.cache_limit is not None and cache > config.cache_limit:
-        warnings.warn(
-            f"cache_limit ({config.cache_limit:,} bytes) is below the {cache:,} bytes this run "
-            "holds at once per node; the simulator does not model evictions yet, so expect "
-            "re-downloads and more waiting than it shows",
-            UserWarning,
-            stacklevel=2,
+        uses = [node_uses(r, shard_of, config.predownload_samples) for r in reads]
+        trace, peak, _ = run_lru(
+            uses,
+            shards.download_bytes,
+            shards.raw_bytes,
+            sum(epoch_steps),
+            config.step_compute_time,
+            config.bandwidth,
+            config.cache_limit,
         )
+        if peak > config.cache_limit:
+            warnings.warn(
+                f"cache_limit ({config.cache_limit:,} bytes) is below what single steps read at "
+                f"once (up to {peak:,} bytes per node); streamx would fail to hold them",
+                UserWarning,
+                stacklevel=2,
+            )
     return SimResult(
         config, trace.step_times, trace.step_bytes, trace.stall, cache, time.perf_counter() - began
     )

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["NO_CHECK", "Checks", "NodeQueue", "node_queue"]
+__all__ = ["NO_CHECK", "Checks", "NodeQueue", "node_queue", "release_rows", "step_rows"]
 
 # Larger than any step number: "never needed".
 _NEVER = np.iinfo(np.int64).max
@@ -70,14 +70,14 @@ class Checks:
         return Checks(empty, empty, empty)
 
 
-def _step_rows(node_ids: NDArray[np.int64]) -> NDArray[np.int64]:
+def step_rows(node_ids: NDArray[np.int64]) -> NDArray[np.int64]:
     """(devices, workers, batches, batch) ids -> (steps, devices * batch), one row a step."""
     devices, workers, batches, batch = node_ids.shape
     return node_ids.transpose(2, 1, 0, 3).reshape(batches * workers, devices * batch)
 
 
-def _release_rows(shape: tuple[int, int, int, int], predownload: int) -> NDArray[np.int64]:
-    """The release step of every sample slot, laid out as :func:`_step_rows` lays ids."""
+def release_rows(shape: tuple[int, int, int, int], predownload: int) -> NDArray[np.int64]:
+    """The release step of every sample slot, laid out as :func:`step_rows` lays ids."""
     devices, workers, batches, batch = shape
     position = np.arange(batches * batch, dtype=np.int64).reshape(batches, batch)
     worker = np.arange(workers, dtype=np.int64)[None, :, None]
@@ -111,8 +111,8 @@ def node_queue(
         chunk: Samples per chunk of the loader's workers, to find where chunks start
             (:class:`Checks`); ``None`` skips that.
     """
-    rows = _step_rows(node_ids)[:steps]
-    release_rows = _release_rows(node_ids.shape, predownload)[:steps]  # type: ignore[arg-type]
+    rows = step_rows(node_ids)[:steps]
+    released = release_rows(node_ids.shape, predownload)[:steps]  # type: ignore[arg-type]
     valid = rows >= 0
     shard = shard_of[rows[valid]]
     step = np.broadcast_to(np.arange(steps, dtype=np.int64)[:, None], rows.shape)[valid]
@@ -122,7 +122,7 @@ def node_queue(
     need[shard[::-1]] = step[::-1]
     last_use[shard] = step + first_step
     release = np.full(num_shards, _NEVER, np.int64)
-    np.minimum.at(release, shard, release_rows[valid])
+    np.minimum.at(release, shard, released[valid])
     new = np.flatnonzero((need != _NEVER) & ~present)
     slot = np.zeros(num_shards, np.int64)
     if chunk is None:
