@@ -28,7 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from streamx.sim.network import LinkTrace
-from streamx.sim.schedule import release_rows, step_rows
+from streamx.sim.schedule import ShardOf, release_rows, step_rows
 
 __all__ = ["NodeUses", "node_uses", "run_lru"]
 
@@ -52,7 +52,7 @@ class NodeUses:
 
 def node_uses(
     epochs: list[tuple[NDArray[np.int64], int, int]],
-    shard_of: NDArray[np.int32],
+    shard_of: ShardOf,
     predownload: int,
 ) -> NodeUses:
     """The reads of one node, from each epoch's ``(node_ids, steps, first_step)``."""
@@ -61,7 +61,7 @@ def node_uses(
         rows = step_rows(node_ids)[:count]
         rel = release_rows(node_ids.shape, predownload)[:count]  # type: ignore[arg-type]
         valid = rows >= 0
-        shard = shard_of[rows[valid]].astype(np.int64)
+        shard = shard_of(rows[valid]).astype(np.int64)
         step = np.broadcast_to(np.arange(count, dtype=np.int64)[:, None], rows.shape)[valid]
         shards.append(shard)
         steps.append(step + start)

@@ -132,11 +132,11 @@ def simulate(config: SimConfig) -> SimResult:
     """
     began = time.perf_counter()
     shards = config.shards
-    ends = np.cumsum(shards.samples)
-    shard_of = np.repeat(np.arange(len(ends), dtype=np.int32), shards.samples)
+    num_shards = len(shards.samples)
+    shard_of = shards.shard_of()
     per_epoch, epoch_steps = run_steps(config)
-    present = [np.zeros(len(ends), bool) for _ in range(config.nodes)]
-    last_use = [np.full(len(ends), -1, np.int64) for _ in range(config.nodes)]
+    present = [np.zeros(num_shards, bool) for _ in range(config.nodes)]
+    last_use = [np.full(num_shards, -1, np.int64) for _ in range(config.nodes)]
     parts: list[list[NodeQueue]] = [[] for _ in range(config.nodes)]
     chunk = _chunk(config)
     limited = config.cache_limit is not None

@@ -13,12 +13,16 @@ cost is a few passes over the epoch's sample ids.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["NO_CHECK", "Checks", "NodeQueue", "node_queue", "release_rows", "step_rows"]
+# The shards of an array of sample ids.
+ShardOf = Callable[[NDArray[np.int64]], NDArray[np.int64]]
+
+__all__ = ["NO_CHECK", "Checks", "NodeQueue", "ShardOf", "node_queue", "release_rows", "step_rows"]
 
 # Larger than any step number: "never needed".
 _NEVER = np.iinfo(np.int64).max
@@ -88,9 +92,42 @@ def release_rows(shape: tuple[int, int, int, int], predownload: int) -> NDArray[
     return full.reshape(batches * workers, devices * batch)
 
 
+def _first_row(shard: NDArray[np.int64], width: int, num_shards: int) -> NDArray[np.int64]:
+    """Per shard, the first row (of ``width`` slots) of ``shard`` holding it; ``_NEVER`` if none."""
+    first = np.full(num_shards + 1, _NEVER, np.int64)
+    # With repeated indices the last assignment wins, so writing in reverse keeps the first.
+    first[shard[::-1]] = np.arange(len(shard) - 1, -1, -1, dtype=np.int64) // width
+    return first[:num_shards]
+
+
+def _release(
+    shard: NDArray[np.int64], need: NDArray[np.int64], predownload: int, workers: int
+) -> NDArray[np.int64]:
+    """Per shard, the earliest step from which the node may prefetch it.
+
+    Slot ``j`` of step ``s`` is released at ``s - q * workers``, one round of workers
+    earlier for ``j < m`` (``q, m = divmod(predownload, batch)``), and at 0 within a
+    worker's first ``predownload`` samples: so the earliest release is that of the first
+    step reading the shard in a slot ``j >= m`` or ``j < m``, whichever is less.
+    """
+    _, devices, batch = shard.shape
+    q, m = divmod(predownload, batch)
+    release = need - q * workers
+    if m:
+        head = np.ascontiguousarray(shard[:, :, :m]).ravel()
+        early = _first_row(head, devices * m, len(need))
+        tail = np.ascontiguousarray(shard[:, :, m:]).ravel()
+        late = _first_row(tail, devices * (batch - m), len(need))
+        release = np.minimum(
+            early - (q + 1) * workers, np.where(late == _NEVER, late, late - q * workers)
+        )
+    clipped: NDArray[np.int64] = np.clip(release, 0, need)
+    return clipped
+
+
 def node_queue(
     node_ids: NDArray[np.int64],
-    shard_of: NDArray[np.int32],
+    shard_of: ShardOf,
     steps: int,
     first_step: int,
     predownload: int,
@@ -102,7 +139,7 @@ def node_queue(
 
     Args:
         node_ids: The node's planned sample ids, (devices, workers, batches, batch), -1 = pad.
-        shard_of: The shard of every global sample id (a gather beats a binary search).
+        shard_of: The shards of given (non-negative) sample ids.
         steps: Steps the epoch runs (later rows of the plan are never read).
         first_step: Global number of the epoch's first step.
         predownload: Samples each worker keeps downloaded ahead.
@@ -111,18 +148,18 @@ def node_queue(
         chunk: Samples per chunk of the loader's workers, to find where chunks start
             (:class:`Checks`); ``None`` skips that.
     """
+    devices, workers, _, batch = node_ids.shape
     rows = step_rows(node_ids)[:steps]
-    released = release_rows(node_ids.shape, predownload)[:steps]  # type: ignore[arg-type]
-    valid = rows >= 0
-    shard = shard_of[rows[valid]]
-    step = np.broadcast_to(np.arange(steps, dtype=np.int64)[:, None], rows.shape)[valid]
     num_shards = len(present)
-    # With repeated indices the last assignment wins, so writing in reverse keeps the first.
-    need = np.full(num_shards, _NEVER, np.int64)
-    need[shard[::-1]] = step[::-1]
-    last_use[shard] = step + first_step
-    release = np.full(num_shards, _NEVER, np.int64)
-    np.minimum.at(release, shard, released[valid])
+    # Padding becomes shard ``num_shards``, a sentinel dropped below.
+    shard = np.where(rows >= 0, shard_of(np.maximum(rows, 0)), num_shards).ravel()
+    width = rows.shape[1]
+    need = _first_row(shard, width, num_shards)
+    last = np.full(num_shards + 1, -1, np.int64)
+    last[shard] = np.arange(len(shard), dtype=np.int64) // width
+    seen = last[:num_shards] >= 0
+    last_use[seen] = last[:num_shards][seen] + first_step
+    release = _release(shard.reshape(steps, devices, batch), need, predownload, workers)
     new = np.flatnonzero((need != _NEVER) & ~present)
     slot = np.zeros(num_shards, np.int64)
     if chunk is None:
@@ -130,15 +167,15 @@ def node_queue(
     else:
         # Where in its first batch each shard is first read: the loader fetches a batch's
         # shards in sample order, and its chunks start at given samples.
-        batch = node_ids.shape[3]
-        column = np.broadcast_to(np.arange(rows.shape[1]) % batch, rows.shape)[valid]
-        slot[shard[::-1]] = column[::-1]
+        first = np.full(num_shards + 1, -1, np.int64)
+        first[shard[::-1]] = np.arange(len(shard) - 1, -1, -1, dtype=np.int64)
+        slot = first[:num_shards] % width % batch
         order = new[np.lexsort((slot[new], release[new], need[new]))]
     present[order] = True
     return NodeQueue(
         order,
         need[order] + first_step,
-        np.minimum(release[order], need[order]) + first_step,
+        release[order] + first_step,
         Checks.none()
         if chunk is None
         else _checks(
@@ -155,7 +192,7 @@ def node_queue(
 
 def _checks(
     node_ids: NDArray[np.int64],
-    shard_of: NDArray[np.int32],
+    shard_of: ShardOf,
     order: NDArray[np.int64],
     key: NDArray[np.int64],
     steps: int,
@@ -176,7 +213,7 @@ def _checks(
     where = np.full(num_shards, -1, np.int64)
     where[order] = np.arange(len(order))
     first = np.full(steps, NO_CHECK, np.int64)
-    np.minimum.at(first, step[keep], where[shard_of[samples[keep]]])
+    np.minimum.at(first, step[keep], where[shard_of(samples[keep])])
     last = np.full(steps, -1, np.int64)
     np.maximum.at(last, step[keep], np.minimum(horizon[keep], steps - 1))
     # Downloads the loader makes before the step's earliest chunk start: every shard

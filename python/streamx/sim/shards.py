@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,6 +44,18 @@ class ShardTable:
     def num_samples(self) -> int:
         """Samples in the stream."""
         return int(self.samples.sum())
+
+    def shard_of(self) -> Callable[[NDArray[np.int64]], NDArray[np.int64]]:
+        """A function from (non-negative) sample ids to their shards.
+
+        Uniform shards (all but the last of one size) divide; others search the ends.
+        """
+        samples = self.samples
+        per = int(samples[0]) if len(samples) else 1
+        if len(samples) and (samples[:-1] == per).all() and samples[-1] <= per:
+            return lambda ids: ids // per
+        ends = np.cumsum(samples)
+        return lambda ids: np.searchsorted(ends, ids, side="right")
 
     @staticmethod
     def concat(tables: Sequence[ShardTable]) -> ShardTable:
