@@ -112,7 +112,6 @@ def run_links(
     pos = offsets[:-1].copy()
     progress = np.zeros(len(queues))
     step_times = np.empty(steps)
-    step_bytes = np.empty(steps, np.int64)
     stall = np.empty((steps, len(queues)))
     pos_after = np.empty((steps, len(queues)), np.int64)
     # Bytes of the list below ``fast_end`` were handed to the look-ahead: they move at
@@ -129,7 +128,6 @@ def run_links(
         before = np.where(slow.before >= 0, slow.before + offsets[:-1], -1)
         nodes = np.arange(len(queues))
     for s in range(steps):
-        start_pos = pos
         behind = target[s] > pos
         at = prefix[pos] + progress
         wait = np.zeros(len(queues))
@@ -147,7 +145,10 @@ def run_links(
             window = prefix[np.maximum(limit[h, nodes], target[h, nodes])]
             fast_end = np.where(ahead, np.maximum(fast_end, window), fast_end)
         stop = np.maximum(prefix[target[s]], at)
-        wait = np.where(behind, wait + _seconds(at, stop, fast_end, bandwidth, slow_rate), 0.0)
+        if first is None:
+            wait = np.where(behind, (stop - at) / bandwidth, 0.0)
+        else:
+            wait = np.where(behind, wait + _seconds(at, stop, fast_end, bandwidth, slow_rate), 0)
         pos = np.maximum(pos, target[s])
         progress = np.where(behind, 0.0, progress)
         slowest = wait.max()
@@ -155,14 +156,19 @@ def run_links(
         stall[s] = wait
         # Prefetch: the link's remaining time this step, plus what the head shard has.
         spare = compute_time + slowest - wait
-        reach = _reach(prefix[pos] + progress, spare, fast_end, bandwidth, slow_rate)
+        if first is None:
+            reach = prefix[pos] + progress + spare * bandwidth
+        else:
+            reach = _reach(prefix[pos] + progress, spare, fast_end, bandwidth, slow_rate)
         end = np.maximum(limit[s], pos)
         new_pos = np.minimum(np.searchsorted(prefix, reach, side="right") - 1, end)
         new_pos = np.maximum(new_pos, pos)
         progress = np.where(new_pos < end, reach - prefix[new_pos], 0.0)
         pos = new_pos
         pos_after[s] = pos
-        step_bytes[s] = exact[pos].sum() - exact[start_pos].sum()
+    # Bytes completed by the end of each step, all nodes together, then per step.
+    held = exact[pos_after].sum(axis=1) if steps else np.zeros(0, np.int64)
+    step_bytes = np.diff(held, prepend=exact[offsets[:-1]].sum()).astype(np.int64)
     done = np.concatenate(
         [
             np.searchsorted(pos_after[:, n], np.arange(offsets[n], offsets[n + 1]), side="right")
