@@ -19,7 +19,12 @@ _SHAPE = {
         "connections": int,
     },
     "decode": {"samples_per_s": float, "bytes_per_s": float},
-    "dataloader": {"samples_per_s": float, "workers": int, "batch_size": int},
+    "dataloader": {
+        "samples_per_s": float,
+        "warm_samples_per_s": float,
+        "workers": int,
+        "batch_size": int,
+    },
 }
 
 
@@ -164,3 +169,5 @@ def test_load_calibration_without_the_one_shard_rate(tmp_path: Any) -> None:
         )
     assert "shard_bytes_per_s" not in load_calibration(path)["download"]
     assert read_calibration(path)["shard_bandwidth"] is None
+    # Without the warm DataLoader figure the streaming one is the floor.
+    assert read_calibration(path)["min_time_per_sample"] == 1 / 5.0

@@ -15,7 +15,8 @@ class Calibration(TypedDict):
     ``bandwidth`` is the node's aggregate download rate over the loader's connections;
     ``shard_bandwidth`` what one shard fetched alone gets (``None`` in files from before it
     was measured); ``min_time_per_sample`` is the fastest a device's DataLoader delivered a
-    sample, a floor under the step time.
+    sample from a warm cache (downloads are the model's own part), a floor under the step
+    time.
     """
 
     source: str
@@ -50,11 +51,11 @@ def read_calibration(path: str) -> Calibration:
         (80000000.0, 0.0005)
     """
     cal = load_calibration(path)
-    download = cal["download"]
+    download, loader = cal["download"], cal["dataloader"]
     return {
         "source": cal["source"],
         "bandwidth": download["aggregate_bytes_per_s"],
         "shard_bandwidth": download.get("shard_bytes_per_s"),
         "connections": download["connections"],
-        "min_time_per_sample": 1.0 / cal["dataloader"]["samples_per_s"],
+        "min_time_per_sample": 1.0 / loader.get("warm_samples_per_s", loader["samples_per_s"]),
     }
