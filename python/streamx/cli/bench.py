@@ -155,21 +155,28 @@ def _loader_rate(dataset: StreamingDataset, samples: int, workers: int, batch_si
 
 def _print(cal: Calibration, out: str | None) -> None:
     d, c, loader = cal["download"], cal["decode"], cal["dataloader"]
+    rows = [
+        ("download, 1 connection", f"{human_bytes(d['per_connection_bytes_per_s'])}/s"),
+        ("download, 1 shard alone", f"{human_bytes(d.get('shard_bytes_per_s', 0))}/s"),
+        (
+            f"download, {d['connections']} connections",
+            f"{human_bytes(d['aggregate_bytes_per_s'])}/s",
+        ),
+        (
+            "decode",
+            f"{c['samples_per_s']:,.0f} samples/s ({human_bytes(c['bytes_per_s'])}/s)",
+        ),
+        (
+            "dataloader",
+            f"{loader['samples_per_s']:,.0f} samples/s streaming, "
+            f"{loader.get('warm_samples_per_s', 0):,.0f} from the cache "
+            f"({loader['workers']} workers, batch size {loader['batch_size']})",
+        ),
+    ]
+    width = max(len(label) for label, _ in rows) + 2
     console.print(f"[bold]{cal['source']}[/bold]")
-    console.print(f"  download, 1 connection   {human_bytes(d['per_connection_bytes_per_s'])}/s")
-    console.print(f"  download, 1 shard alone  {human_bytes(d['shard_bytes_per_s'])}/s")
-    console.print(
-        f"  download, {d['connections']} connections  {human_bytes(d['aggregate_bytes_per_s'])}/s"
-    )
-    console.print(
-        f"  decode                   {c['samples_per_s']:,.0f} samples/s "
-        f"({human_bytes(c['bytes_per_s'])}/s)"
-    )
-    console.print(
-        f"  dataloader               {loader['samples_per_s']:,.0f} samples/s streaming, "
-        f"{loader.get('warm_samples_per_s', 0):,.0f} from the cache "
-        f"({loader['workers']} workers, batch size {loader['batch_size']})"
-    )
+    for label, value in rows:
+        console.print(f"  {label.ljust(width)}{value}")
     if out:
         console.print(f"calibration written to {out}")
 

@@ -57,5 +57,6 @@ def read_calibration(path: str) -> Calibration:
         "bandwidth": download["aggregate_bytes_per_s"],
         "shard_bandwidth": download.get("shard_bytes_per_s"),
         "connections": download["connections"],
-        "min_time_per_sample": 1.0 / loader.get("warm_samples_per_s", loader["samples_per_s"]),
+        "min_time_per_sample": 1.0
+        / max(loader.get("warm_samples_per_s", 0.0), loader["samples_per_s"]),
     }
