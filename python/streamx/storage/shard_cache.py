@@ -350,6 +350,14 @@ class ShardCache:
             if self._in_flight.get(shard_id) is future:
                 del self._in_flight[shard_id]
 
+    def fetching(self, shard_id: int) -> bool:
+        """Whether a download of ``shard_id`` is under way: queued in this process, or
+        being fetched by any process of the node."""
+        with self._lock:
+            if self._pool_pid == os.getpid() and shard_id in self._in_flight:
+                return True
+        return not self.read_only and self.ledger.state(shard_id) == "preparing"
+
     def usage(self) -> int:
         """Bytes counted against ``cache_limit`` on this node: the index files and every
         downloaded (or reserved) shard."""
