@@ -265,24 +265,21 @@ class Stream:
         zip_filename: str,
         raw_filename: str,
         compression: str | None,
-        max_bytes: int | None = None,
     ) -> None:
         """Checks a compressed shard file (with ``validate_hash``) and decompresses it.
 
-        The compressed file is then deleted unless zips are kept.
+        The compressed file is then deleted unless zips are kept. Called while a shard is
+        prepared, decompression stops past the size the cached index gives the raw file.
 
         Args:
             zip_info: The compressed file's index entry.
             zip_filename: Its local path.
             raw_filename: Where the decompressed file goes (written atomically).
             compression: The shard's compression, e.g. ``'zstd:7'``.
-            max_bytes: The raw size the index declares; decompression stops past it. By
-                default, the size the cached index gives ``raw_filename`` when called while
-                a shard is prepared.
 
         Raises:
             CorruptShardError: If the file does not decompress, or decompresses to more than
-                ``max_bytes``.
+                the index's size.
             ValueError: If ``validate_hash`` names an algorithm the index lacks, or the shard
                 has no compression.
             ChecksumError: If the compressed file's digest differs from the index.
@@ -290,8 +287,7 @@ class Stream:
         shard_files.check_hash(self.validate_hash, zip_info, zip_filename)
         if compression is None:
             raise ValueError(f"{zip_filename}: a compressed file of an uncompressed shard")
-        if max_bytes is None:
-            max_bytes = _listed_size(os.path.basename(raw_filename))
+        max_bytes = _listed_size(os.path.basename(raw_filename))
         _core.decompress_file(compression, zip_filename, raw_filename, max_bytes)
         if not self.safe_keep_zip:
             os.remove(zip_filename)

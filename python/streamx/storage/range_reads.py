@@ -11,8 +11,8 @@ the shard (``memfd``; elsewhere a deleted temporary file), holes except for what
 The same Rust reader that maps a downloaded shard maps it, so a sample decodes exactly as it
 would from the file, zero-copy views included. Partials belong to one process and are not
 cache: the ledger never sees them, ``cache_limit`` does not count them (each holds at most
-``_BUDGET`` bytes; past that, a reader waits for the shard) and they are dropped once the
-shard's file is ready.
+``_BUDGET`` bytes, and a quarter of its shard; past that, a reader waits for the shard) and
+they are dropped once the shard's file is ready.
 
 What is read by range: uncompressed MDS shards of at least ``MIN_SHARD_BYTES`` (a smaller
 one arrives about as soon as its ranges would) of a remote stream that downloads through
@@ -66,8 +66,9 @@ logger = logging.getLogger(__name__)
 MIN_SHARD_BYTES = 4 << 20
 # Bytes fetched with the offset table, for the writer's config JSON that follows it.
 _HEADER_SLACK = 16 << 10
-# The most bytes read by range into one partial; then readers wait for the shard.
-_BUDGET = 32 << 20
+# The most bytes read by range into one partial (and at most a quarter of the shard): every
+# byte read by range is fetched twice, so ranges only bridge the wait for the first samples.
+_BUDGET = 8 << 20
 # Samples closer than this are fetched in one GET (a gap costs less than a request).
 _MERGE_GAP = 64 << 10
 # The most bytes one range GET asks for (larger ranges are split, fetched in parallel).
@@ -217,7 +218,7 @@ class _Partial:
                 return True
             spans = _merged(self.offsets[need], self.offsets[need + 1])
             total = sum(end - start for start, end in spans)
-            if self.read + total > _BUDGET:
+            if self.read + total > min(_BUDGET, self.size // 4):
                 return False
             self._get_all(_pieces(spans))
             self.fetched[need] = True
@@ -352,9 +353,16 @@ class RangeReads:
             return None
         with self._lock:
             self._partials[shard_id] = partial
-            for old in list(self._partials)[:-_MAX_PARTIALS]:
-                self._partials.pop(old).close()
+            done = [s for s in self._partials if files_ready(self._shard(s))]
+            for old in done + list(self._partials)[:-_MAX_PARTIALS]:
+                if old in self._partials and old != shard_id:
+                    self._partials.pop(old).close()
         return partial
+
+    def _shard(self, shard_id: int) -> ShardInfo:
+        target = self._targets[shard_id]
+        assert target is not None  # only range-readable shards have partials
+        return target.shard
 
     def _fetch(self, shard_id: int, partial: _Partial, local_ids: NDArray[np.int64]) -> bool:
         try:
