@@ -141,6 +141,7 @@ class _Partial:
         self.read = int(self.offsets[0])
         self.fetched = np.zeros(target.shard.samples, bool)
         self.lock = threading.Lock()
+        self.closed = False
         raw = dataclasses.replace(target.shard.raw_data, basename=os.path.basename(path))
         mapped = dataclasses.replace(
             target.shard, dirname=os.path.dirname(path), split="", raw_data=raw, zip_data=None
@@ -148,8 +149,18 @@ class _Partial:
         self.reader = MDSSampleReader([mapped], zero_copy=zero_copy)
 
     def close(self) -> None:
-        self.reader.evict(0)  # zero-copy views handed out keep their own mapping
-        os.close(self.fd)
+        # Under the lock, and never reopened after: the descriptor's number may be reused
+        # by another file, which `/proc/self/fd/<n>` would then name.
+        with self.lock:
+            if not self.closed:
+                self.closed = True
+                self.reader.evict(0)  # zero-copy views handed out keep their own mapping
+                os.close(self.fd)
+
+    def sample(self, local: int) -> Any:
+        """Sample ``local`` (fetched already), or None once the partial is closed."""
+        with self.lock:
+            return None if self.closed else self.reader.get(local)
 
     def _header(self) -> NDArray[np.int64]:
         """The validated offset table (and the config JSON after it, fetched)."""
@@ -213,6 +224,8 @@ class _Partial:
     def fetch(self, local_ids: NDArray[np.int64]) -> bool:
         """Reads the samples ``local_ids`` lacks; False when that would pass the budget."""
         with self.lock:
+            if self.closed:
+                return False
             need = np.unique(local_ids[~self.fetched[local_ids]])
             if not len(need):
                 return True
@@ -301,7 +314,7 @@ class RangeReads:
         local = sample_id - int(self._first[shard_id])
         if not self._fetch(shard_id, partial, np.array([local], np.int64)):
             return None
-        return partial.reader.get(local)
+        return partial.sample(local)
 
     def get_many(self, reader: SampleReader, ids: list[int], fallback: Any) -> list[Any]:
         """``reader.get_many(ids, fallback)``; when a shard is missing, first reads by range
@@ -352,11 +365,20 @@ class RangeReads:
             logger.info("range reads of %s failed (%r); waiting for the shard", target.url, err)
             return None
         with self._lock:
-            self._partials[shard_id] = partial
+            raced = self._partials.get(shard_id)
+            if raced is None:
+                self._partials[shard_id] = partial
             done = [s for s in self._partials if files_ready(self._shard(s))]
-            for old in done + list(self._partials)[:-_MAX_PARTIALS]:
-                if old in self._partials and old != shard_id:
-                    self._partials.pop(old).close()
+            stale = [
+                self._partials.pop(old)
+                for old in dict.fromkeys(done + list(self._partials)[:-_MAX_PARTIALS])
+                if old != shard_id
+            ]
+        for old_partial in stale:
+            old_partial.close()
+        if raced is not None:  # another thread opened it meanwhile: use theirs
+            partial.close()
+            return raced
         return partial
 
     def _shard(self, shard_id: int) -> ShardInfo:
@@ -396,5 +418,5 @@ class RangeReads:
         """After a fork: the partials are the parent's (closing our copies leaves its own)."""
         if self._pid != os.getpid():
             for partial in self._partials.values():
-                os.close(partial.fd)
+                os.close(partial.fd)  # this process's copy; the parent's stays open
             self._partials, self._pid = {}, os.getpid()
