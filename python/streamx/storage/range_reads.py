@@ -289,6 +289,11 @@ class RangeReads:
         self._partials: dict[int, _Partial] = {}
         self._pid = os.getpid()
         self._lock = threading.Lock()
+        cache.ranges_first = self.reads_first
+
+    def reads_first(self, shard_id: int) -> bool:
+        """Whether shard ``shard_id`` is read by range before its download is started."""
+        return self._targets[shard_id] is not None and not self._cache.limited
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -312,9 +317,9 @@ class RangeReads:
         if partial is None:
             return None
         local = sample_id - int(self._first[shard_id])
-        if not self._fetch(shard_id, partial, np.array([local], np.int64)):
-            return None
-        return partial.sample(local)
+        fetched = self._fetch(shard_id, partial, np.array([local], np.int64))
+        self._start(shard_id)
+        return partial.sample(local) if fetched else None
 
     def get_many(self, reader: SampleReader, ids: list[int], fallback: Any) -> list[Any]:
         """``reader.get_many(ids, fallback)``; when a shard is missing, first reads by range
@@ -343,6 +348,7 @@ class RangeReads:
             partial = self._usable(shard_id)
             if partial is not None:
                 self._fetch(shard_id, partial, ids[shards == shard_id] - self._first[shard_id])
+                self._start(shard_id)
 
     def _usable(self, shard_id: int) -> _Partial | None:
         """The shard's partial, opened if needed, while its download is under way."""
@@ -399,14 +405,16 @@ class RangeReads:
             return False
 
     def _coming(self, shard_id: int) -> bool:
-        """Whether the shard is being downloaded; if nobody is and no limit applies, starts
-        it in the background (a download needed now may have to evict: left to the caller)."""
-        if self._cache.fetching(shard_id):
-            return True
-        if self._cache.limited:
-            return False
-        self._cache.prepare_async([shard_id])
-        return True
+        """Whether the shard is being downloaded, or will be once its ranges are read (no
+        limit applies; under one, a download needed now may have to evict: left to the
+        blocking path)."""
+        return self._cache.fetching(shard_id) or not self._cache.limited
+
+    def _start(self, shard_id: int) -> None:
+        """Starts the shard's download in the background, after its first ranges (their
+        GETs go first: the shard's would compete with them); a no-op once it runs."""
+        if not self._cache.fetching(shard_id):
+            self._cache.prepare_async([shard_id])
 
     def _drop(self, shard_id: int) -> None:
         with self._lock:
