@@ -14,7 +14,11 @@ Workloads: ``img`` (samples of about 100 KB of bytes plus an int label) and ``to
 time to the first batch (from building the dataset, index download included), ratios, and
 ``correct``: every sample exactly once with its content checked.
 
-Usage: ``nice python benches/bench_objstore.py [--img N] [--tokens N] [--repeat R]``.
+``--whole-too`` adds streamx with range reads off (``STREAMX_RANGE_READS=0``: every sample
+waits for its whole shard), in the same run.
+
+Usage: ``nice python benches/bench_objstore.py [--img N] [--tokens N] [--repeat R]
+[--whole-too]``.
 """
 
 from __future__ import annotations
@@ -120,7 +124,10 @@ def _loader(spec: dict[str, Any]) -> Any:
             ds, batch_size=BATCH, num_workers=WORKERS, collate_fn=_identity
         )
     module: Any
-    if spec["lib"] == "streamx":
+    if spec["lib"] == "streamx-whole":
+        os.environ["STREAMX_RANGE_READS"] = "0"
+        import streamx as module
+    elif spec["lib"] == "streamx":
         import streamx as module
     else:
         import streaming as module
@@ -188,7 +195,9 @@ def curl_limit(endpoint: str, root: Path, workload: str, scratch: Path) -> float
     return total / seconds / 1e6
 
 
-def bench(root: Path, counts: dict[str, int], repeat: int) -> list[dict[str, Any]]:
+def bench(
+    root: Path, counts: dict[str, int], repeat: int, libs: tuple[str, ...] = LIBS
+) -> list[dict[str, Any]]:
     rows = []
     env = {
         "AWS_ACCESS_KEY_ID": "bench",
@@ -204,7 +213,7 @@ def bench(root: Path, counts: dict[str, int], repeat: int) -> list[dict[str, Any
                 mb = sum(p.stat().st_size for p in (root / BUCKET / f"mds-{workload}").iterdir())
                 row: dict[str, Any] = {"server": limit or "unthrottled", "workload": workload}
                 row["curl_mbps"] = curl_limit(server.endpoint, root, workload, root / "curl")
-                for lib in LIBS:
+                for lib in libs:
                     best: dict[str, Any] | None = None
                     for _ in range(repeat):
                         local = tempfile.mkdtemp(prefix=f"cache-{lib}-", dir=root)
@@ -226,16 +235,17 @@ def bench(root: Path, counts: dict[str, int], repeat: int) -> list[dict[str, Any
                         if best is None or result["sps"] > best["sps"]:
                             best = result
                     assert best is not None
-                    row[f"{lib}_sps"] = best["sps"]
-                    row[f"{lib}_ttfs"] = best["ttfs"]
-                    row[f"{lib}_correct"] = best["correct"]
+                    key = lib.replace("-", "_")
+                    row[f"{key}_sps"] = best["sps"]
+                    row[f"{key}_ttfs"] = best["ttfs"]
+                    row[f"{key}_correct"] = best["correct"]
                     print(lib, workload, limit, best, flush=True)
                 row["streamx_mbps"] = row["streamx_sps"] * mb / count / 1e6
                 for peer in ("litdata", "streaming"):  # no ratio against a run that failed
                     theirs = row[f"{peer}_sps"]
                     row[f"vs_{peer}"] = row["streamx_sps"] / theirs if theirs else None
                 row["of_curl"] = row["streamx_mbps"] / row["curl_mbps"]
-                row["correct"] = all(row[f"{lib}_correct"] for lib in LIBS)
+                row["correct"] = all(row[f"{lib.replace('-', '_')}_correct"] for lib in libs)
                 rows.append(row)
     return rows
 
@@ -258,6 +268,12 @@ COLUMNS = [
 ]
 
 
+WHOLE_COLUMNS = [
+    ("streamx_whole_sps", "streamx no-ranges samples/s", ",.0f"),
+    ("streamx_whole_ttfs", "streamx no-ranges TTFS s", ".2f"),
+]
+
+
 def main(argv: list[str]) -> int:
     if worker_main(argv, dispatch):
         return 0
@@ -267,6 +283,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--only", choices=["img", "tokens"])
     parser.add_argument("--quick", action="store_true", help="600 img and 6,000 tokens samples")
+    parser.add_argument(
+        "--whole-too", action="store_true", help="also streamx with range reads off"
+    )
     args = parser.parse_args(argv)
     counts = {"img": args.img, "tokens": args.tokens}
     if args.quick:
@@ -284,10 +303,12 @@ def main(argv: list[str]) -> int:
                 out = str(root / BUCKET / f"{'litdata' if lib == 'litdata' else name}-{workload}")
                 spec = {"op": "write", "lib": lib, "workload": workload, "count": count, "out": out}
                 run_worker(SCRIPT, spec, timeout=3600)
-        rows = bench(root, counts, args.repeat)
+        libs = (*LIBS, "streamx-whole") if args.whole_too else LIBS
+        rows = bench(root, counts, args.repeat, libs)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    table = format_table(rows, COLUMNS)
+    columns = COLUMNS + WHOLE_COLUMNS if args.whole_too else COLUMNS
+    table = format_table(rows, columns)
     print(table)
     path = write_results(
         "objstore", {"machine": machine(), "counts": counts, "repeat": args.repeat, "rows": rows}

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -20,6 +22,29 @@ from streamx.storage.download import download_file
 from streamx.storage.index_fetch import load_index_checked
 
 __all__ = ["Stream", "apply_weights"]
+
+# The sizes the cached index gives the files a shard preparation fetches and decompresses,
+# by basename. The base hooks read them from here rather than from extra arguments, so a
+# subclass overriding a hook with mosaicml-streaming's signature keeps working: the index's
+# size still reaches the download (parallel ranged GETs, stale-index checks) and bounds the
+# decompression, whoever's hook is in between.
+_LISTED: contextvars.ContextVar[Mapping[str, int] | None] = contextvars.ContextVar(
+    "streamx_listed_sizes", default=None
+)
+
+
+@contextlib.contextmanager
+def _listed(*infos: FileInfo | None) -> Iterator[None]:
+    token = _LISTED.set({i.basename: i.bytes for i in infos if i is not None})
+    try:
+        yield
+    finally:
+        _LISTED.reset(token)
+
+
+def _listed_size(basename: str) -> int | None:
+    sizes = _LISTED.get()
+    return None if sizes is None else sizes.get(basename)
 
 
 class Stream:
@@ -207,7 +232,9 @@ class Stream:
         """Downloads one file of this stream from ``remote`` into ``local``, atomically.
 
         Every download of the stream's files (index and shards) goes through here, so a
-        subclass may override it to fetch from elsewhere.
+        subclass may override it to fetch from elsewhere. Called while a shard is prepared,
+        it knows the file's size from the cached index and fetches a large file as parallel
+        ranged GETs.
 
         Args:
             from_basename: File name under ``remote/split``.
@@ -220,10 +247,6 @@ class Stream:
             FileNotFoundError: If the stream has no remote, or the remote file is missing.
             OSError: If every attempt failed (``download_retry`` attempts in all).
         """
-        return self._download(from_basename, to_basename, None)
-
-    def _download(self, from_basename: str, to_basename: str | None, size: int | None) -> str:
-        """:meth:`_download_file`, told the size the index gives (parallel ranged GETs)."""
         local = os.path.join(self.local, self.split, to_basename or from_basename)
         if self.remote is None:
             raise FileNotFoundError(f"{local} is missing, and its stream has no `remote`")
@@ -232,7 +255,7 @@ class Stream:
             local,
             retry=self.download_retry,
             timeout=self.download_timeout,
-            expected_size=size,
+            expected_size=_listed_size(from_basename),
         )
         return local
 
@@ -242,22 +265,21 @@ class Stream:
         zip_filename: str,
         raw_filename: str,
         compression: str | None,
-        max_bytes: int | None = None,
     ) -> None:
         """Checks a compressed shard file (with ``validate_hash``) and decompresses it.
 
-        The compressed file is then deleted unless zips are kept.
+        The compressed file is then deleted unless zips are kept. Called while a shard is
+        prepared, decompression stops past the size the cached index gives the raw file.
 
         Args:
             zip_info: The compressed file's index entry.
             zip_filename: Its local path.
             raw_filename: Where the decompressed file goes (written atomically).
             compression: The shard's compression, e.g. ``'zstd:7'``.
-            max_bytes: The raw size the index declares; decompression stops past it.
 
         Raises:
             CorruptShardError: If the file does not decompress, or decompresses to more than
-                ``max_bytes``.
+                the index's size.
             ValueError: If ``validate_hash`` names an algorithm the index lacks, or the shard
                 has no compression.
             ChecksumError: If the compressed file's digest differs from the index.
@@ -265,6 +287,7 @@ class Stream:
         shard_files.check_hash(self.validate_hash, zip_info, zip_filename)
         if compression is None:
             raise ValueError(f"{zip_filename}: a compressed file of an uncompressed shard")
+        max_bytes = _listed_size(os.path.basename(raw_filename))
         _core.decompress_file(compression, zip_filename, raw_filename, max_bytes)
         if not self.safe_keep_zip:
             os.remove(zip_filename)
@@ -287,6 +310,12 @@ class Stream:
             ChecksumError: If ``validate_hash`` is set and a digest differs.
             FileNotFoundError: If a file is missing locally and remotely.
         """
+        with _listed(raw_info, zip_info):
+            return self._prepare_listed(raw_info, zip_info, compression)
+
+    def _prepare_listed(
+        self, raw_info: FileInfo, zip_info: FileInfo | None, compression: str | None
+    ) -> int:
         raw_filename = os.path.join(self.local, self.split, raw_info.basename)
         if zip_info is None:
             if os.path.isfile(raw_filename):
@@ -303,12 +332,7 @@ class Stream:
         if not os.path.isfile(zip_filename):
             self._fetch_listed(zip_info)
             delta += zip_info.bytes
-        if type(self)._decompress_shard_part is Stream._decompress_shard_part:
-            self._decompress_shard_part(
-                zip_info, zip_filename, raw_filename, compression, max_bytes=raw_info.bytes
-            )
-        else:  # a subclass's override, with mosaic's four arguments
-            self._decompress_shard_part(zip_info, zip_filename, raw_filename, compression)
+        self._decompress_shard_part(zip_info, zip_filename, raw_filename, compression)
         shard_files.check_size(raw_info, raw_filename)  # a rewritten zip of the same size
         delta += raw_info.bytes
         return delta if self.safe_keep_zip else delta - zip_info.bytes
@@ -316,10 +340,8 @@ class Stream:
     def _fetch_listed(self, info: FileInfo) -> None:
         """Downloads a file the cached index lists and checks its size against the index."""
         try:
-            if type(self)._download_file is Stream._download_file:
-                self._download(info.basename, None, info.bytes)
-            else:
-                self._download_file(info.basename)  # a subclass's own way of fetching
+            with _listed(info):
+                self._download_file(info.basename)
         except SizeMismatchError as err:
             shard_files.stale_size(info, self.index_path, err.size, err)
         except FileNotFoundError as err:

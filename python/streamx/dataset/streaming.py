@@ -41,6 +41,7 @@ from streamx.order.settings import (
 )
 from streamx.order.world import World
 from streamx.sizes import bytes_to_int
+from streamx.storage.range_reads import RangeReads
 from streamx.storage.shard_cache import ShardCache
 from streamx.torch.bases import TorchIterableDataset
 
@@ -171,10 +172,12 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
             self._enable_fast_get(StreamingDataset, self._reader.fast_get)
         self._state = EpochState.create(self._layout.local_dirs)
         self._shard_cache: ShardCache | None = None
+        self._ranges: RangeReads | None = None
         if any(s.remote is not None and s.remote != s.local for s in self.streams):
             limit = self.cache_limit if isinstance(self.cache_limit, int) else None
             self._shard_cache = ShardCache(self._layout, self._reader, limit)
             self._remote_shard = np.array(self._shard_cache.remote_shards, bool)
+            self._ranges = RangeReads(self._layout, self._shard_cache, zero_copy=zero_copy)
 
     # What the indexes say (fixed after construction), as mosaicml-streaming names it.
     streams: LayoutField[Sequence[Stream]] = LayoutField()
@@ -277,6 +280,10 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
             if self._shard_cache is None:
                 raise
         shard = self._shard_of(sample_id)
+        if self._ranges is not None:  # a shard still downloading serves it by range
+            sample = self._ranges.get(sample_id, shard)
+            if sample is not None:
+                return sample
         for _attempt in range(retry):
             with self._shard_cache.hold(shard):  # not evicted between download and read
                 self._shard_cache.prepare(shard)
@@ -342,9 +349,11 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
             cls.__getitem__ is not StreamingDataset.__getitem__
             or cls.get_item is not StreamingDataset.get_item
         )
-        reader, fallback = self._reader, self.get_item
+        reader, fallback, ranges = self._reader, self.get_item, self._ranges
 
         def get_many(ids: list[int]) -> list[Any]:
+            if ranges is not None:
+                return ranges.get_many(reader, ids, fallback)
             return reader.get_many(ids, fallback)
 
         return SampleAccess(

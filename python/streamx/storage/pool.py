@@ -6,31 +6,46 @@ through its parts itself and the pool's threads only help, so a full pool slows 
 down but never deadlocks it. The pool is created on first use and again after a fork
 (threads do not survive one); its size is
 :func:`~streamx.storage.settings.download_threads`.
+
+Range reads (:mod:`~streamx.storage.range_reads`) get a few threads of their own: they
+happen exactly while a shard's parts keep every download thread busy, and a reader is
+waiting for them.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from streamx.storage.settings import download_threads
 
-__all__ = ["download_pool"]
+__all__ = ["download_pool", "range_pool"]
 
+RANGE_THREADS = 8
 _LOCK = threading.Lock()
-_POOL: list[tuple[int, ThreadPoolExecutor]] = []
+_POOLS: dict[str, tuple[int, ThreadPoolExecutor]] = {}
 
 
 def download_pool() -> ThreadPoolExecutor:
     """This process's download pool."""
+    return _pool("streamx-dl", download_threads)
+
+
+def range_pool() -> ThreadPoolExecutor:
+    """This process's threads for range reads (``RANGE_THREADS`` of them)."""
+    return _pool("streamx-range", lambda: RANGE_THREADS)
+
+
+def _pool(name: str, size: Callable[[], int]) -> ThreadPoolExecutor:
     global _LOCK
     pid = os.getpid()
-    if _POOL and _POOL[0][0] != pid:
+    if any(owner != pid for owner, _ in _POOLS.values()):
         # Forked: the parent's threads and a lock it may have held are not ours.
         _LOCK = threading.Lock()
-        _POOL.clear()
+        _POOLS.clear()
     with _LOCK:
-        if not _POOL:
-            _POOL.append((pid, ThreadPoolExecutor(download_threads(), "streamx-dl")))
-        return _POOL[0][1]
+        if name not in _POOLS:
+            _POOLS[name] = (pid, ThreadPoolExecutor(size(), name))
+        return _POOLS[name][1]

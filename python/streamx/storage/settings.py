@@ -11,13 +11,22 @@
     The largest byte range one GET fetches. A file larger than this is fetched as ranged
     GETs in parallel; parts shrink (down to 1 MiB) so that a file spreads over all
     connections, which is what makes a file needed now arrive quickly.
+``STREAMX_RANGE_READS`` (default 1)
+    ``0`` turns range reads off: a sample of a remote shard still downloading is then served
+    only once the whole shard has arrived (:mod:`~streamx.storage.range_reads`).
 """
 
 from __future__ import annotations
 
 import os
 
-__all__ = ["MIN_PART_SIZE", "download_connections", "download_threads", "part_size"]
+__all__ = [
+    "MIN_PART_SIZE",
+    "download_connections",
+    "download_threads",
+    "part_size",
+    "range_reads_enabled",
+]
 
 MIN_PART_SIZE = 1 << 20
 _DEFAULT_CONNECTIONS = 32
@@ -64,3 +73,16 @@ def part_size(size: int, connections: int) -> int:
     largest = _positive_env("STREAMX_DOWNLOAD_PART_SIZE", _DEFAULT_PART_SIZE)
     spread = -(-size // max(connections, 1))
     return max(min(largest, spread), min(MIN_PART_SIZE, largest))
+
+
+def range_reads_enabled() -> bool:
+    """Whether samples may be read by range from a shard still downloading
+    (``STREAMX_RANGE_READS``, on unless ``0``).
+
+    Raises:
+        ValueError: If the variable is set to something other than ``0`` or ``1``.
+    """
+    raw = os.environ.get("STREAMX_RANGE_READS", "1") or "1"
+    if raw not in ("0", "1"):
+        raise ValueError(f"STREAMX_RANGE_READS must be 0 or 1, got {raw!r}")
+    return raw == "1"

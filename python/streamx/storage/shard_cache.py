@@ -24,7 +24,7 @@ import os
 import threading
 import time
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from typing import Any
 
@@ -56,6 +56,10 @@ CacheLedgerLike = _core.CacheLedger | ReadOnlyLedger
 
 def _real(path: str) -> str:
     return os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+
+
+def _never(_: int) -> bool:
+    return False
 
 
 def _has_remote(stream: Stream) -> bool:
@@ -120,6 +124,8 @@ class ShardCache:
         self._lock = threading.Lock()
         self._pinned: list[int] = []
         self._window_budget: int | None = None
+        # Whether a shard is read by range before its download starts (set by RangeReads).
+        self.ranges_first: Callable[[int], bool] = _never
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -309,7 +315,9 @@ class ShardCache:
             if urgent not in self._in_flight and not _files_ready(self._shards[urgent]):
                 # The shard needed now gets the bandwidth to itself; the look-ahead starts
                 # at the next call, once it is here (what makes the first sample quick).
-                wanted = [urgent]
+                # One read by range first starts its download once its first samples are
+                # in: the whole shard's GETs would compete with them.
+                wanted = [] if self.ranges_first(urgent) else [urgent]
             self.prepare_async(wanted)
         return self._pinned if self.limited else None
 
@@ -349,6 +357,14 @@ class ShardCache:
         with self._lock:
             if self._in_flight.get(shard_id) is future:
                 del self._in_flight[shard_id]
+
+    def fetching(self, shard_id: int) -> bool:
+        """Whether a download of ``shard_id`` is under way: queued in this process, or
+        being fetched by any process of the node."""
+        with self._lock:
+            if self._pool_pid == os.getpid() and shard_id in self._in_flight:
+                return True
+        return not self.read_only and self.ledger.state(shard_id) == "preparing"
 
     def usage(self) -> int:
         """Bytes counted against ``cache_limit`` on this node: the index files and every
