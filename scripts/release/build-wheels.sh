@@ -2,10 +2,10 @@
 # Builds the release artifacts into dist/: abi3 wheels for x86_64 and aarch64 that satisfy
 # manylinux2014 (glibc 2.17), and the sdist. No Docker: maturin links through zig, whose glibc
 # stubs pin the symbol versions to 2.17. The aarch64 std comes from aarch64-std.sh (see there).
-#
-# Both wheels are built by Debian's rustc (the one the aarch64 std requires) into the one
-# target dir, so the host-side units (build scripts, proc-macros: syn, serde_derive, pyo3's
-# macros) are compiled once and serve both builds. Each step's seconds go to stderr.
+# Each step's seconds go to stderr. Both builds use the one target dir but share no units,
+# not even with one rustc for both (tried: the aarch64 build still recompiled the host-side
+# proc-macros and build scripts, most likely because --zig sets the x86_64 build's linker,
+# which is the host triple's), so each builds with the compiler its std needs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${DIST:-dist}
@@ -22,13 +22,11 @@ step() {  # step NAME CMD...: runs CMD and reports how long it took
   echo "build-wheels: $name took $((SECONDS - start)) s" >&2
 }
 
-sysroot=$(step "preparing the aarch64 std" scripts/release/aarch64-std.sh)
-export RUSTC=/usr/bin/rustc
-
 step "the x86_64 wheel" maturin build "${common[@]}" --target x86_64-unknown-linux-gnu
 
-# RUSTFLAGS reach only target artifacts under --target, so the host units stay shared.
-step "the aarch64 wheel" env RUSTFLAGS="--sysroot=$sysroot" \
+sysroot=$(step "preparing the aarch64 std" scripts/release/aarch64-std.sh)
+# RUSTFLAGS reach only target artifacts under --target, so build scripts use Debian's host std.
+step "the aarch64 wheel" env RUSTC=/usr/bin/rustc RUSTFLAGS="--sysroot=$sysroot" \
   maturin build "${common[@]}" --target aarch64-unknown-linux-gnu
 
 step "the sdist" maturin sdist --out "$out"
