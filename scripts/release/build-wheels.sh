@@ -2,10 +2,10 @@
 # Builds the release artifacts into dist/: abi3 wheels for x86_64 and aarch64 that satisfy
 # manylinux2014 (glibc 2.17), and the sdist. No Docker: maturin links through zig, whose glibc
 # stubs pin the symbol versions to 2.17. The aarch64 std comes from aarch64-std.sh (see there).
-# Each step's seconds go to stderr. Both builds use the one target dir but share no units,
-# not even with one rustc for both (tried: the aarch64 build still recompiled the host-side
-# proc-macros and build scripts, most likely because --zig sets the x86_64 build's linker,
-# which is the host triple's), so each builds with the compiler its std needs.
+# Each step's seconds go to stderr. Both builds use the one target dir but share almost no
+# units, even with one rustc for both (tried: the aarch64 build still compiled 78 of its 81
+# units, host-side proc-macros included; --zig sets the linker of the x86_64 build, which is
+# the host triple's), so each builds with the compiler its std needs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${DIST:-dist}
