@@ -58,7 +58,7 @@ test-py: build-dev ## pytest (fast selection)
 docs: build-dev ## build the documentation site into build/site (warnings are errors)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict -q
 
-test: lint docs test-rust test-py ## everything CI runs: lint, docs, cargo test, pytest
+test: lint docs test-rust test-py release-check ## everything CI runs: lint, docs, cargo test, pytest, the release check
 
 test-full: build-dev fuzz-smoke ## also the slow sweeps, and every fuzz target briefly
 	cargo test --workspace --release -- --include-ignored
@@ -102,9 +102,11 @@ $(RELEASE_STAMP): requirements/release.txt
 wheels: $(RELEASE_STAMP) ## abi3 manylinux2014 wheels (x86_64, aarch64) and the sdist into dist/
 	scripts/release/build-wheels.sh
 
+# The sdist test reuses the dependencies `make build-dev` compiled (see tests/packaging/test_sdist.py).
 release-check: wheels install ## wheels, then tests/packaging: tags, glibc symbols, fresh-venv installs, sdist build
 	PATH=$(CURDIR)/$(RELEASE_VENV)/bin:$$PATH STREAMX_DIST=$(CURDIR)/dist \
-		$(BIN)/python -m pytest -m release tests/packaging -v
+		STREAMX_SDIST_CARGO_TARGET_DIR=$${CARGO_TARGET_DIR:-$(CURDIR)/target} \
+		$(BIN)/python -m pytest -m release tests/packaging -v --durations=0
 
 clean: ## remove build outputs
 	cargo clean

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tarfile
 from pathlib import Path
 
@@ -53,6 +54,12 @@ def test_sdist_builds_and_works(artifacts: Artifacts, tmp_path: Path) -> None:
     # pip builds in an isolated environment: maturin from the index, then cargo and rustc.
     env = clean_env(venv)
     env.pop("CARGO_TARGET_DIR", None)
+    # `make release-check` names the checkout's target dir (`make build-dev`'s): the crates.io
+    # dependencies already compiled there by the same rustc are reused; streamx's own crates
+    # always compile from the sdist's sources (their path is part of their identity in cargo).
+    shared_target = os.environ.get("STREAMX_SDIST_CARGO_TARGET_DIR")
+    if shared_target:
+        env["CARGO_TARGET_DIR"] = shared_target
     run(
         [venv / "bin" / "python", "-m", "pip", "wheel", "--no-deps", "-w", wheels, artifacts.sdist],
         cwd=tmp_path,

@@ -9,7 +9,12 @@ does the same, returning a new value instead of writing onto the dataset.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Literal, NotRequired, TypedDict, get_args
+from typing import TYPE_CHECKING, Literal, TypedDict, get_args
+
+if TYPE_CHECKING:
+    # typing has NotRequired from Python 3.11 on; the wheel supports 3.10, and the
+    # annotations are never evaluated at run time (postponed, see the __future__ import).
+    from typing import NotRequired
 
 __all__ = [
     "BATCHING_METHODS",

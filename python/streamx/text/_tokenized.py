@@ -6,7 +6,7 @@ transformers is imported when such a dataset is built, not with the module, so t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from streamx.dataset.streaming import StreamingDataset
 from streamx.order.settings import PartitionAlgo, ShuffleAlgo
@@ -17,9 +17,59 @@ if TYPE_CHECKING:
 __all__ = ["TokenizedTextDataset"]
 
 
+# The arguments and errors every subclass shares, documented once: each subclass's docstring
+# says what it streams and gives an example, and gets this inserted before ``Examples:``.
+_SHARED_DOC = """\
+    The arguments shared with :class:`~streamx.StreamingDataset` keep their meaning, with
+    mosaicml-streaming's defaults for this class. All arguments are keyword-only.
+
+    Args:
+        remote: Remote directory or URL to stream from; ``None`` if the data is local.
+        local: Local cache directory.
+        split: Sub-directory of ``remote`` and ``local``.
+        download_retry: Download attempts per file.
+        download_timeout: Seconds allowed per download.
+        validate_hash: Hash algorithm checked on download.
+        keep_zip: Keep compressed shards after decompressing them.
+        epoch_size: Samples per epoch.
+        predownload: Samples each worker prepares ahead.
+        cache_limit: Byte limit of the shard cache.
+        partition_algo: ``'orig'`` or ``'relaxed'``.
+        num_canonical_nodes: Canonical node count of the sample order.
+        batch_size: Per-device batch size of the DataLoader.
+        shuffle: Shuffle the samples.
+        shuffle_algo: Shuffle algorithm.
+        shuffle_seed: Seed of the shuffle.
+        shuffle_block_size: Block size of the block-based shuffles.
+        tokenizer_name: Hugging Face tokenizer: a hub id or a local directory, loaded with
+            ``transformers.AutoTokenizer`` (transformers must be installed).
+        max_seq_len: Tokens per sample.
+        group_method: How text becomes token samples; only ``'truncate'``.
+
+    Raises:
+        ValueError: for a ``group_method`` other than ``'truncate'`` (checked first) or an
+            invalid :class:`~streamx.StreamingDataset` argument.
+        ImportError: if transformers is not installed.
+        OSError: if the tokenizer cannot be found or loaded (transformers raises a
+            ``ValueError`` subclass for a name that is neither a directory nor a hub id).
+
+"""
+
+
 class TokenizedTextDataset(StreamingDataset):
     """Streams samples with a ``text`` column and returns them tokenized, padded and
-    truncated to ``max_seq_len`` tokens. Subclasses document the arguments."""
+    truncated to ``max_seq_len`` tokens. Subclasses describe their data and give an
+    example; the arguments are documented here once, and added to each subclass's docstring.
+    """
+
+    # The ValueError message for an unsupported ``group_method`` (``{group_method}`` is
+    # filled in); only ``'truncate'`` is supported.
+    _group_method_error: ClassVar[str]
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        head, examples, rest = (cls.__doc__ or "").partition("    Examples:")
+        cls.__doc__ = head + _SHARED_DOC + examples + rest
 
     def __init__(
         self,
@@ -72,7 +122,8 @@ class TokenizedTextDataset(StreamingDataset):
 
     def _check_group_method(self, group_method: str) -> None:
         """Raises ``ValueError`` unless ``group_method`` is supported."""
-        raise NotImplementedError
+        if group_method != "truncate":
+            raise ValueError(self._group_method_error.format(group_method=group_method))
 
     def _tokenize(self, text_sample: dict[str, Any]) -> BatchEncoding:
         """Tokenizes the sample's ``text``, padded and truncated to ``max_seq_len``."""

@@ -14,6 +14,7 @@ import abc
 import logging
 import os
 import time
+from typing import ClassVar, Protocol
 from urllib.parse import urlparse
 
 from streamx.storage.download import download_file as _fetch
@@ -158,10 +159,18 @@ class CloudDownloader(abc.ABC):
         self._validate_remote_path(remote)
         self._download_file_impl(remote, local, timeout)
 
-    @staticmethod
-    @abc.abstractmethod
-    def _client_identifier() -> str:
-        """The URL scheme this downloader serves."""
+    # The URL scheme, named in each subclass's class statement: ``scheme="s3"``.
+    _scheme: ClassVar[str]
+
+    def __init_subclass__(cls, scheme: str | None = None, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if scheme is not None:
+            cls._scheme = scheme
+
+    @classmethod
+    def _client_identifier(cls) -> str:
+        """The URL scheme this downloader serves; mosaic-style subclasses override it."""
+        return cls._scheme
 
     def clean_up(self) -> None:
         """Release what the downloader holds: nothing, streamx's connections are shared."""
@@ -178,92 +187,48 @@ class CloudDownloader(abc.ABC):
             )
 
 
-class S3Downloader(CloudDownloader):
+class S3Downloader(CloudDownloader, scheme="s3"):
     """Downloads files from AWS S3 or an S3-compatible store."""
 
-    @staticmethod
-    def _client_identifier() -> str:
-        return "s3"
 
-
-class SFTPDownloader(CloudDownloader):
+class SFTPDownloader(CloudDownloader, scheme="sftp"):
     """Downloads files from an SFTP server."""
 
-    @staticmethod
-    def _client_identifier() -> str:
-        return "sftp"
 
-
-class GCSDownloader(CloudDownloader):
+class GCSDownloader(CloudDownloader, scheme="gs"):
     """Downloads files from Google Cloud Storage."""
 
-    @staticmethod
-    def _client_identifier() -> str:
-        return "gs"
 
-
-class OCIDownloader(CloudDownloader):
+class OCIDownloader(CloudDownloader, scheme="oci"):
     """Downloads files from Oracle Cloud Object Storage."""
 
-    @staticmethod
-    def _client_identifier() -> str:
-        return "oci"
 
-
-class HFDownloader(CloudDownloader):
+class HFDownloader(CloudDownloader, scheme="hf"):
     """Downloads files from the Hugging Face Hub."""
 
-    @staticmethod
-    def _client_identifier() -> str:
-        return "hf"
 
-
-class AzureDownloader(CloudDownloader):
+class AzureDownloader(CloudDownloader, scheme="azure"):
     """Downloads files from Azure Blob Storage."""
 
-    @staticmethod
-    def _client_identifier() -> str:
-        return "azure"
 
-
-class AzureDataLakeDownloader(CloudDownloader):
+class AzureDataLakeDownloader(CloudDownloader, scheme="azure-dl"):
     """Downloads files from Azure Data Lake Storage."""
 
-    @staticmethod
-    def _client_identifier() -> str:
-        return "azure-dl"
 
-
-class DatabricksUnityCatalogDownloader(CloudDownloader):
+class DatabricksUnityCatalogDownloader(CloudDownloader, scheme="dbfs-uc"):
     """Downloads files from Databricks Unity Catalog volumes."""
 
-    @staticmethod
-    def _client_identifier() -> str:
-        return "dbfs-uc"
 
-
-class DBFSDownloader(CloudDownloader):
+class DBFSDownloader(CloudDownloader, scheme="dbfs"):
     """Downloads files from the Databricks File System."""
 
-    @staticmethod
-    def _client_identifier() -> str:
-        return "dbfs"
 
-
-class AlipanDownloader(CloudDownloader):
+class AlipanDownloader(CloudDownloader, scheme="alipan"):
     """Downloads files from Alipan."""
 
-    @staticmethod
-    def _client_identifier() -> str:
-        return "alipan"
 
-
-class LocalDownloader(CloudDownloader):
+class LocalDownloader(CloudDownloader, scheme=""):
     """Downloads files from the local filesystem."""
-
-    @staticmethod
-    def _client_identifier() -> str:
-        return ""
 
     def _validate_remote_path(self, remote: str) -> None:
         pass  # any path is a local path
@@ -280,92 +245,41 @@ def download_from_s3(remote: str, local: str, timeout: float) -> None:
     _transfer("s3", remote, local, timeout)
 
 
-def download_from_sftp(remote: str, local: str) -> None:
-    """Download `remote` (``sftp://``) to `local` (mosaic before 0.13.0).
+class _LegacyDownload(Protocol):
+    """The signature of mosaic's per-scheme ``download_from_*`` functions."""
+
+    def __call__(self, remote: str, local: str) -> None: ...
+
+
+_LEGACY_DOC = """Download `remote` (``{scheme}://``) to `local` (mosaic before 0.13.0).
 
     Raises:
-        ValueError: if `remote` is not a ``sftp://`` URL, or streamx cannot read it.
+        ValueError: if `remote` is not a ``{scheme}://`` URL, or streamx cannot read it.
         FileNotFoundError: if the object does not exist.
     """
-    _check_scheme(remote, "sftp")
-    _transfer("sftp", remote, local, DEFAULT_TIMEOUT)
 
 
-def download_from_gcs(remote: str, local: str) -> None:
-    """Download `remote` (``gs://``) to `local` (mosaic before 0.13.0).
+def _legacy_download(name: str, scheme: str) -> _LegacyDownload:
+    """mosaic's ``download_from_<name>``: a scheme check, then one transfer."""
 
-    Raises:
-        ValueError: if `remote` is not a ``gs://`` URL, or streamx cannot read it.
-        FileNotFoundError: if the object does not exist.
-    """
-    _check_scheme(remote, "gs")
-    _transfer("gs", remote, local, DEFAULT_TIMEOUT)
+    def download(remote: str, local: str) -> None:
+        _check_scheme(remote, scheme)
+        _transfer(scheme, remote, local, DEFAULT_TIMEOUT)
 
-
-def download_from_oci(remote: str, local: str) -> None:
-    """Download `remote` (``oci://``) to `local` (mosaic before 0.13.0).
-
-    Raises:
-        ValueError: if `remote` is not a ``oci://`` URL, or streamx cannot read it.
-        FileNotFoundError: if the object does not exist.
-    """
-    _check_scheme(remote, "oci")
-    _transfer("oci", remote, local, DEFAULT_TIMEOUT)
+    download.__name__ = download.__qualname__ = f"download_from_{name}"
+    download.__doc__ = _LEGACY_DOC.format(scheme=scheme)
+    return download
 
 
-def download_from_hf(remote: str, local: str) -> None:
-    """Download `remote` (``hf://``) to `local` (mosaic before 0.13.0).
-
-    Raises:
-        ValueError: if `remote` is not a ``hf://`` URL, or streamx cannot read it.
-        FileNotFoundError: if the object does not exist.
-    """
-    _check_scheme(remote, "hf")
-    _transfer("hf", remote, local, DEFAULT_TIMEOUT)
-
-
-def download_from_azure(remote: str, local: str) -> None:
-    """Download `remote` (``azure://``) to `local` (mosaic before 0.13.0).
-
-    Raises:
-        ValueError: if `remote` is not a ``azure://`` URL, or streamx cannot read it.
-        FileNotFoundError: if the object does not exist.
-    """
-    _check_scheme(remote, "azure")
-    _transfer("azure", remote, local, DEFAULT_TIMEOUT)
-
-
-def download_from_azure_datalake(remote: str, local: str) -> None:
-    """Download `remote` (``azure-dl://``) to `local` (mosaic before 0.13.0).
-
-    Raises:
-        ValueError: if `remote` is not a ``azure-dl://`` URL, or streamx cannot read it.
-        FileNotFoundError: if the object does not exist.
-    """
-    _check_scheme(remote, "azure-dl")
-    _transfer("azure-dl", remote, local, DEFAULT_TIMEOUT)
-
-
-def download_from_dbfs(remote: str, local: str) -> None:
-    """Download `remote` (``dbfs://``) to `local` (mosaic before 0.13.0).
-
-    Raises:
-        ValueError: if `remote` is not a ``dbfs://`` URL, or streamx cannot read it.
-        FileNotFoundError: if the object does not exist.
-    """
-    _check_scheme(remote, "dbfs")
-    _transfer("dbfs", remote, local, DEFAULT_TIMEOUT)
-
-
-def download_from_alipan(remote: str, local: str) -> None:
-    """Download `remote` (``alipan://``) to `local` (mosaic before 0.13.0).
-
-    Raises:
-        ValueError: if `remote` is not a ``alipan://`` URL, or streamx cannot read it.
-        FileNotFoundError: if the object does not exist.
-    """
-    _check_scheme(remote, "alipan")
-    _transfer("alipan", remote, local, DEFAULT_TIMEOUT)
+# The functions that differ only by scheme: function name suffix -> URL scheme.
+download_from_sftp = _legacy_download("sftp", "sftp")
+download_from_gcs = _legacy_download("gcs", "gs")
+download_from_oci = _legacy_download("oci", "oci")
+download_from_hf = _legacy_download("hf", "hf")
+download_from_azure = _legacy_download("azure", "azure")
+download_from_azure_datalake = _legacy_download("azure_datalake", "azure-dl")
+download_from_dbfs = _legacy_download("dbfs", "dbfs")
+download_from_alipan = _legacy_download("alipan", "alipan")
 
 
 def download_from_databricks_unity_catalog(remote: str, local: str) -> None:

@@ -136,6 +136,10 @@ class CloudUploader:
                 raise FileExistsError(f"Directory is not empty: {self.local}")
             logger.warning("Directory %s exists and is not empty; exist_ok is set", self.local)
         os.makedirs(self.local, exist_ok=True)
+        self._check_remote()
+
+    def _check_remote(self) -> None:
+        """What a subclass checks or prepares of its remote once constructed."""
 
     def upload_file(self, filename: str) -> None:
         """Upload ``<local>/<filename>`` to ``<remote>/<filename>``, then remove the local
@@ -209,15 +213,7 @@ class S3Uploader(CloudUploader):
         ImportError: if the configuration needs s3fs and it is missing or too old.
     """
 
-    def __init__(
-        self,
-        out: Out,
-        keep_local: bool = False,
-        progress_bar: bool = False,
-        retry: int = 2,
-        exist_ok: bool = False,
-    ) -> None:
-        super().__init__(out, keep_local, progress_bar, retry, exist_ok)
+    def _check_remote(self) -> None:
         assert self.remote is not None
         if s3_put.put_route(posixpath.join(self.remote, "index.json"), 0) is None:
             require_s3fs()
@@ -259,15 +255,7 @@ class _ContainerUploader(CloudUploader):
 
     _container = "bucket"
 
-    def __init__(
-        self,
-        out: Out,
-        keep_local: bool = False,
-        progress_bar: bool = False,
-        retry: int = 2,
-        exist_ok: bool = False,
-    ) -> None:
-        super().__init__(out, keep_local, progress_bar, retry, exist_ok)
+    def _check_remote(self) -> None:
         self._require_container(self._container)
 
 
@@ -319,15 +307,7 @@ class HFUploader(_ContainerUploader):
 class _UnsupportedUploader(CloudUploader):
     """A scheme streamx has no client for: the constructor says so."""
 
-    def __init__(
-        self,
-        out: Out,
-        keep_local: bool = False,
-        progress_bar: bool = False,
-        retry: int = 2,
-        exist_ok: bool = False,
-    ) -> None:
-        super().__init__(out, keep_local, progress_bar, retry, exist_ok)
+    def _check_remote(self) -> None:
         assert self.remote is not None
         get_filesystem(self.remote)  # raises ValueError naming the remote
         raise ValueError(f"Unsupported remote path: {self.remote}")
@@ -350,15 +330,7 @@ class AlipanUploader(_UnsupportedUploader):
 class LocalUploader(CloudUploader):
     """Copies files from one local directory to another. See :class:`CloudUploader`."""
 
-    def __init__(
-        self,
-        out: Out,
-        keep_local: bool = False,
-        progress_bar: bool = False,
-        retry: int = 2,
-        exist_ok: bool = False,
-    ) -> None:
-        super().__init__(out, keep_local, progress_bar, retry, exist_ok)
+    def _check_remote(self) -> None:
         if self.remote:
             os.makedirs(self.remote, exist_ok=True)
 
