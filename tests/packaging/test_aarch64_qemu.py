@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from release_env import ROOT, SMOKE, Artifacts, clean_env, project_version, run
+from release_env import ROOT, SMOKE, Artifacts, aarch64_wheel, clean_env, project_version, run
 
-pytestmark = pytest.mark.release
+pytestmark = [pytest.mark.release, pytest.mark.aarch64]
 
 # qemu emulates every instruction; the dependencies come from the package index.
 QEMU_TEST_TIMEOUT_S = 900
@@ -26,7 +26,7 @@ def test_aarch64_wheel_runs_under_qemu(artifacts: Artifacts, tmp_path: Path) -> 
     run(
         [sys.executable, "-m", "pip", "install", "-q", "--target", site, "--python-version", "3.11",
          "--implementation", "cp", "--only-binary=:all:",
-         *(arg for p in platforms for arg in ("--platform", p)), artifacts.aarch64],
+         *(arg for p in platforms for arg in ("--platform", p)), aarch64_wheel(artifacts)],
         cwd=tmp_path, env=env, timeout=600,
     )  # fmt: skip
     python: list[str | Path] = [
