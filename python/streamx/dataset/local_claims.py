@@ -42,7 +42,12 @@ class Claim:
         self.handle.close()
 
     def __del__(self) -> None:
-        self.close()
+        try:
+            self.close()
+        except (AttributeError, TypeError):
+            # At interpreter exit `os` may already be torn down. The lock dies with the
+            # process, and the next claimer removes a dead owner's file.
+            pass
 
 
 def claim_local(local_dir: str, remote: str) -> Claim | None:
