@@ -161,6 +161,6 @@ def _interleaved(
 
 def chunk_size(layout: DatasetLayout) -> int:
     """Up to ``_CHUNK`` samples, fewer when the average sample is large."""
-    total = sum(int(shard.raw_data.bytes) for shard in layout.shards)
+    total = int(layout.shards.raw_sizes().sum())
     average = total // max(layout.num_samples, 1)
     return max(1, min(_CHUNK, _CHUNK_BYTES // max(average, 1)))
