@@ -31,7 +31,8 @@ def load_index(path: str) -> dict[str, Any]:
     Raises:
         FileNotFoundError: If the file does not exist.
         IndexJSONError: If it is empty or not JSON (a ``json.JSONDecodeError`` too).
-        CorruptIndexError: If it has no ``shards`` list or an unsupported version.
+        CorruptIndexError: If it has no ``shards`` list or an unsupported version, or
+            nests too deeply to parse.
     """
     with open(path, encoding="utf-8") as file:
         text = file.read()
@@ -40,6 +41,10 @@ def load_index(path: str) -> dict[str, Any]:
     except json.JSONDecodeError as err:
         raise IndexJSONError(
             f"Index file at {path} is empty or corrupted. {err.msg}", err.doc, err.pos
+        ) from err
+    except RecursionError as err:
+        raise CorruptIndexError(
+            f"Index file at {path} is empty or corrupted: nested too deeply."
         ) from err
     if not isinstance(obj, dict) or not isinstance(obj.get("shards"), list):
         raise CorruptIndexError(f"Index file at {path} is empty or corrupted: no `shards` list.")

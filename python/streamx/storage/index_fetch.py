@@ -22,9 +22,7 @@ __all__ = ["load_index_checked"]
 Download = Callable[[str, str], object]
 
 
-def load_index_checked(
-    download: Download, local: str, split: str, has_remote: bool
-) -> ShardList:
+def load_index_checked(download: Download, local: str, split: str, has_remote: bool) -> ShardList:
     """The stream's shards, from its local index, fetching or re-fetching it as needed.
 
     Args:

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
-use streamx_core::mds::index::{parse_index, read_index, IndexFault, IndexTable};
+use streamx_core::mds::index::{parse_index_slice, read_index, IndexFault, IndexTable};
 
 use crate::enter::enter_core;
 use crate::errors::{to_py, PyExc};
@@ -33,7 +33,7 @@ impl ShardIndex {
     /// Reads and checks an index held in `data`; `shown` names it in errors.
     #[staticmethod]
     fn parse(py: Python<'_>, data: Vec<u8>, shown: String) -> PyResult<Py<PyAny>> {
-        let outcome = enter_core(py, move || Ok(parse_index(data.as_slice(), &shown)))?;
+        let outcome = enter_core(py, move || Ok(parse_index_slice(&data, &shown)))?;
         Self::answer(py, outcome)
     }
 

@@ -105,16 +105,46 @@ impl<'de> Visitor<'de> for EntryVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawEntry, A::Error> {
         let mut known: [Option<Value>; 10] = Default::default();
         let mut rest = Map::new();
-        while let Some(key) = map.next_key::<String>()? {
+        while let Some(key) = map.next_key_seed(KeySeed)? {
             let value: Value = map.next_value()?;
-            match KEYS.iter().position(|k| *k == key) {
-                Some(i) => known[i] = Some(value),
-                None => {
-                    rest.insert(key, value);
+            match key {
+                Key::Known(i) => known[i] = Some(value),
+                Key::Other(name) => {
+                    rest.insert(name, value);
                 }
             }
         }
         Ok(RawEntry::Object(Box::new((known, rest))))
+    }
+}
+
+/// A key of an entry: one of [`KEYS`] (matched without allocating) or any other.
+enum Key {
+    Known(usize),
+    Other(String),
+}
+
+struct KeySeed;
+
+impl<'de> DeserializeSeed<'de> for KeySeed {
+    type Value = Key;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Key, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl Visitor<'_> for KeySeed {
+    type Value = Key;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a key")
+    }
+
+    fn visit_str<E: de::Error>(self, key: &str) -> Result<Key, E> {
+        Ok(match KEYS.iter().position(|k| *k == key) {
+            Some(i) => Key::Known(i),
+            None => Key::Other(key.to_owned()),
+        })
     }
 }
 

