@@ -18,6 +18,7 @@ fn entry(i: usize) -> Value {
 }
 
 fn index(shards: Vec<Value>) -> Vec<u8> {
+    let shards = Value::Array(shards);
     serde_json::to_vec(&json!({"version": 2, "shards": shards})).unwrap()
 }
 
@@ -86,9 +87,11 @@ fn split_formats_keep_their_other_keys_in_order() {
     );
 }
 
+type Edit = Box<dyn Fn(&mut Value)>;
+
 #[test]
 fn bad_values_name_the_file_and_shard() {
-    let cases: Vec<(Box<dyn Fn(&mut Value)>, &str)> = vec![
+    let cases: Vec<(Edit, &str)> = vec![
         (
             Box::new(|e| e["samples"] = json!(true)),
             "Invalid sample count True in /d/index.json, shard 1.",
@@ -232,4 +235,34 @@ fn a_corrupt_state_is_refused() {
     state["schema_ids"] = json!([0, 0, 7]);
     assert!(IndexTable::from_state(&serde_json::to_vec(&state).unwrap()).is_err());
     assert!(IndexTable::from_state(b"{").is_err());
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+    /// Any corruption of a valid index is an error or a table whose every value reads back.
+    #[test]
+    fn mutated_indexes_never_panic(
+        edits in proptest::collection::vec((0usize..4000, proptest::prelude::any::<u8>()), 1..8)
+    ) {
+        let mut doc = index((0..8).map(entry).collect());
+        for (at, byte) in edits {
+            let at = at % doc.len();
+            doc[at] = byte;
+        }
+        if let Ok(table) = parse(&doc) {
+            for shard in 0..table.len() {
+                let _ = (table.format(shard), table.compression(shard), table.extra(shard));
+                let _ = (table.hash_list(shard), table.size_limit(shard), table.max_size(shard));
+                let raw = table.file(shard, 0).expect("raw_data is required");
+                proptest::prop_assert!(4 * (u128::from(table.samples[shard]) + 2) <= u128::from(raw.1)
+                    || table.format(shard) != "mds");
+                for column in 1..4 {
+                    let _ = table.file(shard, column);
+                }
+            }
+            let back = IndexTable::from_state(&table.to_state()).unwrap();
+            proptest::prop_assert_eq!(back.to_state(), table.to_state());
+        }
+    }
 }
