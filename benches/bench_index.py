@@ -34,10 +34,16 @@ from common import format_table, machine, run_worker, timed_cpu, worker_main, wr
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "format"))
 from big_index import shard_samples, write_big_index
 
-LIBS = ("streamx", "streaming", "litdata")
+LIBS = ("streamx", "litdata", "streaming")
 
 
 def _peak_mb() -> float:
+    """This process's peak resident size. ``VmHWM``, not ``ru_maxrss``: Linux carries the
+    parent's high-water mark over ``fork`` + ``exec`` into ``ru_maxrss``."""
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
@@ -114,6 +120,7 @@ def main() -> None:
             for lib in libs:
                 local = lit if lib == "litdata" else mds
                 runs[lib].append(run_worker(Path(__file__), {"lib": lib, "local": local}))
+                print(lib, json.dumps(runs[lib][-1]), os.getloadavg(), file=sys.stderr, flush=True)
     rows = []
     base = {k: statistics.median(r[k] for r in runs["streaming"]) for k in ("wall_s", "cpu_s")}
     for lib, results in runs.items():
