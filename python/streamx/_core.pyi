@@ -99,7 +99,8 @@ class MDSReader:
 
     def __new__(
         cls,
-        shards: Sequence[tuple[str, str | None, str | None, int, int, int | None]],
+        shards: Sequence[tuple[str, str | None, str | None, int, int, int | None]]
+        | Sequence[tuple[ShardIndex, str, int]],
         schemas: Sequence[tuple[Sequence[str], Sequence[str], Sequence[int | None]]],
     ) -> Self: ...
     def __len__(self) -> int: ...
@@ -113,6 +114,43 @@ class MDSReader:
     def evict(self, shard: int) -> None: ...
     @property
     def schema_ids(self) -> list[int]: ...
+
+_IndexFile = tuple[str, int, list[tuple[str, str]]]
+
+@final
+class ShardIndex:
+    """The shard entries of one ``index.json``, checked and kept as compact columns."""
+
+    @staticmethod
+    def read(path: str) -> ShardIndex | str:
+        """Reads the index at ``path``; a str is the JSON parser's message for bad JSON."""
+    @staticmethod
+    def parse(data: bytes, shown: str) -> ShardIndex | str:
+        """Reads an index held in ``data``; ``shown`` names it in errors."""
+    @staticmethod
+    def _from_state(state: bytes) -> ShardIndex: ...
+    def __len__(self) -> int: ...
+    def samples(self) -> NDArray[np.int64]: ...
+    def max_sizes(self) -> NDArray[np.int64]: ...
+    def raw_sizes(self) -> NDArray[np.int64]: ...
+    def schema_ids(self) -> NDArray[np.int64]: ...
+    def schemas(self) -> list[tuple[list[str], list[str], list[int | None]] | None]: ...
+    def formats(self) -> list[str]: ...
+    def entry(
+        self, shard: int
+    ) -> tuple[
+        str,
+        str | None,
+        list[str],
+        int,
+        int | None,
+        _IndexFile | None,
+        _IndexFile | None,
+        _IndexFile | None,
+        _IndexFile | None,
+        int,
+        str,
+    ]: ...
 
 @final
 class CacheLedger:

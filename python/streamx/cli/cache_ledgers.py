@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from streamx import _core
@@ -32,7 +33,7 @@ class LedgerView:
     path: str
     home: str
     snapshot: LedgerSnapshot
-    shards: list[ShardInfo] | None = None
+    shards: Sequence[ShardInfo] | None = None
     files: list[list[str]] | None = field(default=None)
 
     @property

@@ -168,7 +168,7 @@ def _interleaved(
 
 def chunk_size(layout: DatasetLayout) -> int:
     """Up to ``_CHUNK`` samples, fewer when the average sample is large."""
-    total = sum(int(shard.raw_data.bytes) for shard in layout.shards)
+    total = int(layout.shards.raw_sizes().sum())
     return chunk_samples(total, layout.num_samples)
 
 

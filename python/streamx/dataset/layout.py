@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from streamx.dataset.stream import Stream
-from streamx.format.index import ShardInfo
+from streamx.format.index import ShardInfo, ShardList
 from streamx.order.settings import PlanStream
 from streamx.order.world import World
 
@@ -30,6 +30,12 @@ def shard_columns(shards: Sequence[ShardInfo]) -> dict[str, str]:
     ``columns`` mapping in their index entry.
     """
     columns: dict[str, str] = {}
+    if isinstance(shards, ShardList) and shards.formats() <= {"mds"}:
+        # One look per distinct column layout, not per shard.
+        for use in shards.schema_uses():
+            for name, encoding in zip(use.column_names, use.column_encodings):
+                columns.setdefault(name, encoding)
+        return columns
     for shard in shards:
         if shard.column_names:
             pairs = list(zip(shard.column_names, shard.column_encodings))
@@ -49,7 +55,7 @@ class DatasetLayout:
     """
 
     streams: tuple[Stream, ...]
-    shards: tuple[ShardInfo, ...]
+    shards: ShardList
     # The streams' local directories (``local/split``), absolute.
     local_dirs: tuple[str, ...]
     stream_per_shard: NDArray[np.int64]
@@ -71,23 +77,22 @@ class DatasetLayout:
             ValueError: If an index is malformed, or has an unsafe column type and
                 ``allow_unsafe_types`` is not set.
         """
-        shards: list[ShardInfo] = []
-        per_stream: list[int] = []
+        found: list[ShardList] = []
         samples: list[int] = []
         for stream in streams:
-            found = stream.get_shards(world, allow_unsafe_types)
-            count = sum(shard.samples for shard in found)
+            shards = stream.get_shards(world, allow_unsafe_types)
+            count = int(shards.samples.sum())
             if not count:
                 raise RuntimeError(f"Stream contains no samples: {stream.index_path}.")
-            shards += found
-            per_stream.append(len(found))
+            found.append(shards)
             samples.append(count)
-        shards_per_stream = np.array(per_stream, np.int64)
+        shards_per_stream = np.array([len(f) for f in found], np.int64)
         samples_per_stream = np.array(samples, np.int64)
-        samples_per_shard = np.array([s.samples for s in shards], np.int64)
+        everything = ShardList.concat(found)
+        samples_per_shard = everything.samples
         return cls(
             streams=tuple(streams),
-            shards=tuple(shards),
+            shards=everything,
             local_dirs=tuple(os.path.abspath(os.path.join(s.local, s.split)) for s in streams),
             stream_per_shard=_frozen(np.repeat(np.arange(len(streams)), shards_per_stream)),
             shard_offset_per_stream=_frozen(shards_per_stream.cumsum() - shards_per_stream),

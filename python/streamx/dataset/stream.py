@@ -16,7 +16,8 @@ from streamx.dataset import weights
 from streamx.dataset.local_claims import Claim, claim_local
 from streamx.exceptions import SizeMismatchError
 from streamx.format.encodings import is_mds_encoding_safe
-from streamx.format.index import INDEX_BASENAME, FileInfo, ShardInfo
+from streamx.format.index import INDEX_BASENAME, FileInfo, ShardInfo, ShardList
+from streamx.format.shard_list import SchemaUse
 from streamx.storage import cache_dir, shard_files
 from streamx.storage.download import download_file
 from streamx.storage.index_fetch import load_index_checked
@@ -373,7 +374,7 @@ class Stream:
             for raw, packed in shard.file_pairs
         )
 
-    def get_shards(self, world: Any = None, allow_unsafe_types: bool = False) -> list[ShardInfo]:
+    def get_shards(self, world: Any = None, allow_unsafe_types: bool = False) -> ShardList:
         """Loads this stream's index, downloading it first if it is not local.
 
         Args:
@@ -400,12 +401,12 @@ class Stream:
                 where, shard_files.remote_url(remote, self.split, "")
             )
         shards = load_index_checked(self._download_file, self.local, self.split, bool(self.remote))
-        for shard in shards:
-            check_safe(shard, allow_unsafe_types)
+        for use in shards.schema_uses():  # per distinct column layout, not per shard
+            check_safe(use, allow_unsafe_types)
         return shards
 
     def set_up_local(
-        self, shards: list[ShardInfo], cache_usage_per_shard: NDArray[np.int64]
+        self, shards: Sequence[ShardInfo], cache_usage_per_shard: NDArray[np.int64]
     ) -> None:
         """Brings the local directory to a consistent state and records what is there.
 
@@ -431,7 +432,7 @@ class Stream:
         return os.stat(self.index_path).st_size
 
 
-def check_safe(shard: ShardInfo, allow_unsafe_types: bool) -> None:
+def check_safe(shard: ShardInfo | SchemaUse, allow_unsafe_types: bool) -> None:
     """Refuses a shard with a column that runs code when decoded, unless allowed.
 
     Raises:

@@ -227,7 +227,7 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
                 f"({self.cache_limit} bytes). Please raise `cache_limit`. Recommendation is to "
                 "provide a `cache_limit` as high as possible to avoid thrashing."
             )
-        largest = max(shard.get_max_size() for shard in self.shards)
+        largest = int(self._layout.shards.max_sizes().max())
         self.max_shard_size_across_all_streams = largest
         if limit < 4 * largest:
             raise ValueError(

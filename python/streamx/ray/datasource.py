@@ -11,7 +11,7 @@ import itertools
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import pandas as pd
 import ray.data
@@ -103,7 +103,7 @@ def read_mds(
     return dataset
 
 
-def _load_shards(root: str, scratch: str) -> list[ShardInfo]:
+def _load_shards(root: str, scratch: str) -> Sequence[ShardInfo]:
     """The dataset's shards, with their files expected under `scratch` when remote."""
     if split_url(root)[0] in ("", "file"):
         local = split_url(root)[2] if root.startswith("file:") else root

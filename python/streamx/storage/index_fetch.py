@@ -15,16 +15,14 @@ import warnings
 from collections.abc import Callable
 
 from streamx.exceptions import CorruptIndexError
-from streamx.format.index import INDEX_BASENAME, ShardInfo, parse_index
+from streamx.format.index import INDEX_BASENAME, ShardList, parse_index
 
 __all__ = ["load_index_checked"]
 
 Download = Callable[[str, str], object]
 
 
-def load_index_checked(
-    download: Download, local: str, split: str, has_remote: bool
-) -> list[ShardInfo]:
+def load_index_checked(download: Download, local: str, split: str, has_remote: bool) -> ShardList:
     """The stream's shards, from its local index, fetching or re-fetching it as needed.
 
     Args:
@@ -51,7 +49,7 @@ def load_index_checked(
     return _fetch(download, local, split)
 
 
-def _fetch(download: Download, local: str, split: str) -> list[ShardInfo]:
+def _fetch(download: Download, local: str, split: str) -> ShardList:
     tmp_name = f".{INDEX_BASENAME}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
     tmp = os.path.join(local, split, tmp_name)
     path = os.path.join(local, split, INDEX_BASENAME)

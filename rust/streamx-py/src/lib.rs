@@ -21,6 +21,7 @@ mod kinds;
 mod plan;
 mod reader;
 mod scalar;
+mod shard_index;
 mod writer;
 
 #[pymodule]
@@ -32,6 +33,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     kinds::register(m)?;
     plan::register(m)?;
+    shard_index::register(m)?;
     m.add_class::<writer::MDSShardWriter>()?;
     m.add_class::<reader::MDSReader>()?;
     Ok(())

@@ -13,6 +13,7 @@ use streamx_core::reader::{ShardDesc, ShardSet};
 use crate::enter::{enter_core_for, guard};
 use crate::errors::{IntoPy, PyExc};
 use crate::kinds::{self, Kind};
+use crate::shard_index::ShardIndex;
 
 /// (raw path, zip path, compression, samples, schema id, raw bytes), as the Python side
 /// passes shards; the raw size (from the index) bounds decompression.
@@ -49,7 +50,10 @@ impl MDSReader {
         shards: &Bound<'_, PyAny>,
         schemas: &Bound<'_, PyAny>,
     ) -> PyResult<Self> {
-        let shard_args: Vec<ShardArg> = shards.extract()?;
+        let shard_args = match shards.extract::<Vec<ShardArg>>() {
+            Ok(args) => args,
+            Err(_) => index_shard_args(shards.extract()?),
+        };
         let schema_args: Vec<SchemaArg> = schemas.extract()?;
         let mut layouts = Vec::with_capacity(schema_args.len());
         let mut built = Vec::with_capacity(schema_args.len());
@@ -180,6 +184,27 @@ impl MDSReader {
         let args = PyTuple::new(py, [this.args.0.bind(py), this.args.1.bind(py)])?;
         Ok((py.get_type::<Self>().into_any(), args))
     }
+}
+
+/// The shards of `(index, directory, first schema id)` parts, as [`ShardArg`]s.
+fn index_shard_args(parts: Vec<(Bound<'_, ShardIndex>, PathBuf, usize)>) -> Vec<ShardArg> {
+    let mut args = Vec::new();
+    for (index, dir, schema_offset) in &parts {
+        let table = &index.get().table;
+        args.reserve(table.len());
+        for shard in 0..table.len() {
+            let (raw, raw_bytes, _) = table.file(shard, 0).unwrap_or_default();
+            args.push((
+                dir.join(raw),
+                table.file(shard, 1).map(|(zip, _, _)| dir.join(zip)),
+                table.compression(shard).map(str::to_owned),
+                table.samples[shard],
+                schema_offset + table.schema_ids()[shard] as usize,
+                Some(raw_bytes),
+            ));
+        }
+    }
+    args
 }
 
 impl MDSReader {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from streamx.format.index import ShardInfo
+from streamx.format.index import ShardInfo, ShardList
 from streamx.format.readers.base import SampleReader
 from streamx.format.readers.mds import MDSSampleReader
 from streamx.format.readers.mixed import MixedSampleReader
@@ -15,6 +15,9 @@ __all__ = ["SampleReader", "make_reader"]
 def make_reader(shards: Sequence[ShardInfo], *, zero_copy: bool = False) -> SampleReader:
     """Returns the fastest reader that handles every shard in ``shards`` (``zero_copy``:
     views over the memory maps of MDS shards, see :class:`MDSSampleReader`)."""
-    if all(shard.format == "mds" for shard in shards):
+    if isinstance(shards, ShardList):
+        if shards.formats() <= {"mds"}:
+            return MDSSampleReader(shards, zero_copy=zero_copy)
+    elif all(shard.format == "mds" for shard in shards):
         return MDSSampleReader(shards, zero_copy=zero_copy)
     return MixedSampleReader(shards)

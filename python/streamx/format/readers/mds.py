@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from streamx import _core
 from streamx.format.columns import ColumnPlan
-from streamx.format.index import ShardInfo
+from streamx.format.index import ShardInfo, ShardList
 from streamx.format.readers.views import ShardViews
 
 __all__ = ["MDSSampleReader"]
@@ -41,31 +42,11 @@ class MDSSampleReader:
     """
 
     def __init__(self, shards: Sequence[ShardInfo], *, zero_copy: bool = False) -> None:
-        plans: list[ColumnPlan] = []
-        schema_of: dict[tuple[Any, ...], int] = {}
-        descs = []
-        for shard in shards:
-            key = (
-                tuple(shard.column_names),
-                tuple(shard.column_encodings),
-                tuple(shard.column_sizes),
-            )
-            if key not in schema_of:
-                schema_of[key] = len(plans)
-                plans.append(ColumnPlan.from_index(*key))
-            zip_path = shard.local_path(shard.zip_data) if shard.zip_data else None
-            descs.append(
-                (
-                    shard.local_path(shard.raw_data),
-                    zip_path,
-                    shard.compression,
-                    shard.samples,
-                    schema_of[key],
-                    shard.raw_data.bytes,
-                )
-            )
-        schemas = [(p.names, p.kinds, p.sizes) for p in plans]
-        self._core = _core.MDSReader(descs, schemas)
+        if isinstance(shards, ShardList):
+            plans, core = _from_indexes(shards)
+        else:
+            plans, core = _from_shards(shards)
+        self._core = core
         self.num_samples = self._core.num_samples
         self._plans = plans
         decoders = {p.python_columns for p in plans}
@@ -75,7 +56,7 @@ class MDSSampleReader:
         self.fast_get: Callable[[int], dict[str, Any]] | None = (
             self._core.get_item if decoders <= {()} and not zero_copy else None
         )
-        self._shards = list(shards)
+        self._shards = shards
         self._zero_copy = zero_copy
         self._views: dict[int, ShardViews] = {}
 
@@ -142,3 +123,49 @@ class MDSSampleReader:
         """Drops the memory map of ``shard`` (views handed out keep theirs)."""
         self._core.evict(shard)
         self._views.pop(shard, None)
+
+
+def _from_indexes(shards: ShardList) -> tuple[list[ColumnPlan], _core.MDSReader]:
+    """The reader over indexes read in Rust: shard descriptions never pass through Python."""
+    plans: list[ColumnPlan] = []
+    known: dict[tuple[Any, ...], ColumnPlan] = {}  # streams alike share one plan
+    parts = []
+    for part in shards.parts:
+        parts.append((part.index, os.path.join(part.dirname, part.split), len(plans)))
+        for schema in part.index.schemas():
+            if schema is None:
+                raise ValueError(f"Not an MDS shard in {part.dirname}/{part.split}.")
+            key = tuple(tuple(column) for column in schema)
+            if key not in known:
+                known[key] = ColumnPlan.from_index(*schema)
+            plans.append(known[key])
+    schemas = [(p.names, p.kinds, p.sizes) for p in plans]
+    return plans, _core.MDSReader(parts, schemas)
+
+
+def _from_shards(shards: Sequence[ShardInfo]) -> tuple[list[ColumnPlan], _core.MDSReader]:
+    plans: list[ColumnPlan] = []
+    schema_of: dict[tuple[Any, ...], int] = {}
+    descs = []
+    for shard in shards:
+        key = (
+            tuple(shard.column_names),
+            tuple(shard.column_encodings),
+            tuple(shard.column_sizes),
+        )
+        if key not in schema_of:
+            schema_of[key] = len(plans)
+            plans.append(ColumnPlan.from_index(*key))
+        zip_path = shard.local_path(shard.zip_data) if shard.zip_data else None
+        descs.append(
+            (
+                shard.local_path(shard.raw_data),
+                zip_path,
+                shard.compression,
+                shard.samples,
+                schema_of[key],
+                shard.raw_data.bytes,
+            )
+        )
+    schemas = [(p.names, p.kinds, p.sizes) for p in plans]
+    return plans, _core.MDSReader(descs, schemas)

@@ -39,6 +39,7 @@ pub mod builder;
 pub mod encoding;
 pub mod files;
 pub mod finisher;
+pub mod index;
 pub mod ndarray;
 pub mod sample;
 pub mod shard;
