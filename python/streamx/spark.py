@@ -12,9 +12,9 @@ from collections.abc import Mapping
 
 from pyspark.sql.dataframe import DataFrame
 
-from streamx.base.converters.partition import Location, open_output
 from streamx.base.converters.spark_job import run_partitions
 from streamx.base.converters.spark_schema import spark_type_to_mds
+from streamx.convert.partition import Location, open_output
 from streamx.storage.merge_index import merge_index
 
 __all__ = ["dataframe_columns", "write_mds"]

@@ -16,9 +16,9 @@ from typing import Any
 
 from pyspark.sql.dataframe import DataFrame
 
-from streamx.base.converters.partition import open_output
 from streamx.base.converters.spark_job import UdfIterable, run_partitions
 from streamx.base.converters.spark_schema import infer_dataframe_schema
+from streamx.convert.partition import open_output
 from streamx.storage.merge_index import merge_index as do_merge_index
 
 __all__ = ["dataframe_to_mds"]

@@ -3,7 +3,7 @@ partition, run by ``mapInPandas`` on the executors.
 
 Each task writes into a sub-directory named by its task attempt id, as mosaicml-streaming
 does, so that a retried attempt never writes over a failed one's files (which the failed
-attempt removes itself, see :mod:`streamx.base.converters.partition`). The job returns one
+attempt removes itself, see :mod:`streamx.convert.partition`). The job returns one
 row per partition: where its ``index.json`` lies, locally and remotely.
 """
 
@@ -18,7 +18,7 @@ from pyspark import TaskContext
 from pyspark.sql.dataframe import DataFrame
 from pyspark.sql.types import StringType, StructField, StructType
 
-from streamx.base.converters.partition import index_location, write_partition
+from streamx.convert.partition import index_location, write_partition
 
 __all__ = ["UdfIterable", "run_partitions"]
 
