@@ -87,8 +87,9 @@ def write_mds(
         ValueError: for an empty DataFrame, or a column with no encoding.
         FileExistsError: if the local directory is not empty.
         FileNotFoundError: if the remote bucket is missing or the credentials cannot see it.
-        pyspark.errors.PythonException: if a task failed; the message names the partition
-            and row. No merged index is written then.
+        ConvertRowError: if a task met a row that does not fit its column; the message
+            names the partition and row. No merged index is written then.
+        pyspark.errors.PythonException: if a task failed otherwise.
 
     Examples:
         >>> from streamx.spark import write_mds

@@ -59,8 +59,9 @@ def dataframe_to_mds(
         FileExistsError: if the local directory is not empty.
         FileNotFoundError: if the remote bucket does not exist or the credentials cannot
             see it.
-        pyspark.errors.PythonException: if a task failed, e.g. on a row that does not fit
-            its column; the message names the partition and row.
+        ConvertRowError: if a task met a row that does not fit its column; the message
+            names the partition and row (pyspark's ``PythonException`` is the cause).
+        pyspark.errors.PythonException: if a task failed otherwise.
 
     Examples:
         >>> df = spark.createDataFrame([(1, "a"), (2, "b")], "id long, text string")
