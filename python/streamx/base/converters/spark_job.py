@@ -105,7 +105,7 @@ def task_row_error(err: PythonException) -> ConvertRowError | None:
 
     Examples:
         >>> from pyspark.errors import PythonException
-        >>> text = "Traceback ...\nstreamx.exceptions.ConvertRowError: Spark partition 1, row 4: x"
+        >>> text = "Traceback ...\\nstreamx.exceptions.ConvertRowError: Spark partition 1, row 4: x"
         >>> task_row_error(PythonException(text))
         ConvertRowError('Spark partition 1, row 4: x')
     """
