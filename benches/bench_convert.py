@@ -46,30 +46,39 @@ LIBS = ("streamx", "litdata", "mosaic")
 def _make_inputs(root: Path, rows: int, images: int) -> None:
     import numpy as np
     import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
     from PIL import Image
 
     rng = np.random.default_rng(0)
-    words = [f"w{i}" for i in range(1000)]
-    texts = [" ".join(rng.choice(words, rng.integers(12, 45))) for _ in range(rows)]
+    # Each text: 12-44 words of a 1,000-word vocabulary, built column-wise by Arrow.
+    words = pa.array([f"w{i}" for i in range(1000)])
+    lengths = rng.integers(12, 45, rows)
+    offsets = pa.array(np.concatenate([[0], np.cumsum(lengths)]), pa.int32())
+    chosen = words.take(pa.array(rng.integers(0, 1000, int(lengths.sum()))))
+    texts = pc.binary_join(pa.ListArray.from_arrays(offsets, chosen), " ")
     table = pa.table({"id": pa.array(range(rows), pa.int64()), "text": texts})
     (root / "text").mkdir()
     pq.write_table(table, root / "text" / "t.parquet", row_group_size=max(1, rows // 64))
-    blobs, labels = [], []
-    for i in range(images):
-        pixels = rng.integers(0, 255, (290, 290, 3), dtype=np.uint8)  # noise: ~100 KB at q95
+    # 100 distinct noise JPEGs (~100 KB each at q95), used in turn: nothing dedups them.
+    distinct = []
+    for _ in range(min(images, 100)):
         out = io.BytesIO()
+        pixels = rng.integers(0, 255, (290, 290, 3), dtype=np.uint8)
         Image.fromarray(pixels).save(out, format="JPEG", quality=95)
-        blobs.append(out.getvalue())
-        labels.append(i % 10)
+        distinct.append(out.getvalue())
+    blobs = [distinct[i % len(distinct)] for i in range(images)]
+    labels = [i % 10 for i in range(images)]
+    for i, blob in enumerate(blobs):
         folder = root / "folder" / f"c{i % 10}"
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"{i:07d}.jpg").write_bytes(blobs[-1])
+        (folder / f"{i:07d}.jpg").write_bytes(blob)
     (root / "images").mkdir()
     pq.write_table(
         pa.table({"image": pa.array(blobs, pa.binary()), "label": pa.array(labels, pa.int64())}),
         root / "images" / "i.parquet",
         row_group_size=max(1, images // 64),
+        use_dictionary=False,  # the image bytes stored as they are, about 100 KB each
     )
 
 
