@@ -5,7 +5,8 @@ Inputs, generated once per run into a scratch directory:
 
 - ``text``: Parquet, ``--rows`` text rows (``id`` int64, ``text`` 50-200 chars), row groups of
   ``--rows / 64``;
-- ``images``: Parquet, ``--images`` JPEGs of about 100 KB in a binary column (+ ``label``);
+- ``images``: Parquet, ``--images`` random-noise JPEGs of about 100 KB (290x290, q95) in a
+  binary column (+ ``label``): 10,000 make about 1 GB;
 - ``folder``: the same JPEGs as an image folder (10 classes).
 
 Every measurement runs in a fresh interpreter (``--one``), so no library pays for another's
@@ -14,7 +15,12 @@ over the Parquet row groups / image files (its ``optimize(fn, inputs)`` shape), 
 as bytes; mosaic's loop reads the same row groups in one process. ``correct`` checks the
 sample count read back (and, for streamx, the first and last sample) by each library's reader.
 
-Run: ``python benches/bench_convert.py [--rows 1000000] [--images 10000] [--workers 1 2]``.
+The runs are interleaved (every library and worker count once per round, ``--repeat``
+rounds) and each row of the table is the median of its repeats; the load average is
+recorded before every run, since the machine may be shared.
+
+Run: ``python benches/bench_convert.py [--rows 1000000] [--images 10000] [--workers 1 2]
+[--repeat 3] [--root DIR]`` (``--root`` keeps the generated inputs there for later runs).
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import io
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -39,30 +46,39 @@ LIBS = ("streamx", "litdata", "mosaic")
 def _make_inputs(root: Path, rows: int, images: int) -> None:
     import numpy as np
     import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
     from PIL import Image
 
     rng = np.random.default_rng(0)
-    words = [f"w{i}" for i in range(1000)]
-    texts = [" ".join(rng.choice(words, rng.integers(12, 45))) for _ in range(rows)]
+    # Each text: 12-44 words of a 1,000-word vocabulary, built column-wise by Arrow.
+    words = pa.array([f"w{i}" for i in range(1000)])
+    lengths = rng.integers(12, 45, rows)
+    offsets = pa.array(np.concatenate([[0], np.cumsum(lengths)]), pa.int32())
+    chosen = words.take(pa.array(rng.integers(0, 1000, int(lengths.sum()))))
+    texts = pc.binary_join(pa.ListArray.from_arrays(offsets, chosen), " ")
     table = pa.table({"id": pa.array(range(rows), pa.int64()), "text": texts})
     (root / "text").mkdir()
     pq.write_table(table, root / "text" / "t.parquet", row_group_size=max(1, rows // 64))
-    blobs, labels = [], []
-    for i in range(images):
-        pixels = rng.integers(0, 255, (150, 150, 3), dtype=np.uint8)  # noise: ~100 KB at q95
+    # 100 distinct noise JPEGs (~100 KB each at q95), used in turn: nothing dedups them.
+    distinct = []
+    for _ in range(min(images, 100)):
         out = io.BytesIO()
+        pixels = rng.integers(0, 255, (290, 290, 3), dtype=np.uint8)
         Image.fromarray(pixels).save(out, format="JPEG", quality=95)
-        blobs.append(out.getvalue())
-        labels.append(i % 10)
+        distinct.append(out.getvalue())
+    blobs = [distinct[i % len(distinct)] for i in range(images)]
+    labels = [i % 10 for i in range(images)]
+    for i, blob in enumerate(blobs):
         folder = root / "folder" / f"c{i % 10}"
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"{i:07d}.jpg").write_bytes(blobs[-1])
+        (folder / f"{i:07d}.jpg").write_bytes(blob)
     (root / "images").mkdir()
     pq.write_table(
         pa.table({"image": pa.array(blobs, pa.binary()), "label": pa.array(labels, pa.int64())}),
         root / "images" / "i.parquet",
         row_group_size=max(1, images // 64),
+        use_dictionary=False,  # the image bytes stored as they are, about 100 KB each
     )
 
 
@@ -181,28 +197,47 @@ def main() -> None:
     parser.add_argument("--images", type=int, default=10_000)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--cases", nargs="+", default=["text", "images", "folder"])
+    parser.add_argument("--libs", nargs="+", default=list(LIBS))
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--root", help="keep the generated inputs here (reused if present)")
     parser.add_argument("--one", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
         lib, case, root, out, workers = args.one
         print(json.dumps(_one(lib, case, Path(root), Path(out), int(workers))))
         return
+    if args.root:
+        _run_all(Path(args.root), args)
+        return
     with tempfile.TemporaryDirectory(prefix="bench-convert-") as scratch:
-        root = Path(scratch)
+        _run_all(Path(scratch), args)
+
+
+def _run_all(root: Path, args: argparse.Namespace) -> None:
+    stamp = root / f"inputs-{args.rows}-{args.images}.done"
+    if not stamp.exists():
+        for name in ("text", "images", "folder"):
+            shutil.rmtree(root / name, ignore_errors=True)
+        root.mkdir(parents=True, exist_ok=True)
         _make_inputs(root, args.rows, args.images)
-        expected = {"text": args.rows, "images": args.images, "folder": args.images}
-        results = []
+        stamp.touch()
+    expected = {"text": args.rows, "images": args.images, "folder": args.images}
+    results = []
+    for round_ in range(args.repeat):
         for case in args.cases:
             for workers in args.workers:
-                for lib in LIBS:
+                for lib in args.libs:
                     if lib == "mosaic" and workers != args.workers[0]:
                         continue  # one process whatever the setting
+                    load = os.getloadavg()[0]
                     row = _measure(lib, case, root, workers)
                     row.update(
                         lib=lib,
                         case=case,
                         workers=1 if lib == "mosaic" else workers,
                         correct=row["count"] == expected[case],
+                        round=round_,
+                        loadavg=load,
                     )
                     results.append(row)
                     print(json.dumps(row), flush=True)
@@ -210,22 +245,33 @@ def main() -> None:
 
 
 def _report(results: list[dict[str, Any]], args: argparse.Namespace) -> None:
-    print(f"\nrows={args.rows} images={args.images} cpus={os.cpu_count()}")
+    loads = [r["loadavg"] for r in results]
+    print(
+        f"\nrows={args.rows} images={args.images} cpus={os.cpu_count()} repeats={args.repeat} "
+        f"load average {min(loads):.1f}-{max(loads):.1f} (median {statistics.median(loads):.1f})"
+    )
     print(
         "| case | workers | streamx s | LitData s | mosaic loop s | vs LitData | vs mosaic "
         "| correct |"
     )
     print("|---|---|---|---|---|---|---|---|")
-    by = {(r["lib"], r["case"], r["workers"]): r for r in results}
+
+    def median(lib: str, case: str, workers: int) -> tuple[float, bool]:
+        rows = [r for r in results if (r["lib"], r["case"], r["workers"]) == (lib, case, workers)]
+        if not rows:
+            return float("nan"), True
+        return statistics.median(r["seconds"] for r in rows), all(r["correct"] for r in rows)
+
     for case in args.cases:
-        mosaic = by[("mosaic", case, 1)]
+        mosaic, ok_m = median("mosaic", case, 1)
         for workers in args.workers:
-            ours, lit = by[("streamx", case, workers)], by[("litdata", case, workers)]
-            ok = all(r["correct"] for r in (ours, lit, mosaic))
+            (ours, ok_s), (lit, ok_l) = (
+                median("streamx", case, workers),
+                median("litdata", case, workers),
+            )
             print(
-                f"| {case} | {workers} | {ours['seconds']:.2f} | {lit['seconds']:.2f} | "
-                f"{mosaic['seconds']:.2f} | {lit['seconds'] / ours['seconds']:.1f}x | "
-                f"{mosaic['seconds'] / ours['seconds']:.1f}x | {ok} |"
+                f"| {case} | {workers} | {ours:.2f} | {lit:.2f} | {mosaic:.2f} | "
+                f"{lit / ours:.1f}x | {mosaic / ours:.1f}x | {ok_s and ok_l and ok_m} |"
             )
     RESULTS_DIR.mkdir(exist_ok=True)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())

@@ -14,14 +14,14 @@ import pyarrow as pa
 from dask.base import compute
 from dask.delayed import delayed
 
-from streamx.base.converters.partition import (
+from streamx.convert.infer import infer_columns
+from streamx.convert.partition import (
     Location,
     index_location,
     join_location,
     open_output,
     write_partition,
 )
-from streamx.convert.infer import infer_columns
 from streamx.storage.merge_index import merge_index
 
 __all__ = ["to_mds"]

@@ -12,9 +12,9 @@ from collections.abc import Mapping
 
 from pyspark.sql.dataframe import DataFrame
 
-from streamx.base.converters.partition import Location, open_output
 from streamx.base.converters.spark_job import run_partitions
 from streamx.base.converters.spark_schema import spark_type_to_mds
+from streamx.convert.partition import Location, open_output
 from streamx.storage.merge_index import merge_index
 
 __all__ = ["dataframe_columns", "write_mds"]
@@ -87,8 +87,9 @@ def write_mds(
         ValueError: for an empty DataFrame, or a column with no encoding.
         FileExistsError: if the local directory is not empty.
         FileNotFoundError: if the remote bucket is missing or the credentials cannot see it.
-        pyspark.errors.PythonException: if a task failed; the message names the partition
-            and row. No merged index is written then.
+        ConvertRowError: if a task met a row that does not fit its column; the message
+            names the partition and row. No merged index is written then.
+        pyspark.errors.PythonException: if a task failed otherwise.
 
     Examples:
         >>> from streamx.spark import write_mds

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from engine_data import read_streamx
 
-from streamx.base.converters.partition import (
+from streamx.convert.partition import (
     ConvertRowError,
     index_location,
     join_location,

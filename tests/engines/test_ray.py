@@ -1,9 +1,10 @@
-"""streamx.ray on a real Ray local cluster with 2 CPUs, started once for the module."""
+"""streamx.ray on a real Ray local cluster with 2 CPUs (``ray_cluster``, started once for
+the module)."""
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -13,24 +14,11 @@ ray = pytest.importorskip("ray")
 import numpy as np  # noqa: E402
 from engine_data import ids_of, make_rows, read_mosaic, read_streamx, same_sample  # noqa: E402
 
-from streamx.base.converters.partition import ConvertRowError  # noqa: E402
+from streamx.convert.partition import ConvertRowError  # noqa: E402
 from streamx.ray import MDSDatasink, read_mds  # noqa: E402
 
-# A Ray cluster takes long to start: these run with `make test-full`.
-pytestmark = [
-    pytest.mark.filterwarnings("ignore::FutureWarning"),
-    pytest.mark.slow,
-    pytest.mark.timeout(900),
-]
-
-
-@pytest.fixture(scope="module")
-def ray_cluster(engine_s3: Any) -> Iterator[None]:
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    ctx = ray.data.DataContext.get_current()
-    ctx.enable_progress_bars = False
-    yield
-    ray.shutdown()
+# The first test also waits for the cluster to start, which takes long on a loaded machine.
+pytestmark = [pytest.mark.filterwarnings("ignore::FutureWarning"), pytest.mark.timeout(600)]
 
 
 def _dataset(blocks: int = 3) -> Any:
@@ -68,3 +56,21 @@ def test_bad_row_names_task_and_row(ray_cluster: None, tmp_path: Any) -> None:
         )
     assert not os.path.exists(os.path.join(out, "index.json"))
     assert os.listdir(out) == []
+
+
+@pytest.mark.slow
+def test_sweep_many_blocks_and_shards(ray_cluster: None, tmp_path: Any) -> None:
+    """Many write tasks of many compressed, hashed shards: every row comes back from both
+    libraries and from read_mds, and the index lists the tasks in order."""
+    rows = make_rows(3000)
+    out = str(tmp_path / "ds")
+    sink = MDSDatasink(out, size_limit=4096, compression="zstd", hashes=["sha1", "xxh64"])
+    ray.data.from_items(rows).repartition(8).write_datasink(sink)
+    with open(os.path.join(out, "index.json")) as f:
+        parts = [s["raw_data"]["basename"].split("/")[0] for s in json.load(f)["shards"]]
+    assert len(parts) > 16 and parts == sorted(parts) and len(set(parts)) == 8
+    for samples in (read_streamx(None, out), read_mosaic(None, out)):
+        assert ids_of(samples) == list(range(len(rows)))
+        assert all(same_sample(s, rows[int(s["id"])]) for s in samples)
+    back = read_mds(out).take_all()
+    assert sorted(int(r["id"]) for r in back) == list(range(len(rows)))

@@ -27,9 +27,12 @@ from engine_data import (  # noqa: E402
     read_streamx,
     same_sample,
 )
+from pyspark.errors import PythonException  # noqa: E402
 from pyspark.sql import SparkSession  # noqa: E402
 
 from streamx.base.converters import dataframe_to_mds, infer_dataframe_schema  # noqa: E402
+from streamx.base.converters.spark_job import task_row_error  # noqa: E402
+from streamx.exceptions import ConvertRowError  # noqa: E402
 from streamx.spark import dataframe_columns, write_mds  # noqa: E402
 
 # pyspark 4 warns that it does not fully support pandas 3 on every mapInPandas call.
@@ -140,8 +143,15 @@ def test_bad_row_names_partition_and_row_and_leaves_nothing(
             yield {"id": "not a number" if sample["id"] == 40 else sample["id"]}
 
     out = str(tmp_path / "bad")
-    with pytest.raises(Exception, match=r"Spark partition 1 \(task attempt \d+\), row 10"):
+    with pytest.raises(ConvertRowError) as err:
         dataframe_to_mds(df, mds_kwargs={"out": out, "columns": {"id": "int64"}}, udf_iterable=rows)
+    # The executor's error, raised again on the driver: the partition, the row, the cause.
+    assert re.fullmatch(
+        r"Spark partition 1 \(task attempt \d+\), row 10: ColumnValueError: Column 'id' .*"
+        r"'not a number'",
+        str(err.value),
+    )
+    assert isinstance(err.value.__cause__, PythonException)
     assert not os.path.exists(os.path.join(out, "index.json"))
     # The failing partition removed itself; partition 0 finished before the job failed.
     assert len(os.listdir(out)) <= 1
@@ -163,3 +173,26 @@ def test_remote_without_credentials(
     finally:
         filesystems.clear_cache()
     assert engine_s3.bucket in str(err.value)
+
+
+def _traceback(*lines: str) -> PythonException:
+    """A task failure as pyspark hands it to the driver: the worker's traceback as text."""
+    text = "\n".join(["Traceback (most recent call last):", '  File "x.py", line 1', *lines])
+    return PythonException(text + "\n")
+
+
+def test_task_row_error_is_rebuilt_only_from_a_last_row_error() -> None:
+    rebuilt = task_row_error(
+        _traceback("streamx.exceptions.ConvertRowError: Spark partition 2, row 5: bad\nvalue")
+    )
+    assert type(rebuilt) is ConvertRowError
+    assert str(rebuilt) == "Spark partition 2, row 5: bad\nvalue"
+    assert task_row_error(_traceback("OSError: disk full")) is None
+    later = _traceback(
+        "streamx.exceptions.ConvertRowError: Spark partition 2, row 5: bad",
+        "",
+        "During handling of the above exception, another exception occurred:",
+        "",
+        "OSError: disk full",
+    )
+    assert task_row_error(later) is None

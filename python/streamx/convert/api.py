@@ -60,7 +60,8 @@ def convert(
         hashes: Shard hash algorithms, e.g. ``["sha1", "xxh64"]``.
         size_limit: Shard size limit (bytes or ``"64mb"``).
         rows_per_part: Rows (images, dataset rows) per part for inputs split by row; default
-            about 64 parts. Parquet splits by row group, other files by file.
+            about 64 parts, and for an image folder one part per 16 MiB of images (at
+            least one, at most 64). Parquet splits by row group, other files by file.
         progress: Show a progress bar (parts done, samples written) on stderr.
         start_method: How workers start; default ``fork`` on Linux, else ``spawn``.
 

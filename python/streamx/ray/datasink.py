@@ -1,7 +1,7 @@
 """A Ray Data datasink writing MDS: one writer per write task, one index merge at the end.
 
 Each write task writes its blocks into ``<out>/<task index>`` (see
-:mod:`streamx.base.converters.partition`); :meth:`MDSDatasink.on_write_complete` runs once
+:mod:`streamx.convert.partition`); :meth:`MDSDatasink.on_write_complete` runs once
 on the driver after every task succeeded and commits the dataset by writing the merged
 ``index.json``. A retried task reuses its directory, replacing what an earlier attempt left.
 """
@@ -17,14 +17,14 @@ from ray.data._internal.execution.interfaces import TaskContext
 from ray.data.block import Block, BlockAccessor
 from ray.data.datasource import Datasink, WriteResult
 
-from streamx.base.converters.partition import (
+from streamx.convert.infer import infer_columns
+from streamx.convert.partition import (
     Location,
     index_location,
     join_location,
     open_output,
     write_partition,
 )
-from streamx.convert.infer import infer_columns
 from streamx.storage.merge_index import merge_index
 
 __all__ = ["MDSDatasink"]

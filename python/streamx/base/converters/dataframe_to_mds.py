@@ -16,9 +16,9 @@ from typing import Any
 
 from pyspark.sql.dataframe import DataFrame
 
-from streamx.base.converters.partition import open_output
 from streamx.base.converters.spark_job import UdfIterable, run_partitions
 from streamx.base.converters.spark_schema import infer_dataframe_schema
+from streamx.convert.partition import open_output
 from streamx.storage.merge_index import merge_index as do_merge_index
 
 __all__ = ["dataframe_to_mds"]
@@ -59,8 +59,9 @@ def dataframe_to_mds(
         FileExistsError: if the local directory is not empty.
         FileNotFoundError: if the remote bucket does not exist or the credentials cannot
             see it.
-        pyspark.errors.PythonException: if a task failed, e.g. on a row that does not fit
-            its column; the message names the partition and row.
+        ConvertRowError: if a task met a row that does not fit its column; the message
+            names the partition and row (pyspark's ``PythonException`` is the cause).
+        pyspark.errors.PythonException: if a task failed otherwise.
 
     Examples:
         >>> df = spark.createDataFrame([(1, "a"), (2, "b")], "id long, text string")

@@ -3,8 +3,13 @@ partition, run by ``mapInPandas`` on the executors.
 
 Each task writes into a sub-directory named by its task attempt id, as mosaicml-streaming
 does, so that a retried attempt never writes over a failed one's files (which the failed
-attempt removes itself, see :mod:`streamx.base.converters.partition`). The job returns one
+attempt removes itself, see :mod:`streamx.convert.partition`). The job returns one
 row per partition: where its ``index.json`` lies, locally and remotely.
+
+A task's exception reaches the driver only as text, inside pyspark's ``PythonException``.
+When that text ends with a :class:`~streamx.exceptions.ConvertRowError` (a row that does not
+fit its column), the driver raises that error again, with the task's message (which names
+the partition and row), so callers catch the same class on every engine.
 """
 
 from __future__ import annotations
@@ -15,10 +20,12 @@ from typing import Any
 
 import pandas as pd
 from pyspark import TaskContext
+from pyspark.errors import PythonException
 from pyspark.sql.dataframe import DataFrame
 from pyspark.sql.types import StringType, StructField, StructType
 
-from streamx.base.converters.partition import index_location, write_partition
+from streamx.convert.partition import index_location, write_partition
+from streamx.exceptions import ConvertRowError
 
 __all__ = ["UdfIterable", "run_partitions"]
 
@@ -53,8 +60,10 @@ def run_partitions(
         ``(local index path, remote index URL or "")`` per partition, in partition order.
 
     Raises:
-        pyspark.errors.PythonException: if a task failed; its message holds the task's
-            error, which names the partition and row.
+        ConvertRowError: if a task met a row that does not fit its column; the message names
+            the partition and row, and pyspark's ``PythonException`` is the ``__cause__``.
+        pyspark.errors.PythonException: if a task failed otherwise; its message holds the
+            task's traceback.
     """
     kwargs = dict(writer_kwargs)
     udf_args = dict(udf_kwargs or {})
@@ -75,8 +84,42 @@ def run_partitions(
         index_local, index_remote = index_location(out)
         yield pd.DataFrame({"mds_path_local": [index_local], "mds_path_remote": [index_remote]})
 
-    rows = dataframe.mapInPandas(func=write_task, schema=_RESULT_SCHEMA).collect()
+    try:
+        rows = dataframe.mapInPandas(func=write_task, schema=_RESULT_SCHEMA).collect()
+    except PythonException as err:
+        row_error = task_row_error(err)
+        if row_error is None:
+            raise
+        raise row_error from err
     return [(row["mds_path_local"], row["mds_path_remote"]) for row in rows]
+
+
+_ROW_ERROR = f"{ConvertRowError.__module__}.{ConvertRowError.__qualname__}: "
+# What follows a traceback's last exception when another one came after it.
+_LATER_ERROR = ("\nDuring handling of the above exception", "\nThe above exception was")
+
+
+def task_row_error(err: PythonException) -> ConvertRowError | None:
+    """The :class:`ConvertRowError` a task raised, rebuilt from the traceback text pyspark
+    carries to the driver, or ``None`` if the task's last error was something else.
+
+    Examples:
+        >>> from pyspark.errors import PythonException
+        >>> text = "Traceback ...\\nstreamx.exceptions.ConvertRowError: Spark partition 1, row 4: x"
+        >>> task_row_error(PythonException(text))
+        ConvertRowError('Spark partition 1, row 4: x')
+    """
+    params = err.getMessageParameters() or {}
+    text = params.get("traceback") or str(err)
+    at = text.rfind(_ROW_ERROR)
+    if at < 0:
+        return None
+    message = text[at + len(_ROW_ERROR) :]
+    # A JVM stack trace, when Spark is set to add one, comes after the Python traceback.
+    message = message.split("\n\nJVM stacktrace:", 1)[0].rstrip("\n")
+    if any(marker in message for marker in _LATER_ERROR):
+        return None
+    return ConvertRowError(message)
 
 
 def _samples(

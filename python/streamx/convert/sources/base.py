@@ -12,11 +12,17 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-__all__ = ["PARTS_TARGET", "Part", "Row", "Source", "chunk_ranges"]
+__all__ = ["MIN_PART_BYTES", "PARTS_TARGET", "Part", "Row", "Source", "chunk_ranges"]
 
 #: Parts a splittable input (image folder, HF dataset, function inputs) is cut into, whatever
 #: the number of workers, so the output does not depend on it.
 PARTS_TARGET = 64
+
+#: The least input a part of a sized input (an image folder) gets, so that a small input is
+#: not cut into 64 parts whose fixed costs (a writer, a directory, an index to merge) exceed
+#: their work. Input bytes, not the number of workers, decide it: the same input and
+#: settings still give the same parts, and so the same shards, on any machine.
+MIN_PART_BYTES = 16 << 20
 
 
 @dataclass(frozen=True)
@@ -49,8 +55,22 @@ class Source(Protocol):
         """The part's rows, in order, as samples for ``columns`` (after overrides)."""
 
 
-def chunk_ranges(total: int, per_part: int | None) -> list[tuple[int, int]]:
-    """``[start, end)`` ranges over ``total`` items, ``per_part`` each (default: about
-    :data:`PARTS_TARGET` parts)."""
-    size = per_part or max(1, math.ceil(total / PARTS_TARGET))
+def chunk_ranges(
+    total: int, per_part: int | None, total_bytes: int | None = None
+) -> list[tuple[int, int]]:
+    """``[start, end)`` ranges over ``total`` items, ``per_part`` each.
+
+    By default there are about :data:`PARTS_TARGET` parts, or, when the input's size
+    ``total_bytes`` is known, fewer: one per :data:`MIN_PART_BYTES` of input, at least one.
+
+    Examples:
+        >>> chunk_ranges(10, 4)
+        [(0, 4), (4, 8), (8, 10)]
+        >>> chunk_ranges(1000, None, total_bytes=40 << 20)  # 40 MiB: 3 parts, not 64
+        [(0, 334), (334, 668), (668, 1000)]
+    """
+    parts = PARTS_TARGET
+    if total_bytes is not None:
+        parts = min(PARTS_TARGET, max(1, math.ceil(total_bytes / MIN_PART_BYTES)))
+    size = per_part or max(1, math.ceil(total / parts))
     return [(start, min(start + size, total)) for start in range(0, total, size)]

@@ -7,7 +7,7 @@ from fsspec import AbstractFileSystem
 
 from streamx.convert.errors import ConvertError
 
-__all__ = ["list_files", "open_fs"]
+__all__ = ["list_files", "list_sized_files", "open_fs"]
 
 
 def open_fs(url: str) -> tuple[AbstractFileSystem, str]:
@@ -22,24 +22,34 @@ def list_files(url: str, suffixes: tuple[str, ...]) -> list[str]:
     Raises:
         ConvertError: Nothing matches, or the location cannot be listed.
     """
+    return [name for name, _ in list_sized_files(url, suffixes)]
+
+
+def list_sized_files(url: str, suffixes: tuple[str, ...]) -> list[tuple[str, int]]:
+    """As :func:`list_files`, with each file's size in bytes (from the same listing).
+
+    Raises:
+        ConvertError: Nothing matches, or the location cannot be listed.
+    """
     fs, path = open_fs(url)
     try:
         if any(ch in path for ch in "*?["):
-            found = fs.glob(path)
+            found = fs.glob(path, detail=True)
         elif fs.isdir(path):
-            found = fs.find(path)
+            found = fs.find(path, detail=True)
         elif fs.exists(path):
-            found = [path]
+            found = {path: fs.info(path)}
         else:
             raise ConvertError(f"Input {url} does not exist.")
     except ConvertError:
         raise
     except Exception as err:
         raise ConvertError(f"Cannot list input {url}: {err}") from err
-    files = sorted(p for p in found if p.lower().endswith(suffixes))
+    files = sorted((p, int(info.get("size") or 0)) for p, info in found.items())
+    files = [(p, size) for p, size in files if p.lower().endswith(suffixes)]
     if not files:
         raise ConvertError(f"Input {url} holds no {'/'.join(suffixes)} files.")
-    return [fs.unstrip_protocol(p) if _is_remote(fs) else p for p in files]
+    return [(fs.unstrip_protocol(p) if _is_remote(fs) else p, size) for p, size in files]
 
 
 def _is_remote(fs: AbstractFileSystem) -> bool:

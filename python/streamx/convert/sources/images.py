@@ -13,7 +13,7 @@ from typing import Any
 
 from streamx.convert.errors import ConvertError
 from streamx.convert.sources.base import Part, Row, chunk_ranges
-from streamx.convert.sources.files import list_files, open_fs
+from streamx.convert.sources.files import list_sized_files, open_fs
 
 __all__ = ["IMAGE_SUFFIXES", "ImageFolderSource"]
 
@@ -28,14 +28,15 @@ class ImageFolderSource:
     classes: tuple[str, ...]
     files: tuple[tuple[str, int], ...]
     per_part: int | None = None
+    total_bytes: int | None = None  # the images' bytes, which size the default parts
 
     @classmethod
     def open(cls, root: str, per_part: int | None = None) -> ImageFolderSource:
         """Lists the class directories and their images (sorted)."""
-        files = list_files(root, IMAGE_SUFFIXES)
+        files = list_sized_files(root, IMAGE_SUFFIXES)
         base = open_fs(root)[1].rstrip("/")
         found: list[tuple[str, str]] = []
-        for name in files:
+        for name, _ in files:
             relative = posixpath.relpath(open_fs(name)[1], base)
             if "/" not in relative:
                 raise ConvertError(f"Image {name} is not inside a class sub-directory of {root}.")
@@ -43,7 +44,10 @@ class ImageFolderSource:
         classes = tuple(sorted({label for label, _ in found}))
         index = {label: i for i, label in enumerate(classes)}
         labelled = tuple((name, index[label]) for label, name in sorted(found))
-        return cls(root, classes, labelled, per_part)
+        sizes = [size for _, size in files]
+        # A store that lists no sizes keeps the default of about 64 parts.
+        total = sum(sizes) if all(sizes) else None
+        return cls(root, classes, labelled, per_part, total)
 
     def describe(self) -> Mapping[str, Any]:
         return {"kind": "images", "root": self.root, "files": [f for f, _ in self.files]}
@@ -53,7 +57,7 @@ class ImageFolderSource:
         return {"image": "jpeg" if jpeg else "png", "label": "int"}
 
     def parts(self) -> list[Part]:
-        ranges = chunk_ranges(len(self.files), self.per_part)
+        ranges = chunk_ranges(len(self.files), self.per_part, self.total_bytes)
         return [
             Part(i, f"{self.root} (images {start} to {end - 1})", (start, end))
             for i, (start, end) in enumerate(ranges)

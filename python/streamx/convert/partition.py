@@ -8,6 +8,9 @@ A reader sees the dataset only through that merged index, written last (atomical
 A task that fails removes its own sub-directory, locally and remotely, before it raises, so
 a failed or retried task leaves no half-written partition behind; the error names the
 partition and the row.
+
+Engine workers import this module (through the pickled task), so it stays clear of
+``streamx.base``, which imports torch: a worker pays only for the writer and storage.
 """
 
 from __future__ import annotations
@@ -16,16 +19,18 @@ import logging
 import os
 import shutil
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from streamx.base.storage.upload import CloudUploader
 from streamx.exceptions import ConvertRowError
 from streamx.format.writers import MDSWriter
 from streamx.storage import filesystems
 from streamx.storage.filesystems import get_filesystem, split_url
 from streamx.storage.upload import INDEX_BASENAME
+
+if TYPE_CHECKING:
+    from streamx.base.storage.upload import CloudUploader
 
 __all__ = [
     "ConvertRowError",
@@ -75,6 +80,9 @@ def open_output(out: Location, keep_local: bool) -> CloudUploader:
             f"No AWS credentials found to write to {remote}: set AWS_ACCESS_KEY_ID and "
             "AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or another source botocore reads."
         )
+    # Imported here, on the driver only: streamx.base imports torch, which no worker needs.
+    from streamx.base.storage.upload import CloudUploader
+
     return CloudUploader.get(out, keep_local=keep_local)
 
 
