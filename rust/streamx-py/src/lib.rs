@@ -21,6 +21,7 @@ mod kinds;
 mod plan;
 mod reader;
 mod scalar;
+mod shared_bytes;
 mod writer;
 
 #[pymodule]
