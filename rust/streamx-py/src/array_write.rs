@@ -52,7 +52,7 @@ pub fn encode_array(
         shape,
         t,
         &dims[..ndim],
-        raw_bytes(&array, nbytes),
+        raw_bytes(array, nbytes),
         out,
     )
     .is_ok()
