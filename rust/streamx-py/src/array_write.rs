@@ -1,13 +1,19 @@
-//! numpy arrays into `ndarray` columns without a trip through Python's `tobytes`.
+//! numpy arrays into `ndarray` columns straight from the array's memory, with no trip
+//! through Python's `tobytes` and no per-call allocation.
 //!
-//! Only the plain case is taken here: a native-byte-order, C-contiguous array of a dtype the
-//! format stores (float16 aside). Anything else declines, and the Python encoder handles it
-//! (and raises mosaicml-streaming's errors), so the bytes are the same either way.
+//! Only the plain case is taken here: a native-byte-order, C-contiguous array of a numeric
+//! dtype the format stores. Anything else (and any array the encoding rejects) declines, and
+//! the Python encoder handles it and raises mosaicml-streaming's errors, so the bytes and
+//! the errors are the same either way.
 
-use numpy::{Element, PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
+use numpy::npyffi::objects::_PyArray_GET_ITEM_DATA;
+use numpy::{PyArrayDescr, PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use streamx_core::mds::encode_ndarray;
 use streamx_core::mds::encoding::ScalarType;
+
+/// Dimensions handled here; numpy allows 64, the format's shape header far fewer in practice.
+const MAX_DIMS: usize = 32;
 
 /// Appends `value`'s encoding for a column of static `dtype`/`shape` parts; returns `false`
 /// (with `out` unchanged) when Python must encode it.
@@ -20,61 +26,72 @@ pub fn encode_array(
     if cfg!(target_endian = "big") {
         return false;
     }
-    match dtype {
-        Some(t) => encode_as(t, dtype, shape, value, out),
-        None => ScalarType::all().any(|t| encode_as(t, dtype, shape, value, out)),
+    let Ok(array) = value.cast::<PyUntypedArray>() else {
+        return false;
+    };
+    let Some(t) = scalar_type(&array.dtype()) else {
+        return false;
+    };
+    let ndim = array.ndim();
+    if ndim > MAX_DIMS || !array.is_c_contiguous() {
+        return false;
     }
+    let mut dims = [0u64; MAX_DIMS];
+    for (d, &s) in dims.iter_mut().zip(array.shape()) {
+        *d = s as u64;
+    }
+    let Some(nbytes) = array
+        .shape()
+        .iter()
+        .try_fold(t.size() as usize, |acc, &d| acc.checked_mul(d))
+    else {
+        return false;
+    };
+    encode_ndarray(
+        dtype,
+        shape,
+        t,
+        &dims[..ndim],
+        raw_bytes(array, nbytes),
+        out,
+    )
+    .is_ok()
 }
 
-fn encode_as(
-    t: ScalarType,
-    fixed: Option<ScalarType>,
-    shape: Option<&[u64]>,
-    value: &Bound<'_, PyAny>,
-    out: &mut Vec<u8>,
-) -> bool {
+/// The format's scalar type for a plain numeric dtype in native byte order.
+fn scalar_type(descr: &Bound<'_, PyArrayDescr>) -> Option<ScalarType> {
     use ScalarType as S;
-    match t {
-        S::U8 => typed::<u8>(t, fixed, shape, value, out),
-        S::U16 => typed::<u16>(t, fixed, shape, value, out),
-        S::U32 => typed::<u32>(t, fixed, shape, value, out),
-        S::U64 => typed::<u64>(t, fixed, shape, value, out),
-        S::I8 => typed::<i8>(t, fixed, shape, value, out),
-        S::I16 => typed::<i16>(t, fixed, shape, value, out),
-        S::I32 => typed::<i32>(t, fixed, shape, value, out),
-        S::I64 => typed::<i64>(t, fixed, shape, value, out),
-        S::F32 => typed::<f32>(t, fixed, shape, value, out),
-        S::F64 => typed::<f64>(t, fixed, shape, value, out),
-        S::F16 => false,
+    if descr.is_native_byteorder() == Some(false) || descr.has_subarray() || descr.has_fields() {
+        return None;
     }
+    Some(match (descr.kind(), descr.itemsize()) {
+        (b'u', 1) => S::U8,
+        (b'u', 2) => S::U16,
+        (b'u', 4) => S::U32,
+        (b'u', 8) => S::U64,
+        (b'i', 1) => S::I8,
+        (b'i', 2) => S::I16,
+        (b'i', 4) => S::I32,
+        (b'i', 8) => S::I64,
+        (b'f', 2) => S::F16,
+        (b'f', 4) => S::F32,
+        (b'f', 8) => S::F64,
+        _ => return None,
+    })
 }
 
-fn typed<T: Element + Copy>(
-    t: ScalarType,
-    fixed: Option<ScalarType>,
-    shape: Option<&[u64]>,
-    value: &Bound<'_, PyAny>,
-    out: &mut Vec<u8>,
-) -> bool {
-    let Ok(array) = value.cast::<PyArrayDyn<T>>() else {
-        return false;
-    };
-    if !array.is_c_contiguous() {
-        return false;
-    }
-    let Ok(view) = array.try_readonly() else {
-        return false;
-    };
-    let Ok(values) = view.as_slice() else {
-        return false;
-    };
-    let dims: Vec<u64> = array.shape().iter().map(|&d| d as u64).collect();
-    encode_ndarray(fixed, shape, t, &dims, as_bytes(values), out).is_ok()
-}
-
+/// The `nbytes` of a C-contiguous array's data.
 #[allow(unsafe_code)]
-fn as_bytes<T: Element + Copy>(values: &[T]) -> &[u8] {
-    // SAFETY: the element types above are plain numbers with no padding, every byte of them
-    // is initialised, and u8 needs no alignment; the slice borrows `values`' lifetime.
-    unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), size_of_val(values)) }
+fn raw_bytes<'a>(array: &'a Bound<'_, PyUntypedArray>, nbytes: usize) -> &'a [u8] {
+    if nbytes == 0 {
+        return &[];
+    }
+    // SAFETY: the array is C-contiguous, so its `nbytes` (itemsize times the product of the
+    // shape) start at `data`; the GIL is held and the slice is copied before any Python code
+    // runs, and it cannot outlive the borrowed array. numpy's element types have no padding,
+    // and u8 needs no alignment.
+    unsafe {
+        let data = (*_PyArray_GET_ITEM_DATA(array.as_array_ptr())).data;
+        std::slice::from_raw_parts(data.cast::<u8>().cast_const(), nbytes)
+    }
 }

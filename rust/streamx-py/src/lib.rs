@@ -22,6 +22,7 @@ mod plan;
 mod reader;
 mod scalar;
 mod shard_index;
+mod shared_bytes;
 mod writer;
 
 #[pymodule]

@@ -9,11 +9,14 @@ use pyo3::types::{PyBytes, PyDict, PyString};
 use streamx_core::compression::Compression;
 use streamx_core::hashing::HashAlgo;
 use streamx_core::mds::files::FileInfo;
-use streamx_core::mds::{Encoding, Finisher, ShardBuilder, ShardDone, ShardParts};
+use streamx_core::mds::{
+    BufferPool, Encoding, Finisher, Mark, ShardBuilder, ShardDone, ShardParts,
+};
 
 use crate::array_write::encode_array;
 use crate::errors::{to_py, IntoPy, PyExc};
 use crate::kinds::{self, Kind};
+use crate::shared_bytes::share;
 
 /// How one column's value is encoded on the write path.
 enum WriteKind {
@@ -64,6 +67,8 @@ struct State {
     builder: ShardBuilder,
     finisher: Finisher,
     shards_written: usize,
+    /// Samples added, in every shard.
+    samples_written: u64,
     /// The first background failure, raised again by every later call.
     failure: Option<PyErr>,
 }
@@ -123,10 +128,12 @@ impl MDSShardWriter {
             variable: column_sizes.iter().filter(|s| s.is_none()).count(),
             sizes: column_sizes,
         };
+        let pool = BufferPool::new();
         let state = State {
-            builder: ShardBuilder::new(config_json, size_limit),
-            finisher: Finisher::new(dirname, compression, hashes),
+            builder: ShardBuilder::new(config_json, size_limit).with_pool(pool.clone()),
+            finisher: Finisher::new(dirname, compression, hashes).with_pool(pool),
             shards_written: 0,
+            samples_written: 0,
             failure: None,
         };
         Ok(Self {
@@ -142,21 +149,20 @@ impl MDSShardWriter {
         let mut guard = self.lock();
         let state = &mut *guard;
         state.check(py)?;
-        let buf = state.builder.buffer();
-        let start = buf.len();
-        match self.frame(py, sample, buf) {
+        let mark = state.builder.mark();
+        match self.frame(py, sample, &mut state.builder) {
             Ok(None) => {}
             Ok(Some(column)) => {
-                buf.truncate(start);
+                state.builder.rollback(mark);
                 let name = self.settings.names[column].bind(py);
                 return Err(PyExc::NeedsPythonEncoding.err(py, format!("column {name}")));
             }
             Err(err) => {
-                buf.truncate(start);
+                state.builder.rollback(mark);
                 return Err(err);
             }
         }
-        commit(py, state, start)
+        commit(py, state, mark)
     }
 
     /// Adds one sample already framed by Python; returns as `write` does.
@@ -164,9 +170,9 @@ impl MDSShardWriter {
         let mut guard = self.lock();
         let state = &mut *guard;
         state.check(py)?;
-        let start = state.builder.buffer().len();
+        let mark = state.builder.mark();
         state.builder.buffer().extend_from_slice(sample);
-        commit(py, state, start)
+        commit(py, state, mark)
     }
 
     /// Queues the pending samples as a shard, if there are any; returns as `write` does.
@@ -218,6 +224,12 @@ impl MDSShardWriter {
         self.lock().shards_written
     }
 
+    /// Samples added so far, in every shard (the next sample's index in the dataset).
+    #[getter]
+    fn num_samples(&self) -> u64 {
+        self.lock().samples_written
+    }
+
     /// Samples waiting for the current shard.
     #[getter]
     fn pending_samples(&self) -> usize {
@@ -230,15 +242,17 @@ impl MDSShardWriter {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Appends one sample's framing to `buf`: the `u32` lengths of its variable-size
-    /// columns, then each column. Returns the column Python must encode, if any.
+    /// Frames one sample into the current shard: the `u32` lengths of its variable-size
+    /// columns, then each column (large `bytes` values held by reference). Returns the
+    /// column Python must encode, if any; the caller rolls back either way.
     fn frame(
         &self,
         py: Python<'_>,
         sample: &Bound<'_, PyAny>,
-        buf: &mut Vec<u8>,
+        builder: &mut ShardBuilder,
     ) -> PyResult<Option<usize>> {
         let settings = &self.settings;
+        let buf = builder.buffer();
         let mut slot = buf.len();
         buf.resize(slot + 4 * settings.variable, 0);
         let columns = settings
@@ -248,16 +262,23 @@ impl MDSShardWriter {
             .zip(&settings.sizes);
         for (i, ((name, kind), size)) in columns.enumerate() {
             let value = sample.get_item(name.bind(py))?;
-            let start = buf.len();
-            if !kind.encode(&value, buf)? {
-                return Ok(Some(i));
-            }
-            let len = buf.len() - start;
+            let len = if let Some(shared) = share(&value) {
+                let len = shared.bytes().len();
+                builder.push_shared(shared);
+                len
+            } else {
+                let buf = builder.buffer();
+                let start = buf.len();
+                if !kind.encode(&value, buf)? {
+                    return Ok(Some(i));
+                }
+                buf.len() - start
+            };
             match (size, u32::try_from(len)) {
                 (Some(size), _) if *size != len as u64 => return Ok(Some(i)),
                 (Some(_), _) => {}
                 (None, Ok(len)) => {
-                    buf[slot..slot + 4].copy_from_slice(&len.to_le_bytes());
+                    builder.buffer()[slot..slot + 4].copy_from_slice(&len.to_le_bytes());
                     slot += 4;
                 }
                 (None, Err(_)) => return Ok(Some(i)),
@@ -267,11 +288,12 @@ impl MDSShardWriter {
     }
 }
 
-/// Takes the bytes after `start` as a sample, queueing the shard it closes, if any.
-fn commit(py: Python<'_>, state: &mut State, start: usize) -> PyResult<bool> {
-    if let Some(parts) = state.builder.commit(start).py()? {
+/// Takes what was framed since `mark` as a sample, queueing the shard it closes, if any.
+fn commit(py: Python<'_>, state: &mut State, mark: Mark) -> PyResult<bool> {
+    if let Some(parts) = state.builder.commit_at(mark).py()? {
         submit(py, state, parts)?;
     }
+    state.samples_written += 1;
     Ok(state.finisher.has_results())
 }
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import textwrap
 import threading
 import warnings
 from collections.abc import Iterable
@@ -17,7 +18,7 @@ from streamx.exceptions import UploadFailedError
 from streamx.format.writers.output import open_output
 from streamx.sizes import bytes_to_int
 
-__all__ = ["Writer", "write_atomic"]
+__all__ = ["Writer", "fill_writer_args", "write_atomic"]
 
 logger = logging.getLogger(__name__)
 W = TypeVar("W", bound=type)
@@ -66,13 +67,42 @@ WRITER_ARGS_DOC = """
             does."""
 
 
-_ARGS_MARKER = "        <writer arguments>"
+WRITER_ARGS_MARKER = "<writer arguments>"
+
+
+def fill_writer_args(doc: str) -> str:
+    """Replaces each line of ``doc`` that says ``<writer arguments>`` with the shared
+    argument docs, indented as that line is.
+
+    Serves both the raw ``__doc__`` (:func:`document_writer_args`) and the dedented
+    docstrings the API reference's griffe extension (``docs/griffe_writer_args.py``) sees.
+
+    Args:
+        doc: A docstring, raw or dedented.
+
+    Returns:
+        ``doc`` with the marker lines filled in (unchanged when it has none).
+
+    Examples:
+        >>> doc = fill_writer_args("Args:\n    <writer arguments>")
+        >>> doc.splitlines()[1]
+        '    out: Where the dataset goes: a local directory, a remote URL (files are staged'
+    """
+    if WRITER_ARGS_MARKER not in doc:
+        return doc
+    args = textwrap.dedent(WRITER_ARGS_DOC.strip("\n"))
+    lines = []
+    for line in doc.split("\n"):
+        if line.strip() == WRITER_ARGS_MARKER:
+            line = textwrap.indent(args, line[: len(line) - len(line.lstrip())])
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def document_writer_args(cls: W) -> W:
     """Puts the shared argument docs where ``cls``'s docstring says ``<writer arguments>``."""
-    if cls.__doc__ and _ARGS_MARKER in cls.__doc__:
-        cls.__doc__ = cls.__doc__.replace(_ARGS_MARKER, WRITER_ARGS_DOC.strip("\n"))
+    if cls.__doc__:
+        cls.__doc__ = fill_writer_args(cls.__doc__)
     return cls
 
 

@@ -91,6 +91,7 @@ class MDSWriter(Writer):
             enc if kind == "raw" and enc.startswith("ndarray") and is_builtin_coder(enc) else kind
             for enc, kind in zip(plan.encodings, plan.kinds)
         ]
+        self._num_columns = len(self.column_names)
         self._python_columns = [
             (name, coder)
             for name, coder in plan.python_columns
@@ -130,18 +131,21 @@ class MDSWriter(Writer):
             ColumnTypeError: If a value's type does not fit its column's encoding.
             ColumnValueError: If a value's content cannot be stored by the encoding.
         """
+        return self._encode_sample(sample, None)
+
+    def _encode_sample(self, sample: dict[str, Any], at: int | None) -> bytes:
         sizes, parts = [], []
         for name, encoding, size in zip(
             self.column_names, self.column_encodings, self.column_sizes
         ):
             value = sample[name]
-            datum = value if isinstance(value, bytes) else _encode(name, encoding, value)
+            datum = value if isinstance(value, bytes) else _encode(name, encoding, value, at=at)
             if size is None:
                 sizes.append(len(datum))
             elif size != len(datum):
                 raise KeyError(
                     f"Unexpected data size; was this data typed with the correct encoding "
-                    f"({encoding})?"
+                    f"({encoding})?" + ("" if at is None else f" Column {name!r}, sample {at}.")
                 )
             parts.append(datum)
         head = b"".join(n.to_bytes(4, "little") for n in sizes)
@@ -168,21 +172,36 @@ class MDSWriter(Writer):
             OSError: If writing an earlier shard in the background failed (raised again by
                 every later call).
         """
-        self._check_jobs()
-        if len(sample) > len(self.column_names):
+        # The common case costs one attribute test, one length test and one Rust call.
+        if self.event.is_set():
+            self._check_jobs()
+        if len(sample) > self._num_columns:
             self._warn_unknown_keys(sample, self.column_names)
         if self._python_columns:
-            sample = dict(sample)
-            for name, coder in self._python_columns:
-                value = sample[name]
-                if not isinstance(value, bytes):
-                    sample[name] = _encode(name, self.columns[name], value, coder)
+            sample = self._encode_python_columns(sample)
         try:
             ready = self._builder.write(sample)
         except NeedsPythonEncoding:
-            ready = self._builder.write_encoded(self.encode_sample(sample))
+            ready = self._builder.write_encoded(self._encode_failing(sample))
         if ready:
             self._take_shards(self._builder.drain())
+
+    def _encode_python_columns(self, sample: dict[str, Any]) -> dict[str, Any]:
+        """A copy of ``sample`` with the columns Rust does not encode encoded in Python."""
+        sample = dict(sample)
+        for name, coder in self._python_columns:
+            value = sample[name]
+            if not isinstance(value, bytes):
+                sample[name] = _encode(name, self.columns[name], value, coder, self._at())
+        return sample
+
+    def _encode_failing(self, sample: dict[str, Any]) -> bytes:
+        """Encodes a sample Rust declined, naming the sample in any error."""
+        return self._encode_sample(sample, self._at())
+
+    def _at(self) -> int:
+        """The index in the dataset of the sample being written."""
+        return int(self._builder.num_samples)
 
     def flush_shard(self) -> None:
         """Closes the pending samples as a shard now; a background thread writes it, then
@@ -224,17 +243,25 @@ class MDSWriter(Writer):
         self._add_shard(self._entry(shard), uploads)
 
 
-def _encode(name: str, encoding: str, value: Any, coder: Encoding | None = None) -> bytes:
-    """Encodes one column value, naming the column and encoding in any type error."""
+def _encode(
+    name: str,
+    encoding: str,
+    value: Any,
+    coder: Encoding | None = None,
+    at: int | None = None,
+) -> bytes:
+    """Encodes one column value, naming the column, encoding (and sample ``at``, when
+    given) in any error."""
+    where = "" if at is None else f" (sample {at})"
     try:
         return (coder or get_coder(encoding)).encode(value)
     except (AttributeError, TypeError) as err:
         raise ColumnTypeError(
             f"Column {name!r} has encoding {encoding!r}, which cannot store a value of type "
-            f"{type(value).__name__}: {err}"
+            f"{type(value).__name__}: {err}{where}"
         ) from err
     except ValueError as err:
         raise ColumnValueError(
             f"Column {name!r} has encoding {encoding!r}, which cannot store this "
-            f"{type(value).__name__} value: {err}"
+            f"{type(value).__name__} value: {err}{where}"
         ) from err

@@ -2,6 +2,8 @@
 //! `MDSWriter` splits, so shard boundaries, bytes and hashes match.
 
 use crate::error::{Error, Result};
+use crate::mds::parts::{ShardParts, SharedBytes};
+use crate::mds::pool::BufferPool;
 
 /// Bytes the format adds per sample: its entry in the offset table.
 const PER_SAMPLE: u64 = 4;
@@ -17,9 +19,15 @@ pub struct ShardBuilder {
     config: Vec<u8>,
     size_limit: Option<u64>,
     data: Vec<u8>,
-    /// End of each sample within `data`.
+    /// Values held by reference, each with its position in `data` (see [`ShardParts`]).
+    shared: Vec<(usize, SharedBytes)>,
+    /// Total bytes of `shared`.
+    shared_len: u64,
+    /// End of each sample within the shard's samples (`data` plus `shared`).
     ends: Vec<u64>,
     current: u64,
+    /// Where buffers for new shards come from (spares the finisher handed back).
+    pool: BufferPool,
 }
 
 impl ShardBuilder {
@@ -31,9 +39,27 @@ impl ShardBuilder {
             config: config_json,
             size_limit: size_limit.filter(|&l| l != 0),
             data: Vec::new(),
+            shared: Vec::new(),
+            shared_len: 0,
             ends: Vec::new(),
             current,
+            pool: BufferPool::new(),
         }
+    }
+
+    /// Takes the buffers for new shards from `pool` (give the same pool to the
+    /// [`super::Finisher`], which hands written shards' buffers back to it).
+    #[must_use]
+    pub fn with_pool(mut self, pool: BufferPool) -> Self {
+        self.pool = pool;
+        self
+    }
+
+    /// Room reserved for a shard's samples when no earlier shard gives its size: the limit
+    /// (untouched memory costs nothing until written), capped for huge limits.
+    fn first_capacity(&self) -> usize {
+        const CAP: u64 = 256 << 20;
+        self.size_limit.map_or(1 << 20, |limit| limit.min(CAP)) as usize
     }
 
     fn header_charge(config: &[u8]) -> u64 {
@@ -51,38 +77,86 @@ impl ShardBuilder {
     /// Appends one framed sample to the current shard.
     pub fn push(&mut self, encoded_sample: &[u8]) {
         self.data.extend_from_slice(encoded_sample);
-        self.ends.push(self.data.len() as u64);
+        self.ends.push(self.samples_len());
         self.current += encoded_sample.len() as u64 + PER_SAMPLE;
+    }
+
+    /// Where the next sample starts, for [`Self::commit_at`] and [`Self::rollback`].
+    pub fn mark(&self) -> Mark {
+        Mark {
+            data: self.data.len(),
+            shared: self.shared.len(),
+        }
+    }
+
+    /// Appends `bytes` to the sample being framed by reference, without copying them.
+    pub fn push_shared(&mut self, bytes: SharedBytes) {
+        self.shared_len += bytes.bytes().len() as u64;
+        self.shared.push((self.data.len(), bytes));
+    }
+
+    /// Drops what was framed since `mark`.
+    pub fn rollback(&mut self, mark: Mark) {
+        self.data.truncate(mark.data);
+        for (_, dropped) in self.shared.drain(mark.shared..) {
+            self.shared_len -= dropped.bytes().len() as u64;
+        }
+    }
+
+    fn samples_len(&self) -> u64 {
+        self.data.len() as u64 + self.shared_len
     }
 
     /// The current shard's sample bytes, for a caller that frames the next sample in place
     /// (no intermediate buffer): it appends from `buffer().len()`, then calls
     /// [`Self::commit`] with that start, or truncates back to it to drop the sample.
     pub fn buffer(&mut self) -> &mut Vec<u8> {
+        if self.data.capacity() == 0 {
+            self.data = self.pool.take_sized(self.first_capacity());
+        }
         &mut self.data
     }
 
     /// Takes the bytes appended after `start` as one sample. If the splitting rule says the
     /// current shard must be written first, that shard is returned and the sample opens
     /// the next one. On error (a shard of 4 GiB or more) the sample is dropped and the
-    /// current shard is left as it was.
+    /// current shard is left as it was. For samples framed without [`Self::push_shared`];
+    /// [`Self::commit_at`] takes any.
     pub fn commit(&mut self, start: usize) -> Result<Option<ShardParts>> {
-        let len = self.data.len() - start;
-        if !self.needs_flush_before(len) {
-            self.ends.push(self.data.len() as u64);
-            self.current += len as u64 + PER_SAMPLE;
+        let shared = self.shared.len();
+        self.commit_at(Mark {
+            data: start,
+            shared,
+        })
+    }
+
+    /// [`Self::commit`] for a sample framed since `mark`, shared values included.
+    pub fn commit_at(&mut self, mark: Mark) -> Result<Option<ShardParts>> {
+        let start = mark.data;
+        let shared_bytes: u64 = self.shared[mark.shared..]
+            .iter()
+            .map(|(_, s)| s.bytes().len() as u64)
+            .sum();
+        let len = (self.data.len() - start) as u64 + shared_bytes;
+        if !self.needs_flush_before(len as usize) {
+            self.ends.push(self.samples_len());
+            self.current += len + PER_SAMPLE;
             return Ok(None);
         }
         // The next shard will be about as big as this one: size it once.
-        let mut next = Vec::with_capacity(start.max(len));
+        let mut next = self.pool.take_sized(start.max(self.data.len() - start));
         next.extend_from_slice(&self.data[start..]);
-        self.data.truncate(start);
-        let parts = self
-            .take_parts()
-            .inspect_err(|_| self.data.truncate(start))?;
+        let next_shared: Vec<_> = self.shared[mark.shared..]
+            .iter()
+            .map(|(pos, s)| (pos - start, s.clone()))
+            .collect();
+        self.rollback(mark);
+        let parts = self.take_parts().inspect_err(|_| self.rollback(mark))?;
         self.data = next;
-        self.ends.push(len as u64);
-        self.current += len as u64 + PER_SAMPLE;
+        self.shared = next_shared;
+        self.shared_len = shared_bytes;
+        self.ends.push(len);
+        self.current += len + PER_SAMPLE;
         Ok(Some(parts))
     }
 
@@ -117,21 +191,27 @@ impl ShardBuilder {
         let header = self.header()?;
         let samples = self.ends.len();
         let body = std::mem::take(&mut self.data);
+        let shared = std::mem::take(&mut self.shared);
+        self.shared_len = 0;
         self.ends.clear();
         self.current = Self::header_charge(&self.config);
         Ok(ShardParts {
             samples,
             header,
             body,
+            shared,
         })
     }
 
     /// The file bytes of the current shard, leaving it in place.
     pub fn shard_bytes(&self) -> Result<Vec<u8>> {
-        let mut out = self.header()?;
-        out.reserve_exact(self.data.len());
-        out.extend_from_slice(&self.data);
-        Ok(out)
+        let parts = ShardParts {
+            samples: self.ends.len(),
+            header: self.header()?,
+            body: self.data.clone(),
+            shared: self.shared.clone(),
+        };
+        Ok(parts.to_vec())
     }
 
     /// `u32 N`, the `N + 1` absolute offsets and the config. Offsets are `u32`, so a shard
@@ -140,7 +220,7 @@ impl ShardBuilder {
     fn header(&self) -> Result<Vec<u8>> {
         let n = self.ends.len() as u64;
         let first = 4 + 4 * (n + 1) + self.config.len() as u64;
-        let total = first + self.data.len() as u64;
+        let total = first + self.samples_len();
         if total > u64::from(u32::MAX) {
             return Err(Error::InvalidValue(format!(
                 "shard of {n} samples would be {total} bytes; MDS shards must stay under 4 GiB \
@@ -158,34 +238,9 @@ impl ShardBuilder {
     }
 }
 
-/// A finished shard: its header (count, offsets, config) apart from its sample bytes, so the
-/// samples are written as they were framed, never copied behind a header.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ShardParts {
-    /// Samples in the shard.
-    pub samples: usize,
-    /// `u32 N`, the `N + 1` offsets, and the config JSON.
-    pub header: Vec<u8>,
-    /// The framed samples, back to back.
-    pub body: Vec<u8>,
-}
-
-impl ShardParts {
-    /// The shard file's size in bytes.
-    pub fn len(&self) -> usize {
-        self.header.len() + self.body.len()
-    }
-
-    /// Whether the file would be empty (never: the header is always there).
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The whole file as one buffer (a copy).
-    pub fn to_vec(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.len());
-        out.extend_from_slice(&self.header);
-        out.extend_from_slice(&self.body);
-        out
-    }
+/// A position in the shard being built: see [`ShardBuilder::mark`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mark {
+    data: usize,
+    shared: usize,
 }

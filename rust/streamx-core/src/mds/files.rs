@@ -2,13 +2,16 @@
 //! and write the one file that is kept, atomically.
 
 use std::fs;
-use std::io::Write;
+use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use crate::compression::{temp_path, Compression};
 use crate::error::{Error, Result};
 use crate::hashing::HashAlgo;
-use crate::mds::builder::ShardParts;
+use crate::mds::parts::ShardParts;
+
+/// Buffer that gathers small parts of a file into one write.
+const GATHER_BYTES: usize = 64 << 10;
 
 /// Below this many bytes, threads cost more than they save.
 const PARALLEL_MIN_BYTES: usize = 1 << 20;
@@ -78,7 +81,7 @@ pub fn write_shard_parts(
     if compression.is_some() || !hashes.is_empty() {
         return write_shard_files(dir, basename_raw, &parts.to_vec(), compression, hashes);
     }
-    write_atomic_parts(&dir.join(basename_raw), &[&parts.header, &parts.body])?;
+    write_atomic_parts(&dir.join(basename_raw), &parts.segments())?;
     let raw = FileInfo {
         basename: basename_raw.to_owned(),
         bytes: parts.len() as u64,
@@ -122,14 +125,18 @@ pub fn write_atomic(path: &Path, data: &[u8]) -> Result<()> {
     write_atomic_parts(path, &[data])
 }
 
-/// [`write_atomic`] for a file made of consecutive `parts`.
+/// [`write_atomic`] for a file made of consecutive `parts`. Small parts are gathered in a
+/// buffer; parts as big as the buffer go to the file straight from where they are.
 pub fn write_atomic_parts(path: &Path, parts: &[&[u8]]) -> Result<()> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
     }
     let tmp = temp_path(path);
-    let written = fs::File::create(&tmp)
-        .and_then(|mut f| parts.iter().try_for_each(|part| f.write_all(part)));
+    let written = fs::File::create(&tmp).and_then(|f| {
+        let mut out = BufWriter::with_capacity(GATHER_BYTES, f);
+        parts.iter().try_for_each(|part| out.write_all(part))?;
+        out.flush()
+    });
     if let Err(e) = written {
         let _ = fs::remove_file(&tmp);
         return Err(Error::io(&tmp, e));

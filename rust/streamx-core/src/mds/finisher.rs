@@ -17,8 +17,9 @@ use std::thread::JoinHandle;
 use crate::compression::Compression;
 use crate::error::{Error, Result};
 use crate::hashing::HashAlgo;
-use crate::mds::builder::ShardParts;
 use crate::mds::files::{write_shard_parts, FileInfo};
+use crate::mds::parts::ShardParts;
+use crate::mds::pool::BufferPool;
 
 /// Finished shards that may wait for the thread (each up to `size_limit` bytes).
 const QUEUE: usize = 1;
@@ -53,6 +54,8 @@ pub struct Finisher {
     running: Option<Running>,
     /// Results the thread has sent and `drain` has not yet taken.
     ready: Arc<AtomicUsize>,
+    /// Where written shards' buffers go back to, for the builder to reuse.
+    pool: BufferPool,
 }
 
 impl Finisher {
@@ -64,7 +67,15 @@ impl Finisher {
             hashes,
             running: None,
             ready: Arc::new(AtomicUsize::new(0)),
+            pool: BufferPool::new(),
         }
+    }
+
+    /// Hands each written shard's sample buffer back to `pool` (the builder's).
+    #[must_use]
+    pub fn with_pool(mut self, pool: BufferPool) -> Self {
+        self.pool = pool;
+        self
     }
 
     /// Queues one shard for writing as `basename`, waiting while [`QUEUE`] shards already
@@ -113,6 +124,7 @@ impl Finisher {
         };
         drop(jobs); // Ends the thread's loop once the queue is empty.
         let joined = thread.join();
+        self.pool.clear();
         let mut done = Vec::new();
         for result in results.try_iter() {
             self.ready.fetch_sub(1, Ordering::AcqRel);
@@ -127,6 +139,7 @@ impl Finisher {
         let (send, results) = channel();
         let (dir, compression, hashes) = (self.dir.clone(), self.compression, self.hashes.clone());
         let ready = Arc::clone(&self.ready);
+        let pool = self.pool.clone();
         let thread = std::thread::Builder::new()
             .name("streamx-shards".into())
             .spawn(move || {
@@ -143,7 +156,7 @@ impl Finisher {
                         raw,
                         zip,
                     });
-                    drop(job);
+                    pool.give(job.parts.body);
                     let failed = result.is_err();
                     // Counted before sending, so `has_results` never misses a result.
                     ready.fetch_add(1, Ordering::AcqRel);

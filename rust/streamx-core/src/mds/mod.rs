@@ -41,13 +41,17 @@ pub mod files;
 pub mod finisher;
 pub mod index;
 pub mod ndarray;
+pub mod parts;
+pub mod pool;
 pub mod sample;
 pub mod shard;
 
-pub use builder::{ShardBuilder, ShardParts};
+pub use builder::{Mark, ShardBuilder};
 pub use encoding::{Encoding, ScalarType};
 pub use files::{write_shard_files, write_shard_parts, FileInfo};
 pub use finisher::{Finisher, ShardDone};
 pub use ndarray::{decode_ndarray, encode_ndarray, NdArrayRef};
+pub use parts::{ShardParts, SharedBytes};
+pub use pool::BufferPool;
 pub use sample::ColumnLayout;
 pub use shard::Shard;
