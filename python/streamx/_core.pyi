@@ -164,6 +164,7 @@ class CacheLedger:
         num_shards: int,
         limit: int | None = None,
         shard_files: Sequence[Sequence[str]] | None = None,
+        shard_sizes: Sequence[Sequence[int]] | None = None,
     ) -> Self: ...
     @property
     def path(self) -> str: ...

@@ -86,7 +86,30 @@ def _wait_for_files(paths: list[Path], timeout: float) -> None:
 
 
 def _batch_ids(batch: Any) -> list[int]:
+    if isinstance(batch, tuple):  # _checked_collate's (ids, samples)
+        return list(batch[0])
     return [int(i) for i in batch["id"].tolist()]
+
+
+def _checked_collate(batch: list[dict[str, Any]]) -> tuple[list[int], list[dict[str, Any]]]:
+    """Checks every sample against what was written (in the worker) and leaves the batch as
+    ``(ids, samples)``: the ids first, so that the loader counts the batch's samples right."""
+    return [_CHECK(sample) for sample in batch], batch
+
+
+def _check_samples(spec: dict[str, Any], loader_kwargs: dict[str, Any]) -> None:
+    """With ``check_samples`` (the directory of ``remote_data.py``), every sample is checked."""
+    global _CHECK
+    if not spec.get("check_samples"):
+        return
+    sys.path.insert(0, spec["check_samples"])
+    import remote_data
+
+    _CHECK = remote_data.check
+    loader_kwargs["collate_fn"] = _checked_collate
+
+
+_CHECK: Any = None
 
 
 def _die_with_parent() -> None:
@@ -117,6 +140,7 @@ def rank_main(spec: dict[str, Any], rank: int) -> None:
     if spec.get("load_state"):
         ds.load_state_dict(json.loads(Path(spec["load_state"]).read_text()))
     loader_kwargs = dict(spec.get("loader", {}))
+    _check_samples(spec, loader_kwargs)
     workers = _rank_setting(spec, rank, "num_workers", loader_kwargs.pop("num_workers", 0))
     if not workers:
         loader_kwargs.pop("multiprocessing_context", None)
@@ -144,6 +168,10 @@ def rank_main(spec: dict[str, Any], rank: int) -> None:
             if sync:  # DDP's gradient all_reduce: a rank with an extra batch blocks here
                 dist.all_reduce(torch.tensor([len(ids)]))
             step = len(record["batches"])
+            time.sleep(plan.get("step_s", 0))  # a training step's compute
+            if plan.get("state_every"):  # a checkpoint at every step, as a chaos test needs
+                record.setdefault("states", []).append(loader.state_dict())
+                rec.dump()
             if plan.get("state_after") == step:
                 record["state"] = loader.state_dict()
                 record["state_step"] = step

@@ -10,7 +10,10 @@ from pathlib import Path
 
 import pytest
 
+# remote_data (tests/remote), the dist launcher (tests/dist), the fault proxy (tests/storage).
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "remote"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "dist"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "storage"))
 sys.path.insert(0, os.path.dirname(__file__))
 
 import remote_data

@@ -84,9 +84,11 @@ class ShardCache:
         # Registered under the real path of their directory: the ledger deletes nothing
         # through a symlink planted there later (it checks the directory is still that path);
         # a file whose directory leads out of the stream's `local` is never registered.
-        files = [
+        # Each with the size the index gives it: eviction deletes only a regular file of
+        # that size (never a symlink, or a file planted under the name).
+        registered = [
             [
-                _real(shard.local_path(f))
+                (_real(shard.local_path(f)), int(f.bytes))
                 for pair in shard.file_pairs
                 for f in pair
                 if f and within(shard.dirname, shard.local_path(f))
@@ -95,6 +97,8 @@ class ShardCache:
             else []
             for shard, remote in zip(layout.shards, self._remote)
         ]
+        files = [[path for path, _ in shard] for shard in registered]
+        sizes = [[size for _, size in shard] for shard in registered]
         key = hashlib.blake2s(
             repr([(s.local, s.split, s.remote) for s in layout.streams]).encode(), digest_size=8
         ).hexdigest()
@@ -112,7 +116,7 @@ class ShardCache:
             slots_dir = os.path.join(user_root(), "connections")
         else:
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            self.ledger = _core.CacheLedger(path, len(files), shard_limit, files)
+            self.ledger = _core.CacheLedger(path, len(files), shard_limit, files, sizes)
             slots_dir = os.path.join(os.path.dirname(path), "connections")
         self._slots = ConnectionSlots(slots_dir, download_connections())
         self.max_shard_bytes = max(

@@ -305,7 +305,8 @@ pub fn decompress_file(
     let data = MappedFile::open(zip)?;
     let tmp = temp_path(raw);
     let limit = limit.unwrap_or(u64::MAX);
-    let result = write_decompressed(data.as_slice(), zip, &tmp, compression, limit);
+    let result = write_decompressed(data.as_slice(), zip, &tmp, compression, limit)
+        .and_then(|len| data.check(zip).map(|()| len));
     match result {
         Ok(len) => {
             std::fs::rename(&tmp, raw).map_err(|e| Error::io(raw, e))?;

@@ -123,7 +123,9 @@ impl HashAlgo {
 /// Hex digest of the file at `path`, read through a memory map (no copy into the heap).
 pub fn hash_file(path: &Path, algo: HashAlgo) -> Result<String> {
     let map = MappedFile::open(path)?;
-    Ok(algo.hexdigest(map.as_slice()))
+    let digest = algo.hexdigest(map.as_slice());
+    map.check(path)?;
+    Ok(digest)
 }
 
 /// Checks the file at `path` against the hex digest `expected` recorded in an index.

@@ -13,6 +13,7 @@ pub mod hashing;
 pub mod limits;
 pub mod mds;
 pub mod mmap;
+pub mod mmap_guard;
 pub mod partition;
 pub mod plan;
 pub mod reader;

@@ -9,6 +9,7 @@ use crate::compression::{decompress_file, Compression};
 use crate::error::{Error, Result};
 use crate::mds::sample::ColumnLayout;
 use crate::mds::shard::Shard;
+use crate::mmap::changed_error;
 
 /// What the reader needs to know about one shard (from its `index.json` entry).
 #[derive(Debug, Clone)]
@@ -151,15 +152,31 @@ impl ShardSet {
         }
     }
 
+    /// `read`'s outcome, unless `shard` (number `index`) changed under its map, which makes
+    /// whatever was read from it worthless: then [`Error::CorruptShard`] naming the file. Call
+    /// it after every read from a shard's bytes. A changed shard is dropped from the set, so
+    /// the next access maps the file afresh.
+    pub fn checked<T>(&self, index: usize, shard: &Arc<Shard>, read: Result<T>) -> Result<T> {
+        if !shard.changed() {
+            return read;
+        }
+        if let Some(cell) = self.open.get(index) {
+            let mut slot = cell.write().unwrap_or_else(PoisonError::into_inner);
+            if slot.as_ref().is_some_and(|open| Arc::ptr_eq(open, shard)) {
+                *slot = None;
+            }
+        }
+        Err(changed_error(shard.path()))
+    }
+
     /// Finds sample `global` and fills `out` with its columns' byte ranges within the returned
     /// shard's [`Shard::bytes`]. Returning the `Arc` (not borrowed slices) keeps the map alive
     /// for as long as the caller holds views of it, even across [`ShardSet::evict`].
     pub fn sample_columns(&self, global: u64, out: &mut Vec<Range<usize>>) -> Result<Arc<Shard>> {
         let (index, local) = self.locate(global)?;
         let shard = self.shard(index)?;
-        shard
-            .sample_column_ranges(local, &self.descs[index].layout, out)
-            .map_err(|e| with_global(e, global))?;
+        let read = shard.sample_column_ranges(local, &self.descs[index].layout, out);
+        self.checked(index, &shard, read.map_err(|e| with_global(e, global)))?;
         Ok(shard)
     }
 
@@ -175,17 +192,17 @@ impl ShardSet {
         let Some(shard) = self.open.get(index).and_then(|cell| read(cell).clone()) else {
             return Ok(None);
         };
-        shard
-            .sample_column_ranges(local, &self.descs[index].layout, out)
-            .map_err(|e| with_global(e, global))?;
+        let ranges = shard.sample_column_ranges(local, &self.descs[index].layout, out);
+        self.checked(index, &shard, ranges.map_err(|e| with_global(e, global)))?;
         Ok(Some((index, shard)))
     }
 
-    /// The raw bytes of sample `global` and the shard holding them.
+    /// The raw bytes of sample `global` and the shard holding them (check them with
+    /// [`ShardSet::checked`] once read).
     pub fn sample_range(&self, global: u64) -> Result<(Arc<Shard>, Range<usize>)> {
         let (index, local) = self.locate(global)?;
         let shard = self.shard(index)?;
-        let range = shard.sample_range(local)?;
+        let range = self.checked(index, &shard, shard.sample_range(local))?;
         Ok((shard, range))
     }
 }

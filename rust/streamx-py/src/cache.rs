@@ -10,6 +10,9 @@ use crate::enter::enter_core;
 
 /// A shard cache ledger shared by every process on the node that opens the same `path`.
 ///
+/// Eviction deletes `shard_files` only when each is a regular file reached without a
+/// symlink and, given `shard_sizes` (same shape), of that size.
+///
 /// `begin_download` returns `("download", evicted)`, `("local", [])`, `("wait", [])` or, with
 /// `must_fit`, `("noroom", [])`.
 /// Pickles by constructor arguments; each process maps the file itself.
@@ -18,24 +21,29 @@ pub struct CacheLedger {
     inner: Ledger,
     limit: Option<u64>,
     shard_files: Option<Vec<Vec<PathBuf>>>,
+    shard_sizes: Option<Vec<Vec<u64>>>,
 }
 
 #[pymethods]
 impl CacheLedger {
     #[new]
-    #[pyo3(signature = (path, num_shards, limit=None, shard_files=None))]
+    #[pyo3(signature = (path, num_shards, limit=None, shard_files=None, shard_sizes=None))]
     fn new(
         py: Python<'_>,
         path: PathBuf,
         num_shards: usize,
         limit: Option<u64>,
         shard_files: Option<Vec<Vec<PathBuf>>>,
+        shard_sizes: Option<Vec<Vec<u64>>>,
     ) -> PyResult<Self> {
-        let files = shard_files.clone();
+        let (files, sizes) = (shard_files.clone(), shard_sizes.clone());
         let inner = enter_core(py, move || {
-            let ledger = Ledger::open(path, num_shards, limit)?;
-            match files {
-                Some(files) => ledger.with_shard_files(files),
+            let mut ledger = Ledger::open(path, num_shards, limit)?;
+            if let Some(files) = files {
+                ledger = ledger.with_shard_files(files)?;
+            }
+            match sizes {
+                Some(sizes) => ledger.with_file_sizes(sizes),
                 None => Ok(ledger),
             }
         })?;
@@ -43,6 +51,7 @@ impl CacheLedger {
             inner,
             limit,
             shard_files,
+            shard_sizes,
         })
     }
 
@@ -55,6 +64,7 @@ impl CacheLedger {
             this.inner.num_shards(),
             this.limit,
             this.shard_files.clone(),
+            this.shard_sizes.clone(),
         );
         Ok((slf.get_type().into_any(), args.into_pyobject(slf.py())?))
     }

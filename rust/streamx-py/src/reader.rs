@@ -161,9 +161,10 @@ impl MDSReader {
 
     /// The framed bytes of sample `index`.
     fn sample_bytes<'py>(&self, py: Python<'py>, index: u64) -> PyResult<Bound<'py, PyBytes>> {
-        self.ensure_open(py, index)?;
+        let shard_id = self.ensure_open(py, index)?;
         let (shard, range) = self.set.sample_range(index).py()?;
-        Ok(PyBytes::new(py, &shard.bytes()[range]))
+        let copy = PyBytes::new(py, &shard.bytes()[range]);
+        self.set.checked(shard_id, &shard, Ok(copy)).py()
     }
 
     /// `(shard, index within shard)` of a global sample id.
@@ -246,17 +247,26 @@ impl MDSReader {
         let schema = &self.schemas[self.schema_ids[shard_id]];
         let bytes = shard.bytes();
         let dict = PyDict::new(py);
+        let mut decoded = Ok(());
         for ((name, kind), range) in schema.names.iter().zip(&schema.kinds).zip(ranges.iter()) {
-            let value = kinds::decode(py, *kind, &bytes[range.clone()]).map_err(|reason| {
-                let message = format!(
-                    "Corrupt shard {}: sample {index}, column {}: {reason}",
-                    shard.path().display(),
-                    name.bind(py)
-                );
-                PyExc::CorruptShard.err(py, message)
-            })?;
-            dict.set_item(name.bind(py), value)?;
+            match kinds::decode(py, *kind, &bytes[range.clone()]) {
+                Ok(value) => dict.set_item(name.bind(py), value)?,
+                Err(reason) => {
+                    let column = name.bind(py).to_string();
+                    decoded = Err((column, reason));
+                    break;
+                }
+            }
         }
+        // Values decoded from a shard that shrank under its map are zeros, not the file's.
+        self.set.checked(shard_id, &shard, Ok(())).py()?;
+        decoded.map_err(|(column, reason)| {
+            let message = format!(
+                "Corrupt shard {}: sample {index}, column {column}: {reason}",
+                shard.path().display(),
+            );
+            PyExc::CorruptShard.err(py, message)
+        })?;
         Ok(dict)
     }
 }

@@ -52,7 +52,9 @@ pub struct Ledger {
     pub(super) path: PathBuf,
     lock_path: PathBuf,
     pub(super) view: View,
-    files: Vec<Vec<PathBuf>>,
+    pub(super) files: Vec<Vec<PathBuf>>,
+    /// The index's size of each of `files` (None: unknown, any size is deleted).
+    pub(super) sizes: Vec<Vec<Option<u64>>>,
     pub(super) owner: Owner,
 }
 
@@ -88,6 +90,7 @@ impl Ledger {
             lock_path,
             view,
             files: vec![Vec::new(); num_shards],
+            sizes: Vec::new(),
             owner: Owner::new(&dir),
         };
         ledger.owner.sweep();
@@ -105,6 +108,7 @@ impl Ledger {
             )));
         }
         self.files = files;
+        self.sizes = Vec::new();
         Ok(self)
     }
 
@@ -229,16 +233,6 @@ impl Ledger {
         self.begin_inner(shard, bytes_needed, true, |victim| {
             self.delete_files(victim)
         })
-    }
-
-    pub(super) fn delete_files(&self, victim: usize) -> io::Result<()> {
-        self.files[victim]
-            .iter()
-            .filter(|p| super::file::inside_its_directory(p))
-            .try_for_each(|p| match std::fs::remove_file(p) {
-                Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
-                _ => Ok(()),
-            })
     }
 
     fn begin_inner(

@@ -13,6 +13,7 @@
 //! when every evictable shard is pinned or in flight; the overshoot is then bounded by the
 //! shards in flight. Units are bytes throughout.
 
+mod delete;
 mod evict;
 mod file;
 mod inspect;

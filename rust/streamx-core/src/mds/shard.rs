@@ -25,7 +25,9 @@ impl Shard {
         let len = validate(map.as_slice()).map_err(|reason| Error::CorruptShard {
             path: path.to_path_buf(),
             reason,
-        })?;
+        });
+        map.check(path)?;
+        let len = len?;
         Ok(Shard {
             path: path.to_path_buf(),
             map,
@@ -46,6 +48,18 @@ impl Shard {
     /// Whether the shard holds no samples (valid: see the writer's empty-shard quirk).
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// [`Error::CorruptShard`] if the file was truncated or rewritten in place since it was
+    /// mapped. Call it after reading from [`Shard::bytes`]: what was read is only the file's
+    /// if this passes.
+    pub fn check(&self) -> Result<()> {
+        self.map.check(&self.path)
+    }
+
+    /// Whether the file changed under the map (see [`Shard::check`]).
+    pub fn changed(&self) -> bool {
+        self.map.changed()
     }
 
     /// The whole file.
