@@ -12,6 +12,8 @@
 //! only the bytes an input may have touched are written back.
 #![no_main]
 
+#[path = "ledger/apply.rs"]
+mod apply;
 #[path = "ledger/corrupt.rs"]
 mod corrupt;
 #[path = "ledger/model.rs"]
