@@ -66,8 +66,9 @@ test-full: build-dev fuzz-smoke ## also the slow sweeps, and every fuzz target b
 
 # cargo-fuzz needs libFuzzer's instrumentation flags: nightly when rustup has it, else stable
 # with RUSTC_BOOTSTRAP=1 and no sanitizer. See FUZZING.md.
-FUZZ_TARGETS := shard index decompress ndarray columns ledger
+FUZZ_TARGETS ?= shard index decompress ndarray columns ledger
 FUZZ_SECONDS ?= 600
+FUZZ_ARGS ?=
 FUZZ_CARGO := $(shell rustup toolchain list 2>/dev/null | grep -q '^nightly' \
 	&& echo 'cargo +nightly fuzz' || echo 'RUSTC_BOOTSTRAP=1 cargo fuzz')
 FUZZ_FLAGS := $(shell rustup toolchain list 2>/dev/null | grep -q '^nightly' || echo '-s none')
@@ -76,15 +77,15 @@ fuzz-tools:
 	@command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 
 fuzz-smoke: fuzz-tools ## run every fuzz target for 10 s on its seed corpus
-	cd fuzz && for t in $(FUZZ_TARGETS); do \
-		$(FUZZ_CARGO) run $(FUZZ_FLAGS) -O $$t $$(mktemp -d) corpus/$$t -- -max_total_time=10 \
-			-rss_limit_mb=2048 \
-			|| exit 1; done
+	cd fuzz && scratch=$$(mktemp -d) && trap 'rm -rf "$$scratch"' EXIT && \
+		for t in $(FUZZ_TARGETS); do mkdir "$$scratch/$$t" && \
+		$(FUZZ_CARGO) run $(FUZZ_FLAGS) -O $$t "$$scratch/$$t" corpus/$$t -- -max_total_time=10 \
+			-rss_limit_mb=2048 || exit 1; done
 
 fuzz: fuzz-tools ## fuzz every target for FUZZ_SECONDS each (corpus grows under fuzz/corpus)
 	cd fuzz && for t in $(FUZZ_TARGETS); do \
 		$(FUZZ_CARGO) run $(FUZZ_FLAGS) -O $$t corpus/$$t -- -max_total_time=$(FUZZ_SECONDS) \
-			-rss_limit_mb=2048 -print_final_stats=1 || exit 1; done
+			-rss_limit_mb=2048 -print_final_stats=1 $(FUZZ_ARGS) || exit 1; done
 
 demo: build-dev ## the main job: write a dataset, stream it through a DataLoader
 	$(BIN)/python -m streamx.demo

@@ -167,6 +167,12 @@ impl Ledger {
         if shards.end > self.num_shards() {
             return Err(self.out_of_range(shards.end.saturating_sub(1)));
         }
+        if shards.start > shards.end {
+            return Err(Error::InvalidArgument(format!(
+                "shard range {}..{} starts after it ends",
+                shards.start, shards.end
+            )));
+        }
         let _lock = self.lock()?;
         for entry in &self.view.entries()[shards] {
             if evictable {
@@ -194,6 +200,9 @@ impl Ledger {
         let _lock = self.lock()?;
         if entry.state.load(Acquire) == PREPARING && self.owner.is_alive(owner(entry)) {
             return Ok(false);
+        }
+        if let Some(bytes) = on_disk {
+            self.check_fits_count(shard, entry, bytes)?;
         }
         self.release(entry);
         if let Some(bytes) = on_disk {
@@ -257,6 +266,7 @@ impl Ledger {
             PREPARING => self.release(entry),
             _ => {}
         }
+        self.check_fits_count(shard, entry, bytes_needed)?;
         let Some(evicted) = self.make_room(shard, bytes_needed, must_fit, &mut evict)? else {
             return Ok(None);
         };
@@ -274,6 +284,7 @@ impl Ledger {
         let entry = self.entry(shard)?;
         let _lock = self.lock()?;
         self.check_owner(shard, entry)?;
+        self.check_fits_count(shard, entry, actual_bytes)?;
         self.release(entry);
         self.add_usage(actual_bytes);
         entry.bytes.store(actual_bytes, Relaxed);
@@ -353,6 +364,23 @@ impl Ledger {
         entry.bytes.store(0, Relaxed);
         entry.owner_pid.store(0, Relaxed);
         entry.owner_start.store(0, Relaxed);
+    }
+
+    /// Refuses a size that would wrap the node's byte count once `entry` holds it (an index
+    /// can claim any size): a wrapped count would let the cache grow without bound.
+    fn check_fits_count(&self, shard: usize, entry: &Entry, bytes: u64) -> Result<()> {
+        let held = match entry.state.load(Acquire) {
+            REMOTE => 0,
+            _ => entry.bytes.load(Relaxed),
+        };
+        let others = self.usage().saturating_sub(held);
+        if others.checked_add(bytes).is_some() {
+            return Ok(());
+        }
+        Err(Error::InvalidArgument(format!(
+            "shard {shard}: {bytes} bytes would overflow the byte count of cache ledger {}",
+            self.path.display()
+        )))
     }
 
     fn add_usage(&self, bytes: u64) {
