@@ -148,7 +148,7 @@ def test_bad_row_names_partition_and_row_and_leaves_nothing(
     # The executor's error, raised again on the driver: the partition, the row, the cause.
     assert re.fullmatch(
         r"Spark partition 1 \(task attempt \d+\), row 10: ColumnValueError: Column 'id' .*"
-        r"'not a number'",
+        r"'not a number' \(sample 10\)",
         str(err.value),
     )
     assert isinstance(err.value.__cause__, PythonException)
