@@ -129,11 +129,67 @@ def test_local_only_stream_files_are_never_deleted(
     assert len(ids) == 400
     before = sorted(os.listdir(own))
     (usage,) = _json("cache", "usage", cache)
-    assert usage["unevictable"] == 11 and not usage["named"]
-    for args in (["--all"], ["--to", "0"], ["--shard", "3"]):
-        assert_one_line_failure(run_cli("cache", "evict", cache, *args), "cannot name the shards")
+    assert usage["unevictable"] == 11 and usage["named"]  # by the ledger's file manifest
     assert_one_line_failure(run_cli("cache", "evict", cache, "--shard", "40"), "only copy")
+    (report,) = _json("cache", "evict", cache, "--all")
+    assert sorted(e["shard"] for e in report["evicted"]) == list(range(usage["local"]))
+    assert not any(f.startswith("shard.") for f in os.listdir(cache))
     assert sorted(os.listdir(own)) == before
+    again = [int(s["id"]) for s in streamx.StreamingDataset(streams=streams, batch_size=4)]
+    assert sorted(again) == sorted(ids)
+
+
+def test_evict_across_the_remote_streams_of_a_mixed_dataset(
+    dataset: str, split_dataset: str, tmp_path: Any
+) -> None:
+    """Two remote streams cached in two directories: ids name files in both, and eviction
+    deletes in both, exactly the files the job registered."""
+    first, second = str(tmp_path / "c1"), str(tmp_path / "c2")
+    streams = [
+        streamx.Stream(remote=dataset, local=first),
+        streamx.Stream(remote=split_dataset, local=second, split="val"),
+    ]
+    assert len(list(streamx.StreamingDataset(streams=streams, batch_size=4))) == 340
+    (listing,) = _json("cache", "ls", first)
+    names = {r["shard"]: r["name"] for r in listing["shards"]}
+    assert names[0] == "shard.00000.mds"
+    val_dir = os.path.realpath(os.path.join(second, "val"))
+    assert names[len(names) - 1].startswith(val_dir + os.sep)
+    planted = os.path.join(second, "val", "notes.txt")
+    with open(planted, "w") as file:
+        file.write("the user's own file")
+    (report,) = _json("cache", "evict", first, "--to", "0")
+    assert len(report["evicted"]) == len(names)
+    assert not any(f.startswith("shard.") for f in os.listdir(first))
+    left = sorted(f for f in os.listdir(os.path.join(second, "val")) if f != ".streamx")
+    assert left == ["index.json", "notes.txt"]
+    with open(planted) as file:
+        assert file.read() == "the user's own file"
+    assert _json("cache", "usage", first)[0]["usage"] == 0
+
+
+def test_a_bad_manifest_refuses_eviction_but_not_reading(
+    dataset: str, split_dataset: str, tmp_path: Any
+) -> None:
+    cache = str(tmp_path / "cache")
+    streams = [
+        streamx.Stream(remote=dataset, local=cache),
+        streamx.Stream(local=os.path.join(split_dataset, "train")),
+    ]
+    assert len(list(streamx.StreamingDataset(streams=streams, batch_size=4))) == 400
+    (usage,) = _json("cache", "usage", cache)
+    manifest = usage["ledger"] + ".files.json"
+    with open(manifest, "w") as file:
+        file.write('{"version": 1, "files": [["relative/path"]], "sizes": [[1]]}')
+    assert not _json("cache", "usage", cache)[0]["named"]
+    assert _json("cache", "ls", cache)[0]["shards"]
+    on_disk = sorted(os.listdir(cache))
+    refused = run_cli("cache", "evict", cache, "--all")
+    assert_one_line_failure(refused, manifest, "describes 1 shards")
+    os.remove(manifest)
+    os.symlink(os.path.join(dataset, "index.json"), manifest)
+    assert_one_line_failure(run_cli("cache", "evict", cache, "--all"), manifest, "cannot open")
+    assert sorted(os.listdir(cache)) == on_disk
 
 
 def test_cache_failures_are_one_line(tmp_path: Any) -> None:

@@ -40,7 +40,7 @@ def _summary(view: LedgerView) -> dict[str, Any]:
         "ledger": view.path,
         "directory": view.home,
         "shards": view.num_shards,
-        "named": view.shards is not None,
+        "named": view.files is not None,
         "limit": view.snapshot["limit"],
         "usage": view.snapshot["usage"],
         "local": sum(s["state"] == "local" for s in shards),

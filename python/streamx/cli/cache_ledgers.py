@@ -1,10 +1,11 @@
 """Finding a node's cache ledgers and naming their shards, for ``streamx cache``.
 
 A ``StreamingDataset`` keeps its ledger in ``<local>/<split>/.streamx/ledger-<key>-<shards>``
-of its first stream with a remote. The ledger knows shards only by id; when the directory
-beside ``.streamx`` holds an ``index.json`` with that many shards (a single-stream dataset),
-ids map to its shard files, which is what eviction needs. Ledgers whose shards cannot be
-named (several streams) are shown by id and are not evicted from here.
+of its first stream with a remote. The ledger knows shards only by id. A dataset of several
+streams writes the files it registered beside the ledger (``<ledger>.files.json``, see
+:mod:`streamx.storage.ledger_manifest`); a single-stream dataset's ids map to the shards of
+the ``index.json`` beside ``.streamx``. Either gives eviction the files and the sizes the
+index gives them; a ledger with neither is shown by id and not changed from here.
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from streamx import _core
 from streamx.cli.ledger_types import LedgerSnapshot
-from streamx.format.index import INDEX_BASENAME, ShardInfo, parse_index
+from streamx.format.index import INDEX_BASENAME, parse_index
+from streamx.storage.ledger_manifest import read_manifest
+from streamx.storage.shard_files import ledger_entries
 
 __all__ = ["LedgerView", "dead_temp_files", "find_ledgers", "pid_alive"]
 
@@ -33,18 +35,23 @@ class LedgerView:
     path: str
     home: str
     snapshot: LedgerSnapshot
-    shards: Sequence[ShardInfo] | None = None
     files: list[list[str]] | None = field(default=None)
+    sizes: list[list[int]] | None = field(default=None)
+    # Why the shards cannot be named, when a manifest is there but not valid.
+    problem: str | None = None
 
     @property
     def num_shards(self) -> int:
         return len(self.snapshot["shards"])
 
     def name(self, shard: int) -> str:
-        """The shard's data file, or ``#<id>`` when the ledger's shards cannot be named."""
-        if self.shards is None:
+        """The shard's first file (relative to the ledger's directory when inside it), or
+        ``#<id>`` when the ledger's shards cannot be named or the shard has no cached files."""
+        if self.files is None or not self.files[shard]:
             return f"#{shard}"
-        return self.shards[shard].raw_data.basename
+        path = self.files[shard][0]
+        inside = path.startswith(os.path.realpath(self.home) + os.sep)
+        return os.path.relpath(path, os.path.realpath(self.home)) if inside else path
 
     def open(self) -> _core.CacheLedger:
         """The ledger for changes (keeps its limit; undoes dead processes' work on open).
@@ -52,12 +59,16 @@ class LedgerView:
         Raises:
             ValueError: If its shards cannot be named, so their files could not be deleted.
         """
+        if self.files is None and self.problem is not None:
+            raise ValueError(f"cannot name the shards of {self.path}: {self.problem}")
         if self.files is None:
             raise ValueError(
-                f"cannot name the shards of {self.path} (no {INDEX_BASENAME} with "
-                f"{self.num_shards} shards in {self.home}); not changing it"
+                f"cannot name the shards of {self.path} (no file manifest beside it and no "
+                f"{INDEX_BASENAME} with {self.num_shards} shards in {self.home}); not changing it"
             )
-        return _core.CacheLedger(self.path, self.num_shards, self.snapshot["limit"], self.files)
+        return _core.CacheLedger(
+            self.path, self.num_shards, self.snapshot["limit"], self.files, self.sizes
+        )
 
     def recover(self) -> None:
         """Releases pins and downloads of dead processes (deletes no shard file)."""
@@ -66,14 +77,22 @@ class LedgerView:
 
 
 def _resolve(view: LedgerView) -> None:
+    """Names the ledger's shards from its manifest, else from the index beside it."""
+    try:
+        manifest = read_manifest(view.path, view.num_shards)
+    except ValueError as e:
+        view.problem = str(e)  # shown and refused at `evict`; reading still works
+        return
+    if manifest is not None:
+        view.files, view.sizes = manifest.files, manifest.sizes
+        return
     index = os.path.join(view.home, INDEX_BASENAME)
     with contextlib.suppress(FileNotFoundError, ValueError):
         shards = parse_index(view.home, "", index)
         if len(shards) == view.num_shards:
-            view.shards = shards
-            view.files = [
-                [s.local_path(f) for pair in s.file_pairs for f in pair if f] for s in shards
-            ]
+            entries = [ledger_entries(s) for s in shards]
+            view.files = [[path for path, _ in e] for e in entries]
+            view.sizes = [[size for _, size in e] for e in entries]
 
 
 def find_ledgers(root: str) -> list[LedgerView]:

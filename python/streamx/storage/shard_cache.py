@@ -38,13 +38,14 @@ from streamx.format.readers import SampleReader
 from streamx.order.run_dirs import user_root
 from streamx.order.world import World
 from streamx.storage.cache_dir import writable
+from streamx.storage.ledger_manifest import write_manifest
 from streamx.storage.pool import download_pool
 from streamx.storage.read_only_ledger import ReadOnlyLedger
 from streamx.storage.settings import download_connections
 from streamx.storage.shard_files import bytes_present as _bytes_present
 from streamx.storage.shard_files import files_ready as _files_ready
+from streamx.storage.shard_files import ledger_entries, remove_stale_temps
 from streamx.storage.shard_files import normalize as _normalize
-from streamx.storage.shard_files import remove_stale_temps, within
 from streamx.storage.slots import ConnectionSlots, using_slots
 
 __all__ = ["ShardCache"]
@@ -52,10 +53,6 @@ __all__ = ["ShardCache"]
 _POLL_S = 0.005
 
 CacheLedgerLike = _core.CacheLedger | ReadOnlyLedger
-
-
-def _real(path: str) -> str:
-    return os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
 
 
 def _never(_: int) -> bool:
@@ -81,20 +78,10 @@ class ShardCache:
         self._shards: Sequence[ShardInfo] = layout.shards
         self._reader = reader
         self._remote = [_has_remote(layout.streams[s]) for s in self._stream_of_shard]
-        # Registered under the real path of their directory: the ledger deletes nothing
-        # through a symlink planted there later (it checks the directory is still that path);
-        # a file whose directory leads out of the stream's `local` is never registered.
-        # Each with the size the index gives it: eviction deletes only a regular file of
-        # that size (never a symlink, or a file planted under the name).
+        # Eviction deletes only a regular file of the index's size (never a symlink, or a
+        # file planted under the name), and nothing out of the stream's `local`.
         registered = [
-            [
-                (_real(shard.local_path(f)), int(f.bytes))
-                for pair in shard.file_pairs
-                for f in pair
-                if f and within(shard.dirname, shard.local_path(f))
-            ]
-            if remote
-            else []
+            ledger_entries(shard) if remote else []
             for shard, remote in zip(layout.shards, self._remote)
         ]
         files = [[path for path, _ in shard] for shard in registered]
@@ -117,6 +104,10 @@ class ShardCache:
         else:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             self.ledger = _core.CacheLedger(path, len(files), shard_limit, files, sizes)
+            if len(layout.streams) > 1:
+                # `streamx cache` names one stream's shards from its index.json; several
+                # streams' shards are named by what was registered here.
+                write_manifest(path, files, sizes)
             slots_dir = os.path.join(os.path.dirname(path), "connections")
         self._slots = ConnectionSlots(slots_dir, download_connections())
         self.max_shard_bytes = max(

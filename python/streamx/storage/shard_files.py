@@ -50,6 +50,25 @@ def within(root: str, path: str) -> bool:
     return where == real_root or where.startswith(real_root + os.sep)
 
 
+def ledger_entries(shard: ShardInfo) -> list[tuple[str, int]]:
+    """The files of ``shard`` the cache ledger may delete, each with the size the index gives.
+
+    Each path goes under the real path of its directory, so the ledger deletes nothing
+    through a symlink planted there later (it checks the directory is still that path); a
+    file whose directory leads out of the stream's ``local`` is left out.
+    """
+    return [
+        (_real_dir(shard.local_path(f)), int(f.bytes))
+        for pair in shard.file_pairs
+        for f in pair
+        if f and within(shard.dirname, shard.local_path(f))
+    ]
+
+
+def _real_dir(path: str) -> str:
+    return os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+
+
 def _inside(shard: ShardInfo, path: str) -> bool:
     return within(shard.dirname, path)
 
