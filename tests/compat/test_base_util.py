@@ -60,14 +60,25 @@ def test_number_abbrev_to_int(value: Any) -> None:
     )
 
 
+def _free_block(suffix: str, size: int) -> shared_memory.SharedMemory:
+    for prefix in range(999_999, 900_000, -1):
+        try:
+            return shared_memory.SharedMemory(name=f"{prefix:06d}{suffix}", create=True, size=size)
+        except FileExistsError:
+            continue
+    raise AssertionError("no free shared-memory name")
+
+
 def test_clean_stale_shared_memory_leaves_other_blocks_alone() -> None:
-    # A block shaped like one of mosaic's leaked ones, owned by "someone else".
-    block = shared_memory.SharedMemory(name="000000_locals", create=True, size=8)
+    # A block shaped like one of mosaic's leaked ones, owned by "someone else". mosaic's own
+    # datasets in this process (the compat tests) hold the lowest prefixes: take a free one.
+    block = _free_block("_locals", 8)
+    name = block.name.lstrip("/")
     try:
         assert block.buf is not None
         block.buf[:4] = b"keep"
         ours.clean_stale_shared_memory()
-        again = shared_memory.SharedMemory(name="000000_locals")
+        again = shared_memory.SharedMemory(name=name)
         assert again.buf is not None
         assert bytes(again.buf[:4]) == b"keep"
         again.close()
