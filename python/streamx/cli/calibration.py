@@ -14,9 +14,14 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Literal, NotRequired, TypedDict, cast
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
 
 from streamx.storage.download import temp_path_for
+
+if TYPE_CHECKING:
+    # typing has NotRequired from Python 3.11 on; the wheel supports 3.10, and annotations
+    # are never evaluated at run time (postponed, see the __future__ import).
+    from typing import NotRequired
 
 __all__ = [
     "Calibration",
