@@ -14,11 +14,15 @@ Workloads: ``img`` (samples of about 100 KB of bytes plus an int label) and ``to
 time to the first batch (from building the dataset, index download included), ratios, and
 ``correct``: every sample exactly once with its content checked.
 
+``--collate default`` uses torch's default collation for every library instead (what a
+drop-in user who passes no ``collate_fn`` has; streamx then reads batches in the training
+process, without worker processes).
+
 ``--whole-too`` adds streamx with range reads off (``STREAMX_RANGE_READS=0``: every sample
 waits for its whole shard), in the same run.
 
 Usage: ``nice python benches/bench_objstore.py [--img N] [--tokens N] [--repeat R]
-[--whole-too]``.
+[--collate identity|default] [--whole-too]``.
 """
 
 from __future__ import annotations
@@ -103,6 +107,20 @@ def _identity(batch: list[Any]) -> list[Any]:
     return batch
 
 
+def _collate(spec: dict[str, Any]) -> dict[str, Any]:
+    """The loader's collation argument: none (torch's default) or the identity."""
+    return {} if spec.get("collate") == "default" else {"collate_fn": _identity}
+
+
+def _samples(batch: Any) -> Any:
+    """The batch's samples as dicts, whether collated (a dict of columns) or not (a list)."""
+    if not isinstance(batch, dict):
+        return batch
+    columns = {k: (v.numpy() if hasattr(v, "numpy") else v) for k, v in batch.items()}
+    size = len(next(iter(columns.values())))
+    return ({k: v[j] for k, v in columns.items()} for j in range(size))
+
+
 def _loader(spec: dict[str, Any]) -> Any:
     remote = (
         f"s3://{BUCKET}/{spec['lib'] if spec['lib'] == 'litdata' else 'mds'}-{spec['workload']}"
@@ -121,7 +139,7 @@ def _loader(spec: dict[str, Any]) -> Any:
             storage_options={"endpoint_url": spec["endpoint"]},
         )
         return litdata.StreamingDataLoader(
-            ds, batch_size=BATCH, num_workers=WORKERS, collate_fn=_identity
+            ds, batch_size=BATCH, num_workers=WORKERS, **_collate(spec)
         )
     module: Any
     if spec["lib"] == "streamx-whole":
@@ -137,9 +155,7 @@ def _loader(spec: dict[str, Any]) -> Any:
     ds = module.StreamingDataset(
         remote=remote, local=spec["local"], batch_size=BATCH, shuffle=False
     )
-    return module.StreamingDataLoader(
-        ds, batch_size=BATCH, num_workers=WORKERS, collate_fn=_identity
-    )
+    return module.StreamingDataLoader(ds, batch_size=BATCH, num_workers=WORKERS, **_collate(spec))
 
 
 def epoch(spec: dict[str, Any]) -> dict[str, Any]:
@@ -154,7 +170,7 @@ def epoch(spec: dict[str, Any]) -> dict[str, Any]:
     for batch in _loader(spec):
         if first is None:
             first = time.perf_counter() - start
-        for sample in batch:
+        for sample in _samples(batch):
             if workload == "img":
                 i = int(sample["label"])
                 expected = pool[i % len(pool)]
@@ -196,7 +212,11 @@ def curl_limit(endpoint: str, root: Path, workload: str, scratch: Path) -> float
 
 
 def bench(
-    root: Path, counts: dict[str, int], repeat: int, libs: tuple[str, ...] = LIBS
+    root: Path,
+    counts: dict[str, int],
+    repeat: int,
+    libs: tuple[str, ...] = LIBS,
+    collate: str = "identity",
 ) -> list[dict[str, Any]]:
     rows = []
     env = {
@@ -224,6 +244,7 @@ def bench(
                             "count": count,
                             "local": local,
                             "endpoint": server.endpoint,
+                            "collate": collate,
                         }
                         try:
                             result = run_worker(SCRIPT, spec, timeout=EPOCH_TIMEOUT_S)
@@ -242,7 +263,7 @@ def bench(
                     print(lib, workload, limit, best, flush=True)
                 row["streamx_mbps"] = row["streamx_sps"] * mb / count / 1e6
                 for peer in ("litdata", "streaming"):  # no ratio against a run that failed
-                    theirs = row[f"{peer}_sps"]
+                    theirs = row.get(f"{peer}_sps")
                     row[f"vs_{peer}"] = row["streamx_sps"] / theirs if theirs else None
                 row["of_curl"] = row["streamx_mbps"] / row["curl_mbps"]
                 row["correct"] = all(row[f"{lib.replace('-', '_')}_correct"] for lib in libs)
@@ -284,6 +305,18 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--only", choices=["img", "tokens"])
     parser.add_argument("--quick", action="store_true", help="600 img and 6,000 tokens samples")
     parser.add_argument(
+        "--collate",
+        choices=["identity", "default"],
+        default="identity",
+        help="identity collate_fn (lists of samples), or torch's default collation",
+    )
+    parser.add_argument(
+        "--libs",
+        nargs="+",
+        choices=[*LIBS, "streamx-whole"],
+        help="only these (the ratio columns need litdata and streaming)",
+    )
+    parser.add_argument(
         "--whole-too", action="store_true", help="also streamx with range reads off"
     )
     args = parser.parse_args(argv)
@@ -304,14 +337,23 @@ def main(argv: list[str]) -> int:
                 spec = {"op": "write", "lib": lib, "workload": workload, "count": count, "out": out}
                 run_worker(SCRIPT, spec, timeout=3600)
         libs = (*LIBS, "streamx-whole") if args.whole_too else LIBS
-        rows = bench(root, counts, args.repeat, libs)
+        if args.libs:
+            libs = tuple(args.libs)
+        rows = bench(root, counts, args.repeat, libs, args.collate)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     columns = COLUMNS + WHOLE_COLUMNS if args.whole_too else COLUMNS
     table = format_table(rows, columns)
     print(table)
     path = write_results(
-        "objstore", {"machine": machine(), "counts": counts, "repeat": args.repeat, "rows": rows}
+        "objstore",
+        {
+            "machine": machine(),
+            "counts": counts,
+            "repeat": args.repeat,
+            "collate": args.collate,
+            "rows": rows,
+        },
     )
     print(f"results: {path}")
     return 0

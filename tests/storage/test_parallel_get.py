@@ -56,7 +56,18 @@ def _blob(path: Path, size: int, seed: int = 0) -> bytes:
     return data
 
 
+@pytest.fixture
+def fresh_download_pool(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A download pool sized by this test's settings: the process's pool keeps the size it
+    was created with, and an earlier test (tests/storage/test_range_reads.py) may have
+    created it with one thread."""
+    from streamx.storage import pool
+
+    monkeypatch.setattr(pool, "_POOLS", {})
+
+
 @pytest.mark.parametrize("route", ["s3-direct", "s3fs", "http"])
+@pytest.mark.usefixtures("fresh_download_pool")
 def test_ranged_parts_over_several_connections_at_once(
     route: str,
     throttled_nginx: Nginx,

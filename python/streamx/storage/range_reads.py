@@ -363,6 +363,10 @@ class RangeReads:
             return None
         if partial is not None:
             return partial
+        if self._cache.fetching_here(shard_id):
+            # Our own download (a prefetch) is under way: its parallel parts land sooner
+            # than reading the shard twice, once by range and once whole, pays off.
+            return None
         try:
             partial = _Partial(target, self._zero_copy)
         except StaleIndexError:

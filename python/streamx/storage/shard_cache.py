@@ -353,12 +353,16 @@ class ShardCache:
             if self._in_flight.get(shard_id) is future:
                 del self._in_flight[shard_id]
 
+    def fetching_here(self, shard_id: int) -> bool:
+        """Whether this process has queued or is running a download of ``shard_id``."""
+        with self._lock:
+            return self._pool_pid == os.getpid() and shard_id in self._in_flight
+
     def fetching(self, shard_id: int) -> bool:
         """Whether a download of ``shard_id`` is under way: queued in this process, or
         being fetched by any process of the node."""
-        with self._lock:
-            if self._pool_pid == os.getpid() and shard_id in self._in_flight:
-                return True
+        if self.fetching_here(shard_id):
+            return True
         return not self.read_only and self.ledger.state(shard_id) == "preparing"
 
     def usage(self) -> int:
