@@ -4,7 +4,11 @@ An MDS shard opens with its sample count and a table of absolute sample offsets,
 small ranged GET says where every sample lies and one more fetches the samples a reader needs
 now. The first sample of a shard is served after two short GETs instead of after the whole
 shard (64 MiB, at the tens of MB/s S3 gives each GET), and later samples read their own
-ranges until the shard's download, which runs on meanwhile, has landed.
+ranges until the shard's download, which runs on meanwhile, has landed. Only a shard that
+no download of this process has started is opened for range reads (the first shard of an
+epoch, a resumption, a random access): a shard this process is already prefetching lands
+over its parallel parts sooner than reading its bytes twice pays off, so a reader waits for
+it.
 
 The ranges land at their own offsets in a *partial*: an anonymous in-memory file the size of
 the shard (``memfd``; elsewhere a deleted temporary file), holes except for what was read.
