@@ -292,9 +292,22 @@ pub(crate) fn fill(shape: [usize; 5], f: impl Fn([usize; 5]) -> i64 + Sync) -> V
         let (rest, wi) = (rest / w, rest % w);
         [rest / r, rest % r, wi, bi, si]
     };
+    // Only a range's first index is unflattened (four divisions); the rest step through
+    // the shape like an odometer.
     let fill_range = |start: usize, out: &mut [i64]| {
-        for (j, slot) in out.iter_mut().enumerate() {
-            *slot = f(unflatten(start + j));
+        if out.is_empty() {
+            return; // a shape with a zero dimension: nothing to unflatten
+        }
+        let mut at = unflatten(start);
+        for slot in out.iter_mut() {
+            *slot = f(at);
+            let mut d = 4;
+            at[d] += 1;
+            while d > 0 && at[d] == shape[d] {
+                at[d] = 0;
+                d -= 1;
+                at[d] += 1;
+            }
         }
     };
     let mut ids = vec![0_i64; shape.iter().product()];
