@@ -11,6 +11,7 @@ index gives them; a ledger with neither is shown by id and not changed from here
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 from dataclasses import dataclass, field
@@ -50,8 +51,13 @@ class LedgerView:
         if self.files is None or not self.files[shard]:
             return f"#{shard}"
         path = self.files[shard][0]
-        inside = path.startswith(os.path.realpath(self.home) + os.sep)
-        return os.path.relpath(path, os.path.realpath(self.home)) if inside else path
+        inside = path.startswith(self._real_home + os.sep)
+        return os.path.relpath(path, self._real_home) if inside else path
+
+    @functools.cached_property
+    def _real_home(self) -> str:
+        # Resolved once: `ls` names every shard, and the files are registered by real path.
+        return os.path.realpath(self.home)
 
     def open(self) -> _core.CacheLedger:
         """The ledger for changes (keeps its limit; undoes dead processes' work on open).
