@@ -2,7 +2,7 @@
 //! the ledger itself, kept open by two actors standing for two processes), writes hostile
 //! values into its header, entries and pin slots (or cuts and grows the file, then opens it
 //! anew), and drives pin, unpin, begin/finish/abort download, sync, evict, evict-coldest,
-//! touch, set-evictable, recover, crash-and-reopen and snapshot on it.
+//! trim-to-limit, touch, set-evictable, recover, crash-and-reopen and snapshot on it.
 //!
 //! Errors are fine and panics are not. When nothing was corrupted, every call is also
 //! checked against an in-memory model (`ledger/model.rs`): states, bytes, pins, usage, the

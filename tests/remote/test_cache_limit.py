@@ -4,6 +4,7 @@ and a local-only stream's files are never evicted (mosaicml-streaming issue #988
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -109,6 +110,29 @@ def test_limit_holds_with_two_workers(
     gets = sum(1 for _t, m, path, _s, _f in via_proxy.log.entries if m == "GET" and ".mds" in path)
     if not shuffle:  # in order, each shard is fetched about once (shared edge shards aside)
         assert gets <= ds.num_shards + 2 * workers
+
+
+def test_overshoot_is_given_back_when_pins_drop(remote: str, tmp_path: Path) -> None:
+    """A shard needed now is fetched even when every other one is held, going over the
+    limit; once the holds are released the cache is trimmed back under it (CI once ended
+    an epoch over the limit by a shard: nothing gave those bytes back)."""
+    local = tmp_path / "cache"
+    streamx.StreamingDataset(remote=remote, local=str(local), batch_size=8)
+    limit = 4 * _max_shard(local) + os.path.getsize(local / "index.json")
+    ds = streamx.StreamingDataset(remote=remote, local=str(local), batch_size=8, cache_limit=limit)
+    cache = ds._shard_cache
+    assert cache is not None
+    with contextlib.ExitStack() as held:
+        for shard in range(5):  # each read while the ones before stay held
+            held.enter_context(cache.hold(shard))
+            cache.prepare(shard)
+        assert ds.cache_usage > limit
+        assert all((local / ds.shards[s].raw_data.basename).exists() for s in range(5))
+    assert 0 < ds.cache_usage <= limit
+    assert ds.cache_usage == Watcher(local).size()
+    # Released first (the stack unwinds), the fifth was the only shard free to evict.
+    present = [(local / ds.shards[s].raw_data.basename).exists() for s in range(5)]
+    assert present == [True, True, True, True, False]
 
 
 def test_too_small_limit_errors(remote: str, tmp_path: Path) -> None:

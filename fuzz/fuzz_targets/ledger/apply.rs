@@ -92,6 +92,21 @@ impl Set {
                     m.set(v, State::Remote, 0);
                 }
             }
+            Op::TrimToLimit => {
+                let expect = model
+                    .as_ref()
+                    .map(|m| m.victims(self.actor(0), usize::MAX, 0).0);
+                let trimmed = self.actor(1).trim_to_limit();
+                if let Ok(victims) = &trimmed {
+                    self.assert_deleted(victims);
+                }
+                let Some(m) = model else { return };
+                let victims = trimmed.unwrap();
+                assert_eq!(victims, expect.unwrap(), "trim_to_limit");
+                for v in victims {
+                    m.set(v, State::Remote, 0);
+                }
+            }
             Op::Touch { shard } => {
                 let before = self.actor(0).last_access(shard);
                 let touched = self.actor(1).touch(shard);

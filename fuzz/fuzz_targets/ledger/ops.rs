@@ -72,6 +72,7 @@ pub enum Op {
         shard: usize,
     },
     EvictColdest,
+    TrimToLimit,
     Touch {
         shard: usize,
     },
@@ -127,6 +128,7 @@ impl Op {
                 }
             }
             7 => Op::Evict { shard: shard(b, n) },
+            8 if code & 0x40 != 0 => Op::TrimToLimit,
             8 => Op::EvictColdest,
             9 => Op::Touch { shard: shard(b, n) },
             10 => {

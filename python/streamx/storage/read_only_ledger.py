@@ -60,5 +60,8 @@ class ReadOnlyLedger:
     def evict_coldest(self) -> int | None:
         return None
 
+    def trim_to_limit(self) -> list[int]:
+        return []  # no limit applies to a read-only cache
+
     def recover(self) -> tuple[int, int]:
         return (0, 0)

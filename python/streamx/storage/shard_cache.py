@@ -11,7 +11,8 @@ slots (``.streamx/connections`` beside the ledger), so the ranks and workers of 
 Under a ``cache_limit``, each process pins the shards it is reading or about to read (its
 *window*), so no process evicts a shard another one needs; prefetching only starts a download
 that fits under the limit, and only a shard needed right now may overshoot it. The overshoot
-is therefore bounded by the shards in flight (about one per process). Shards of streams that
+is therefore bounded by the shards in flight (about one per process), and it lasts only until
+a pin is released: the cache is then trimmed back under the limit. Shards of streams that
 have no remote are the user's only copy: they are never tracked, counted or evicted.
 """
 
@@ -273,6 +274,7 @@ class ShardCache:
         finally:
             if pinned:
                 self.ledger.unpin(shard_id)
+                self._trim()
 
     def set_window(self, reading: Sequence[int], ahead: Sequence[int] = ()) -> list[int] | None:
         """Declares the shards this process reads now (``reading``) and next (``ahead``),
@@ -296,11 +298,13 @@ class ShardCache:
             # A pin refused (every slot held by live processes) leaves the shard unprotected;
             # only the pins taken are released.
             pinned = [s for s in now if s in self._pinned or self.ledger.pin(s)]
-            for shard_id in self._pinned:
-                if shard_id not in keep:
-                    self.ledger.unpin(shard_id)
-                    self._reader.evict(shard_id)
+            released = [s for s in self._pinned if s not in keep]
+            for shard_id in released:
+                self.ledger.unpin(shard_id)
+                self._reader.evict(shard_id)
             self._pinned = pinned
+            if released:
+                self._trim()
             later = later[: max(self._capacity() - len(now) - 1, 0)]
         wanted = now + later
         for shard_id in reversed(wanted):
@@ -315,6 +319,12 @@ class ShardCache:
                 wanted = [] if self.ranges_first(urgent) else [urgent]
             self.prepare_async(wanted)
         return self._pinned if self.limited else None
+
+    def _trim(self) -> None:
+        """Gives back what an urgent download took over the limit while every other shard
+        was pinned, now that a pin is released (a cheap check when within the limit)."""
+        for victim in self.ledger.trim_to_limit():
+            self._reader.evict(victim)
 
     def _capacity(self) -> int:
         """How many of the largest shards the limit holds."""

@@ -184,6 +184,12 @@ impl CacheLedger {
         enter_core(py, || self.inner.evict_coldest())
     }
 
+    /// Evicts unpinned shards, least recently used first, until usage is within the limit
+    /// (an urgent download may have overshot it); returns the shards evicted.
+    fn trim_to_limit(&self, py: Python<'_>) -> PyResult<Vec<usize>> {
+        enter_core(py, || self.inner.trim_to_limit())
+    }
+
     /// Undoes work of dead processes; returns `(downloads, pins)` released.
     fn recover(&self, py: Python<'_>) -> PyResult<(usize, usize)> {
         let report = enter_core(py, || self.inner.recover())?;

@@ -5,6 +5,7 @@ use std::sync::atomic::Ordering::{Acquire, Relaxed};
 
 use super::layout::{LOCAL, PINNED_FOREVER};
 use super::ledger::Ledger;
+use super::lru::select_victims;
 use crate::error::{Error, Result};
 
 impl Ledger {
@@ -56,6 +57,34 @@ impl Ledger {
         self.release(entry);
         entry.last_access.store(0, Relaxed);
         Ok(Some(victim.shard))
+    }
+
+    /// Brings the node back under its limit once pins are released: a download needed right
+    /// away may have overshot it while every other shard was pinned, and nothing else would
+    /// give those bytes back. Evicts unpinned evictable local shards, least recently used
+    /// first, until usage is within the limit or no candidate is left.
+    ///
+    /// Returns the shards evicted (none without a limit or when already within it).
+    ///
+    /// # Errors
+    /// [`Error::Io`] if a file cannot be deleted.
+    pub fn trim_to_limit(&self) -> Result<Vec<usize>> {
+        let Some(limit) = self.limit() else {
+            return Ok(Vec::new());
+        };
+        if self.usage() <= limit {
+            return Ok(Vec::new()); // the common case, without taking the lock
+        }
+        let _lock = self.lock()?;
+        let selection = select_victims(self.candidates(usize::MAX), self.usage(), 0, limit);
+        for &victim in &selection.victims {
+            self.delete_files(victim)
+                .map_err(|e| Error::io(&self.path, e))?;
+            let entry = self.entry(victim)?;
+            self.release(entry);
+            entry.last_access.store(0, Relaxed);
+        }
+        Ok(selection.victims)
     }
 }
 
@@ -114,5 +143,47 @@ mod tests {
         assert_eq!(ledger.evict_coldest().unwrap(), Some(0));
         assert_eq!(ledger.evict_coldest().unwrap(), None);
         assert_eq!(ledger.usage(), 5);
+    }
+
+    #[test]
+    fn trim_to_limit_evicts_coldest_unpinned_until_within() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = (0..4)
+            .map(|i| vec![dir.path().join(format!("shard.{i}"))])
+            .collect();
+        let ledger = Ledger::open(dir.path().join("ledger"), 4, Some(20))
+            .unwrap()
+            .with_shard_files(files)
+            .unwrap();
+        for shard in 0..4 {
+            make_local(&ledger, dir.path(), shard, 8); // 32 bytes: over the limit by 12
+        }
+        for shard in [2, 1, 3] {
+            ledger.touch(shard).unwrap(); // coldest first: 0, 2, 1, 3
+        }
+        ledger.pin(0).unwrap();
+        assert_eq!(ledger.trim_to_limit().unwrap(), vec![2, 1]);
+        assert_eq!(ledger.usage(), 16);
+        assert!(dir.path().join("shard.0").exists());
+        assert!(!dir.path().join("shard.2").exists());
+        assert_eq!(ledger.trim_to_limit().unwrap(), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn trim_to_limit_stops_when_only_pinned_shards_are_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = (0..2)
+            .map(|i| vec![dir.path().join(format!("shard.{i}"))])
+            .collect();
+        let ledger = Ledger::open(dir.path().join("ledger"), 2, Some(5))
+            .unwrap()
+            .with_shard_files(files)
+            .unwrap();
+        make_local(&ledger, dir.path(), 0, 4);
+        make_local(&ledger, dir.path(), 1, 4);
+        ledger.pin(0).unwrap();
+        ledger.pin(1).unwrap();
+        assert_eq!(ledger.trim_to_limit().unwrap(), Vec::<usize>::new());
+        assert_eq!(ledger.usage(), 8);
     }
 }
