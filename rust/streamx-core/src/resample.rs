@@ -126,6 +126,14 @@ impl ResampledUnits {
         })
     }
 
+    /// Whether `small_per_big` is the identity: every shard taken whole, once, in order (no
+    /// resampling), so the map need not be built (800 MB at 10^8 samples) nor looked up.
+    pub fn is_identity(&self) -> bool {
+        self.units
+            .iter()
+            .all(|u| u.picked.is_none() && u.big_start == u.shard_offset)
+    }
+
     /// The whole `small_per_big` map.
     pub fn into_resampled(self) -> Resampled {
         let mut small_per_big = Vec::with_capacity(self.total as usize);

@@ -19,7 +19,7 @@ use rayon::prelude::*;
 
 use crate::partition::{Layout, Partition, PartitionSpec};
 use crate::plan::EpochConfig;
-use crate::resample::{resample_streams, Resampled};
+use crate::resample::{resample_units, ResampledUnits};
 use crate::shuffle::get_shuffle_warn;
 use crate::warning::{Warning, Warnings};
 use crate::{Error, Result};
@@ -109,10 +109,20 @@ pub(crate) fn map_ids(ids: &mut [i64], perm: Option<&[i64]>, small_per_big: &[i6
     }
 }
 
-/// The permutation of a resampled space, if shuffling.
+/// Maps a partition's epoch ids to underlying sample ids: through `perm` (if shuffling) and
+/// the resampling, whose per-sample map is only built when it is not the identity.
+pub(crate) fn map_resampled(ids: &mut [i64], perm: Option<Vec<i64>>, units: ResampledUnits) {
+    if !units.is_identity() {
+        map_ids(ids, perm.as_deref(), &units.into_resampled().small_per_big);
+    } else if let Some(perm) = perm {
+        map_ids(ids, None, &perm); // `perm[id]`
+    }
+}
+
+/// The permutation of a resampled space (its shuffle units given), if shuffling.
 pub(crate) fn shuffle_perm(
     cfg: &EpochConfig,
-    resampled: &Resampled,
+    shuffle_units: &[i64],
     block_size: usize,
     warnings: &mut Warnings,
 ) -> Result<Option<Vec<i64>>> {
@@ -121,7 +131,7 @@ pub(crate) fn shuffle_perm(
     }
     let perm = get_shuffle_warn(
         cfg.shuffle_algo,
-        &resampled.shuffle_units,
+        shuffle_units,
         cfg.num_canonical_nodes,
         cfg.seed,
         cfg.epoch,
@@ -141,9 +151,9 @@ pub(crate) fn stream_partition(
     warnings: &mut Warnings,
 ) -> Result<Partition> {
     let shards = cfg.stream_shards();
-    let resampled = resample_streams(&shards[stream_id..=stream_id], &cfg.resample_params())?;
+    let units = resample_units(&shards[stream_id..=stream_id], &cfg.resample_params())?;
     let spec = PartitionSpec {
-        num_samples: resampled.small_per_big.len() as u64,
+        num_samples: units.len() as u64,
         num_canonical_nodes: cfg.num_canonical_nodes,
         num_physical_nodes: nodes,
         ranks_per_node: cfg.world.ranks_per_node,
@@ -162,12 +172,8 @@ pub(crate) fn stream_partition(
             cfg.shuffle_block_size
         )));
     }
-    let perm = shuffle_perm(cfg, &resampled, block, warnings)?;
-    map_ids(
-        &mut partition.ids,
-        perm.as_deref(),
-        &resampled.small_per_big,
-    );
+    let perm = shuffle_perm(cfg, &units.shuffle_units, block, warnings)?;
+    map_resampled(&mut partition.ids, perm, units);
     Ok(partition)
 }
 

@@ -1,10 +1,10 @@
 //! `random` batching: resample all streams together, partition the combined epoch, shuffle it,
 //! and map back to underlying sample ids.
 
-use super::{map_ids, shuffle_perm};
+use super::{map_resampled, shuffle_perm};
 use crate::partition::{Layout, Partition, PartitionSpec};
 use crate::plan::EpochConfig;
-use crate::resample::{resample_streams, resample_units, Resampled};
+use crate::resample::resample_units;
 use crate::shuffle::{get_shuffle_parts, ShuffleArgs};
 use crate::warning::Warnings;
 use crate::{Error, Result};
@@ -23,24 +23,13 @@ fn spec(cfg: &EpochConfig, num_samples: u64) -> PartitionSpec {
     }
 }
 
-/// The resampled epoch and its partition layout (big ids), in streaming's order of work.
-fn prepare(cfg: &EpochConfig, warnings: &mut Warnings) -> Result<(Resampled, Layout)> {
-    let resampled = resample_streams(&cfg.stream_shards(), &cfg.resample_params())?;
-    let num_samples = resampled.small_per_big.len() as u64;
-    let layout = Layout::new(cfg.partition_algo, &spec(cfg, num_samples), warnings)?;
-    Ok((resampled, layout))
-}
-
 /// The whole epoch.
 pub(crate) fn generate(cfg: &EpochConfig, warnings: &mut Warnings) -> Result<Partition> {
-    let (resampled, layout) = prepare(cfg, warnings)?;
+    let units = resample_units(&cfg.stream_shards(), &cfg.resample_params())?;
+    let layout = Layout::new(cfg.partition_algo, &spec(cfg, units.len() as u64), warnings)?;
     let mut partition = layout.partition();
-    let perm = shuffle_perm(cfg, &resampled, cfg.shuffle_block_size, warnings)?;
-    map_ids(
-        &mut partition.ids,
-        perm.as_deref(),
-        &resampled.small_per_big,
-    );
+    let perm = shuffle_perm(cfg, &units.shuffle_units, cfg.shuffle_block_size, warnings)?;
+    map_resampled(&mut partition.ids, perm, units);
     Ok(partition)
 }
 

@@ -1,6 +1,7 @@
 //! `py1e` (streaming's default): per canonical node, shuffle each span, then spread every
 //! span's samples by a bounded uniform offset and sort by the jittered positions.
 
+mod pipeline;
 mod rank;
 mod sort;
 mod window;
@@ -12,7 +13,8 @@ use super::{Parts, Want};
 use crate::warning::{Warning, Warnings};
 use crate::{Error, Result};
 
-use sort::{jittered_positions, node_samples, sort_by_position};
+use pipeline::Laid;
+use sort::{jittered_positions, node_samples};
 use window::pick_node;
 
 const EMPTY_NODE: &str = "The number of samples assigned to a canonical node is 0. This very \
@@ -54,28 +56,28 @@ pub(crate) fn shuffle(
     // Nodes after the last wanted one matter only for the warning; see `tail_warns`.
     let last = Want::end(wants);
     let mut small_block = false;
-    let mut parts = Vec::with_capacity(groups.len());
-    for (&(a, b), &want) in groups[..last].iter().zip(wants) {
+    let mut parts = pipeline::lay_out(last, |i| {
+        let (a, b) = groups[i];
         let node = &spans[a..b];
-        if matches!(want, Want::Skip) {
-            skip_node(&mut epoch_rng, node, bounds, &mut small_block)?;
-            parts.push(None);
-            continue;
-        }
-        if let Want::At(ranks) = want {
-            parts.push(Some(pick_node(
+        Ok(match wants[i] {
+            Want::Skip => {
+                skip_node(&mut epoch_rng, node, bounds, &mut small_block)?;
+                Laid::Done(None)
+            }
+            Want::At(ranks) => Laid::Done(Some(pick_node(
                 &mut epoch_rng,
                 node,
                 bounds,
                 &mut small_block,
                 ranks,
-            )?));
-            continue;
-        }
-        let samples = node_samples(&mut epoch_rng, node);
-        let positions = jittered_positions(&mut epoch_rng, node, bounds, &mut small_block)?;
-        parts.push(Some(sort_by_position(&samples, &positions)));
-    }
+            )?)),
+            Want::All => {
+                let samples = node_samples(&mut epoch_rng, node);
+                let positions = jittered_positions(&mut epoch_rng, node, bounds, &mut small_block)?;
+                Laid::Sort(samples, positions)
+            }
+        })
+    })?;
     parts.resize(groups.len(), None);
     let tail = &spans[groups.get(last).map_or(spans.len(), |g| g.0)..];
     if !small_block && !tail.is_empty() {
