@@ -6,8 +6,10 @@ A ``cache_limit`` below what the run holds at once switches to the LRU model
 
 from __future__ import annotations
 
+import os
 import time
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from numpy.typing import NDArray
@@ -141,13 +143,13 @@ def simulate(config: SimConfig) -> SimResult:
     chunk = _chunk(config)
     limited = config.cache_limit is not None
     reads: list[list[tuple[NDArray[np.int64], int, int]]] = [[] for _ in range(config.nodes)]
-    for epoch, steps in enumerate(epoch_steps):
-        ids = epoch_order(config, epoch)
-        for n in range(config.nodes):
-            if limited:
-                reads[n].append((ids[n], steps, epoch * per_epoch))
-            parts[n].append(
-                node_queue(
+    # Nodes are independent and numpy releases the GIL in their array work: one thread per CPU.
+    with ThreadPoolExecutor(max_workers=min(config.nodes, os.cpu_count() or 1)) as pool:
+        for epoch, steps in enumerate(epoch_steps):
+            ids = epoch_order(config, epoch)
+            queued = [
+                pool.submit(
+                    node_queue,
                     ids[n],
                     shard_of,
                     steps,
@@ -157,8 +159,13 @@ def simulate(config: SimConfig) -> SimResult:
                     last_use[n],
                     chunk,
                 )
-            )
-        del ids
+                for n in range(config.nodes)
+            ]
+            for n, future in enumerate(queued):
+                if limited:
+                    reads[n].append((ids[n], steps, epoch * per_epoch))
+                parts[n].append(future.result())
+            del ids, queued
     queues = [_join(qs, [e * per_epoch for e in range(len(epoch_steps))]) for qs in parts]
     trace = run_links(
         queues,
