@@ -110,13 +110,13 @@ def big(samples: int) -> None:
         return out
 
     sim_run.epoch_order = timed  # type: ignore[assignment]
-    began = time.process_time()
+    began, wall = time.process_time(), time.perf_counter()
     result = simulate(cfg)
-    total = time.process_time() - began
+    total, wall = time.process_time() - began, time.perf_counter() - wall
     sim_run.epoch_order = original
     print(
         f"| {samples:,.0f} samples, 8x8x8, {len(result.step_times):,} steps | "
-        f"{total:.1f} s | {planned:.1f} s | {total - planned:.1f} s |"
+        f"{total:.1f} s | {planned:.1f} s | {total - planned:.1f} s | {wall:.1f} s |"
     )
 
 
