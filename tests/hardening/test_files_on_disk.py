@@ -75,7 +75,12 @@ def test_leftovers_of_killed_downloads_are_removed(remote: str, tmp_path: Path) 
     ds = streamx.StreamingDataset(remote=remote, local=str(local), batch_size=4)
     name = ds.shards[1].zip_data.basename
     del ds
-    leftovers = [f".{name}.99999.0123abcd.tmp", "shard.00002.mds.tmp.99999.3"]
+    leftovers = [
+        f".{name}.99999.0123abcd.tmp",
+        "shard.00002.mds.tmp.99999.3",
+        f".{name}.99999.0123abcd.verify",  # staged until its digest is checked
+        f"..{name}.99999.0123abcd.verify.99999.4567cdef.tmp",  # that staging's download
+    ]
     for left in leftovers:
         (local / left).write_bytes(b"\0" * 1000)
     (local / "notes.tmp").write_text("not ours")
@@ -144,3 +149,33 @@ def test_validate_hash_retries_a_transient_corruption(remote: str, tmp_path: Pat
     with pytest.raises(ChecksumError), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ds[0]
+
+
+@pytest.mark.parametrize("compression", ["zstd", None])
+def test_a_shard_file_takes_its_name_only_once_its_digest_matched(
+    tmp_path: Path, compression: str | None
+) -> None:
+    """With ``validate_hash``, a downloaded shard file waits under a staging name until its
+    digest is checked: readers find shard files by name (and decompress a compressed one they
+    find), so an unchecked file under its name could be served before a mismatch removed it.
+    CI once caught a reader decompressing a corrupt download that way."""
+    remote = str(tmp_path / "remote")
+    remote_data.write(remote, N, compression=compression, size_limit=6_000)
+    local = tmp_path / "cache"
+    fetched: list[tuple[str, bool]] = []
+
+    class Watched(streamx.Stream):
+        def _download_file(self, from_basename: str, to_basename: str | None = None) -> str:
+            path = super()._download_file(from_basename, to_basename)
+            if from_basename.startswith("shard"):
+                final = os.path.join(str(local), from_basename)
+                fetched.append((os.path.basename(path), os.path.exists(final)))
+            return path
+
+    ds = streamx.StreamingDataset(
+        streams=[Watched(remote=remote, local=str(local))], batch_size=4, validate_hash="sha1"
+    )
+    assert sorted(remote_data.check(s) for s in ds) == list(range(N))
+    assert len(fetched) == ds.num_shards
+    assert all(name.endswith(".verify") and not at_final for name, at_final in fetched)
+    assert not [n for n in os.listdir(local) if n.endswith((".verify", ".tmp"))]

@@ -48,6 +48,13 @@ def _listed_size(basename: str) -> int | None:
     return None if sizes is None else sizes.get(basename)
 
 
+# The compressed file whose digest the shard being prepared checked before it took its name,
+# so that the decompression hook does not hash it a second time.
+_VERIFIED: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "streamx_verified_zip", default=None
+)
+
+
 class Stream:
     """A dataset directory (remote and/or local) and how much of it an epoch draws.
 
@@ -285,7 +292,8 @@ class Stream:
                 has no compression.
             ChecksumError: If the compressed file's digest differs from the index.
         """
-        shard_files.check_hash(self.validate_hash, zip_info, zip_filename)
+        if _VERIFIED.get() != zip_filename:
+            shard_files.check_hash(self.validate_hash, zip_info, zip_filename)
         if compression is None:
             raise ValueError(f"{zip_filename}: a compressed file of an uncompressed shard")
         max_bytes = _listed_size(os.path.basename(raw_filename))
@@ -321,28 +329,58 @@ class Stream:
         if zip_info is None:
             if os.path.isfile(raw_filename):
                 return 0
-            self._fetch_listed(raw_info)
-            shard_files.check_hash(self.validate_hash, raw_info, raw_filename)
+            if self.validate_hash:
+                self._fetch_verified(raw_info, raw_filename)
+            else:
+                self._fetch_listed(raw_info)
             return raw_info.bytes
         zip_filename = os.path.join(self.local, self.split, zip_info.basename)
         if os.path.isfile(raw_filename):
             if self.safe_keep_zip:
                 return 0
             return -shard_files.remove_counted(zip_info, zip_filename, self.local)
-        delta = 0
+        delta, verified = 0, None
         if not os.path.isfile(zip_filename):
-            self._fetch_listed(zip_info)
+            # Readers decompress a compressed file they find, so with `validate_hash` it takes
+            # its name only once checked, like a raw one.
+            if self.validate_hash:
+                self._fetch_verified(zip_info, zip_filename)
+                verified = zip_filename
+            else:
+                self._fetch_listed(zip_info)
             delta += zip_info.bytes
-        self._decompress_shard_part(zip_info, zip_filename, raw_filename, compression)
+        token = _VERIFIED.set(verified)
+        try:
+            self._decompress_shard_part(zip_info, zip_filename, raw_filename, compression)
+        finally:
+            _VERIFIED.reset(token)
         shard_files.check_size(raw_info, raw_filename)  # a rewritten zip of the same size
         delta += raw_info.bytes
         return delta if self.safe_keep_zip else delta - zip_info.bytes
 
-    def _fetch_listed(self, info: FileInfo) -> None:
-        """Downloads a file the cached index lists and checks its size against the index."""
+    def _fetch_verified(self, info: FileInfo, path: str) -> None:
+        """Downloads a shard file under a staging name and gives it its name ``path`` only
+        once its digest matches: readers find a shard file (raw, or compressed to decompress)
+        by its name, so a file checked in place could be read by another thread or process
+        before a mismatch removed it."""
+        staging = shard_files.staging_name(info.basename)
+        got = self._fetch_listed(info, staging)
+        try:
+            shard_files.check_hash(self.validate_hash, info, got, named=path)
+            if os.path.abspath(got) != os.path.abspath(path):
+                os.replace(got, path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                if os.path.abspath(got) != os.path.abspath(path):
+                    os.remove(got)
+            raise
+
+    def _fetch_listed(self, info: FileInfo, to_basename: str | None = None) -> str:
+        """Downloads a file the cached index lists (to ``to_basename`` if given) and checks
+        its size against the index. Returns the local path written."""
         try:
             with _listed(info):
-                self._download_file(info.basename)
+                got = self._download_file(info.basename, to_basename)
         except SizeMismatchError as err:
             shard_files.stale_size(info, self.index_path, err.size, err)
         except FileNotFoundError as err:
@@ -353,7 +391,8 @@ class Stream:
                 "if the dataset was rewritten on the remote, that index.json is stale; delete "
                 f"{os.path.dirname(self.index_path)} or use a fresh `local` directory)"
             ) from err
-        shard_files.check_size(info, os.path.join(self.local, self.split, info.basename))
+        shard_files.check_size(info, got)
+        return got
 
     def prepare_shard(self, shard: ShardInfo) -> int:
         """Makes every file of ``shard`` ready to read (download, check, decompress).

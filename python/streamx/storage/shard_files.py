@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import posixpath
 import re
 import stat
+import uuid
 from typing import NoReturn
 
 from streamx import _core
@@ -35,13 +37,27 @@ __all__ = [
     "remove_stale_temps",
     "safe_remove",
     "set_up_shard",
+    "staging_name",
     "stale_size",
     "within",
 ]
 
-# Temporary names of a download (download.temp_path_for) and of a decompression (the core's
-# compression::temp_path), for a file named NAME.
-_TEMP_FORMS = (r"\.{name}\.\d+\.[0-9a-f]+\.tmp", r"{name}\.tmp\.\d+\.\d+")
+# Temporary names of a download (download.temp_path_for), of a decompression (the core's
+# compression::temp_path), and of a download staged until its digest is checked
+# (staging_name) with that download's own temporary, for a file named NAME.
+_TEMP_FORMS = (
+    r"\.{name}\.\d+\.[0-9a-f]+\.tmp",
+    r"{name}\.tmp\.\d+\.\d+",
+    r"\.{name}\.\d+\.[0-9a-f]+\.verify",
+    r"\.\.{name}\.\d+\.[0-9a-f]+\.verify\.\d+\.[0-9a-f]+\.tmp",
+)
+
+
+def staging_name(basename: str) -> str:
+    """Where a download of ``basename`` waits for its digest check: a unique hidden name in
+    the same directory (so the final rename is atomic), tagged with this process's pid."""
+    head, tail = posixpath.split(basename)
+    return posixpath.join(head, f".{tail}.{os.getpid()}.{uuid.uuid4().hex[:8]}.verify")
 
 
 def within(root: str, path: str) -> bool:
@@ -155,9 +171,10 @@ def stale_size(
     ) from cause
 
 
-def check_hash(algo: str | None, info: FileInfo, path: str) -> None:
+def check_hash(algo: str | None, info: FileInfo, path: str, named: str | None = None) -> None:
     """With ``algo`` (``validate_hash``), checks a file against the index; a bad file is
-    deleted, so no reader maps it.
+    deleted, so no reader maps it. ``named``: the file's real name, when ``path`` is where it
+    waits before taking it (errors name the shard file the user knows).
 
     Raises:
         ValueError: If the index records no digest of that algorithm.
@@ -175,7 +192,9 @@ def check_hash(algo: str | None, info: FileInfo, path: str) -> None:
         _core.verify_file(algo, path, info.hashes[algo])
     except ChecksumError:
         os.remove(path)  # never leave bad bytes where a reader could map them
-        raise
+        if named is None:
+            raise
+        raise ChecksumError(f"Checksum failure: {named}") from None
 
 
 def files_ready(shard: ShardInfo) -> bool:
