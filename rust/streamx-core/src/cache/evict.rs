@@ -93,10 +93,14 @@ mod tests {
     use super::*;
 
     fn ledger_with_files(dir: &std::path::Path, shards: usize) -> Ledger {
+        ledger_with_limit(dir, shards, None)
+    }
+
+    fn ledger_with_limit(dir: &std::path::Path, shards: usize, limit: Option<u64>) -> Ledger {
         let files = (0..shards)
             .map(|i| vec![dir.join(format!("shard.{i}"))])
             .collect();
-        Ledger::open(dir.join("ledger"), shards, None)
+        Ledger::open(dir.join("ledger"), shards, limit)
             .unwrap()
             .with_shard_files(files)
             .unwrap()
@@ -148,13 +152,7 @@ mod tests {
     #[test]
     fn trim_to_limit_evicts_coldest_unpinned_until_within() {
         let dir = tempfile::tempdir().unwrap();
-        let files = (0..4)
-            .map(|i| vec![dir.path().join(format!("shard.{i}"))])
-            .collect();
-        let ledger = Ledger::open(dir.path().join("ledger"), 4, Some(20))
-            .unwrap()
-            .with_shard_files(files)
-            .unwrap();
+        let ledger = ledger_with_limit(dir.path(), 4, Some(20));
         for shard in 0..4 {
             make_local(&ledger, dir.path(), shard, 8); // 32 bytes: over the limit by 12
         }
@@ -172,13 +170,7 @@ mod tests {
     #[test]
     fn trim_to_limit_stops_when_only_pinned_shards_are_left() {
         let dir = tempfile::tempdir().unwrap();
-        let files = (0..2)
-            .map(|i| vec![dir.path().join(format!("shard.{i}"))])
-            .collect();
-        let ledger = Ledger::open(dir.path().join("ledger"), 2, Some(5))
-            .unwrap()
-            .with_shard_files(files)
-            .unwrap();
+        let ledger = ledger_with_limit(dir.path(), 2, Some(5));
         make_local(&ledger, dir.path(), 0, 4);
         make_local(&ledger, dir.path(), 1, 4);
         ledger.pin(0).unwrap();
