@@ -252,3 +252,45 @@ def test_s3_without_credentials_names_the_url_and_where_streamx_looked(
     assert f"Object {url} not found!" in message
     assert "no AWS credentials were found" in message
     assert "AWS_ACCESS_KEY_ID" in message and "~/.aws/credentials" in message
+
+
+class _BodyMoves:
+    """Records what ``_core.socket_to_file`` moved, and moves it (the real function)."""
+
+    def __init__(self) -> None:
+        from streamx import _core
+
+        self._real = _core.socket_to_file
+        self.moved: list[tuple[int, str]] = []
+
+    def socket_to_file(
+        self, sock: int, file: int, offset: int, length: int, seconds: float
+    ) -> tuple[int, str]:
+        result = self._real(sock, file, offset, length, seconds)
+        self.moved.append(result)
+        return result
+
+
+@pytest.mark.usefixtures("fresh_download_pool")
+def test_plain_http_bodies_move_through_rust(
+    bucket_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from streamx.storage import http_get
+
+    _ensure_nginx()
+    monkeypatch.setenv("STREAMX_DOWNLOAD_PART_SIZE", str(MIB))
+    moves = _BodyMoves()
+    monkeypatch.setattr(http_get, "_core", moves)
+    data = _blob(bucket_dir / "bucket" / "ds" / "blob", 5 * MIB + 123)
+    with Nginx(bucket_dir) as server:
+        url = f"{server.endpoint}/bucket/ds/blob"
+        download_file(url, str(tmp_path / "parts"), expected_size=len(data))
+        assert (tmp_path / "parts").read_bytes() == data
+        parts = len(moves.moved)
+        assert parts == 6 and all(end == "complete" for _, end in moves.moved)
+        # What Rust moved plus what http.client had buffered with the headers is each part.
+        assert sum(n for n, _ in moves.moved) > len(data) - parts * 8192
+        small = _blob(bucket_dir / "bucket" / "ds" / "small", 700_000, seed=1)
+        download_file(f"{server.endpoint}/bucket/ds/small", str(tmp_path / "whole"))  # one GET
+        assert (tmp_path / "whole").read_bytes() == small
+        assert len(moves.moved) == parts + 1 and moves.moved[-1][1] == "complete"

@@ -1,13 +1,15 @@
 """One HTTP/1.1 GET (whole or ranged) written straight into an open file.
 
-Connections are pooled per host and kept alive. The body goes from the socket into a
-reused per-thread buffer (``readinto1``: one ``recv_into`` once the few bytes read with the
-headers are used up) and from there into the file with ``os.pwrite`` at its offset, so
-parts of one file land in place from several threads with no other copy. Before every read
-the socket's timeout is set to what is left of the attempt's deadline, so a body that
-stalls mid-way fails in time. Exactly the bytes asked for are read: a server announcing
-another length is refused before its body is read, and one sending on past it is never
-read further.
+Connections are pooled per host and kept alive. On a plain (not TLS) connection, a body
+with a fixed length and no checksum to verify is moved by Rust without the GIL
+(``_core.socket_to_file``: socket to pipe to file with ``splice``, so its bytes never
+enter user space), after the few bytes ``http.client`` buffered with the headers. Any
+other body goes from the socket into a reused per-thread buffer (``readinto1``) and from
+there into the file with ``os.pwrite`` at its offset. Either way parts of one file land
+in place from several threads, and every wait is bounded by what is left of the attempt's
+deadline, so a body that stalls mid-way fails in time. Exactly the bytes asked for are
+read: a server announcing another length is refused before its body is read, and one
+sending on past it is never read further.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import hashlib
 import http.client
 import os
 import re
+import socket
 import ssl
 import threading
 import time
@@ -26,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from streamx import _core
 from streamx.exceptions import (
     ChecksumMismatchError,
     HttpResponseError,
@@ -232,6 +236,61 @@ def _read_body(
     url: str,
     checksum: tuple[str, Any, bytes] | None,
 ) -> None:
+    if checksum is None and not response.chunked and _plain_socket(sock):
+        _move_body(response, sock, fd, offset, length, deadline, url)
+    else:
+        _copy_body(response, sock, fd, offset, length, deadline, url, checksum)
+    if response.chunked and response.read(1):
+        raise TruncatedDownloadError(f"{url}: the server sent more than {length} bytes")
+    if checksum is not None and checksum[1].digest() != checksum[2]:
+        raise ChecksumMismatchError(f"GET {url}: the body does not match its {checksum[0]}")
+    clean = _nothing_pending(response, sock)
+    response.close()
+    if not clean:
+        raise _Unreusable
+
+
+def _plain_socket(sock: Any) -> bool:
+    return type(sock) is socket.socket
+
+
+def _move_body(
+    response: http.client.HTTPResponse,
+    sock: socket.socket,
+    fd: int,
+    offset: int,
+    length: int,
+    deadline: float,
+    url: str,
+) -> None:
+    """The body through Rust, after what ``http.client`` already buffered."""
+    assert response.fp is not None
+    sock.setblocking(False)  # the Rust side waits with poll, bounded by the deadline
+    buffered = response.fp.peek(1)[:length]  # read along with the headers; never waits
+    if buffered:
+        _pwrite_all(fd, memoryview(response.fp.read(len(buffered))), offset)
+    done = len(buffered)
+    moved, end = _core.socket_to_file(
+        sock.fileno(), fd, offset + done, length - done, deadline - time.monotonic()
+    )
+    done += moved
+    if end == "timeout":
+        raise TimeoutError(f"GET {url} ran past its deadline after {done} of {length} bytes")
+    if end == "closed":
+        raise TruncatedDownloadError(f"{url}: received {done} of {length} bytes")
+
+
+def _copy_body(
+    response: http.client.HTTPResponse,
+    sock: Any,
+    fd: int,
+    offset: int,
+    length: int,
+    deadline: float,
+    url: str,
+    checksum: tuple[str, Any, bytes] | None,
+) -> None:
+    """The body through a reused buffer, in Python (TLS, chunked, or a checksum to keep)."""
     view = _buffer()
     if response.chunked:
         # Chunk framing is between us and the bytes: let http.client strip it.
@@ -253,14 +312,6 @@ def _read_body(
         if checksum is not None:
             checksum[1].update(view[:n])
         done += n
-    if response.chunked and response.read(1):
-        raise TruncatedDownloadError(f"{url}: the server sent more than {length} bytes")
-    if checksum is not None and checksum[1].digest() != checksum[2]:
-        raise ChecksumMismatchError(f"GET {url}: the body does not match its {checksum[0]}")
-    clean = _nothing_pending(response, sock)
-    response.close()
-    if not clean:
-        raise _Unreusable
 
 
 class _Unreusable(Exception):

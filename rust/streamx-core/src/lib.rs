@@ -14,6 +14,7 @@ pub mod limits;
 pub mod mds;
 pub mod mmap;
 pub mod mmap_guard;
+pub mod netio;
 pub mod partition;
 pub mod plan;
 pub mod reader;

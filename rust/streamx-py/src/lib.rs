@@ -18,6 +18,7 @@ mod codec;
 mod enter;
 mod errors;
 mod kinds;
+mod netio;
 mod plan;
 mod reader;
 mod scalar;
@@ -33,6 +34,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     codec::register(m)?;
     errors::register(m)?;
     kinds::register(m)?;
+    netio::register(m)?;
     plan::register(m)?;
     shard_index::register(m)?;
     m.add_class::<writer::MDSShardWriter>()?;
