@@ -163,3 +163,72 @@ def test_transformed_samples_through_batched_workers(dataset_dir: Path) -> None:
         batches.append(_batches(loader))
     _assert_same(*batches)
     assert batches[0][0]["t"].shape == (7, 2)
+
+
+FIXED_COLUMNS = {
+    "id": "int",
+    "arr": "ndarray:uint16:4",
+    "grid": "ndarray:float32:2,3",
+    "f": "float32",
+    "d": "float64",
+    "u": "uint8",
+    "i8": "int8",
+    "u64": "ndarray:uint64:2",
+}
+
+
+@pytest.fixture(scope="module")
+def fixed_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("fixed")
+    with streamx.MDSWriter(out=str(out), columns=FIXED_COLUMNS, size_limit=1500) as writer:
+        for i in range(SAMPLES):
+            writer.write(
+                {
+                    "id": i - 50,
+                    "arr": np.arange(i, i + 4, dtype=np.uint16),
+                    "grid": np.full((2, 3), i / 3, dtype=np.float32),
+                    "f": np.float32(i / 8),
+                    "d": np.float64(-i / 7),
+                    "u": np.uint8(i % 256),
+                    "i8": np.int8(i % 128 - 64),
+                    "u64": np.array([2**63 + i, i], dtype=np.uint64),
+                }
+            )
+    return out
+
+
+@pytest.mark.parametrize(("workers", "drop_last"), [(0, False), (2, True), (3, False)])
+def test_fixed_width_columns_are_gathered_as_the_other_paths_collate(
+    fixed_dir: Path, workers: int, drop_last: bool
+) -> None:
+    """Every column of fixed width: the main process copies each batch straight into one
+    array per column; the batches equal the per-sample path's and mosaic's."""
+    streaming = pytest.importorskip("streaming")
+    oracle = _loader(streaming, fixed_dir, workers, drop_last=drop_last)
+    expected = [_batches(oracle), _batches(oracle)]
+    for kind in ("", "per-sample"):
+        loader = _loader(streamx, fixed_dir, workers, path_kind=kind, drop_last=drop_last)
+        gathers = loader.dataset._sample_access().get_columns is not None
+        assert gathers and (loader._batched and loader._inline()) == (kind == "")
+        for epoch in expected:
+            _assert_same(_batches(loader), epoch)
+
+
+def test_only_all_fixed_width_schemas_are_gathered(dataset_dir: Path, fixed_dir: Path) -> None:
+    from streamx.format.readers.fixed_columns import fixed_layout
+
+    mixed = streamx.StreamingDataset(local=str(dataset_dir), batch_size=7)
+    assert mixed._sample_access().get_columns is None  # bytes, str and a dynamic ndarray
+    fixed = streamx.StreamingDataset(local=str(fixed_dir), batch_size=7)
+    layout = fixed._reader.fixed
+    assert layout is not None
+    shapes = {c.name: (c.dtype.name, c.shape, c.width) for c in layout.columns}
+    assert shapes["id"] == ("int64", (), 8) and shapes["grid"] == ("float32", (2, 3), 24)
+    assert shapes["u64"] == ("uint64", (2,), 16) and list(shapes) == sorted(FIXED_COLUMNS)
+    plans = fixed._reader._plans
+    other = type(plans[0]).from_columns({**FIXED_COLUMNS, "u": "uint16"})
+    assert fixed_layout([*plans, other]) is None  # two schemas that disagree
+    # torch's default_collate refuses uint64 scalars: such a column takes the usual path.
+    assert fixed_layout([type(plans[0]).from_columns({"x": "uint64"})]) is None
+    zero_copy = streamx.StreamingDataset(local=str(fixed_dir), batch_size=7, zero_copy=True)
+    assert zero_copy._reader.fixed is None  # its views are not copied into batches

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -24,6 +24,7 @@ __all__ = [
     "chunk_samples",
     "chunk_size",
     "loader_batches",
+    "loader_column_batches",
     "worker_ids",
     "worker_samples",
 ]
@@ -35,6 +36,7 @@ _CHUNK_BYTES = 1 << 20
 
 # Samples are whatever the dataset's reader or ``get_item`` returns (a dict by default).
 Sample = Any
+_Part = TypeVar("_Part")
 
 
 @dataclass(frozen=True)
@@ -49,12 +51,15 @@ class SampleAccess:
             follows) to the shard cache and returns where the chunk should end; called with
             ``start == len(ids)`` it releases everything.
         chunk: Samples per ``get_many`` call.
+        get_columns: A batch of ids as one array per column, equal to what stacking the
+            decoded samples gives; set when every column is of fixed width.
     """
 
     get_one: Callable[[int], Sample]
     get_many: Callable[[list[int]], Iterable[Sample]] | None
     prepare: Callable[[NDArray[np.int64], int, int], int]
     chunk: int
+    get_columns: Callable[[list[int]], dict[str, NDArray[Any]]] | None = None
 
 
 def worker_samples(
@@ -110,7 +115,70 @@ def loader_batches(
     the pass has read its last sample of ``shard`` (to unmap it: its pages would otherwise
     stay in this process's resident set until the pass ends).
     """
-    assert access.get_many is not None
+    get_many = access.get_many
+    assert get_many is not None
+    parts = _batch_parts(
+        start,
+        layout,
+        replication,
+        access,
+        lambda ids: list(get_many(ids)),
+        num_workers=num_workers,
+        batch_size=batch_size,
+        drop_last=drop_last,
+        release=release,
+    )
+    for batch in parts:
+        yield batch[0] if len(batch) == 1 else [s for part in batch for s in part]
+
+
+def loader_column_batches(
+    start: EpochStart,
+    layout: DatasetLayout,
+    replication: int | None,
+    access: SampleAccess,
+    *,
+    num_workers: int,
+    batch_size: int,
+    drop_last: bool,
+    release: Callable[[int], None] | None = None,
+) -> Iterator[dict[str, NDArray[Any]]]:
+    """The batches of :func:`loader_batches`, as one array per column
+    (``access.get_columns`` must be set)."""
+    get_columns = access.get_columns
+    assert get_columns is not None
+    parts = _batch_parts(
+        start,
+        layout,
+        replication,
+        access,
+        get_columns,
+        num_workers=num_workers,
+        batch_size=batch_size,
+        drop_last=drop_last,
+        release=release,
+    )
+    for batch in parts:
+        if len(batch) == 1:
+            yield batch[0]
+        else:
+            yield {name: np.concatenate([part[name] for part in batch]) for name in batch[0]}
+
+
+def _batch_parts(
+    start: EpochStart,
+    layout: DatasetLayout,
+    replication: int | None,
+    access: SampleAccess,
+    read: Callable[[list[int]], _Part],
+    *,
+    num_workers: int,
+    batch_size: int,
+    drop_last: bool,
+    release: Callable[[int], None] | None,
+) -> Iterator[list[_Part]]:
+    """Each batch as what ``read`` returned for its pieces (one, unless a cache limit made
+    the shard cache cut the batch short)."""
     ids, spans = _interleaved(start, layout, replication, num_workers, batch_size, drop_last)
     metrics.begin_epoch(start.epoch)
     shards = layout.shards_of(ids)
@@ -118,18 +186,18 @@ def loader_batches(
     np.maximum.at(last_use, shards, np.arange(len(ids), dtype=np.int64))
     try:
         for begin, end in spans:
-            samples: list[Sample] = []
+            parts: list[_Part] = []
             position = begin
             while position < end:
                 stop = access.prepare(ids, position, end)  # shorter under a cache limit
-                samples += access.get_many(ids[position:stop].tolist())
+                parts.append(read(ids[position:stop].tolist()))
                 position = stop
             metrics.add_samples(end - begin)
             if release is not None:
                 for shard in np.unique(shards[begin:end]).tolist():
                     if last_use[shard] < end:
                         release(shard)
-            yield samples
+            yield parts
     finally:
         access.prepare(ids, len(ids), len(ids))
 

@@ -30,6 +30,8 @@ from streamx.dataset.spanner import Spanner
 from streamx.dataset.stream import Stream, apply_weights
 from streamx.format.index import ShardInfo
 from streamx.format.readers import make_reader
+from streamx.format.readers.fixed_columns import stack_samples
+from streamx.format.readers.mds import MDSSampleReader
 from streamx.order.epoch import plan_config, resample_streams
 from streamx.order.epoch_state import EpochState
 from streamx.order.settings import (
@@ -50,8 +52,7 @@ __all__ = ["StreamingDataset"]
 
 def _in_order(values: NDArray[np.int64]) -> list[int]:
     """The distinct values, in order of first appearance."""
-    unique, first = np.unique(values, return_index=True)
-    return [int(v) for v in unique[np.argsort(first)]]
+    return list(dict.fromkeys(values.tolist()))  # a window is short: cheaper than np.unique
 
 
 class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-arg]
@@ -356,11 +357,24 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
                 return ranges.get_many(reader, ids, fallback)
             return reader.get_many(ids, fallback)
 
+        get_columns = None
+        mds = reader if isinstance(reader, MDSSampleReader) else None
+        fixed = mds.fixed if mds is not None else None
+        if mds is not None and fixed is not None and not overridden:
+            read_columns = mds.get_columns
+
+            def get_columns(ids: list[int]) -> dict[str, NDArray[Any]]:
+                try:
+                    return read_columns(ids)
+                except FileNotFoundError:  # a shard not (wholly) here yet: the usual path
+                    return stack_samples(fixed, get_many(ids))
+
         return SampleAccess(
             get_one=self.__getitem__,
             get_many=None if overridden else get_many,
             prepare=self._prepare_ahead,
             chunk=self._chunk,
+            get_columns=get_columns,
         )
 
     def __iter__(self) -> Iterator[Any]:

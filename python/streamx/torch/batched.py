@@ -55,7 +55,7 @@ def _pack_column(values: list[Any]) -> Column:
         if kind in _SCALAR_DTYPES:
             return ("array", np.array(values, dtype=_SCALAR_DTYPES[kind]))
         if isinstance(first, np.generic) and not isinstance(first, (np.str_, np.bytes_)):
-            if np.dtype(kind).hasobject:
+            if np.dtype(kind).hasobject or kind is np.uint64:  # torch refuses uint64 scalars
                 return _collated(values)
             return ("array", np.array(values, dtype=kind))
     except OverflowError:  # an int beyond int64: default_collate raises its own error

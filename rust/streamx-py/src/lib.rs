@@ -17,6 +17,7 @@ mod cache_inspect;
 mod codec;
 mod enter;
 mod errors;
+mod gather;
 mod kinds;
 mod netio;
 mod plan;

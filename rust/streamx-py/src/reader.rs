@@ -2,11 +2,15 @@
 
 use std::ops::Range;
 use std::path::PathBuf;
+use std::sync::Arc;
+
+use numpy::PyArray2;
 
 use pyo3::exceptions::PyIndexError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
 use streamx_core::compression::Compression;
+use streamx_core::mds::shard::Shard;
 use streamx_core::mds::ColumnLayout;
 use streamx_core::reader::{ShardDesc, ShardSet};
 
@@ -159,6 +163,21 @@ impl MDSReader {
             .collect()
     }
 
+    /// Copies column `columns[k]` (its position among the sorted columns) of each sample
+    /// `indices[i]` into
+    /// row `i` of `outs[k]`: C-contiguous uint8 arrays with a row per sample, each row as
+    /// wide as the column's field. Raises `FileNotFoundError` for a shard not on disk (the
+    /// rows are then incomplete) and `CorruptShardError` for a field of another width.
+    fn gather<'py>(
+        &self,
+        py: Python<'py>,
+        indices: Vec<u64>,
+        columns: Vec<usize>,
+        outs: Vec<Bound<'py, PyArray2<u8>>>,
+    ) -> PyResult<()> {
+        crate::gather::gather(self, py, &indices, &columns, &outs)
+    }
+
     /// The framed bytes of sample `index`.
     fn sample_bytes<'py>(&self, py: Python<'py>, index: u64) -> PyResult<Bound<'py, PyBytes>> {
         let shard_id = self.ensure_open(py, index)?;
@@ -210,7 +229,7 @@ fn index_shard_args(parts: Vec<(Bound<'_, ShardIndex>, PathBuf, usize)>) -> Vec<
 
 impl MDSReader {
     /// "sample N of shard <path>", for errors about sample `index`.
-    fn where_is(&self, index: u64) -> String {
+    pub(crate) fn where_is(&self, index: u64) -> String {
         match self.set.locate(index) {
             Ok((shard, _)) => match self.set.desc(shard) {
                 Some(desc) => format!("sample {index} of shard {}", desc.raw_path.display()),
@@ -231,19 +250,32 @@ impl MDSReader {
         Ok(shard)
     }
 
+    /// The shard of sample `index` (mapped now if it was not) and its number, with `ranges`
+    /// set to the sample's column ranges in the shard's bytes.
+    pub(crate) fn open_sample(
+        &self,
+        py: Python<'_>,
+        index: u64,
+        ranges: &mut Vec<Range<usize>>,
+    ) -> PyResult<(usize, Arc<Shard>)> {
+        if let Some(found) = self.set.sample_columns_if_open(index, ranges).py()? {
+            return Ok(found);
+        }
+        let shard_id = self.ensure_open(py, index)?;
+        Ok((shard_id, self.set.sample_columns(index, ranges).py()?))
+    }
+
+    pub(crate) fn set(&self) -> &ShardSet {
+        &self.set
+    }
+
     fn decode<'py>(
         &self,
         py: Python<'py>,
         index: u64,
         ranges: &mut Vec<Range<usize>>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let found = self.set.sample_columns_if_open(index, ranges).py()?;
-        let (shard_id, shard) = if let Some(found) = found {
-            found
-        } else {
-            let shard_id = self.ensure_open(py, index)?;
-            (shard_id, self.set.sample_columns(index, ranges).py()?)
-        };
+        let (shard_id, shard) = self.open_sample(py, index, ranges)?;
         let schema = &self.schemas[self.schema_ids[shard_id]];
         let bytes = shard.bytes();
         let dict = PyDict::new(py);
