@@ -19,7 +19,7 @@ from streamx.format.encodings import is_mds_encoding_safe
 from streamx.format.index import INDEX_BASENAME, FileInfo, ShardInfo, ShardList
 from streamx.format.shard_list import SchemaUse
 from streamx.storage import cache_dir, shard_files
-from streamx.storage.download import download_file
+from streamx.storage.download import Progress, download_file
 from streamx.storage.index_fetch import load_index_checked
 
 __all__ = ["Stream", "apply_weights"]
@@ -52,6 +52,12 @@ def _listed_size(basename: str) -> int | None:
 # so that the decompression hook does not hash it a second time.
 _VERIFIED: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "streamx_verified_zip", default=None
+)
+
+
+# Who follows the download of the file being fetched (a decompressor), if anyone.
+_FOLLOWER: contextvars.ContextVar[Progress | None] = contextvars.ContextVar(
+    "streamx_download_follower", default=None
 )
 
 
@@ -264,6 +270,7 @@ class Stream:
             retry=self.download_retry,
             timeout=self.download_timeout,
             expected_size=_listed_size(from_basename),
+            progress=_FOLLOWER.get(),
         )
         return local
 
@@ -346,6 +353,13 @@ class Stream:
             if self.validate_hash:
                 self._fetch_verified(zip_info, zip_filename)
                 verified = zip_filename
+            elif self._decompresses_while_fetching(compression):
+                assert compression is not None
+                self._fetch_decompressing(zip_info, zip_filename, raw_filename, compression)
+                shard_files.check_size(raw_info, raw_filename)
+                if self.safe_keep_zip:
+                    return zip_info.bytes + raw_info.bytes
+                return raw_info.bytes
             else:
                 self._fetch_listed(zip_info)
             delta += zip_info.bytes
@@ -357,6 +371,35 @@ class Stream:
         shard_files.check_size(raw_info, raw_filename)  # a rewritten zip of the same size
         delta += raw_info.bytes
         return delta if self.safe_keep_zip else delta - zip_info.bytes
+
+    def _decompresses_while_fetching(self, compression: str | None) -> bool:
+        """Whether a compressed file is decompressed as its parts arrive: its codec streams,
+        and no subclass decompresses its own way."""
+        return (
+            compression is not None
+            and type(self)._decompress_shard_part is Stream._decompress_shard_part
+            and _core.GrowingDecompressor.streams(compression)
+        )
+
+    def _fetch_decompressing(
+        self, zip_info: FileInfo, zip_filename: str, raw_filename: str, compression: str
+    ) -> None:
+        """Downloads a compressed shard file while a Rust thread decompresses the part of it
+        that is complete, so the raw file is ready soon after the last byte arrives. The
+        compressed file is then deleted unless zips are kept."""
+        max_bytes = _listed_size(os.path.basename(raw_filename))
+        job = _core.GrowingDecompressor(compression, raw_filename, max_bytes)
+        token = _FOLLOWER.set(job.advance)
+        try:
+            self._fetch_listed(zip_info)
+        except BaseException:
+            job.abort()
+            raise
+        finally:
+            _FOLLOWER.reset(token)
+        job.finish(zip_filename, zip_info.bytes)
+        if not self.safe_keep_zip:
+            os.remove(zip_filename)
 
     def _fetch_verified(self, info: FileInfo, path: str) -> None:
         """Downloads a shard file under a staging name and gives it its name ``path`` only

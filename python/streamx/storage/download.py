@@ -16,8 +16,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import threading
 import time
 import uuid
+from collections.abc import Callable
 
 from streamx.storage import s3_direct
 from streamx.storage.errors import (
@@ -33,6 +35,7 @@ from streamx.storage.sources import Source, source_for
 
 __all__ = [
     "DownloadTimeoutError",
+    "Progress",
     "TruncatedDownloadError",
     "backoff_delay",
     "download_file",
@@ -40,6 +43,9 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+# progress(temp_path, bytes complete from the start): see download_file.
+Progress = Callable[[str, int], None]
 
 _LOCAL_SLOTS: dict[int, LocalSlots] = {}
 
@@ -58,6 +64,7 @@ def download_file(
     timeout: float = 60.0,
     expected_size: int | None = None,
     slots: Slots | None = None,
+    progress: Progress | None = None,
 ) -> None:
     """Download `remote_url` to `local_path` atomically.
 
@@ -75,6 +82,10 @@ def download_file(
             node-wide ones of its cache directory (through
             :func:`~streamx.storage.slots.using_slots`). By default, this process's own
             ``STREAMX_DOWNLOAD_CONNECTIONS``.
+        progress: Called as ``progress(temp_path, n)`` whenever the first ``n`` bytes of
+            a file fetched in parts are final (the parts done without a gap), from the
+            threads that fetched them; lets a consumer (a decompressor) follow the
+            download. ``temp_path`` is the file being written, renamed once complete.
 
     Raises:
         ValueError: if `retry` < 1 or `timeout` <= 0.
@@ -98,7 +109,7 @@ def download_file(
     slots = slots or current_slots() or _local_slots()
     tmp = temp_path_for(local_path)
     try:
-        _fetch(source, tmp, expected_size, retry, timeout, slots)
+        _fetch(source, tmp, expected_size, retry, timeout, slots, progress)
         os.replace(tmp, local_path)
     except FileNotFoundError as err:
         raise FileNotFoundError(f"Object {remote_url} not found.") from err
@@ -118,7 +129,13 @@ def _local_slots() -> LocalSlots:
 
 
 def _fetch(
-    source: Source, tmp: str, size: int | None, retry: int, timeout: float, slots: Slots
+    source: Source,
+    tmp: str,
+    size: int | None,
+    retry: int,
+    timeout: float,
+    slots: Slots,
+    progress: Progress | None,
 ) -> None:
     if size is None:
         with slots.hold():
@@ -127,7 +144,7 @@ def _fetch(
         parts = split(size, part_size(size, slots.count))
         if len(parts) > 1:
             try:
-                _fetch_in_parts(source, tmp, size, parts, retry, timeout, slots)
+                _fetch_in_parts(source, tmp, size, parts, retry, timeout, slots, progress)
                 return
             except RangeIgnoredError:
                 logger.info("%s: the server ignores ranges; fetching it in one GET", source.url)
@@ -162,17 +179,41 @@ def _fetch_in_parts(
     retry: int,
     timeout: float,
     slots: Slots,
+    progress: Progress | None,
 ) -> None:
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
         _preallocate(fd, size)
+        prefix = _Prefix(tmp, parts, progress) if progress is not None else None
 
         def fetch(start: int, length: int, deadline: float) -> None:
             source.fetch_range(fd, start, length, size, deadline)
+            if prefix is not None:
+                prefix.done(start)
 
         fetch_parts(fetch, parts, url=source.url, retry=retry, timeout=timeout, slots=slots)
     finally:
         os.close(fd)
+
+
+class _Prefix:
+    """Reports how far from its start a file fetched in parts is complete."""
+
+    def __init__(self, path: str, parts: list[tuple[int, int]], report: Progress) -> None:
+        self._path, self._report = path, report
+        self._end_of = {start: start + length for start, length in parts}
+        self._done: set[int] = set()
+        self._complete = 0
+        self._lock = threading.Lock()
+
+    def done(self, start: int) -> None:
+        with self._lock:  # reports stay in order
+            self._done.add(start)
+            before = self._complete
+            while self._complete in self._done:
+                self._complete = self._end_of[self._complete]
+            if self._complete != before:
+                self._report(self._path, self._complete)
 
 
 def _preallocate(fd: int, size: int) -> None:

@@ -181,6 +181,27 @@ impl Compression {
         }
     }
 
+    /// Whether the codec decodes a stream as it arrives (all but raw snappy, whose block
+    /// format needs the whole input).
+    pub fn streams(&self) -> bool {
+        self.codec != Codec::Snappy
+    }
+
+    /// Streams the decompression of `input`, read as it comes, into `out`.
+    fn decompress_from<R: Read, W: Write>(
+        &self,
+        mut input: R,
+        out: &mut Bounded<W>,
+    ) -> io::Result<()> {
+        match self.codec {
+            Codec::Br => brotli::BrotliDecompress(&mut input, out),
+            Codec::Bz2 => copy_all(bzip2::read::MultiBzDecoder::new(input), out),
+            Codec::Gz => copy_all(flate2::read::MultiGzDecoder::new(input), out),
+            Codec::Zstd => copy_all(zstd::stream::read::Decoder::new(input)?, out),
+            Codec::Snappy => Err(io::Error::other("raw snappy cannot be decoded as a stream")),
+        }
+    }
+
     fn corrupt(&self, path: &Path, err: &io::Error) -> Error {
         Error::CorruptShard {
             path: path.to_path_buf(),
@@ -333,6 +354,28 @@ fn write_decompressed(
         // Tell disk errors (ours to report as I/O) from bad input (a corrupt shard).
         return Err(match out.error.take() {
             Some(io_err) => Error::io(tmp, io_err),
+            None => compression.corrupt(zip, &e),
+        });
+    }
+    out.inner.flush().map_err(|e| Error::io(tmp, e))?;
+    Ok(out.written)
+}
+
+/// [`write_decompressed`] for a compressed file read as a stream (one still arriving):
+/// `input` fails with its own error to stop early, reported as I/O on `zip`.
+pub(crate) fn write_decompressed_stream<R: Read>(
+    input: R,
+    zip: &Path,
+    tmp: &Path,
+    compression: &Compression,
+    limit: u64,
+) -> Result<u64> {
+    let file = File::create(tmp).map_err(|e| Error::io(tmp, e))?;
+    let mut out = Bounded::new(BufWriter::with_capacity(1 << 20, file), limit);
+    if let Err(e) = compression.decompress_from(input, &mut out) {
+        return Err(match out.error.take() {
+            Some(io_err) => Error::io(tmp, io_err),
+            None if e.kind() == io::ErrorKind::Interrupted => Error::io(zip, e),
             None => compression.corrupt(zip, &e),
         });
     }

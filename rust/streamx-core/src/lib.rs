@@ -9,6 +9,7 @@ pub mod batching;
 pub mod cache;
 pub mod compression;
 pub mod error;
+pub mod growing;
 pub mod hashing;
 pub mod limits;
 pub mod mds;

@@ -18,6 +18,7 @@ mod codec;
 mod enter;
 mod errors;
 mod gather;
+mod growing;
 mod kinds;
 mod netio;
 mod plan;
@@ -40,5 +41,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     shard_index::register(m)?;
     m.add_class::<writer::MDSShardWriter>()?;
     m.add_class::<reader::MDSReader>()?;
+    m.add_class::<growing::GrowingDecompressor>()?;
     Ok(())
 }
