@@ -194,7 +194,7 @@ def _batch_parts(
                 position = stop
             metrics.add_samples(end - begin)
             if release is not None:
-                for shard in np.unique(shards[begin:end]).tolist():
+                for shard in sorted(set(shards[begin:end].tolist())):  # a batch is short
                     if last_use[shard] < end:
                         release(shard)
             yield parts
