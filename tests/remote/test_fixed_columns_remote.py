@@ -31,15 +31,31 @@ def _write(out: str, compression: str | None) -> None:
             writer.write({"id": i, "tokens": tokens, "w": np.float32(i / 4)})
 
 
-@pytest.mark.parametrize(("compression", "workers"), [(None, 0), (None, 2), ("zstd", 2)])
+@pytest.mark.parametrize(
+    ("compression", "workers", "limit"),
+    [(None, 0, None), (None, 2, None), ("zstd", 2, None), (None, 1, 160_000)],
+)
 def test_cold_remote_batches_equal_local_ones(
     module_s3: Any,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     compression: str | None,
     workers: int,
+    limit: int | None,
 ) -> None:
+    """With a cache limit of four shards, batches that span shards are read in
+    pieces (the shard cache cuts them) and joined."""
     from streamx.dataset import streaming
+    from streamx.torch import inline
+
+    joined: list[int] = []
+    real_join = inline._joined
+
+    def counting_join(pieces: Any) -> Any:
+        joined.append(len(pieces))
+        return real_join(pieces)
+
+    monkeypatch.setattr(inline, "_joined", counting_join)
 
     stacked: list[int] = []
     real_stack = streaming.stack_samples
@@ -49,19 +65,23 @@ def test_cold_remote_batches_equal_local_ones(
         return real_stack(layout, samples)
 
     monkeypatch.setattr(streaming, "stack_samples", counting_stack)
-    remote = module_s3.url(f"fixed-{compression}-{workers}")
+    remote = module_s3.url(f"fixed-{compression}-{workers}-{limit}")
     _write(remote, compression)
     _write(str(tmp_path / "local"), compression)
 
     def batches(**where: Any) -> list[dict[str, Any]]:
-        ds = streamx.StreamingDataset(**where, batch_size=16, shuffle=True, shuffle_seed=5)
+        ds = streamx.StreamingDataset(
+            **where, batch_size=16, shuffle=True, shuffle_seed=5, cache_limit=limit
+        )
         assert ds._sample_access().get_columns is not None
         loader = streamx.StreamingDataLoader(ds, batch_size=16, num_workers=workers)
         return list(loader)
 
     ours = batches(remote=remote, local=str(tmp_path / "cache"))
     assert 0 < sum(stacked) < N  # some batches decoded one by one, most gathered
+    assert bool(joined) == (limit is not None)
     stacked.clear()
+    limit = None  # the local copy is not cache
     expected = batches(local=str(tmp_path / "local"))
     assert not stacked
     assert len(ours) == len(expected) == -(-N // 16)

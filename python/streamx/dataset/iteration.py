@@ -24,7 +24,6 @@ __all__ = [
     "chunk_samples",
     "chunk_size",
     "loader_batches",
-    "loader_column_batches",
     "worker_ids",
     "worker_samples",
 ]
@@ -101,75 +100,6 @@ def loader_batches(
     layout: DatasetLayout,
     replication: int | None,
     access: SampleAccess,
-    *,
-    num_workers: int,
-    batch_size: int,
-    drop_last: bool,
-    release: Callable[[int], None] | None = None,
-) -> Iterator[list[Sample]]:
-    """Yields, in one process, the batches a torch DataLoader with ``num_workers`` workers
-    gives over this rank's pass: each worker batches its own ids, and the loader takes one
-    batch from each worker in turn, skipping workers that have run out.
-
-    ``access.get_many`` must be set (nothing overridden). ``release(shard)`` is called once
-    the pass has read its last sample of ``shard`` (to unmap it: its pages would otherwise
-    stay in this process's resident set until the pass ends).
-    """
-    get_many = access.get_many
-    assert get_many is not None
-    parts = _batch_parts(
-        start,
-        layout,
-        replication,
-        access,
-        lambda ids: list(get_many(ids)),
-        num_workers=num_workers,
-        batch_size=batch_size,
-        drop_last=drop_last,
-        release=release,
-    )
-    for batch in parts:
-        yield batch[0] if len(batch) == 1 else [s for part in batch for s in part]
-
-
-def loader_column_batches(
-    start: EpochStart,
-    layout: DatasetLayout,
-    replication: int | None,
-    access: SampleAccess,
-    *,
-    num_workers: int,
-    batch_size: int,
-    drop_last: bool,
-    release: Callable[[int], None] | None = None,
-) -> Iterator[dict[str, NDArray[Any]]]:
-    """The batches of :func:`loader_batches`, as one array per column
-    (``access.get_columns`` must be set)."""
-    get_columns = access.get_columns
-    assert get_columns is not None
-    parts = _batch_parts(
-        start,
-        layout,
-        replication,
-        access,
-        get_columns,
-        num_workers=num_workers,
-        batch_size=batch_size,
-        drop_last=drop_last,
-        release=release,
-    )
-    for batch in parts:
-        if len(batch) == 1:
-            yield batch[0]
-        else:
-            yield {name: np.concatenate([part[name] for part in batch]) for name in batch[0]}
-
-
-def _batch_parts(
-    start: EpochStart,
-    layout: DatasetLayout,
-    replication: int | None,
-    access: SampleAccess,
     read: Callable[[list[int]], _Part],
     *,
     num_workers: int,
@@ -177,8 +107,16 @@ def _batch_parts(
     drop_last: bool,
     release: Callable[[int], None] | None,
 ) -> Iterator[list[_Part]]:
-    """Each batch as what ``read`` returned for its pieces (one, unless a cache limit made
-    the shard cache cut the batch short)."""
+    """Yields, in one process, the batches a torch DataLoader with ``num_workers`` workers
+    gives over this rank's pass: each worker batches its own ids, and the loader takes one
+    batch from each worker in turn, skipping workers that have run out.
+
+    Each batch comes as what ``read`` (``access.get_many`` or ``access.get_columns``)
+    returned for its pieces: one, unless a cache limit made the shard cache cut the batch
+    short. ``release(shard)`` is called once the pass has read its last sample of ``shard``
+    (to unmap it: its pages would otherwise stay in this process's resident set until the
+    pass ends).
+    """
     ids, spans = _interleaved(start, layout, replication, num_workers, batch_size, drop_last)
     metrics.begin_epoch(start.epoch)
     shards = layout.shards_of(ids)

@@ -12,12 +12,14 @@ per column instead (:mod:`~streamx.format.readers.fixed_columns`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import torch
 
-from streamx.dataset.iteration import loader_batches, loader_column_batches
+from streamx.dataset.iteration import loader_batches
 from streamx.dataset.streaming import StreamingDataset
 from streamx.format.ndarray import NDArray
 from streamx.format.readers.mds import MDSSampleReader
@@ -49,19 +51,28 @@ def inline_batches(
     start = dataset._state.start_epoch(dataset._settings, dataset._parallel_rank_world.num_nodes)
     dataset._settings = start.settings
     access = dataset._sample_access()
-    plan = (start, dataset._layout, dataset.replication, access)
-    release = dataset._reader.evict
-    if access.get_columns is not None:  # every column of fixed width: no sample objects
-        for columns in loader_column_batches(
-            *plan,
-            num_workers=num_workers,
-            batch_size=batch_size,
-            drop_last=drop_last,
-            release=release,
-        ):
+    walk = functools.partial(
+        loader_batches,
+        start,
+        dataset._layout,
+        dataset.replication,
+        access,
+        num_workers=num_workers,
+        batch_size=batch_size,
+        drop_last=drop_last,
+        release=dataset._reader.evict,
+    )
+    get_columns = access.get_columns
+    if get_columns is not None:  # every column of fixed width: no sample objects
+        for pieces in walk(get_columns):
+            columns = pieces[0] if len(pieces) == 1 else _joined(pieces)
             yield {name: torch.from_numpy(array) for name, array in columns.items()}
         return
-    for samples in loader_batches(
-        *plan, num_workers=num_workers, batch_size=batch_size, drop_last=drop_last, release=release
-    ):
-        yield unpack_batch(pack_batch(samples))
+    get_many = access.get_many
+    assert get_many is not None
+    for parts in walk(get_many):
+        yield unpack_batch(pack_batch([sample for part in parts for sample in part]))
+
+
+def _joined(pieces: list[dict[str, np.ndarray[Any, Any]]]) -> dict[str, np.ndarray[Any, Any]]:
+    return {name: np.concatenate([piece[name] for piece in pieces]) for name in pieces[0]}

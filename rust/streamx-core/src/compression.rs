@@ -348,21 +348,13 @@ fn write_decompressed(
     compression: &Compression,
     limit: u64,
 ) -> Result<u64> {
-    let file = File::create(tmp).map_err(|e| Error::io(tmp, e))?;
-    let mut out = Bounded::new(BufWriter::with_capacity(1 << 20, file), limit);
-    if let Err(e) = compression.decompress_to(data, &mut out) {
-        // Tell disk errors (ours to report as I/O) from bad input (a corrupt shard).
-        return Err(match out.error.take() {
-            Some(io_err) => Error::io(tmp, io_err),
-            None => compression.corrupt(zip, &e),
-        });
-    }
-    out.inner.flush().map_err(|e| Error::io(tmp, e))?;
-    Ok(out.written)
+    write_decoded(zip, tmp, compression, limit, |out| {
+        compression.decompress_to(data, out)
+    })
 }
 
 /// [`write_decompressed`] for a compressed file read as a stream (one still arriving):
-/// `input` fails with its own error to stop early, reported as I/O on `zip`.
+/// `input` fails with [`io::ErrorKind::Interrupted`] to stop early, reported as I/O on `zip`.
 pub(crate) fn write_decompressed_stream<R: Read>(
     input: R,
     zip: &Path,
@@ -370,9 +362,23 @@ pub(crate) fn write_decompressed_stream<R: Read>(
     compression: &Compression,
     limit: u64,
 ) -> Result<u64> {
+    write_decoded(zip, tmp, compression, limit, |out| {
+        compression.decompress_from(input, out)
+    })
+}
+
+/// Runs `decode` into a bounded, buffered `tmp` and tells its failures apart: the disk's
+/// (I/O on `tmp`), the input's own stop (I/O on `zip`) and bad input (a corrupt shard).
+fn write_decoded(
+    zip: &Path,
+    tmp: &Path,
+    compression: &Compression,
+    limit: u64,
+    decode: impl FnOnce(&mut Bounded<BufWriter<File>>) -> io::Result<()>,
+) -> Result<u64> {
     let file = File::create(tmp).map_err(|e| Error::io(tmp, e))?;
     let mut out = Bounded::new(BufWriter::with_capacity(1 << 20, file), limit);
-    if let Err(e) = compression.decompress_from(input, &mut out) {
+    if let Err(e) = decode(&mut out) {
         return Err(match out.error.take() {
             Some(io_err) => Error::io(tmp, io_err),
             None if e.kind() == io::ErrorKind::Interrupted => Error::io(zip, e),

@@ -23,20 +23,8 @@ from streamx.format.ndarray import NDArray
 
 __all__ = ["FixedColumn", "FixedLayout", "fixed_layout", "gather", "stack_samples"]
 
-_SCALARS = frozenset(
-    [
-        "uint8",
-        "uint16",
-        "uint32",
-        "int8",
-        "int16",
-        "int32",
-        "int64",
-        "float16",
-        "float32",
-        "float64",
-    ]
-)
+# The numpy scalar encodings; not uint64: torch's default_collate refuses its scalars.
+_SCALARS = frozenset(name for name, _ in _core.ndarray_dtype_codes()) - {"uint64"}
 
 
 @dataclass(frozen=True)
@@ -82,7 +70,7 @@ def fixed_layout(plans: Sequence[ColumnPlan]) -> FixedLayout | None:
 def _fixed(name: str, position: int, encoding: str, kind: str, coder: Any) -> FixedColumn | None:
     if kind == "int":  # decoded as Python ints, which default_collate makes int64
         return FixedColumn(name, position, np.dtype(np.int64), ())
-    if kind in _SCALARS:  # uint64 is not there: default_collate refuses its scalars
+    if kind in _SCALARS:
         return FixedColumn(name, position, np.dtype(encoding), ())
     if type(coder) is NDArray and coder.dtype is not None and coder.shape is not None:
         return FixedColumn(name, position, np.dtype(coder.dtype), coder.shape)

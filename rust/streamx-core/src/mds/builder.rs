@@ -69,7 +69,7 @@ impl ShardBuilder {
     /// Whether the current shard must be flushed (even if empty) before a sample whose
     /// encoding is `encoded_sample_len` bytes is pushed.
     pub fn needs_flush_before(&self, encoded_sample_len: usize) -> bool {
-        let next = encoded_sample_len as u64 + PER_SAMPLE;
+        let next = (encoded_sample_len as u64).saturating_add(PER_SAMPLE);
         self.size_limit
             .is_some_and(|limit| limit < self.current.saturating_add(next))
     }
