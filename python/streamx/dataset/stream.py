@@ -408,13 +408,15 @@ class Stream:
         before a mismatch removed it."""
         staging = shard_files.staging_name(info.basename)
         got = self._fetch_listed(info, staging)
+        # A subclass's download hook may ignore the staging name and write `path` itself.
+        staged = os.path.abspath(got) != os.path.abspath(path)
         try:
             shard_files.check_hash(self.validate_hash, info, got, named=path)
-            if os.path.abspath(got) != os.path.abspath(path):
+            if staged:
                 os.replace(got, path)
         except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                if os.path.abspath(got) != os.path.abspath(path):
+            if staged:
+                with contextlib.suppress(FileNotFoundError):
                     os.remove(got)
             raise
 
