@@ -294,3 +294,25 @@ def test_plain_http_bodies_move_through_rust(
         download_file(f"{server.endpoint}/bucket/ds/small", str(tmp_path / "whole"))  # one GET
         assert (tmp_path / "whole").read_bytes() == small
         assert len(moves.moved) == parts + 1 and moves.moved[-1][1] == "complete"
+
+
+@pytest.mark.usefixtures("fresh_download_pool")
+def test_tls_bodies_take_the_buffered_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A TLS connection's bytes must be decrypted in Python: its bodies never reach the
+    socket-to-file mover, and arrive intact, whole and in ranged parts."""
+    from tls_server import TlsServer
+
+    from streamx.storage import http_get
+
+    monkeypatch.setenv("STREAMX_DOWNLOAD_PART_SIZE", str(MIB))
+    monkeypatch.setattr(http_get, "_TLS", [])  # the process's TLS context, made afresh
+    moves = _BodyMoves()
+    monkeypatch.setattr(http_get, "_core", moves)
+    data = random.Random(4).randbytes(3 * MIB + 77)
+    with TlsServer(data, tmp_path) as server:
+        monkeypatch.setenv("AWS_CA_BUNDLE", str(server.cert_path))
+        download_file(server.url(), str(tmp_path / "parts"), expected_size=len(data))
+        download_file(server.url(), str(tmp_path / "whole"))  # size from a HEAD
+    assert (tmp_path / "parts").read_bytes() == data
+    assert (tmp_path / "whole").read_bytes() == data
+    assert moves.moved == []
