@@ -215,20 +215,58 @@ def test_fixed_width_columns_are_gathered_as_the_other_paths_collate(
 
 
 def test_only_all_fixed_width_schemas_are_gathered(dataset_dir: Path, fixed_dir: Path) -> None:
-    from streamx.format.readers.fixed_columns import fixed_layout
+    from streamx.format.readers.batch_columns import batch_layout
 
     mixed = streamx.StreamingDataset(local=str(dataset_dir), batch_size=7)
-    assert mixed._sample_access().get_columns is None  # bytes, str and a dynamic ndarray
+    assert mixed._sample_access().get_columns is None  # a dynamic ndarray (and a pickle-free mix)
     fixed = streamx.StreamingDataset(local=str(fixed_dir), batch_size=7)
-    layout = fixed._reader.fixed
+    layout = fixed._reader.batch_layout
     assert layout is not None
-    shapes = {c.name: (c.dtype.name, c.shape, c.width) for c in layout.columns}
+    shapes = {c.name: (c.dtype.name, c.shape, c.width) for c in layout.fixed}
     assert shapes["id"] == ("int64", (), 8) and shapes["grid"] == ("float32", (2, 3), 24)
     assert shapes["u64"] == ("uint64", (2,), 16) and list(shapes) == sorted(FIXED_COLUMNS)
     plans = fixed._reader._plans
     other = type(plans[0]).from_columns({**FIXED_COLUMNS, "u": "uint16"})
-    assert fixed_layout([*plans, other]) is None  # two schemas that disagree
+    assert batch_layout([*plans, other]) is None  # two schemas that disagree
     # torch's default_collate refuses uint64 scalars: such a column takes the usual path.
-    assert fixed_layout([type(plans[0]).from_columns({"x": "uint64"})]) is None
+    assert batch_layout([type(plans[0]).from_columns({"x": "uint64"})]) is None
+    # bytes and str come as lists, but only beside a column of fixed width.
+    listed = batch_layout([type(plans[0]).from_columns({"b": "bytes", "s": "str", "i": "int"})])
+    assert listed is not None and [c.name for c in listed.listed] == ["b", "s"]
+    assert batch_layout([type(plans[0]).from_columns({"b": "bytes", "s": "str"})]) is None
     zero_copy = streamx.StreamingDataset(local=str(fixed_dir), batch_size=7, zero_copy=True)
-    assert zero_copy._reader.fixed is None  # its views are not copied into batches
+    assert zero_copy._reader.batch_layout is None  # its views are not copied into batches
+
+
+LISTED_COLUMNS = {"label": "int", "data": "bytes", "text": "str", "arr": "ndarray:int16:3"}
+
+
+@pytest.fixture(scope="module")
+def listed_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("listed")
+    with streamx.MDSWriter(out=str(out), columns=LISTED_COLUMNS, size_limit=1500) as writer:
+        for i in range(SAMPLES):
+            writer.write(
+                {
+                    "label": i,
+                    "data": bytes([i % 251]) * (i % 13),  # empty too
+                    "text": "é" * (i % 7),
+                    "arr": np.array([i, -i, 7], dtype=np.int16),
+                }
+            )
+    return out
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_bytes_and_str_columns_come_as_lists_beside_gathered_arrays(
+    listed_dir: Path, workers: int
+) -> None:
+    streaming = pytest.importorskip("streaming")
+    expected = [_batches(_loader(streaming, listed_dir, workers))]
+    for kind in ("", "per-sample"):
+        loader = _loader(streamx, listed_dir, workers, path_kind=kind)
+        assert loader.dataset._sample_access().get_columns is not None
+        got = [_batches(loader)]
+        for mine, theirs in zip(got, expected, strict=True):
+            _assert_same(mine, theirs)
+        assert isinstance(got[0][0]["data"], list) and isinstance(got[0][0]["text"], list)

@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 
 from streamx.dataset import metrics
 from streamx.dataset.layout import DatasetLayout
+from streamx.format.readers.batch_columns import Columns
 from streamx.order.epoch import plan_config, worker_sample_ids
 from streamx.order.epoch_state import EpochStart
 from streamx.order.world import World
@@ -50,15 +51,16 @@ class SampleAccess:
             follows) to the shard cache and returns where the chunk should end; called with
             ``start == len(ids)`` it releases everything.
         chunk: Samples per ``get_many`` call.
-        get_columns: A batch of ids as one array per column, equal to what stacking the
-            decoded samples gives; set when every column is of fixed width.
+        get_columns: A batch of ids as one array (or list, for ``bytes`` and ``str``) per
+            column, equal to what stacking the decoded samples gives; set when the schema
+            allows (:mod:`~streamx.format.readers.batch_columns`).
     """
 
     get_one: Callable[[int], Sample]
     get_many: Callable[[list[int]], Iterable[Sample]] | None
     prepare: Callable[[NDArray[np.int64], int, int], int]
     chunk: int
-    get_columns: Callable[[list[int]], dict[str, NDArray[Any]]] | None = None
+    get_columns: Callable[[list[int]], Columns] | None = None
 
 
 def worker_samples(

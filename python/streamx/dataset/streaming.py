@@ -30,7 +30,7 @@ from streamx.dataset.spanner import Spanner
 from streamx.dataset.stream import Stream, apply_weights
 from streamx.format.index import ShardInfo
 from streamx.format.readers import make_reader
-from streamx.format.readers.fixed_columns import stack_samples
+from streamx.format.readers.batch_columns import Columns, stack_samples
 from streamx.format.readers.mds import MDSSampleReader
 from streamx.order.epoch import plan_config, resample_streams
 from streamx.order.epoch_state import EpochState
@@ -363,15 +363,15 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
 
         get_columns = None
         mds = reader if isinstance(reader, MDSSampleReader) else None
-        fixed = mds.fixed if mds is not None else None
-        if mds is not None and fixed is not None and not overridden:
+        layout = mds.batch_layout if mds is not None else None
+        if mds is not None and layout is not None and not overridden:
             read_columns = mds.get_columns
 
-            def get_columns(ids: list[int]) -> dict[str, NDArray[Any]]:
+            def get_columns(ids: list[int]) -> Columns:
                 try:
                     return read_columns(ids)
                 except FileNotFoundError:  # a shard not (wholly) here yet: the usual path
-                    return stack_samples(fixed, get_many(ids))
+                    return stack_samples(layout, get_many(ids))
 
         return SampleAccess(
             get_one=self.__getitem__,

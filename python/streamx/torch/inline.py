@@ -6,8 +6,9 @@ decode, pickle and send what the main process could decode directly. Here the ma
 reads the pass's batches itself, in the order the DataLoader's workers would have given
 them (``num_workers`` still shapes that order, exactly as in mosaicml-streaming), and
 collates each batch as torch's ``default_collate`` does, with one ``np.stack`` per column;
-when every column is of fixed width, each batch is copied by Rust straight into one array
-per column instead (:mod:`~streamx.format.readers.fixed_columns`).
+when every column has a fixed width or is ``bytes`` or ``str``, Rust reads each batch
+column by column instead, straight into one array (or list) per column
+(:mod:`~streamx.format.readers.batch_columns`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import torch
 from streamx.dataset.iteration import loader_batches
 from streamx.dataset.streaming import StreamingDataset
 from streamx.format.ndarray import NDArray
+from streamx.format.readers.batch_columns import Columns
 from streamx.format.readers.mds import MDSSampleReader
 from streamx.torch.batched import pack_batch, unpack_batch
 
@@ -63,10 +65,13 @@ def inline_batches(
         release=dataset._reader.evict,
     )
     get_columns = access.get_columns
-    if get_columns is not None:  # every column of fixed width: no sample objects
+    if get_columns is not None:  # read column by column: no sample objects
         for pieces in walk(get_columns):
             columns = pieces[0] if len(pieces) == 1 else _joined(pieces)
-            yield {name: torch.from_numpy(array) for name, array in columns.items()}
+            yield {
+                name: torch.from_numpy(value) if isinstance(value, np.ndarray) else value
+                for name, value in columns.items()
+            }
         return
     get_many = access.get_many
     assert get_many is not None
@@ -74,5 +79,11 @@ def inline_batches(
         yield unpack_batch(pack_batch([sample for part in parts for sample in part]))
 
 
-def _joined(pieces: list[dict[str, np.ndarray[Any, Any]]]) -> dict[str, np.ndarray[Any, Any]]:
-    return {name: np.concatenate([piece[name] for piece in pieces]) for name in pieces[0]}
+def _joined(pieces: list[Columns]) -> Columns:
+    joined: Columns = {}
+    for name, first in pieces[0].items():
+        if isinstance(first, np.ndarray):
+            joined[name] = np.concatenate([piece[name] for piece in pieces])
+        else:
+            joined[name] = [value for piece in pieces for value in piece[name]]
+    return joined

@@ -1,4 +1,5 @@
-//! Whole batches of fixed-width columns copied straight into numpy arrays.
+//! Whole batches read column by column: fixed-width columns copied straight into numpy
+//! arrays, `bytes` and `str` columns decoded into one list each.
 //!
 //! A batch of `uint32[2048]` token samples through the per-sample path costs a dict, a
 //! bytes object and a numpy array per sample, then a stack. Here each sample's field is
@@ -7,20 +8,24 @@
 use numpy::{PyArray2, PyArrayMethods, PyReadwriteArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyList;
 
 use crate::enter::guard;
 use crate::errors::{IntoPy, PyExc};
+use crate::kinds;
 use crate::reader::MDSReader;
 
-/// Fills row `i` of `outs[k]` with column `columns[k]` of sample `indices[i]`. The caller
-/// knows every shard's schema puts the same fixed-width column at each position.
+/// Fills row `i` of `outs[k]` with column `columns[k]` of sample `indices[i]`, and returns
+/// for each of `listed` the list of its decoded values. The caller knows every shard's
+/// schema puts the same column at each position.
 pub fn gather<'py>(
     reader: &MDSReader,
     py: Python<'py>,
     indices: &[u64],
     columns: &[usize],
     outs: &[Bound<'py, PyArray2<u8>>],
-) -> PyResult<()> {
+    listed: &[usize],
+) -> PyResult<Vec<Bound<'py, PyList>>> {
     if columns.len() != outs.len() {
         return Err(PyValueError::new_err(
             "one output array per column is needed",
@@ -45,6 +50,7 @@ pub fn gather<'py>(
             .map_err(|_| PyValueError::new_err("output arrays must be C-contiguous"))?;
         slices.push((width, slice));
     }
+    let lists: Vec<Bound<'py, PyList>> = listed.iter().map(|_| PyList::empty(py)).collect();
     let mut ranges = Vec::new();
     for (row, &index) in indices.iter().enumerate() {
         guard(
@@ -66,10 +72,22 @@ pub fn gather<'py>(
                     }
                     slice[row * *width..(row + 1) * *width].copy_from_slice(field);
                 }
+                for (list, &column) in lists.iter().zip(listed) {
+                    let field = ranges.get(column).map_or(&[][..], |r| &bytes[r.clone()]);
+                    let kind = reader.kind_of(shard_id, column);
+                    let value = kinds::decode(py, kind, field).map_err(|reason| {
+                        let message = format!(
+                            "Corrupt shard {}: sample {index}, column {column}: {reason}",
+                            shard.path().display()
+                        );
+                        PyExc::CorruptShard.err(py, message)
+                    })?;
+                    list.append(value)?;
+                }
                 // Bytes copied from a shard that shrank under its map are zeros, not the file's.
                 reader.set().checked(shard_id, &shard, Ok(())).py()
             },
         )?;
     }
-    Ok(())
+    Ok(lists)
 }

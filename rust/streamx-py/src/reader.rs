@@ -8,7 +8,7 @@ use numpy::PyArray2;
 
 use pyo3::exceptions::PyIndexError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use streamx_core::compression::Compression;
 use streamx_core::mds::shard::Shard;
 use streamx_core::mds::ColumnLayout;
@@ -164,18 +164,21 @@ impl MDSReader {
     }
 
     /// Copies column `columns[k]` (its position among the sorted columns) of each sample
-    /// `indices[i]` into
-    /// row `i` of `outs[k]`: C-contiguous uint8 arrays with a row per sample, each row as
-    /// wide as the column's field. Raises `FileNotFoundError` for a shard not on disk (the
-    /// rows are then incomplete) and `CorruptShardError` for a field of another width.
+    /// `indices[i]` into row `i` of `outs[k]`: C-contiguous uint8 arrays with a row per
+    /// sample, each row as wide as the column's field. Returns, for each column of
+    /// `listed`, the list of its decoded values. Raises `FileNotFoundError` for a shard not
+    /// on disk (the rows are then incomplete) and `CorruptShardError` for a field of another
+    /// width or a value that does not decode.
+    #[pyo3(signature = (indices, columns, outs, listed=Vec::new()))]
     fn gather<'py>(
         &self,
         py: Python<'py>,
         indices: Vec<u64>,
         columns: Vec<usize>,
         outs: Vec<Bound<'py, PyArray2<u8>>>,
-    ) -> PyResult<()> {
-        crate::gather::gather(self, py, &indices, &columns, &outs)
+        listed: Vec<usize>,
+    ) -> PyResult<Vec<Bound<'py, PyList>>> {
+        crate::gather::gather(self, py, &indices, &columns, &outs, &listed)
     }
 
     /// The framed bytes of sample `index`.
@@ -263,6 +266,11 @@ impl MDSReader {
         }
         let shard_id = self.ensure_open(py, index)?;
         Ok((shard_id, self.set.sample_columns(index, ranges).py()?))
+    }
+
+    /// The kind of column `column` in the schema of shard `shard`.
+    pub(crate) fn kind_of(&self, shard: usize, column: usize) -> Kind {
+        self.schemas[self.schema_ids[shard]].kinds[column]
     }
 
     pub(crate) fn set(&self) -> &ShardSet {

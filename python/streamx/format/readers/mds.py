@@ -6,12 +6,10 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
 from streamx import _core
 from streamx.format.columns import ColumnPlan
 from streamx.format.index import ShardInfo, ShardList
-from streamx.format.readers.fixed_columns import fixed_layout, gather
+from streamx.format.readers.batch_columns import Columns, batch_layout, gather
 from streamx.format.readers.views import ShardViews
 
 __all__ = ["MDSSampleReader"]
@@ -52,8 +50,9 @@ class MDSSampleReader:
         self._core = core
         self.num_samples = self._core.num_samples
         self._plans = plans
-        # Set when every column is of fixed width: a batch is then gathered into arrays.
-        self.fixed = None if zero_copy else fixed_layout(plans)
+        # Set when every column has a fixed width or is bytes or str: a batch is then read
+        # column by column.
+        self.batch_layout = None if zero_copy else batch_layout(plans)
         decoders = {p.python_columns for p in plans}
         # One schema's decoders serve every sample when all shards agree (the usual case).
         self._decoders = plans[0].python_columns if len(decoders) == 1 and plans else None
@@ -98,14 +97,15 @@ class MDSSampleReader:
                 sample[name] = coder.decode(sample[name])
         return samples
 
-    def get_columns(self, indices: list[int]) -> dict[str, np.ndarray[Any, Any]]:
-        """Samples ``indices`` as one array per column (only when :attr:`fixed` is set).
+    def get_columns(self, indices: list[int]) -> Columns:
+        """Samples ``indices`` as one array or list per column (only when
+        :attr:`batch_layout` is set).
 
         Raises:
             FileNotFoundError: A shard of ``indices`` is not on disk.
         """
-        assert self.fixed is not None
-        return gather(self._core, self.fixed, indices)
+        assert self.batch_layout is not None
+        return gather(self._core, self.batch_layout, indices)
 
     def _plans_for(self, index: int) -> tuple[tuple[str, Any], ...]:
         shard, _ = self._core.locate(index)
