@@ -8,6 +8,7 @@ workers must run, here because of a ``worker_init_fn``) and torch's per-sample p
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -47,13 +48,23 @@ def _sample(i: int) -> dict[str, Any]:
     }
 
 
+def _written(
+    factory: pytest.TempPathFactory,
+    name: str,
+    columns: dict[str, str],
+    sample: Callable[[int], dict[str, Any]],
+) -> Path:
+    """A dataset of ``SAMPLES`` samples in small shards (so batches span shards)."""
+    out = factory.mktemp(name)
+    with streamx.MDSWriter(out=str(out), columns=columns, size_limit=1500) as writer:
+        for i in range(SAMPLES):
+            writer.write(sample(i))
+    return out
+
+
 @pytest.fixture(scope="module")
 def dataset_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("batched")
-    with streamx.MDSWriter(out=str(out), columns=COLUMNS, size_limit=1500) as writer:
-        for i in range(SAMPLES):
-            writer.write(_sample(i))
-    return out
+    return _written(tmp_path_factory, "batched", COLUMNS, _sample)
 
 
 def _init_worker(worker_id: int) -> None:
@@ -177,24 +188,22 @@ FIXED_COLUMNS = {
 }
 
 
+def _fixed_sample(i: int) -> dict[str, Any]:
+    return {
+        "id": i - 50,
+        "arr": np.arange(i, i + 4, dtype=np.uint16),
+        "grid": np.full((2, 3), i / 3, dtype=np.float32),
+        "f": np.float32(i / 8),
+        "d": np.float64(-i / 7),
+        "u": np.uint8(i % 256),
+        "i8": np.int8(i % 128 - 64),
+        "u64": np.array([2**63 + i, i], dtype=np.uint64),
+    }
+
+
 @pytest.fixture(scope="module")
 def fixed_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("fixed")
-    with streamx.MDSWriter(out=str(out), columns=FIXED_COLUMNS, size_limit=1500) as writer:
-        for i in range(SAMPLES):
-            writer.write(
-                {
-                    "id": i - 50,
-                    "arr": np.arange(i, i + 4, dtype=np.uint16),
-                    "grid": np.full((2, 3), i / 3, dtype=np.float32),
-                    "f": np.float32(i / 8),
-                    "d": np.float64(-i / 7),
-                    "u": np.uint8(i % 256),
-                    "i8": np.int8(i % 128 - 64),
-                    "u64": np.array([2**63 + i, i], dtype=np.uint64),
-                }
-            )
-    return out
+    return _written(tmp_path_factory, "fixed", FIXED_COLUMNS, _fixed_sample)
 
 
 @pytest.mark.parametrize(("workers", "drop_last"), [(0, False), (2, True), (3, False)])
@@ -241,20 +250,18 @@ def test_only_all_fixed_width_schemas_are_gathered(dataset_dir: Path, fixed_dir:
 LISTED_COLUMNS = {"label": "int", "data": "bytes", "text": "str", "arr": "ndarray:int16:3"}
 
 
+def _listed_sample(i: int) -> dict[str, Any]:
+    return {
+        "label": i,
+        "data": bytes([i % 251]) * (i % 13),  # empty too
+        "text": "é" * (i % 7),
+        "arr": np.array([i, -i, 7], dtype=np.int16),
+    }
+
+
 @pytest.fixture(scope="module")
 def listed_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("listed")
-    with streamx.MDSWriter(out=str(out), columns=LISTED_COLUMNS, size_limit=1500) as writer:
-        for i in range(SAMPLES):
-            writer.write(
-                {
-                    "label": i,
-                    "data": bytes([i % 251]) * (i % 13),  # empty too
-                    "text": "é" * (i % 7),
-                    "arr": np.array([i, -i, 7], dtype=np.int16),
-                }
-            )
-    return out
+    return _written(tmp_path_factory, "listed", LISTED_COLUMNS, _listed_sample)
 
 
 @pytest.mark.parametrize("workers", [0, 2])

@@ -45,7 +45,7 @@ def test_cold_remote_batches_equal_local_ones(
 ) -> None:
     """With a cache limit of four shards, batches that span shards are read in
     pieces (the shard cache cuts them) and joined."""
-    from streamx.dataset import streaming
+    from streamx.dataset import reader_access
     from streamx.torch import inline
 
     joined: list[int] = []
@@ -58,13 +58,13 @@ def test_cold_remote_batches_equal_local_ones(
     monkeypatch.setattr(inline, "_joined", counting_join)
 
     stacked: list[int] = []
-    real_stack = streaming.stack_samples
+    real_stack = reader_access.stack_samples
 
     def counting_stack(layout: Any, samples: Any) -> Any:
         stacked.append(len(samples))
         return real_stack(layout, samples)
 
-    monkeypatch.setattr(streaming, "stack_samples", counting_stack)
+    monkeypatch.setattr(reader_access, "stack_samples", counting_stack)
     remote = module_s3.url(f"fixed-{compression}-{workers}-{limit}")
     _write(remote, compression)
     _write(str(tmp_path / "local"), compression)

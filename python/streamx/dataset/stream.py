@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -14,51 +12,15 @@ from numpy.typing import NDArray
 from streamx import _core
 from streamx.dataset import weights
 from streamx.dataset.local_claims import Claim, claim_local
-from streamx.exceptions import SizeMismatchError
+from streamx.dataset.stream_files import FOLLOWER, VERIFIED, listed, listed_size, prepare_listed
 from streamx.format.encodings import is_mds_encoding_safe
 from streamx.format.index import INDEX_BASENAME, FileInfo, ShardInfo, ShardList
 from streamx.format.shard_list import SchemaUse
 from streamx.storage import cache_dir, shard_files
-from streamx.storage.download import Progress, download_file
+from streamx.storage.download import download_file
 from streamx.storage.index_fetch import load_index_checked
 
 __all__ = ["Stream", "apply_weights"]
-
-# The sizes the cached index gives the files a shard preparation fetches and decompresses,
-# by basename. The base hooks read them from here rather than from extra arguments, so a
-# subclass overriding a hook with mosaicml-streaming's signature keeps working: the index's
-# size still reaches the download (parallel ranged GETs, stale-index checks) and bounds the
-# decompression, whoever's hook is in between.
-_LISTED: contextvars.ContextVar[Mapping[str, int] | None] = contextvars.ContextVar(
-    "streamx_listed_sizes", default=None
-)
-
-
-@contextlib.contextmanager
-def _listed(*infos: FileInfo | None) -> Iterator[None]:
-    token = _LISTED.set({i.basename: i.bytes for i in infos if i is not None})
-    try:
-        yield
-    finally:
-        _LISTED.reset(token)
-
-
-def _listed_size(basename: str) -> int | None:
-    sizes = _LISTED.get()
-    return None if sizes is None else sizes.get(basename)
-
-
-# The compressed file whose digest the shard being prepared checked before it took its name,
-# so that the decompression hook does not hash it a second time.
-_VERIFIED: contextvars.ContextVar[str | None] = contextvars.ContextVar(
-    "streamx_verified_zip", default=None
-)
-
-
-# Who follows the download of the file being fetched (a decompressor), if anyone.
-_FOLLOWER: contextvars.ContextVar[Progress | None] = contextvars.ContextVar(
-    "streamx_download_follower", default=None
-)
 
 
 class Stream:
@@ -269,8 +231,8 @@ class Stream:
             local,
             retry=self.download_retry,
             timeout=self.download_timeout,
-            expected_size=_listed_size(from_basename),
-            progress=_FOLLOWER.get(),
+            expected_size=listed_size(from_basename),
+            progress=FOLLOWER.get(),
         )
         return local
 
@@ -299,11 +261,11 @@ class Stream:
                 has no compression.
             ChecksumError: If the compressed file's digest differs from the index.
         """
-        if _VERIFIED.get() != zip_filename:
+        if VERIFIED.get() != zip_filename:
             shard_files.check_hash(self.validate_hash, zip_info, zip_filename)
         if compression is None:
             raise ValueError(f"{zip_filename}: a compressed file of an uncompressed shard")
-        max_bytes = _listed_size(os.path.basename(raw_filename))
+        max_bytes = listed_size(os.path.basename(raw_filename))
         _core.decompress_file(compression, zip_filename, raw_filename, max_bytes)
         if not self.safe_keep_zip:
             os.remove(zip_filename)
@@ -326,118 +288,11 @@ class Stream:
             ChecksumError: If ``validate_hash`` is set and a digest differs.
             FileNotFoundError: If a file is missing locally and remotely.
         """
-        with _listed(raw_info, zip_info):
-            return self._prepare_listed(raw_info, zip_info, compression)
-
-    def _prepare_listed(
-        self, raw_info: FileInfo, zip_info: FileInfo | None, compression: str | None
-    ) -> int:
-        raw_filename = os.path.join(self.local, self.split, raw_info.basename)
-        if zip_info is None:
-            if os.path.isfile(raw_filename):
-                return 0
-            if self.validate_hash:
-                self._fetch_verified(raw_info, raw_filename)
-            else:
-                self._fetch_listed(raw_info)
-            return raw_info.bytes
-        zip_filename = os.path.join(self.local, self.split, zip_info.basename)
-        if os.path.isfile(raw_filename):
-            if self.safe_keep_zip:
-                return 0
-            return -shard_files.remove_counted(zip_info, zip_filename, self.local)
-        delta, verified = 0, None
-        if not os.path.isfile(zip_filename):
-            # Readers decompress a compressed file they find, so with `validate_hash` it takes
-            # its name only once checked, like a raw one.
-            if self.validate_hash:
-                self._fetch_verified(zip_info, zip_filename)
-                verified = zip_filename
-            elif self._decompresses_while_fetching(compression):
-                assert compression is not None
-                self._fetch_decompressing(zip_info, zip_filename, raw_filename, compression)
-                shard_files.check_size(raw_info, raw_filename)
-                if self.safe_keep_zip:
-                    return zip_info.bytes + raw_info.bytes
-                return raw_info.bytes
-            else:
-                self._fetch_listed(zip_info)
-            delta += zip_info.bytes
-        token = _VERIFIED.set(verified)
-        try:
-            self._decompress_shard_part(zip_info, zip_filename, raw_filename, compression)
-        finally:
-            _VERIFIED.reset(token)
-        shard_files.check_size(raw_info, raw_filename)  # a rewritten zip of the same size
-        delta += raw_info.bytes
-        return delta if self.safe_keep_zip else delta - zip_info.bytes
-
-    def _decompresses_while_fetching(self, compression: str | None) -> bool:
-        """Whether a compressed file is decompressed as its parts arrive: its codec streams,
-        and no subclass decompresses its own way."""
-        return (
-            compression is not None
-            and type(self)._decompress_shard_part is Stream._decompress_shard_part
-            and _core.GrowingDecompressor.streams(compression)
-        )
-
-    def _fetch_decompressing(
-        self, zip_info: FileInfo, zip_filename: str, raw_filename: str, compression: str
-    ) -> None:
-        """Downloads a compressed shard file while a Rust thread decompresses the part of it
-        that is complete, so the raw file is ready soon after the last byte arrives. The
-        compressed file is then deleted unless zips are kept."""
-        max_bytes = _listed_size(os.path.basename(raw_filename))
-        job = _core.GrowingDecompressor(compression, raw_filename, max_bytes)
-        token = _FOLLOWER.set(job.advance)
-        try:
-            self._fetch_listed(zip_info)
-        except BaseException:
-            job.abort()
-            raise
-        finally:
-            _FOLLOWER.reset(token)
-        job.finish(zip_filename, zip_info.bytes)
-        if not self.safe_keep_zip:
-            os.remove(zip_filename)
-
-    def _fetch_verified(self, info: FileInfo, path: str) -> None:
-        """Downloads a shard file under a staging name and gives it its name ``path`` only
-        once its digest matches: readers find a shard file (raw, or compressed to decompress)
-        by its name, so a file checked in place could be read by another thread or process
-        before a mismatch removed it."""
-        staging = shard_files.staging_name(info.basename)
-        got = self._fetch_listed(info, staging)
-        # A subclass's download hook may ignore the staging name and write `path` itself.
-        staged = os.path.abspath(got) != os.path.abspath(path)
-        try:
-            shard_files.check_hash(self.validate_hash, info, got, named=path)
-            if staged:
-                os.replace(got, path)
-        except BaseException:
-            if staged:
-                with contextlib.suppress(FileNotFoundError):
-                    os.remove(got)
-            raise
-
-    def _fetch_listed(self, info: FileInfo, to_basename: str | None = None) -> str:
-        """Downloads a file the cached index lists (to ``to_basename`` if given) and checks
-        its size against the index. Returns the local path written."""
-        try:
-            with _listed(info):
-                got = self._download_file(info.basename, to_basename)
-        except SizeMismatchError as err:
-            shard_files.stale_size(info, self.index_path, err.size, err)
-        except FileNotFoundError as err:
-            if self.remote is None:
-                raise
-            raise FileNotFoundError(
-                f"No such remote file: {err} (listed by the cached {self.index_path}: "
-                "if the dataset was rewritten on the remote, that index.json is stale; delete "
-                f"{os.path.dirname(self.index_path)} or use a fresh `local` directory)"
-            ) from err
-        shard_files.check_size(info, got)
-        return got
+        # Decompressing while downloading is the base hook's own way: a subclass's hook runs
+        # once the compressed file is in.
+        overlap = type(self)._decompress_shard_part is Stream._decompress_shard_part
+        with listed(raw_info, zip_info):
+            return prepare_listed(self, raw_info, zip_info, compression, overlap=overlap)
 
     def prepare_shard(self, shard: ShardInfo) -> int:
         """Makes every file of ``shard`` ready to read (download, check, decompress).

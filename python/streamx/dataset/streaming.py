@@ -26,12 +26,11 @@ from streamx.dataset.array import Array
 from streamx.dataset.attributes import LayoutField, SettingField
 from streamx.dataset.iteration import SampleAccess, chunk_size, worker_samples
 from streamx.dataset.layout import DatasetLayout
+from streamx.dataset.reader_access import distinct_in_order, reader_access
 from streamx.dataset.spanner import Spanner
 from streamx.dataset.stream import Stream, apply_weights
 from streamx.format.index import ShardInfo
 from streamx.format.readers import make_reader
-from streamx.format.readers.batch_columns import Columns, stack_samples
-from streamx.format.readers.mds import MDSSampleReader
 from streamx.order.epoch import plan_config, resample_streams
 from streamx.order.epoch_state import EpochState
 from streamx.order.settings import (
@@ -48,15 +47,6 @@ from streamx.storage.shard_cache import ShardCache
 from streamx.torch.bases import TorchIterableDataset
 
 __all__ = ["StreamingDataset"]
-
-
-def _in_order(values: NDArray[np.int64]) -> list[int]:
-    """The distinct values, in order of first appearance."""
-    if len(values) == 0:
-        return []
-    # Reads run through a shard at a time: dedupe the heads of the runs, not every id.
-    heads = values[np.concatenate(([True], values[1:] != values[:-1]))]
-    return list(dict.fromkeys(heads.tolist()))
 
 
 class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-arg]
@@ -323,7 +313,7 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         window = ids[start : stop + max(int(self.predownload or 0), 1)]
         order = self._layout.shards_of(window)
         chunk = order[: max(stop - start, 0)]
-        held = self._shard_cache.set_window(_in_order(chunk), _in_order(order))
+        held = self._shard_cache.set_window(distinct_in_order(chunk), distinct_in_order(order))
         if held is None or stop <= start:
             return stop
         missing = ~np.isin(chunk, held) & self._remote_shard[chunk]
@@ -354,31 +344,14 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
             cls.__getitem__ is not StreamingDataset.__getitem__
             or cls.get_item is not StreamingDataset.get_item
         )
-        reader, fallback, ranges = self._reader, self.get_item, self._ranges
-
-        def get_many(ids: list[int]) -> list[Any]:
-            if ranges is not None:
-                return ranges.get_many(reader, ids, fallback)
-            return reader.get_many(ids, fallback)
-
-        get_columns = None
-        mds = reader if isinstance(reader, MDSSampleReader) else None
-        layout = mds.batch_layout if mds is not None else None
-        if mds is not None and layout is not None and not overridden:
-            read_columns = mds.get_columns
-
-            def get_columns(ids: list[int]) -> Columns:
-                try:
-                    return read_columns(ids)
-                except FileNotFoundError:  # a shard not (wholly) here yet: the usual path
-                    return stack_samples(layout, get_many(ids))
-
-        return SampleAccess(
+        return reader_access(
+            self._reader,
+            self._ranges,
             get_one=self.__getitem__,
-            get_many=None if overridden else get_many,
+            get_item=self.get_item,
             prepare=self._prepare_ahead,
             chunk=self._chunk,
-            get_columns=get_columns,
+            overridden=overridden,
         )
 
     def __iter__(self) -> Iterator[Any]:

@@ -188,7 +188,7 @@ impl Compression {
     }
 
     /// Streams the decompression of `input`, read as it comes, into `out`.
-    fn decompress_from<R: Read, W: Write>(
+    pub(crate) fn decompress_from<R: Read, W: Write>(
         &self,
         mut input: R,
         out: &mut Bounded<W>,
@@ -326,8 +326,10 @@ pub fn decompress_file(
     let data = MappedFile::open(zip)?;
     let tmp = temp_path(raw);
     let limit = limit.unwrap_or(u64::MAX);
-    let result = write_decompressed(data.as_slice(), zip, &tmp, compression, limit)
-        .and_then(|len| data.check(zip).map(|()| len));
+    let result = write_decoded(zip, &tmp, compression, limit, |out| {
+        compression.decompress_to(data.as_slice(), out)
+    })
+    .and_then(|len| data.check(zip).map(|()| len));
     match result {
         Ok(len) => {
             std::fs::rename(&tmp, raw).map_err(|e| Error::io(raw, e))?;
@@ -341,35 +343,9 @@ pub fn decompress_file(
     }
 }
 
-fn write_decompressed(
-    data: &[u8],
-    zip: &Path,
-    tmp: &Path,
-    compression: &Compression,
-    limit: u64,
-) -> Result<u64> {
-    write_decoded(zip, tmp, compression, limit, |out| {
-        compression.decompress_to(data, out)
-    })
-}
-
-/// [`write_decompressed`] for a compressed file read as a stream (one still arriving):
-/// `input` fails with [`io::ErrorKind::Interrupted`] to stop early, reported as I/O on `zip`.
-pub(crate) fn write_decompressed_stream<R: Read>(
-    input: R,
-    zip: &Path,
-    tmp: &Path,
-    compression: &Compression,
-    limit: u64,
-) -> Result<u64> {
-    write_decoded(zip, tmp, compression, limit, |out| {
-        compression.decompress_from(input, out)
-    })
-}
-
 /// Runs `decode` into a bounded, buffered `tmp` and tells its failures apart: the disk's
 /// (I/O on `tmp`), the input's own stop (I/O on `zip`) and bad input (a corrupt shard).
-fn write_decoded(
+pub(crate) fn write_decoded(
     zip: &Path,
     tmp: &Path,
     compression: &Compression,
@@ -411,7 +387,7 @@ pub(crate) fn temp_path(target: &Path) -> PathBuf {
 
 /// Counts what passes through and refuses any write past `limit`; keeps the sink's own
 /// error apart, so a full disk is not reported as a corrupt shard.
-struct Bounded<W> {
+pub(crate) struct Bounded<W> {
     inner: W,
     written: u64,
     limit: u64,

@@ -14,13 +14,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 
-use crate::compression::{temp_path, write_decompressed_stream, Compression};
+use crate::compression::{temp_path, write_decoded, Compression};
 use crate::error::{Error, Result};
 
 /// How much of the compressed file is there, shared with the decoding thread.
 #[derive(Default)]
 struct Mark {
-    file: Option<Arc<File>>,
+    file: Option<(Arc<File>, PathBuf)>,
     available: u64,
     finished: bool,
     aborted: bool,
@@ -35,6 +35,13 @@ struct Shared {
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, Mark> {
         self.mark.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The mark, once `ready` holds of it or the decoding is aborted.
+    fn wait_for(&self, ready: impl Fn(&Mark) -> bool) -> MutexGuard<'_, Mark> {
+        self.moved
+            .wait_while(self.lock(), |mark| !mark.aborted && !ready(mark))
+            .unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -61,17 +68,16 @@ impl GrowingDecompression {
         let input = GrowingFile {
             shared: Arc::clone(&shared),
             pos: 0,
-            zip: PathBuf::new(),
         };
         let out = tmp.clone();
         let limit = limit.unwrap_or(u64::MAX);
         let thread = std::thread::Builder::new()
             .name("streamx-unzip".into())
             .spawn(move || {
-                let mut input = input;
-                input.wait_for_file()?;
-                let zip = input.zip.clone();
-                write_decompressed_stream(input, &zip, &out, &compression, limit)
+                let zip = input.wait_for_file()?;
+                write_decoded(&zip, &out, &compression, limit, |sink| {
+                    compression.decompress_from(input, sink)
+                })
             })
             .map_err(|e| Error::io(raw, e))?;
         Ok(Self {
@@ -87,7 +93,7 @@ impl GrowingDecompression {
         let mut mark = self.shared.lock();
         if mark.file.is_none() {
             let file = File::open(zip).map_err(|e| Error::io(zip, e))?;
-            mark.file = Some(Arc::new(file));
+            mark.file = Some((Arc::new(file), zip.to_path_buf()));
         }
         mark.available = mark.available.max(available);
         self.shared.moved.notify_all();
@@ -159,23 +165,16 @@ impl Drop for GrowingDecompression {
 struct GrowingFile {
     shared: Arc<Shared>,
     pos: u64,
-    zip: PathBuf,
 }
 
 impl GrowingFile {
-    fn wait_for_file(&mut self) -> Result<()> {
-        let mut mark = self.shared.lock();
-        while mark.file.is_none() && !mark.aborted {
-            mark = self
-                .shared
-                .moved
-                .wait(mark)
-                .unwrap_or_else(PoisonError::into_inner);
+    /// The compressed file's path (the download's), once the downloader has opened it.
+    fn wait_for_file(&self) -> Result<PathBuf> {
+        let mark = self.shared.wait_for(|mark| mark.file.is_some());
+        match &mark.file {
+            Some((_, zip)) if !mark.aborted => Ok(zip.clone()),
+            _ => Err(Error::io("<abandoned download>", aborted())),
         }
-        if mark.aborted {
-            return Err(Error::io(&self.zip, aborted()));
-        }
-        Ok(())
     }
 }
 
@@ -189,14 +188,9 @@ impl Read for GrowingFile {
             return Ok(0);
         }
         let (file, end) = {
-            let mut mark = self.shared.lock();
-            while mark.available <= self.pos && !mark.finished && !mark.aborted {
-                mark = self
-                    .shared
-                    .moved
-                    .wait(mark)
-                    .unwrap_or_else(PoisonError::into_inner);
-            }
+            let mark = self
+                .shared
+                .wait_for(|mark| mark.available > self.pos || mark.finished);
             if mark.aborted {
                 return Err(aborted());
             }
@@ -204,7 +198,7 @@ impl Read for GrowingFile {
                 return Ok(0); // finished, and all read
             }
             (
-                Arc::clone(mark.file.as_ref().expect("a mark past 0 has a file")),
+                Arc::clone(&mark.file.as_ref().expect("a mark past 0 has a file").0),
                 mark.available,
             )
         };

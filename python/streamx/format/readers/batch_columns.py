@@ -13,6 +13,7 @@ decoded values gives, dtype and shape included, so ``default_collate`` of the sa
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -72,11 +73,12 @@ class BatchLayout:
 
     columns: tuple[FixedColumn | ListedColumn, ...]
 
-    @property
+    # Derived once, read for every batch.
+    @functools.cached_property
     def fixed(self) -> list[FixedColumn]:
         return [c for c in self.columns if isinstance(c, FixedColumn)]
 
-    @property
+    @functools.cached_property
     def listed(self) -> list[ListedColumn]:
         return [c for c in self.columns if isinstance(c, ListedColumn)]
 

@@ -1,0 +1,74 @@
+"""How a pass reads a dataset's samples: a :class:`SampleAccess` over its reader.
+
+Chunks of ids are decoded in one call into Rust, through range reads while their shards
+still download; when the schema allows, whole batches come column by column
+(:mod:`~streamx.format.readers.batch_columns`). A subclass that overrides ``__getitem__``
+or ``get_item`` gets neither: every id then goes through ``ds[i]``, as in
+mosaicml-streaming.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from streamx.dataset.iteration import SampleAccess
+from streamx.format.readers.base import SampleReader
+from streamx.format.readers.batch_columns import Columns, stack_samples
+from streamx.format.readers.mds import MDSSampleReader
+from streamx.storage.range_reads import RangeReads
+
+__all__ = ["distinct_in_order", "reader_access"]
+
+
+def reader_access(
+    reader: SampleReader,
+    ranges: RangeReads | None,
+    *,
+    get_one: Callable[[int], Any],
+    get_item: Callable[[int], Any],
+    prepare: Callable[[NDArray[np.int64], int, int], int],
+    chunk: int,
+    overridden: bool,
+) -> SampleAccess:
+    """The access of a dataset whose samples ``reader`` decodes; ``get_item`` serves a
+    sample whose shard is not local (it downloads), ``get_one`` is ``ds[i]``."""
+    if overridden:
+        return SampleAccess(get_one=get_one, get_many=None, prepare=prepare, chunk=chunk)
+
+    def get_many(ids: list[int]) -> list[Any]:
+        if ranges is not None:
+            return ranges.get_many(reader, ids, get_item)
+        return reader.get_many(ids, get_item)
+
+    get_columns = None
+    mds = reader if isinstance(reader, MDSSampleReader) else None
+    layout = mds.batch_layout if mds is not None else None
+    if mds is not None and layout is not None:
+        read_columns = mds.get_columns
+
+        def get_columns(ids: list[int]) -> Columns:
+            try:
+                return read_columns(ids)
+            except FileNotFoundError:  # a shard not (wholly) here yet: the usual path
+                return stack_samples(layout, get_many(ids))
+
+    return SampleAccess(
+        get_one=get_one,
+        get_many=get_many,
+        prepare=prepare,
+        chunk=chunk,
+        get_columns=get_columns,
+    )
+
+
+def distinct_in_order(values: NDArray[np.int64]) -> list[int]:
+    """The distinct values, in order of first appearance."""
+    if len(values) == 0:
+        return []
+    # Reads run through a shard at a time: dedupe the heads of the runs, not every id.
+    heads = values[np.concatenate(([True], values[1:] != values[:-1]))]
+    return list(dict.fromkeys(heads.tolist()))
