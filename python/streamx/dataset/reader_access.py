@@ -21,7 +21,7 @@ from streamx.format.readers.batch_columns import Columns, stack_samples
 from streamx.format.readers.mds import MDSSampleReader
 from streamx.storage.range_reads import RangeReads
 
-__all__ = ["distinct_in_order", "reader_access"]
+__all__ = ["reader_access"]
 
 
 def reader_access(
@@ -63,12 +63,3 @@ def reader_access(
         chunk=chunk,
         get_columns=get_columns,
     )
-
-
-def distinct_in_order(values: NDArray[np.int64]) -> list[int]:
-    """The distinct values, in order of first appearance."""
-    if len(values) == 0:
-        return []
-    # Reads run through a shard at a time: dedupe the heads of the runs, not every id.
-    heads = values[np.concatenate(([True], values[1:] != values[:-1]))]
-    return list(dict.fromkeys(heads.tolist()))

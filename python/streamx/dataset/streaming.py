@@ -26,7 +26,8 @@ from streamx.dataset.array import Array
 from streamx.dataset.attributes import LayoutField, SettingField
 from streamx.dataset.iteration import SampleAccess, chunk_size, worker_samples
 from streamx.dataset.layout import DatasetLayout
-from streamx.dataset.reader_access import distinct_in_order, reader_access
+from streamx.dataset.reader_access import reader_access
+from streamx.dataset.shard_window import ShardWindow
 from streamx.dataset.spanner import Spanner
 from streamx.dataset.stream import Stream, apply_weights
 from streamx.format.index import ShardInfo
@@ -65,6 +66,8 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         keep_zip: Keep compressed files after decompressing.
         epoch_size: Samples per epoch (int or ``'100k'``), with relative stream weights.
         predownload: Samples each worker prepares ahead; default ``8 * batch_size`` or 64.
+            The next shard of the order after that window is fetched too, so a shard's
+            download starts while the one before it is read.
         cache_limit: Byte limit of the shard cache (int or ``'10gb'``).
         sampling_method: ``'balanced'`` or ``'fixed'``.
         sampling_granularity: Samples taken from a shard at a time when subsampling.
@@ -168,6 +171,7 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         self._state = EpochState.create(self._layout.local_dirs)
         self._shard_cache: ShardCache | None = None
         self._ranges: RangeReads | None = None
+        self._windows: list[ShardWindow] = []
         if any(s.remote is not None and s.remote != s.local for s in self.streams):
             limit = self.cache_limit if isinstance(self.cache_limit, int) else None
             self._shard_cache = ShardCache(self._layout, self._reader, limit)
@@ -310,14 +314,26 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         stop = start + 1 if stop is None else stop
         if self._shard_cache is None:
             return stop
-        window = ids[start : stop + max(int(self.predownload or 0), 1)]
-        order = self._layout.shards_of(window)
-        chunk = order[: max(stop - start, 0)]
-        held = self._shard_cache.set_window(distinct_in_order(chunk), distinct_in_order(order))
+        ahead = stop + max(int(self.predownload or 0), 1)
+        window = self._window_of(ids).window(start, stop, ahead)
+        if start >= len(ids):  # the pass is over: its window goes
+            self._windows = [w for w in self._windows if w.ids is not ids]
+        held = self._shard_cache.set_window(window.reading, window.ahead, same=window.same)
         if held is None or stop <= start:
             return stop
+        chunk = self._layout.shards_of(ids[start:stop])
         missing = ~np.isin(chunk, held) & self._remote_shard[chunk]
         return start + max(int(np.argmax(missing)), 1) if missing.any() else stop
+
+    def _window_of(self, ids: NDArray[np.int64]) -> ShardWindow:
+        """The shard windows of the pass over ``ids`` (kept for the last two passes: a
+        process may interleave two iterators)."""
+        for window in self._windows:
+            if window.ids is ids:
+                return window
+        window = ShardWindow(ids, self._layout.shards_of)
+        self._windows = [window, *self._windows[:1]]
+        return window
 
     @property
     def cache_usage(self) -> int:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
-from fsspec import AbstractFileSystem
-
 from streamx.storage.s3_direct import AWS_CREDENTIAL_ENV, forget_credentials
+
+if TYPE_CHECKING:  # fsspec is imported when a filesystem is built, not with streamx
+    from fsspec import AbstractFileSystem
 
 __all__ = ["clear_cache", "get_filesystem", "split_url"]
 

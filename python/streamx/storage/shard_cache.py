@@ -120,12 +120,15 @@ class ShardCache:
         self._lock = threading.Lock()
         self._pinned: list[int] = []
         self._window_budget: int | None = None
+        self._settled = -1  # the pid whose last window needs no more work
         # Whether a shard is read by range before its download starts (set by RangeReads).
         self.ranges_first: Callable[[int], bool] = _never
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state.update(_pool_pid=-1, _in_flight={}, _lock=None, _pinned=[], _window_budget=None)
+        state.update(
+            _pool_pid=-1, _in_flight={}, _lock=None, _pinned=[], _window_budget=None, _settled=-1
+        )
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -276,9 +279,13 @@ class ShardCache:
                 self.ledger.unpin(shard_id)
                 self._trim()
 
-    def set_window(self, reading: Sequence[int], ahead: Sequence[int] = ()) -> list[int] | None:
+    def set_window(
+        self, reading: Sequence[int], ahead: Sequence[int] = (), *, same: bool = False
+    ) -> list[int] | None:
         """Declares the shards this process reads now (``reading``) and next (``ahead``),
-        each most urgent first; an empty window releases everything.
+        each most urgent first; an empty window releases everything. ``same`` says the
+        window is the previous call's: without a limit, once every shard of that window was
+        here or on its way, there is nothing to do.
 
         Under a limit, the shards being read are pinned (as many as this process's share of
         the cache holds) until they are read, so no process evicts them; shards that stop
@@ -290,6 +297,9 @@ class ShardCache:
         Returns:
             The remote shards now pinned, or None when there is no limit (nothing is).
         """
+        if same and self._settled == os.getpid():
+            return None
+        self._settled = -1
         now = [s for s in reading if self._remote[s]]
         later = [s for s in ahead if self._remote[s] and s not in now]
         if self.limited:
@@ -317,6 +327,11 @@ class ShardCache:
                 # One read by range first starts its download once its first samples are
                 # in: the whole shard's GETs would compete with them.
                 wanted = [] if self.ranges_first(urgent) else [urgent]
+            elif not self.limited:
+                # Every shard of the window is here or on its way (a failed prefetch is
+                # retried when the read needs it); under a limit, pins and recency are kept
+                # current at every call instead.
+                self._settled = os.getpid()
             self.prepare_async(wanted)
         return self._pinned if self.limited else None
 

@@ -9,16 +9,17 @@ import concurrent.futures
 import http.client
 import os
 import time
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlparse
-
-from fsspec import AbstractFileSystem
 
 from streamx.exceptions import SizeMismatchError
 from streamx.storage import s3_direct
 from streamx.storage.errors import DownloadTimeoutError, TruncatedDownloadError
 from streamx.storage.filesystems import get_filesystem, split_url
 from streamx.storage.http_get import PlainHttp, Target, get_into, head_size
+
+if TYPE_CHECKING:  # fsspec is imported when a filesystem is built, not with streamx
+    from fsspec import AbstractFileSystem
 
 __all__ = ["FsspecSource", "HttpSource", "Source", "source_for"]
 

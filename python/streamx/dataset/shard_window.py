@@ -1,0 +1,136 @@
+"""Which shards a pass reads now and which it reads next, from the positions of its ids.
+
+A pass asks before every chunk. Recomputing the shards of the whole look-ahead each time
+cost about as much as decoding a batch, so the shard of every position is computed once per
+block of positions and kept as runs (a run: consecutive positions in one shard). A window
+is then a handful of runs, and a window whose runs did not change is reported as such, so
+that the shard cache can skip work it already did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["ShardWindow", "Window"]
+
+# Positions whose shards are computed at a time: a long epoch is not walked up front.
+_BLOCK = 1 << 16
+
+
+@dataclass(frozen=True)
+class _Runs:
+    """One block's runs: where each starts (a global position) and its shard."""
+
+    starts: NDArray[np.int64]
+    shards: NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class Window:
+    """The shards of a window, each list most urgent first.
+
+    ``reading`` holds the shards of the positions read now, ``ahead`` those of the look-ahead
+    followed by the first other shard after it, and ``same`` is true when the runs covered
+    are exactly those of the previous window.
+    """
+
+    reading: list[int]
+    ahead: list[int]
+    same: bool
+
+
+class ShardWindow:
+    """The shard windows of one pass over ``ids`` (global sample ids, in reading order)."""
+
+    def __init__(
+        self, ids: NDArray[np.int64], shards_of: Callable[[NDArray[np.int64]], NDArray[np.int64]]
+    ) -> None:
+        self.ids = ids
+        self._shards_of = shards_of
+        self._blocks: dict[int, _Runs] = {}
+        self._last: tuple[tuple[int, int], ...] | None = None
+        self._window: Window | None = None
+        self._spans: tuple[tuple[int, int], ...] = ()
+
+    def window(self, start: int, stop: int, end: int) -> Window:
+        """The shards of positions ``[start, stop)`` (read now) and ``[start, end)``
+        (through the look-ahead), plus the next shard after ``end``."""
+        total = len(self.ids)
+        stop, end = min(stop, total), min(max(end, stop), total)
+        if start >= stop:
+            self._last, self._window, self._spans = None, None, ()
+            return Window([], [], same=False)
+        if self._window is not None and self._inside(start, stop - 1, end - 1):
+            return Window(self._window.reading, self._window.ahead, same=True)
+        key = (self._run_of(start), self._run_of(stop - 1), self._run_of(end - 1))
+        if key == self._last and self._window is not None:
+            return Window(self._window.reading, self._window.ahead, same=True)
+        reading = self._distinct(key[0], key[1])
+        ahead = self._distinct(key[0], key[2])
+        following = self._next_shard(key[2])
+        if following is not None and following not in ahead:
+            ahead.append(following)
+        self._last, self._window = key, Window(reading, ahead, same=False)
+        self._spans = tuple(self._span(run) for run in key)
+        return self._window
+
+    def _inside(self, *positions: int) -> bool:
+        """Whether each position lies in the matching run of the last window (the common
+        case, checked without a search)."""
+        return all(lo <= p < hi for p, (lo, hi) in zip(positions, self._spans))
+
+    def _span(self, run: tuple[int, int]) -> tuple[int, int]:
+        """The positions ``[first, last + 1)`` of a run (within its block)."""
+        block, index = run
+        starts = self._runs(block).starts
+        end = int(starts[index + 1]) if index + 1 < len(starts) else (block + 1) * _BLOCK
+        return int(starts[index]), end
+
+    def _runs(self, block: int) -> _Runs:
+        runs = self._blocks.get(block)
+        if runs is None:
+            begin = block * _BLOCK
+            shard_at = self._shards_of(self.ids[begin : begin + _BLOCK])
+            heads = np.flatnonzero(np.concatenate(([True], shard_at[1:] != shard_at[:-1])))
+            runs = _Runs(starts=heads.astype(np.int64) + begin, shards=shard_at[heads])
+            if len(self._blocks) >= 4:  # a pass moves forward: old blocks are not asked again
+                self._blocks.pop(min(self._blocks))
+            self._blocks[block] = runs
+        return runs
+
+    def _run_of(self, position: int) -> tuple[int, int]:
+        """(block, index of the run within it) of a position."""
+        block = position // _BLOCK
+        starts = self._runs(block).starts
+        return block, int(np.searchsorted(starts, position, side="right")) - 1
+
+    def _distinct(self, first: tuple[int, int], last: tuple[int, int]) -> list[int]:
+        """The distinct shards of the runs ``first`` through ``last``, in order."""
+        parts = []
+        for block in range(first[0], last[0] + 1):
+            shards = self._runs(block).shards
+            lo = first[1] if block == first[0] else 0
+            hi = last[1] + 1 if block == last[0] else len(shards)
+            parts.append(shards[lo:hi])
+        values = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        return list(dict.fromkeys(values.tolist()))
+
+    def _next_shard(self, run: tuple[int, int]) -> int | None:
+        """The first shard after ``run`` other than its own (runs split at a block's edge
+        may repeat it), if any."""
+        current = int(self._runs(run[0]).shards[run[1]])
+        block, index = run[0], run[1] + 1
+        while block * _BLOCK < len(self.ids):
+            shards = self._runs(block).shards
+            if index < len(shards):
+                other = shards[index] if shards[index] != current else None
+                if other is not None:
+                    return int(other)
+                if index + 1 < len(shards):  # a run is never followed by its own shard
+                    return int(shards[index + 1])
+            block, index = block + 1, 0
+        return None

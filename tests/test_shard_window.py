@@ -1,0 +1,82 @@
+"""The shard windows a pass declares before each chunk, against a direct computation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numpy.typing import NDArray
+
+from streamx.dataset import shard_window
+from streamx.dataset.shard_window import ShardWindow
+
+
+def _shards_of(ends: NDArray[np.int64]):  # type: ignore[no-untyped-def]
+    def shards_of(ids: NDArray[np.int64]) -> NDArray[np.int64]:
+        return np.searchsorted(ends, ids, side="right").astype(np.int64)
+
+    return shards_of
+
+
+def _direct(shard_at: NDArray[np.int64], start: int, stop: int, end: int) -> tuple[list, list]:  # type: ignore[type-arg]
+    """The window computed from every position: the distinct shards of [start, stop) and of
+    [start, end), then the first shard after end that differs from the one at end - 1."""
+    total = len(shard_at)
+    stop, end = min(stop, total), min(max(end, stop), total)
+    reading = list(dict.fromkeys(shard_at[start:stop].tolist()))
+    ahead = list(dict.fromkeys(shard_at[start:end].tolist()))
+    later = shard_at[end:]
+    other = later[later != shard_at[end - 1]]
+    if len(other) and int(other[0]) not in ahead:
+        ahead.append(int(other[0]))
+    return reading, ahead
+
+
+def _orders(total: int, rng: np.random.Generator) -> dict[str, NDArray[np.int64]]:
+    blocks = np.arange(total, dtype=np.int64).reshape(-1, total // 8)
+    return {
+        "sequential": np.arange(total, dtype=np.int64),
+        "blocks shuffled": np.concatenate([rng.permutation(b) for b in blocks]),
+        "fully shuffled": rng.permutation(total).astype(np.int64),
+        "repeated": np.concatenate([np.arange(total // 2), np.arange(total // 2)]).astype(np.int64),
+    }
+
+
+@pytest.mark.parametrize("block", [5, 64, 1 << 16])
+def test_every_window_matches_the_direct_computation(
+    block: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(shard_window, "_BLOCK", block)  # small blocks: runs split at edges
+    rng = np.random.default_rng(7)
+    sizes = rng.integers(1, 40, 30)
+    ends = np.cumsum(sizes).astype(np.int64)
+    total = int(ends[-1]) // 8 * 8
+    for name, ids in _orders(total, rng).items():
+        shard_at = np.searchsorted(ends, ids, side="right")
+        windows = ShardWindow(ids, _shards_of(ends))
+        for start in range(0, total, 3):
+            for chunk, ahead in ((4, 16), (1, 1), (32, 200)):
+                got = windows.window(start, start + chunk, start + chunk + ahead)
+                reading, later = _direct(shard_at, start, start + chunk, start + chunk + ahead)
+                assert (got.reading, got.ahead) == (reading, later), (name, start, chunk)
+
+
+def test_a_window_within_the_same_runs_is_reported_as_the_same() -> None:
+    ends = np.array([100, 200, 300], dtype=np.int64)
+    windows = ShardWindow(np.arange(300, dtype=np.int64), _shards_of(ends))
+    first = windows.window(0, 4, 20)
+    assert (first.reading, first.ahead, first.same) == ([0], [0, 1], False)
+    again = windows.window(4, 8, 24)  # still inside shard 0, look-ahead too
+    assert (again.reading, again.ahead, again.same) == ([0], [0, 1], True)
+    crossing = windows.window(90, 94, 110)  # the look-ahead enters shard 1
+    assert (crossing.reading, crossing.ahead, crossing.same) == ([0], [0, 1, 2], False)
+    last = windows.window(296, 300, 316)  # nothing after the last shard
+    assert (last.reading, last.ahead) == ([2], [2])
+
+
+def test_an_empty_window_declares_nothing() -> None:
+    ends = np.array([10, 20], dtype=np.int64)
+    windows = ShardWindow(np.arange(20, dtype=np.int64), _shards_of(ends))
+    windows.window(0, 4, 8)
+    empty = windows.window(20, 20, 20)  # the release at the end of a pass
+    assert (empty.reading, empty.ahead, empty.same) == ([], [], False)
+    assert windows.window(0, 4, 8).same is False  # after a release, nothing is assumed
