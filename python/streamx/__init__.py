@@ -4,7 +4,8 @@ A drop-in replacement for mosaicml-streaming: the same MDS format, API and sampl
 
 The names that subclass torch types (``StreamingDataset``, ``LocalDataset``,
 ``StreamingDataLoader``) are imported on first use, so ``import streamx`` and writing
-data never import torch.
+data never import torch; the writers are too, so a training run that only reads does not
+pay for their imports before its first sample.
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ from typing import TYPE_CHECKING
 
 from streamx._core import __version__
 from streamx.dataset.stream import Stream
-from streamx.format.writers import CSVWriter, JSONWriter, MDSWriter, TSVWriter, XSVWriter
 
 if TYPE_CHECKING:
     from streamx.dataset.local import LocalDataset
     from streamx.dataset.streaming import StreamingDataset
+    from streamx.format.writers import CSVWriter, JSONWriter, MDSWriter, TSVWriter, XSVWriter
     from streamx.torch.dataloader import StreamingDataLoader
 
 __all__ = [
@@ -36,6 +37,11 @@ __all__ = [
 
 # Public name -> module defining it, imported when the name is first read.
 _LAZY = {
+    "CSVWriter": "streamx.format.writers",
+    "JSONWriter": "streamx.format.writers",
+    "MDSWriter": "streamx.format.writers",
+    "TSVWriter": "streamx.format.writers",
+    "XSVWriter": "streamx.format.writers",
     "LocalDataset": "streamx.dataset.local",
     "StreamingDataset": "streamx.dataset.streaming",
     "StreamingDataLoader": "streamx.torch.dataloader",

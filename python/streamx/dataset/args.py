@@ -7,7 +7,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from streamx.dataset.registry import streams_registry
 from streamx.dataset.stream import Stream
 from streamx.order.settings import (
     BATCHING_METHODS,
@@ -121,7 +120,11 @@ def build_streams(
         for stream in out:
             stream.apply_default(given)
         return out
-    cls: type[Stream] = Stream if stream_name == "stream" else streams_registry.get(stream_name)
+    cls: type[Stream] = Stream
+    if stream_name != "stream":
+        from streamx.dataset.registry import streams_registry  # catalogue: only when named
+
+        cls = streams_registry.get(stream_name)
     config = {**(stream_config or {}), **given}
     stream = cls(**config)
     stream.apply_default(given)

@@ -3,10 +3,16 @@
 Nothing here imports the compiled extension, so these modules load before it is built.
 """
 
-from streamx.storage.download import download_file
-from streamx.storage.filesystems import get_filesystem
-from streamx.storage.merge_index import merge_index
-from streamx.storage.upload import Uploader, UploadFailedError
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from streamx.storage.download import download_file
+    from streamx.storage.filesystems import get_filesystem
+    from streamx.storage.merge_index import merge_index
+    from streamx.storage.upload import Uploader, UploadFailedError
 
 __all__ = [
     "UploadFailedError",
@@ -15,3 +21,26 @@ __all__ = [
     "get_filesystem",
     "merge_index",
 ]
+
+# Name -> module defining it, imported when first read: every ``streamx.storage.<module>``
+# import runs this file, and a reader needs neither uploads nor index merging.
+_LAZY = {
+    "UploadFailedError": "streamx.storage.upload",
+    "Uploader": "streamx.storage.upload",
+    "download_file": "streamx.storage.download",
+    "get_filesystem": "streamx.storage.filesystems",
+    "merge_index": "streamx.storage.merge_index",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'streamx.storage' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
