@@ -10,11 +10,11 @@ pay for their imports before its first sample.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
 from streamx._core import __version__
 from streamx.dataset.stream import Stream
+from streamx.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from streamx.dataset.local import LocalDataset
@@ -48,14 +48,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'streamx' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later reads skip this hook
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())

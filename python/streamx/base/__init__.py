@@ -9,6 +9,7 @@ from streamx.dataset.local import LocalDataset
 from streamx.dataset.stream import Stream
 from streamx.dataset.streaming import StreamingDataset
 from streamx.format.writers import CSVWriter, JSONWriter, MDSWriter, TSVWriter, XSVWriter
+from streamx.lazy_names import lazy_names
 
 __all__ = [
     "CSVWriter",
@@ -23,10 +24,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    # StreamingDataLoader needs torch, which streamx does not require; load it when asked.
-    if name == "StreamingDataLoader":
-        from streamx.torch.dataloader import StreamingDataLoader
-
-        return StreamingDataLoader
-    raise AttributeError(f"module 'streamx.base' has no attribute {name!r}")
+# StreamingDataLoader needs torch, which streamx does not require; load it when asked.
+__getattr__, __dir__ = lazy_names(
+    __name__, {"StreamingDataLoader": "streamx.torch.dataloader"}, globals()
+)

@@ -6,10 +6,10 @@ The two dataset classes subclass torch's dataset types, so they are imported on 
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
 from streamx.dataset.stream import Stream
+from streamx.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from streamx.dataset.local import LocalDataset
@@ -21,10 +21,4 @@ __all__ = ["LocalDataset", "Stream", "StreamingDataset"]
 _LAZY = {"LocalDataset": "streamx.dataset.local", "StreamingDataset": "streamx.dataset.streaming"}
 
 
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'streamx.dataset' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later reads skip this hook
-    return value
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())

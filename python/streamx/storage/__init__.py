@@ -5,8 +5,9 @@ Nothing here imports the compiled extension, so these modules load before it is 
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from streamx.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from streamx.storage.download import download_file
@@ -33,14 +34,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'streamx.storage' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from streamx.lazy_names import lazy_names
 from streamx.vision.ade20k import StreamingADE20K
 from streamx.vision.coco import StreamingCOCO
 
@@ -19,14 +20,10 @@ if TYPE_CHECKING:
 __all__ = ["StreamingADE20K", "StreamingCIFAR10", "StreamingCOCO", "StreamingImageNet"]
 
 
-def __getattr__(name: str) -> object:
-    # Lazy because torchvision is an optional dependency: not for an import cycle.
-    if name == "StreamingCIFAR10":
-        from streamx.vision.cifar10 import StreamingCIFAR10
+# Lazy because torchvision is an optional dependency: not for an import cycle.
+_LAZY = {
+    "StreamingCIFAR10": "streamx.vision.cifar10",
+    "StreamingImageNet": "streamx.vision.imagenet",
+}
 
-        return StreamingCIFAR10
-    if name == "StreamingImageNet":
-        from streamx.vision.imagenet import StreamingImageNet
-
-        return StreamingImageNet
-    raise AttributeError(f"module 'streamx.vision' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
