@@ -19,12 +19,14 @@ def _shards_of(ends: NDArray[np.int64]):  # type: ignore[no-untyped-def]
 
 def _direct(shard_at: NDArray[np.int64], start: int, stop: int, end: int) -> tuple[list, list]:  # type: ignore[type-arg]
     """The window computed from every position: the distinct shards of [start, stop) and of
-    [start, end), then the first shard after end that differs from the one at end - 1."""
+    [start, end), then the first shard after end that differs from the one at end - 1 (if
+    it comes within the next block)."""
     total = len(shard_at)
     stop, end = min(stop, total), min(max(end, stop), total)
     reading = list(dict.fromkeys(shard_at[start:stop].tolist()))
     ahead = list(dict.fromkeys(shard_at[start:end].tolist()))
-    later = shard_at[end:]
+    # Looked for up to the end of the block after the one holding position end - 1.
+    later = shard_at[end : ((end - 1) // shard_window._BLOCK + 2) * shard_window._BLOCK]
     other = later[later != shard_at[end - 1]]
     if len(other) and int(other[0]) not in ahead:
         ahead.append(int(other[0]))
@@ -80,3 +82,20 @@ def test_an_empty_window_declares_nothing() -> None:
     empty = windows.window(20, 20, 20)  # the release at the end of a pass
     assert (empty.reading, empty.ahead, empty.same) == ([], [], False)
     assert windows.window(0, 4, 8).same is False  # after a release, nothing is assumed
+
+
+def test_the_next_shard_is_looked_for_one_block_ahead_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shard_window, "_BLOCK", 10)
+    ends = np.array([1, 2], dtype=np.int64)
+    # Shard 0 read 55 times in a row (an upsampled one-sample stream), then shard 1.
+    ids = np.array([0] * 55 + [1], dtype=np.int64)
+    asked: list[int] = []
+
+    def shards_of(values: NDArray[np.int64]) -> NDArray[np.int64]:
+        asked.append(len(values))
+        return np.searchsorted(ends, values, side="right").astype(np.int64)
+
+    windows = ShardWindow(ids, shards_of)
+    assert windows.window(0, 2, 4).ahead == [0]  # shard 1 is 5 blocks away: not looked for
+    assert len(asked) <= 2  # the first block and the one after it, not the whole epoch
+    assert windows.window(44, 46, 48).ahead == [0, 1]  # within the next block: taken

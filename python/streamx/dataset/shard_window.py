@@ -55,6 +55,7 @@ class ShardWindow:
         self._last: tuple[tuple[int, int], ...] | None = None
         self._window: Window | None = None
         self._spans: tuple[tuple[int, int], ...] = ()
+        self._keep = 4
 
     def window(self, start: int, stop: int, end: int) -> Window:
         """The shards of positions ``[start, stop)`` (read now) and ``[start, end)``
@@ -66,6 +67,8 @@ class ShardWindow:
             return Window([], [], same=False)
         if self._window is not None and self._inside(start, stop - 1, end - 1):
             return Window(self._window.reading, self._window.ahead, same=True)
+        # Every block a window spans stays, plus the one its next shard may come from.
+        self._keep = max(4, (end - start) // _BLOCK + 3)
         key = (self._run_of(start), self._run_of(stop - 1), self._run_of(end - 1))
         if key == self._last and self._window is not None:
             return Window(self._window.reading, self._window.ahead, same=True)
@@ -97,7 +100,7 @@ class ShardWindow:
             shard_at = self._shards_of(self.ids[begin : begin + _BLOCK])
             heads = np.flatnonzero(np.concatenate(([True], shard_at[1:] != shard_at[:-1])))
             runs = _Runs(starts=heads.astype(np.int64) + begin, shards=shard_at[heads])
-            if len(self._blocks) >= 4:  # a pass moves forward: old blocks are not asked again
+            if len(self._blocks) >= self._keep:  # a pass moves forward: old blocks go first
                 self._blocks.pop(min(self._blocks))
             self._blocks[block] = runs
         return runs
@@ -121,10 +124,11 @@ class ShardWindow:
 
     def _next_shard(self, run: tuple[int, int]) -> int | None:
         """The first shard after ``run`` other than its own (runs split at a block's edge
-        may repeat it), if any."""
+        may repeat it), if one starts within the next block: a shard read over and over
+        (a small stream upsampled) must not send every window on a walk of the epoch."""
         current = int(self._runs(run[0]).shards[run[1]])
         block, index = run[0], run[1] + 1
-        while block * _BLOCK < len(self.ids):
+        while block * _BLOCK < len(self.ids) and block <= run[0] + 1:
             shards = self._runs(block).shards
             if index < len(shards):
                 other = shards[index] if shards[index] != current else None
