@@ -52,7 +52,6 @@ class ShardWindow:
         self.ids = ids
         self._shards_of = shards_of
         self._blocks: dict[int, _Runs] = {}
-        self._last: tuple[tuple[int, int], ...] | None = None
         self._window: Window | None = None
         self._spans: tuple[tuple[int, int], ...] = ()
         self._keep = 4
@@ -63,21 +62,19 @@ class ShardWindow:
         total = len(self.ids)
         stop, end = min(stop, total), min(max(end, stop), total)
         if start >= stop:
-            self._last, self._window, self._spans = None, None, ()
+            self._window, self._spans = None, ()
             return Window([], [], same=False)
         if self._window is not None and self._inside(start, stop - 1, end - 1):
             return Window(self._window.reading, self._window.ahead, same=True)
         # Every block a window spans stays, plus the one its next shard may come from.
         self._keep = max(4, (end - start) // _BLOCK + 3)
         key = (self._run_of(start), self._run_of(stop - 1), self._run_of(end - 1))
-        if key == self._last and self._window is not None:
-            return Window(self._window.reading, self._window.ahead, same=True)
         reading = self._distinct(key[0], key[1])
         ahead = self._distinct(key[0], key[2])
         following = self._next_shard(key[2])
         if following is not None and following not in ahead:
             ahead.append(following)
-        self._last, self._window = key, Window(reading, ahead, same=False)
+        self._window = Window(reading, ahead, same=False)
         self._spans = tuple(self._span(run) for run in key)
         return self._window
 
