@@ -143,3 +143,39 @@ def test_pending_entries_get_a_grace_period(tmp_path: Path) -> None:
     os.utime(base / ".pending-123-abc", (old, old))
     run_dirs.collect_dead(str(base))
     assert os.listdir(base) == []
+
+
+_CHURN = """
+import sys
+from streamx.order import run_dirs
+for _ in range(int(sys.argv[2])):
+    base = run_dirs.runs_base([sys.argv[1]])
+    root, fd = run_dirs.create_locked(base)
+    run_dirs.release(root, fd, __import__("os").getpid())
+print("ok")
+"""
+
+
+def test_instances_over_other_dirs_never_collect_a_base_being_made(tmp_path: Path) -> None:
+    """Each new instance removes the empty bases of other local directories; an instance
+    being made over those directories at that instant still gets its state directory.
+
+    Three processes over three local directories (nodes of a one-host test) create and
+    release instances as fast as they can, each collecting the other's base whenever it is
+    empty for an instant."""
+    env = {**os.environ, "TMPDIR": str(tmp_path / "tmp")}
+    (tmp_path / "tmp").mkdir()
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _CHURN, str(tmp_path / f"node{n}"), "400"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(3)
+    ]
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        assert out.strip() == "ok"

@@ -27,7 +27,7 @@ import stat
 import tempfile
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 __all__ = ["collect_dead", "collect_empty", "create_locked", "release", "runs_base", "user_root"]
 
@@ -77,16 +77,32 @@ def runs_base(local_dirs: Sequence[str]) -> str:
     root = user_root()
     collect_empty(root, keep=digest)
     base = os.path.join(root, digest, "runs")
+    _retry_while_collected(lambda: _make_base(base))
+    return base
+
+
+def _make_base(base: str) -> None:
+    """Makes ``<digest>/runs`` under the (existing) user root. Not ``os.makedirs``: with
+    ``exist_ok`` it still raises when a directory it found existing is gone by the time it
+    checks again, which a collector's ``rmdir`` can do."""
+    for path in (os.path.dirname(base), base):
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(path, 0o700)
+
+
+def _retry_while_collected(make: Callable[[], None]) -> None:
+    """Runs ``make`` (which creates a directory under a ``<digest>/runs`` base) again while
+    it fails because another process's :func:`collect_empty` found the base empty for an
+    instant and removed it: between making ``<digest>`` and ``runs``, or between making
+    the base and making a directory inside it. A collector removes only empty directories,
+    so this repeats only while collectors keep winning that instant."""
     for attempt in range(100):
         try:
-            os.makedirs(base, 0o700, exist_ok=True)
-            return base
+            make()
+            return
         except FileNotFoundError:
-            # Another process's collect_empty removed the parent between makedirs' two
-            # mkdirs (it was empty an instant): make it again.
             if attempt == 99:
                 raise
-    return base
 
 
 def collect_empty(root: str, keep: str) -> None:
@@ -126,11 +142,12 @@ def create_locked(base: str) -> tuple[str, int | None]:
     name = f"{os.getpid()}-{secrets.token_hex(6)}"
     # Set up under a pending name, so no collector sees the directory before it is locked.
     pending = os.path.join(base, _PENDING + name)
-    try:
+
+    def make() -> None:
+        _make_base(base)
         os.mkdir(pending, 0o700)
-    except FileNotFoundError:  # another process found the base empty and removed it
-        os.makedirs(base, 0o700, exist_ok=True)
-        os.mkdir(pending, 0o700)
+
+    _retry_while_collected(make)
     fd = _lock_shared(pending)
     root = os.path.join(base, name)
     os.rename(pending, root)
