@@ -27,6 +27,21 @@ def verify_file(algo: str, path: str, expected: str) -> None: ...
 def socket_to_file(
     sock: int, file: int, offset: int, length: int, seconds: float
 ) -> tuple[int, Literal["complete", "closed", "timeout"]]: ...
+def ranged_get(
+    sock: int,
+    file: int,
+    request: bytes,
+    offset: int,
+    length: int,
+    expected: int | None,
+    seconds: float,
+) -> tuple[
+    Literal["complete", "closed", "timeout", "declined", "stale", "head-timeout"],
+    int,
+    int | None,
+    bool,
+    int,
+]: ...
 def exception_names() -> list[str]: ...
 def mds_encoding_names() -> list[str]: ...
 def native_encoding_names() -> list[str]: ...

@@ -144,9 +144,18 @@ def test_a_verifying_server_accepts_the_signature(
         assert route_for("signed", name) is not None
         download_file(f"s3://signed/{name}", str(tmp_path / "out"), retry=1)
         assert (tmp_path / "out").read_bytes() == name.encode() * 1000
+        # Ranged parts: their requests are written by streamx itself, not http.client.
+        monkeypatch.setenv("STREAMX_DOWNLOAD_PART_SIZE", "4096")
+        size = len(name) * 1000
+        download_file(f"s3://signed/{name}", str(tmp_path / "parts"), retry=1, expected_size=size)
+        assert (tmp_path / "parts").read_bytes() == name.encode() * 1000
+        monkeypatch.delenv("STREAMX_DOWNLOAD_PART_SIZE")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-the-secret")
     with pytest.raises(PermissionError, match=r"s3://signed/plain.bin: HTTP 403 SignatureDoes"):
         download_file("s3://signed/plain.bin", str(tmp_path / "bad"), retry=1)
+    monkeypatch.setenv("STREAMX_DOWNLOAD_PART_SIZE", "4096")
+    with pytest.raises(PermissionError, match=r"s3://signed/plain.bin: HTTP 403 SignatureDoes"):
+        download_file("s3://signed/plain.bin", str(tmp_path / "bad"), retry=1, expected_size=9000)
     assert not (tmp_path / "bad").exists()
 
 

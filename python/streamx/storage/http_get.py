@@ -1,6 +1,11 @@
 """One HTTP/1.1 GET (whole or ranged) written straight into an open file.
 
-Connections are pooled per host and kept alive. On a plain (not TLS) connection, a body
+Connections are pooled per host and kept alive. A ranged GET on a plain (not TLS)
+connection is exchanged by Rust from request to body (``_core.ranged_get``): parsing an
+answer's head with ``http.client`` cost more CPU than a 2 MiB part's bytes, and held the GIL
+the training loop needs. Rust handles only the answer a healthy server gives, a ``206`` for
+exactly the range; any other answer is declined unread, and the GET is asked again through
+``http.client``, whose path below reads it and raises what it means. On a plain connection, a body
 with a fixed length and no checksum to verify is moved by Rust without the GIL
 (``_core.socket_to_file``: socket to pipe to file with ``splice``, so its bytes never
 enter user space), after the few bytes ``http.client`` buffered with the headers. Any
@@ -18,6 +23,7 @@ import atexit
 import base64
 import hashlib
 import http.client
+import logging
 import os
 import re
 import socket
@@ -49,6 +55,8 @@ __all__ = [
     "head_size",
     "pool_for",
 ]
+
+logger = logging.getLogger(__name__)
 
 _BUFFER = 1 << 20
 # What a keep-alive connection the server has since closed raises on its next request.
@@ -126,6 +134,10 @@ def get_into(
         OSError: Other error statuses and network failures.
     """
     extra = {} if length is None else {"range": f"bytes={start}-{start + length - 1}"}
+    if length is not None and target.scheme == "http":
+        moved = _ranged_in_rust(target, extra, fd, start, length, timeout, deadline, expected)
+        if moved is not None:
+            return moved
     pool = pool_for(target.scheme, target.host, target.port)
     conn, reused = pool.take(timeout)
     try:
@@ -155,6 +167,87 @@ def get_into(
         raise
     pool.give_back(conn)
     return total
+
+
+def _ranged_in_rust(
+    target: Target,
+    extra: dict[str, str],
+    fd: int,
+    start: int,
+    length: int,
+    timeout: float,
+    deadline: float,
+    expected: int | None,
+) -> int | None:
+    """The object's size (-1 if the server did not say) once Rust has moved the range;
+    None when the answer was declined (or the request cannot be written raw), so that the
+    caller asks again through ``http.client``."""
+    request = _request_head(target, target.headers(extra))
+    if request is None:
+        return None
+    pool = pool_for(target.scheme, target.host, target.port)
+    conn, reused = pool.take(timeout)
+    try:
+        while True:
+            if conn.sock is None:
+                conn.connect()
+            sock = conn.sock
+            sock.setblocking(False)  # the Rust side waits with poll, bounded by the deadline
+            outcome, moved, total, reusable, status = _core.ranged_get(
+                sock.fileno(), fd, request, start, length, expected, deadline - time.monotonic()
+            )
+            if outcome != "stale" or not reused:
+                break
+            # The server closed the idle connection: not a failed attempt, ask again.
+            conn.close()
+            conn, reused = pool.take(timeout, fresh=True)
+    except BaseException:
+        conn.close()
+        raise
+    if outcome == "complete" and reusable:
+        pool.give_back(conn)
+    else:
+        conn.close()
+    if outcome == "complete":
+        return -1 if total is None else total
+    if outcome == "declined":
+        logger.debug(
+            "GET %s (a range) answered %d: asking again through http.client", target.url, status
+        )
+        return None
+    if outcome == "stale":
+        raise ConnectionResetError(f"GET {target.url}: the server closed the connection unanswered")
+    if outcome == "closed":
+        raise TruncatedDownloadError(f"{target.url}: received {moved} of {length} bytes")
+    raise TimeoutError(f"GET {target.url} ran past its deadline after {moved} of {length} bytes")
+
+
+# What may go into a raw request unchecked: a percent-encoded path, and header text without
+# line breaks. Anything else goes through http.client, which validates it and says why.
+_RAW_PATH = re.compile(r"[!-~]+")
+_RAW_TEXT = re.compile(r"[ -~]*")
+
+
+def _request_head(target: Target, headers: dict[str, str]) -> bytes | None:
+    """The request head of a GET as ``http.client`` would send it, or None when a part of
+    it is not plain ASCII text."""
+    if not _RAW_PATH.fullmatch(target.path):
+        return None
+    lines = [f"GET {target.path} HTTP/1.1"]
+    names = {name.lower() for name in headers}
+    if "host" not in names:
+        host = f"[{target.host}]" if ":" in target.host else target.host
+        lines.append(
+            f"Host: {host}" if target.port in (None, 80) else f"Host: {host}:{target.port}"
+        )
+    if "accept-encoding" not in names:
+        lines.append("Accept-Encoding: identity")
+    for name, value in headers.items():
+        if not (_RAW_TEXT.fullmatch(name) and _RAW_TEXT.fullmatch(value)) or ":" in name:
+            return None
+        lines.append(f"{name}: {value}")
+    lines.append("\r\n")
+    return "\r\n".join(lines).encode("ascii")
 
 
 def head_size(target: Target, timeout: float) -> int:

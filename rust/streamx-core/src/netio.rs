@@ -189,60 +189,77 @@ impl Body {
         Ok(BodyEnd::Complete)
     }
 
-    fn write_at(&mut self, mut data: &[u8]) -> io::Result<()> {
-        while !data.is_empty() {
-            let at = (self.offset + self.done) as libc::off_t;
-            let wrote = retry_eintr(|| {
-                // SAFETY: `data` is a live slice of `data.len()` readable bytes.
-                #[allow(unsafe_code)]
-                unsafe {
-                    libc::pwrite(self.file, data.as_ptr().cast(), data.len(), at)
-                }
-            })?;
-            if wrote == 0 {
-                return Err(io::Error::new(
-                    io::ErrorKind::WriteZero,
-                    "the file took no bytes",
-                ));
-            }
-            self.done += wrote as u64;
-            data = &data[wrote..];
-        }
+    fn write_at(&mut self, data: &[u8]) -> io::Result<()> {
+        write_all_at(self.file, data, self.offset + self.done)?;
+        self.done += data.len() as u64;
         Ok(())
     }
 
     /// Waits until the socket has bytes (or was closed); false once the deadline passes.
     fn wait_readable(&self) -> io::Result<bool> {
-        loop {
-            let left = self.deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Ok(false);
-            }
-            // Rounded up: a 0 ms poll with time left would spin.
-            let millis = left.as_millis().clamp(1, i32::MAX as u128) as i32;
-            let mut fds = libc::pollfd {
-                fd: self.sock,
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            // SAFETY: one pollfd, alive for the call.
+        wait_for(self.sock, libc::POLLIN, self.deadline)
+    }
+}
+
+/// Writes all of `data` into `file` at `offset`.
+pub(crate) fn write_all_at(file: RawFd, mut data: &[u8], mut offset: u64) -> io::Result<()> {
+    while !data.is_empty() {
+        let wrote = retry_eintr(|| {
+            // SAFETY: `data` is a live slice of `data.len()` readable bytes.
             #[allow(unsafe_code)]
-            let ready = unsafe { libc::poll(&raw mut fds, 1, millis) };
-            if ready < 0 {
-                let err = io::Error::last_os_error();
-                if err.raw_os_error() == Some(libc::EINTR) {
-                    continue;
-                }
-                return Err(err);
+            unsafe {
+                libc::pwrite(
+                    file,
+                    data.as_ptr().cast(),
+                    data.len(),
+                    offset as libc::off_t,
+                )
             }
-            if ready > 0 {
-                return Ok(true); // readable, hung up or in error: the next read says which
+        })?;
+        if wrote == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::WriteZero,
+                "the file took no bytes",
+            ));
+        }
+        offset += wrote as u64;
+        data = &data[wrote..];
+    }
+    Ok(())
+}
+
+/// Waits until `fd` is ready for `events` (or hung up, or in error: the next call on it
+/// says which); false once `deadline` passes.
+pub(crate) fn wait_for(fd: RawFd, events: libc::c_short, deadline: Instant) -> io::Result<bool> {
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Ok(false);
+        }
+        // Rounded up: a 0 ms poll with time left would spin.
+        let millis = left.as_millis().clamp(1, i32::MAX as u128) as i32;
+        let mut fds = libc::pollfd {
+            fd,
+            events,
+            revents: 0,
+        };
+        // SAFETY: one pollfd, alive for the call.
+        #[allow(unsafe_code)]
+        let ready = unsafe { libc::poll(&raw mut fds, 1, millis) };
+        if ready < 0 {
+            let err = io::Error::last_os_error();
+            if err.raw_os_error() == Some(libc::EINTR) {
+                continue;
             }
+            return Err(err);
+        }
+        if ready > 0 {
+            return Ok(true);
         }
     }
 }
 
-fn retry_eintr(mut call: impl FnMut() -> isize) -> io::Result<usize> {
+pub(crate) fn retry_eintr(mut call: impl FnMut() -> isize) -> io::Result<usize> {
     loop {
         let got = call();
         if got >= 0 {

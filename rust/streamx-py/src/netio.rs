@@ -1,10 +1,17 @@
-//! The HTTP body mover for the Python downloader, run without the GIL.
+//! The HTTP body mover and ranged GET of the Python downloader, run without the GIL.
 
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 
 use pyo3::prelude::*;
+use streamx_core::http_range::{self, RangeGet, RangeOutcome};
 use streamx_core::netio::{self, BodyEnd};
+
+/// A deadline `seconds` from now (NaN or negative time left is no time left).
+fn deadline_in(seconds: f64) -> Instant {
+    let left = Duration::try_from_secs_f64(seconds).unwrap_or(Duration::ZERO);
+    Instant::now() + left.min(Duration::from_secs(1 << 32))
+}
 
 /// Moves the next `length` bytes of the non-blocking socket `sock` into `file` at
 /// `offset`, within `seconds`. Returns the bytes moved and how it ended: `"complete"`,
@@ -18,9 +25,7 @@ fn socket_to_file(
     length: u64,
     seconds: f64,
 ) -> PyResult<(u64, &'static str)> {
-    // NaN or negative time left is no time left.
-    let left = Duration::try_from_secs_f64(seconds).unwrap_or(Duration::ZERO);
-    let deadline = Instant::now() + left.min(Duration::from_secs(1 << 32));
+    let deadline = deadline_in(seconds);
     let end = py.detach(move || netio::socket_to_file(sock, file, offset, length, deadline))?;
     Ok(match end {
         BodyEnd::Complete => (length, "complete"),
@@ -29,7 +34,57 @@ fn socket_to_file(
     })
 }
 
+/// Sends `request` (a whole request head asking for bytes `offset..offset + length`) on the
+/// connected non-blocking socket `sock` and, when the answer is a `206` for exactly that
+/// range (of an object of `expected` bytes, when given), moves its body into `file` at
+/// `offset`, all within `seconds`. Returns `(outcome, moved, total, reusable, status)`:
+/// outcome `"complete"`, `"closed"` or `"timeout"` for a moved body (`total` is the object's
+/// size, None for `*`), `"declined"` for any other answer (nothing of it read; `status` is
+/// its status), `"stale"` when the connection ended before any answer, and
+/// `"head-timeout"` when the deadline passed before the answer's head was complete.
+#[pyfunction]
+#[pyo3(signature = (sock, file, request, offset, length, expected, seconds))]
+fn ranged_get(
+    py: Python<'_>,
+    sock: RawFd,
+    file: RawFd,
+    request: &[u8],
+    offset: u64,
+    length: u64,
+    expected: Option<u64>,
+    seconds: f64,
+) -> PyResult<(&'static str, u64, Option<u64>, bool, u16)> {
+    if length == 0 {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "a ranged GET asks for at least one byte",
+        ));
+    }
+    let get = RangeGet {
+        request,
+        offset,
+        length,
+        expected_total: expected,
+        deadline: deadline_in(seconds),
+    };
+    let outcome = py.detach(|| http_range::ranged_get(sock, file, &get))?;
+    Ok(match outcome {
+        RangeOutcome::Moved {
+            end,
+            total,
+            reusable,
+        } => match end {
+            BodyEnd::Complete => ("complete", length, total, reusable, 206),
+            BodyEnd::Closed(done) => ("closed", done, total, false, 206),
+            BodyEnd::TimedOut(done) => ("timeout", done, total, false, 206),
+        },
+        RangeOutcome::Declined { status } => ("declined", 0, None, false, status),
+        RangeOutcome::Stale => ("stale", 0, None, false, 0),
+        RangeOutcome::TimedOut => ("head-timeout", 0, None, false, 0),
+    })
+}
+
 /// Adds this module's functions to `_core`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(socket_to_file, m)?)
+    m.add_function(wrap_pyfunction!(socket_to_file, m)?)?;
+    m.add_function(wrap_pyfunction!(ranged_get, m)?)
 }

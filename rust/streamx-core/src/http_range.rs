@@ -1,0 +1,309 @@
+//! One ranged HTTP/1.1 GET on a plain, kept-alive TCP connection: the request is sent, the
+//! answer's head read and checked, and the body moved into a file at its offset, all without
+//! the caller's runtime (for Python: without the GIL, and without `http.client` parsing a
+//! head per part, which cost more CPU than the part's bytes).
+//!
+//! Only the answer a healthy server gives is handled here: `206` for exactly the range asked
+//! for, with a fixed length. Anything else (an error status, the whole object, another range,
+//! a chunked body, an object of another size) is *declined* unread, and the caller asks again
+//! by its general path, which reads and reports it. Every wait is bounded by the deadline.
+
+use std::io;
+use std::os::fd::RawFd;
+use std::time::Instant;
+
+use crate::netio::{self, BodyEnd};
+
+/// The longest answer head read. Real heads are well under 2 KiB; past this the answer is
+/// refused rather than buffered without bound.
+pub const MAX_HEAD_BYTES: usize = 64 << 10;
+const HEAD_READ_BYTES: usize = 16 << 10;
+const MAX_HEADERS: usize = 64;
+
+/// One ranged GET: the request and where its body goes.
+pub struct RangeGet<'a> {
+    /// The whole request head, as sent (request line, headers, blank line).
+    pub request: &'a [u8],
+    /// The first byte asked for; the body lands at this offset of the file.
+    pub offset: u64,
+    /// Bytes asked for (at least one).
+    pub length: u64,
+    /// The object's size, when known: an answer giving another one is declined.
+    pub expected_total: Option<u64>,
+    pub deadline: Instant,
+}
+
+/// How a ranged GET ended, when it did not fail with an I/O error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RangeOutcome {
+    /// A `206` for exactly the range: its body was moved as far as `end` says. `total` is
+    /// the object's size (`None` when the server gave `*`); `reusable` says whether the
+    /// connection may carry another request.
+    Moved {
+        end: BodyEnd,
+        total: Option<u64>,
+        reusable: bool,
+    },
+    /// Any other answer, with its status; nothing of its body was read, and the connection
+    /// must be closed.
+    Declined { status: u16 },
+    /// The connection ended before any byte of an answer: a kept-alive connection the
+    /// server has since closed.
+    Stale,
+    /// The deadline passed before the answer's head was complete.
+    TimedOut,
+}
+
+/// Sends `get.request` on the connected non-blocking socket `sock` and handles the answer.
+pub fn ranged_get(sock: RawFd, file: RawFd, get: &RangeGet<'_>) -> io::Result<RangeOutcome> {
+    match send_all(sock, get.request, get.deadline) {
+        Ok(true) => {}
+        Ok(false) => return Ok(RangeOutcome::TimedOut),
+        Err(err) if is_reset(&err) => return Ok(RangeOutcome::Stale),
+        Err(err) => return Err(err),
+    }
+    let mut buffer = Vec::with_capacity(HEAD_READ_BYTES);
+    let Some(head) = read_head(sock, &mut buffer, get.deadline)? else {
+        return Ok(if buffer.is_empty() {
+            RangeOutcome::Stale
+        } else {
+            RangeOutcome::TimedOut
+        });
+    };
+    let Some(total) = accepted_total(&head, get) else {
+        return Ok(RangeOutcome::Declined {
+            status: head.status,
+        });
+    };
+    let early = &buffer[head.length..];
+    let taken = early.len().min(get.length as usize);
+    netio::write_all_at(file, &early[..taken], get.offset)?;
+    let rest = get.length - taken as u64;
+    let end = if rest == 0 {
+        BodyEnd::Complete
+    } else {
+        match netio::socket_to_file(sock, file, get.offset + taken as u64, rest, get.deadline)? {
+            BodyEnd::Closed(done) => BodyEnd::Closed(done + taken as u64),
+            BodyEnd::TimedOut(done) => BodyEnd::TimedOut(done + taken as u64),
+            BodyEnd::Complete => BodyEnd::Complete,
+        }
+    };
+    let reusable = end == BodyEnd::Complete
+        && head.keep_alive
+        && early.len() <= get.length as usize
+        && nothing_pending(sock);
+    Ok(RangeOutcome::Moved {
+        end,
+        total,
+        reusable,
+    })
+}
+
+/// What the checks need from an answer's head.
+struct Head {
+    /// Bytes of the head, blank line included.
+    length: usize,
+    status: u16,
+    keep_alive: bool,
+    content_length: Announced,
+    content_range: Option<String>,
+    transfer_encoding: bool,
+}
+
+/// The `Content-Length` of a head.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Announced {
+    Absent,
+    Length(u64),
+    /// Unreadable, or given twice with different values.
+    Invalid,
+}
+
+/// Reads until the head is complete; `None` when the connection ended or the deadline
+/// passed first (an empty `buffer` then means no byte of an answer came).
+fn read_head(sock: RawFd, buffer: &mut Vec<u8>, deadline: Instant) -> io::Result<Option<Head>> {
+    loop {
+        if let Some(head) = parse_head(buffer)? {
+            return Ok(Some(head));
+        }
+        if buffer.len() >= MAX_HEAD_BYTES {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("the answer's head is over {MAX_HEAD_BYTES} bytes"),
+            ));
+        }
+        if !netio::wait_for(sock, libc::POLLIN, deadline)? {
+            return Ok(None);
+        }
+        let start = buffer.len();
+        buffer.resize(start + HEAD_READ_BYTES.min(MAX_HEAD_BYTES - start), 0);
+        // SAFETY: `buffer[start..]` is initialised and writable, of the length passed.
+        #[allow(unsafe_code)]
+        let got = unsafe {
+            libc::recv(
+                sock,
+                buffer[start..].as_mut_ptr().cast(),
+                buffer.len() - start,
+                libc::MSG_DONTWAIT,
+            )
+        };
+        if got < 0 {
+            buffer.truncate(start);
+            let err = io::Error::last_os_error();
+            match err.raw_os_error() {
+                Some(libc::EAGAIN | libc::EINTR) => continue,
+                _ if is_reset(&err) && start == 0 => return Ok(None),
+                _ => return Err(err),
+            }
+        }
+        buffer.truncate(start + got as usize);
+        if got == 0 {
+            if start == 0 {
+                return Ok(None);
+            }
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!("the connection closed after {start} bytes of the answer's head"),
+            ));
+        }
+    }
+}
+
+fn parse_head(buffer: &[u8]) -> io::Result<Option<Head>> {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut response = httparse::Response::new(&mut headers);
+    let length = match response.parse(buffer) {
+        Ok(httparse::Status::Complete(length)) => length,
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(err) => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("malformed answer head: {err}"),
+            ))
+        }
+    };
+    let mut head = Head {
+        length,
+        status: response.code.unwrap_or(0),
+        keep_alive: response.version == Some(1),
+        content_length: Announced::Absent,
+        content_range: None,
+        transfer_encoding: false,
+    };
+    for header in response.headers.iter() {
+        let value = std::str::from_utf8(header.value).unwrap_or("").trim();
+        if header.name.eq_ignore_ascii_case("content-length") {
+            let parsed = value
+                .parse::<u64>()
+                .map_or(Announced::Invalid, Announced::Length);
+            // Two different lengths are as bad as an unreadable one.
+            head.content_length = match head.content_length {
+                Announced::Absent => parsed,
+                before if before == parsed => parsed,
+                _ => Announced::Invalid,
+            };
+        } else if header.name.eq_ignore_ascii_case("content-range") {
+            head.content_range = match head.content_range {
+                None => Some(value.to_owned()),
+                Some(_) => Some(String::new()), // more than one: matches no range
+            };
+        } else if header.name.eq_ignore_ascii_case("transfer-encoding") {
+            head.transfer_encoding = true;
+        } else if header.name.eq_ignore_ascii_case("connection")
+            && value
+                .split(',')
+                .any(|token| token.trim().eq_ignore_ascii_case("close"))
+        {
+            head.keep_alive = false;
+        }
+    }
+    Ok(Some(head))
+}
+
+/// The object's size (`Some(None)` for `*`) when the head answers exactly the range asked
+/// for with a fixed-length body; `None` declines it.
+#[allow(clippy::option_option)]
+fn accepted_total(head: &Head, get: &RangeGet<'_>) -> Option<Option<u64>> {
+    if head.status != 206 || head.transfer_encoding {
+        return None;
+    }
+    if !matches!(head.content_length, Announced::Absent)
+        && head.content_length != Announced::Length(get.length)
+    {
+        return None;
+    }
+    let range = head.content_range.as_deref()?.strip_prefix("bytes ")?;
+    let (span, total) = range.split_once('/')?;
+    let (first, last) = span.split_once('-')?;
+    if first.parse::<u64>().ok()? != get.offset
+        || last.parse::<u64>().ok()? != get.offset + get.length - 1
+    {
+        return None;
+    }
+    let total = if total == "*" {
+        None
+    } else {
+        Some(total.parse::<u64>().ok()?)
+    };
+    match (total, get.expected_total) {
+        (Some(found), Some(expected)) if found != expected => None,
+        _ => Some(total),
+    }
+}
+
+/// Sends all of `data`; false once the deadline passes.
+fn send_all(sock: RawFd, mut data: &[u8], deadline: Instant) -> io::Result<bool> {
+    while !data.is_empty() {
+        // SAFETY: `data` is a live slice of `data.len()` readable bytes.
+        #[allow(unsafe_code)]
+        let sent = unsafe {
+            libc::send(
+                sock,
+                data.as_ptr().cast(),
+                data.len(),
+                libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+            )
+        };
+        if sent < 0 {
+            let err = io::Error::last_os_error();
+            match err.raw_os_error() {
+                Some(libc::EINTR) => continue,
+                Some(libc::EAGAIN) => {
+                    if !netio::wait_for(sock, libc::POLLOUT, deadline)? {
+                        return Ok(false);
+                    }
+                    continue;
+                }
+                _ => return Err(err),
+            }
+        }
+        data = &data[sent as usize..];
+    }
+    Ok(true)
+}
+
+/// Whether nothing follows the body on the socket (nor did the server close it).
+fn nothing_pending(sock: RawFd) -> bool {
+    let mut byte = 0u8;
+    // SAFETY: one writable byte; MSG_PEEK leaves the socket's data where it is.
+    #[allow(unsafe_code)]
+    let got = unsafe {
+        libc::recv(
+            sock,
+            (&raw mut byte).cast(),
+            1,
+            libc::MSG_PEEK | libc::MSG_DONTWAIT,
+        )
+    };
+    got < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EAGAIN)
+}
+
+fn is_reset(err: &io::Error) -> bool {
+    matches!(
+        err.raw_os_error(),
+        Some(libc::ECONNRESET | libc::EPIPE | libc::ECONNABORTED)
+    )
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,215 @@
+//! Ranged GETs against a one-connection server thread that answers with scripted bytes.
+
+use super::*;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+const REQUEST: &[u8] = b"GET /b/k HTTP/1.1\r\nHost: h\r\nRange: bytes=10-19\r\n\r\n";
+
+/// A connected client socket (non-blocking) and the server thread, which reads the
+/// request, writes `answer` in the given pieces, then keeps or drops the connection.
+fn serve(pieces: Vec<Vec<u8>>, keep_open: Duration) -> (TcpStream, JoinHandle<Vec<u8>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    client.set_nonblocking(true).unwrap();
+    let server = std::thread::spawn(move || {
+        let (mut conn, _) = listener.accept().unwrap();
+        let mut request = vec![0u8; REQUEST.len()];
+        conn.read_exact(&mut request).unwrap();
+        for piece in pieces {
+            conn.write_all(&piece).unwrap();
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        std::thread::sleep(keep_open);
+        request
+    });
+    (client, server)
+}
+
+fn get(client: &TcpStream, file: &std::fs::File, expected: Option<u64>, ms: u64) -> RangeOutcome {
+    let get = RangeGet {
+        request: REQUEST,
+        offset: 10,
+        length: 10,
+        expected_total: expected,
+        deadline: Instant::now() + Duration::from_millis(ms),
+    };
+    ranged_get(client.as_raw_fd(), file.as_raw_fd(), &get).unwrap()
+}
+
+fn contents(mut file: &std::fs::File) -> Vec<u8> {
+    let mut got = Vec::new();
+    file.read_to_end(&mut got).unwrap();
+    got
+}
+
+const OK_HEAD: &[u8] =
+    b"HTTP/1.1 206 Partial Content\r\nContent-Length: 10\r\nContent-Range: bytes 10-19/100\r\n\r\n";
+
+#[test]
+fn a_matching_206_lands_at_its_offset_and_the_connection_stays_usable() {
+    let (client, server) = serve(
+        vec![
+            OK_HEAD[..20].to_vec(),
+            OK_HEAD[20..].to_vec(),
+            b"0123456789".to_vec(),
+        ],
+        Duration::from_millis(200),
+    );
+    let file = tempfile::tempfile().unwrap();
+    let outcome = get(&client, &file, Some(100), 2000);
+    assert_eq!(
+        outcome,
+        RangeOutcome::Moved {
+            end: BodyEnd::Complete,
+            total: Some(100),
+            reusable: true
+        }
+    );
+    assert_eq!(server.join().unwrap(), REQUEST);
+    let got = contents(&file);
+    assert_eq!(&got[10..], b"0123456789");
+    assert!(got[..10].iter().all(|&b| b == 0));
+}
+
+#[test]
+fn a_body_in_the_heads_read_is_written_and_bytes_past_it_end_reuse() {
+    let mut answer = OK_HEAD.to_vec();
+    answer.extend_from_slice(b"0123456789EXTRA");
+    let (client, _server) = serve(vec![answer], Duration::from_millis(200));
+    let file = tempfile::tempfile().unwrap();
+    let outcome = get(&client, &file, None, 2000);
+    assert_eq!(
+        outcome,
+        RangeOutcome::Moved {
+            end: BodyEnd::Complete,
+            total: Some(100),
+            reusable: false
+        }
+    );
+    assert_eq!(&contents(&file)[10..], b"0123456789");
+}
+
+#[test]
+fn answers_other_than_the_exact_range_are_declined_unread() {
+    let cases: [(&[u8], u16); 8] = [
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n", 200),
+        (b"HTTP/1.1 404 Not Found\r\nContent-Length: 3\r\n\r\nno!", 404),
+        (b"HTTP/1.1 206 P\r\nContent-Range: bytes 0-9/100\r\n\r\n", 206),
+        (b"HTTP/1.1 206 P\r\nContent-Range: bytes 10-19/99\r\n\r\n", 206),
+        (b"HTTP/1.1 206 P\r\nContent-Range: bytes 10-19/100\r\nContent-Length: 11\r\n\r\n", 206),
+        (b"HTTP/1.1 206 P\r\nContent-Range: bytes 10-19/100\r\nTransfer-Encoding: chunked\r\n\r\n", 206),
+        (b"HTTP/1.1 206 P\r\nContent-Length: 10\r\n\r\n", 206),
+        (b"HTTP/1.1 206 P\r\nContent-Range: bytes 10-19/100\r\nContent-Length: 10\r\nContent-Length: 11\r\n\r\n", 206),
+    ];
+    for (answer, status) in cases {
+        let (client, _server) = serve(vec![answer.to_vec()], Duration::from_millis(100));
+        let file = tempfile::tempfile().unwrap();
+        assert_eq!(
+            get(&client, &file, Some(100), 2000),
+            RangeOutcome::Declined { status },
+            "{}",
+            String::from_utf8_lossy(answer)
+        );
+        assert!(contents(&file).is_empty());
+    }
+}
+
+#[test]
+fn an_unknown_total_is_accepted_and_connection_close_ends_reuse() {
+    let answer =
+        b"HTTP/1.1 206 P\r\nConnection: close\r\nContent-Range: bytes 10-19/*\r\n\r\n0123456789";
+    let (client, _server) = serve(vec![answer.to_vec()], Duration::from_millis(100));
+    let file = tempfile::tempfile().unwrap();
+    assert_eq!(
+        get(&client, &file, Some(100), 2000),
+        RangeOutcome::Moved {
+            end: BodyEnd::Complete,
+            total: None,
+            reusable: false
+        }
+    );
+}
+
+#[test]
+fn a_connection_closed_before_any_answer_is_stale() {
+    let (client, _server) = serve(vec![], Duration::ZERO);
+    let file = tempfile::tempfile().unwrap();
+    assert_eq!(get(&client, &file, None, 2000), RangeOutcome::Stale);
+}
+
+#[test]
+fn a_short_body_and_a_stalled_one_report_their_counts() {
+    let mut short = OK_HEAD.to_vec();
+    short.extend_from_slice(b"0123");
+    let (client, _server) = serve(vec![short.clone()], Duration::ZERO);
+    let file = tempfile::tempfile().unwrap();
+    assert!(matches!(
+        get(&client, &file, None, 2000),
+        RangeOutcome::Moved {
+            end: BodyEnd::Closed(4),
+            reusable: false,
+            ..
+        }
+    ));
+    let (client, server) = serve(vec![short], Duration::from_millis(800));
+    let started = Instant::now();
+    assert!(matches!(
+        get(&client, &file, None, 300),
+        RangeOutcome::Moved {
+            end: BodyEnd::TimedOut(4),
+            reusable: false,
+            ..
+        }
+    ));
+    assert!(started.elapsed() < Duration::from_millis(700));
+    server.join().unwrap();
+}
+
+#[test]
+fn a_head_that_never_completes_times_out_and_a_closed_one_fails() {
+    let (client, server) = serve(vec![OK_HEAD[..30].to_vec()], Duration::from_millis(800));
+    let file = tempfile::tempfile().unwrap();
+    assert_eq!(get(&client, &file, None, 300), RangeOutcome::TimedOut);
+    server.join().unwrap();
+    let (client, _server) = serve(vec![OK_HEAD[..30].to_vec()], Duration::ZERO);
+    let get = RangeGet {
+        request: REQUEST,
+        offset: 10,
+        length: 10,
+        expected_total: None,
+        deadline: Instant::now() + Duration::from_secs(2),
+    };
+    let err = ranged_get(client.as_raw_fd(), file.as_raw_fd(), &get).unwrap_err();
+    assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
+}
+
+#[test]
+fn an_endless_or_malformed_head_is_refused() {
+    let mut endless = b"HTTP/1.1 206 P\r\n".to_vec();
+    while endless.len() <= MAX_HEAD_BYTES {
+        endless.extend_from_slice(b"X-Filler: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n");
+    }
+    for (answer, kind) in [
+        (endless, io::ErrorKind::InvalidData),
+        (
+            b"NOT HTTP AT ALL\r\n\r\n".to_vec(),
+            io::ErrorKind::InvalidData,
+        ),
+    ] {
+        let (client, _server) = serve(vec![answer], Duration::from_millis(200));
+        let file = tempfile::tempfile().unwrap();
+        let get = RangeGet {
+            request: REQUEST,
+            offset: 10,
+            length: 10,
+            expected_total: None,
+            deadline: Instant::now() + Duration::from_secs(2),
+        };
+        let err = ranged_get(client.as_raw_fd(), file.as_raw_fd(), &get).unwrap_err();
+        assert_eq!(err.kind(), kind);
+    }
+}
