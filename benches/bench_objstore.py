@@ -7,7 +7,8 @@ chunks written by ``litdata.optimize``), 64 MiB shards/chunks, no compression, t
 own ``StreamingDataLoader`` (2 workers, batch 32, no shuffle, identity collate), with an
 empty cache, in a fresh interpreter. Twice in the same run: nginx unthrottled, and with
 ``limit_rate 40m`` per connection (S3 serves each GET at tens of MB/s). ``curl`` fetching the
-same shard files (8 in parallel, written to files, best of 3) gives the loopback's limit.
+same shard files (8 transfers at once, as one process or as two, written to files, best of
+3) gives the loopback's limit.
 
 Workloads: ``img`` (samples of about 100 KB of bytes plus an int label) and ``tokens``
 (``uint32[2048]``, the first token the sample's id). Reported: samples/s over the epoch,
@@ -234,23 +235,36 @@ def dispatch(spec: dict[str, Any]) -> dict[str, Any]:
     return write(spec) if spec["op"] == "write" else epoch(spec)
 
 
+# (processes, transfers each): one curl process runs its transfers on one thread, which
+# tops out near 1 GB/s on a 2-vCPU machine, so one process per core is measured too.
+CURL_LAYOUTS = ((1, 8), (2, 4))
+
+
 def curl_limit(endpoint: str, root: Path, workload: str, scratch: Path, runs: int = 3) -> float:
-    """MB/s of curl fetching the workload's MDS shards, 8 at once, into files: the best of
-    ``runs`` (the first run after writing the dataset can find its files out of the page
-    cache, which measures the disk, not the loopback)."""
+    """MB/s of curl fetching the workload's MDS shards into files, 8 transfers at once, as
+    one process or two: the best layout's best of ``runs`` (the first run after writing
+    the dataset can find its files out of the page cache, which measures the disk, not the
+    loopback)."""
     names = sorted(p.name for p in (root / BUCKET / f"mds-{workload}").iterdir())
-    args = ["curl", "-s", "--fail", "--parallel", "--parallel-max", "8"]
-    for name in names:
-        args += ["-o", str(scratch / name), f"{endpoint}/{BUCKET}/mds-{workload}/{name}"]
     best = 0.0
-    for _ in range(runs):
-        scratch.mkdir(parents=True, exist_ok=True)
-        start = time.perf_counter()
-        subprocess.run(args, check=True, stderr=subprocess.DEVNULL)
-        seconds = time.perf_counter() - start
-        total = sum(p.stat().st_size for p in scratch.iterdir())
-        shutil.rmtree(scratch)
-        best = max(best, total / seconds / 1e6)
+    for processes, transfers in CURL_LAYOUTS:
+        commands = []
+        for group in range(processes):
+            args = ["curl", "-s", "--fail", "--parallel", "--parallel-max", str(transfers)]
+            for name in names[group::processes]:
+                args += ["-o", str(scratch / name), f"{endpoint}/{BUCKET}/mds-{workload}/{name}"]
+            commands.append(args)
+        for _ in range(runs):
+            scratch.mkdir(parents=True, exist_ok=True)
+            start = time.perf_counter()
+            running = [subprocess.Popen(a, stderr=subprocess.DEVNULL) for a in commands]
+            failed = [p.args for p in running if p.wait() != 0]
+            seconds = time.perf_counter() - start
+            if failed:
+                raise RuntimeError(f"curl failed: {failed[0]!r}")
+            total = sum(p.stat().st_size for p in scratch.iterdir())
+            shutil.rmtree(scratch)
+            best = max(best, total / seconds / 1e6)
     return best
 
 

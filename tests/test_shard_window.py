@@ -17,20 +17,30 @@ def _shards_of(ends: NDArray[np.int64]):  # type: ignore[no-untyped-def]
     return shards_of
 
 
-def _direct(shard_at: NDArray[np.int64], start: int, stop: int, end: int) -> tuple[list, list]:  # type: ignore[type-arg]
+def _direct(
+    shard_at: NDArray[np.int64], start: int, stop: int, end: int, following: int
+) -> tuple[list, list]:  # type: ignore[type-arg]
     """The window computed from every position: the distinct shards of [start, stop) and of
-    [start, end), then the first shard after end that differs from the one at end - 1 (if
-    it comes within the next block)."""
+    [start, end), then up to ``following`` other shards among the next ``2 * following + 2``
+    runs after the one at end - 1, looked for up to the end of the next block (runs split
+    at block edges)."""
     total = len(shard_at)
     stop, end = min(stop, total), min(max(end, stop), total)
     reading = list(dict.fromkeys(shard_at[start:stop].tolist()))
     ahead = list(dict.fromkeys(shard_at[start:end].tolist()))
-    # Looked for up to the end of the block after the one holding position end - 1.
-    later = shard_at[end : ((end - 1) // shard_window._BLOCK + 2) * shard_window._BLOCK]
-    other = later[later != shard_at[end - 1]]
-    if len(other) and int(other[0]) not in ahead:
-        ahead.append(int(other[0]))
-    return reading, ahead
+    first_block = (end - 1) // shard_window._BLOCK
+    runs: list[tuple[int, int]] = []  # (first position, shard)
+    for block in (first_block, first_block + 1):
+        lo, hi = block * shard_window._BLOCK, min((block + 1) * shard_window._BLOCK, total)
+        runs += [
+            (p, int(shard_at[p]))
+            for p in range(lo, hi)
+            if p == lo or shard_at[p] != shard_at[p - 1]
+        ]
+    later = [shard for first, shard in runs if first > end - 1][: 2 * following + 2]
+    current = int(shard_at[end - 1])
+    extra = [s for s in dict.fromkeys(later) if s != current and s not in ahead]
+    return reading, ahead + extra[:following]
 
 
 def _orders(total: int, rng: np.random.Generator) -> dict[str, NDArray[np.int64]]:
@@ -43,9 +53,10 @@ def _orders(total: int, rng: np.random.Generator) -> dict[str, NDArray[np.int64]
     }
 
 
+@pytest.mark.parametrize("following", [0, 1, 3])
 @pytest.mark.parametrize("block", [5, 64, 1 << 16])
 def test_every_window_matches_the_direct_computation(
-    block: int, monkeypatch: pytest.MonkeyPatch
+    block: int, following: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(shard_window, "_BLOCK", block)  # small blocks: runs split at edges
     rng = np.random.default_rng(7)
@@ -54,11 +65,12 @@ def test_every_window_matches_the_direct_computation(
     total = int(ends[-1]) // 8 * 8
     for name, ids in _orders(total, rng).items():
         shard_at = np.searchsorted(ends, ids, side="right")
-        windows = ShardWindow(ids, _shards_of(ends))
+        windows = ShardWindow(ids, _shards_of(ends), following)
         for start in range(0, total, 3):
             for chunk, ahead in ((4, 16), (1, 1), (32, 200)):
                 got = windows.window(start, start + chunk, start + chunk + ahead)
-                reading, later = _direct(shard_at, start, start + chunk, start + chunk + ahead)
+                end = start + chunk + ahead
+                reading, later = _direct(shard_at, start, start + chunk, end, following)
                 assert (got.reading, got.ahead) == (reading, later), (name, start, chunk)
 
 
@@ -73,6 +85,17 @@ def test_a_window_within_the_same_runs_is_reported_as_the_same() -> None:
     assert (crossing.reading, crossing.ahead, crossing.same) == ([0], [0, 1, 2], False)
     last = windows.window(296, 300, 316)  # nothing after the last shard
     assert (last.reading, last.ahead) == ([2], [2])
+
+
+def test_several_following_shards_are_declared_in_reading_order() -> None:
+    ends = np.array([100, 200, 300, 400, 500, 600], dtype=np.int64)
+    ids = np.concatenate([np.arange(600)[::-1][:100], np.arange(500)]).astype(np.int64)
+    windows = ShardWindow(ids, _shards_of(ends), 3)
+    # Shard 5 read backwards, then shards 0, 1, 2 follow it (3, 4 wait for later windows).
+    assert windows.window(0, 4, 20).ahead == [5, 0, 1, 2]
+    # Once the look-ahead reaches shard 0, the three after it.
+    assert windows.window(90, 94, 110).ahead == [5, 0, 1, 2, 3]
+    assert ShardWindow(ids, _shards_of(ends), 0).window(0, 4, 20).ahead == [5]
 
 
 def test_an_empty_window_declares_nothing() -> None:

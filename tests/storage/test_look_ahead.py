@@ -1,5 +1,5 @@
-"""A pass fetches the next shard of its order while it still reads the current one, even when
-``predownload`` is shorter than a shard (served by nginx, as S3 would)."""
+"""A pass fetches the next shards of its order while it still reads the current one, even
+when ``predownload`` is shorter than a shard (served by nginx, as S3 would)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import streamx
 
 pytestmark = pytest.mark.remote
 
-SAMPLES = 3_000
+SAMPLES = 4_000
 
 
 @pytest.fixture
@@ -26,7 +26,7 @@ def served(tmp_path: Path) -> Path:
     ) as w:
         for i in range(SAMPLES):
             w.write({"i": i, "x": bytes([i % 251]) * 1_000})
-    assert len(list(out.glob("shard.*.mds"))) == 3
+    assert len(list(out.glob("shard.*.mds"))) == 4
     return tmp_path / "served"
 
 
@@ -43,7 +43,11 @@ def _wait_for(server: Nginx, name: str, seconds: float = 10.0) -> bool:
     return False
 
 
-def test_the_next_shard_arrives_while_the_first_is_read(served: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("shards_ahead", [1, 2])
+def test_the_next_shards_arrive_while_the_first_is_read(
+    served: Path, tmp_path: Path, shards_ahead: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STREAMX_DOWNLOAD_SHARDS_AHEAD", str(shards_ahead))
     cache = tmp_path / "cache"
     with Nginx(served) as server:
         ds = streamx.StreamingDataset(
@@ -60,14 +64,16 @@ def test_the_next_shard_arrives_while_the_first_is_read(served: Path, tmp_path: 
         samples = iter(ds)
         first = [next(samples)["i"] for _ in range(read)]
         assert first == list(range(read))
-        # Shard 1 is fetched without the reader coming near it.
-        assert _wait_for(server, "shard.00001.mds")
-        deadline = time.monotonic() + 10
-        while not (cache / "shard.00001.mds").exists() and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert (cache / "shard.00001.mds").exists()
-        # One shard beyond the window, no more: shard 2 waits for the reader.
-        assert "shard.00002.mds" not in _requested(server)
+        # The next shards are fetched without the reader coming near them.
+        wanted = [f"shard.{n:05d}.mds" for n in range(1, shards_ahead + 1)]
+        for name in wanted:
+            assert _wait_for(server, name)
+            deadline = time.monotonic() + 10
+            while not (cache / name).exists() and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert (cache / name).exists()
+        # As many shards beyond the window as asked, no more: the next waits for the reader.
+        assert f"shard.{shards_ahead + 1:05d}.mds" not in _requested(server)
         rest = [sample["i"] for sample in samples]
     assert first + rest == list(range(SAMPLES))
 

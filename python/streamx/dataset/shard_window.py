@@ -34,8 +34,8 @@ class Window:
     """The shards of a window, each list most urgent first.
 
     ``reading`` holds the shards of the positions read now, ``ahead`` those of the look-ahead
-    followed by the first other shard after it, and ``same`` is true when the runs covered
-    are exactly those of the previous window.
+    followed by the next few other shards after it, and ``same`` is true when the runs
+    covered are exactly those of the previous window.
     """
 
     reading: list[int]
@@ -44,13 +44,22 @@ class Window:
 
 
 class ShardWindow:
-    """The shard windows of one pass over ``ids`` (global sample ids, in reading order)."""
+    """The shard windows of one pass over ``ids`` (global sample ids, in reading order).
+
+    ``following`` is how many other shards after the look-ahead each window adds: a
+    predownload of a few batches rarely leaves the shard being read, and one shard in
+    flight leaves most connections idle while it is read.
+    """
 
     def __init__(
-        self, ids: NDArray[np.int64], shards_of: Callable[[NDArray[np.int64]], NDArray[np.int64]]
+        self,
+        ids: NDArray[np.int64],
+        shards_of: Callable[[NDArray[np.int64]], NDArray[np.int64]],
+        following: int = 1,
     ) -> None:
         self.ids = ids
         self._shards_of = shards_of
+        self._following = following
         self._blocks: dict[int, _Runs] = {}
         self._window: Window | None = None
         self._spans: tuple[tuple[int, int], ...] = ()
@@ -58,7 +67,7 @@ class ShardWindow:
 
     def window(self, start: int, stop: int, end: int) -> Window:
         """The shards of positions ``[start, stop)`` (read now) and ``[start, end)``
-        (through the look-ahead), plus the next shard after ``end``."""
+        (through the look-ahead), plus the next ``following`` shards after ``end``."""
         total = len(self.ids)
         stop, end = min(stop, total), min(max(end, stop), total)
         if start >= stop:
@@ -71,9 +80,8 @@ class ShardWindow:
         key = (self._run_of(start), self._run_of(stop - 1), self._run_of(end - 1))
         reading = self._distinct(key[0], key[1])
         ahead = self._distinct(key[0], key[2])
-        following = self._next_shard(key[2])
-        if following is not None and following not in ahead:
-            ahead.append(following)
+        if self._following:
+            ahead += [s for s in self._next_shards(key[2]) if s not in ahead][: self._following]
         self._window = Window(reading, ahead, same=False)
         self._spans = tuple(self._span(run) for run in key)
         return self._window
@@ -119,19 +127,16 @@ class ShardWindow:
         values = parts[0] if len(parts) == 1 else np.concatenate(parts)
         return list(dict.fromkeys(values.tolist()))
 
-    def _next_shard(self, run: tuple[int, int]) -> int | None:
-        """The first shard after ``run`` other than its own (runs split at a block's edge
-        may repeat it), if one starts within the next block: a shard read over and over
-        (a small stream upsampled) must not send every window on a walk of the epoch."""
+    def _next_shards(self, run: tuple[int, int]) -> list[int]:
+        """The first distinct shards after ``run`` other than its own, among those that
+        start within the next block: a shard read over and over (a small stream upsampled)
+        must not send every window on a walk of the epoch."""
         current = int(self._runs(run[0]).shards[run[1]])
-        block, index = run[0], run[1] + 1
-        while block * _BLOCK < len(self.ids) and block <= run[0] + 1:
-            shards = self._runs(block).shards
-            if index < len(shards):
-                other = shards[index] if shards[index] != current else None
-                if other is not None:
-                    return int(other)
-                if index + 1 < len(shards):  # a run is never followed by its own shard
-                    return int(shards[index + 1])
-            block, index = block + 1, 0
-        return None
+        # A run is never followed by its own shard, so this many runs hold enough distinct
+        # ones unless shards repeat (shuffled or upsampled): then fewer are looked ahead.
+        wanted = 2 * self._following + 2
+        parts = [self._runs(run[0]).shards[run[1] + 1 : run[1] + 1 + wanted]]
+        if len(parts[0]) < wanted and (run[0] + 1) * _BLOCK < len(self.ids):
+            parts.append(self._runs(run[0] + 1).shards[: wanted - len(parts[0])])
+        later = np.concatenate(parts).tolist()
+        return [s for s in dict.fromkeys(later) if s != current]

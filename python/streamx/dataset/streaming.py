@@ -44,6 +44,7 @@ from streamx.order.settings import (
 from streamx.order.world import World
 from streamx.sizes import bytes_to_int
 from streamx.storage.range_reads import RangeReads
+from streamx.storage.settings import shards_ahead
 from streamx.storage.shard_cache import ShardCache
 from streamx.torch.bases import TorchIterableDataset
 
@@ -66,8 +67,9 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         keep_zip: Keep compressed files after decompressing.
         epoch_size: Samples per epoch (int or ``'100k'``), with relative stream weights.
         predownload: Samples each worker prepares ahead; default ``8 * batch_size`` or 64.
-            The next shard of the order after that window is fetched too, so a shard's
-            download starts while the one before it is read.
+            The next shards of the order after that window are fetched too (4 by
+            default, ``STREAMX_DOWNLOAD_SHARDS_AHEAD``), so their downloads run while the
+            current shard is read.
         cache_limit: Byte limit of the shard cache (int or ``'10gb'``).
         sampling_method: ``'balanced'`` or ``'fixed'``.
         sampling_granularity: Samples taken from a shard at a time when subsampling.
@@ -331,7 +333,7 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         for window in self._windows:
             if window.ids is ids:
                 return window
-        window = ShardWindow(ids, self._layout.shards_of)
+        window = ShardWindow(ids, self._layout.shards_of, shards_ahead())
         self._windows = [window, *self._windows[:1]]
         return window
 

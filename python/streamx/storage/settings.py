@@ -11,6 +11,11 @@
     The largest byte range one GET fetches. A file larger than this is fetched as ranged
     GETs in parallel; parts shrink (down to 1 MiB) so that a file spreads over all
     connections, which is what makes a file needed now arrive quickly.
+``STREAMX_DOWNLOAD_SHARDS_AHEAD`` (default 4)
+    Shards past the ``predownload`` window that each reading process fetches ahead (under a
+    ``cache_limit``, only as many as fit). A predownload of a few batches rarely leaves
+    the shard being read, and one shard in flight leaves most connections idle; ``0``
+    fetches only the window.
 ``STREAMX_RANGE_READS`` (default 1)
     ``0`` turns range reads off: a sample of a remote shard still downloading is then served
     only once the whole shard has arrived (:mod:`~streamx.storage.range_reads`).
@@ -26,23 +31,26 @@ __all__ = [
     "download_threads",
     "part_size",
     "range_reads_enabled",
+    "shards_ahead",
 ]
 
 MIN_PART_SIZE = 1 << 20
 _DEFAULT_CONNECTIONS = 32
 _DEFAULT_PART_SIZE = 8 << 20
+_DEFAULT_SHARDS_AHEAD = 4
 
 
-def _positive_env(name: str, default: int) -> int:
+def _positive_env(name: str, default: int, least: int = 1) -> int:
     raw = os.environ.get(name)
     if not raw:
         return default
+    kind = "a positive" if least == 1 else "a non-negative"
     try:
         value = int(raw)
     except ValueError:
-        raise ValueError(f"{name} must be a positive integer, got {raw!r}") from None
-    if value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {raw!r}")
+        raise ValueError(f"{name} must be {kind} integer, got {raw!r}") from None
+    if value < least:
+        raise ValueError(f"{name} must be {kind} integer, got {raw!r}")
     return value
 
 
@@ -73,6 +81,15 @@ def part_size(size: int, connections: int) -> int:
     largest = _positive_env("STREAMX_DOWNLOAD_PART_SIZE", _DEFAULT_PART_SIZE)
     spread = -(-size // max(connections, 1))
     return max(min(largest, spread), min(MIN_PART_SIZE, largest))
+
+
+def shards_ahead() -> int:
+    """Shards past the predownload window fetched ahead (``STREAMX_DOWNLOAD_SHARDS_AHEAD``).
+
+    Raises:
+        ValueError: If the variable is set to something other than a non-negative integer.
+    """
+    return _positive_env("STREAMX_DOWNLOAD_SHARDS_AHEAD", _DEFAULT_SHARDS_AHEAD, least=0)
 
 
 def range_reads_enabled() -> bool:

@@ -11,6 +11,7 @@ pub mod compression;
 pub mod error;
 pub mod growing;
 pub mod hashing;
+pub mod heap;
 pub mod http_range;
 pub mod limits;
 pub mod mds;

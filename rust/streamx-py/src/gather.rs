@@ -52,6 +52,7 @@ pub fn gather<'py>(
     }
     let lists: Vec<Bound<'py, PyList>> = listed.iter().map(|_| PyList::empty(py)).collect();
     let mut ranges = Vec::new();
+    let mut listed_bytes = 0usize;
     for (row, &index) in indices.iter().enumerate() {
         guard(
             py,
@@ -83,11 +84,15 @@ pub fn gather<'py>(
                         PyExc::CorruptShard.err(py, message)
                     })?;
                     list.append(value)?;
+                    listed_bytes += field.len();
                 }
                 // Bytes copied from a shard that shrank under its map are zeros, not the file's.
                 reader.set().checked(shard_id, &shard, Ok(())).py()
             },
         )?;
+    }
+    if listed_bytes >= streamx_core::heap::LARGE_BATCH {
+        streamx_core::heap::keep_freed_heap();
     }
     Ok(lists)
 }

@@ -10,6 +10,7 @@ use pyo3::exceptions::PyIndexError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use streamx_core::compression::Compression;
+use streamx_core::heap;
 use streamx_core::mds::shard::Shard;
 use streamx_core::mds::ColumnLayout;
 use streamx_core::reader::{ShardDesc, ShardSet};
@@ -300,6 +301,9 @@ impl MDSReader {
         }
         // Values decoded from a shard that shrank under its map are zeros, not the file's.
         self.set.checked(shard_id, &shard, Ok(())).py()?;
+        if ranges.iter().map(ExactSizeIterator::len).sum::<usize>() >= heap::LARGE_SAMPLE {
+            heap::keep_freed_heap();
+        }
         decoded.map_err(|(column, reason)| {
             let message = format!(
                 "Corrupt shard {}: sample {index}, column {column}: {reason}",
