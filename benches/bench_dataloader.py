@@ -1,13 +1,16 @@
-"""DataLoader throughput and memory: streamx vs LitData 0.2.76 vs mosaicml-streaming (issue 12).
+"""DataLoader throughput and memory: streamx vs LitData 0.2.76, WebDataset 1.0.2 and
+mosaicml-streaming (issue 12).
 
 Each library reads its own local copy of the same samples (MDS shards written once by
 streamx and read by streamx and mosaicml-streaming; LitData's chunks written by
-``litdata.optimize``), 64 MiB shards/chunks, no compression, warm page cache, in a fresh
-interpreter per measurement:
+``litdata.optimize``; WebDataset's tar shards by its ``ShardWriter``, see ``wds_peer.py``),
+64 MiB shards/chunks, no compression, warm page cache, in a fresh interpreter per
+measurement:
 
 - **loader**: one epoch through the library's own ``StreamingDataLoader`` (2 workers,
   batch 32, no shuffle, torch's default collation, as a drop-in user has it). streamx runs
   twice: its default (batched) path and ``batched=False`` (torch's per-sample path).
+  WebDataset has no loader of its own here: torch's ``DataLoader`` over ``WebDataset``.
   Peak RSS is the largest sum over the main process and its workers, sampled every 20 ms,
   split into anonymous, file-backed and shared-memory pages (``/proc/PID/status``).
 - **in-order**: one pass ``for s in ds`` in one process (img only); streamx also with
@@ -15,7 +18,8 @@ interpreter per measurement:
 
 Workloads: ``img`` (about 100 KB of bytes plus an int label), ``tokens`` (``uint32[2048]``,
 the first token the sample's id) and ``text`` (50-400 characters plus an int id).
-``correct``: every sample exactly once, and streamx's batches in mosaicml-streaming's order.
+``correct``: every sample exactly once, and streamx's batches in mosaicml-streaming's order
+(WebDataset splits shards between workers, so only its once-each is checked).
 
 Usage: ``nice python benches/bench_dataloader.py [--img N] [--tokens N] [--text N]
 [--repeat R] [--quick]``.
@@ -36,13 +40,16 @@ from typing import Any
 
 import numpy as np
 
+import wds_peer
 from common import format_table, machine, run_worker, worker_main, write_results
 
 SCRIPT = Path(__file__).resolve()
 SHARD = 64 << 20
 BATCH = 32
 WORKERS = 2
-RUNS = ("streamx", "streamx-workers", "streamx-per-sample", "litdata", "streaming")
+RUNS = ("streamx", "streamx-workers", "streamx-per-sample", "litdata", "webdataset", "streaming")
+# Where each library's copy lives under the data root.
+COPY = {"litdata": "lit", "webdataset": "wds"}
 
 
 def _blob_pool(seed: int = 0) -> list[bytes]:
@@ -91,6 +98,9 @@ def write(spec: dict[str, Any]) -> dict[str, Any]:
             num_workers=1,
             mode="overwrite",
         )
+        return {}
+    if spec["lib"] == "webdataset":
+        wds_peer.write(out, workload, (_sample(workload, i) for i in range(count)), SHARD)
         return {}
     import streamx
 
@@ -159,6 +169,9 @@ def _loader(spec: dict[str, Any]) -> Any:
 
         ds = litdata.StreamingDataset(local)
         return litdata.StreamingDataLoader(ds, batch_size=BATCH, num_workers=WORKERS)
+    if run == "webdataset":
+        urls = wds_peer.shard_urls(local, Path(local))
+        return wds_peer.loader(urls, spec["workload"], BATCH, WORKERS)
     module: Any
     kwargs = {}
     if run.startswith("streamx"):
@@ -206,6 +219,8 @@ def in_order(spec: dict[str, Any]) -> dict[str, Any]:
         import litdata
 
         ds: Any = litdata.StreamingDataset(local)
+    elif run == "webdataset":
+        ds = wds_peer.dataset(wds_peer.shard_urls(local, Path(local)), "img")
     else:
         import streamx
 
@@ -247,7 +262,7 @@ def bench(
         row: dict[str, Any] = {"op": "loader", "workload": workload}
         ids = {}
         for run in runs:
-            local = str(root / ("lit" if run == "litdata" else "mds") / workload)
+            local = str(root / COPY.get(run, "mds") / workload)
             spec = {
                 "op": "loader",
                 "run": run,
@@ -266,24 +281,25 @@ def bench(
         row["same_order"] = all(o == ours[0] for o in ours if o is not None)
         row["correct"] = row["same_order"] and all(row[f"{r}_correct"] for r in runs)
         rows.append(row)
+    in_order_runs = ("streamx", "streamx-zero-copy", "litdata", "webdataset")
     if "img" in counts and "litdata" in runs:
         row = {"op": "in-order", "workload": "img"}
-        for run in ("streamx", "streamx-zero-copy", "litdata"):
-            local = str(root / ("lit" if run == "litdata" else "mds") / "img")
+        for run in in_order_runs:
+            local = str(root / COPY.get(run, "mds") / "img")
             spec = {"op": "in-order", "run": run, "count": counts["img"], "local": local}
             result = _best(spec, repeat)
             print(run, "in-order", result["all_sps"], flush=True)
             row[f"{run}_sps"] = result["sps"]
             row[f"{run}_all"] = result["all_sps"]
             row[f"{run}_correct"] = result["correct"]
-        row["correct"] = all(
-            row[f"{r}_correct"] for r in ("streamx", "streamx-zero-copy", "litdata")
-        )
+        row["correct"] = all(row[f"{r}_correct"] for r in in_order_runs)
         rows.append(row)
     for row in rows:
         sx = row.get("streamx-zero-copy_sps") or row.get("streamx_sps")
         if sx and row.get("litdata_sps"):
             row["vs_litdata"] = sx / row["litdata_sps"]
+        if sx and row.get("webdataset_sps"):
+            row["vs_webdataset"] = sx / row["webdataset_sps"]
         if "streamx-workers_sps" in row and row.get("litdata_sps"):
             row["workers_vs_litdata"] = row["streamx-workers_sps"] / row["litdata_sps"]
         if "streaming_sps" in row:
@@ -301,8 +317,10 @@ TABLE = [
     ("streamx-workers_sps", "streamx batched workers", ",.0f"),
     ("streamx-per-sample_sps", "streamx per-sample", ",.0f"),
     ("litdata_sps", "LitData samples/s", ",.0f"),
+    ("webdataset_sps", "WebDataset samples/s", ",.0f"),
     ("streaming_sps", "mosaic samples/s", ",.0f"),
     ("vs_litdata", "vs LitData", ".2f"),
+    ("vs_webdataset", "vs WebDataset", ".2f"),
     ("workers_vs_litdata", "workers vs LitData", ".2f"),
     ("vs_streaming", "vs mosaic", ".2f"),
     ("vs_per_sample", "vs per-sample", ".2f"),
@@ -344,7 +362,7 @@ def main(argv: list[str]) -> int:
     root = Path(args.data or tempfile.mkdtemp(prefix="streamx-dataloader-"))
     try:
         for workload, count in counts.items():
-            for lib, name in (("streamx", "mds"), ("litdata", "lit")):
+            for lib, name in (("streamx", "mds"), *COPY.items()):
                 out = root / name / workload
                 done = root / name / f"{workload}.{count}.done"
                 if done.exists():

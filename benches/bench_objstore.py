@@ -1,14 +1,17 @@
-"""Cold epochs from an S3-like server: streamx vs LitData 0.2.76 vs mosaicml-streaming.
+"""Cold epochs from an S3-like server: streamx vs LitData 0.2.76, WebDataset 1.0.2 and
+mosaicml-streaming.
 
 nginx (from the distribution) serves a bucket directory on a free loopback port; it answers
 path-style S3 GETs, HEADs and ranged GETs. Each library reads its own copy of the same
 samples (MDS shards for streamx and mosaicml-streaming, written once by streamx; LitData's
-chunks written by ``litdata.optimize``), 64 MiB shards/chunks, no compression, through its
-own ``StreamingDataLoader`` (2 workers, batch 32, no shuffle, identity collate), with an
-empty cache, in a fresh interpreter. Twice in the same run: nginx unthrottled, and with
-``limit_rate 40m`` per connection (S3 serves each GET at tens of MB/s). ``curl`` fetching the
-same shard files (8 transfers at once, as one process or as two, written to files, best of
-3) gives the loopback's limit.
+chunks written by ``litdata.optimize``; WebDataset's tar shards by its ``ShardWriter``, see
+``wds_peer.py``), 64 MiB shards/chunks, no compression, through its own
+``StreamingDataLoader`` (2 workers, batch 32, no shuffle, identity collate; for WebDataset,
+torch's ``DataLoader`` over ``WebDataset``, which streams each shard's GET through ``curl``
+with no cache), with an empty cache, in a fresh interpreter. Twice in the same run: nginx
+unthrottled, and with ``limit_rate 40m`` per connection (S3 serves each GET at tens of
+MB/s). ``curl`` fetching the same shard files (8 transfers at once, as one process or as
+two, written to files, best of 3) gives the loopback's limit.
 
 Workloads: ``img`` (samples of about 100 KB of bytes plus an int label) and ``tokens``
 (``uint32[2048]``, the first token the sample's id). Reported: samples/s over the epoch,
@@ -41,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+import wds_peer
 from common import format_table, machine, run_worker, worker_main, write_results
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "storage"))
@@ -51,7 +55,8 @@ BUCKET = "bucket"
 SHARD = 64 << 20
 BATCH = 32
 WORKERS = 2
-LIBS = ("streamx", "litdata", "streaming")
+LIBS = ("streamx", "litdata", "webdataset", "streaming")
+PEERS = ("litdata", "webdataset", "streaming")
 EPOCH_TIMEOUT_S = 120
 
 
@@ -79,6 +84,9 @@ def _sample(workload: str, i: int) -> dict[str, Any]:
 
 def write(spec: dict[str, Any]) -> dict[str, Any]:
     workload, count, out = spec["workload"], spec["count"], spec["out"]
+    if spec["lib"] == "webdataset":
+        wds_peer.write(out, workload, (_sample(workload, i) for i in range(count)), SHARD)
+        return {}
     if spec["lib"] == "litdata":
         import litdata
 
@@ -172,6 +180,10 @@ def _loader(spec: dict[str, Any]) -> Any:
         return litdata.StreamingDataLoader(
             ds, batch_size=BATCH, num_workers=WORKERS, **_collate(spec)
         )
+    if spec["lib"] == "webdataset":
+        base = f"{spec['endpoint']}/{BUCKET}/wds-{spec['workload']}"
+        urls = [f"{base}/{name}" for name in spec["wds_shards"]]
+        return wds_peer.loader(urls, spec["workload"], BATCH, WORKERS, **_collate(spec))
     module: Any
     if spec["lib"] == "streamx-whole":
         os.environ["STREAMX_RANGE_READS"] = "0"
@@ -302,6 +314,9 @@ def bench(
                             "local": local,
                             "endpoint": server.endpoint,
                             "collate": collate,
+                            "wds_shards": sorted(
+                                p.name for p in (root / BUCKET / f"wds-{workload}").glob("*.tar")
+                            ),
                         }
                         try:
                             result = run_worker(SCRIPT, spec, timeout=EPOCH_TIMEOUT_S)
@@ -319,7 +334,7 @@ def bench(
                     row[f"{key}_correct"] = best["correct"]
                     print(lib, workload, limit, best, flush=True)
                 row["streamx_mbps"] = row["streamx_sps"] * mb / count / 1e6
-                for peer in ("litdata", "streaming"):  # no ratio against a run that failed
+                for peer in PEERS:  # no ratio against a run that failed
                     theirs = row.get(f"{peer}_sps")
                     row[f"vs_{peer}"] = row["streamx_sps"] / theirs if theirs else None
                 row["of_curl"] = row["streamx_mbps"] / row["curl_mbps"]
@@ -333,11 +348,14 @@ COLUMNS = [
     ("workload", "workload", ""),
     ("streamx_sps", "streamx samples/s", ",.0f"),
     ("litdata_sps", "LitData samples/s", ",.0f"),
+    ("webdataset_sps", "WebDataset samples/s", ",.0f"),
     ("streaming_sps", "mosaic samples/s", ",.0f"),
     ("vs_litdata", "vs LitData", ".2f"),
+    ("vs_webdataset", "vs WebDataset", ".2f"),
     ("vs_streaming", "vs mosaic", ".2f"),
     ("streamx_ttfs", "streamx TTFS s", ".2f"),
     ("litdata_ttfs", "LitData TTFS s", ".2f"),
+    ("webdataset_ttfs", "WebDataset TTFS s", ".2f"),
     ("streaming_ttfs", "mosaic TTFS s", ".2f"),
     ("streamx_mbps", "streamx MB/s", ".0f"),
     ("curl_mbps", "curl MB/s", ".0f"),
@@ -388,9 +406,8 @@ def main(argv: list[str]) -> int:
     root = Path(tempfile.mkdtemp(prefix="streamx-objstore-"))
     try:
         for workload, count in counts.items():
-            for lib in ("streamx", "litdata"):
-                name = "lit" if lib == "litdata" else "mds"
-                out = str(root / BUCKET / f"{'litdata' if lib == 'litdata' else name}-{workload}")
+            for lib, name in (("streamx", "mds"), ("litdata", "litdata"), ("webdataset", "wds")):
+                out = str(root / BUCKET / f"{name}-{workload}")
                 spec = {"op": "write", "lib": lib, "workload": workload, "count": count, "out": out}
                 run_worker(SCRIPT, spec, timeout=3600)
         libs = (*LIBS, "streamx-whole") if args.whole_too else LIBS

@@ -1,4 +1,5 @@
-"""Writing datasets: streamx's MDSWriter vs mosaicml-streaming's and LitData's BinaryWriter.
+"""Writing datasets: streamx's MDSWriter vs mosaicml-streaming's, LitData's BinaryWriter and
+WebDataset's ShardWriter.
 
 Three workloads, as in issue 12, with 64 MiB shards (chunks), each written raw and with zstd:
 
@@ -14,7 +15,8 @@ median of each. ``correct`` means streamx's files are byte-identical to mosaic's
 LitData's index counts every sample.
 
 LitData's zstd is its whole-file mode (``compression_level='chunk'``), the one that matches
-MDS's whole-shard compression.
+MDS's whole-shard compression. WebDataset 1.0.2 writes raw tar shards only (no zstd), so
+it is a peer of the raw rows; its tar is checked to hold every sample.
 
 Usage: ``python benches/bench_write.py [--quick] [--repeat N] [--only img,tokens]
 [--compression none,zstd]``.
@@ -34,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+import wds_peer
 from common import (
     format_table,
     machine,
@@ -47,6 +50,8 @@ from common import (
 SCRIPT = Path(__file__).resolve()
 SHARD = 64 << 20
 LIBS = ("streamx", "streaming", "litdata")
+# WebDataset writes tar shards without whole-shard compression: only the raw rows.
+RAW_ONLY = ("webdataset",)
 COLUMNS = {
     "img": {"data": "bytes", "label": "int"},
     "tokens": {"tokens": "ndarray:uint32:2048"},
@@ -109,6 +114,13 @@ def do_write(spec: dict[str, Any]) -> dict[str, Any]:
         import litdata  # noqa: F401  (imported before the clock starts, like the others)
 
         seconds, cpu, _ = timed_cpu(lambda: _write_litdata(spec, samples))
+    elif spec["lib"] == "webdataset":
+        import webdataset  # noqa: F401  (imported before the clock starts, like the others)
+
+        write = wds_peer.write
+        seconds, cpu, _ = timed_cpu(
+            lambda: write(spec["dir"], spec["workload"], iter(samples), SHARD)
+        )
     else:
         module: Any = __import__(spec["lib"])
         if spec["lib"] == "streaming":
@@ -124,18 +136,31 @@ def _litdata_count(path: Path) -> int:
     return sum(chunk["chunk_size"] for chunk in index["chunks"])
 
 
+def _wds_count(path: Path, workload: str) -> int:
+    """Samples in the tar shards of ``path``: members holding the workload's first field."""
+    import tarfile
+
+    field, ext = next(iter(wds_peer.EXTENSIONS[workload].items()))
+    count = 0
+    for shard in sorted(path.glob("*.tar")):
+        with tarfile.open(shard) as tar:
+            count += sum(name.endswith(f".{field}.{ext}") for name in tar.getnames())
+    return count
+
+
 def _disk_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.iterdir() if p.is_file())
 
 
 def measure(workload: str, compression: str, n: int, repeat: int, root: Path) -> dict[str, Any]:
     """Writes ``n`` samples ``repeat`` times with each library, interleaved; one table row."""
-    times: dict[str, list[float]] = {lib: [] for lib in LIBS}
-    cpus: dict[str, list[float]] = {lib: [] for lib in LIBS}
+    libs = LIBS + RAW_ONLY if compression == "none" else LIBS
+    times: dict[str, list[float]] = {lib: [] for lib in libs}
+    cpus: dict[str, list[float]] = {lib: [] for lib in libs}
     correct = True
     for _ in range(repeat):
-        dirs = {lib: root / f"{lib}-{workload}-{compression}" for lib in LIBS}
-        for lib in LIBS:
+        dirs = {lib: root / f"{lib}-{workload}-{compression}" for lib in libs}
+        for lib in libs:
             shutil.rmtree(dirs[lib], ignore_errors=True)
             spec = {
                 "lib": lib,
@@ -149,27 +174,30 @@ def measure(workload: str, compression: str, n: int, repeat: int, root: Path) ->
             cpus[lib].append(result["cpu"])
         correct &= same_files(dirs["streamx"], dirs["streaming"])
         correct &= _litdata_count(dirs["litdata"]) == n
+        if "webdataset" in dirs:
+            correct &= _wds_count(dirs["webdataset"], workload) == n
         megabytes = _disk_bytes(dirs["streamx"]) / 1e6
         for path in dirs.values():
             shutil.rmtree(path, ignore_errors=True)
-    sps = {lib: n / statistics.median(times[lib]) for lib in LIBS}
-    best_peer = max(sps["streaming"], sps["litdata"])
+    sps = {lib: n / statistics.median(times[lib]) for lib in libs}
+    best_peer = max(v for lib, v in sps.items() if lib != "streamx")
     peer = sps["streaming"] if workload == "img" else best_peer
     return {
         "workload": workload,
         "compression": compression,
         "samples": n,
         "mb": megabytes,
-        **{f"{lib}_sps": sps[lib] for lib in LIBS},
+        **{f"{lib}_sps": sps[lib] for lib in libs},
         "streamx_mbps": megabytes * sps["streamx"] / n,
         "vs_streaming": sps["streamx"] / sps["streaming"],
         "vs_litdata": sps["streamx"] / sps["litdata"],
+        "vs_webdataset": sps["streamx"] / sps["webdataset"] if "webdataset" in sps else None,
         "vs_target_peer": sps["streamx"] / peer,
         "target": TARGETS[workload],
         "cpu_vs_streaming": statistics.median(cpus["streaming"])
         / statistics.median(cpus["streamx"]),
         "correct": correct,
-        "runs": {lib: times[lib] for lib in LIBS},
+        "runs": {lib: times[lib] for lib in libs},
         "loadavg": os.getloadavg(),
     }
 
@@ -181,9 +209,11 @@ COLUMNS_OUT = [
     ("streamx_sps", "streamx samples/s", ",.0f"),
     ("streaming_sps", "mosaic samples/s", ",.0f"),
     ("litdata_sps", "LitData samples/s", ",.0f"),
+    ("webdataset_sps", "WebDataset samples/s", ",.0f"),
     ("streamx_mbps", "streamx MB/s", ",.0f"),
     ("vs_streaming", "vs mosaic", ".2f"),
     ("vs_litdata", "vs LitData", ".2f"),
+    ("vs_webdataset", "vs WebDataset", ".2f"),
     ("vs_target_peer", "vs target peer", ".2f"),
     ("target", "target", ".1f"),
     ("cpu_vs_streaming", "CPU vs mosaic", ".2f"),

@@ -21,7 +21,12 @@ import matplotlib.pyplot as plt
 
 README = Path(__file__).with_name("README.md")
 # Columns that hold "streamx over a peer" ratios, and the label each gets in a plot.
-RATIO_COLUMNS = {"ratio": "vs mosaic", "vs LitData": "vs LitData", "vs mosaic": "vs mosaic"}
+RATIO_COLUMNS = {
+    "ratio": "vs mosaic",
+    "vs LitData": "vs LitData",
+    "vs WebDataset": "vs WebDataset",
+    "vs mosaic": "vs mosaic",
+}
 
 
 @dataclass(frozen=True)
