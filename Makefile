@@ -26,8 +26,9 @@ $(STAMP): pyproject.toml requirements/test.txt requirements/test-gcs.txt
 	$(BIN)/python -m pip install -q --ignore-installed 'maturin>=1.7,<2'
 	# The simulator's web UI test drives Debian's headless Chromium (CI runs as root).
 	command -v chromedriver >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; }
-	# The remote-read tests and benches start Debian's nginx (not on PATH for non-root shells).
-	command -v nginx >/dev/null || test -x /usr/sbin/nginx || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx; }
+	# The remote-read tests and benches start Debian's nginx (not on PATH for non-root shells);
+	# its echo module holds requests back to stand in for a link's latency.
+	{ command -v nginx >/dev/null || test -x /usr/sbin/nginx; } && test -e /usr/lib/nginx/modules/ngx_http_echo_module.so || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx libnginx-mod-http-echo; }
 	touch $(STAMP)
 
 install: $(STAMP) ## create .venv with build, test and lint dependencies

@@ -22,11 +22,17 @@ time to the first batch (from building the dataset, index download included), ra
 drop-in user who passes no ``collate_fn`` has; streamx then reads batches in the training
 process, without worker processes).
 
+``--servers`` picks the servers (default ``unthrottled 40m``). ``rtt10ms-1gbit`` is a link
+with latency: nginx answers every request 10 ms late (one round trip of a 10 ms RTT link,
+through Debian's echo module) and sends at 1 Gbit/s per connection. This VM's kernel has
+no netem, so the link itself cannot be shaped; TCP's own round trips on loopback stay
+free.
+
 ``--whole-too`` adds streamx with range reads off (``STREAMX_RANGE_READS=0``: every sample
 waits for its whole shard), in the same run.
 
 Usage: ``nice python benches/bench_objstore.py [--img N] [--tokens N] [--repeat R]
-[--collate identity|default] [--whole-too]``.
+[--collate identity|default] [--servers S ...] [--whole-too]``.
 """
 
 from __future__ import annotations
@@ -58,6 +64,12 @@ WORKERS = 2
 LIBS = ("streamx", "litdata", "webdataset", "streaming")
 PEERS = ("litdata", "webdataset", "streaming")
 EPOCH_TIMEOUT_S = 120
+# name -> (nginx limit_rate per connection, delay per request in ms)
+SERVERS: dict[str, tuple[str | None, int | None]] = {
+    "unthrottled": (None, None),
+    "40m": ("40m", None),
+    "rtt10ms-1gbit": ("119m", 10),  # 119 MiB/s is 1 Gbit/s
+}
 
 
 def _blob_pool(seed: int = 0) -> list[bytes]:
@@ -286,6 +298,7 @@ def bench(
     repeat: int,
     libs: tuple[str, ...] = LIBS,
     collate: str = "identity",
+    servers: tuple[str, ...] = ("unthrottled", "40m"),
 ) -> list[dict[str, Any]]:
     rows = []
     env = {
@@ -295,12 +308,13 @@ def bench(
         "AWS_EC2_METADATA_DISABLED": "true",
     }
     os.environ.update(env)
-    for limit in (None, "40m"):
-        with Nginx(root, limit_rate=limit) as server:
+    for name in servers:
+        rate, delay_ms = SERVERS[name]
+        with Nginx(root, limit_rate=rate, delay_ms=delay_ms) as server:
             os.environ["S3_ENDPOINT_URL"] = server.endpoint
             for workload, count in counts.items():
                 mb = sum(p.stat().st_size for p in (root / BUCKET / f"mds-{workload}").iterdir())
-                row: dict[str, Any] = {"server": limit or "unthrottled", "workload": workload}
+                row: dict[str, Any] = {"server": name, "workload": workload}
                 row["curl_mbps"] = curl_limit(server.endpoint, root, workload, root / "curl")
                 for lib in libs:
                     best: dict[str, Any] | None = None
@@ -322,7 +336,7 @@ def bench(
                             result = run_worker(SCRIPT, spec, timeout=EPOCH_TIMEOUT_S)
                         except (RuntimeError, subprocess.TimeoutExpired) as err:
                             # Recorded, not fatal: one library hanging must not hide the rest.
-                            print(f"{lib} {workload} {limit}: failed: {str(err)[-300:]}")
+                            print(f"{lib} {workload} {name}: failed: {str(err)[-300:]}")
                             result = {"sps": 0.0, "ttfs": None, "correct": False}
                         shutil.rmtree(local, ignore_errors=True)
                         if best is None or result["sps"] > best["sps"]:
@@ -332,7 +346,7 @@ def bench(
                     row[f"{key}_sps"] = best["sps"]
                     row[f"{key}_ttfs"] = best["ttfs"]
                     row[f"{key}_correct"] = best["correct"]
-                    print(lib, workload, limit, best, flush=True)
+                    print(lib, workload, name, best, flush=True)
                 row["streamx_mbps"] = row["streamx_sps"] * mb / count / 1e6
                 for peer in PEERS:  # no ratio against a run that failed
                     theirs = row.get(f"{peer}_sps")
@@ -392,6 +406,13 @@ def main(argv: list[str]) -> int:
         help="only these (the ratio columns need litdata and streaming)",
     )
     parser.add_argument(
+        "--servers",
+        nargs="+",
+        choices=list(SERVERS),
+        default=["unthrottled", "40m"],
+        help="nginx unthrottled, 40 MiB/s per connection, or 10 ms per request at 1 Gbit/s",
+    )
+    parser.add_argument(
         "--whole-too", action="store_true", help="also streamx with range reads off"
     )
     args = parser.parse_args(argv)
@@ -413,7 +434,7 @@ def main(argv: list[str]) -> int:
         libs = (*LIBS, "streamx-whole") if args.whole_too else LIBS
         if args.libs:
             libs = tuple(args.libs)
-        rows = bench(root, counts, args.repeat, libs, args.collate)
+        rows = bench(root, counts, args.repeat, libs, args.collate, tuple(args.servers))
     finally:
         shutil.rmtree(root, ignore_errors=True)
     columns = COLUMNS + WHOLE_COLUMNS if args.whole_too else COLUMNS
@@ -426,6 +447,7 @@ def main(argv: list[str]) -> int:
             "counts": counts,
             "repeat": args.repeat,
             "collate": args.collate,
+            "servers": args.servers,
             "rows": rows,
         },
     )

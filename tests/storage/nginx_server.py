@@ -5,7 +5,9 @@ and ranged GETs of ``/<bucket>/<key>`` map to files under the served directory, 
 serves a bucket directory the way S3 answers reads (signatures are ignored). ``limit_rate``
 caps each connection's rate, as S3 caps each GET. The access log records, per request, the
 connection number, the Range asked for, the status, the body bytes sent and the start and
-end times, so tests can count ranged requests that overlapped.
+end times, so tests can count ranged requests that overlapped. ``delay_ms`` holds every
+request that long before it is answered (Debian's echo module), the round trip that a GET
+costs on a link with that latency; this VM's kernel has no netem to shape a link itself.
 """
 
 from __future__ import annotations
@@ -19,9 +21,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["LogEntry", "Nginx", "find_nginx", "max_overlap"]
+__all__ = ["ECHO_MODULE", "LogEntry", "Nginx", "find_nginx", "max_overlap"]
+
+ECHO_MODULE = "/usr/lib/nginx/modules/ngx_http_echo_module.so"
 
 _CONFIG = """
+{modules}
 daemon off;
 master_process on;
 {user}
@@ -47,6 +52,7 @@ http {{
         listen 127.0.0.1:{port};
         root {root};
         {limit}
+        {delay}
     }}
 }}
 """
@@ -79,10 +85,18 @@ class Nginx:
     Use as a context manager; the process is stopped on exit.
     """
 
-    def __init__(self, root: str | Path, *, limit_rate: str | None = None, workers: int = 2):
+    def __init__(
+        self,
+        root: str | Path,
+        *,
+        limit_rate: str | None = None,
+        delay_ms: int | None = None,
+        workers: int = 2,
+    ):
         binary = find_nginx()
         if binary is None:
             raise FileNotFoundError("nginx is not installed (apt-get install -y nginx)")
+        modules, delay = _delaying(delay_ms) if delay_ms else ("", "")
         self.root = str(root)
         self.state = tempfile.mkdtemp(prefix="streamx-nginx-")
         self.port = _free_port()
@@ -98,6 +112,8 @@ class Nginx:
                     port=self.port,
                     root=self.root,
                     limit=limit,
+                    modules=modules,
+                    delay=delay,
                 )
             )
         self._process = subprocess.Popen(
@@ -170,6 +186,21 @@ def _pacing(limit_rate: str) -> str:
     units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
     rate = int(limit_rate[:-1]) * units[limit_rate[-1].lower()]
     return f"limit_rate {limit_rate}; sendfile_max_chunk {-(-rate * 5 // 1000)};"
+
+
+def _delaying(delay_ms: int) -> tuple[str, str]:
+    """The module line and locations that answer each request ``delay_ms`` late: the echo
+    module's timer (it does not block the worker) and then an internal jump to the files,
+    so GETs, HEADs, ranges and 404s are answered as without it."""
+    if not os.path.exists(ECHO_MODULE):
+        raise FileNotFoundError(
+            f"{ECHO_MODULE} is missing (apt-get install -y libnginx-mod-http-echo)"
+        )
+    locations = (
+        f"location / {{ echo_sleep {delay_ms / 1000:.3f}; echo_exec @files; }}\n"
+        "        location @files { }"
+    )
+    return f"load_module {ECHO_MODULE};", locations
 
 
 def _free_port() -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
 import random
 import subprocess
 import time
@@ -12,7 +13,7 @@ from typing import Any
 
 import pytest
 from hostile_http import HostileServer
-from nginx_server import Nginx, find_nginx, max_overlap
+from nginx_server import ECHO_MODULE, Nginx, find_nginx, max_overlap
 from s3_bucket import S3
 from s3_fault_proxy import FaultProxy
 
@@ -119,6 +120,44 @@ def test_slots_bound_concurrent_gets(
     ranged = [e for e in throttled_nginx.log() if e.status == 206]
     assert len(ranged) == 4
     assert max_overlap(ranged) == 2  # two slots: never more GETs at once, and both used
+
+
+def _ensure_echo_module() -> None:
+    _ensure_nginx()
+    if os.path.exists(ECHO_MODULE):
+        return
+    try:
+        cmd = ["apt-get", "install", "-y", "-qq", "libnginx-mod-http-echo"]
+        subprocess.run(cmd, check=True, capture_output=True, timeout=300)
+    except (OSError, subprocess.SubprocessError) as err:
+        pytest.skip(f"nginx's echo module is missing and apt-get could not install it: {err}")
+
+
+@pytest.mark.usefixtures("fresh_download_pool")
+def test_a_server_with_latency_serves_parts_heads_and_misses(
+    bucket_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The link with latency that bench_objstore measures: every request answered 50 ms
+    late, through the echo module, and still answered as nginx answers without it."""
+    _ensure_echo_module()
+    data = _blob(bucket_dir / "bucket" / "ds" / "late.bin", 3 * MIB + 77, seed=2)
+    monkeypatch.setenv("STREAMX_DOWNLOAD_PART_SIZE", str(MIB))
+    with Nginx(bucket_dir, delay_ms=50) as server:
+        slots = ConnectionSlots(str(tmp_path / "slots"), 4)
+        dest = tmp_path / "late.bin"
+        url = f"{server.endpoint}/bucket/ds/late.bin"
+        download_file(url, str(dest), expected_size=len(data), slots=slots)
+        assert dest.read_bytes() == data
+        with pytest.raises(FileNotFoundError, match="missing.bin"):
+            download_file(
+                f"{server.endpoint}/bucket/ds/missing.bin", str(tmp_path / "m"), slots=slots
+            )
+        entries = server.log()
+    ranged = [e for e in entries if e.status == 206]
+    assert sorted(e.sent for e in ranged) == sorted([MIB] * 3 + [77])
+    assert any(e.status == 404 for e in entries)
+    # nginx's own clock (to the millisecond): no request was answered before its delay.
+    assert min(e.end - e.start for e in entries) >= 0.0495
 
 
 def _hold_slot(directory: str, ready: object, release: object) -> None:
