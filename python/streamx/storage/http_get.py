@@ -1,25 +1,24 @@
 """One HTTP/1.1 GET (whole or ranged) written straight into an open file.
 
-Connections are pooled per host and kept alive. A ranged GET on a plain (not TLS)
-connection is exchanged by Rust from request to body (``_core.ranged_get``): parsing an
-answer's head with ``http.client`` cost more CPU than a 2 MiB part's bytes, and held the GIL
-the training loop needs. Rust handles only the answer a healthy server gives, a ``206`` for
-exactly the range; any other answer is declined unread, and the GET is asked again through
-``http.client``, whose path below reads it and raises what it means. On a plain connection, a body
-with a fixed length and no checksum to verify is moved by Rust without the GIL
-(``_core.socket_to_file``: socket to pipe to file with ``splice``, so its bytes never
-enter user space), after the few bytes ``http.client`` buffered with the headers. Any
-other body goes from the socket into a reused per-thread buffer (``readinto1``) and from
-there into the file with ``os.pwrite`` at its offset. Either way parts of one file land
-in place from several threads, and every wait is bounded by what is left of the attempt's
-deadline, so a body that stalls mid-way fails in time. Exactly the bytes asked for are
-read: a server announcing another length is refused before its body is read, and one
-sending on past it is never read further.
+Connections are kept alive and pooled per host (:mod:`~streamx.storage.http_pool`). A ranged
+GET on a plain (not TLS) connection is exchanged by Rust from request to body
+(``_core.ranged_get``): parsing an answer's head with ``http.client`` cost more CPU than a 2
+MiB part's bytes, and held the GIL the training loop needs. Rust handles only the answer a
+healthy server gives, a ``206`` for exactly the range; any other answer is declined unread,
+and the GET is asked again through ``http.client``, whose path below reads it and raises
+what it means. On a plain connection, a body with a fixed length and no checksum to verify
+is moved by Rust without the GIL (``_core.socket_to_file``: socket to pipe to file with
+``splice``, so its bytes never enter user space), after the few bytes ``http.client``
+buffered with the headers. Any other body goes from the socket into a reused per-thread
+buffer (``readinto1``) and from there into the file with ``os.pwrite`` at its offset. Either
+way parts of one file land in place from several threads, and every wait is bounded by what
+is left of the attempt's deadline, so a body that stalls mid-way fails in time. Exactly the
+bytes asked for are read: a server announcing another length is refused before its body is
+read, and one sending on past it is never read further.
 """
 
 from __future__ import annotations
 
-import atexit
 import base64
 import hashlib
 import http.client
@@ -27,7 +26,6 @@ import logging
 import os
 import re
 import socket
-import ssl
 import threading
 import time
 import zlib
@@ -43,24 +41,20 @@ from streamx.exceptions import (
     SizeMismatchError,
     TruncatedDownloadError,
 )
+from streamx.storage.http_pool import STALE_CONNECTION, pool_for
 
 __all__ = [
-    "STALE_CONNECTION",
     "ChecksumMismatchError",
-    "ConnectionPool",
     "HttpResponseError",
     "PlainHttp",
     "Target",
     "get_into",
     "head_size",
-    "pool_for",
 ]
 
 logger = logging.getLogger(__name__)
 
 _BUFFER = 1 << 20
-# What a keep-alive connection the server has since closed raises on its next request.
-STALE_CONNECTION = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
 
 
@@ -455,76 +449,3 @@ def _checksum_of(response: http.client.HTTPResponse) -> tuple[str, Any, bytes] |
         if value and "-" not in value:
             return header, make(), base64.b64decode(value)
     return None
-
-
-class ConnectionPool:
-    """Idle keep-alive connections to one host; a connection is used by one thread at a time."""
-
-    def __init__(self, scheme: str, host: str, port: int | None) -> None:
-        self._scheme, self._host, self._port = scheme, host, port
-        self._idle: list[http.client.HTTPConnection] = []
-        self._lock = threading.Lock()
-
-    def take(self, timeout: float, fresh: bool = False) -> tuple[http.client.HTTPConnection, bool]:
-        """A connection (idle if there is one, unless ``fresh``) and whether it was idle."""
-        conn = None
-        if not fresh:
-            with self._lock:
-                conn = self._idle.pop() if self._idle else None
-        reused = conn is not None
-        if conn is None:
-            if self._scheme == "https":
-                conn = http.client.HTTPSConnection(
-                    self._host, self._port, timeout=timeout, context=_tls_context()
-                )
-            else:
-                conn = http.client.HTTPConnection(self._host, self._port, timeout=timeout)
-        else:
-            conn.timeout = timeout
-            if conn.sock is not None:
-                conn.sock.settimeout(timeout)
-        return conn, reused
-
-    def give_back(self, conn: http.client.HTTPConnection) -> None:
-        with self._lock:
-            self._idle.append(conn)
-
-    def close_idle(self) -> None:
-        with self._lock:
-            idle, self._idle = self._idle, []
-        for conn in idle:
-            conn.close()
-
-
-_POOLS: dict[tuple[str, str, int | None], ConnectionPool] = {}
-_POOLS_LOCK = threading.Lock()
-_POOLS_PID = os.getpid()
-_TLS: list[ssl.SSLContext] = []
-
-
-def pool_for(scheme: str, host: str, port: int | None) -> ConnectionPool:
-    global _POOLS_PID
-    with _POOLS_LOCK:
-        if os.getpid() != _POOLS_PID:
-            # Sockets inherited through fork belong to the parent's conversations; closing
-            # this process's copies leaves the parent's connections open.
-            _close_all()
-            _POOLS_PID = os.getpid()
-        pool = _POOLS.get((scheme, host, port))
-        if pool is None:
-            pool = _POOLS[(scheme, host, port)] = ConnectionPool(scheme, host, port)
-        return pool
-
-
-@atexit.register
-def _close_all() -> None:
-    for pool in _POOLS.values():
-        pool.close_idle()
-    _POOLS.clear()
-
-
-def _tls_context() -> ssl.SSLContext:
-    if not _TLS:
-        bundle = os.environ.get("AWS_CA_BUNDLE") or None
-        _TLS.append(ssl.create_default_context(cafile=bundle))
-    return _TLS[0]

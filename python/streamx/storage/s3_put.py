@@ -21,7 +21,7 @@ import os
 import zlib
 from typing import BinaryIO
 
-from streamx.storage import http_get, s3_direct
+from streamx.storage import http_pool, s3_direct
 from streamx.storage.filesystems import split_url
 from streamx.storage.sigv4_request import sign_request
 
@@ -84,12 +84,12 @@ def put_file(route: s3_direct.S3Route, local_path: str, timeout: float = 60.0) -
         signed = sign_request(
             "PUT", host, route.path, route.region, route.credentials.current(), headers
         )
-        pool = http_get.pool_for(route.scheme, route.host, route.port)
+        pool = http_pool.pool_for(route.scheme, route.host, route.port)
         conn, reused = pool.take(timeout)
         try:
             try:
                 response = _send(conn, route.path, signed, body)
-            except http_get.STALE_CONNECTION:
+            except http_pool.STALE_CONNECTION:
                 if not reused:
                     raise
                 # The server closed the idle connection before reading: send again.
@@ -119,7 +119,7 @@ def bucket_exists(bucket: str, timeout: float = 60.0) -> bool | None:
     path = route.path[: -len("k")]  # the bucket's own path: "/bucket/" or "/"
     host = route.host if route.port is None else f"{route.host}:{route.port}"
     signed = sign_request("HEAD", host, path, route.region, route.credentials.current(), {})
-    pool = http_get.pool_for(route.scheme, route.host, route.port)
+    pool = http_pool.pool_for(route.scheme, route.host, route.port)
     conn, _ = pool.take(timeout, fresh=True)
     try:
         conn.request("HEAD", path, headers=signed)
