@@ -27,14 +27,18 @@ pytestmark = pytest.mark.remote
 MIB = 1 << 20
 
 
-def _ensure_nginx() -> None:
-    if find_nginx() is not None:
+def _ensure_nginx(with_echo: bool = False) -> None:
+    """nginx, and its echo module when asked, installed from Debian if missing."""
+    missing = [] if find_nginx() else ["nginx"]
+    if with_echo and not os.path.exists(ECHO_MODULE):
+        missing.append("libnginx-mod-http-echo")
+    if not missing:
         return
     try:
-        for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "nginx"]):
+        for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", *missing]):
             subprocess.run(cmd, check=True, capture_output=True, timeout=300)
     except (OSError, subprocess.SubprocessError) as err:
-        pytest.skip(f"nginx is not installed and apt-get could not install it: {err}")
+        pytest.skip(f"{' and '.join(missing)} missing, and apt-get could not install it: {err}")
 
 
 @pytest.fixture
@@ -122,24 +126,13 @@ def test_slots_bound_concurrent_gets(
     assert max_overlap(ranged) == 2  # two slots: never more GETs at once, and both used
 
 
-def _ensure_echo_module() -> None:
-    _ensure_nginx()
-    if os.path.exists(ECHO_MODULE):
-        return
-    try:
-        cmd = ["apt-get", "install", "-y", "-qq", "libnginx-mod-http-echo"]
-        subprocess.run(cmd, check=True, capture_output=True, timeout=300)
-    except (OSError, subprocess.SubprocessError) as err:
-        pytest.skip(f"nginx's echo module is missing and apt-get could not install it: {err}")
-
-
 @pytest.mark.usefixtures("fresh_download_pool")
 def test_a_server_with_latency_serves_parts_heads_and_misses(
     bucket_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The link with latency that bench_objstore measures: every request answered 50 ms
     late, through the echo module, and still answered as nginx answers without it."""
-    _ensure_echo_module()
+    _ensure_nginx(with_echo=True)
     data = _blob(bucket_dir / "bucket" / "ds" / "late.bin", 3 * MIB + 77, seed=2)
     monkeypatch.setenv("STREAMX_DOWNLOAD_PART_SIZE", str(MIB))
     with Nginx(bucket_dir, delay_ms=50) as server:
