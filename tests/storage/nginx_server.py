@@ -18,6 +18,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -156,6 +157,19 @@ class Nginx:
                     int(conn), rng, int(status), int(sent), end - float(took), end, method, uri
                 )
             )
+        return entries
+
+    def log_when(
+        self, complete: Callable[[list[LogEntry]], bool], timeout: float = 10.0
+    ) -> list[LogEntry]:
+        """The access log once ``complete`` holds for it, or as it is after ``timeout``
+        seconds: nginx writes a request's line after the answer is sent, so the client can
+        have read the answer before the line is there."""
+        deadline = time.monotonic() + timeout
+        entries = self.log()
+        while not complete(entries) and time.monotonic() < deadline:
+            time.sleep(0.01)
+            entries = self.log()
         return entries
 
     def stop(self) -> None:

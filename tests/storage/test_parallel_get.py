@@ -145,7 +145,7 @@ def test_a_server_with_latency_serves_parts_heads_and_misses(
             download_file(
                 f"{server.endpoint}/bucket/ds/missing.bin", str(tmp_path / "m"), slots=slots
             )
-        entries = server.log()
+        entries = server.log_when(lambda logged: any(e.status == 404 for e in logged))
     ranged = [e for e in entries if e.status == 206]
     assert sorted(e.sent for e in ranged) == sorted([MIB] * 3 + [77])
     assert any(e.status == 404 for e in entries)
