@@ -10,7 +10,7 @@ from streamx.dataset.layout import shard_columns
 from streamx.dataset.stream import check_safe
 from streamx.format.index import INDEX_BASENAME, parse_index
 from streamx.format.readers import make_reader
-from streamx.torch.bases import TorchDataset
+from streamx.runtime.torch_bases import TorchDataset
 
 __all__ = ["LocalDataset"]
 

@@ -46,7 +46,7 @@ from streamx.sizes import bytes_to_int
 from streamx.storage.range_reads import RangeReads
 from streamx.storage.settings import shards_ahead
 from streamx.storage.shard_cache import ShardCache
-from streamx.torch.bases import TorchIterableDataset
+from streamx.runtime.torch_bases import TorchIterableDataset
 
 __all__ = ["StreamingDataset"]
 

@@ -43,7 +43,7 @@ from typing import Any, cast
 
 from streamx.order import run_dirs
 from streamx.order.settings import EpochSettings, ResumeState
-from streamx.torch.compat import get_worker_info
+from streamx.runtime.worker_info import get_worker_info
 
 __all__ = ["STATE_KEYS", "EpochStart", "EpochState"]
 

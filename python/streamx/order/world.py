@@ -9,7 +9,7 @@ import os
 from dataclasses import dataclass, replace
 from typing import Any
 
-from streamx.torch.compat import get_worker_info
+from streamx.runtime.worker_info import get_worker_info
 
 __all__ = ["World"]
 

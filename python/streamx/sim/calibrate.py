@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from streamx.cli.calibration import load_calibration
+from streamx.sim.calibration_file import load_calibration
 
 __all__ = ["Calibration", "read_calibration"]
 
