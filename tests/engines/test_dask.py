@@ -23,8 +23,8 @@ from engine_data import (
     same_sample,
 )
 
-from streamx.convert.partition import ConvertRowError
 from streamx.dask import to_mds
+from streamx.engines.partition import ConvertRowError
 
 # The first test also waits for the cluster to start, which takes long on a loaded machine.
 pytestmark = pytest.mark.timeout(600)

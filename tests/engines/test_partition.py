@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from engine_data import read_streamx
 
-from streamx.convert.partition import (
+from streamx.engines.partition import (
     ConvertRowError,
     index_location,
     join_location,

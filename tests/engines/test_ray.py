@@ -14,7 +14,7 @@ ray = pytest.importorskip("ray")
 import numpy as np  # noqa: E402
 from engine_data import ids_of, make_rows, read_mosaic, read_streamx, same_sample  # noqa: E402
 
-from streamx.convert.partition import ConvertRowError  # noqa: E402
+from streamx.engines.partition import ConvertRowError  # noqa: E402
 from streamx.ray import MDSDatasink, read_mds  # noqa: E402
 
 # The first test also waits for the cluster to start, which takes long on a loaded machine.

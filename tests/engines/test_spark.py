@@ -31,7 +31,7 @@ from pyspark.errors import PythonException  # noqa: E402
 from pyspark.sql import SparkSession  # noqa: E402
 
 from streamx.base.converters import dataframe_to_mds, infer_dataframe_schema  # noqa: E402
-from streamx.base.converters.spark_job import task_row_error  # noqa: E402
+from streamx.engines.spark_job import task_row_error  # noqa: E402
 from streamx.exceptions import ConvertRowError  # noqa: E402
 from streamx.spark import dataframe_columns, write_mds  # noqa: E402
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from streamx.base.util import get_import_exception_message
+from streamx.util import get_import_exception_message
 
 try:
     from pyspark.sql.dataframe import DataFrame

@@ -1,7 +1,7 @@
 """A Ray Data datasink writing MDS: one writer per write task, one index merge at the end.
 
 Each write task writes its blocks into ``<out>/<task index>`` (see
-:mod:`streamx.convert.partition`); :meth:`MDSDatasink.on_write_complete` runs once
+:mod:`streamx.engines.partition`); :meth:`MDSDatasink.on_write_complete` runs once
 on the driver after every task succeeded and commits the dataset by writing the merged
 ``index.json``. A retried task reuses its directory, replacing what an earlier attempt left.
 """
@@ -18,7 +18,7 @@ from ray.data.block import Block, BlockAccessor
 from ray.data.datasource import Datasink, WriteResult
 
 from streamx.convert.infer import infer_columns
-from streamx.convert.partition import (
+from streamx.engines.partition import (
     Location,
     index_location,
     join_location,

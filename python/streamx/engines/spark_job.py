@@ -3,7 +3,7 @@ partition, run by ``mapInPandas`` on the executors.
 
 Each task writes into a sub-directory named by its task attempt id, as mosaicml-streaming
 does, so that a retried attempt never writes over a failed one's files (which the failed
-attempt removes itself, see :mod:`streamx.convert.partition`). The job returns one
+attempt removes itself, see :mod:`streamx.engines.partition`). The job returns one
 row per partition: where its ``index.json`` lies, locally and remotely.
 
 A task's exception reaches the driver only as text, inside pyspark's ``PythonException``.
@@ -24,7 +24,7 @@ from pyspark.errors import PythonException
 from pyspark.sql.dataframe import DataFrame
 from pyspark.sql.types import StringType, StructField, StructType
 
-from streamx.convert.partition import index_location, write_partition
+from streamx.engines.partition import index_location, write_partition
 from streamx.exceptions import ConvertRowError
 
 __all__ = ["UdfIterable", "run_partitions"]

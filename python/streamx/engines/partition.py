@@ -10,7 +10,7 @@ a failed or retried task leaves no half-written partition behind; the error name
 partition and the row.
 
 Engine workers import this module (through the pickled task), so it stays clear of
-``streamx.base``, which imports torch: a worker pays only for the writer and storage.
+the uploaders and torch: a worker pays only for the writer and storage.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from streamx.storage.filesystems import get_filesystem, split_url
 from streamx.storage.upload import INDEX_BASENAME
 
 if TYPE_CHECKING:
-    from streamx.base.storage.upload import CloudUploader
+    from streamx.storage.cloud_uploaders import CloudUploader
 
 __all__ = [
     "ConvertRowError",
@@ -80,8 +80,8 @@ def open_output(out: Location, keep_local: bool) -> CloudUploader:
             f"No AWS credentials found to write to {remote}: set AWS_ACCESS_KEY_ID and "
             "AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or another source botocore reads."
         )
-    # Imported here, on the driver only: streamx.base imports torch, which no worker needs.
-    from streamx.base.storage.upload import CloudUploader
+    # Imported here, on the driver only: the uploaders import tqdm, which no worker needs.
+    from streamx.storage.cloud_uploaders import CloudUploader
 
     return CloudUploader.get(out, keep_local=keep_local)
 
