@@ -42,11 +42,11 @@ from streamx.order.settings import (
     ShuffleAlgo,
 )
 from streamx.order.world import World
+from streamx.runtime.torch_bases import TorchIterableDataset
 from streamx.sizes import bytes_to_int
 from streamx.storage.range_reads import RangeReads
 from streamx.storage.settings import shards_ahead
 from streamx.storage.shard_cache import ShardCache
-from streamx.runtime.torch_bases import TorchIterableDataset
 
 __all__ = ["StreamingDataset"]
 

@@ -1,10 +1,12 @@
-"""mosaicml-streaming's ``streaming.base.format.index``."""
+"""mosaicml-streaming's ``streaming.base.format.index``: :mod:`streamx.format.index_basename`."""
 
-from streamx.format.index import INDEX_BASENAME
+from streamx.format.index_basename import (
+    INDEX_BASENAME as INDEX_BASENAME,
+)
+from streamx.format.index_basename import (
+    get_index_basename,
+)
 
-__all__ = ["get_index_basename"]
-
-
-def get_index_basename() -> str:
-    """The name of a dataset's index file, ``'index.json'``."""
-    return INDEX_BASENAME
+__all__ = [
+    "get_index_basename",
+]

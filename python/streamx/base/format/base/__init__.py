@@ -1,5 +1,5 @@
 """mosaicml-streaming's ``streaming.base.format.base``."""
 
-from streamx.base.format.base.reader import FileInfo, Reader
+from streamx.dataset.mosaic_readers.reader import FileInfo, Reader
 
 __all__ = ["FileInfo", "Reader"]

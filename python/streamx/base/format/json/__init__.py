@@ -1,6 +1,6 @@
 """mosaicml-streaming's ``streaming.base.format.json``."""
 
-from streamx.base.format.json.reader import JSONReader
-from streamx.base.format.json.writer import JSONWriter
+from streamx.dataset.mosaic_readers.json_reader import JSONReader
+from streamx.format.writers.json_writer import JSONWriter
 
 __all__ = ["JSONReader", "JSONWriter"]

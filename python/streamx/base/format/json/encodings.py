@@ -1,35 +1,15 @@
-"""mosaicml-streaming's ``streaming.base.format.json.encodings``: the JSON column types.
+"""mosaicml-streaming's ``streaming.base.format.json.encodings``:
+:mod:`streamx.format.json_encodings`."""
 
-The encoding names and Python types are those streamx's ``JSONWriter`` checks values against.
-"""
+from streamx.format.json_encodings import (
+    JSON_TYPES as JSON_TYPES,
+)
+from streamx.format.json_encodings import (
+    is_json_encoded,
+    is_json_encoding,
+)
 
-from __future__ import annotations
-
-from typing import Any
-
-from streamx.format.writers.json_writer import JSON_TYPES
-
-__all__ = ["is_json_encoded", "is_json_encoding"]
-
-
-def is_json_encoding(encoding: str) -> bool:
-    """Whether ``encoding`` is a JSON column type (``str``, ``int`` or ``float``)."""
-    return encoding in JSON_TYPES
-
-
-def is_json_encoded(encoding: str, value: Any) -> bool:
-    """Whether ``value`` is of the type ``encoding`` names.
-
-    Returns:
-        ``True``; a value of another type raises instead, as in mosaicml-streaming.
-
-    Raises:
-        KeyError: Unknown ``encoding``.
-        AttributeError: ``value`` is not of that type.
-    """
-    expected = JSON_TYPES[encoding]
-    if not isinstance(value, expected):
-        raise AttributeError(
-            f"data should be of type {expected}, but instead, found as {type(value)}"
-        )
-    return True
+__all__ = [
+    "is_json_encoded",
+    "is_json_encoding",
+]

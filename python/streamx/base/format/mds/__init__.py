@@ -1,6 +1,6 @@
 """mosaicml-streaming's ``streaming.base.format.mds``."""
 
-from streamx.base.format.mds.reader import MDSReader
-from streamx.base.format.mds.writer import MDSWriter
+from streamx.dataset.mosaic_readers.mds_reader import MDSReader
+from streamx.format.writers.mds import MDSWriter
 
 __all__ = ["MDSReader", "MDSWriter"]

@@ -1,6 +1,6 @@
 """mosaicml-streaming's ``streaming.base.format.xsv``."""
 
-from streamx.base.format.xsv.reader import CSVReader, TSVReader, XSVReader
-from streamx.base.format.xsv.writer import CSVWriter, TSVWriter, XSVWriter
+from streamx.dataset.mosaic_readers.xsv_reader import CSVReader, TSVReader, XSVReader
+from streamx.format.writers.xsv import CSVWriter, TSVWriter, XSVWriter
 
 __all__ = ["CSVReader", "CSVWriter", "TSVReader", "TSVWriter", "XSVReader", "XSVWriter"]
