@@ -51,6 +51,7 @@ lint: build-dev ## rustfmt, clippy -D warnings, ruff, mypy, stubtest
 	$(BIN)/python -m ruff check python tests benches
 	$(BIN)/python -m mypy
 	$(BIN)/python -m mypy.stubtest streamx._core --ignore-missing-stub
+	$(BIN)/lint-imports --no-cache
 
 test-rust: ## cargo test of the core
 	cargo test --workspace --release
