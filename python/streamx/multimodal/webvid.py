@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from streamx.dataset.args_doc import with_streaming_args
 from streamx.dataset.streaming import StreamingDataset
 from streamx.order.settings import PartitionAlgo, ShuffleAlgo
 from streamx.storage.download import download_file
@@ -29,6 +30,14 @@ class StreamingInsideWebVid(StreamingDataset):
     """
 
 
+@with_streaming_args(
+    remote="Remote directory or URL to stream the shards from.",
+    local="Local cache directory of the shards.",
+    download_retry="Download attempts per file, videos included.",
+    download_timeout="Seconds allowed per download, videos included.",
+    validate_hash="Hash algorithm checked on shard download.",
+    cache_limit="Byte limit of the shard cache (videos are not counted).",
+)
 class StreamingOutsideGIWebVid(StreamingDataset):
     """WebVid with each video in its own file, named by the sample's ``content_path``;
     the video is fetched when the sample is read and added to it as ``content`` (bytes).
@@ -37,23 +46,7 @@ class StreamingOutsideGIWebVid(StreamingDataset):
     mosaicml-streaming's defaults for this class. All arguments are keyword-only.
 
     Args:
-        remote: Remote directory or URL to stream the shards from.
-        local: Local cache directory of the shards.
-        split: Sub-directory of ``remote`` and ``local``.
-        download_retry: Download attempts per file, videos included.
-        download_timeout: Seconds allowed per download, videos included.
-        validate_hash: Hash algorithm checked on shard download.
-        keep_zip: Keep compressed shards after decompressing them.
-        epoch_size: Samples per epoch.
-        predownload: Samples each worker prepares ahead.
-        cache_limit: Byte limit of the shard cache (videos are not counted).
-        partition_algo: ``'orig'`` or ``'relaxed'``.
-        num_canonical_nodes: Canonical node count of the sample order.
-        batch_size: Per-device batch size of the DataLoader.
-        shuffle: Shuffle the samples.
-        shuffle_algo: Shuffle algorithm.
-        shuffle_seed: Seed of the shuffle.
-        shuffle_block_size: Block size of the block-based shuffles.
+        {streaming_args}
         extra_local: Local directory of the video files. Without it, or without
             ``extra_remote``, samples are returned as stored.
         extra_remote: Remote directory or URL of the video files.

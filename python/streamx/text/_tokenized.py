@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from streamx.dataset.args_doc import PLACEHOLDER, streaming_args_doc
 from streamx.dataset.streaming import StreamingDataset
 from streamx.order.settings import PartitionAlgo, ShuffleAlgo
 
@@ -24,23 +25,7 @@ _SHARED_DOC = """\
     mosaicml-streaming's defaults for this class. All arguments are keyword-only.
 
     Args:
-        remote: Remote directory or URL to stream from; ``None`` if the data is local.
-        local: Local cache directory.
-        split: Sub-directory of ``remote`` and ``local``.
-        download_retry: Download attempts per file.
-        download_timeout: Seconds allowed per download.
-        validate_hash: Hash algorithm checked on download.
-        keep_zip: Keep compressed shards after decompressing them.
-        epoch_size: Samples per epoch.
-        predownload: Samples each worker prepares ahead.
-        cache_limit: Byte limit of the shard cache.
-        partition_algo: ``'orig'`` or ``'relaxed'``.
-        num_canonical_nodes: Canonical node count of the sample order.
-        batch_size: Per-device batch size of the DataLoader.
-        shuffle: Shuffle the samples.
-        shuffle_algo: Shuffle algorithm.
-        shuffle_seed: Seed of the shuffle.
-        shuffle_block_size: Block size of the block-based shuffles.
+        {streaming_args}
         tokenizer_name: Hugging Face tokenizer: a hub id or a local directory, loaded with
             ``transformers.AutoTokenizer`` (transformers must be installed).
         max_seq_len: Tokens per sample.
@@ -53,7 +38,7 @@ _SHARED_DOC = """\
         OSError: if the tokenizer cannot be found or loaded (transformers raises a
             ``ValueError`` subclass for a name that is neither a directory nor a hub id).
 
-"""
+""".replace(PLACEHOLDER, streaming_args_doc())
 
 
 class TokenizedTextDataset(StreamingDataset):

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from streamx.dataset.args_doc import with_streaming_args
 from streamx.dataset.streaming import StreamingDataset
 from streamx.order.settings import PartitionAlgo, ShuffleAlgo
 
@@ -27,6 +28,7 @@ _FIELD_DTYPES: dict[str, type[np.generic]] = {
 }
 
 
+@with_streaming_args()
 class StreamingEnWiki(StreamingDataset):
     """English Wikipedia as written by mosaicml-streaming's converter: ``bytes`` columns
     holding little-endian ``int32`` arrays (``masked_lm_weights``: ``float32``).
@@ -39,23 +41,7 @@ class StreamingEnWiki(StreamingDataset):
     mosaicml-streaming's defaults for this class. All arguments are keyword-only.
 
     Args:
-        remote: Remote directory or URL to stream from; ``None`` if the data is local.
-        local: Local cache directory.
-        split: Sub-directory of ``remote`` and ``local``.
-        download_retry: Download attempts per file.
-        download_timeout: Seconds allowed per download.
-        validate_hash: Hash algorithm checked on download.
-        keep_zip: Keep compressed shards after decompressing them.
-        epoch_size: Samples per epoch.
-        predownload: Samples each worker prepares ahead.
-        cache_limit: Byte limit of the shard cache.
-        partition_algo: ``'orig'`` or ``'relaxed'``.
-        num_canonical_nodes: Canonical node count of the sample order.
-        batch_size: Per-device batch size of the DataLoader.
-        shuffle: Shuffle the samples.
-        shuffle_algo: Shuffle algorithm.
-        shuffle_seed: Seed of the shuffle.
-        shuffle_block_size: Block size of the block-based shuffles.
+        {streaming_args}
 
     Raises:
         ValueError: for an invalid :class:`~streamx.StreamingDataset` argument.

@@ -13,6 +13,7 @@ from typing import Any
 from torchvision.datasets import VisionDataset
 from torchvision.transforms.functional import to_tensor
 
+from streamx.dataset.args_doc import with_streaming_args
 from streamx.dataset.streaming import StreamingDataset
 from streamx.order.settings import PartitionAlgo, ShuffleAlgo
 
@@ -51,6 +52,7 @@ class StandardTransform:
         return x, y
 
 
+@with_streaming_args()
 class StreamingVisionDataset(StreamingDataset, VisionDataset):  # type: ignore[misc]
     """A streaming dataset of ``{'x': image, 'y': target}`` samples, returned as a
     transformed ``(x, y)`` tuple.
@@ -61,23 +63,7 @@ class StreamingVisionDataset(StreamingDataset, VisionDataset):  # type: ignore[m
     required.
 
     Args:
-        remote: Remote directory or URL to stream from; ``None`` if the data is local.
-        local: Local cache directory.
-        split: Sub-directory of ``remote`` and ``local``.
-        download_retry: Download attempts per file.
-        download_timeout: Seconds allowed per download.
-        validate_hash: Hash algorithm checked on download.
-        keep_zip: Keep compressed shards after decompressing them.
-        epoch_size: Samples per epoch.
-        predownload: Samples each worker prepares ahead.
-        cache_limit: Byte limit of the shard cache.
-        partition_algo: ``'orig'`` or ``'relaxed'``.
-        num_canonical_nodes: Canonical node count of the sample order.
-        batch_size: Per-device batch size of the DataLoader.
-        shuffle: Shuffle the samples.
-        shuffle_algo: Shuffle algorithm.
-        shuffle_seed: Seed of the shuffle.
-        shuffle_block_size: Block size of the block-based shuffles.
+        {streaming_args}
         transforms: Called as ``transforms(x, y)``; excludes ``transform`` and
             ``target_transform``.
         transform: Applied to the image (default: torchvision's ``to_tensor``).

@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from streamx.dataset.args_doc import with_streaming_args
 from streamx.dataset.streaming import StreamingDataset
 from streamx.order.settings import PartitionAlgo, ShuffleAlgo
 
 __all__ = ["StreamingCOCO"]
 
 
+@with_streaming_args()
 class StreamingCOCO(StreamingDataset):
     """COCO as written by mosaicml-streaming's converter: columns ``img`` (``jpeg``),
     ``img_id``, ``htot``, ``wtot`` (``int``), ``bbox_sizes`` (``ndarray:float32``) and
@@ -23,23 +25,7 @@ class StreamingCOCO(StreamingDataset):
     mosaicml-streaming's defaults for this class.
 
     Args:
-        remote: Remote directory or URL to stream from; ``None`` if the data is local.
-        local: Local cache directory.
-        split: Sub-directory of ``remote`` and ``local``.
-        download_retry: Download attempts per file.
-        download_timeout: Seconds allowed per download.
-        validate_hash: Hash algorithm checked on download.
-        keep_zip: Keep compressed shards after decompressing them.
-        epoch_size: Samples per epoch.
-        predownload: Samples each worker prepares ahead.
-        partition_algo: ``'orig'`` or ``'relaxed'``.
-        cache_limit: Byte limit of the shard cache.
-        num_canonical_nodes: Canonical node count of the sample order.
-        batch_size: Per-device batch size of the DataLoader.
-        shuffle: Shuffle the samples.
-        shuffle_algo: Shuffle algorithm.
-        shuffle_seed: Seed of the shuffle.
-        shuffle_block_size: Block size of the block-based shuffles.
+        {streaming_args}
         transform: Called as ``transform(img, (htot, wtot), bbox_sizes, bbox_labels)`` and
             returning the same four values.
 
