@@ -90,7 +90,7 @@ def test_clean_stale_shared_memory_leaves_other_blocks_alone() -> None:
 def test_get_import_exception_message_names_package_and_extra() -> None:
     message = ours.get_import_exception_message("gcsfs", extra_deps="gcs")
     assert "gcsfs" in message
-    assert "pip install 'streamx[gcs]'" in message
+    assert "pip install 'streamx-data[gcs]'" in message
 
 
 def test_wait_for_file_to_exist(tmp_path: Any) -> None:

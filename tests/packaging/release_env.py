@@ -20,6 +20,10 @@ SMOKE = Path(__file__).with_name("smoke_installed.py")
 CLAIMED_PYTHONS = ("3.10", "3.11", "3.12", "3.13")
 # Installing and smoke-testing in a fresh venv downloads the dependencies: allow for that.
 INSTALL_TIMEOUT_S = 600
+# The distribution name ("streamx" on PyPI is an unrelated project); the import name is streamx.
+DIST_NAME = "streamx-data"
+# Wheel and sdist file names spell it with an underscore (PEP 427, PEP 625).
+FILE_NAME = DIST_NAME.replace("-", "_")
 
 
 @dataclass(frozen=True)
@@ -39,11 +43,11 @@ def find_artifacts(dist: Path) -> Artifacts:
         assert len(found) == 1, f"expected one {pattern} in {dist}, found {found}"
         return found[0]
 
-    arm = sorted(dist.glob("streamx-*-cp310-abi3-*aarch64*.whl"))
+    arm = sorted(dist.glob(f"{FILE_NAME}-*-cp310-abi3-*aarch64*.whl"))
     return Artifacts(
-        x86_64=one("streamx-*-cp310-abi3-*x86_64*.whl"),
-        aarch64=one("streamx-*-cp310-abi3-*aarch64*.whl") if arm else None,
-        sdist=one("streamx-*.tar.gz"),
+        x86_64=one(f"{FILE_NAME}-*-cp310-abi3-*x86_64*.whl"),
+        aarch64=one(f"{FILE_NAME}-*-cp310-abi3-*aarch64*.whl") if arm else None,
+        sdist=one(f"{FILE_NAME}-*.tar.gz"),
     )
 
 
@@ -59,14 +63,22 @@ def project_version() -> str:
         return str(tomllib.load(f)["workspace"]["package"]["version"])
 
 
-def wheel_metadata_version(wheel: Path) -> str:
-    """The ``Version:`` field of the wheel's METADATA."""
+def wheel_metadata(wheel: Path) -> str:
+    """The text of the wheel's METADATA."""
     with zipfile.ZipFile(wheel) as zf:
         name = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
-        text = zf.read(name).decode()
-    match = re.search(r"^Version: (\S+)$", text, re.MULTILINE)
-    assert match, f"no Version in {wheel}:{name}"
-    return match.group(1)
+        return zf.read(name).decode()
+
+
+def wheel_metadata_field(wheel: Path, field: str) -> list[str]:
+    """Every value of ``field`` (``Name``, ``Version``, ``Provides-Extra``...) in METADATA."""
+    return re.findall(rf"^{field}: (.+?)\s*$", wheel_metadata(wheel), re.MULTILINE)
+
+
+def wheel_metadata_version(wheel: Path) -> str:
+    """The ``Version:`` field of the wheel's METADATA."""
+    (version,) = wheel_metadata_field(wheel, "Version")
+    return version
 
 
 def find_pythons() -> dict[str, Path]:
@@ -198,6 +210,8 @@ def _closure(root: str) -> list[str]:
 
 __all__ = [
     "CLAIMED_PYTHONS",
+    "DIST_NAME",
+    "FILE_NAME",
     "ROOT",
     "Artifacts",
     "clean_env",
@@ -210,5 +224,6 @@ __all__ = [
     "project_version",
     "run",
     "smoke",
+    "wheel_metadata_field",
     "wheel_metadata_version",
 ]

@@ -70,7 +70,7 @@ def main() -> None:
         "file": streamx.__file__,
         "prefix": sys.prefix,
         "version": streamx.__version__,
-        "metadata_version": metadata.version("streamx"),
+        "metadata_version": metadata.version("streamx-data"),
         "python": f"{sys.version_info[0]}.{sys.version_info[1]}",
         "torch": torch_version,
     }

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from release_env import (
+    FILE_NAME,
     Artifacts,
     clean_env,
     find_pythons,
@@ -26,7 +27,7 @@ BUILD_TIMEOUT_S = 1800
 
 def test_sdist_contents(artifacts: Artifacts) -> None:
     version = project_version()
-    assert artifacts.sdist.name == f"streamx-{version}.tar.gz"
+    assert artifacts.sdist.name == f"{FILE_NAME}-{version}.tar.gz"
     with tarfile.open(artifacts.sdist) as tar:
         names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
     for needed in (
@@ -66,7 +67,7 @@ def test_sdist_builds_and_works(artifacts: Artifacts, tmp_path: Path) -> None:
         env=env,
         timeout=BUILD_TIMEOUT_S,
     )
-    (built,) = wheels.glob("streamx-*.whl")
-    assert built.name.startswith(f"streamx-{project_version()}-cp310-abi3-")
+    (built,) = wheels.glob(f"{FILE_NAME}-*.whl")
+    assert built.name.startswith(f"{FILE_NAME}-{project_version()}-cp310-abi3-")
     pip_install(venv, built)
     check_installed(venv, tmp_path, torch=False)

@@ -9,7 +9,15 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from release_env import Artifacts, aarch64_wheel, project_version, wheel_metadata_version
+from release_env import (
+    DIST_NAME,
+    FILE_NAME,
+    Artifacts,
+    aarch64_wheel,
+    project_version,
+    wheel_metadata_field,
+    wheel_metadata_version,
+)
 
 pytestmark = pytest.mark.release
 
@@ -45,9 +53,10 @@ def test_wheel_name_and_metadata(artifacts: Artifacts, arch: str) -> None:
     wheel = wheel_of(artifacts, arch)
     version = project_version()
     name, wheel_version, python, abi, platforms = wheel.name.removesuffix(".whl").split("-")
-    assert (name, wheel_version, python, abi) == ("streamx", version, "cp310", "abi3")
+    assert (name, wheel_version, python, abi) == (FILE_NAME, version, "cp310", "abi3")
     assert set(platforms.split(".")) == {f"manylinux2014_{arch}", f"manylinux_2_17_{arch}"}
     assert wheel_metadata_version(wheel) == version
+    assert wheel_metadata_field(wheel, "Name") == [DIST_NAME]
 
 
 @pytest.mark.parametrize("arch", ARCHES)

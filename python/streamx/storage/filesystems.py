@@ -44,7 +44,8 @@ def _require(kind: str, scheme: str) -> None:
     try:
         __import__(module)
     except ImportError as err:
-        raise ImportError(f"{scheme}:// needs {module}: pip install 'streamx[{extra}]'") from err
+        hint = f"pip install 'streamx-data[{extra}]'"
+        raise ImportError(f"{scheme}:// needs {module}: {hint}") from err
 
 
 def split_url(url: str) -> tuple[str, str, str]:
@@ -80,7 +81,7 @@ def get_filesystem(url: str) -> tuple[AbstractFileSystem, str]:
     Raises:
         ValueError: for an unsupported scheme, including ``dbfs:``.
         ImportError: when the optional package for the scheme is missing; the message
-            names the ``streamx[...]`` extra to install.
+            names the ``streamx-data[...]`` extra to install.
     """
     scheme, netloc, path = split_url(url)
     key, build, fs_path = _plan(url, scheme, netloc, path)

@@ -43,7 +43,7 @@ def check_s3fs_version(version: str) -> None:
         raise ImportError(
             f"s3fs {version} is too old for s3:// (streamx needs s3fs>={S3FS_MINIMUM}; older "
             "releases fail with 'Session.__init__() got an unexpected keyword argument'). "
-            f"Run: pip install 's3fs>={S3FS_MINIMUM}' (or pip install 'streamx[s3]'); if pip "
+            f"Run: pip install 's3fs>={S3FS_MINIMUM}' (or pip install 'streamx-data[s3]'); if pip "
             "keeps choosing an old s3fs, the installed boto3/botocore is newer than any "
             "aiobotocore allows: let pip downgrade it, or set AWS credentials and a region "
             "or S3_ENDPOINT_URL so streamx uploads without s3fs."
@@ -56,6 +56,6 @@ def require_s3fs() -> None:
         version = metadata.version("s3fs")
     except metadata.PackageNotFoundError as err:
         raise ImportError(
-            f"s3:// needs s3fs>={S3FS_MINIMUM} here: pip install 'streamx[s3]'"
+            f"s3:// needs s3fs>={S3FS_MINIMUM} here: pip install 'streamx-data[s3]'"
         ) from err
     check_s3fs_version(version)
