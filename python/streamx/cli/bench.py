@@ -30,7 +30,7 @@ from streamx.cli.calibration import (
     DownloadRates,
     save_calibration,
 )
-from streamx.cli.errors import CommandFailed, one_line_errors
+from streamx.cli.errors import CommandFailed, one_line_errors, require_extra
 from streamx.cli.location import Location, Split
 from streamx.cli.output import console, count_progress, human_bytes, print_json
 from streamx.format.index import FileInfo, ShardInfo
@@ -210,6 +210,7 @@ def bench(
 
     The file (``--out``) is what ``streamx simulate --calibrate`` takes.
     """
+    require_extra("torch", "torch", "streamx bench (its DataLoader figure)")
     connections = connections or download_connections()
     os.environ["STREAMX_DOWNLOAD_CONNECTIONS"] = str(connections)
     scratch = tempfile.mkdtemp(prefix="streamx-bench-")

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Annotated
 
 import typer
+
+from streamx.cli.errors import CommandFailed, one_line_errors, require_extra
+from streamx.cli.output import print_json
 
 __all__ = ["convert_command"]
 
@@ -21,6 +25,7 @@ def _columns(specs: list[str]) -> dict[str, str]:
     return out
 
 
+@one_line_errors
 def convert_command(
     source: str = typer.Argument(..., help="Input path or URL (files, folder, LitData, HF)."),
     out: str = typer.Argument(..., help="Output directory or remote URL (s3://...)."),
@@ -36,31 +41,38 @@ def convert_command(
     ] = None,
     size_limit: str = typer.Option("64mb", help="Shard size limit, e.g. 64mb."),
     rows_per_part: int = typer.Option(0, help="Rows per part for row-split inputs; 0 = auto."),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress."),
+    progress: bool = typer.Option(
+        True, "--progress/--no-progress", help="Progress bar on stderr, when it is a terminal."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Convert Parquet/Arrow/JSONL/CSV files, an image folder, WebDataset tars, a LitData or
     saved Hugging Face dataset to MDS. Rerun the same command to resume after a crash."""
-    # Imported here: pyarrow (the `streamx[convert]` extra) is only needed by this command.
-    from streamx.convert import ConvertError, convert
-
     if format not in _FORMATS:
         raise typer.BadParameter(f"--format must be one of {_FORMATS}, got {format!r}.")
+    overrides = _columns(column or [])
+    # Imported here: pyarrow (the `streamx-data[convert]` extra) is only needed by this command.
+    require_extra("pyarrow", "convert", "streamx convert")
+    from streamx.convert import ConvertError, convert
+
     try:
         result = convert(
             source,
             out,
             format=format,  # type: ignore[arg-type]
-            overrides=_columns(column or []),
+            overrides=overrides,
             num_workers=workers or None,
             compression=compression or None,
             hashes=sorted(hashes or []) or None,
             size_limit=size_limit,
             rows_per_part=rows_per_part or None,
-            progress=progress,
+            progress=progress and not as_json,
         )
     except (ConvertError, TypeError, ValueError) as err:
-        typer.echo(f"error: {err}", err=True)
-        raise typer.Exit(1) from err
+        raise CommandFailed(str(err)) from err
+    if as_json:
+        print_json(asdict(result))
+        return
     typer.echo(
         f"Wrote {result.samples} samples in {result.parts - result.skipped} parts "
         f"({result.skipped} already done) to {result.out}; columns {result.columns}."

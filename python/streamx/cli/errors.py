@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import importlib.util
 import logging
 import os
 import sys
@@ -11,7 +12,10 @@ from typing import ParamSpec, TypeVar
 
 import typer
 
-__all__ = ["CommandFailed", "one_line_errors"]
+__all__ = ["DIST_NAME", "CommandFailed", "missing_extra", "one_line_errors", "require_extra"]
+
+# The name to pip install ("streamx" on PyPI is an unrelated project).
+DIST_NAME = "streamx-data"
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -23,6 +27,20 @@ class CommandFailed(Exception):
     def __init__(self, message: str, code: int = 1) -> None:
         super().__init__(message)
         self.code = code
+
+
+def missing_extra(module: str, extra: str, what: str) -> str | None:
+    """Why ``what`` cannot run when ``module`` is not installed (naming the extra), else None."""
+    if importlib.util.find_spec(module) is not None:
+        return None
+    return f'{what} needs {module}, which is not installed: pip install "{DIST_NAME}[{extra}]"'
+
+
+def require_extra(module: str, extra: str, what: str) -> None:
+    """Raises :class:`CommandFailed` naming the extra when ``module`` is not installed."""
+    problem = missing_extra(module, extra, what)
+    if problem is not None:
+        raise CommandFailed(problem)
 
 
 def _reason(err: BaseException) -> str:
@@ -41,8 +59,8 @@ def one_line_errors(command: Callable[P, R]) -> Callable[P, R]:
         logging.getLogger("streamx").setLevel(logging.ERROR)
         try:
             return command(*args, **kwargs)
-        except (typer.Exit, typer.Abort):
-            raise
+        except (typer.Exit, typer.Abort, typer.BadParameter):
+            raise  # typer reports a bad option value itself, as a usage error
         except KeyboardInterrupt:
             print("error: interrupted", file=sys.stderr)
             raise typer.Exit(2) from None

@@ -13,6 +13,7 @@ from typing import Any
 
 import typer
 
+from streamx.cli.errors import missing_extra
 from streamx.order.settings import PartitionAlgo, ShuffleAlgo
 from streamx.sim.build import expand_compare, parse_compare, streams_from
 from streamx.sim.calibrate import read_calibration
@@ -93,6 +94,12 @@ def simulate_command(
 
         serve(port=port)
         return
+    needs = [("yaml", "a run YAML")] if run_yaml else []
+    needs += [("matplotlib", "--out (plots)")] if out else []
+    for problem in (missing_extra(m, "simulator", f"streamx simulate {w}") for m, w in needs):
+        if problem:  # checked first: nothing is simulated or written without the extra
+            typer.echo(f"error: {problem}", err=True)
+            raise typer.Exit(1)
     try:
         configs = _configs(locals())
         results, extra = run_simulations(configs, quality)

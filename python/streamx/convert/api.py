@@ -62,7 +62,8 @@ def convert(
         rows_per_part: Rows (images, dataset rows) per part for inputs split by row; default
             about 64 parts, and for an image folder one part per 16 MiB of images (at
             least one, at most 64). Parquet splits by row group, other files by file.
-        progress: Show a progress bar (parts done, samples written) on stderr.
+        progress: Show a progress bar (parts done, samples written) on stderr, when stderr
+            is a terminal.
         start_method: How workers start; default ``fork`` on Linux, else ``spawn``.
 
     Returns:
@@ -127,7 +128,7 @@ def optimize(
         size_limit: Shard size limit.
         inputs_per_part: Inputs per part (the unit of work and of resume); default about
             64 parts.
-        progress: Show a progress bar.
+        progress: Show a progress bar on stderr, when stderr is a terminal.
         start_method: How workers start; default ``fork`` on Linux, else ``spawn``.
 
     Returns:
@@ -171,7 +172,8 @@ def _run(
     start_method: StartMethod | None,
     writer_kwargs: dict[str, Any],
 ) -> ConvertResult:
-    chosen = dict(columns) if columns else source.columns()
+    # Overrides go in before inference: they can name a column inference rejects.
+    chosen = dict(columns) if columns else source.columns(overrides or {})
     chosen.update(overrides or {})
     for name, encoding in chosen.items():
         if not is_mds_encoding(encoding):

@@ -18,7 +18,7 @@ import pyarrow.types as pat
 from streamx.format.encodings import is_mds_encoding
 from streamx.format.ndarray import DTYPE_CODES
 
-__all__ = ["infer_columns"]
+__all__ = ["infer_columns", "no_encoding_advice"]
 
 
 def infer_columns(schema: pa.Schema, overrides: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -61,13 +61,26 @@ def infer_columns(schema: pa.Schema, overrides: Mapping[str, str] | None = None)
     for field in schema:
         encoding: str | None = overrides.get(field.name) or _infer(field.type)
         if encoding is None:
-            raise TypeError(
-                f"Column {field.name!r} has Arrow type {field.type}, which no MDS encoding is "
-                f"inferred for; name one with overrides={{{field.name!r}: 'pkl'}} (or 'json', "
-                "'str', ...)."
-            )
+            raise TypeError(no_encoding_advice(field.name, field.type))
         columns[field.name] = encoding
     return columns
+
+
+def no_encoding_advice(name: str, dtype: pa.DataType) -> str:
+    """The error for a column no encoding is inferred for: how to name one, in the CLI and
+    in Python (the override is applied before inference, so it reaches this column).
+
+    Examples:
+        >>> print(no_encoding_advice("tags", pa.list_(pa.string())))
+        Column 'tags' has Arrow type list<item: string>, which no MDS encoding is inferred for; \
+name one: `-c tags=json` with streamx convert, or overrides={'tags': 'json'} in Python \
+('json' stores lists and dicts of plain values, 'pkl' any Python value).
+    """
+    return (
+        f"Column {name!r} has Arrow type {dtype}, which no MDS encoding is inferred for; "
+        f"name one: `-c {name}=json` with streamx convert, or overrides={{{name!r}: 'json'}} "
+        "in Python ('json' stores lists and dicts of plain values, 'pkl' any Python value)."
+    )
 
 
 def _infer(dtype: pa.DataType) -> str | None:

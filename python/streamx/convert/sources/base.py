@@ -12,7 +12,15 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-__all__ = ["MIN_PART_BYTES", "PARTS_TARGET", "Part", "Row", "Source", "chunk_ranges"]
+__all__ = [
+    "MIN_PART_BYTES",
+    "PARTS_TARGET",
+    "Part",
+    "Row",
+    "Source",
+    "chunk_ranges",
+    "with_overrides",
+]
 
 #: Parts a splittable input (image folder, HF dataset, function inputs) is cut into, whatever
 #: the number of workers, so the output does not depend on it.
@@ -45,14 +53,30 @@ class Source(Protocol):
     def describe(self) -> Mapping[str, Any]:
         """JSON-able identity of the input, recorded to refuse resuming a different one."""
 
-    def columns(self) -> dict[str, str]:
-        """Column name -> MDS encoding, before the user's overrides."""
+    def columns(self, overrides: Mapping[str, str]) -> dict[str, str]:
+        """Column name -> MDS encoding: the user's ``overrides`` for the columns they name
+        (applied before inference, so they reach a column inference would reject), the
+        inferred encoding for the rest."""
 
     def parts(self) -> list[Part]:
         """The parts, in output order."""
 
     def rows(self, part: Part, columns: Mapping[str, str]) -> Iterator[Row]:
         """The part's rows, in order, as samples for ``columns`` (after overrides)."""
+
+
+def with_overrides(inferred: Mapping[str, str], overrides: Mapping[str, str]) -> dict[str, str]:
+    """``inferred`` with ``overrides`` in place of the encodings they name.
+
+    Raises:
+        ValueError: An override names a column the input lacks.
+    """
+    unknown = sorted(set(overrides) - set(inferred))
+    if unknown:
+        raise ValueError(
+            f"Overrides name columns {unknown} that the input lacks; it has {list(inferred)}."
+        )
+    return {name: overrides.get(name, encoding) for name, encoding in inferred.items()}
 
 
 def chunk_ranges(

@@ -52,8 +52,8 @@ class HFSource:
             return {"kind": "hf", "path": self.path, "rows": self.num_rows}
         return {"kind": "hf", "fingerprint": getattr(self.dataset, "_fingerprint", None)}
 
-    def columns(self) -> dict[str, str]:
-        return infer_columns(self._table().schema)
+    def columns(self, overrides: Mapping[str, str]) -> dict[str, str]:
+        return infer_columns(self._table().schema, overrides)
 
     def parts(self) -> list[Part]:
         name = self.path or "Dataset"

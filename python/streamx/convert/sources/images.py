@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from streamx.convert.errors import ConvertError
-from streamx.convert.sources.base import Part, Row, chunk_ranges
+from streamx.convert.sources.base import Part, Row, chunk_ranges, with_overrides
 from streamx.convert.sources.files import list_sized_files, open_fs
 
 __all__ = ["IMAGE_SUFFIXES", "ImageFolderSource"]
@@ -52,9 +52,9 @@ class ImageFolderSource:
     def describe(self) -> Mapping[str, Any]:
         return {"kind": "images", "root": self.root, "files": [f for f, _ in self.files]}
 
-    def columns(self) -> dict[str, str]:
+    def columns(self, overrides: Mapping[str, str]) -> dict[str, str]:
         jpeg = any(f.lower().endswith((".jpg", ".jpeg")) for f, _ in self.files)
-        return {"image": "jpeg" if jpeg else "png", "label": "int"}
+        return with_overrides({"image": "jpeg" if jpeg else "png", "label": "int"}, overrides)
 
     def parts(self) -> list[Part]:
         ranges = chunk_ranges(len(self.files), self.per_part, self.total_bytes)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from streamx.convert.errors import ConvertError
-from streamx.convert.sources.base import Part, Row, chunk_ranges
+from streamx.convert.sources.base import Part, Row, chunk_ranges, with_overrides
 from streamx.convert.values import infer_from_sample, to_arrays
 
 __all__ = ["FunctionSource"]
@@ -27,9 +27,9 @@ class FunctionSource:
         name = f"{getattr(self.fn, '__module__', '')}.{getattr(self.fn, '__qualname__', '')}"
         return {"kind": "function", "fn": name, "inputs": len(self.inputs)}
 
-    def columns(self) -> dict[str, str]:
+    def columns(self, overrides: Mapping[str, str]) -> dict[str, str]:
         for _, _, sample in self._samples(0):
-            return infer_from_sample(sample)
+            return with_overrides(infer_from_sample(sample), overrides)
         raise ConvertError("fn(inputs[0]) gave no sample to infer the columns from; pass columns=.")
 
     def parts(self) -> list[Part]:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from streamx.convert.errors import ConvertError
-from streamx.convert.sources.base import Part, Row
+from streamx.convert.sources.base import Part, Row, with_overrides
 from streamx.convert.sources.files import open_fs
 from streamx.convert.values import infer_from_sample, to_arrays
 
@@ -54,9 +54,8 @@ class LitDataSource:
     def describe(self) -> Mapping[str, Any]:
         return {"kind": "litdata", "url": self.url, "chunks": [list(c) for c in self.chunks]}
 
-    def columns(self) -> dict[str, str]:
-        first = self._sample(0)
-        return infer_from_sample(first)
+    def columns(self, overrides: Mapping[str, str]) -> dict[str, str]:
+        return with_overrides(infer_from_sample(self._sample(0)), overrides)
 
     def parts(self) -> list[Part]:
         parts, start = [], 0

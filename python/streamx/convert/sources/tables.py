@@ -51,8 +51,8 @@ class TableSource:
     def describe(self) -> Mapping[str, Any]:
         return {"kind": self.format, "files": list(self.files)}
 
-    def columns(self) -> dict[str, str]:
-        return infer_columns(self.schema)
+    def columns(self, overrides: Mapping[str, str]) -> dict[str, str]:
+        return infer_columns(self.schema, overrides)
 
     def parts(self) -> list[Part]:
         if self.format != "parquet":

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from streamx.convert.errors import ConvertError
-from streamx.convert.sources.base import Part, Row
+from streamx.convert.sources.base import Part, Row, with_overrides
 from streamx.convert.sources.files import list_files, open_fs
 from streamx.convert.values import to_arrays
 
@@ -45,9 +45,9 @@ class WebDatasetSource:
     def describe(self) -> Mapping[str, Any]:
         return {"kind": "webdataset", "files": list(self.files)}
 
-    def columns(self) -> dict[str, str]:
+    def columns(self, overrides: Mapping[str, str]) -> dict[str, str]:
         for _, _, sample in _samples(self.files[0]):
-            return {ext: _KINDS.get(ext, "bytes") for ext in sample}
+            return with_overrides({ext: _KINDS.get(ext, "bytes") for ext in sample}, overrides)
         raise ConvertError(f"WebDataset shard {self.files[0]} holds no samples.")
 
     def parts(self) -> list[Part]:
