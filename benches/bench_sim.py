@@ -6,7 +6,9 @@ devices x 2 workers, batch 8 per device, 0.02 s per sample, 200 MB/s per node, o
 mosaic's is ``simulation.core.main.simulate`` on a ``SimulationDataset`` (the wheel's own
 simulator, which needs ``sortedcollections``); streamx's is ``streamx.sim.simulate``. Times
 are CPU seconds (``time.process_time``, all threads) of the simulation call in this
-process, which a busy machine disturbs less than wall time, dataset set-up included for both.
+process, which a busy machine disturbs less than wall time, dataset set-up included for both
+and every module imported before the timer starts (mosaic's ``simulation`` package takes
+seconds to import). Shuffled (``py1e``), at each size of ``--sizes``.
 ``correct`` means both downloaded the same total bytes and need the same cache.
 
 Then streamx alone on the issue's scale: one epoch of 1e8 samples (10,000 shards) on
@@ -28,7 +30,8 @@ batch_size=16, shuffle=True)`` and sleeps ``16 * 0.004`` s per batch (the "model
 end to end, bytes from ``streamx.dataset.metrics``. Prediction: ``streamx.sim`` with one
 node, one device, one worker, the same batch and time per sample, ``--calibrate``'d.
 
-Usage: ``python benches/bench_sim.py [--shards N] [--big 1e8] [--quick] [--validate]``.
+Usage: ``python benches/bench_sim.py [--sizes 1e5,1e6,1e7,1e8] [--big 1e8] [--quick]
+[--validate]``.
 """
 
 from __future__ import annotations
@@ -48,7 +51,18 @@ from streamx.sim import SimConfig, SimStream, load_shards, simulate, synth_shard
 from streamx.sim import run as sim_run
 
 
-def compare(shards: int) -> None:
+def _warm_imports() -> None:
+    """Imports both simulators' modules before any timer starts (mosaic's take seconds)."""
+    import simulation.core.main
+    import simulation.core.sim_dataset
+    import simulation.core.sim_time  # noqa: F401
+
+    import streamx.sim.run  # noqa: F401
+
+
+def compare(samples: int) -> None:
+    """One row: both simulators on ``samples`` samples (shards of 1,000), imports untimed."""
+    shards = samples // 1000
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "data"
         write_index(root, [1000] * shards, [20_000_000] * shards)
@@ -60,24 +74,11 @@ def compare(shards: int) -> None:
             batch_size=8,
             time_per_sample=0.02,
             bandwidth=200e6,
+            shuffle=True,
         )
+        _warm_imports()
         began = time.process_time()
-        ours = simulate(
-            SimConfig(
-                (SimStream(load_shards(str(root))),),
-                **{
-                    k: getattr(cfg, k)
-                    for k in (
-                        "nodes",
-                        "devices",
-                        "workers",
-                        "batch_size",
-                        "time_per_sample",
-                        "bandwidth",
-                    )
-                },
-            )
-        )
+        ours = simulate(cfg.with_(streams=(SimStream(load_shards(str(root))),)))
         t_ours = time.process_time() - began
         began = time.process_time()
         times, downloads, cache = mosaic_simulate(root, cfg)
@@ -85,7 +86,8 @@ def compare(shards: int) -> None:
     correct = int(downloads.sum()) == int(ours.step_bytes.sum()) and cache == ours.min_cache_limit
     print(
         f"| {shards * 1000:,} samples, {len(times):,} steps | {t_mosaic:.2f} s | "
-        f"{t_ours:.3f} s | {t_mosaic / t_ours:.0f}x | {correct} |"
+        f"{t_ours:.3f} s | {t_mosaic / t_ours:.1f}x | {correct} |",
+        flush=True,
     )
 
 
@@ -98,6 +100,7 @@ def big(samples: int) -> None:
         batch_size=32,
         time_per_sample=0.01,
         bandwidth=1e9,
+        shuffle=True,
     )
     planned = 0.0
     original = sim_run.epoch_order
@@ -234,6 +237,7 @@ def validate(rate: str) -> None:
             time_per_sample=max(tps, cal["min_time_per_sample"]),
             bandwidth=cal["bandwidth"],
             shard_bandwidth=cal["shard_bandwidth"],
+            shuffle=True,
         )
         predicted = simulate(cfg).summary()
     print(
@@ -249,7 +253,9 @@ def validate(rate: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--shards", type=int, default=200)
+    parser.add_argument(
+        "--sizes", default="1e5,1e6,1e7", help="Samples of each mosaic comparison (commas)."
+    )
     parser.add_argument("--big", type=float, default=1e8)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--validate", action="store_true")
@@ -262,10 +268,11 @@ def main() -> None:
         validate(args.rate)
         return
     if args.quick:
-        args.shards, args.big = 50, 1e7
+        args.sizes, args.big = "1e5", 1e7
     print("| run | mosaic simulator | streamx.sim | speed-up | correct |")
     print("|---|---|---|---|---|")
-    compare(args.shards)
+    for size in args.sizes.split(","):
+        compare(int(float(size)))
     print("\n| run | streamx.sim total | of which planner | of which simulator |")
     print("|---|---|---|---|")
     big(int(args.big))

@@ -200,8 +200,42 @@ def test_cache_limit_below_one_step_warns(data: Path) -> None:
         workers=2,
         batch_size=8,
         cache_limit=2 * SIZE,
+        shuffle=True,
     )
     # A step reads 16 samples from up to 16 shards: two shards' room cannot hold them.
     with pytest.warns(UserWarning, match="single steps read"):
         result = simulate(cfg)
     assert result.min_cache_limit > 2 * SIZE
+
+
+def test_yaml_without_shuffle_reads_in_order(data: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run.yaml"
+    run.write_text(
+        "global_train_batch_size: 16\nmax_duration: 1ep\n"
+        f"train_loader:\n  num_workers: 1\n  dataset:\n    local: {data}\n"
+    )
+    args = (str(run), "-n", "1", "-d", "2", "-t", "0.01", "-b", "100MiB")
+    plain = _run(*args)
+    quality = next(iter(plain["shuffle_quality"].values()))
+    assert quality["order_correlation"] > 0.99
+    assert plain["runs"][0] == {
+        **_run(*args, "--no-shuffle")["runs"][0],
+        "simulate_seconds": plain["runs"][0]["simulate_seconds"],
+    }
+    shuffled = next(iter(_run(*args, "--shuffle")["shuffle_quality"].values()))
+    assert abs(shuffled["order_correlation"]) < 0.5
+
+
+def test_small_runs_print_binary_units_by_magnitude(tmp_path: Path) -> None:
+    small = tmp_path / "small"
+    write_index(small, [100] * 4, [2 * 2**20] * 4)
+    args = ["simulate", "--index", str(small), "-n", "1", "-d", "1", "-t", "0.01"]
+    args += ["-b", "100MiB", "--batch-size", "8", "--no-quality"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "8.00 MiB downloaded" in result.stdout
+    assert "cache needed" in result.stdout and "GB" not in result.stdout
+    out = _run(*args[1:])
+    assert out["units"]["bytes_downloaded"].startswith("B")
+    assert out["units"]["total_time"] == "s"
+    assert out["runs"][0]["bytes_downloaded"] == 8 * 2**20

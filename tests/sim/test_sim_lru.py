@@ -39,6 +39,7 @@ def _config(root: Path, **kw: object) -> SimConfig:
         "workers": 1,
         "time_per_sample": 0.25,
         "bandwidth": 10 * MB,
+        "shuffle": True,
     }
     return SimConfig((SimStream(load_shards(str(root))),), **{**base, **kw})  # type: ignore[arg-type]
 

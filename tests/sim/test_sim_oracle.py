@@ -38,6 +38,8 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _config(root: Path, **kw: object) -> SimConfig:
+    # Shuffled unless a test says otherwise (SimConfig's default is StreamingDataset's: off).
+    kw = {"shuffle": True, **kw}
     return SimConfig((SimStream(load_shards(str(root))),), **kw)  # type: ignore[arg-type]
 
 
@@ -133,3 +135,106 @@ def test_entropy_matches_mosaic(index: Path) -> None:
     quality = shuffle_quality(ids, ends)
     assert gap_entropy(order) == pytest.approx(get_entropy(order))
     assert quality["shard_entropy"] == pytest.approx(get_entropy(shards))
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {
+            "nodes": 1,
+            "devices": 1,
+            "workers": 1,
+            "batch_size": 8,
+            "max_batches": 24,
+            "shuffle": False,
+        },
+        {
+            "nodes": 2,
+            "devices": 1,
+            "workers": 1,
+            "batch_size": 4,
+            "max_batches": 49,
+            "shuffle": False,
+        },
+        {
+            "nodes": 1,
+            "devices": 2,
+            "workers": 2,
+            "batch_size": 8,
+            "max_batches": 11,
+            "shuffle": False,
+        },
+        {
+            "nodes": 1,
+            "devices": 1,
+            "workers": 2,
+            "batch_size": 8,
+            "max_batches": 47,
+            "predownload": 40,
+            "shuffle": False,
+        },
+    ],
+)
+def test_max_batches_counts_the_look_ahead_past_the_last_step(
+    index: Path, kw: dict[str, object]
+) -> None:
+    # The link is fast: by the last step the predownload window past it is downloaded too.
+    cfg = _config(index, time_per_sample=0.5, bandwidth=100 * MB, **kw)
+    ours = simulate(cfg)
+    _, downloads, cache = mosaic_simulate(index, cfg)
+    assert int(ours.step_bytes.sum()) == int(downloads.sum())
+    assert ours.min_cache_limit == cache
+    # More than the shards the steps read: the look-ahead is counted.
+    cut = simulate(cfg.with_(predownload=0))
+    assert int(ours.step_bytes.sum()) > int(cut.step_bytes.sum())
+
+
+def test_mosaic_rounding_reproduces_whole_second_waits(index: Path) -> None:
+    # 10 MB shards at 4 MB/s: waits of 2.5 s, which mosaic keeps as 2 s.
+    cfg = _config(
+        index,
+        devices=1,
+        workers=1,
+        batch_size=8,
+        time_per_sample=0.1,
+        bandwidth=4 * MB,
+        shuffle=False,
+        mosaic_rounding=True,
+    )
+    ours = simulate(cfg)
+    times, _, _ = mosaic_simulate(index, cfg)
+    assert ours.summary()["time_to_first_batch"] == pytest.approx(times[0], rel=1e-9)
+    assert ours.step_times.sum() == pytest.approx(times.sum(), rel=0.01)
+    exact = simulate(cfg.with_(mosaic_rounding=False))
+    assert exact.step_times[0] > ours.step_times[0] + 0.1
+    np.testing.assert_array_equal(exact.step_bytes, ours.step_bytes)
+
+
+def test_mosaic_credits_partial_downloads_again(index: Path) -> None:
+    # In order, one batch of predownload, a 10 MB/s link and 0.4 s of compute per step: each
+    # shard starts in the step before it is needed and finishes while the step waits for it.
+    # mosaic then keeps the partial bytes and adds them to every later prefetch, so they
+    # pile up: it moves more bytes than its link carries, fetches each shard a step early
+    # (twice the cache) and waits less. streamx counts a partial download's bytes once.
+    cfg = _config(
+        index,
+        nodes=2,
+        devices=1,
+        workers=1,
+        batch_size=8,
+        time_per_sample=0.05,
+        bandwidth=10 * MB,
+        predownload=8,
+        shuffle=False,
+    )
+    ours = simulate(cfg)
+    times, downloads, cache = mosaic_simulate(index, cfg)
+    assert int(ours.step_bytes.sum()) == int(downloads.sum())
+    assert cache == 2 * ours.min_cache_limit
+    assert ours.step_times.sum() > times.sum()
+    # Shard k is needed at step 25 k. streamx completes it then; mosaic, from its third
+    # shard on, one step early, in a 0.4 s prefetch that carries 4 MB of its 10 MB.
+    ours_done = np.flatnonzero(ours.step_bytes)
+    theirs_done = np.flatnonzero(downloads)
+    np.testing.assert_array_equal(ours_done, np.arange(0, 500, 25))
+    assert (theirs_done[3:] == ours_done[3:] - 1).all()

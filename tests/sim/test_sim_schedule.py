@@ -13,15 +13,20 @@ _NEVER = np.iinfo(np.int64).max
 def _reference(
     ids: np.ndarray, per: int, steps: int, predownload: int, num_shards: int
 ) -> tuple[list[int], list[int], list[int], list[int]]:
-    """(shards, need, release, last use) by walking every slot; order as the module's."""
+    """(shards, need, release, last use) by walking every slot; order as the module's.
+
+    Shards read after the last step are downloaded too when a worker's predownload window
+    reaches them by then (the look-ahead past a run cut short, as mosaic's simulator has).
+    """
     devices, workers, batches, batch = ids.shape
+    ahead = (predownload // batch + 1) * workers
     need = [_NEVER] * num_shards
     release = [_NEVER] * num_shards
     last = [-1] * num_shards
     for b in range(batches):
         for w in range(workers):
             step = b * workers + w
-            if step >= steps:
+            if step >= steps + ahead:
                 continue
             for d in range(devices):
                 for j in range(batch):
@@ -33,8 +38,9 @@ def _reference(
                     rel = 0 if position < predownload else later
                     need[shard] = min(need[shard], step)
                     release[shard] = min(release[shard], rel)
-                    last[shard] = max(last[shard], step)
-    new = [s for s in range(num_shards) if need[s] != _NEVER]
+                    if step < steps:
+                        last[shard] = max(last[shard], step)
+    new = [s for s in range(num_shards) if need[s] < steps or min(release[s], need[s]) < steps]
     new.sort(key=lambda s: (need[s], min(release[s], need[s]), s))
     return new, [need[s] for s in new], [min(release[s], need[s]) for s in new], last
 

@@ -18,11 +18,13 @@ from streamx.order.settings import PartitionAlgo, ShuffleAlgo
 from streamx.sim.build import expand_compare, parse_compare, streams_from
 from streamx.sim.calibrate import read_calibration
 from streamx.sim.config import SimConfig
+from streamx.sim.display import UNITS, summary_line
 from streamx.sim.quality import shuffle_quality
 from streamx.sim.result import SimResult
 from streamx.sim.run import epoch_order, simulate
+from streamx.sim.ui import DEFAULT_PORT
+from streamx.sim.units import parse_float, parse_size
 from streamx.sim.yaml_run import read_run_yaml
-from streamx.sizes import bytes_to_int
 
 __all__ = ["run_simulations", "simulate_command"]
 
@@ -82,17 +84,26 @@ def simulate_command(
     partition_algo: str | None = typer.Option(None, "--partition-algo"),
     compare: list[str] | None = _COMPARE,
     calibrate: str | None = typer.Option(None, "--calibrate", help="`streamx bench` JSON."),
+    mosaic_rounding: bool = typer.Option(
+        False, "--mosaic-rounding", help="Drop download waits to whole seconds, as mosaic does."
+    ),
     quality: bool = typer.Option(True, "--quality/--no-quality", help="Measure the shuffle."),
     out: str | None = typer.Option(None, "--out", help="Directory for plots and report.html."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     ui: bool = typer.Option(False, "--ui", help="Serve the web UI instead."),
-    port: int = typer.Option(8501, "--port", help="Port of the web UI."),
+    port: int | None = typer.Option(
+        None, "--port", help=f"Port of the web UI (default {DEFAULT_PORT}, else a free one)."
+    ),
 ) -> None:
     """Simulate a streaming run: step times, downloads, warm-up, cache and shuffle quality."""
     if ui:
         from streamx.sim.ui import serve  # the UI server is only needed here
 
-        serve(port=port)
+        try:
+            serve(port=port)
+        except OSError as err:
+            typer.echo(f"error: {err}", err=True)
+            raise typer.Exit(1) from None
         return
     needs = [("yaml", "a run YAML")] if run_yaml else []
     needs += [("matplotlib", "--out (plots)")] if out else []
@@ -119,9 +130,11 @@ def _configs(a: dict[str, Any]) -> list[SimConfig]:
         devices = run.total_devices // nodes
     devices = _need(devices, "--devices", "Devices per node", int)
     tps = _need(a["time_per_sample"], "--time-per-sample", "Seconds per sample per device", float)
+    tps = parse_float("--time-per-sample", tps)
     calib = read_calibration(a["calibrate"]) if a["calibrate"] else None
     rate = a["bandwidth"] or (str(int(calib["bandwidth"])) if calib else None)
-    bandwidth = float(bytes_to_int(_need(rate, "--bandwidth", "Bandwidth per node (bytes/s)", str)))
+    rate = _need(rate, "--bandwidth", "Bandwidth per node (bytes/s, e.g. 100MiB)", str)
+    bandwidth = float(parse_size("--bandwidth", rate))
     if calib:
         tps = max(tps, calib["min_time_per_sample"])
     shard_rate = calib["shard_bandwidth"] if calib else None
@@ -140,9 +153,12 @@ def _configs(a: dict[str, Any]) -> list[SimConfig]:
         "shuffle": a["shuffle"],
         "shuffle_seed": a["seed"],
         "num_canonical_nodes": a["num_canonical_nodes"],
-        "shuffle_algo": _literal(a["shuffle_algo"], ShuffleAlgo),
-        "partition_algo": _literal(a["partition_algo"], PartitionAlgo),
-        "cache_limit": bytes_to_int(a["cache_limit"]) if a["cache_limit"] else None,
+        "shuffle_algo": _literal(a["shuffle_algo"], ShuffleAlgo, "--shuffle-algo"),
+        "partition_algo": _literal(a["partition_algo"], PartitionAlgo, "--partition-algo"),
+        "cache_limit": parse_size("--cache-limit", a["cache_limit"], minimum=0)
+        if a["cache_limit"]
+        else None,
+        "mosaic_rounding": a["mosaic_rounding"] or None,
     }
     kw.update({k: v for k, v in flags.items() if v is not None})
     if run is not None:
@@ -159,7 +175,7 @@ def _configs(a: dict[str, Any]) -> list[SimConfig]:
             a["index"], a["split"], a["samples"], a["shard_samples"], a["shard_bytes"]
         )
     )
-    workers = a["workers"] or (run.workers if run else 8)
+    workers = a["workers"] if a["workers"] is not None else (run.workers if run else 8)
     base = SimConfig(
         streams,
         nodes=nodes,
@@ -174,11 +190,11 @@ def _configs(a: dict[str, Any]) -> list[SimConfig]:
     return expand_compare(base, parse_compare(a["compare"] or []))
 
 
-def _literal(value: str | None, kind: Any) -> Any:
+def _literal(value: str | None, kind: Any, flag: str) -> Any:
     from typing import get_args
 
     if value is not None and value not in get_args(kind):
-        raise ValueError(f"{value!r} is not one of {list(get_args(kind))}")
+        raise ValueError(f"{flag} {value!r} is not one of {list(get_args(kind))}")
     return value
 
 
@@ -190,19 +206,14 @@ def _emit(results: list[SimResult], extra: dict[str, Any], out: str | None, as_j
         plot_runs(results, out)
         write_report(results, os.path.join(out, "report.html"), {"shuffle_quality": extra})
         with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as file:
-            json.dump({"runs": summaries, "shuffle_quality": extra}, file, indent=2)
+            json.dump({"runs": summaries, "units": UNITS, "shuffle_quality": extra}, file, indent=2)
     if as_json:
-        typer.echo(json.dumps({"runs": summaries, "shuffle_quality": extra}, indent=2))
+        typer.echo(
+            json.dumps({"runs": summaries, "units": UNITS, "shuffle_quality": extra}, indent=2)
+        )
         return
     for s in summaries:
-        name = s["name"] or "run"
-        typer.echo(
-            f"{name}: {s['steps']} steps in {s['total_time']:,.1f} s "
-            f"({s['samples_per_s']:,.0f} samples/s), {s['bytes_downloaded'] / 1e9:,.2f} GB "
-            f"downloaded, first batch {s['time_to_first_batch']:.2f} s, warm-up "
-            f"{s['warmup_time']:.1f} s ({s['warmup_step']} steps), {s['slowed_steps']} steps "
-            f"slowed by downloads, cache needed {s['min_cache_limit'] / 1e9:,.2f} GB"
-        )
+        typer.echo(summary_line(s))
     for name, q in extra.items():
         typer.echo(
             f"{name}: shuffle entropy {q['entropy']:.2f}, mean jump "

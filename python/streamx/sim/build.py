@@ -3,30 +3,57 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import fields
-from typing import Any
+from typing import Any, get_args
 
+from streamx.order.settings import PartitionAlgo, ShuffleAlgo
 from streamx.sim.config import SimConfig, SimStream
 from streamx.sim.shards import load_shards, synth_shards
-from streamx.sizes import bytes_to_int, number_abbrev_to_int
+from streamx.sim.units import parse_count, parse_float, parse_int, parse_size
 
-__all__ = ["COMPARABLE", "expand_compare", "parse_compare", "streams_from"]
+__all__ = ["COMPARABLE", "expand_compare", "parse_bool", "parse_compare", "streams_from"]
 
-# Fields a comparison may vary, with the parser of one value.
-COMPARABLE: dict[str, Any] = {
-    "shuffle_algo": str,
-    "partition_algo": str,
-    "predownload": int,
-    "cache_limit": bytes_to_int,
-    "nodes": int,
-    "devices": int,
-    "workers": int,
-    "batch_size": int,
-    "num_canonical_nodes": int,
-    "shuffle_block_size": int,
-    "bandwidth": lambda v: float(bytes_to_int(v)),
-    "time_per_sample": float,
-    "shuffle": lambda v: str(v).lower() in ("1", "true", "yes", "on"),
+
+def _choice(name: str, kind: Any) -> Callable[[str], str]:
+    """A parser accepting only the values of the Literal ``kind``, naming ``name``."""
+    allowed = get_args(kind)
+
+    def parse(value: str) -> str:
+        if value not in allowed:
+            raise ValueError(f"`{name}` must be one of {list(allowed)}, got {value!r}")
+        return value
+
+    return parse
+
+
+def parse_bool(name: str, value: object) -> bool:
+    """``true``/``false`` (also ``1``/``0``, ``yes``/``no``, ``on``/``off``), naming ``name``."""
+    text = str(value).strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise ValueError(f"`{name}` must be true or false, got {value!r}")
+
+
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+# Fields a comparison may vary, with the parser of one value (each names its field).
+COMPARABLE: dict[str, Callable[[str], Any]] = {
+    "shuffle_algo": _choice("shuffle_algo", ShuffleAlgo),
+    "partition_algo": _choice("partition_algo", PartitionAlgo),
+    "predownload": lambda v: parse_int("predownload", v, minimum=0),
+    "cache_limit": lambda v: parse_size("cache_limit", v, minimum=0),
+    "nodes": lambda v: parse_int("nodes", v),
+    "devices": lambda v: parse_int("devices", v),
+    "workers": lambda v: parse_int("workers", v),
+    "batch_size": lambda v: parse_int("batch_size", v),
+    "num_canonical_nodes": lambda v: parse_int("num_canonical_nodes", v),
+    "shuffle_block_size": lambda v: parse_int("shuffle_block_size", v),
+    "bandwidth": lambda v: float(parse_size("bandwidth", v)),
+    "time_per_sample": lambda v: parse_float("time_per_sample", v),
+    "shuffle": lambda v: parse_bool("shuffle", v),
 }
 
 
@@ -44,7 +71,10 @@ def parse_compare(items: list[str]) -> dict[str, list[Any]]:
             raise ValueError(
                 f"--compare {item!r}: expected FIELD=V1,V2 with FIELD one of {sorted(COMPARABLE)}"
             )
-        out[key] = [COMPARABLE[key](v.strip()) for v in values.split(",")]
+        try:
+            out[key] = [COMPARABLE[key](v.strip()) for v in values.split(",")]
+        except ValueError as err:
+            raise ValueError(f"--compare {item!r}: {err}") from None
     return out
 
 
@@ -67,7 +97,7 @@ def streams_from(
     index: str | None,
     split: str | None,
     samples: str | None,
-    shard_samples: int,
+    shard_samples: int | str,
     shard_bytes: str,
 ) -> tuple[SimStream, ...]:
     """One stream from a real index, or synthesised from a sample count and shard size.
@@ -78,10 +108,13 @@ def streams_from(
     if index:
         return (SimStream(load_shards(index, split)),)
     if samples:
+        shard_samples = parse_int("shard_samples", shard_samples)
         return (
             SimStream(
                 synth_shards(
-                    number_abbrev_to_int(samples), shard_samples, bytes_to_int(shard_bytes)
+                    parse_count("samples", samples),
+                    shard_samples,
+                    parse_size("shard_bytes", shard_bytes),
                 )
             ),
         )

@@ -16,8 +16,26 @@ from streamx.order.settings import (
     ShuffleAlgo,
 )
 from streamx.sim.shards import ShardTable
+from streamx.sim.units import MAX_BYTES, MAX_COUNT, check_finite
 
 __all__ = ["SimConfig", "SimStream"]
+
+
+def _check_int(name: str, value: object, minimum: int, maximum: int = MAX_COUNT) -> None:
+    """Refuses a non-integer or out-of-range ``value``, naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"`{name}` must be a whole number, got {value!r}")
+    if not minimum <= value <= maximum:
+        raise ValueError(f"`{name}` must be between {minimum} and {maximum:,}, got {value!r}")
+
+
+def _check_float(name: str, value: object, *, positive: bool) -> None:
+    """Refuses NaN, infinities, negatives (and zero when ``positive``), naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
+        raise ValueError(f"`{name}` must be a number, got {value!r}")
+    check_finite(name, float(value))
+    if value < 0 or (positive and value == 0):
+        raise ValueError(f"`{name}` must be {'> 0' if positive else '>= 0'}, got {value!r}")
 
 
 class _Weights:
@@ -44,6 +62,13 @@ class SimStream:
     repeat: float | None = None
     choose: int | None = None
 
+    def __post_init__(self) -> None:
+        for key in ("proportion", "repeat"):
+            if getattr(self, key) is not None:
+                _check_float(key, getattr(self, key), positive=True)
+        if self.choose is not None:
+            _check_int("choose", self.choose, 0)
+
 
 @dataclass(frozen=True)
 class SimConfig:
@@ -64,9 +89,9 @@ class SimConfig:
         epochs: Epochs to run (ignored when ``max_batches`` is set).
         max_batches: Stop after this many global batches, if given.
         predownload: Samples each worker downloads ahead; ``None`` is ``8 * batch_size``.
-        cache_limit: Bytes a node's cache may hold; ``None`` means unlimited.
+        cache_limit: Bytes a node's cache may hold; ``None`` or ``0`` means unlimited.
         epoch_size: Samples per epoch across streams (``None``: from the weights).
-        shuffle: Whether samples are shuffled.
+        shuffle: Whether samples are shuffled (off by default, as in StreamingDataset).
         shuffle_algo: The shuffle algorithm.
         shuffle_seed: The shuffle seed.
         shuffle_block_size: Shuffle block size (``None``: mosaic's default).
@@ -75,6 +100,8 @@ class SimConfig:
         batching_method: How batches draw from streams.
         sampling_method: How streams are subsampled.
         sampling_granularity: Samples drawn from one shard at a time when subsampling.
+        mosaic_rounding: Drop each node's download wait per step to whole seconds, as
+            mosaic's simulator does (it keeps waits in an integer array); for parity runs.
     """
 
     streams: tuple[SimStream, ...]
@@ -90,7 +117,7 @@ class SimConfig:
     predownload: int | None = None
     cache_limit: int | None = None
     epoch_size: int | None = None
-    shuffle: bool = True
+    shuffle: bool = False
     shuffle_algo: ShuffleAlgo = "py1e"
     shuffle_seed: int = 9176
     shuffle_block_size: int | None = None
@@ -99,21 +126,34 @@ class SimConfig:
     batching_method: BatchingMethod = "random"
     sampling_method: SamplingMethod = "balanced"
     sampling_granularity: int = 1
+    mosaic_rounding: bool = False
     name: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         for key in ("nodes", "devices", "workers", "batch_size", "epochs"):
-            if getattr(self, key) < 1:
-                raise ValueError(f"`{key}` must be at least 1, got {getattr(self, key)}")
-        if self.time_per_sample < 0 or self.bandwidth <= 0:
-            raise ValueError(
-                f"`time_per_sample` must be >= 0 and `bandwidth` > 0, got "
-                f"{self.time_per_sample} and {self.bandwidth}"
-            )
-        if self.shard_bandwidth is not None and self.shard_bandwidth <= 0:
-            raise ValueError(f"`shard_bandwidth` must be > 0, got {self.shard_bandwidth}")
+            _check_int(key, getattr(self, key), 1)
+        for key in ("max_batches", "predownload", "epoch_size", "num_canonical_nodes"):
+            if getattr(self, key) is not None:
+                _check_int(key, getattr(self, key), 0 if key == "predownload" else 1)
+        if self.shuffle_block_size is not None:
+            _check_int("shuffle_block_size", self.shuffle_block_size, 1)
+        _check_int("sampling_granularity", self.sampling_granularity, 1)
+        _check_int("shuffle_seed", self.shuffle_seed, 0)
+        if self.cache_limit is not None:
+            _check_int("cache_limit", self.cache_limit, 0, MAX_BYTES)
+        _check_float("time_per_sample", self.time_per_sample, positive=False)
+        _check_float("bandwidth", self.bandwidth, positive=True)
+        if self.shard_bandwidth is not None:
+            _check_float("shard_bandwidth", self.shard_bandwidth, positive=True)
+        if not isinstance(self.shuffle, bool):
+            raise ValueError(f"`shuffle` must be true or false, got {self.shuffle!r}")
         if not self.streams:
             raise ValueError("A simulation needs at least one stream")
+
+    @property
+    def limited(self) -> bool:
+        """Whether a cache limit is in force (``None`` and ``0`` mean none, as in mosaic)."""
+        return bool(self.cache_limit)
 
     @property
     def shards(self) -> ShardTable:

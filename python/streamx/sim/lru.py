@@ -189,6 +189,7 @@ def run_lru(
     compute_time: float,
     bandwidth: float,
     limit: int,
+    rounding: bool = False,
 ) -> tuple[LinkTrace, int, int]:
     """Runs every node's cache and link over ``steps`` steps under ``limit`` bytes.
 
@@ -203,6 +204,8 @@ def run_lru(
         for n, node in enumerate(nodes):
             node.touch(s)
             stall[s, n], got = node.stall(s, bandwidth)
+            if rounding:
+                stall[s, n] = np.floor(stall[s, n])
             step_bytes[s] += got
         slowest = stall[s].max()
         step_times[s] = compute_time + slowest

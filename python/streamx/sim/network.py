@@ -91,6 +91,7 @@ def run_links(
     compute_time: float,
     bandwidth: float,
     slow: SlowStart | None = None,
+    rounding: bool = False,
 ) -> LinkTrace:
     """Runs every node's link over ``steps`` steps.
 
@@ -102,6 +103,7 @@ def run_links(
         bandwidth: Bytes per second of each node's link.
         slow: The loader's slow start, when calibrated; ``None`` runs every download at
             ``bandwidth`` (mosaic's model).
+        rounding: Drop each node's wait to whole seconds, as mosaic's simulator does.
     """
     lengths = np.array([len(q.shards) for q in queues], np.int64)
     offsets = np.concatenate([[0], np.cumsum(lengths)])
@@ -151,6 +153,8 @@ def run_links(
             wait = np.where(behind, wait + _seconds(at, stop, fast_end, bandwidth, slow_rate), 0)
         pos = np.maximum(pos, target[s])
         progress = np.where(behind, 0.0, progress)
+        if rounding:
+            wait = np.floor(wait)
         slowest = wait.max()
         step_times[s] = compute_time + slowest
         stall[s] = wait

@@ -9,6 +9,7 @@ import json
 import os
 from collections.abc import Sequence
 
+from streamx.sim.display import display_summary
 from streamx.sim.result import SimResult, rolling_throughput
 
 __all__ = ["plot_runs", "write_report"]
@@ -31,12 +32,12 @@ def _figure(kind: str, results: Sequence[SimResult]) -> bytes:
             ax.plot(steps, rolling_throughput(r.step_times) * r.global_batch, label=label)
             ax.set_ylabel("samples/s (10-step mean)")
         elif kind == "downloads":
-            ax.plot(steps, r.step_bytes.cumsum() / 1e9, label=label)
-            ax.set_ylabel("downloaded (GB, all nodes)")
+            ax.plot(steps, r.step_bytes.cumsum() / 2**30, label=label)
+            ax.set_ylabel("downloaded, all nodes (GiB)")
         else:
             ax.plot(steps, r.node_stall.max(axis=1), label=label)
             ax.set_ylabel("wait for shards (s/step)")
-    ax.set_xlabel("step")
+    ax.set_xlabel("step (global batch)")
     ax.grid(alpha=0.3)
     ax.legend(loc="best", fontsize="small")
     fig.tight_layout()
@@ -69,24 +70,16 @@ def plot_runs(results: Sequence[SimResult], out_dir: str) -> list[str]:
 
 
 def _table(results: Sequence[SimResult]) -> str:
-    rows = [r.summary() for r in results]
+    rows = [display_summary(r.summary()) for r in results]
     keys = [k for k in rows[0] if k != "name"]
     head = "".join(
         f"<th>{html.escape(r['name'] or f'run {i + 1}')}</th>" for i, r in enumerate(rows)
     )
     body = "".join(
-        f"<tr><td>{k}</td>" + "".join(f"<td>{_fmt(r[k])}</td>" for r in rows) + "</tr>"  # type: ignore[literal-required]
+        f"<tr><td>{k}</td>" + "".join(f"<td>{html.escape(r[k])}</td>" for r in rows) + "</tr>"
         for k in keys
     )
     return f"<table><tr><th></th>{head}</tr>{body}</table>"
-
-
-def _fmt(value: object) -> str:
-    if isinstance(value, float):
-        return f"{value:,.4g}"
-    if isinstance(value, int):
-        return f"{value:,}"
-    return html.escape(str(value))
 
 
 def write_report(

@@ -56,16 +56,20 @@ def _cache_bound(
     last_use: list[NDArray[np.int64]],
     raw: NDArray[np.int64],
     done: NDArray[np.int64],
+    steps: int,
 ) -> int:
     """The largest bytes any node holds in shards between their download and last use."""
     best, start = 0, 0
     for n, queue in enumerate(queues):
         got = done[start : start + len(queue.shards)]
         start += len(queue.shards)
+        # Look-ahead past the last step that never completed is not in the cache.
+        kept = got < steps
+        got, shards = got[kept], queue.shards[kept]
         # A shard is held from its download until just after its last use.
-        ends = np.maximum(last_use[n][queue.shards], got) + 0.5
+        ends = np.maximum(last_use[n][shards], got) + 0.5
         times = np.concatenate([got.astype(np.float64), ends])
-        sizes = raw[queue.shards]
+        sizes = raw[shards]
         deltas = np.concatenate([sizes, -sizes])
         order = np.argsort(times, kind="stable")
         if len(order):
@@ -141,7 +145,7 @@ def simulate(config: SimConfig) -> SimResult:
     last_use = [np.full(num_shards, -1, np.int64) for _ in range(config.nodes)]
     parts: list[list[NodeQueue]] = [[] for _ in range(config.nodes)]
     chunk = _chunk(config)
-    limited = config.cache_limit is not None
+    limited = config.limited
     reads: list[list[tuple[NDArray[np.int64], int, int]]] = [[] for _ in range(config.nodes)]
     # Nodes are independent and numpy releases the GIL in their array work: one thread per CPU.
     with ThreadPoolExecutor(max_workers=min(config.nodes, os.cpu_count() or 1)) as pool:
@@ -174,9 +178,10 @@ def simulate(config: SimConfig) -> SimResult:
         config.step_compute_time,
         config.bandwidth,
         _slow_start(config, queues),
+        config.mosaic_rounding,
     )
-    cache = _cache_bound(queues, last_use, shards.raw_bytes, trace.done_step)
-    if config.cache_limit is not None and cache > config.cache_limit:
+    cache = _cache_bound(queues, last_use, shards.raw_bytes, trace.done_step, sum(epoch_steps))
+    if config.cache_limit and cache > config.cache_limit:
         uses = [node_uses(r, shard_of, config.predownload_samples) for r in reads]
         trace, peak, _ = run_lru(
             uses,
@@ -186,6 +191,7 @@ def simulate(config: SimConfig) -> SimResult:
             config.step_compute_time,
             config.bandwidth,
             config.cache_limit,
+            config.mosaic_rounding,
         )
         if peak > config.cache_limit:
             warnings.warn(

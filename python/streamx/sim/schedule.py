@@ -149,18 +149,23 @@ def node_queue(
             (:class:`Checks`); ``None`` skips that.
     """
     devices, workers, _, batch = node_ids.shape
-    rows = step_rows(node_ids)[:steps]
+    # A run cut short (``max_batches``) still looks ahead past its last step, as mosaic's
+    # does: the rows whose predownload window opens by then are planned too.
+    ahead = (predownload // batch + 1) * workers
+    rows = step_rows(node_ids)[: steps + ahead]
     num_shards = len(present)
     # Padding becomes shard ``num_shards``, a sentinel dropped below.
     shard = np.where(rows >= 0, shard_of(np.maximum(rows, 0)), num_shards).ravel()
     width = rows.shape[1]
     need = _first_row(shard, width, num_shards)
+    read = shard[: steps * width]
     last = np.full(num_shards + 1, -1, np.int64)
-    last[shard] = np.arange(len(shard), dtype=np.int64) // width
+    last[read] = np.arange(len(read), dtype=np.int64) // width
     seen = last[:num_shards] >= 0
     last_use[seen] = last[:num_shards][seen] + first_step
-    release = _release(shard.reshape(steps, devices, batch), need, predownload, workers)
-    new = np.flatnonzero((need != _NEVER) & ~present)
+    release = _release(shard.reshape(len(rows), devices, batch), need, predownload, workers)
+    wanted = (need < steps) | ((need != _NEVER) & (release < steps))
+    new = np.flatnonzero(wanted & ~present)
     slot = np.zeros(num_shards, np.int64)
     if chunk is None:
         order = new[np.lexsort((release[new], need[new]))]

@@ -14,7 +14,7 @@ from typing import Any
 
 from streamx.sim.config import SimStream
 from streamx.sim.shards import load_shards
-from streamx.sizes import bytes_to_int, number_abbrev_to_int
+from streamx.sim.units import parse_count, parse_float, parse_int, parse_size
 
 __all__ = ["RunYaml", "read_run_yaml", "stream_from_spec"]
 
@@ -88,13 +88,13 @@ def stream_from_spec(spec: dict[str, Any], where: str) -> SimStream:
         table = load_shards(remote, split)
     else:
         raise ValueError(f"{where}: a stream needs a `remote` or a `local` with an index.json")
-    choose = spec.get("choose")
-    return SimStream(
-        table,
-        proportion=spec.get("proportion"),
-        repeat=spec.get("repeat"),
-        choose=number_abbrev_to_int(choose) if choose is not None else None,
-    )
+    weights: dict[str, Any] = {}
+    for key in ("proportion", "repeat"):
+        if spec.get(key) is not None:
+            weights[key] = parse_float(f"{where}: {key}", spec[key])
+    if spec.get("choose") is not None:
+        weights["choose"] = parse_count(f"{where}: choose", spec["choose"])
+    return SimStream(table, **weights)
 
 
 def _unwrap(config: dict[str, Any], path: str) -> tuple[dict[str, Any], int, dict[str, Any]]:
@@ -103,12 +103,15 @@ def _unwrap(config: dict[str, Any], path: str) -> tuple[dict[str, Any], int, dic
         loader = config["train_loader"]
         if "dataset" not in loader:
             raise ValueError(f"{path}: `train_loader` has no `dataset`")
-        return dict(loader["dataset"]), int(loader.get("num_workers", 1)), config
+        workers = parse_int(f"{path}: num_workers", loader.get("num_workers", 1))
+        return dict(loader["dataset"]), workers, config
     node = config.get("dataset", {}).get("train_dataset") or config.get("train_dataset")
     if not isinstance(node, dict):
         raise ValueError(f"{path}: no `train_loader.dataset` or `train_dataset` found")
     dataset = {**node, **node.get("streaming_kwargs", {})}
-    workers = int(node.get("dataloader_kwargs", {}).get("num_workers", 1))
+    workers = parse_int(
+        f"{path}: num_workers", node.get("dataloader_kwargs", {}).get("num_workers", 1)
+    )
     return dataset, workers, config
 
 
@@ -162,11 +165,21 @@ def read_run_yaml(path: str) -> RunYaml:
     if duration is None:
         raise ValueError(f"{path}: no `max_duration` found")
     epochs, batches = _duration(duration, path)
+    # A dataset without `shuffle:` is read in order, as StreamingDataset and mosaic read it.
     settings = {k: dataset[k] for k in _PASSTHROUGH if k in dataset}
     if dataset.get("cache_limit") is not None:
-        settings["cache_limit"] = bytes_to_int(dataset["cache_limit"])
+        settings["cache_limit"] = parse_size(
+            f"{path}: cache_limit", dataset["cache_limit"], minimum=0
+        )
     if dataset.get("epoch_size") is not None:
-        settings["epoch_size"] = number_abbrev_to_int(dataset["epoch_size"])
+        settings["epoch_size"] = parse_count(f"{path}: epoch_size", dataset["epoch_size"])
     return RunYaml(
-        path, int(gpus) if gpus else None, workers, int(batch), epochs, batches, dataset, settings
+        path,
+        parse_int(f"{path}: compute.gpus", gpus) if gpus else None,
+        workers,
+        parse_int(f"{path}: global_train_batch_size", batch),
+        epochs,
+        batches,
+        dataset,
+        settings,
     )
