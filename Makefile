@@ -3,27 +3,34 @@ SHELL := /bin/bash
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-# The venv sees system site-packages so a large torch install is made once per machine.
+PIP := $(BIN)/python -m pip
+# Every install step resolves against the same pins, so no step breaks what another installed.
+CONSTRAINTS := requirements/constraints.txt
+# Two stamps: the demo's light install (the extension's runtime, torch, moto's S3 server), and
+# on top of it everything the tests, lint and docs need (`make install`).
+DEMO_STAMP := $(VENV)/.demo-installed
 STAMP := $(VENV)/.installed
 # Release tools (maturin, ziglang, auditwheel) live apart from the dev venv: see requirements/release.txt.
 RELEASE_VENV := build/release-venv
 RELEASE_STAMP := $(RELEASE_VENV)/.installed
 
-.PHONY: help install build-dev build-prod lint format test test-full test-rust test-py demo bench stubtest clean wheels release-check release-ci docs fuzz fuzz-smoke fuzz-tools
+.PHONY: help install build-demo build-dev build-prod lint format test test-full test-rust test-py demo bench stubtest clean wheels release-check release-ci docs fuzz fuzz-smoke fuzz-tools
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
-$(STAMP): pyproject.toml requirements/test.txt requirements/test-gcs.txt
+# The venv does not see the system site-packages: what is installed there (an awscli that
+# pins botocore, say) would clash with the pins here. An existing .venv is kept as it is.
+$(DEMO_STAMP): pyproject.toml requirements/demo.txt $(CONSTRAINTS)
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -r requirements/demo.txt -c $(CONSTRAINTS)
+	touch $(DEMO_STAMP)
+
+$(STAMP): $(DEMO_STAMP) requirements/test.txt requirements/test-gcs.txt
 	# Spark (tests/engines) needs a Java 17 runtime; CI runs as root on Debian.
 	command -v java >/dev/null || (apt-get update -q && apt-get install -y -q openjdk-17-jre-headless)
-	$(PY) -m venv --system-site-packages $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -r requirements/test.txt
-	# A second step on purpose: see the note in requirements/test-gcs.txt.
-	$(BIN)/python -m pip install -q -r requirements/test-gcs.txt
-	# The venv needs its own maturin executable even when the system has one.
-	$(BIN)/python -m pip install -q --ignore-installed 'maturin>=1.7,<2'
+	$(PIP) install -q -r requirements/test.txt -r requirements/test-gcs.txt -c $(CONSTRAINTS)
 	# The simulator's web UI test drives Debian's headless Chromium (CI runs as root).
 	command -v chromedriver >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; }
 	# The remote-read tests and benches start Debian's nginx (not on PATH for non-root shells);
@@ -33,8 +40,14 @@ $(STAMP): pyproject.toml requirements/test.txt requirements/test-gcs.txt
 
 install: $(STAMP) ## create .venv with build, test and lint dependencies
 
+# maturin installs the extension's own dependencies with pip: under the same pins.
+MATURIN_DEVELOP := PIP_CONSTRAINT=$(CURDIR)/$(CONSTRAINTS) $(BIN)/maturin develop --release -q
+
+build-demo: $(DEMO_STAMP) ## build the extension into the demo's light .venv
+	$(MATURIN_DEVELOP)
+
 build-dev: install ## build the extension into .venv (release profile: tests and demo time it)
-	$(BIN)/maturin develop --release -q
+	$(MATURIN_DEVELOP)
 
 build-prod: install ## build a wheel into dist/
 	$(BIN)/maturin build --release -o dist
@@ -91,11 +104,11 @@ fuzz: fuzz-tools ## fuzz every target for FUZZ_SECONDS each (corpus grows under 
 		$(FUZZ_CARGO) run $(FUZZ_FLAGS) -O $$t corpus/$$t -- -max_total_time=$(FUZZ_SECONDS) \
 			-rss_limit_mb=2048 -print_final_stats=1 $(FUZZ_ARGS) || exit 1; done
 
-demo: build-dev ## the main job: write a dataset, stream it through a DataLoader
+demo: build-demo ## the main job: write a dataset, stream it through a DataLoader (light install)
 	$(BIN)/python -m streamx.demo
 
 bench: build-dev ## streamx vs mosaicml-streaming, same run
-	$(BIN)/python -m pip install -q -r requirements/bench.txt
+	$(PIP) install -q -r requirements/bench.txt -c $(CONSTRAINTS)
 	$(BIN)/python benches/run_all.py
 
 $(RELEASE_STAMP): requirements/release.txt
