@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from streamx.exceptions import ConvertRowError
+from streamx.format.index import INDEX_BASENAME
 from streamx.format.writers import MDSWriter
 from streamx.storage import filesystems
 from streamx.storage.filesystems import get_filesystem, split_url
-from streamx.storage.upload import INDEX_BASENAME
 
 if TYPE_CHECKING:
     from streamx.storage.cloud_uploaders import CloudUploader

@@ -18,11 +18,10 @@ import ray.data
 from ray.data.block import Block, BlockMetadata
 from ray.data.datasource import Datasource, ReadTask
 
-from streamx.format.index import ShardInfo, parse_index
+from streamx.format.index import INDEX_BASENAME, ShardInfo, parse_index
 from streamx.format.readers import make_reader
 from streamx.storage.download import download_file
 from streamx.storage.filesystems import split_url
-from streamx.storage.upload import INDEX_BASENAME
 
 __all__ = ["MDSDatasource", "read_mds"]
 

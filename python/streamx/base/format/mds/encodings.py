@@ -40,9 +40,7 @@ from streamx.format.encoding_aliases import (
     mds_decode,
     mds_encode,
 )
-from streamx.format.encoding_aliases import (
-    ImageList as ImageList,
-)
+from streamx.format.encodings import ImageList as ImageList
 
 __all__ = [
     "JPEG",

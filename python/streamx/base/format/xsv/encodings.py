@@ -1,12 +1,7 @@
 """mosaicml-streaming's ``streaming.base.format.xsv.encodings``:
 :mod:`streamx.format.xsv_encodings`."""
 
-from streamx.format.xsv_encodings import (
-    JSON_TYPES as JSON_TYPES,
-)
-from streamx.format.xsv_encodings import (
-    XSV_ENCODINGS as XSV_ENCODINGS,
-)
+from streamx.format.writers.json_writer import JSON_TYPES as JSON_TYPES
 from streamx.format.xsv_encodings import (
     is_xsv_encoding,
     xsv_decode,

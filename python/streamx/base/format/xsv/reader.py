@@ -6,12 +6,6 @@ from streamx.dataset.mosaic_readers.xsv_reader import (
     TSVReader,
     XSVReader,
 )
-from streamx.dataset.mosaic_readers.xsv_reader import (
-    SplitReader as SplitReader,
-)
-from streamx.dataset.mosaic_readers.xsv_reader import (
-    file_info as file_info,
-)
 
 __all__ = [
     "CSVReader",
