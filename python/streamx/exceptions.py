@@ -32,7 +32,9 @@ __all__ = [
     "IndexJSONError",
     "InternalError",
     "NeedsPythonEncoding",
+    "ObjectChangedError",
     "RangeIgnoredError",
+    "RemoteTooLargeError",
     "S3ResponseError",
     "SizeMismatchError",
     "StaleIndexError",
@@ -123,6 +125,16 @@ class ChecksumMismatchError(StreamxError, OSError):
 
 class RangeIgnoredError(StreamxError, OSError):
     """The server answered a ranged GET with the whole object: fetch it in one GET."""
+
+
+class ObjectChangedError(StreamxError, OSError):
+    """A remote object changed (another ``ETag`` or ``Last-Modified``, or a ``412`` to an
+    ``If-Match``) while its parts were downloaded: parts of two versions must not be mixed."""
+
+
+class RemoteTooLargeError(StreamxError, OSError):
+    """A remote file whose size nothing declares (``index.json``) is larger than the bound
+    set for it (``STREAMX_MAX_INDEX_BYTES``)."""
 
 
 class HttpResponseError(StreamxError, OSError):

@@ -21,6 +21,7 @@ import time
 import uuid
 from collections.abc import Callable
 
+from streamx.exceptions import ObjectChangedError, RemoteTooLargeError
 from streamx.storage import s3_direct
 from streamx.storage.errors import (
     DownloadTimeoutError,
@@ -28,10 +29,12 @@ from streamx.storage.errors import (
     TruncatedDownloadError,
 )
 from streamx.storage.filesystems import split_url
+from streamx.storage.index_fetch import max_index_bytes
+from streamx.storage.object_pin import ObjectPin
 from streamx.storage.parts import backoff_delay, fetch_parts, split
 from streamx.storage.settings import download_connections, part_size
 from streamx.storage.slots import LocalSlots, Slots, current_slots
-from streamx.storage.sources import Source, source_for
+from streamx.storage.sources import Source, note_ranges_ignored, ranges_ignored, source_for
 
 __all__ = [
     "DownloadTimeoutError",
@@ -76,8 +79,11 @@ def download_file(
         timeout: Seconds each GET may take before it is abandoned and retried; a body that
             stalls mid-way fails within it.
         expected_size: Size the file must have (e.g. from ``index.json``); it lets a large
-            file be fetched in parallel parts. When omitted, the object is fetched in one
-            GET and its announced size is checked. A short body is retried.
+            file be fetched in parallel parts (each pinned to the version the first part
+            answered with). When omitted, the object is fetched in one GET and its announced
+            size is checked; it may then be at most ``STREAMX_MAX_INDEX_BYTES`` (see
+            :func:`~streamx.storage.index_fetch.max_index_bytes`). A short body is retried,
+            and no more than the size is ever written.
         slots: The connection slots to hold while a GET runs; the shard cache passes the
             node-wide ones of its cache directory (through
             :func:`~streamx.storage.slots.using_slots`). By default, this process's own
@@ -94,7 +100,10 @@ def download_file(
         PermissionError: when access is refused (not retried); for S3 without credentials
             it says where streamx looked for them.
         DownloadTimeoutError: if the last attempt timed out.
-        OSError: the last attempt's error otherwise.
+        RemoteTooLargeError: if no size was expected and the object is over the bound.
+        ObjectChangedError: if the object changed while its parts downloaded, on every
+            attempt.
+        OSError: the last attempt's error otherwise; each names the URL.
 
     Examples:
         >>> download_file("s3://bucket/ds/shard.00000.mds", "/tmp/cache/shard.00000.mds",
@@ -137,23 +146,28 @@ def _fetch(
     slots: Slots,
     progress: Progress | None,
 ) -> None:
+    most = None
     if size is None:
+        most = max_index_bytes()
         with slots.hold():
             size = source.size(timeout)
-    if size is not None:
+        if size is not None and size > most:
+            raise RemoteTooLargeError(
+                f"{source.url} is {size} bytes (as its HEAD says), over the bound of {most} "
+                "bytes for a file whose size no index gives (STREAMX_MAX_INDEX_BYTES)"
+            )
+    if size is not None and not ranges_ignored(source.url):
         parts = split(size, part_size(size, slots.count))
-        if len(parts) > 1:
-            try:
-                _fetch_in_parts(source, tmp, size, parts, retry, timeout, slots, progress)
-                return
-            except RangeIgnoredError:
-                logger.info("%s: the server ignores ranges; fetching it in one GET", source.url)
+        if len(parts) > 1 and _fetched_in_parts(
+            source, tmp, size, parts, retry, timeout, slots, progress
+        ):
+            return
     for attempt in range(1, retry + 1):
         try:
             with slots.hold():
-                source.fetch_whole(tmp, size, timeout)
+                source.fetch_whole(tmp, size, timeout, most)
             return
-        except (FileNotFoundError, PermissionError):
+        except (FileNotFoundError, PermissionError, RemoteTooLargeError):
             raise
         except Exception as err:
             # A size mismatch is retried too: a proxy may cut a body and its length alike.
@@ -171,6 +185,34 @@ def _fetch(
             time.sleep(delay)
 
 
+def _fetched_in_parts(
+    source: Source,
+    tmp: str,
+    size: int,
+    parts: list[tuple[int, int]],
+    retry: int,
+    timeout: float,
+    slots: Slots,
+    progress: Progress | None,
+) -> bool:
+    """Fetches the file in parts; False when the server turned out to ignore ranges (the
+    caller then takes one GET). An object rewritten meanwhile is fetched again, all parts,
+    unless a consumer follows the download (it may have read the first version's bytes)."""
+    for attempt in range(1, retry + 1):
+        try:
+            _fetch_in_parts(source, tmp, size, parts, retry, timeout, slots, progress)
+            return True
+        except RangeIgnoredError:
+            logger.info("%s: the server ignores ranges; fetching it in one GET", source.url)
+            note_ranges_ignored(source.url)
+            return False
+        except ObjectChangedError as err:
+            if attempt == retry or progress is not None:
+                raise
+            logger.info("%s; fetching every part again (attempt %d/%d)", err, attempt, retry)
+    return False
+
+
 def _fetch_in_parts(
     source: Source,
     tmp: str,
@@ -182,12 +224,13 @@ def _fetch_in_parts(
     progress: Progress | None,
 ) -> None:
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    pin = ObjectPin(source.url)
     try:
         _preallocate(fd, size)
         prefix = _Prefix(tmp, parts, progress) if progress is not None else None
 
         def fetch(start: int, length: int, deadline: float) -> None:
-            source.fetch_range(fd, start, length, size, deadline)
+            source.fetch_range(fd, start, length, size, deadline, pin)
             if prefix is not None:
                 prefix.done(start)
 

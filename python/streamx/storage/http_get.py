@@ -38,15 +38,18 @@ from streamx.exceptions import (
     ChecksumMismatchError,
     HttpResponseError,
     RangeIgnoredError,
+    RemoteTooLargeError,
     SizeMismatchError,
     TruncatedDownloadError,
 )
 from streamx.storage.http_pool import STALE_CONNECTION, pool_for
+from streamx.storage.object_pin import ObjectPin
 
 __all__ = [
     "ChecksumMismatchError",
     "HttpResponseError",
     "PlainHttp",
+    "Redirected",
     "Target",
     "get_into",
     "head_size",
@@ -56,6 +59,15 @@ logger = logging.getLogger(__name__)
 
 _BUFFER = 1 << 20
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
+_REDIRECTS = (301, 302, 303, 307, 308)
+
+
+class Redirected(Exception):
+    """A plain HTTP server sent the object elsewhere (``Location``); the caller follows."""
+
+    def __init__(self, url: str, status: int, location: str) -> None:
+        super().__init__(f"{url}: HTTP {status} to {location}")
+        self.status, self.location = status, location
 
 
 class Target(Protocol):
@@ -112,11 +124,16 @@ def get_into(
     timeout: float,
     deadline: float,
     expected: int | None = None,
+    pin: ObjectPin | None = None,
+    most: int | None = None,
 ) -> int:
     """GETs ``length`` bytes from offset ``start`` (the whole object when ``length`` is
-    None) and writes them at the same offset of ``fd``. Returns the object's total size.
-    An object whose size (announced, or in a range's ``Content-Range``) is not
-    ``expected`` is refused unread.
+    None) and writes them at the same offset of ``fd``. Returns the object's total size
+    (-1 when the server did not say). An object whose size (announced, or in a range's
+    ``Content-Range``) is not ``expected``, or is over ``most``, is refused unread. A whole
+    object of unannounced length (chunked, or ended by closing) is read up to ``expected``
+    (else ``most``) bytes, and no further. Every answer's version is checked against
+    ``pin``, and requests carry its condition.
 
     Raises:
         FileNotFoundError: The object does not exist.
@@ -124,11 +141,18 @@ def get_into(
         RangeIgnoredError: A ranged GET was answered with the whole object.
         SizeMismatchError: The object's size is not ``expected``.
         TruncatedDownloadError: The body is shorter or longer than announced or asked for.
+        RemoteTooLargeError: The object is larger than ``most``.
+        ObjectChangedError: The object's version is not the one ``pin`` holds.
+        Redirected: A plain HTTP server redirected the request.
         TimeoutError: The deadline passed (a stalled body included).
         OSError: Other error statuses and network failures.
     """
     extra = {} if length is None else {"range": f"bytes={start}-{start + length - 1}"}
-    if length is not None and target.scheme == "http":
+    if pin is not None:
+        extra.update(pin.headers())
+    # Rust cannot report an answer's version: a part goes there only once it is pinned (a
+    # changed object then answers 412, which Rust declines and the path below reports).
+    if length is not None and target.scheme == "http" and (pin is None or pin.known):
         moved = _ranged_in_rust(target, extra, fd, start, length, timeout, deadline, expected)
         if moved is not None:
             return moved
@@ -144,15 +168,23 @@ def get_into(
             conn.close()
             conn, _ = pool.take(timeout, fresh=True)
             response, sock = _send(conn, target.path, target.headers(extra))
-        body_length, total = _check_status(target, response, start, length)
+        body_length, total = _check_status(target, response, start, length, pin)
         if expected is not None and total not in (-1, expected):
             raise SizeMismatchError(
                 f"{target.url} is {total} bytes, {expected} expected "
                 f"(the length announced; the body was left unread)",
                 total,
             )
+        if most is not None and total > most:
+            raise RemoteTooLargeError(
+                f"{target.url} is {total} bytes, over the bound of {most} bytes for a file "
+                "whose size no index gives (STREAMX_MAX_INDEX_BYTES); the body was left unread"
+            )
         checksum = _checksum_of(response) if length is None else None
-        _read_body(response, sock, fd, start, body_length, deadline, target.url, checksum)
+        if body_length < 0:
+            _read_unsized(response, sock, fd, (expected, most), deadline, target.url, checksum)
+        else:
+            _read_body(response, sock, fd, start, body_length, deadline, target.url, checksum)
     except _Unreusable:
         conn.close()  # the body was complete; what the server sent after it is not read
         return total
@@ -256,6 +288,9 @@ def head_size(target: Target, timeout: float) -> int:
         conn.request("HEAD", target.path, headers=target.headers({}))
         response = conn.getresponse()
         response.read()
+        location = response.getheader("Location")
+        if response.status in _REDIRECTS and location and isinstance(target, PlainHttp):
+            raise Redirected(target.url, response.status, location)
         if response.status != 200:
             raise target.error(response.status, b"")
         length = response.getheader("Content-Length")
@@ -275,18 +310,29 @@ def _send(
 
 
 def _check_status(
-    target: Target, response: http.client.HTTPResponse, start: int, length: int | None
+    target: Target,
+    response: http.client.HTTPResponse,
+    start: int,
+    length: int | None,
+    pin: ObjectPin | None,
 ) -> tuple[int, int]:
-    """(bytes the body must have, the object's size)."""
+    """(bytes the body must have, the object's size); -1 for either when not announced."""
     status = response.status
+    location = response.getheader("Location")
+    if status in _REDIRECTS and location and isinstance(target, PlainHttp):
+        raise Redirected(target.url, status, location)
+    if status == 412 and pin is not None:
+        raise pin.refused()
     if status not in (200, 206):
         raise target.error(status, response.read(64 << 10))
+    if pin is not None:
+        pin.check(response.getheader("ETag"), response.getheader("Last-Modified"))
     announced = response.getheader("Content-Length")
     if length is None:
         if status != 200:
             raise HttpResponseError(target.url, status, "", "a partial answer to a plain GET")
         if announced is None:
-            raise TruncatedDownloadError(f"{target.url}: the server sent no Content-Length")
+            return -1, -1  # chunked, or ended by the server closing the connection
         return int(announced), int(announced)
     if status == 200:
         raise RangeIgnoredError(f"{target.url}: the server ignores Range requests")
@@ -399,6 +445,46 @@ def _copy_body(
         if checksum is not None:
             checksum[1].update(view[:n])
         done += n
+
+
+def _read_unsized(
+    response: http.client.HTTPResponse,
+    sock: Any,
+    fd: int,
+    sizes: tuple[int | None, int | None],
+    deadline: float,
+    url: str,
+    checksum: tuple[str, Any, bytes] | None,
+) -> None:
+    """A body of unannounced length, to its end. ``sizes`` is (the size it must have, the
+    most it may have): a longer body fails before a byte past the bound is written."""
+    expected, most = sizes
+    bound = expected if expected is not None else most
+    if bound is None:
+        raise TruncatedDownloadError(f"{url}: the server sent no Content-Length")
+    view = _buffer()
+    done = 0
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(f"GET {url} ran past its deadline after {done} bytes")
+        if sock is not None:
+            sock.settimeout(left)
+        n = response.readinto(view[: min(len(view), bound + 1 - done)])
+        if not n:
+            break
+        if done + n > bound:
+            raise TruncatedDownloadError(f"{url}: the server sent more than {bound} bytes")
+        _pwrite_all(fd, view[:n], done)
+        if checksum is not None:
+            checksum[1].update(view[:n])
+        done += n
+    if expected is not None and done != expected:
+        raise TruncatedDownloadError(f"{url}: received {done} of {expected} bytes")
+    if checksum is not None and checksum[1].digest() != checksum[2]:
+        raise ChecksumMismatchError(f"GET {url}: the body does not match its {checksum[0]}")
+    response.close()
+    raise _Unreusable  # its end was the server closing, or a framing not worth trusting again
 
 
 class _Unreusable(Exception):

@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from streamx.exceptions import ObjectChangedError, RangeIgnoredError
 from streamx.storage.pool import download_pool
 from streamx.storage.slots import Slots
 
@@ -30,7 +31,8 @@ _BACKOFF_BASE_S = 0.25
 _BACKOFF_CAP_S = 8.0
 # Not worth retrying: the object or the access is missing, not the connection.
 # Errors no retry can fix: a missing or refused object.
-_PERMANENT = (FileNotFoundError, PermissionError)
+# Nor a part's: an object rewritten, or a server ignoring ranges (the whole file's concern).
+_PERMANENT = (FileNotFoundError, PermissionError, ObjectChangedError, RangeIgnoredError)
 
 
 def backoff_delay(attempt: int) -> float:

@@ -6,22 +6,29 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import http.client
 import os
 import time
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 from urllib.parse import urlparse
 
-from streamx.exceptions import SizeMismatchError
+from streamx.exceptions import RemoteTooLargeError, SizeMismatchError
 from streamx.storage import s3_direct
 from streamx.storage.errors import DownloadTimeoutError, TruncatedDownloadError
 from streamx.storage.filesystems import get_filesystem, split_url
-from streamx.storage.http_get import PlainHttp, Target, get_into, head_size
+from streamx.storage.http_source import HttpSource, plain_target
+from streamx.storage.object_pin import ObjectPin
 
 if TYPE_CHECKING:  # fsspec is imported when a filesystem is built, not with streamx
     from fsspec import AbstractFileSystem
 
-__all__ = ["FsspecSource", "HttpSource", "Source", "source_for"]
+__all__ = [
+    "FsspecSource",
+    "HttpSource",
+    "Source",
+    "note_ranges_ignored",
+    "ranges_ignored",
+    "source_for",
+]
 
 _CHUNK = 8 << 20
 # Reads from an async HTTP body: what the socket buffer holds is returned at once, so a small
@@ -33,13 +40,26 @@ class Source(Protocol):
     @property
     def url(self) -> str: ...
 
-    def fetch_whole(self, tmp: str, expected: int | None, timeout: float) -> None:
-        """Writes the whole object to ``tmp``, checking its size against ``expected``."""
+    def fetch_whole(
+        self, tmp: str, expected: int | None, timeout: float, most: int | None = None
+    ) -> None:
+        """Writes the whole object to ``tmp``, checking its size against ``expected``; with
+        no ``expected``, an object over ``most`` bytes is refused before its body is read
+        past the bound (``RemoteTooLargeError`` or ``TruncatedDownloadError``)."""
         ...
 
-    def fetch_range(self, fd: int, start: int, length: int, size: int, deadline: float) -> None:
+    def fetch_range(
+        self,
+        fd: int,
+        start: int,
+        length: int,
+        size: int,
+        deadline: float,
+        pin: ObjectPin | None = None,
+    ) -> None:
         """Writes bytes ``[start, start + length)`` at the same offset of ``fd``, checking
-        the object is ``size`` bytes where the answer says (else ``SizeMismatchError``)."""
+        the object is ``size`` bytes where the answer says (else ``SizeMismatchError``) and
+        of the version ``pin`` holds (else ``ObjectChangedError``)."""
         ...
 
     def size(self, timeout: float) -> int | None:
@@ -56,75 +76,68 @@ def source_for(url: str) -> Source:
         if route is not None:
             return HttpSource(route)
     elif scheme in ("http", "https"):
-        parsed = urlparse(url)
-        if parsed.hostname and not parsed.username and not parsed.query:
-            target_path = parsed.path or "/"
-            return HttpSource(PlainHttp(url, scheme, parsed.hostname, parsed.port, target_path))
+        target = plain_target(url)
+        if target is not None:
+            return HttpSource(target)
     return FsspecSource(*get_filesystem(url), url)
 
 
-class HttpSource:
-    def __init__(self, target: Target) -> None:
-        self.target = target
-        self.url = target.url
+# Hosts seen answering a ranged GET with the whole object: their objects take one GET.
+_RANGELESS: set[tuple[str, str]] = set()
 
-    def fetch_whole(self, tmp: str, expected: int | None, timeout: float) -> None:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            deadline = time.monotonic() + timeout
-            get_into(
-                self.target, fd, 0, None, timeout=timeout, deadline=deadline, expected=expected
-            )
-        except http.client.IncompleteRead as err:
-            raise TruncatedDownloadError(
-                f"{self.url}: connection closed mid-body ({err!r})"
-            ) from err
-        except TimeoutError as err:
-            raise DownloadTimeoutError(
-                f"download attempt of {self.url} took over {timeout}s"
-            ) from err
-        finally:
-            os.close(fd)
 
-    def size(self, timeout: float) -> int | None:
-        # S3 checks a whole GET against its stored checksum; plain HTTP has only the size.
-        return head_size(self.target, timeout) if isinstance(self.target, PlainHttp) else None
+def _host(url: str) -> tuple[str, str]:
+    parsed = urlparse(url)
+    return parsed.scheme, parsed.netloc
 
-    def fetch_range(self, fd: int, start: int, length: int, size: int, deadline: float) -> None:
-        timeout = max(deadline - time.monotonic(), 0.001)
-        try:
-            get_into(
-                self.target, fd, start, length, timeout=timeout, deadline=deadline, expected=size
-            )
-        except http.client.IncompleteRead as err:
-            raise TruncatedDownloadError(
-                f"{self.url}: connection closed mid-body ({err!r})"
-            ) from err
-        except TimeoutError as err:
-            raise DownloadTimeoutError(f"GET {self.url} (a range) ran past its timeout") from err
+
+def ranges_ignored(url: str) -> bool:
+    """Whether ``url``'s host was seen ignoring ``Range`` (by this process)."""
+    return _host(url) in _RANGELESS
+
+
+def note_ranges_ignored(url: str) -> None:
+    """Remembers that ``url``'s host ignores ``Range``."""
+    _RANGELESS.add(_host(url))
 
 
 class FsspecSource:
     def __init__(self, fs: AbstractFileSystem, path: str, url: str) -> None:
         self.fs, self.path, self.url = fs, path, url
 
-    def fetch_whole(self, tmp: str, expected: int | None, timeout: float) -> None:
+    def fetch_whole(
+        self, tmp: str, expected: int | None, timeout: float, most: int | None = None
+    ) -> None:
         fs, path = self.fs, self.path
         if _is_s3(fs):
-            _run_async(fs, _whole_s3(fs, path, tmp, expected), timeout)
-        elif getattr(fs, "async_impl", False) and hasattr(fs, "_get_file"):
-            _run_async(fs, _whole_async(fs, path, tmp, expected), timeout)
-        else:
-            _whole_sync(fs, path, tmp, expected, time.monotonic() + timeout)
+            _run_async(fs, _whole_s3(fs, path, tmp, (expected, most), self.url), timeout)
+            return
+        if getattr(fs, "async_impl", False) and hasattr(fs, "_get_file"):
+            _run_async(fs, _whole_async(fs, path, tmp, (expected, most), self.url), timeout)
+            return
+        deadline = time.monotonic() + timeout
+        if expected is None:
+            expected = int(fs.info(path)["size"])
+            _check_bound(expected, most, self.url)
+        _whole_sync(fs, path, tmp, expected, deadline, self.url)
 
     def size(self, timeout: float) -> int | None:
         return None
 
-    def fetch_range(self, fd: int, start: int, length: int, size: int, deadline: float) -> None:
+    def fetch_range(
+        self,
+        fd: int,
+        start: int,
+        length: int,
+        size: int,
+        deadline: float,
+        pin: ObjectPin | None = None,
+    ) -> None:
         fs, path = self.fs, self.path
         timeout = max(deadline - time.monotonic(), 0.001)
         if _is_s3(fs):
-            got = _run_async(fs, _range_s3(fs, path, fd, start, length, size), timeout)
+            fetch = _range_s3(fs, path, fd, (start, length, size), pin, self.url)
+            got = _run_async(fs, fetch, timeout)
         elif getattr(fs, "async_impl", False):
             data = _run_async(fs, fs._cat_file(path, start=start, end=start + length), timeout)
             got = _write_at(fd, data, start)
@@ -158,38 +171,76 @@ async def _get_object(fs: Any, path: str, **extra: str) -> Any:
     return await fs._call_s3("get_object", Bucket=bucket, Key=key, **kwargs, **extra)
 
 
-async def _whole_s3(fs: Any, path: str, tmp: str, size: int | None) -> None:
+async def _whole_s3(
+    fs: Any, path: str, tmp: str, sizes: tuple[int | None, int | None], url: str
+) -> None:
     """One GET streamed to disk. s3fs's ``_get_file`` costs a second request and about 2.5x
-    the CPU per byte (measured against a loopback server)."""
+    the CPU per byte (measured against a loopback server). ``sizes``: (the size expected,
+    the most bytes accepted when none is)."""
+    size, most = sizes
     response = await _get_object(fs, path)
     announced = response.get("ContentLength")
     if size is not None and announced is not None and int(announced) != size:
         response["Body"].close()
         raise SizeMismatchError(
-            f"{path}: expected {size} bytes, S3 announced {announced}", int(announced)
+            f"{url}: expected {size} bytes, S3 announced {announced}", int(announced)
         )
     body = response["Body"]
-    limit = size if size is not None else announced
+    if size is None and announced is not None:
+        try:
+            _check_bound(int(announced), most, url)
+        except RemoteTooLargeError:
+            body.close()
+            raise
+    limit = size if size is not None else announced if announced is not None else most
     written = 0
     try:
         with open(tmp, "wb") as out:
             while chunk := await body.read(_ASYNC_CHUNK):
-                out.write(chunk)
-                written += len(chunk)
-                if limit is not None and written > int(limit):
-                    break  # a server sending past the size: stop here, not at the disk's end
+                written = _append_bounded(out, chunk, written, limit, url)
     finally:
         body.close()
-    _check_size(tmp, limit, path)
+    _check_size(tmp, limit, url)
 
 
-async def _range_s3(fs: Any, path: str, fd: int, start: int, length: int, size: int) -> int:
-    response = await _get_object(fs, path, Range=f"bytes={start}-{start + length - 1}")
+def _append_bounded(out: BinaryIO, chunk: bytes, written: int, limit: int | None, url: str) -> int:
+    """Appends ``chunk`` unless it would take the file past ``limit`` bytes: a body that
+    runs on past the size it should have fails here, and nothing past the size is written."""
+    if limit is not None and written + len(chunk) > int(limit):
+        raise TruncatedDownloadError(
+            f"{url}: the server sent more than the {int(limit)} bytes expected"
+        )
+    out.write(chunk)
+    return written + len(chunk)
+
+
+async def _range_s3(
+    fs: Any, path: str, fd: int, span: tuple[int, int, int], pin: ObjectPin | None, url: str
+) -> int:
+    """One ranged GET; ``span`` is (start, length, the object's size)."""
+    start, length, size = span
+    extra = {"Range": f"bytes={start}-{start + length - 1}"}
+    condition = pin.headers() if pin is not None else {}
+    if "if-match" in condition:
+        extra["IfMatch"] = condition["if-match"]
+    try:
+        response = await _get_object(fs, path, **extra)
+    except OSError as err:
+        if pin is not None and "IfMatch" in extra and "PreconditionFailed" in str(err):
+            raise pin.refused() from err
+        raise
     body = response["Body"]
     total = str(response.get("ContentRange", "")).rpartition("/")[2]
     if total.isdigit() and int(total) != size:
         body.close()
-        raise SizeMismatchError(f"{path} is {total} bytes, {size} expected", int(total))
+        raise SizeMismatchError(f"{url} is {total} bytes, {size} expected", int(total))
+    if pin is not None:
+        modified = response.get("LastModified")
+        try:
+            pin.check(response.get("ETag"), None if modified is None else str(modified))
+        except OSError:
+            body.close()
+            raise
     done = 0
     try:
         while done < length and (chunk := await body.read(min(_ASYNC_CHUNK, length - done))):
@@ -199,11 +250,29 @@ async def _range_s3(fs: Any, path: str, fd: int, start: int, length: int, size: 
     return done
 
 
-async def _whole_async(fs: Any, path: str, tmp: str, size: int | None) -> None:
+async def _whole_async(
+    fs: Any, path: str, tmp: str, sizes: tuple[int | None, int | None], url: str
+) -> None:
+    size, most = sizes
     if size is None:
         size = int((await fs._info(path))["size"])
-    await fs._get_file(path, tmp)
-    _check_size(tmp, size, path)
+        _check_bound(size, most, url)
+    try:
+        stream = await fs.open_async(path, "rb")
+    except NotImplementedError:
+        stream = None
+    if stream is None:  # no streaming reader: fsspec's own copy, checked once complete
+        await fs._get_file(path, tmp)
+        _check_size(tmp, size, url)
+        return
+    written = 0
+    try:
+        with open(tmp, "wb") as out:
+            while chunk := await stream.read(_ASYNC_CHUNK):
+                written = _append_bounded(out, chunk, written, size, url)
+    finally:
+        await stream.close()
+    _check_size(tmp, size, url)
 
 
 def _run_async(fs: Any, coro: Any, timeout: float) -> Any:
@@ -225,21 +294,24 @@ def _run_async(fs: Any, coro: Any, timeout: float) -> Any:
 
 
 def _whole_sync(
-    fs: AbstractFileSystem, path: str, tmp: str, size: int | None, deadline: float
+    fs: AbstractFileSystem, path: str, tmp: str, size: int, deadline: float, url: str
 ) -> None:
     """Chunked copy for synchronous filesystems, checking the deadline between chunks."""
-    if size is None:
-        size = int(fs.info(path)["size"])
     written = 0
     with fs.open(path, "rb") as src, open(tmp, "wb") as dst:
-        while chunk := src.read(_CHUNK):
-            dst.write(chunk)
-            written += len(chunk)
-            if written > size:
-                break  # more than the object's size: _check_size names it
+        while chunk := src.read(min(_CHUNK, size + 1 - written)):
+            written = _append_bounded(dst, chunk, written, size, url)
             if time.monotonic() > deadline:
-                raise DownloadTimeoutError(f"download of {path} ran past its deadline")
-    _check_size(tmp, size, path)
+                raise DownloadTimeoutError(f"download of {url} ran past its deadline")
+    _check_size(tmp, size, url)
+
+
+def _check_bound(size: int, most: int | None, url: str) -> None:
+    if most is not None and size > most:
+        raise RemoteTooLargeError(
+            f"{url} is {size} bytes, over the bound of {most} bytes for a file whose size "
+            "no index gives (STREAMX_MAX_INDEX_BYTES)"
+        )
 
 
 def _check_size(tmp: str, size: int | None, path: str) -> None:

@@ -1,0 +1,69 @@
+"""One remote object's version, pinned across the separate GETs of its parts.
+
+A file fetched as ranged GETs would silently mix two versions if the object were rewritten
+between two parts. The first answer's ``ETag`` (or, without one, its ``Last-Modified``)
+pins the version: later GETs send it as ``If-Match`` (a strong ETag only: a weak one never
+matches), so a changed object answers ``412``, and every answer's own version is compared
+with the pin. Either way :class:`~streamx.exceptions.ObjectChangedError` names the object,
+and the download starts over with a new pin.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from streamx.exceptions import ObjectChangedError
+
+__all__ = ["ObjectChangedError", "ObjectPin"]
+
+
+class ObjectPin:
+    """The version the first answered part of ``url`` had; shared by its parts' threads."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._version: tuple[str, str] | None = None  # ("ETag" or "Last-Modified", value)
+        self._lock = threading.Lock()
+
+    @property
+    def known(self) -> bool:
+        """Whether an answer has pinned a version (its requests can then be conditional)."""
+        return self._version is not None
+
+    def headers(self) -> dict[str, str]:
+        """The condition a request for another part carries, once a version is pinned."""
+        version = self._version
+        if version is None:
+            return {}
+        kind, value = version
+        if kind == "ETag":
+            return {} if value.startswith("W/") else {"if-match": value}
+        return {"if-unmodified-since": value}
+
+    def check(self, etag: str | None, modified: str | None) -> None:
+        """Pins the version of the first answer; refuses an answer of another version.
+
+        Raises:
+            ObjectChangedError: The answer is of another version than the pinned one.
+        """
+        seen = ("ETag", etag) if etag else ("Last-Modified", modified) if modified else None
+        if seen is None:
+            return  # a server that gives no version: nothing to compare
+        with self._lock:
+            if self._version is None:
+                self._version = seen
+                return
+            pinned = self._version
+        if pinned[0] == seen[0] and pinned[1] != seen[1]:
+            raise ObjectChangedError(
+                f"{self.url} changed on the server while its parts were downloaded "
+                f"({pinned[0]} {pinned[1]}, then {seen[1]})"
+            )
+
+    def refused(self) -> ObjectChangedError:
+        """The error for a ``412``: the object no longer has the pinned version."""
+        kind, value = self._version or ("version", "?")
+        return ObjectChangedError(
+            f"{self.url} changed on the server while its parts were downloaded (the server "
+            f"refused a part of the object with {kind} {value}: HTTP 412)"
+        )
