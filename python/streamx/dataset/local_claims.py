@@ -20,10 +20,25 @@ import os
 import secrets
 from dataclasses import dataclass
 from typing import IO
+from urllib.parse import urlsplit
 
 from streamx.order.run_dirs import user_root
 
-__all__ = ["Claim", "claim_local", "tie_to_remote"]
+__all__ = ["Claim", "claim_local", "same_remote", "tie_to_remote"]
+
+
+def same_remote(a: str, b: str) -> bool:
+    """Whether two remote URLs name the same data: an http(s) remote is its path (bucket
+    and key, path-style), whichever endpoint serves it, so a moved or renamed server (a
+    new port, a proxy) keeps its cache. An ``s3://`` remote names no endpoint at all."""
+    return a == b or _identity(a) == _identity(b)
+
+
+def _identity(remote: str) -> str:
+    parsed = urlsplit(remote)
+    if parsed.scheme in ("http", "https"):
+        return "http:" + parsed.path.strip("/")
+    return remote
 
 
 @dataclass
@@ -68,7 +83,11 @@ def claim_local(local_dir: str, remote: str) -> Claim | None:
     mine = _create(base, remote)
     if mine is None:
         return None
-    others = _live_remotes(base, exclude=os.path.basename(mine.path)) - {remote}
+    others = {
+        other
+        for other in _live_remotes(base, exclude=os.path.basename(mine.path))
+        if not same_remote(other, remote)
+    }
     if others:
         mine.close()
         raise ValueError(
@@ -137,7 +156,7 @@ def tie_to_remote(local_dir: str, remote: str) -> None:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
         with os.fdopen(fd, "rb") as tie:
             cached = tie.read(1 << 16).decode("utf-8", "replace")
-        if cached and cached != remote:
+        if cached and not same_remote(cached, remote):
             raise ValueError(
                 f"Reused local directory: {local_dir} holds a cache of {cached!r}, but this "
                 f"stream's remote is {remote!r}. Provide a different `local` for each remote, "

@@ -7,7 +7,7 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor
 use serde::Deserializer;
 use serde_json::{Map, Value};
 
-use super::paths::is_contained;
+use super::paths::{is_contained, is_in_ledger_dir};
 use super::repr::{py_repr, py_str};
 use crate::compression::Compression;
 
@@ -254,6 +254,13 @@ fn file(value: Value, key: &str, place: &str) -> Result<Option<FileEntry>, Strin
     };
     let missing = |k: &str| format!("Invalid shard entry in {place}: KeyError({})", py_str(k));
     let basename = match obj.remove("basename").ok_or_else(|| missing("basename"))? {
+        Value::String(s) if is_in_ledger_dir(&s) => {
+            return Err(format!(
+                "Shard file name {} points into the cache's own .streamx/ directory in \
+                 {place}.",
+                py_str(&s)
+            ))
+        }
         Value::String(s) if is_contained(&s) => s,
         other => {
             return Err(format!(

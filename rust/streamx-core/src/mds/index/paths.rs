@@ -46,6 +46,15 @@ pub fn is_contained(basename: &str) -> bool {
     !(normal == ".." || normal.starts_with("../") || normal == ".")
 }
 
+/// The directory of a cache's own files (ledger, claims), which no shard file may name.
+pub const LEDGER_DIR: &str = ".streamx";
+
+/// Whether a basename points into the cache's own `.streamx/` directory (or is it).
+pub fn is_in_ledger_dir(basename: &str) -> bool {
+    let normal = normpath(basename);
+    normal.split('/').next() == Some(LEDGER_DIR)
+}
+
 /// The first file that another entry (or the index) also names, as an error message.
 pub fn find_alias(table: &IndexTable, path: &str) -> Option<String> {
     let mut owner: HashMap<Cow<'_, str>, i64> = HashMap::with_capacity(2 * table.len() + 1);
@@ -100,6 +109,17 @@ mod tests {
         assert!(is_contained("sub/shard.mds"));
         for bad in ["", "/etc/passwd", "a/../../b", "..", ".", "a\\b", "./"] {
             assert!(!is_contained(bad), "{bad}");
+        }
+        for own in [
+            ".streamx",
+            ".streamx/ledger",
+            "a/../.streamx/x",
+            "./.streamx//y",
+        ] {
+            assert!(is_in_ledger_dir(own), "{own}");
+        }
+        for fine in [".streamx2/a", "a/.streamx/b", "streamx/a"] {
+            assert!(!is_in_ledger_dir(fine), "{fine}");
         }
     }
 }
