@@ -66,6 +66,9 @@ def test_an_index_naming_the_ledger_directory_is_refused(
     with Nginx(served) as server, pytest.raises(CorruptIndexError) as remote_caught:
         streamx.StreamingDataset(remote=f"{server.endpoint}/bucket/ds", local=str(tmp_path / "c"))
     assert repr(name) in str(remote_caught.value)
+    fetched = tmp_path / "c" / "index.json"
+    assert f"{fetched} (as fetched from the remote)" in str(remote_caught.value)
+    assert not fetched.exists()
 
 
 def test_an_http_remote_with_no_server_names_the_url(tmp_path: Path) -> None:

@@ -82,7 +82,15 @@ def _fetch(download: Download, local: str, split: str) -> ShardList:
     path = os.path.join(local, split, INDEX_BASENAME)
     try:
         download(INDEX_BASENAME, tmp_name)
-        shards = parse_index(local, split, tmp)
+        try:
+            shards = parse_index(local, split, tmp)
+        except CorruptIndexError as err:
+            if type(err) is not CorruptIndexError:
+                raise  # IndexJSONError keeps json's own signature and message
+            # Name the index as the user knows it, not the temporary file it was parsed in.
+            raise CorruptIndexError(
+                str(err).replace(tmp, f"{path} (as fetched from the remote)")
+            ) from err
         os.replace(tmp, path)
     finally:
         with contextlib.suppress(FileNotFoundError):
