@@ -258,7 +258,7 @@ async def _whole_async(
         size = int((await fs._info(path))["size"])
         _check_bound(size, most, url)
     try:
-        stream = await fs.open_async(path, "rb")
+        stream = await fs.open_async(path, "rb", size=size)  # size given: no HEAD
     except NotImplementedError:
         stream = None
     if stream is None:  # no streaming reader: fsspec's own copy, checked once complete
