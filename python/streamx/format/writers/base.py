@@ -14,15 +14,58 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 from streamx import _core
-from streamx.exceptions import UploadFailedError
+from streamx.exceptions import StreamxError, UploadFailedError
 from streamx.format.writers.output import open_output
+from streamx.location import INDEX_BASENAME
 from streamx.sizes import bytes_to_int
 
-__all__ = ["Writer", "fill_writer_args", "write_atomic"]
+__all__ = [
+    "ColumnOverflowError",
+    "MissingColumnError",
+    "Writer",
+    "column_value",
+    "fill_writer_args",
+    "raise_if_missing",
+    "write_atomic",
+]
+
+
+class MissingColumnError(StreamxError, KeyError):
+    """A sample lacks one of the writer's columns (a ``KeyError``, as mosaicml-streaming
+    raises); the message names the columns and, where known, the sample."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class ColumnOverflowError(StreamxError, OverflowError):
+    """A number outside its column's range (an ``OverflowError``, as mosaicml-streaming
+    raises); the message names the column and the sample."""
+
+
+def raise_if_missing(sample: dict[str, Any], columns: Iterable[str], at: int | None) -> None:
+    """Raises :class:`MissingColumnError` when ``sample`` lacks any of ``columns``."""
+    names = list(columns)
+    missing = [name for name in names if name not in sample]
+    if missing:
+        which = "A sample" if at is None else f"Sample {at}"
+        raise MissingColumnError(
+            f"{which} lacks column(s) {missing}; the writer's columns are {names} and the "
+            f"sample has {sorted(sample, key=str)}."
+        )
+
+
+def column_value(sample: dict[str, Any], name: str, columns: Iterable[str]) -> Any:
+    """``sample[name]``, or :class:`MissingColumnError` naming what is missing."""
+    try:
+        return sample[name]
+    except KeyError:
+        raise_if_missing(sample, columns, None)
+        raise
+
 
 logger = logging.getLogger(__name__)
 W = TypeVar("W", bound=type)
-INDEX_BASENAME = "index.json"
 
 
 def write_atomic(path: str, data: bytes) -> None:

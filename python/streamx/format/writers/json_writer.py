@@ -7,7 +7,7 @@ from typing import Any
 
 from streamx.exceptions import ColumnTypeError
 from streamx.format.encodings import SPLIT_ENCODINGS
-from streamx.format.writers.base import document_writer_args
+from streamx.format.writers.base import column_value, document_writer_args
 from streamx.format.writers.split import SplitWriter
 
 __all__ = ["JSON_TYPES", "JSONWriter"]
@@ -84,7 +84,7 @@ class JSONWriter(SplitWriter):
         """
         obj = {}
         for name, encoding in self.columns.items():
-            value = sample[name]
+            value = column_value(sample, name, self.columns)
             if not isinstance(value, JSON_TYPES[encoding]):
                 raise ColumnTypeError(
                     f"Column {name!r} has encoding {encoding!r}, which cannot store a value "

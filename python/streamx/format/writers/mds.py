@@ -11,7 +11,12 @@ from streamx.exceptions import ColumnTypeError, ColumnValueError, NeedsPythonEnc
 from streamx.format.columns import ColumnPlan
 from streamx.format.encoding_base import Encoding
 from streamx.format.encodings import get_coder, is_builtin_coder
-from streamx.format.writers.base import Writer, document_writer_args
+from streamx.format.writers.base import (
+    ColumnOverflowError,
+    Writer,
+    document_writer_args,
+    raise_if_missing,
+)
 
 __all__ = ["MDSWriter"]
 
@@ -177,12 +182,16 @@ class MDSWriter(Writer):
             self._check_jobs()
         if len(sample) > self._num_columns:
             self._warn_unknown_keys(sample, self.column_names)
-        if self._python_columns:
-            sample = self._encode_python_columns(sample)
         try:
-            ready = self._builder.write(sample)
-        except NeedsPythonEncoding:
-            ready = self._builder.write_encoded(self._encode_failing(sample))
+            if self._python_columns:
+                sample = self._encode_python_columns(sample)
+            try:
+                ready = self._builder.write(sample)
+            except NeedsPythonEncoding:
+                ready = self._builder.write_encoded(self._encode_failing(sample))
+        except KeyError:  # name the missing column and the sample, not just the key
+            raise_if_missing(sample, self.column_names, self._at())
+            raise
         if ready:
             self._take_shards(self._builder.drain())
 
@@ -259,6 +268,11 @@ def _encode(
         raise ColumnTypeError(
             f"Column {name!r} has encoding {encoding!r}, which cannot store a value of type "
             f"{type(value).__name__}: {err}{where}"
+        ) from err
+    except OverflowError as err:
+        raise ColumnOverflowError(
+            f"Column {name!r} has encoding {encoding!r}, whose range does not hold "
+            f"{value!r}: {err}{where}"
         ) from err
     except ValueError as err:
         raise ColumnValueError(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from streamx.format.encodings import SPLIT_ENCODINGS
-from streamx.format.writers.base import document_writer_args
+from streamx.format.writers.base import column_value, document_writer_args
 from streamx.format.writers.split import SplitWriter
 
 __all__ = ["CSVWriter", "TSVWriter", "XSVWriter"]
@@ -91,7 +91,7 @@ class XSVWriter(SplitWriter):
         """
         values = []
         for name in self.column_names:
-            text = str(sample[name])
+            text = str(column_value(sample, name, self.column_names))
             _check_text(f"column {name} value", text, self.separator, self.newline)
             values.append(text)
         return (self.separator.join(values) + self.newline).encode("utf-8")
