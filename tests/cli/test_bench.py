@@ -62,7 +62,13 @@ def test_bench_s3_writes_the_calibration(s3_dataset: str, tmp_path: Any) -> None
     printed = json.loads(result.out)
     with open(out) as file:
         written = json.load(file)
+    cost = printed.pop("requests")  # printed, not part of the calibration file
     assert printed == written
+    # The streaming pass's requests, counted by kind (GETs through the S3 route).
+    assert cost["get"] + cost["ranged_get"] > 0 and cost["bytes_received"] > 0
+    assert cost["put"] == cost["list"] == 0
+    assert cost["get_price_per_1000"] == 0.0004 and cost["requests_per_gb"] > 0
+    assert cost["epoch_requests"] > 0 and cost["epoch_cost"] > 0
     _check_shape(written, s3_dataset)
     assert written["download"]["connections"] == 4
     assert (written["dataloader"]["workers"], written["dataloader"]["batch_size"]) == (1, 16)
@@ -87,6 +93,7 @@ def test_bench_local_prints_figures(dataset: str, tmp_path: Any) -> None:
     assert result.code == 0, result.err
     assert load_calibration(out)["download"]["connections"] == 3
     assert "samples/s" in result.out and f"calibration written to {out}" in result.out
+    assert "requests/GB" in result.out
     with open(out) as file:
         _check_shape(json.load(file), dataset)
 

@@ -113,7 +113,7 @@ def test_a_pooled_connection_closed_by_the_server_is_asked_again(memfile: int) -
         (503, OSError, "503"),
     ],
 )
-def test_an_error_answer_is_asked_again_through_http_client_and_reported(
+def test_an_error_answer_is_reported_and_asked_again_only_for_its_body(
     memfile: int, status: int, error: type[Exception], match: str
 ) -> None:
     server = ScriptedServer(status, hang_up=False)
@@ -123,7 +123,10 @@ def test_an_error_answer_is_asked_again_through_http_client_and_reported(
             source.fetch_range(memfile, 0, 1000, len(DATA), time.monotonic() + 10)
     finally:
         server.close()
-    # Rust's GET was declined unread, and its connection closed: http.client asked on another.
-    assert [line for _, line in server.requests] == ["GET /obj HTTP/1.1"] * 2
-    assert [number for number, _ in server.requests] == [1, 2]
+    # Rust declined the answer and closed its connection. A 404 or a 503 says all in its
+    # status, and is never asked for twice (a throttled GET sent again makes it worse); a
+    # 403's message needs its body, which http.client reads on another connection.
+    asks = 2 if status == 403 else 1
+    assert [line for _, line in server.requests] == ["GET /obj HTTP/1.1"] * asks
+    assert [number for number, _ in server.requests] == [1, 2][:asks]
     assert os.pread(memfile, 1000, 0) == bytes(1000)

@@ -9,7 +9,8 @@ Three measurements, each on a bounded slice of the dataset so the command ends q
 * decode: every column of the first ``--samples`` samples, in this process;
 * dataloader: a ``StreamingDataset`` read through a torch ``DataLoader`` with ``--workers``
   and ``--batch-size``, streaming from the source into a fresh cache, then again from that
-  cache (the warm figure, which no download holds up).
+  cache (the warm figure, which no download holds up). The requests the streaming pass
+  sent are counted by kind, and priced per epoch (:mod:`~streamx.cli.request_cost`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,14 @@ from streamx.cli.calibration import (
 from streamx.cli.errors import CommandFailed, one_line_errors, require_extra
 from streamx.cli.location import Location, Split
 from streamx.cli.output import console, count_progress, human_bytes, print_json
+from streamx.cli.request_cost import (
+    S3_GET_PER_1000,
+    S3_PUT_PER_1000,
+    RequestCost,
+    request_cost,
+    request_rows,
+)
+from streamx.dataset import metrics
 from streamx.format.index import FileInfo, ShardInfo
 from streamx.format.readers import make_reader
 from streamx.storage.download import download_file
@@ -153,7 +162,7 @@ def _loader_rate(dataset: StreamingDataset, samples: int, workers: int, batch_si
     return seen / max(time.perf_counter() - start, 1e-9)
 
 
-def _print(cal: Calibration, out: str | None) -> None:
+def _print(cal: Calibration, out: str | None, cost: RequestCost) -> None:
     d, c, loader = cal["download"], cal["decode"], cal["dataloader"]
     rows = [
         ("download, 1 connection", f"{human_bytes(d['per_connection_bytes_per_s'])}/s"),
@@ -172,6 +181,7 @@ def _print(cal: Calibration, out: str | None) -> None:
             f"{loader.get('warm_samples_per_s', 0):,.0f} from the cache "
             f"({loader['workers']} workers, batch size {loader['batch_size']})",
         ),
+        *request_rows(cost),
     ]
     width = max(len(label) for label, _ in rows) + 2
     console.print(f"[bold]{cal['source']}[/bold]")
@@ -205,6 +215,18 @@ def bench(
         "calibration.json", "--out", "-o", help="Calibration file to write ('' for none)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the calibration as JSON."),
+    get_price: float = typer.Option(
+        S3_GET_PER_1000,
+        "--get-price",
+        min=0,
+        help="Price per 1,000 GET and HEAD requests (default: S3 Standard's, $0.0004).",
+    ),
+    put_price: float = typer.Option(
+        S3_PUT_PER_1000,
+        "--put-price",
+        min=0,
+        help="Price per 1,000 PUT, POST and LIST requests (default: S3 Standard's, $0.005).",
+    ),
 ) -> None:
     """Measure download, decode and DataLoader throughput; write a calibration file.
 
@@ -226,7 +248,10 @@ def bench(
             progress.update(task, advance=1, description="decode")
             decode = _decode(location, chosen, samples, scratch)
             progress.update(task, advance=1, description="dataloader")
+            before = metrics.snapshot()
             loader = _dataloader(location, name, samples, workers, batch_size, scratch)
+            epoch = sum((z or r).bytes for s in chosen.shards for r, z in s.file_pairs)
+            cost = request_cost(before, metrics.snapshot(), epoch, get_price, put_price)
             progress.advance(task)
         cal: Calibration = {
             "version": 1,
@@ -238,8 +263,8 @@ def bench(
         if out:
             save_calibration(out, cal)
         if as_json:
-            print_json(cal)
+            print_json({**cal, "requests": cost})
         else:
-            _print(cal, out or None)
+            _print(cal, out or None, cost)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

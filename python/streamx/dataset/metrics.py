@@ -39,7 +39,10 @@ from streamx.order import run_dirs
 __all__ = [
     "Snapshot",
     "add_download",
+    "add_hedged",
+    "add_request",
     "add_samples",
+    "add_throttled",
     "begin_epoch",
     "dequeued",
     "enable_logging",
@@ -52,7 +55,25 @@ __all__ = [
 logger = logging.getLogger("streamx.metrics")
 
 _ENV_DIR, _ENV_OFF = "STREAMX_METRICS_DIR", "STREAMX_METRICS"
-_FIELDS = ("samples", "stall_s", "misses", "bytes", "queued", "dequeued", "first", "last")
+_FIELDS = (
+    "samples",
+    "stall_s",
+    "misses",
+    "bytes",
+    "queued",
+    "dequeued",
+    "first",
+    "last",
+    "throttled",
+    "hedged",
+    "GET",
+    "RANGED_GET",
+    "HEAD",
+    "LIST",
+    "PUT",
+    "received",
+    "sent",
+)
 _COL = {name: i for i, name in enumerate(_FIELDS)}
 _EPOCHS = 1024  # rows per process; epochs beyond wrap around
 
@@ -63,7 +84,11 @@ class Snapshot(TypedDict):
     ``samples_per_s`` is samples over the span from the first to the last sample counted;
     ``cache_hits``/``cache_misses`` count samples whose shard was / was not local when
     read; ``stall_s`` is the time readers blocked waiting for shards; ``download_queue``
-    is how many shard downloads are started but not finished.
+    is how many shard downloads are started but not finished. ``throttled`` counts answers
+    a store throttled (503, 429; each was waited out and asked again), ``hedged_parts`` the
+    parts asked for a second time because they ran far slower than their peers. The
+    ``requests_*`` keys count the requests this node's readers sent, by the kind stores bill
+    (:mod:`streamx.storage.accounting`), and ``bytes_received``/``bytes_sent`` their bodies.
     """
 
     samples: int
@@ -73,6 +98,15 @@ class Snapshot(TypedDict):
     cache_misses: int
     bytes_downloaded: int
     download_queue: int
+    throttled: int
+    hedged_parts: int
+    requests_get: int
+    requests_ranged_get: int
+    requests_head: int
+    requests_list: int
+    requests_put: int
+    bytes_received: int
+    bytes_sent: int
 
 
 class _Table:
@@ -215,6 +249,31 @@ def dequeued() -> None:
         row[5] += 1
 
 
+def add_throttled() -> None:
+    """Counts one throttled answer (503 or 429) that was waited out."""
+    row = _row()
+    if row is not None:
+        row[_COL["throttled"]] += 1
+
+
+def add_hedged() -> None:
+    """Counts one part asked for again on another connection."""
+    row = _row()
+    if row is not None:
+        row[_COL["hedged"]] += 1
+
+
+def add_request(kind: str | None, received: int, sent: int) -> None:
+    """Counts one request of ``kind`` (None: only bytes of one counted before)."""
+    row = _row()
+    if row is None:
+        return
+    if kind is not None:
+        row[_COL[kind]] += 1
+    row[_COL["received"]] += received
+    row[_COL["sent"]] += sent
+
+
 def _rows() -> NDArray[np.float64]:
     """Every process's table of this node, stacked: (processes, epochs, fields)."""
     _row()
@@ -240,6 +299,15 @@ def _summarise(rows: NDArray[np.float64]) -> Snapshot:
         "cache_misses": misses,
         "bytes_downloaded": int(total[3]),
         "download_queue": int(total[4] - total[5]),
+        "throttled": int(total[_COL["throttled"]]),
+        "hedged_parts": int(total[_COL["hedged"]]),
+        "requests_get": int(total[_COL["GET"]]),
+        "requests_ranged_get": int(total[_COL["RANGED_GET"]]),
+        "requests_head": int(total[_COL["HEAD"]]),
+        "requests_list": int(total[_COL["LIST"]]),
+        "requests_put": int(total[_COL["PUT"]]),
+        "bytes_received": int(total[_COL["received"]]),
+        "bytes_sent": int(total[_COL["sent"]]),
     }
 
 
@@ -256,7 +324,8 @@ def snapshot() -> Snapshot:
 def epoch_totals() -> dict[int, Snapshot]:
     """Per-epoch totals (epochs with any activity), over this node's reading processes."""
     rows = _rows()
-    active = np.flatnonzero(rows[:, :, [0, 3, 4]].sum(axis=(0, 2)) > 0)
+    counted = [_COL[name] for name in ("samples", "bytes", "queued", "GET", "RANGED_GET", "PUT")]
+    active = np.flatnonzero(rows[:, :, counted].sum(axis=(0, 2)) > 0)
     return {int(e): _summarise(rows[:, e, :]) for e in active}
 
 

@@ -19,7 +19,8 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from urllib.parse import urlparse
 
 from streamx.exceptions import ObjectChangedError, RemoteTooLargeError
 from streamx.storage import s3_direct
@@ -32,9 +33,11 @@ from streamx.storage.filesystems import split_url
 from streamx.storage.index_fetch import max_index_bytes
 from streamx.storage.object_pin import ObjectPin
 from streamx.storage.parts import backoff_delay, fetch_parts, split
+from streamx.storage.retry_budget import PERMANENT, RetryBudget
 from streamx.storage.settings import download_connections, part_size
-from streamx.storage.slots import LocalSlots, Slots, current_slots
+from streamx.storage.slots import ConnectionSlots, LocalSlots, Slots, current_slots
 from streamx.storage.sources import Source, note_ranges_ignored, ranges_ignored, source_for
+from streamx.storage.throttle import AdaptiveLimit, limit_for
 
 __all__ = [
     "DownloadTimeoutError",
@@ -74,10 +77,14 @@ def download_file(
     Args:
         remote_url: Any URL :func:`~streamx.storage.filesystems.get_filesystem` accepts.
         local_path: Destination file; its directory is created if needed.
-        retry: Attempts per GET (at least 1), with jittered exponential backoff between
-            them. A file fetched in parts retries each part on its own.
+        retry: Attempts of the file (at least 1), with full-jitter exponential backoff
+            between them. A file fetched in parts asks again only for its failed parts, and
+            parts that fail together count as one attempt
+            (:mod:`~streamx.storage.retry_budget`). Throttled answers (503, 429) are waited
+            out and do not count (:mod:`~streamx.storage.throttle`).
         timeout: Seconds each GET may take before it is abandoned and retried; a body that
-            stalls mid-way fails within it.
+            stalls mid-way fails within it. The whole file, all its parts and retries,
+            takes at most ``retry x timeout`` seconds from its first request.
         expected_size: Size the file must have (e.g. from ``index.json``); it lets a large
             file be fetched in parallel parts (each pinned to the version the first part
             answered with). When omitted, the object is fetched in one GET and its announced
@@ -157,32 +164,45 @@ def _fetch(
                 "bytes for a file whose size no index gives (STREAMX_MAX_INDEX_BYTES)"
             )
     if size is not None and not ranges_ignored(source.url):
-        parts = split(size, part_size(size, slots.count))
-        if len(parts) > 1 and _fetched_in_parts(
-            source, tmp, size, parts, retry, timeout, slots, progress
-        ):
-            return
-    for attempt in range(1, retry + 1):
-        try:
-            with slots.hold():
-                source.fetch_whole(tmp, size, timeout, most)
-            return
-        except (FileNotFoundError, PermissionError, RemoteTooLargeError):
-            raise
-        except Exception as err:
-            # A size mismatch is retried too: a proxy may cut a body and its length alike.
-            if attempt == retry:
-                raise
-            delay = backoff_delay(attempt)
-            logger.info(
-                "download of %s failed (%r), attempt %d/%d; retrying in %.2fs",
-                source.url,
-                err,
-                attempt,
-                retry,
-                delay,
-            )
-            time.sleep(delay)
+        with _sharing() as files:
+            # The connections are shared by the files fetched at once: one alone spreads
+            # over all of them (it is needed now), several take fewer, larger parts.
+            parts = split(size, part_size(size, max(slots.count // files, 1)))
+            if len(parts) > 1 and _fetched_in_parts(
+                source, tmp, size, parts, retry, timeout, slots, progress
+            ):
+                return
+    budget = RetryBudget(source.url, retry, timeout)
+    budget.run(
+        lambda deadline: source.fetch_whole(tmp, size, deadline - time.monotonic(), most),
+        f"GET {source.url}",
+        slots,
+        _limit(source, slots),
+        permanent=(*PERMANENT, RemoteTooLargeError),
+    )
+
+
+_FETCHING = [0]
+_FETCHING_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _sharing() -> Iterator[int]:
+    """Counts this file among those this process fetches; yields how many there are."""
+    with _FETCHING_LOCK:
+        _FETCHING[0] += 1
+        files = _FETCHING[0]
+    try:
+        yield files
+    finally:
+        with _FETCHING_LOCK:
+            _FETCHING[0] -= 1
+
+
+def _limit(source: Source, slots: Slots) -> AdaptiveLimit:
+    """The throttling limit of ``source``'s host; the node's slots follow it."""
+    publish = slots.publish_limit if isinstance(slots, ConnectionSlots) else None
+    return limit_for(urlparse(source.url).netloc, slots.count, publish)
 
 
 def _fetched_in_parts(
@@ -229,12 +249,20 @@ def _fetch_in_parts(
         _preallocate(fd, size)
         prefix = _Prefix(tmp, parts, progress) if progress is not None else None
 
-        def fetch(start: int, length: int, deadline: float) -> None:
-            source.fetch_range(fd, start, length, size, deadline, pin)
-            if prefix is not None:
-                prefix.done(start)
+        def fetch(into: int, start: int, length: int, deadline: float) -> None:
+            source.fetch_range(into, start, length, size, deadline, pin)
 
-        fetch_parts(fetch, parts, url=source.url, retry=retry, timeout=timeout, slots=slots)
+        fetch_parts(
+            fetch,
+            fd,
+            parts,
+            tmp=tmp,
+            budget=RetryBudget(source.url, retry, timeout),
+            slots=slots,
+            limit=_limit(source, slots),
+            done=None if prefix is None else prefix.done,
+            permanent=(*PERMANENT, RangeIgnoredError, ObjectChangedError),
+        )
     finally:
         os.close(fd)
 

@@ -42,8 +42,10 @@ from streamx.exceptions import (
     SizeMismatchError,
     TruncatedDownloadError,
 )
+from streamx.storage import accounting, cancel
 from streamx.storage.http_pool import STALE_CONNECTION, pool_for
 from streamx.storage.object_pin import ObjectPin
+from streamx.storage.throttle import note_retry_after
 
 __all__ = [
     "ChecksumMismatchError",
@@ -185,12 +187,16 @@ def get_into(
             _read_unsized(response, sock, fd, (expected, most), deadline, target.url, checksum)
         else:
             _read_body(response, sock, fd, start, body_length, deadline, target.url, checksum)
+            accounting.add_bytes(body_length)
     except _Unreusable:
         conn.close()  # the body was complete; what the server sent after it is not read
         return total
-    except BaseException:
+    except BaseException as err:
         conn.close()
+        if reused and isinstance(err, TimeoutError):
+            pool.close_idle()  # kept alive as long, the idle ones may be as dead: retire them
         raise
+    cancel.detach(sock)
     pool.give_back(conn)
     return total
 
@@ -219,9 +225,17 @@ def _ranged_in_rust(
                 conn.connect()
             sock = conn.sock
             sock.setblocking(False)  # the Rust side waits with poll, bounded by the deadline
-            outcome, moved, total, reusable, status = _core.ranged_get(
-                sock.fileno(), fd, request, start, length, expected, deadline - time.monotonic()
-            )
+            cancel.attach(sock)
+            accounting.count("RANGED_GET")
+            try:
+                outcome, moved, total, reusable, status = _core.ranged_get(
+                    sock.fileno(), fd, request, start, length, expected, deadline - time.monotonic()
+                )
+            finally:
+                cancel.detach(sock)
+            accounting.add_bytes(moved)
+            if outcome == "stale" and time.monotonic() >= deadline:
+                outcome = "head-timeout"  # no answer within the deadline: not a closed one
             if outcome != "stale" or not reused:
                 break
             # The server closed the idle connection: not a failed attempt, ask again.
@@ -237,15 +251,27 @@ def _ranged_in_rust(
     if outcome == "complete":
         return -1 if total is None else total
     if outcome == "declined":
-        logger.debug(
-            "GET %s (a range) answered %d: asking again through http.client", target.url, status
-        )
+        _declined(target, status)
         return None
+    if outcome == "head-timeout" and reused:
+        pool.close_idle()  # kept alive as long, the idle ones may be as dead: retire them
     if outcome == "stale":
         raise ConnectionResetError(f"GET {target.url}: the server closed the connection unanswered")
     if outcome == "closed":
         raise TruncatedDownloadError(f"{target.url}: received {moved} of {length} bytes")
     raise TimeoutError(f"GET {target.url} ran past its deadline after {moved} of {length} bytes")
+
+
+def _declined(target: Target, status: int) -> None:
+    """Raises the error for an answer Rust declined where its status says all (a throttled
+    or failed request must not be sent twice); returns to ask again through
+    ``http.client``, whose answer's body makes the message (403, redirects)."""
+    if status == 200:
+        raise RangeIgnoredError(f"{target.url}: the server ignores Range requests")
+    if status in (404, 429) or status >= 500:
+        raise target.error(status, b"")
+    logger.debug("GET %s (a range) answered %d: asking through http.client", target.url, status)
+    return None
 
 
 # What may go into a raw request unchecked: a percent-encoded path, and header text without
@@ -306,6 +332,7 @@ def _send(
 ) -> tuple[http.client.HTTPResponse, Any]:
     conn.request("GET", path, headers=headers)
     sock = conn.sock  # kept: the connection drops it when the response says it will close
+    cancel.attach(sock)  # a hedge that wins shuts it down
     return conn.getresponse(), sock
 
 
@@ -324,7 +351,9 @@ def _check_status(
     if status == 412 and pin is not None:
         raise pin.refused()
     if status not in (200, 206):
-        raise target.error(status, response.read(64 << 10))
+        error = target.error(status, response.read(64 << 10))
+        note_retry_after(error, response.getheader("Retry-After"))
+        raise error
     if pin is not None:
         pin.check(response.getheader("ETag"), response.getheader("Last-Modified"))
     announced = response.getheader("Content-Length")
@@ -483,6 +512,7 @@ def _read_unsized(
         raise TruncatedDownloadError(f"{url}: received {done} of {expected} bytes")
     if checksum is not None and checksum[1].digest() != checksum[2]:
         raise ChecksumMismatchError(f"GET {url}: the body does not match its {checksum[0]}")
+    accounting.add_bytes(done)
     response.close()
     raise _Unreusable  # its end was the server closing, or a framing not worth trusting again
 

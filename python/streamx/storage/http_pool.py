@@ -3,7 +3,8 @@
 A connection is used by one thread at a time: taken from its host's pool, given back once
 its answer has been read whole. A process made by fork closes its copies of the parent's
 idle connections before its first request, so the two never talk over one socket. TLS
-connections trust ``AWS_CA_BUNDLE`` when it is set, else the system's store.
+connections trust ``AWS_CA_BUNDLE`` when it is set, else the system's store. Every request
+sent on a pooled connection is counted by kind (:mod:`~streamx.storage.accounting`).
 """
 
 from __future__ import annotations
@@ -13,11 +14,43 @@ import http.client
 import os
 import ssl
 import threading
+from collections.abc import Mapping
+from typing import Any
+
+from streamx.storage import accounting
 
 __all__ = ["STALE_CONNECTION", "ConnectionPool", "pool_for"]
 
 # What a keep-alive connection the server has since closed raises on its next request.
 STALE_CONNECTION = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
+
+
+def _body_length(body: Any) -> int:
+    if isinstance(body, (bytes, bytearray, memoryview, str)):
+        return len(body)
+    try:
+        return os.fstat(body.fileno()).st_size - int(body.tell())
+    except (AttributeError, OSError, ValueError):
+        return 0
+
+
+class _Counted(http.client.HTTPConnection):
+    def request(
+        self,
+        method: str,
+        url: str,
+        body: Any = None,
+        headers: Mapping[str, Any] = {},
+        *,
+        encode_chunked: bool = False,
+    ) -> None:
+        kind = accounting.kind_of(method, url, headers)
+        accounting.count(kind, sent=_body_length(body) if body is not None else 0)
+        super().request(method, url, body, headers, encode_chunked=encode_chunked)
+
+
+class _CountedTls(_Counted, http.client.HTTPSConnection):
+    pass
 
 
 class ConnectionPool:
@@ -37,11 +70,9 @@ class ConnectionPool:
         reused = conn is not None
         if conn is None:
             if self._scheme == "https":
-                conn = http.client.HTTPSConnection(
-                    self._host, self._port, timeout=timeout, context=_tls_context()
-                )
+                conn = _CountedTls(self._host, self._port, timeout=timeout, context=_tls_context())
             else:
-                conn = http.client.HTTPConnection(self._host, self._port, timeout=timeout)
+                conn = _Counted(self._host, self._port, timeout=timeout)
         else:
             conn.timeout = timeout
             if conn.sock is not None:

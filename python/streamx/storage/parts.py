@@ -3,42 +3,40 @@
 The calling thread works through the parts itself, first part first, and asks the download
 pool for helpers that take the next parts as they free up. Nobody ever waits for a part
 that no thread has started, so a busy pool makes a download slower, never stuck. Each part
-holds a connection slot for its GET and is retried on its own (with jittered backoff); the
-first part that fails for good stops the handing out of parts, and the error is raised once
-the parts already running have ended (each within its timeout).
+holds a connection slot for its GET. The file's retry budget and deadline are shared by
+its parts (:mod:`~streamx.storage.retry_budget`); once the budget is spent, no more parts
+are handed out, and the error is raised once the parts already running have ended (each
+within its timeout). A watcher thread looks out for stragglers, which it hedges
+(:mod:`~streamx.storage.hedge`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
-import random
+import os
 import threading
 import time
 from collections.abc import Callable
 
-from streamx.exceptions import ObjectChangedError, RangeIgnoredError
+from streamx.storage import cancel, hedge
+from streamx.storage.hedge import Part
 from streamx.storage.pool import download_pool
+from streamx.storage.retry_budget import PERMANENT, RetryBudget, backoff_delay
 from streamx.storage.slots import Slots
+from streamx.storage.throttle import AdaptiveLimit
 
 __all__ = ["FetchRange", "backoff_delay", "fetch_parts", "split"]
 
 logger = logging.getLogger(__name__)
 
-# fetch(start, length, deadline): writes bytes [start, start + length) in place.
-FetchRange = Callable[[int, int, float], None]
+# fetch(fd, start, length, deadline): writes bytes [start, start + length) of the object at
+# the same offsets of fd.
+FetchRange = Callable[[int, int, int, float], None]
+# done(start): the part at ``start`` is in place.
+PartDone = Callable[[int], None]
 
-_BACKOFF_BASE_S = 0.25
-_BACKOFF_CAP_S = 8.0
-# Not worth retrying: the object or the access is missing, not the connection.
-# Errors no retry can fix: a missing or refused object.
-# Nor a part's: an object rewritten, or a server ignoring ranges (the whole file's concern).
-_PERMANENT = (FileNotFoundError, PermissionError, ObjectChangedError, RangeIgnoredError)
-
-
-def backoff_delay(attempt: int) -> float:
-    """Seconds to sleep after failed attempt number `attempt` (1-based): exponential, jittered."""
-    ceiling = min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2 ** (attempt - 1))
-    return random.uniform(ceiling / 2, ceiling)
+_WATCH_S = 0.05
 
 
 def split(size: int, part: int) -> list[tuple[int, int]]:
@@ -48,54 +46,73 @@ def split(size: int, part: int) -> list[tuple[int, int]]:
 
 def fetch_parts(
     fetch: FetchRange,
+    fd: int,
     parts: list[tuple[int, int]],
     *,
-    url: str,
-    retry: int,
-    timeout: float,
+    tmp: str,
+    budget: RetryBudget,
     slots: Slots,
+    limit: AdaptiveLimit,
+    done: PartDone | None = None,
+    permanent: tuple[type[BaseException], ...] = PERMANENT,
 ) -> None:
-    """Runs ``fetch`` over every part, in parallel up to the pool and the slots allow.
+    """Runs ``fetch`` over every part into ``fd`` (the file at ``tmp``), in parallel up to
+    what the pool, the slots and the host's limit allow.
 
     Raises:
-        The error of the first part that failed on every attempt.
+        The error of the first part that failed once the file's budget was spent.
     """
-    job = _Job(fetch, parts, url, retry, timeout, slots)
+    job = _Job(fetch, fd, parts, tmp, budget, (slots, limit), done, permanent)
+    hedge.count_parts(len(parts))
     helpers = min(len(parts) - 1, slots.count - 1)
     pool = download_pool()
     for _ in range(max(helpers, 0)):
         pool.submit(job.work)
-    job.work()
-    job.wait()
+    if job.hedging:
+        # Its own thread: any part's thread, the caller's included, may be the straggler.
+        threading.Thread(target=job.watch, name="streamx-hedge-watch", daemon=True).start()
+    try:
+        job.work()
+        job.wait()
+    finally:
+        job.finish()
 
 
 class _Job:
     def __init__(
         self,
         fetch: FetchRange,
+        fd: int,
         parts: list[tuple[int, int]],
-        url: str,
-        retry: int,
-        timeout: float,
-        slots: Slots,
+        tmp: str,
+        budget: RetryBudget,
+        gates: tuple[Slots, AdaptiveLimit],
+        done: PartDone | None,
+        permanent: tuple[type[BaseException], ...],
     ) -> None:
-        self._fetch, self._parts, self._url = fetch, parts, url
-        self._retry, self._timeout, self._slots = retry, timeout, slots
+        self._fetch, self._fd, self._tmp = fetch, fd, tmp
+        self._parts = [Part(start, length) for start, length in parts]
+        self._budget, self._done, self._permanent = budget, done, permanent
+        self._slots, self._limit = gates
         self._next = 0
         self._running = 0
+        self._hedges = 0
+        self._durations: list[float] = []
         self._error: BaseException | None = None
         self._changed = threading.Condition()
+        self.hedging = hedge.hedging_enabled() and len(parts) > hedge.MIN_DONE
+        self._finished = False
 
     def work(self) -> None:
         while True:
             with self._changed:
                 if self._error is not None or self._next == len(self._parts):
                     return
-                start, length = self._parts[self._next]
+                part = self._parts[self._next]
                 self._next += 1
                 self._running += 1
             try:
-                self._one(start, length)
+                self._one(part)
             except BaseException as err:
                 with self._changed:
                     self._error = self._error or err
@@ -106,32 +123,154 @@ class _Job:
 
     def wait(self) -> None:
         with self._changed:
-            while self._running:
+            while self._running or self._hedges:
                 self._changed.wait()
         if self._error is not None:
             raise self._error
 
-    def _one(self, start: int, length: int) -> None:
-        for attempt in range(1, self._retry + 1):
-            try:
-                with self._slots.hold():
-                    self._fetch(start, length, time.monotonic() + self._timeout)
+    def finish(self) -> None:
+        with self._changed:
+            self._finished = True
+            self._changed.notify_all()
+
+    def watch(self) -> None:
+        """Hedges stragglers until the job ends (runs on a thread of its own)."""
+        with self._changed:
+            while not self._finished:
+                self._changed.wait(_WATCH_S)
+                if self._error is not None:
+                    for part in self._parts:  # no use for their bytes now
+                        if part.hedge is not None:
+                            part.hedge.cancel()
+                elif not self._finished:
+                    self._watch()
+
+    def _one(self, part: Part) -> None:
+        what = f"GET {self._budget.url} bytes {part.start}-{part.start + part.length - 1}"
+        try:
+            self._budget.run(
+                lambda deadline: self._attempt(part, deadline),
+                what,
+                self._slots,
+                self._limit,
+                permanent=self._permanent,
+            )
+        except BaseException:
+            with self._changed:
+                while part.hedging:  # a hedge still running may yet bring the bytes
+                    self._changed.wait()
+                if part.winner != "hedge":
+                    raise
+            self._adopt(part)
+
+    def _attempt(self, part: Part, deadline: float) -> None:
+        """One request for ``part`` (none when a hedge has brought it already)."""
+        with self._changed:
+            if part.winner is not None:
+                adopt = part.winner == "hedge"
+                part.in_fetch = False
+            else:
+                part.original, part.in_fetch, part.began = cancel.Scope(), True, time.monotonic()
+                adopt = None
+        if adopt is not None:
+            if adopt:
+                self._adopt(part)
+            return
+        try:
+            with cancel.scope(part.original):
+                self._fetch(self._fd, part.start, part.length, deadline)
+        except Exception:
+            with self._changed:
+                part.in_fetch = False
+                if part.winner != "hedge":
+                    raise
+            self._adopt(part)  # the hedge won: its bytes go in once this one has stopped
+            return
+        with self._changed:
+            part.in_fetch = False
+            won = part.winner is None
+            if won:
+                part.winner = "original"
+                self._durations.append(time.monotonic() - part.began)
+            loser = part.hedge
+        if won:
+            if loser is not None:
+                loser.cancel()
+            self._complete(part)
+        else:
+            self._adopt(part)
+
+    def _watch(self) -> None:
+        """Hedges the stragglers among the running parts (called with the lock held)."""
+        after = hedge.straggler_after(self._durations)
+        if after is None or self._limit.limit < self._limit.ceiling:
+            return  # too early to tell, or the host throttles: no extra requests
+        now = time.monotonic()
+        for part in self._parts:
+            if self._hedges >= hedge.MAX_AT_ONCE:
                 return
-            except _PERMANENT:
-                raise
-            except Exception as err:
-                with self._changed:
-                    if attempt == self._retry or self._error is not None:
-                        raise
-                delay = backoff_delay(attempt)
-                logger.info(
-                    "GET %s bytes %d-%d failed (%r), attempt %d/%d; retrying in %.2fs",
-                    self._url,
-                    start,
-                    start + length - 1,
-                    err,
-                    attempt,
-                    self._retry,
-                    delay,
-                )
-                time.sleep(delay)
+            late = part.in_fetch and now - part.began > after
+            if late and part.hedge is None and part.winner is None and hedge.allow_hedge():
+                part.hedge, part.hedging = cancel.Scope(), True
+                self._hedges += 1
+                threading.Thread(target=self._hedge, args=(part,), daemon=True).start()
+
+    def _hedge(self, part: Part) -> None:
+        from streamx.dataset import metrics  # here: the dataset package imports storage
+
+        metrics.add_hedged()
+        path = hedge.scratch_path(self._tmp, part.start)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+        won = False
+        try:
+            assert part.hedge is not None
+            with self._slots.hold(), cancel.scope(part.hedge):
+                deadline = time.monotonic() + self._budget.timeout
+                self._fetch(fd, part.start, part.length, deadline)
+            with self._changed:
+                won = part.winner is None
+                if won:
+                    part.winner, part.scratch_fd, part.scratch = "hedge", fd, path
+                    original_running = part.in_fetch
+        except Exception as err:
+            logger.debug("hedged GET of %s at %d failed: %r", self._budget.url, part.start, err)
+        finally:
+            if not won:
+                _drop(fd, path)
+            with self._changed:
+                part.hedging = False
+                self._hedges -= 1
+                self._changed.notify_all()
+        if won:
+            logger.info("%s: a hedged GET brought bytes %d+ first", self._budget.url, part.start)
+            if original_running:
+                part.original.cancel()  # its thread adopts the hedge's bytes once stopped
+            else:
+                self._adopt(part)
+
+    def _adopt(self, part: Part) -> None:
+        """Copies the winning hedge's bytes into place, once (the original has stopped)."""
+        with self._changed:
+            if part.complete or part.scratch_fd is None:
+                return
+            fd, path, part.scratch_fd = part.scratch_fd, part.scratch, None
+        try:
+            hedge.copy_range(fd, self._fd, part.start, part.length)
+        finally:
+            _drop(fd, path)
+        self._complete(part)
+
+    def _complete(self, part: Part) -> None:
+        with self._changed:
+            if part.complete:
+                return
+            part.complete = True
+        if self._done is not None:
+            self._done(part.start)
+
+
+def _drop(fd: int, path: str | None) -> None:
+    os.close(fd)
+    if path is not None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)

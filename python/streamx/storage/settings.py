@@ -9,8 +9,11 @@
     nothing, so a process alone on the node may use every connection.
 ``STREAMX_DOWNLOAD_PART_SIZE`` (default 8 MiB)
     The largest byte range one GET fetches. A file larger than this is fetched as ranged
-    GETs in parallel; parts shrink (down to 1 MiB) so that a file spreads over all
-    connections, which is what makes a file needed now arrive quickly.
+    GETs in parallel; parts shrink (down to 1 MiB) so that a file spreads over the
+    connections, which is what makes a file needed now arrive quickly. Requests cost money,
+    so a file spreads only over its share: the connections divided by the files the process
+    fetches at that moment (a shard alone takes all of them, four look-ahead shards a
+    quarter each, in parts four times as large).
 ``STREAMX_DOWNLOAD_SHARDS_AHEAD`` (default 4)
     Shards past the ``predownload`` window that each reading process fetches ahead (under a
     ``cache_limit``, only as many as fit). A predownload of a few batches rarely leaves

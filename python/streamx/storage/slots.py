@@ -6,6 +6,12 @@ slots are files there, ``.streamx/connections/slot-<i>``: a GET holds an exclusi
 and is released by the kernel when a process dies, so a crash leaks no slot. Each hold
 opens the file anew: flock belongs to the open file, so two threads of one process holding
 two opens of the same file exclude each other as two processes do.
+
+A process that a host throttles publishes its lowered limit in ``.streamx/connections/limit``
+(:mod:`~streamx.storage.throttle`): every process of the node then takes only the first
+``limit`` slots, so the node as a whole sends fewer requests at once. A published limit
+lapses after :data:`LIMIT_LAPSES_S` seconds unless published again (a throttled process
+republishes as its limit recovers), so one that died throttled holds nobody back.
 """
 
 from __future__ import annotations
@@ -16,10 +22,20 @@ import fcntl
 import os
 import random
 import threading
+import time
 from collections.abc import Iterator
 from typing import Protocol
 
-__all__ = ["ConnectionSlots", "LocalSlots", "Slots", "current_slots", "using_slots"]
+__all__ = [
+    "LIMIT_LAPSES_S",
+    "ConnectionSlots",
+    "LocalSlots",
+    "Slots",
+    "current_slots",
+    "using_slots",
+]
+
+LIMIT_LAPSES_S = 60.0
 
 
 class Slots(Protocol):
@@ -80,9 +96,29 @@ class ConnectionSlots:
         finally:
             os.close(fd)  # closing the last descriptor of the open file releases the lock
 
+    def publish_limit(self, limit: int) -> None:
+        """Caps the node's connections at ``limit`` (a throttled host) for a while."""
+        path = os.path.join(self.directory, "limit")
+        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}"
+        with open(tmp, "w") as file:
+            file.write(f"{limit} {time.time()}")
+        os.replace(tmp, path)
+
+    def limit(self) -> int:
+        """Slots the node may use now: the published limit while it holds, else all."""
+        try:
+            with open(os.path.join(self.directory, "limit")) as file:
+                limit, _, when = file.read().partition(" ")
+            if time.time() - float(when) < LIMIT_LAPSES_S:
+                return min(max(int(limit), 1), self.count)
+        except (OSError, ValueError):
+            pass
+        return self.count
+
     def _acquire(self) -> int:
-        start = random.randrange(self.count)
-        order = [(start + i) % self.count for i in range(self.count)]
+        count = self.limit()
+        start = random.randrange(count)
+        order = [(start + i) % count for i in range(count)]
         for index in order:
             fd = os.open(self._path(index), os.O_RDWR | os.O_CREAT, 0o644)
             try:

@@ -1,0 +1,189 @@
+"""Throttling (503 SlowDown, 429) as the stores document it, against a server started here.
+
+Every assertion is on the server's own request log: how many requests it saw, the gaps it
+saw between them, and how many were in flight at once. None is on our code's timings.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import itertools
+import os
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from throttle_server import Answer, Request, ThrottleServer
+
+from streamx.dataset import metrics
+from streamx.storage import throttle
+from streamx.storage.download import download_file
+from streamx.storage.slots import ConnectionSlots, LocalSlots
+from streamx.storage.throttle import ThrottledError, parse_retry_after
+
+MIB = 1 << 20
+
+
+@pytest.fixture(autouse=True)
+def _small_parts(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("STREAMX_DOWNLOAD_PART_SIZE", str(MIB))
+    monkeypatch.setenv("STREAMX_HEDGE", "0")
+    throttle._LIMITS.clear()  # each test starts from an unthrottled host
+    yield
+    throttle._LIMITS.clear()
+
+
+def _data(size: int) -> bytes:
+    return os.urandom(size)
+
+
+def _gets(server: ThrottleServer) -> list[Request]:
+    return [entry.request for entry in server.requests() if entry.request.method == "GET"]
+
+
+def test_retry_after_in_seconds_is_waited_out(tmp_path: Path) -> None:
+    data = _data(100_000)
+    count = iter(range(1_000))
+
+    def decide(request: Request) -> Answer:
+        return Answer("status", 503, "1") if next(count) < 2 else Answer("ok")
+
+    server = ThrottleServer(data, decide)
+    try:
+        before = metrics.snapshot()["throttled"]
+        download_file(server.url(), str(tmp_path / "f"), expected_size=len(data))
+        logged = server.requests()
+    finally:
+        server.close()
+    assert (tmp_path / "f").read_bytes() == data
+    assert [entry.status for entry in logged] == [503, 503, 200]
+    for throttled, following in itertools.pairwise(logged):
+        # The server's own clock: the next request came at least Retry-After later.
+        assert following.request.arrived - throttled.answered >= 1.0
+    assert metrics.snapshot()["throttled"] - before == 2
+
+
+def test_retry_after_as_an_http_date_is_waited_out(tmp_path: Path) -> None:
+    data = _data(50_000)
+    count = iter(range(1_000))
+
+    def decide(request: Request) -> Answer:
+        if next(count):
+            return Answer("ok")
+        return Answer("status", 429, email.utils.formatdate(time.time() + 3, usegmt=True))
+
+    server = ThrottleServer(data, decide)
+    try:
+        download_file(server.url(), str(tmp_path / "f"), expected_size=len(data))
+        logged = server.requests()
+    finally:
+        server.close()
+    assert (tmp_path / "f").read_bytes() == data
+    assert [entry.status for entry in logged] == [429, 200]
+    # The date has whole seconds: 3 s ahead, as written, is at least 2 s ahead.
+    assert logged[1].request.arrived - logged[0].answered >= 2.0
+
+
+def test_parse_retry_after() -> None:
+    assert parse_retry_after("7") == 7.0
+    assert parse_retry_after(None) is None
+    assert parse_retry_after("soon") is None
+    assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412470.0) == 10.0
+    assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412490.0) == 0.0
+    assert parse_retry_after("99999") == 120.0  # an hour-long ask is capped
+
+
+def test_throttling_forever_fails_naming_url_status_and_tries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STREAMX_THROTTLE_RETRIES", "3")
+    server = ThrottleServer(_data(10_000), lambda request: Answer("status", 503, "0"))
+    try:
+        with pytest.raises(ThrottledError) as caught:
+            download_file(server.url("slow.bin"), str(tmp_path / "f"), expected_size=10_000)
+        gets = _gets(server)
+    finally:
+        server.close()
+    message = str(caught.value)
+    assert server.url("slow.bin") in message
+    assert "503" in message
+    assert "3 tries" in message
+    assert caught.value.tries == 3
+    assert len(gets) == 3
+    assert not (tmp_path / "f").exists()
+
+
+def test_a_throttled_range_is_asked_once_per_try(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ranged parts go through Rust's GET; a 429 it declines is not asked again at once."""
+    monkeypatch.setenv("STREAMX_THROTTLE_RETRIES", "4")
+    server = ThrottleServer(_data(4 * MIB), lambda request: Answer("status", 429))
+    try:
+        with pytest.raises(ThrottledError, match="4 tries"):
+            download_file(
+                server.url(), str(tmp_path / "f"), expected_size=4 * MIB, slots=LocalSlots(1)
+            )
+        gets = _gets(server)
+    finally:
+        server.close()
+    assert len(gets) == 4
+    assert {request.range for request in gets} == {(0, MIB - 1)}
+
+
+def test_concurrency_falls_on_throttling_and_recovers(tmp_path: Path) -> None:
+    data = _data(40 * MIB)
+    lock = threading.Lock()
+    seen = [0]
+
+    def decide(request: Request) -> Answer:
+        with lock:
+            seen[0] += 1
+            number = seen[0]
+        return Answer("status", 503) if 9 <= number <= 24 else Answer("ok")
+
+    server = ThrottleServer(data, decide, delay_s=0.05)
+    try:
+        download_file(
+            server.url(), str(tmp_path / "f"), expected_size=len(data), slots=LocalSlots(8)
+        )
+        logged = server.requests()
+    finally:
+        server.close()
+    assert (tmp_path / "f").read_bytes() == data
+    statuses = [entry.status for entry in logged]
+    assert statuses.count(503) == 16
+    assert statuses.count(206) == 40
+    throttled = [entry for entry in logged if entry.status == 503]
+    # Before: the connections the settings allow.
+    assert max(entry.request.in_flight for entry in logged[:8]) >= 4
+    # After a dozen throttled answers, one or two requests at once.
+    twelfth, last = throttled[11].answered, throttled[-1].answered
+    during = [e.request for e in logged if twelfth <= e.request.arrived <= last]
+    assert during
+    assert max(request.in_flight for request in during) <= 2
+    # Throttling stopped: the concurrency came back.
+    assert max(entry.request.in_flight for entry in logged[-12:]) >= 4
+
+
+def test_the_node_wide_slots_follow_a_throttled_host(tmp_path: Path) -> None:
+    data = _data(8 * MIB)
+    count = iter(range(1_000))
+
+    def decide(request: Request) -> Answer:
+        return Answer("status", 503) if 6 <= next(count) <= 9 else Answer("ok")
+
+    slots = ConnectionSlots(str(tmp_path / "slots"), 8)
+    server = ThrottleServer(data, decide, delay_s=0.02)
+    try:
+        assert slots.limit() == 8
+        download_file(server.url(), str(tmp_path / "f"), expected_size=len(data), slots=slots)
+    finally:
+        server.close()
+    assert (tmp_path / "f").read_bytes() == data
+    published = (tmp_path / "slots" / "limit").read_text().split()
+    assert 1 <= int(published[0]) < 8  # lowered by the throttled process, not yet back
+    other = ConnectionSlots(str(tmp_path / "slots"), 8)  # another process's view
+    assert other.limit() == int(published[0])
