@@ -87,3 +87,17 @@ def test_kinds() -> None:
     assert kind_of("GET", "/b?list-type=2&prefix=ds", {}) == "LIST"
     assert kind_of("PUT", "/b/k", {}) == "PUT"
     assert kind_of("POST", "/b/k?uploads", {}) == "PUT"
+
+
+def test_a_put_is_counted_with_its_bytes(s3: S3, tmp_path: Path) -> None:
+    from streamx.storage import s3_put
+
+    data = os.urandom(300_000)
+    (tmp_path / "up").write_bytes(data)
+    route = s3_put.put_route(s3.url("ds/up.bin"), len(data))
+    assert route is not None
+    s3_put.put_file(route, str(tmp_path / "up"))
+    totals = accounting.totals()
+    assert s3.get("ds/up.bin") == data
+    assert totals["PUT"] == 1
+    assert totals["bytes_sent"] == len(data)

@@ -43,7 +43,9 @@ def _gets(server: ThrottleServer) -> list[Request]:
     return [entry.request for entry in server.requests() if entry.request.method == "GET"]
 
 
-def test_retry_after_in_seconds_is_waited_out(tmp_path: Path) -> None:
+def test_retry_after_in_seconds_is_waited_out(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     data = _data(100_000)
     count = iter(range(1_000))
 
@@ -63,6 +65,10 @@ def test_retry_after_in_seconds_is_waited_out(tmp_path: Path) -> None:
         # The server's own clock: the next request came at least Retry-After later.
         assert following.request.arrived - throttled.answered >= 1.0
     assert metrics.snapshot()["throttled"] - before == 2
+    # One log line for the host, not one per throttled answer.
+    lines = [r for r in caplog.records if r.name == "streamx.storage.throttle"]
+    assert len(lines) == 1
+    assert f"127.0.0.1:{server.port} is throttling (HTTP 503)" in lines[0].getMessage()
 
 
 def test_retry_after_as_an_http_date_is_waited_out(tmp_path: Path) -> None:

@@ -146,7 +146,7 @@ class ThrottleServer:
         if request.range:
             lines.append(f"Content-Range: bytes {start}-{end}/{len(self.data)}")
         if request.method == "HEAD":
-            return self._send(conn, lines, b"", request, entry, status, announced=True)
+            return self._send(conn, lines, b"", request, entry, status)
         if answer.kind == "stall":
             conn.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + body[: len(body) // 2])
             self._stop.wait()
@@ -161,7 +161,6 @@ class ThrottleServer:
         request: Request,
         entry: Logged,
         status: int,
-        announced: bool = False,
     ) -> bool:
         try:
             conn.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
