@@ -25,8 +25,9 @@ from typing import Any
 
 from streamx.convert.errors import ConvertError
 from streamx.format.writers.base import write_atomic
+from streamx.location import INDEX_BASENAME, Location
 from streamx.storage.download import download_file
-from streamx.storage.filesystems import get_filesystem, split_url
+from streamx.storage.filesystems import get_filesystem
 from streamx.storage.merge_index import merge_index
 from streamx.storage.upload import upload_file
 
@@ -45,10 +46,11 @@ class Destination:
     """A local directory or remote URL receiving one conversion."""
 
     def __init__(self, out: str) -> None:
+        where = Location.parse(out)
         self.out = out.rstrip("/")
-        self.remote = split_url(out)[0] not in ("", "file")
+        self.remote = where.is_remote
         if not self.remote:
-            self.out = os.path.abspath(os.path.expanduser(out))
+            self.out = os.path.abspath(where.local_path)
 
     def begin(self, plan: Mapping[str, Any]) -> set[int]:
         """Records ``plan`` (or checks it matches the recorded one) and returns the indexes of
@@ -62,7 +64,7 @@ class Destination:
         try:
             recorded = self._read(PLAN_BASENAME)
             if recorded is None:
-                if self._read("index.json") is not None or self._has_files():
+                if self._read(INDEX_BASENAME) is not None or self._has_files():
                     raise ConvertError(
                         f"{self.out} already holds files (a finished dataset?); convert into "
                         "an empty location."
@@ -96,7 +98,7 @@ class Destination:
 
     def finish(self, num_parts: int) -> None:
         """Merges the parts' indexes into ``<out>/index.json`` and drops the plan."""
-        indexes = [f"{self.out}/{part_name(i)}/index.json" for i in range(num_parts)]
+        indexes = [f"{self.out}/{part_name(i)}/{INDEX_BASENAME}" for i in range(num_parts)]
         if self.remote:
             merge_index(list(indexes), self.out, keep_local=False)
             fs, path = get_filesystem(f"{self.out}/{PLAN_BASENAME}")
@@ -112,7 +114,7 @@ class Destination:
             shutil.rmtree(os.path.join(self.out, STAGING), ignore_errors=True)
 
     def _part_done(self, index: int) -> bool:
-        return self._exists(f"{part_name(index)}/index.json")
+        return self._exists(f"{part_name(index)}/{INDEX_BASENAME}")
 
     def _has_files(self) -> bool:
         if self.remote:

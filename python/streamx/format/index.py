@@ -19,10 +19,9 @@ from streamx.exceptions import CorruptIndexError, IndexJSONError
 from streamx.format.encodings import is_mds_encoding
 from streamx.format.shard_info import FileInfo, ShardInfo
 from streamx.format.shard_list import IndexPart, ShardList
+from streamx.location import INDEX_BASENAME as INDEX_BASENAME
 
 __all__ = ["FileInfo", "ShardInfo", "ShardList", "load_index", "parse_index"]
-
-INDEX_BASENAME = "index.json"
 
 
 def load_index(path: str) -> dict[str, Any]:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 import threading
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlparse
 
+from streamx.location import Location
 from streamx.storage.s3_direct import AWS_CREDENTIAL_ENV, forget_credentials
 
 if TYPE_CHECKING:  # fsspec is imported when a filesystem is built, not with streamx
@@ -49,13 +49,10 @@ def _require(kind: str, scheme: str) -> None:
 
 
 def split_url(url: str) -> tuple[str, str, str]:
-    """Split a remote URL into `(scheme, netloc, path)`; local paths get scheme `''`."""
-    if url.startswith("dbfs:/"):
-        return "dbfs", "", url[len("dbfs:") :]
-    parsed = urlparse(url)
-    if len(parsed.scheme) == 1:  # a Windows drive letter, not a scheme
-        return "", "", url
-    return parsed.scheme, parsed.netloc, parsed.path
+    """Split a remote URL into `(scheme, netloc, path)`; local paths get scheme `''`
+    (:class:`streamx.location.Location` parses it; a ``file:`` URL's path is the local one)."""
+    where = Location.parse(url)
+    return where.scheme, where.netloc, where.path
 
 
 def clear_cache() -> None:

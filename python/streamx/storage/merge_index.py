@@ -11,21 +11,24 @@ from __future__ import annotations
 import json
 import logging
 import os
+import posixpath
 import shutil
 import tempfile
 from collections.abc import Sequence
 from typing import Any
 
+from streamx.location import INDEX_BASENAME, Location, OutputPair, parse_out
 from streamx.storage.download import download_file, temp_path_for
-from streamx.storage.filesystems import get_filesystem, split_url
-from streamx.storage.upload import INDEX_BASENAME, parse_out, put_file
+from streamx.storage.filesystems import get_filesystem
+from streamx.storage.upload import parse_out as staging_out
+from streamx.storage.upload import put_file
 
 __all__ = ["merge_index"]
 
 logger = logging.getLogger(__name__)
 
 _FILE_KEYS = ("raw_data", "zip_data", "raw_meta", "zip_meta")
-Location = str | tuple[str, str]
+Where = str | tuple[str, str]
 
 
 def merge_index(*args: Any, **kwargs: Any) -> None:
@@ -58,37 +61,39 @@ def merge_index(*args: Any, **kwargs: Any) -> None:
 
 
 def _merge_from_list(
-    index_file_urls: Sequence[Location],
-    out: Location,
+    index_file_urls: Sequence[Where],
+    out: Where,
     keep_local: bool = True,
     download_timeout: float = 60,
 ) -> None:
     if not index_file_urls or not out:
         logger.warning("merge_index needs both index_file_urls and out; nothing merged")
         return
-    urls: list[Location] = []
+    urls: list[Where] = []
     for url in dict.fromkeys(index_file_urls):  # drop duplicates, keep order
         if isinstance(url, str):
             urls.append(url.rstrip("/").strip())
         else:
             urls.append((url[0].rstrip("/").strip(), url[1].rstrip("/").strip()))
+    roots = parse_out(out)
     shards: list[Any] = []
     with tempfile.TemporaryDirectory(prefix="streamx-merge-") as scratch:
         for url in urls:
             src = url if isinstance(url, str) else (url[0] if os.path.exists(url[0]) else url[1])
-            shards += _prefixed_shards(_fetch_index(src, scratch, download_timeout), src)
+            fetched = _fetch_index(src, scratch, download_timeout)
+            shards += _prefixed_shards(fetched, _partition_prefix(url, roots))
     _write_merged(out, {"version": 2, "shards": shards}, keep_local)
 
 
 def _fetch_index(src: str, scratch: str, timeout: float) -> str:
     """A local path holding the index at `src`, downloading it into `scratch` if remote."""
-    scheme, netloc, path = split_url(src)
-    if scheme in ("", "file"):
-        local = path if scheme == "file" else src
+    where = Location.parse(src)
+    if not where.is_remote:
+        local = where.local_path
         if not os.path.isfile(local):
             raise FileNotFoundError(f"Index file {local} does not exist or not accessible.")
         return local
-    dest = os.path.join(scratch, netloc, path.lstrip("/"))
+    dest = os.path.join(scratch, where.netloc, where.key)
     try:
         download_file(src, dest, timeout=timeout)
     except FileNotFoundError:
@@ -98,9 +103,60 @@ def _fetch_index(src: str, scratch: str, timeout: float) -> str:
     return dest
 
 
-def _prefixed_shards(index_path: str, src: str) -> list[Any]:
-    """The partition's shards with basenames prefixed by the partition directory's name."""
-    partition = os.path.basename(os.path.dirname(split_url(src)[2].rstrip("/")))
+def _partition_prefix(entry: str | tuple[str, str], roots: OutputPair) -> str:
+    """The partition directory's path relative to the merged index's directory.
+
+    The merged index lives in ``out``, so each shard's basename must lead from there to the
+    partition's file. A partition directly under ``out`` gets its directory name (as in
+    mosaicml-streaming); a deeper one its relative path.
+
+    Raises:
+        ValueError: If the partition is not under ``out`` (its files would not be found
+            from the merged index), naming the partition.
+    """
+    forms = [entry] if isinstance(entry, str) else list(entry)
+    for form in forms:
+        where = Location.parse(form)
+        relative = None
+        if where.is_remote and roots.remote is not None and roots.remote.is_remote:
+            root = roots.remote
+            if (where.scheme, where.netloc) == (root.scheme, root.netloc):
+                directory = posixpath.dirname(where.key.rstrip("/"))
+                relative = _relative(f"/{directory}", f"/{root.key.rstrip('/')}")
+        elif not where.is_remote:
+            base = roots.local if roots.local is not None else _local_root(roots.remote)
+            if base is not None:
+                directory = os.path.dirname(os.path.abspath(where.local_path))
+                relative = _relative(directory, os.path.abspath(base))
+        if relative is not None:
+            return relative
+    raise ValueError(
+        f"Partition index {entry!r} is not in a sub-directory of the merged index's "
+        f"directory {_describe_out(roots)}: the merged index could not lead to its shards. "
+        "Write each partition under OUT, or merge into their common parent."
+    )
+
+
+def _local_root(remote: Location | None) -> str | None:
+    """A ``(local, file://)`` pair's remote root as a local directory."""
+    return None if remote is None or remote.is_remote else remote.local_path
+
+
+def _relative(directory: str, root: str) -> str | None:
+    """Absolute ``directory`` relative to absolute ``root`` when strictly below it."""
+    relative = posixpath.relpath(posixpath.normpath(directory), posixpath.normpath(root))
+    if relative == "." or relative.split("/")[0] == "..":
+        return None
+    return relative
+
+
+def _describe_out(roots: OutputPair) -> str:
+    places = [p for p in (roots.local, roots.remote and roots.remote.url) if p]
+    return " / ".join(places)
+
+
+def _prefixed_shards(index_path: str, partition: str) -> list[Any]:
+    """The partition's shards with basenames prefixed by `partition` (a relative path)."""
     with open(index_path) as f:
         shards: list[Any] = json.load(f)["shards"]
     for shard in shards:
@@ -110,8 +166,8 @@ def _prefixed_shards(index_path: str, src: str) -> list[Any]:
     return shards
 
 
-def _write_merged(out: Location, obj: dict[str, Any], keep_local: bool) -> None:
-    local, remote, temporary = parse_out(out)
+def _write_merged(out: Where, obj: dict[str, Any], keep_local: bool) -> None:
+    local, remote, temporary = staging_out(out)
     os.makedirs(local, exist_ok=True)
     path = os.path.join(local, INDEX_BASENAME)
     tmp = temp_path_for(path)
@@ -128,7 +184,7 @@ def _write_merged(out: Location, obj: dict[str, Any], keep_local: bool) -> None:
         os.remove(path)
 
 
-def _merge_from_root(out: Location, keep_local: bool = True, download_timeout: float = 60) -> None:
+def _merge_from_root(out: Where, keep_local: bool = True, download_timeout: float = 60) -> None:
     if not out:
         logger.warning("merge_index: no dataset root given; nothing merged")
         return
@@ -136,8 +192,8 @@ def _merge_from_root(out: Location, keep_local: bool = True, download_timeout: f
     remote_root: str | None
     if isinstance(out, tuple):
         local_root, remote_root = out
-    elif split_url(out)[0] in ("", "file"):
-        local_root, remote_root = out, None
+    elif not Location.parse(out).is_remote:
+        local_root, remote_root = Location.parse(out).local_path, None
     else:
         local_root, remote_root = None, out  # remote only: nothing local to look at
     local_files = _local_partition_indexes(local_root) if local_root else []
@@ -145,7 +201,7 @@ def _merge_from_root(out: Location, keep_local: bool = True, download_timeout: f
         _merge_from_list(list(local_files), out, keep_local, download_timeout)
         return
     remote_files = _remote_partition_indexes(remote_root)
-    urls: list[Location]
+    urls: list[Where]
     if len(local_files) == len(remote_files):
         urls = list(zip(local_files, remote_files))
     else:

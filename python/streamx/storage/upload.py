@@ -20,16 +20,16 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from streamx.exceptions import UploadFailedError
+from streamx.location import INDEX_BASENAME, Location, OutputPair
+from streamx.location import parse_out as parse_location_out
 from streamx.storage import s3_put
 from streamx.storage.download import backoff_delay
-from streamx.storage.filesystems import get_filesystem, split_url
+from streamx.storage.filesystems import get_filesystem
 from streamx.storage.s3fs_check import require_s3fs
 
 __all__ = ["UploadFailedError", "Uploader", "parse_out", "put_file", "upload_file"]
 
 logger = logging.getLogger(__name__)
-
-INDEX_BASENAME = "index.json"
 
 
 def put_file(fs: Any, local_path: str, path: str) -> None:
@@ -72,7 +72,7 @@ def upload_file(local_path: str, remote_url: str, *, retry: int = 2, timeout: fl
             if route is not None:
                 s3_put.put_file(route, local_path, timeout)
             else:
-                if split_url(remote_url)[0] == "s3":
+                if Location.parse(remote_url).scheme == "s3":
                     require_s3fs()
                 fs, path = get_filesystem(remote_url)
                 put_file(fs, local_path, path)
@@ -86,26 +86,19 @@ def upload_file(local_path: str, remote_url: str, *, retry: int = 2, timeout: fl
             time.sleep(backoff_delay(attempt))
 
 
-def _is_remote(url: str) -> bool:
-    return split_url(url)[0] not in ("", "file")
-
-
-def parse_out(out: str | tuple[str, str]) -> tuple[str, str | None, bool]:
-    """Interpret a writer's `out` argument.
+def parse_out(out: str | tuple[str, str] | OutputPair) -> tuple[str, str | None, bool]:
+    """Interpret a writer's `out` argument (see :func:`streamx.location.parse_out`).
 
     Returns:
-        ``(local_dir, remote_url_or_None, local_is_temporary)``: a local path has no
-        remote; a remote URL gets a fresh temporary staging directory; a
+        ``(local_dir, remote_url_or_None, local_is_temporary)``: a local path or ``file://``
+        URL has no remote; a remote URL gets a fresh temporary staging directory; a
         ``(local, remote)`` tuple is used as given.
     """
-    if isinstance(out, (tuple, list)):
-        if len(out) != 2:
-            raise ValueError(f"Invalid `out` argument: {out!r}; expected (local, remote)")
-        local, remote = out
-        return str(local), str(remote), False
-    if _is_remote(out):
-        return tempfile.mkdtemp(prefix="streamx-upload-"), out, True
-    return out, None, False
+    pair = out if isinstance(out, OutputPair) else parse_location_out(out)
+    remote = None if pair.remote is None else pair.remote.url
+    if pair.local is None:
+        return tempfile.mkdtemp(prefix="streamx-upload-"), remote, True
+    return pair.local, remote, False
 
 
 class Uploader:
@@ -138,7 +131,7 @@ class Uploader:
 
     def __init__(
         self,
-        out: str | tuple[str, str],
+        out: str | tuple[str, str] | OutputPair,
         *,
         keep_local: bool = False,
         max_workers: int | None = None,
@@ -158,10 +151,9 @@ class Uploader:
         self._bar: Any = None
         self._bar_lock = threading.Lock()
         if self.remote is not None:
-            if s3_put.put_route(self._remote_url("index.json"), 0) is None:
-                scheme = split_url(self.remote)[0]
-                if scheme == "s3":
-                    require_s3fs()  # fail now, not on the first shard's upload
+            direct = s3_put.put_route(self._remote_url(INDEX_BASENAME), 0) is not None
+            if not direct and Location.parse(self.remote).scheme == "s3":
+                require_s3fs()  # fail now, not on the first shard's upload
             workers = max_workers or min(32, (os.cpu_count() or 1) + 4)
             self._pool = ThreadPoolExecutor(workers, thread_name_prefix="streamx-up")
             if progress_bar:

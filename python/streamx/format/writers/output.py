@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import shutil
-import urllib.parse
 from typing import Any, Protocol
+
+from streamx.location import OutputPair, parse_out
 
 __all__ = ["LocalOutput", "Output", "open_output", "split_out"]
 
@@ -27,21 +28,13 @@ class Output(Protocol):
 
 
 def split_out(out: str | tuple[str, str]) -> tuple[str | None, str | None]:
-    """Returns ``(local, remote)`` for a writer's ``out`` argument.
+    """Returns ``(local, remote)`` for a writer's ``out`` argument (``file://`` is local).
 
     Raises:
         ValueError: If ``out`` is a tuple of the wrong length.
     """
-    if isinstance(out, str):
-        if urllib.parse.urlparse(out).scheme:
-            return None, out
-        return os.path.expanduser(out), None
-    if len(out) != 2:
-        raise ValueError(
-            "Invalid `out` argument. It is either a string of local/remote directory or a "
-            "list of two strings with [local, remote]."
-        )
-    return os.path.expanduser(out[0]), out[1]
+    pair = parse_out(out)
+    return pair.local, None if pair.remote is None else pair.remote.url
 
 
 class LocalOutput:
@@ -78,23 +71,26 @@ def open_output(
     Raises:
         FileExistsError: If the local directory is not empty and ``exist_ok`` is false.
     """
-    local, remote = split_out(out)
+    pair = parse_out(out)
+    local = pair.local
     if local is not None and os.path.isdir(local) and os.listdir(local):
         if not exist_ok:
             raise FileExistsError(f"Directory is not empty: {local}")
         shutil.rmtree(local)
-    if remote is None:
+    if pair.remote is None:
         assert local is not None
         return LocalOutput(local)
     return RemoteOutput(
-        out, keep_local=keep_local, progress_bar=progress_bar, max_workers=max_workers, retry=retry
+        pair, keep_local=keep_local, progress_bar=progress_bar, max_workers=max_workers, retry=retry
     )
 
 
 class RemoteOutput:
     """Files are written locally and uploaded in the background; the index goes last."""
 
-    def __init__(self, out: str | tuple[str, str], **kwargs: Any) -> None:
+    def __init__(self, out: OutputPair, **kwargs: Any) -> None:
+        # The one arrow from format/ down to storage/ (format sits above storage): uploads
+        # are transport, started only for a remote ``out``.
         from streamx.storage.upload import Uploader
 
         self._uploader = Uploader(out, **kwargs)
