@@ -12,20 +12,54 @@ import os
 from dataclasses import dataclass, replace
 
 from streamx.format.index import INDEX_BASENAME, ShardInfo, parse_index
+from streamx.location import Location as Where
 from streamx.storage.download import download_file
-from streamx.storage.filesystems import get_filesystem, split_url
+from streamx.storage.filesystems import get_filesystem
 from streamx.storage.shard_files import remote_url
 
-__all__ = ["Location", "Split", "is_remote"]
+__all__ = ["Location", "Split", "check_component", "inside", "is_remote", "local_path"]
 
 
 def is_remote(target: str) -> bool:
     """Whether ``target`` is a URL of a remote store (``file://`` counts as local)."""
-    return split_url(target)[0] not in ("", "file")
+    return Where.parse(target).is_remote
 
 
-def _local_path(target: str) -> str:
-    return split_url(target)[2] if target.startswith("file://") else target
+def local_path(target: str) -> str:
+    """The local directory a path or ``file://`` URL names."""
+    return Where.parse(target).local_path
+
+
+def check_component(name: str, where: str) -> str:
+    """``name`` when it is one plain path component (a split's directory name).
+
+    A remote listing may hold keys such as ``ds/../x``: their ``..`` must never become a
+    directory the commands write into.
+
+    Raises:
+        ValueError: For ``''``, ``.``, ``..`` or a name holding a separator or NUL, naming it.
+    """
+    if name in ("", ".", "..") or any(c in name for c in "/\\\0"):
+        raise ValueError(
+            f"Refusing the entry {name!r} listed under {where}: it is not a plain directory "
+            "name and would resolve outside the dataset"
+        )
+    return name
+
+
+def inside(root: str, relative: str, what: str) -> str:
+    """``root/relative`` after resolving ``..`` and symbolic links, checked to stay in ``root``.
+
+    Raises:
+        ValueError: If the path resolves outside ``root``, naming ``what`` (the key or file).
+    """
+    base = os.path.realpath(root)
+    path = os.path.realpath(os.path.join(base, relative))
+    if os.path.commonpath([base, path]) != base or path == base:
+        raise ValueError(
+            f"Refusing {what}: it resolves to {path}, outside {root} (a '..' or a symbolic link)"
+        )
+    return path
 
 
 @dataclass(frozen=True)
@@ -51,7 +85,7 @@ class Location:
     def __init__(self, target: str, scratch: str) -> None:
         self.target = target.rstrip("/") or "/"
         self.remote = is_remote(target)
-        self.root = scratch if self.remote else _local_path(self.target)
+        self.root = scratch if self.remote else local_path(self.target)
         self.split_names = self._find_splits()
 
     def _find_splits(self) -> list[str]:
@@ -63,6 +97,7 @@ class Location:
             children = self._children()
         except FileNotFoundError:
             children = []
+        children = [check_component(n, self.target) for n in children]
         names = sorted(n for n in children if self._exists(f"{n}/{INDEX_BASENAME}"))
         if not names:
             raise FileNotFoundError(f"No {INDEX_BASENAME} in {self.target} or its sub-directories")
