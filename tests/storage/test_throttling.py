@@ -31,6 +31,7 @@ def _small_parts(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("STREAMX_DOWNLOAD_PART_SIZE", str(MIB))
     monkeypatch.setenv("STREAMX_HEDGE", "0")
     throttle._LIMITS.clear()  # each test starts from an unthrottled host
+    throttle._WANT_HEADERS.clear()
     yield
     throttle._LIMITS.clear()
 
@@ -137,6 +138,29 @@ def test_a_throttled_range_is_asked_once_per_try(
         server.close()
     assert len(gets) == 4
     assert {request.range for request in gets} == {(0, MIB - 1)}
+
+
+def test_retry_after_is_honoured_on_ranged_parts_after_the_first_answer(tmp_path: Path) -> None:
+    """Rust reads ranged GETs and keeps no headers: its first 503 is waited out with the
+    backoff, and the host's later answers are read whole, so Retry-After counts again."""
+    data = _data(2 * MIB)
+    count = iter(range(1_000))
+
+    def decide(request: Request) -> Answer:
+        return Answer("status", 503, "1") if next(count) < 2 else Answer("ok")
+
+    server = ThrottleServer(data, decide)
+    try:
+        download_file(
+            server.url(), str(tmp_path / "f"), expected_size=len(data), slots=LocalSlots(1)
+        )
+        logged = server.requests()
+    finally:
+        server.close()
+    assert (tmp_path / "f").read_bytes() == data
+    assert [entry.status for entry in logged] == [503, 503, 206, 206]
+    assert [entry.request.range for entry in logged[:3]] == [(0, MIB - 1)] * 3
+    assert logged[2].request.arrived - logged[1].answered >= 1.0
 
 
 def test_concurrency_falls_on_throttling_and_recovers(tmp_path: Path) -> None:

@@ -42,10 +42,9 @@ from streamx.exceptions import (
     SizeMismatchError,
     TruncatedDownloadError,
 )
-from streamx.storage import accounting, cancel
+from streamx.storage import accounting, cancel, throttle
 from streamx.storage.http_pool import STALE_CONNECTION, pool_for
 from streamx.storage.object_pin import ObjectPin
-from streamx.storage.throttle import note_retry_after
 
 __all__ = [
     "ChecksumMismatchError",
@@ -154,7 +153,9 @@ def get_into(
         extra.update(pin.headers())
     # Rust cannot report an answer's version: a part goes there only once it is pinned (a
     # changed object then answers 412, which Rust declines and the path below reports).
-    if length is not None and target.scheme == "http" and (pin is None or pin.known):
+    # A host that throttles lately is read through http.client, which keeps Retry-After.
+    fast = not throttle.headers_wanted(target.host, target.port)
+    if length is not None and target.scheme == "http" and (pin is None or pin.known) and fast:
         moved = _ranged_in_rust(target, extra, fd, start, length, timeout, deadline, expected)
         if moved is not None:
             return moved
@@ -268,6 +269,8 @@ def _declined(target: Target, status: int) -> None:
     ``http.client``, whose answer's body makes the message (403, redirects)."""
     if status == 200:
         raise RangeIgnoredError(f"{target.url}: the server ignores Range requests")
+    if status in throttle.THROTTLE_STATUSES:
+        throttle.want_headers(target.host, target.port)
     if status in (404, 429) or status >= 500:
         raise target.error(status, b"")
     logger.debug("GET %s (a range) answered %d: asking through http.client", target.url, status)
@@ -352,7 +355,7 @@ def _check_status(
         raise pin.refused()
     if status not in (200, 206):
         error = target.error(status, response.read(64 << 10))
-        note_retry_after(error, response.getheader("Retry-After"))
+        throttle.note_retry_after(error, response.getheader("Retry-After"))
         raise error
     if pin is not None:
         pin.check(response.getheader("ETag"), response.getheader("Last-Modified"))

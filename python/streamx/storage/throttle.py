@@ -38,6 +38,7 @@ __all__ = [
     "THROTTLE_STATUSES",
     "AdaptiveLimit",
     "ThrottledError",
+    "headers_wanted",
     "limit_for",
     "note_retry_after",
     "parse_retry_after",
@@ -45,6 +46,7 @@ __all__ = [
     "throttle_delay",
     "throttle_retries",
     "throttled_status",
+    "want_headers",
 ]
 
 logger = logging.getLogger(__name__)
@@ -56,6 +58,23 @@ _BASE_S = 0.5
 _CAP_S = 20.0
 # The most a Retry-After is obeyed for: a server asking for an hour gets the budget's end.
 _MOST_RETRY_AFTER_S = 120.0
+
+
+# Hosts whose throttled answers were read by Rust, which keeps no headers: their GETs go
+# through http.client for a while, so that the next throttled answer's Retry-After is read.
+_WANT_HEADERS_S = 30.0
+_WANT_HEADERS: dict[tuple[str, int | None], float] = {}
+
+
+def want_headers(host: str, port: int | None) -> None:
+    """Asks for ``host``'s answers to be read whole (headers included) for a while."""
+    _WANT_HEADERS[(host, port)] = time.monotonic() + _WANT_HEADERS_S
+
+
+def headers_wanted(host: str, port: int | None) -> bool:
+    """Whether ``host`` throttled lately, so that its answers' headers matter."""
+    until = _WANT_HEADERS.get((host, port))
+    return until is not None and time.monotonic() < until
 
 
 class ThrottledError(HttpResponseError):
