@@ -3,6 +3,8 @@
 Shards are checked in parallel threads (hashing, decompression and decoding run in Rust with
 the GIL released). Remote shards are fetched into a scratch directory one at a time per
 thread and dropped once checked, so a dataset larger than the local disk can be verified.
+A shard that cannot be fetched or read is reported like any other bad shard: every shard is
+checked, and the report (``--json`` too) is always printed.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 
 import typer
+from rich.markup import escape
 
 from streamx import _core
 from streamx.cli.errors import one_line_errors
@@ -88,22 +91,42 @@ def _unpacked_problems(
         os.remove(path)
 
 
-def _check_samples(shard: ShardInfo) -> tuple[list[tuple[int | None, str]], int]:
-    """Decodes every sample; returns the failures (first few) and how many there were."""
+def _reason(err: BaseException, scratch: str) -> str:
+    """One line; a file in the scratch directory is named by its basename (the path is gone
+    by the time anyone reads it)."""
+    text = " ".join(str(err).split()).replace(scratch.rstrip(os.sep) + os.sep, "")
+    return f"{type(err).__name__}: {text}"
+
+
+def _sample_problem(shard: ShardInfo, scratch: str) -> tuple[int | None, str] | None:
+    """Decodes every sample; one summary of the failures (None when all decode): the first
+    bad sample, how many there are, and why (once, when all fail alike)."""
     try:
         reader = make_reader([shard])
     except Exception as err:
-        return [(None, f"cannot open: {err}")], 1
-    failures: list[tuple[int | None, str]] = []
-    count = 0
+        return None, f"cannot open: {_reason(err, scratch)}"
+    bad: list[int] = []
+    reasons: set[str] = set()
+    first = ""
     for i in range(shard.samples):
         try:
             reader.get(i)
         except Exception as err:
-            count += 1
-            if len(failures) < _MAX_SAMPLE_PROBLEMS:
-                failures.append((i, f"{type(err).__name__}: {' '.join(str(err).split())}"))
-    return failures, count
+            bad.append(i)
+            reason = _reason(err, scratch)
+            first = first or reason
+            if len(reasons) <= _MAX_SAMPLE_PROBLEMS:
+                reasons.add(reason)
+    if not bad:
+        return None
+    if len(bad) == shard.samples:
+        what = f"none of its {shard.samples} samples decodes"
+    else:
+        more = "..." if len(bad) > _MAX_SAMPLE_PROBLEMS else ""
+        shown = ", ".join(map(str, bad[:_MAX_SAMPLE_PROBLEMS])) + more
+        what = f"{len(bad)} of {shard.samples} samples do not decode ({shown})"
+    why = first if len(reasons) == 1 else f"sample {bad[0]}: {first}"
+    return bad[0], f"{what}: {why}"
 
 
 def _verify_shard(location: Location, split: str, shard: ShardInfo, quick: bool) -> list[Problem]:
@@ -114,15 +137,17 @@ def _verify_shard(location: Location, split: str, shard: ShardInfo, quick: bool)
             location.fetch(shard)
         except FileNotFoundError as err:
             return [Problem(split, name, f"missing: {err}")]
+        except Exception as err:  # a truncated or unreadable remote copy: the next shard
+            return [Problem(split, name, f"cannot fetch: {_reason(err, scratch)}")]
         problems = [Problem(split, name, p) for p in _check_files(shard, scratch)]
         if quick or any(p.problem.endswith(": missing") for p in problems):
             return problems
-        failures, count = _check_samples(location.readable(shard, scratch))
-        problems += [Problem(split, name, why, sample) for sample, why in failures]
-        if count > len(failures):
-            problems.append(
-                Problem(split, name, f"... and {count - len(failures)} more bad samples")
-            )
+        try:
+            found = _sample_problem(location.readable(shard, scratch), scratch)
+        except Exception as err:
+            found = None, f"cannot read: {_reason(err, scratch)}"
+        if found is not None:
+            problems.append(Problem(split, name, found[1], found[0]))
         return problems
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -173,10 +198,12 @@ def verify(
                 }
             )
         else:
-            for p in problems:
-                where = f"{p.split}/{p.shard}" if p.split else p.shard
-                at = f" sample {p.sample}" if p.sample is not None else ""
-                console.print(f"[red]BAD[/red] {where}{at}: {p.problem}", soft_wrap=True)
+            for split, shard in bad:  # one line per bad shard, its problems joined
+                where = f"{split}/{shard}" if split else shard
+                what = "; ".join(
+                    p.problem for p in problems if (p.split, p.shard) == (split, shard)
+                )
+                console.print(f"[red]BAD[/red] {escape(where)}: {escape(what)}", soft_wrap=True)
             what = "sizes and hashes" if quick else "sizes, hashes and every sample"
             verdict = "[green]OK[/green]" if not problems else f"[red]{len(bad)} bad shard(s)[/red]"
             console.print(
