@@ -136,21 +136,27 @@ def test_nginx_answers_412_for_a_part_of_a_replaced_file(
     assert not dest.exists()
 
 
+@pytest.mark.parametrize("range_reads", ["1", "0"], ids=["range-reads", "whole-shards"])
 def test_a_dataset_never_yields_a_sample_of_two_versions(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    range_reads: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Two versions of one dataset with the same index: the shard is rewritten on the server
-    after its third part. Every sample read is whole and of one version."""
+    """Two versions of one dataset with the same index (the new one's samples lie at other
+    offsets, in a shard of the same size): the shard, large enough to be read by range
+    while it downloads, is rewritten on the server after its third GET. Every sample is
+    whole and of one version; with range reads off, all of the new one."""
     import streamx
 
+    monkeypatch.setenv("STREAMX_RANGE_READS", range_reads)
+    count, pad = 72, 64 << 10  # a 4.5 MiB shard
     versions = []
-    for offset in (0, 1000):
-        out = tmp_path / f"v{offset}"
+    for version in (0, 1):
+        out = tmp_path / f"v{version}"
         with streamx.MDSWriter(
-            out=str(out), columns={"x": "int", "pad": "bytes"}, size_limit=4 << 20
+            out=str(out), columns={"x": "int", "pad": "bytes"}, size_limit=8 << 20
         ) as writer:
-            for i in range(16):
-                writer.write({"x": offset + i, "pad": bytes([i]) * 60_000})
+            for i in range(count):
+                shift = 4096 * version * (1 if i % 2 else -1)  # the same total
+                writer.write({"x": 1000 * version + i, "pad": _pad(version, i, pad + shift)})
         versions.append(out)
     index = (versions[0] / "index.json").read_bytes()
     assert index == (versions[1] / "index.json").read_bytes()
@@ -172,6 +178,17 @@ def test_a_dataset_never_yields_a_sample_of_two_versions(
             remote=server.url("/ds"), local=str(tmp_path / "cache"), shuffle=False
         )
         samples = [ds[i] for i in range(len(ds))]
-    xs = [int(sample["x"]) for sample in samples]
-    assert xs == [1000 + i for i in range(16)]  # the new version, whole
-    assert all(sample["pad"] == bytes([i]) * 60_000 for i, sample in enumerate(samples))
+    seen = set()
+    for i, sample in enumerate(samples):
+        version, at = divmod(int(sample["x"]), 1000)
+        assert at == i
+        want = _pad(version, i, pad + 4096 * version * (1 if i % 2 else -1))
+        assert sample["pad"] == want, f"sample {i} is mixed"
+        seen.add(version)
+    if range_reads == "0":
+        assert seen == {1}  # the download started over: all of the new version
+    assert 1 in seen
+
+
+def _pad(version: int, i: int, size: int) -> bytes:
+    return bytes([128 * version + i]) * size

@@ -50,11 +50,17 @@ from numpy.typing import NDArray
 
 from streamx.dataset.layout import DatasetLayout
 from streamx.dataset.stream import Stream
-from streamx.exceptions import CorruptShardError, SizeMismatchError, StaleIndexError
+from streamx.exceptions import (
+    CorruptShardError,
+    ObjectChangedError,
+    SizeMismatchError,
+    StaleIndexError,
+)
 from streamx.format.index import ShardInfo
 from streamx.format.readers.base import SampleReader
 from streamx.format.readers.mds import MDSSampleReader
 from streamx.storage.filesystems import split_url
+from streamx.storage.object_pin import ObjectPin
 from streamx.storage.parts import backoff_delay
 from streamx.storage.pool import range_pool
 from streamx.storage.settings import range_reads_enabled
@@ -136,6 +142,9 @@ class _Partial:
         self.target = target
         self.size = target.shard.raw_data.bytes
         self.source: Source = source_for(target.url)
+        # Header and samples of one version: a rewrite fails a GET, and readers then wait
+        # for the (pinned) download of the whole shard.
+        self.pin = ObjectPin(target.url)
         self.fd, path = _anonymous_file(self.size)
         try:
             self.offsets = self._header()
@@ -201,12 +210,12 @@ class _Partial:
         for attempt in range(1, target.retry + 1):
             try:
                 deadline = time.monotonic() + target.timeout
-                self.source.fetch_range(self.fd, start, length, self.size, deadline)
+                self.source.fetch_range(self.fd, start, length, self.size, deadline, self.pin)
                 return
             except SizeMismatchError as err:
                 if attempt == target.retry:
                     stale_size(target.shard.raw_data, target.index_path, err.size, err)
-            except (FileNotFoundError, PermissionError):
+            except (FileNotFoundError, PermissionError, ObjectChangedError):
                 raise
             except Exception:
                 if attempt == target.retry:
