@@ -134,3 +134,51 @@ def test_a_step_reading_more_than_the_limit_warns(index: Path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         simulate(cfg.with_(cache_limit=None))
+
+
+@pytest.mark.parametrize(
+    ("kw", "agree"),
+    [
+        # py1s / py2s within one epoch read each shard in one stretch: an evicted shard is
+        # not read again, so mosaic never reads one it evicted.
+        ({"batch_size": 8, "predownload": 16, "shuffle_algo": "py2s", "cache_limit": 200}, True),
+        ({"batch_size": 4, "predownload": 8, "shuffle_algo": "py2s", "cache_limit": 80}, True),
+        ({"batch_size": 4, "predownload": 16, "shuffle_algo": "py1s", "cache_limit": 170}, True),
+        # py1e and py1br spread a shard's samples over the epoch; a second epoch reads every
+        # shard again. Each limit holds a step's shards and more, as the old condition asked.
+        ({"batch_size": 16, "predownload": 16, "shuffle_algo": "py1br", "cache_limit": 300}, False),
+        ({"batch_size": 8, "predownload": 8, "shuffle_algo": "py1e", "cache_limit": 230}, False),
+        (
+            {
+                "batch_size": 4,
+                "predownload": 8,
+                "shuffle_algo": "py1s",
+                "cache_limit": 80,
+                "epochs": 2,
+            },
+            False,
+        ),
+    ],
+)
+def test_eviction_parity_holds_exactly_when_mosaic_reads_no_shard_it_evicted(
+    index: Path, kw: dict[str, object], agree: bool, missed_by_mosaic: list[int]
+) -> None:
+    from sim_oracle import mosaic_simulate
+
+    limit = int(kw["cache_limit"]) * MB  # type: ignore[call-overload]
+    cfg = _config(index, **{**kw, "cache_limit": None}, time_per_sample=0.5, mosaic_rounding=True)
+    # The link models agree without a limit; only eviction can make them differ.
+    times, downloads, _ = mosaic_simulate(index, cfg)
+    free = simulate(cfg)
+    np.testing.assert_allclose(free.step_times, times, rtol=0.01)
+    np.testing.assert_allclose(free.step_bytes, downloads, rtol=0.01)
+    cfg = cfg.with_(cache_limit=limit)
+    missed_by_mosaic[0] = 0
+    times, downloads, _ = mosaic_simulate(index, cfg)
+    ours = simulate(cfg)
+    assert ours.step_bytes.sum() > free.step_bytes.sum()  # the limit evicts
+    same = np.allclose(ours.step_bytes, downloads, rtol=0.01) and np.allclose(
+        ours.step_times, times, rtol=0.01
+    )
+    assert same == agree
+    assert (missed_by_mosaic[0] == 0) == agree

@@ -10,7 +10,12 @@ streamx makes on purpose:
   for shards later steps need; streamx downloads in order of need
   (``test_many_workers_same_totals_earlier_first_batch``).
 * mosaic forgets a partly downloaded shard once a step has to wait for it and downloads it
-  again in full; streamx keeps the bytes already fetched, as the real downloader does.
+  again in full, yet credits its partial bytes again to later prefetches; streamx keeps
+  the bytes already fetched, once, as the real downloader does
+  (``test_partial_download_is_kept``, ``test_mosaic_credits_partial_downloads_again``).
+
+``--mosaic-rounding`` reproduces the first (``test_mosaic_rounding_...``), and a run cut
+short by ``max_batches`` counts the look-ahead past its last step as mosaic does.
 """
 
 from __future__ import annotations
