@@ -8,6 +8,8 @@ connection number, the Range asked for, the status, the body bytes sent and the 
 end times, so tests can count ranged requests that overlapped. ``delay_ms`` holds every
 request that long before it is answered (Debian's echo module), the round trip that a GET
 costs on a link with that latency; this VM's kernel has no netem to shape a link itself.
+``limit_req`` (e.g. ``"20r/s"``) answers requests past that rate with ``503`` and
+``Retry-After: 1``, as S3 throttles a hot prefix with ``503 SlowDown``.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ http {{
     log_format timed '$connection "$http_range" $status $body_bytes_sent '
                      '$msec $request_time $request_method $uri';
     access_log {state}/access.log timed;
+    {zones}
     server {{
         listen 127.0.0.1:{port};
         root {root};
@@ -92,6 +95,7 @@ class Nginx:
         *,
         limit_rate: str | None = None,
         delay_ms: int | None = None,
+        limit_req: str | None = None,
         workers: int = 2,
     ):
         binary = find_nginx()
@@ -102,6 +106,7 @@ class Nginx:
         self.state = tempfile.mkdtemp(prefix="streamx-nginx-")
         self.port = _free_port()
         limit = _pacing(limit_rate) if limit_rate else ""
+        zones, throttling = _throttling(limit_req) if limit_req else ("", "")
         config = os.path.join(self.state, "nginx.conf")
         with open(config, "w") as out:
             out.write(
@@ -112,7 +117,8 @@ class Nginx:
                     state=self.state,
                     port=self.port,
                     root=self.root,
-                    limit=limit,
+                    limit=f"{limit} {throttling}",
+                    zones=zones,
                     modules=modules,
                     delay=delay,
                 )
@@ -200,6 +206,15 @@ def _pacing(limit_rate: str) -> str:
     units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
     rate = int(limit_rate[:-1]) * units[limit_rate[-1].lower()]
     return f"limit_rate {limit_rate}; sendfile_max_chunk {-(-rate * 5 // 1000)};"
+
+
+def _throttling(rate: str) -> tuple[str, str]:
+    """The zone and server lines that answer requests past ``rate`` (e.g. ``"20r/s"``) with
+    ``503`` and ``Retry-After: 1``, as S3's ``SlowDown`` (``limit_req`` without ``burst``
+    refuses at once what comes too early)."""
+    zone = f"limit_req_zone $binary_remote_addr zone=throttle:1m rate={rate};"
+    server = "limit_req zone=throttle; limit_req_status 503; add_header Retry-After 1 always;"
+    return zone, server
 
 
 def _delaying(delay_ms: int) -> tuple[str, str]:

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from nginx_server import Nginx, find_nginx
 from throttle_server import Answer, Request, ThrottleServer
 
 from streamx.dataset import metrics
@@ -217,3 +218,29 @@ def test_the_node_wide_slots_follow_a_throttled_host(tmp_path: Path) -> None:
     assert 1 <= int(published[0]) < 8  # lowered by the throttled process, not yet back
     other = ConnectionSlots(str(tmp_path / "slots"), 8)  # another process's view
     assert other.limit() == int(published[0])
+
+
+def test_nginx_limit_req_503s_are_waited_out_and_no_part_fails(tmp_path: Path) -> None:
+    """nginx's limit_req refuses what comes faster than 20 requests/s with 503 and
+    Retry-After: 1; the file arrives whole, every part answered exactly once with 206."""
+    if find_nginx() is None:
+        pytest.fail("nginx is required (apt-get install -y nginx)")
+    data = _data(24 * MIB)
+    (tmp_path / "root").mkdir()
+    (tmp_path / "root" / "blob").write_bytes(data)
+    before = metrics.snapshot()["throttled"]
+    with Nginx(tmp_path / "root", limit_req="20r/s") as server:
+        download_file(
+            f"{server.endpoint}/blob",
+            str(tmp_path / "f"),
+            expected_size=len(data),
+            slots=LocalSlots(8),
+        )
+        throttled = metrics.snapshot()["throttled"] - before
+        log = server.log_when(lambda entries: len(entries) >= 24 + throttled)
+    assert (tmp_path / "f").read_bytes() == data
+    assert sum(1 for e in log if e.status == 206) == 24
+    refused = sum(1 for e in log if e.status == 503)
+    assert refused > 0  # nginx did throttle
+    assert refused == throttled  # and each refusal was counted once, asked for once
+    assert len(log) == 24 + refused
