@@ -101,3 +101,39 @@ def test_a_put_is_counted_with_its_bytes(s3: S3, tmp_path: Path) -> None:
     assert s3.get("ds/up.bin") == data
     assert totals["PUT"] == 1
     assert totals["bytes_sent"] == len(data)
+
+
+def test_an_epochs_requests_match_the_access_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two DataLoader workers stream an epoch from nginx: the epoch's counts in the metrics
+    are the requests nginx logged; the next epoch, from the cache, sends none."""
+    from streamx import MDSWriter, StreamingDataLoader, StreamingDataset
+
+    if find_nginx() is None:
+        pytest.fail("nginx is required (apt-get install -y nginx)")
+    monkeypatch.setenv("STREAMX_METRICS_DIR", str(tmp_path / "metrics"))
+    (tmp_path / "metrics").mkdir()
+    samples = 400
+    with MDSWriter(
+        out=str(tmp_path / "root" / "ds"), columns={"id": "int", "blob": "bytes"}, size_limit=60_000
+    ) as writer:
+        for i in range(samples):
+            writer.write({"id": i, "blob": os.urandom(1_000)})
+    with Nginx(tmp_path / "root") as server:
+        ds = StreamingDataset(
+            remote=f"{server.endpoint}/ds", local=str(tmp_path / "cache"), batch_size=8
+        )
+        loader = StreamingDataLoader(ds, batch_size=8, num_workers=2)
+        assert sum(len(batch["id"]) for batch in loader) == samples
+        first = metrics.epoch_totals()[0]
+        sent = first["requests_get"] + first["requests_ranged_get"] + first["requests_head"]
+        log = server.log_when(lambda entries: len(entries) >= sent)
+        assert sum(len(batch["id"]) for batch in loader) == samples
+        second = metrics.epoch_totals().get(1)
+    assert sent == len(log) > 0
+    assert first["requests_head"] == sum(1 for e in log if e.method == "HEAD")
+    assert first["requests_ranged_get"] == sum(1 for e in log if e.range not in ("", "-"))
+    assert first["bytes_received"] == sum(e.sent for e in log)
+    assert second is not None and second["samples"] == samples
+    assert second["requests_get"] + second["requests_ranged_get"] + second["requests_head"] == 0
