@@ -148,7 +148,16 @@ class PIL(Encoding):
     def decode(self, data: bytes) -> Any:
         from PIL import Image
 
+        if len(data) < 12:
+            raise ValueError(
+                f"pil value of {len(data)} bytes is shorter than its 12-byte header "
+                "(width, height, mode length)"
+            )
         width, height, mode_len = struct.unpack_from("<III", data)
+        if len(data) < 12 + mode_len:
+            raise ValueError(
+                f"pil value of {len(data)} bytes is shorter than its header's {mode_len}-byte mode"
+            )
         mode = bytes(data[12 : 12 + mode_len]).decode("utf-8")
         pixels = bytes(data[12 + mode_len :])
         # PIL allocates the whole image before it reads a pixel: check the header's

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from streamx import _core
+from streamx.exceptions import CorruptShardError
 from streamx.format.columns import ColumnPlan
 from streamx.format.index import ShardInfo, ShardList
 from streamx.format.readers.batch_columns import Columns, batch_layout, gather
@@ -72,8 +73,7 @@ class MDSSampleReader:
         decoders = self._decoders
         if decoders is None:
             decoders = self._plans_for(index)
-        for name, coder in decoders:
-            sample[name] = coder.decode(sample[name])
+        self._decode(index, sample, decoders)
         return sample
 
     def get_many(self, indices: list[int], fallback: Any) -> list[Any]:
@@ -93,8 +93,7 @@ class MDSSampleReader:
             return samples
         for position, sample in enumerate(samples):
             columns = decoders if decoders is not None else self._plans_for(indices[position])
-            for name, coder in columns:
-                sample[name] = coder.decode(sample[name])
+            self._decode(indices[position], sample, columns)
         return samples
 
     def get_columns(self, indices: list[int]) -> Columns:
@@ -129,9 +128,33 @@ class MDSSampleReader:
 
     def _decoded(self, index: int) -> dict[str, Any]:
         sample = self._core.get(index)
-        for name, coder in self._plans_for(index):
-            sample[name] = coder.decode(sample[name])
+        self._decode(index, sample, self._plans_for(index))
         return sample
+
+    def _decode(
+        self, index: int, sample: dict[str, Any], columns: Sequence[tuple[str, Any]]
+    ) -> None:
+        """Decodes the Python-object columns of sample ``index`` in place.
+
+        Raises:
+            CorruptShardError: If a value does not decode, naming the shard file, the sample
+                and the column (the coder's own error is its cause).
+        """
+        for name, coder in columns:
+            try:
+                sample[name] = coder.decode(sample[name])
+            except Exception as err:
+                raise self._undecodable(index, name, err) from err
+
+    def _undecodable(self, index: int, column: str, err: Exception) -> CorruptShardError:
+        shard, local = self._core.locate(index)
+        info = self._shards[shard]
+        encodings = dict(zip(info.column_names, info.column_encodings))
+        return CorruptShardError(
+            f"Corrupt sample in shard {info.local_path(info.raw_data)}: sample {local} of the "
+            f"shard (dataset sample {index}), column {column!r} "
+            f"({encodings.get(column, '?')}) does not decode: {type(err).__name__}: {err}"
+        )
 
     def evict(self, shard: int) -> None:
         """Drops the memory map of ``shard`` (views handed out keep theirs)."""

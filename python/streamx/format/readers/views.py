@@ -81,6 +81,7 @@ class ShardViews:
         self._sizes = plan.sizes
         self._variable = struct.Struct("<" + "I" * sum(s is None for s in plan.sizes))
         self._decoders = [_view_decoder(e) for e in plan.encodings]
+        self._encodings = plan.encodings
 
     def get(self, index: int) -> dict[str, Any]:
         """Sample ``index`` of this shard, its columns as views where they can be."""
@@ -92,12 +93,20 @@ class ShardViews:
         lengths = iter(self._variable.unpack_from(view, begin))
         cursor = begin + head
         sample = {}
-        for name, size, decode in zip(self._names, self._sizes, self._decoders):
+        for name, size, decode, encoding in zip(
+            self._names, self._sizes, self._decoders, self._encodings
+        ):
             stop = cursor + (next(lengths) if size is None else size)
             if stop > end:
                 raise CorruptShardError(
                     f"Corrupt shard {self.path}: sample {index}'s columns overrun it"
                 )
-            sample[name] = decode(view, cursor, stop)
+            try:
+                sample[name] = decode(view, cursor, stop)
+            except Exception as err:
+                raise CorruptShardError(
+                    f"Corrupt sample in shard {self.path}: sample {index} of the shard, column "
+                    f"{name!r} ({encoding}) does not decode: {type(err).__name__}: {err}"
+                ) from err
             cursor = stop
         return sample
