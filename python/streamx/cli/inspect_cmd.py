@@ -43,7 +43,9 @@ def _summary(split: Split) -> dict[str, Any]:
         "zip_bytes": sum(z for z in zips if z is not None)
         if any(z is not None for z in zips)
         else None,
-        "largest_shard_bytes": max((s.get_max_size() for s in shards), default=0),
+        # Raw and compressed apart: each is what the size limit bounds, their sum is not.
+        "largest_shard_raw_bytes": max((s.get_raw_size() for s in shards), default=0),
+        "largest_shard_zip_bytes": max((z for z in zips if z is not None), default=None),
         "compression": sorted({s.compression or "none" for s in shards}),
         "hashes": sorted({h for s in shards for h in s.hashes}),
         "size_limit": max((s.size_limit or 0 for s in shards), default=0) or None,
@@ -93,7 +95,15 @@ def _print_split(info: dict[str, Any], location: Location) -> None:
             f"{human_bytes(info['raw_bytes'])} raw"
             + (f", {human_bytes(zipped)} compressed" if zipped is not None else ""),
         ),
-        ("largest shard", human_bytes(info["largest_shard_bytes"])),
+        (
+            "largest shard",
+            f"{human_bytes(info['largest_shard_raw_bytes'])} raw"
+            + (
+                f", {human_bytes(info['largest_shard_zip_bytes'])} compressed"
+                if info["largest_shard_zip_bytes"] is not None
+                else ""
+            ),
+        ),
         ("compression", ", ".join(info["compression"])),
         ("hashes", ", ".join(info["hashes"]) or "none"),
         ("size limit", human_bytes(info["size_limit"])),
