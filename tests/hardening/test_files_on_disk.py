@@ -4,6 +4,7 @@ shard corrupted once in transit."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import shutil
@@ -45,6 +46,37 @@ def test_an_index_naming_a_user_file_does_not_delete_it(remote: str, tmp_path: P
     except (CorruptIndexError, ValueError):
         pass  # refusing the index outright is fine too
     assert (local / "notes.txt").read_text() == "the user's own notes"
+
+
+@pytest.mark.parametrize("same_remote", [True, False])
+def test_a_user_file_of_the_exact_size_named_by_the_index_is_kept(
+    remote: str, tmp_path: Path, same_remote: bool
+) -> None:
+    """The index names the user's own file, of exactly the size it gives, as a shard's
+    compressed file next to its decompressed one: streamx did not download that file, so it
+    is not dropped at construction (mosaicml-streaming keeps it too)."""
+    local = tmp_path / "cache"
+    ds = streamx.StreamingDataset(remote=remote, local=str(local), batch_size=4)
+    assert sorted(remote_data.check(s) for s in ds) == list(range(N))
+    del ds
+    gc.collect()  # its claim on `local` goes with it
+    index = _index(remote)
+    size = index["shards"][0]["zip_data"]["bytes"]
+    notes = b"the user's own notes. " * (size // 22 + 1)
+    (local / "notes.txt").write_bytes(notes[:size])
+    index["shards"][0]["zip_data"]["basename"] = "notes.txt"
+    if same_remote:  # the server's index rewritten in place: the same ledger
+        served = Path(remote)
+    else:
+        served = tmp_path / "hostile"
+        shutil.copytree(remote, served)
+        os.remove(local / ".streamx" / "remote")
+    (served / "index.json").write_text(json.dumps(index))
+    os.remove(local / "index.json")
+    ds = streamx.StreamingDataset(remote=str(served), local=str(local), batch_size=4)
+    assert (local / "notes.txt").read_bytes() == notes[:size]
+    assert sorted(remote_data.check(s) for s in ds) == list(range(N))
+    assert (local / "notes.txt").read_bytes() == notes[:size]
 
 
 def test_no_delete_follows_a_symlinked_split_out_of_the_cache(remote: str, tmp_path: Path) -> None:

@@ -150,6 +150,55 @@ def test_a_read_only_complete_mirror_is_read_with_a_warning(remote: str, tmp_pat
     assert not (mirror / ".streamx").exists()
 
 
+def test_a_mirror_another_user_owns_is_refused_unless_trusted(remote: str, tmp_path: Path) -> None:
+    """A complete dataset in a ``local`` another user made first (0755): its owner decides
+    what is read, so it is refused, naming the owner, unless the user trusts that owner."""
+    owner = 12345
+    mirror = tmp_path / "mirror"
+    ds = streamx.StreamingDataset(remote=remote, local=str(mirror), batch_size=4)
+    assert sorted(remote_data.check(s) for s in ds) == list(range(N))
+    del ds
+    gc.collect()
+    shutil.rmtree(mirror / ".streamx")
+    for path in [mirror, *mirror.iterdir()]:
+        os.chown(path, owner, owner)
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    tmp_path.chmod(0o755)
+    Path(remote).chmod(0o755)
+    home = tmp_path / "home"
+    home.mkdir()
+    os.chown(home, NOBODY, NOBODY)
+    code = textwrap.dedent(
+        f"""
+        import sys, warnings
+        sys.path.insert(0, {os.path.dirname(remote_data.__file__)!r})
+        import remote_data, streamx
+        from streamx.exceptions import UnsafeCacheDirError
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                ds = streamx.StreamingDataset(
+                    remote={remote!r}, local={str(mirror)!r}, batch_size=4
+                )
+                assert sorted(remote_data.check(s) for s in ds) == list(range({N}))
+        except UnsafeCacheDirError as err:
+            print("refused:", err)
+        else:
+            assert any("read-only" in str(w.message) for w in caught)
+            print("read")
+        """
+    )
+    env = {"TMPDIR": str(home), "HOME": str(home)}
+    done = run_as(NOBODY, code, env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("refused:"), done.stdout
+    assert f"uid {owner}" in done.stdout and "STREAMX_TRUSTED_CACHE_OWNERS" in done.stdout
+    done = run_as(NOBODY, code, {**env, "STREAMX_TRUSTED_CACHE_OWNERS": f"root,{owner}"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "read"
+    assert not (mirror / ".streamx").exists()
+
+
 @pytest.mark.slow
 def test_a_read_only_incomplete_mirror_names_what_is_missing(remote: str, tmp_path: Path) -> None:
     mirror = tmp_path / "mirror"

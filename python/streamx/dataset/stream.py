@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -18,6 +19,7 @@ from streamx.format.index import INDEX_BASENAME, FileInfo, ShardInfo, ShardList
 from streamx.format.shard_list import SchemaUse
 from streamx.storage import cache_dir, shard_files
 from streamx.storage.download import download_file
+from streamx.storage.filesystems import split_url
 from streamx.storage.index_fetch import load_index_checked
 
 __all__ = ["Stream", "apply_weights"]
@@ -226,14 +228,23 @@ class Stream:
         local = os.path.join(self.local, self.split, to_basename or from_basename)
         if self.remote is None:
             raise FileNotFoundError(f"{local} is missing, and its stream has no `remote`")
-        download_file(
-            shard_files.remote_url(self.remote, self.split, from_basename),
-            local,
-            retry=self.download_retry,
-            timeout=self.download_timeout,
-            expected_size=listed_size(from_basename),
-            progress=FOLLOWER.get(),
-        )
+        url = shard_files.remote_url(self.remote, self.split, from_basename)
+        try:
+            download_file(
+                url,
+                local,
+                retry=self.download_retry,
+                timeout=self.download_timeout,
+                expected_size=listed_size(from_basename),
+                progress=FOLLOWER.get(),
+            )
+        except FileNotFoundError as err:
+            if split_url(url)[0] not in ("", "file"):
+                raise
+            # A local remote's missing file reads as the OS says it (mosaicml-streaming's
+            # copy raises just that, and its tests match the wording).
+            path = split_url(url)[2] if url.startswith("file:") else url
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path) from err
         return local
 
     def _decompress_shard_part(

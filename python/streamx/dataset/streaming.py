@@ -175,7 +175,9 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         self._ranges: RangeReads | None = None
         self._windows: list[ShardWindow] = []
         if any(s.remote is not None and s.remote != s.local for s in self.streams):
+            # 0 (like None) means no limit, as in mosaicml-streaming (`if self.cache_limit:`).
             limit = self.cache_limit if isinstance(self.cache_limit, int) else None
+            limit = limit or None
             self._shard_cache = ShardCache(self._layout, self._reader, limit)
             self._remote_shard = np.array(self._shard_cache.remote_shards, bool)
             self._ranges = RangeReads(self._layout, self._shard_cache, zero_copy=zero_copy)

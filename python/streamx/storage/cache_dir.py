@@ -10,7 +10,8 @@ that another local user controls is refused rather than used:
   be owned by this user or by root (the rule ``ssh`` applies to its own files).
 
 A cache this process may not write into is still usable read-only when it is complete
-(a shared mirror): see :func:`writable`.
+(a shared mirror): see :func:`writable`. A mirror another user (not root) owns is refused
+unless ``STREAMX_TRUSTED_CACHE_OWNERS`` names that user.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import pwd
 import stat
 
 from streamx.dataset.local_claims import tie_to_remote
@@ -111,8 +113,8 @@ def prepare(path: str, remote: str) -> None:
         remote: The remote it caches (normalized, as the claims spell it).
 
     Raises:
-        UnsafeCacheDirError: See :func:`check_cache_dir` (ownership only matters where this
-            process writes: a read-only mirror may belong to anyone).
+        UnsafeCacheDirError: See :func:`check_cache_dir`; a read-only mirror may belong to
+            this user, root, or a user named in ``STREAMX_TRUSTED_CACHE_OWNERS``.
         ValueError: If the directory caches another remote (see
             :func:`~streamx.dataset.local_claims.tie_to_remote`).
     """
@@ -122,9 +124,44 @@ def prepare(path: str, remote: str) -> None:
     except UnsafeCacheDirError:
         if writable(path) or _world_writable(path):
             raise
+        _check_mirror_owner(path)
         return  # a read-only mirror: nobody can plant anything through us
     if writable(path):
         tie_to_remote(path, remote)
+
+
+TRUSTED_OWNERS_ENV = "STREAMX_TRUSTED_CACHE_OWNERS"
+
+
+def _check_mirror_owner(path: str) -> None:
+    """Refuses a read-only mirror that another user (not root) owns, unless the user named
+    that owner in ``STREAMX_TRUSTED_CACHE_OWNERS`` (user names or uids, comma-separated):
+    its owner decides what is read from it.
+
+    Raises:
+        UnsafeCacheDirError: If the owner is not trusted.
+    """
+    uid = os.stat(path).st_uid
+    if uid in (os.getuid(), 0):
+        return
+    name = _user_name(uid)
+    trusted = {t.strip() for t in os.environ.get(TRUSTED_OWNERS_ENV, "").split(",")}
+    if str(uid) in trusted or (name is not None and name in trusted):
+        return
+    who = f"{name} (uid {uid})" if name is not None else f"uid {uid}"
+    raise UnsafeCacheDirError(
+        f"Cache directory {path} is a read-only mirror owned by {who}, another user: its "
+        f"owner controls what is read from it. To read it anyway, trust that owner with "
+        f"{TRUSTED_OWNERS_ENV}={name if name is not None else uid}; otherwise use a "
+        "directory of your own as `local`."
+    )
+
+
+def _user_name(uid: int) -> str | None:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return None
 
 
 def _world_writable(path: str) -> bool:

@@ -43,9 +43,9 @@ from streamx.storage.ledger_manifest import write_manifest
 from streamx.storage.pool import download_pool
 from streamx.storage.read_only_ledger import ReadOnlyLedger
 from streamx.storage.settings import download_connections
+from streamx.storage.shard_files import TempScan, ledger_entries, remove_stale_temps
 from streamx.storage.shard_files import bytes_present as _bytes_present
 from streamx.storage.shard_files import files_ready as _files_ready
-from streamx.storage.shard_files import ledger_entries, remove_stale_temps
 from streamx.storage.shard_files import normalize as _normalize
 from streamx.storage.slots import ConnectionSlots, using_slots
 
@@ -183,14 +183,20 @@ class ShardCache:
                 shards = layout.shard_range(stream_id)
                 self.ledger.set_evictable(shards.start, shards.stop, False)
         self.ledger.recover()
+        scan = TempScan()  # each directory listed once, not once per shard
         for shard_id, shard in enumerate(self._shards):
             if not self._remote[shard_id]:
                 continue
             stream = self._streams[self._stream_of_shard[shard_id]]
-            if self.ledger.state(shard_id) == "preparing":
+            state = self.ledger.state(shard_id)
+            if state == "preparing":
                 continue  # a live process is downloading it
-            remove_stale_temps(shard)
-            _normalize(shard, stream.safe_keep_zip)
+            remove_stale_temps(shard, scan)
+            if state == "local" and self.ledger.bytes(shard_id) == _bytes_present(shard):
+                # Only files this ledger recorded as downloaded by streamx are dropped here:
+                # a file the index merely names (the user's own, even of the index's size)
+                # is adopted as it is, as mosaicml-streaming keeps it.
+                _normalize(shard, stream.safe_keep_zip)
             present = _bytes_present(shard)
             self.ledger.sync(shard_id, present or None)
 
@@ -319,6 +325,10 @@ class ShardCache:
         wanted = now + later
         for shard_id in reversed(wanted):
             self.ledger.touch(shard_id)
+            if not _files_ready(self._shards[shard_id]):
+                # Deleted by hand while this process had it mapped: reading on from the
+                # map would never bring the file back, so the read fetches it again.
+                self._reader.evict(shard_id)
         if wanted:
             urgent = wanted[0]
             if urgent not in self._in_flight and not _files_ready(self._shards[urgent]):

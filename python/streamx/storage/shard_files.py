@@ -26,6 +26,7 @@ from streamx.exceptions import ChecksumError, StaleIndexError
 from streamx.format.index import INDEX_BASENAME, FileInfo, ShardInfo
 
 __all__ = [
+    "TempScan",
     "bytes_present",
     "check_hash",
     "check_size",
@@ -110,24 +111,58 @@ def safe_remove(shard: ShardInfo, info: FileInfo | None, path: str) -> bool:
     return False
 
 
-def remove_stale_temps(shard: ShardInfo) -> int:
-    """Deletes the temporary files that killed downloads or decompressions of ``shard`` left
-    (the caller knows no live process is preparing it). Returns the bytes freed."""
-    directory = os.path.join(shard.dirname, shard.split)
-    names = [info.basename for pair in shard.file_pairs for info in pair if info is not None]
-    forms = [re.compile(f.format(name=re.escape(n))) for n in names for f in _TEMP_FORMS]
-    freed = 0
+# The same forms with the file's name captured: one listing of a directory then serves
+# every shard in it (matching each shard's forms against a full listing was quadratic).
+_TEMP_PARSERS = tuple(re.compile(form.replace("{name}", "(?P<name>.+)")) for form in _TEMP_FORMS)
+
+
+class TempScan:
+    """The temporary files of each cache directory, listed once: name of the file they are
+    a temporary of -> their paths. A directory is listed on first use."""
+
+    def __init__(self) -> None:
+        self._dirs: dict[str, dict[str, list[str]]] = {}
+
+    def temps_of(self, path: str) -> list[str]:
+        """Paths of the temporaries of the file at ``path`` (by name only)."""
+        directory, name = os.path.split(path)
+        by_name = self._dirs.get(directory)
+        if by_name is None:
+            by_name = self._dirs[directory] = _list_temps(directory)
+        return by_name.pop(name, [])
+
+
+def _list_temps(directory: str) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
     try:
-        entries = list(os.scandir(directory))
+        names = os.listdir(directory)
     except OSError:
-        return 0
-    for entry in entries:
-        if any(form.fullmatch(entry.name) for form in forms) and entry.is_file(
-            follow_symlinks=False
-        ):
-            size = entry.stat(follow_symlinks=False).st_size
-            if safe_remove(shard, None, entry.path):
-                freed += size
+        return found
+    for entry in names:
+        for parser in _TEMP_PARSERS:
+            match = parser.fullmatch(entry)
+            if match is not None:
+                found.setdefault(match["name"], []).append(os.path.join(directory, entry))
+    return found
+
+
+def remove_stale_temps(shard: ShardInfo, scan: TempScan | None = None) -> int:
+    """Deletes the temporary files that killed downloads or decompressions of ``shard`` left
+    (the caller knows no live process is preparing it). Returns the bytes freed. ``scan``
+    shares one listing of each directory between the shards of a dataset."""
+    scan = TempScan() if scan is None else scan
+    freed = 0
+    for pair in shard.file_pairs:
+        for info in pair:
+            if info is None:
+                continue
+            for path in scan.temps_of(shard.local_path(info)):
+                try:
+                    meta = os.lstat(path)
+                except FileNotFoundError:
+                    continue
+                if stat.S_ISREG(meta.st_mode) and safe_remove(shard, None, path):
+                    freed += meta.st_size
     return freed
 
 
