@@ -18,7 +18,8 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from streamx import _core
-from streamx.exceptions import SizeMismatchError
+from streamx.dataset.remote_copy import raise_if_remote_copy_bad
+from streamx.exceptions import SizeMismatchError, StaleIndexError
 from streamx.format.index import FileInfo
 from streamx.storage import shard_files
 from streamx.storage.download import Progress
@@ -160,6 +161,7 @@ def _fetch_listed(stream: Stream, info: FileInfo, to_basename: str | None = None
         with listed(info):
             got = stream._download_file(info.basename, to_basename)
     except SizeMismatchError as err:
+        raise_if_remote_copy_bad(stream, info, err.size, err)
         shard_files.stale_size(info, stream.index_path, err.size, err)
     except FileNotFoundError as err:
         if stream.remote is None:
@@ -169,5 +171,10 @@ def _fetch_listed(stream: Stream, info: FileInfo, to_basename: str | None = None
             "if the dataset was rewritten on the remote, that index.json is stale; delete "
             f"{os.path.dirname(stream.index_path)} or use a fresh `local` directory)"
         ) from err
-    shard_files.check_size(info, got)
+    size = os.path.getsize(got)
+    try:
+        shard_files.check_size(info, got)
+    except StaleIndexError as err:
+        raise_if_remote_copy_bad(stream, info, size, err)
+        raise
     return got
