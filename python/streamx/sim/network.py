@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from streamx.sim.link_steps import one_rate_steps
 from streamx.sim.schedule import NO_CHECK, NodeQueue
 
 __all__ = ["LinkTrace", "SlowStart", "run_links"]
@@ -129,47 +130,54 @@ def run_links(
         horizon = np.maximum(slow.horizon, 0)
         before = np.where(slow.before >= 0, slow.before + offsets[:-1], -1)
         nodes = np.arange(len(queues))
-    for s in range(steps):
-        behind = target[s] > pos
-        at = prefix[pos] + progress
-        wait = np.zeros(len(queues))
-        if first is not None:
-            # The shards read before the step's earliest chunk start come first; then the
-            # check: a chunk whose first shard is local (or already with the look-ahead)
-            # hands its window to the look-ahead.
-            split = np.maximum(np.minimum(before[s], target[s]), pos)
-            wait = _seconds(at, np.maximum(prefix[split], at), fast_end, bandwidth, slow_rate)
-            at = np.maximum(prefix[split], at)
-            checked = first[s] != NO_CHECK
-            fetching = prefix[np.where(checked, first[s], 0)] < fast_end
-            ahead = checked & ((first[s] < split) | fetching)
-            h = horizon[s]
-            window = prefix[np.maximum(limit[h, nodes], target[h, nodes])]
-            fast_end = np.where(ahead, np.maximum(fast_end, window), fast_end)
-        stop = np.maximum(prefix[target[s]], at)
-        if first is None:
-            wait = np.where(behind, (stop - at) / bandwidth, 0.0)
-        else:
-            wait = np.where(behind, wait + _seconds(at, stop, fast_end, bandwidth, slow_rate), 0)
-        pos = np.maximum(pos, target[s])
-        progress = np.where(behind, 0.0, progress)
-        if rounding:
-            wait = np.floor(wait)
-        slowest = wait.max()
-        step_times[s] = compute_time + slowest
-        stall[s] = wait
-        # Prefetch: the link's remaining time this step, plus what the head shard has.
-        spare = compute_time + slowest - wait
-        if first is None:
-            reach = prefix[pos] + progress + spare * bandwidth
-        else:
-            reach = _reach(prefix[pos] + progress, spare, fast_end, bandwidth, slow_rate)
-        end = np.maximum(limit[s], pos)
-        new_pos = np.minimum(np.searchsorted(prefix, reach, side="right") - 1, end)
-        new_pos = np.maximum(new_pos, pos)
-        progress = np.where(new_pos < end, reach - prefix[new_pos], 0.0)
-        pos = new_pos
-        pos_after[s] = pos
+    if slow is None:
+        step_times, stall, pos_after = one_rate_steps(
+            target, limit, prefix, offsets[:-1], compute_time, bandwidth, rounding
+        )
+    else:
+        for s in range(steps):
+            behind = target[s] > pos
+            at = prefix[pos] + progress
+            wait = np.zeros(len(queues))
+            if first is not None:
+                # The shards read before the step's earliest chunk start come first; then the
+                # check: a chunk whose first shard is local (or already with the look-ahead)
+                # hands its window to the look-ahead.
+                split = np.maximum(np.minimum(before[s], target[s]), pos)
+                wait = _seconds(at, np.maximum(prefix[split], at), fast_end, bandwidth, slow_rate)
+                at = np.maximum(prefix[split], at)
+                checked = first[s] != NO_CHECK
+                fetching = prefix[np.where(checked, first[s], 0)] < fast_end
+                ahead = checked & ((first[s] < split) | fetching)
+                h = horizon[s]
+                window = prefix[np.maximum(limit[h, nodes], target[h, nodes])]
+                fast_end = np.where(ahead, np.maximum(fast_end, window), fast_end)
+            stop = np.maximum(prefix[target[s]], at)
+            if first is None:
+                wait = np.where(behind, (stop - at) / bandwidth, 0.0)
+            else:
+                wait = np.where(
+                    behind, wait + _seconds(at, stop, fast_end, bandwidth, slow_rate), 0
+                )
+            pos = np.maximum(pos, target[s])
+            progress = np.where(behind, 0.0, progress)
+            if rounding:
+                wait = np.floor(wait)
+            slowest = wait.max()
+            step_times[s] = compute_time + slowest
+            stall[s] = wait
+            # Prefetch: the link's remaining time this step, plus what the head shard has.
+            spare = compute_time + slowest - wait
+            if first is None:
+                reach = prefix[pos] + progress + spare * bandwidth
+            else:
+                reach = _reach(prefix[pos] + progress, spare, fast_end, bandwidth, slow_rate)
+            end = np.maximum(limit[s], pos)
+            new_pos = np.minimum(np.searchsorted(prefix, reach, side="right") - 1, end)
+            new_pos = np.maximum(new_pos, pos)
+            progress = np.where(new_pos < end, reach - prefix[new_pos], 0.0)
+            pos = new_pos
+            pos_after[s] = pos
     # Bytes completed by the end of each step, all nodes together, then per step.
     held = exact[pos_after].sum(axis=1) if steps else np.zeros(0, np.int64)
     step_bytes = np.diff(held, prepend=exact[offsets[:-1]].sum()).astype(np.int64)
