@@ -8,6 +8,7 @@
 pub mod batching;
 pub mod cache;
 pub mod compression;
+pub mod epoch_config;
 pub mod error;
 pub mod growing;
 pub mod hashing;

@@ -2,8 +2,8 @@
 //! physical node draws only from its own canonical nodes.
 
 use super::{count_full, finish, interleave_by_origin, misaligned_log, stream_partition};
+use crate::epoch_config::EpochConfig;
 use crate::partition::Partition;
-use crate::plan::EpochConfig;
 use crate::shuffle::rng::Pcg64;
 use crate::warning::{Warning, Warnings};
 use crate::{Error, Result};

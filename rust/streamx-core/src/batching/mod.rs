@@ -12,59 +12,15 @@ pub(crate) mod pool;
 mod random;
 mod stratified;
 
-use std::fmt;
-use std::str::FromStr;
-
 use rayon::prelude::*;
 
+pub use crate::epoch_config::BatchingMethod;
+use crate::epoch_config::EpochConfig;
 use crate::partition::{Layout, Partition, PartitionSpec};
-use crate::plan::EpochConfig;
 use crate::resample::{resample_units, ResampledUnits};
 use crate::shuffle::get_shuffle_warn;
 use crate::warning::{Warning, Warnings};
 use crate::{Error, Result};
-
-/// A batching method name accepted by mosaicml-streaming 0.13.0.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum BatchingMethod {
-    /// Samples from all streams mixed freely.
-    #[default]
-    Random,
-    /// Same stream mix in every global batch.
-    Stratified,
-    /// One stream per global batch.
-    PerStream,
-    /// One stream per device batch.
-    DevicePerStream,
-}
-
-impl FromStr for BatchingMethod {
-    type Err = Error;
-
-    fn from_str(name: &str) -> Result<Self> {
-        match name {
-            "random" => Ok(BatchingMethod::Random),
-            "stratified" => Ok(BatchingMethod::Stratified),
-            "per_stream" => Ok(BatchingMethod::PerStream),
-            "device_per_stream" => Ok(BatchingMethod::DevicePerStream),
-            _ => Err(Error::InvalidArgument(format!(
-                "Invalid batching method: {name}. Must be one of `random`, `stratified`, \
-                 `per_stream`, or `device_per_stream`."
-            ))),
-        }
-    }
-}
-
-impl fmt::Display for BatchingMethod {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            BatchingMethod::Random => "random",
-            BatchingMethod::Stratified => "stratified",
-            BatchingMethod::PerStream => "per_stream",
-            BatchingMethod::DevicePerStream => "device_per_stream",
-        })
-    }
-}
 
 /// The whole epoch for the configured method.
 pub(crate) fn generate(cfg: &EpochConfig, warnings: &mut Warnings) -> Result<Partition> {

@@ -2,8 +2,8 @@
 //! and map back to underlying sample ids.
 
 use super::{map_resampled, shuffle_perm};
+use crate::epoch_config::EpochConfig;
 use crate::partition::{Layout, Partition, PartitionSpec};
-use crate::plan::EpochConfig;
 use crate::resample::resample_units;
 use crate::shuffle::{get_shuffle_parts, ShuffleArgs};
 use crate::warning::Warnings;

@@ -2,8 +2,8 @@
 //! proportional to the stream's share of the epoch.
 
 use super::{count_full, finish, stream_partition};
+use crate::epoch_config::EpochConfig;
 use crate::partition::Partition;
-use crate::plan::EpochConfig;
 use crate::warning::{Warning, Warnings};
 use crate::{Error, Result};
 
