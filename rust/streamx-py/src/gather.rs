@@ -13,13 +13,13 @@ use pyo3::types::PyList;
 use crate::enter::guard;
 use crate::errors::{IntoPy, PyExc};
 use crate::kinds;
-use crate::reader::MDSReader;
+use crate::sample_source::SampleSource;
 
 /// Fills row `i` of `outs[k]` with column `columns[k]` of sample `indices[i]`, and returns
 /// for each of `listed` the list of its decoded values. The caller knows every shard's
 /// schema puts the same column at each position.
 pub fn gather<'py>(
-    reader: &MDSReader,
+    reader: &impl SampleSource,
     py: Python<'py>,
     indices: &[u64],
     columns: &[usize],

@@ -24,6 +24,7 @@ mod netio;
 mod plan;
 mod reader;
 mod scalar;
+mod sample_source;
 mod shard_index;
 mod shared_bytes;
 mod writer;

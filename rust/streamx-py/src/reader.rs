@@ -18,6 +18,7 @@ use streamx_core::reader::{ShardDesc, ShardSet};
 use crate::enter::{enter_core_for, guard};
 use crate::errors::{IntoPy, PyExc};
 use crate::kinds::{self, Kind};
+use crate::sample_source::SampleSource;
 use crate::shard_index::ShardIndex;
 
 /// (raw path, zip path, compression, samples, schema id, raw bytes), as the Python side
@@ -312,5 +313,28 @@ impl MDSReader {
             PyExc::CorruptShard.err(py, message)
         })?;
         Ok(dict)
+    }
+}
+
+impl SampleSource for MDSReader {
+    fn where_is(&self, index: u64) -> String {
+        MDSReader::where_is(self, index)
+    }
+
+    fn open_sample(
+        &self,
+        py: Python<'_>,
+        index: u64,
+        ranges: &mut Vec<Range<usize>>,
+    ) -> PyResult<(usize, Arc<Shard>)> {
+        MDSReader::open_sample(self, py, index, ranges)
+    }
+
+    fn kind_of(&self, shard: usize, column: usize) -> Kind {
+        MDSReader::kind_of(self, shard, column)
+    }
+
+    fn set(&self) -> &ShardSet {
+        MDSReader::set(self)
     }
 }
