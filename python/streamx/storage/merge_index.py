@@ -21,7 +21,7 @@ from streamx.location import INDEX_BASENAME, Location, OutputPair, parse_out
 from streamx.storage.download import download_file, temp_path_for
 from streamx.storage.filesystems import get_filesystem
 from streamx.storage.upload import parse_out as staging_out
-from streamx.storage.upload import put_file
+from streamx.storage.upload import upload_file
 
 __all__ = ["merge_index"]
 
@@ -176,8 +176,7 @@ def _write_merged(out: Where, obj: dict[str, Any], keep_local: bool) -> None:
     os.replace(tmp, path)
     if remote is None:
         return
-    fs, remote_path = get_filesystem(f"{remote.rstrip('/')}/{INDEX_BASENAME}")
-    put_file(fs, path, remote_path)
+    upload_file(path, f"{remote.rstrip('/')}/{INDEX_BASENAME}")
     if temporary and not keep_local:
         shutil.rmtree(local, ignore_errors=True)
     elif not keep_local:

@@ -54,6 +54,7 @@ def upload_file(local_path: str, remote_url: str, *, retry: int = 2, timeout: fl
     Raises:
         FileNotFoundError: if `local_path` is missing (not retried).
         ImportError: if the destination needs an fsspec package that is missing or too old.
+        UploadFailedError: the last attempt's error, when it does not name `remote_url`.
         OSError: the last attempt's error otherwise.
 
     Examples:
@@ -81,7 +82,14 @@ def upload_file(local_path: str, remote_url: str, *, retry: int = 2, timeout: fl
             raise  # a missing file or bucket, a missing package: no attempt can succeed
         except Exception as err:
             if attempt == retry:
-                raise
+                if remote_url in str(err):
+                    raise
+                # A transport error that names a host, not the object (a DNS failure, a
+                # reset): say which file went where.
+                raise UploadFailedError(
+                    f"Upload of {local_path} to {remote_url} failed after {retry} attempt(s): "
+                    f"{type(err).__name__}: {err}"
+                ) from err
             logger.info("upload of %s failed (%r); retrying", remote_url, err)
             time.sleep(backoff_delay(attempt))
 
@@ -146,6 +154,7 @@ class Uploader:
         self.retry = retry
         self._failed = threading.Event()
         self._error: BaseException | None = None
+        self._failed_file = ""
         self._futures: list[Future[None]] = []
         self._pool: ThreadPoolExecutor | None = None
         self._bar: Any = None
@@ -187,7 +196,8 @@ class Uploader:
         """Raise if any upload thread has failed."""
         if self._failed.is_set():
             raise UploadFailedError(
-                f"One of the threads failed while uploading to {self.remote}: {self._error!r}"
+                f"One of the threads failed while uploading to {self.remote}"
+                f"{f' ({self._failed_file})' if self._failed_file else ''}: {self._error!r}"
             ) from self._error
 
     def finish(self, index_basename: str = INDEX_BASENAME) -> None:
@@ -222,6 +232,7 @@ class Uploader:
             self._upload_one(basename)
         except BaseException as err:
             self._error = err
+            self._failed_file = os.path.join(self.local, basename)
             self._failed.set()
             logger.error("upload of %s to %s failed: %r", basename, self.remote, err)
             raise
