@@ -132,3 +132,85 @@ def test_a_fault_outside_streamx_still_reaches_the_previous_handler(dataset: Pat
     assert "survived" not in done.stdout
     assert done.returncode == -7, (done.returncode, done.stderr)  # SIGBUS, as before
     assert "Bus error" in done.stderr  # faulthandler's report
+
+
+def test_a_zero_copy_view_over_a_truncated_shard_never_kills(dataset: Path) -> None:
+    """``zero_copy=True`` views are memory over the shard's map: after the file is truncated
+    in place, touching a view handed out before reads zeros instead of raising SIGBUS, and
+    the next sample read from that shard raises ``CorruptShardError`` naming it."""
+    done = _run(
+        """
+        ds = streamx.StreamingDataset(local=data, batch_size=1, shuffle=False, zero_copy=True)
+        first = ds[0]["blob"]
+        late = ds[10]["blob"]  # a view of pages far from the start of the shard
+        assert isinstance(late, memoryview) and bytes(late[:4]) == bytes([10]) * 4
+        os.truncate(shard0, 4096)
+        print("touching", flush=True)
+        tail = bytes(late)  # past the new end: a SIGBUS the guard turns into zeros
+        print("view survived", set(tail))
+        try:
+            ds[11]
+        except CorruptShardError as err:
+            print("raised:", err)
+        del first, late
+        print("alive")
+        """,
+        dataset,
+    )
+    assert done.returncode == 0, (done.returncode, done.stderr)
+    assert "view survived {0}" in done.stdout, done.stdout
+    assert "raised:" in done.stdout and "shard.00000.mds" in done.stdout, done.stdout
+    assert "alive" in done.stdout
+
+
+def test_a_zero_copy_view_outlives_eviction(dataset: Path, tmp_path: Path) -> None:
+    """Eviction unlinks the file: a view handed out before stays valid while it lives."""
+    done = _run(
+        f"""
+        ds = streamx.StreamingDataset(
+            remote=data, local={str(tmp_path / "cache")!r}, batch_size=1, shuffle=False,
+            zero_copy=True,
+        )
+        late = ds[10]["blob"]
+        assert ds._shard_cache is not None
+        assert ds._shard_cache.evict(0) > 0
+        assert not os.path.exists(os.path.join({str(tmp_path / "cache")!r}, "shard.00000.mds"))
+        print("evicted view", set(bytes(late)))
+        """,
+        dataset,
+    )
+    assert done.returncode == 0, (done.returncode, done.stderr)
+    assert "evicted view {10}" in done.stdout, done.stdout
+
+
+def test_truncating_the_ledger_under_a_reader_never_kills(dataset: Path, tmp_path: Path) -> None:
+    """Something other than streamx truncates the ``.streamx`` ledger while a reader runs:
+    the process must not die of SIGBUS; the epoch ends, or fails with a Python error."""
+    done = _run(
+        f"""
+        import glob
+        local = {str(tmp_path / "cache")!r}
+        ds = streamx.StreamingDataset(remote=data, local=local, batch_size=1, shuffle=False)
+        seen = []
+        try:
+            for sample in ds:
+                seen.append(sample["id"])
+                if len(seen) == 2:
+                    ledgers = [p for p in glob.glob(os.path.join(local, ".streamx", "ledger-*"))
+                               if not p.endswith((".lock", ".manifest"))]
+                    assert ledgers, os.listdir(os.path.join(local, ".streamx"))
+                    for path in ledgers:
+                        os.truncate(path, 0)
+        except OSError as err:
+            print("raised:", err)
+        print("seen", len(seen))
+        print("alive")
+        """,
+        dataset,
+    )
+    assert done.returncode == 0, (done.returncode, done.stderr)
+    assert "alive" in done.stdout
+    if "raised:" in done.stdout:
+        assert "truncated while in use" in done.stdout, done.stdout
+    else:
+        assert f"seen {SAMPLES}" in done.stdout, done.stdout

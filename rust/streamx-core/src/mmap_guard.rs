@@ -11,6 +11,9 @@
 //! handler was installed before ours (default: the process dies as it would have).
 //!
 //! The table is a fixed array of atomics so the handler takes no lock and allocates nothing.
+//! The cache ledger's shared read-write map is registered too: its zero pages then take
+//! writes, and the ledger reports the truncation as an error at its next operation.
+//!
 //! Limits: a map registered when all [`SLOTS`] are taken is unprotected (as before); bytes
 //! past the new end but inside the last page still mapped read as zeros without a fault (the
 //! kernel zero-fills a partial page), so a truncation is noticed from the next page on.
@@ -29,6 +32,8 @@ struct Slot {
     /// Length in bytes; 0 while the slot is being claimed or released.
     len: AtomicUsize,
     poisoned: AtomicBool,
+    /// A shared read-write mapping (the cache ledger): its zero pages must take writes too.
+    writable: AtomicBool,
 }
 
 #[allow(clippy::declare_interior_mutable_const)] // a template for the array, never shared
@@ -36,6 +41,7 @@ const FREE: Slot = Slot {
     start: AtomicUsize::new(0),
     len: AtomicUsize::new(0),
     poisoned: AtomicBool::new(false),
+    writable: AtomicBool::new(false),
 };
 static TABLE: [Slot; SLOTS] = [FREE; SLOTS];
 /// The `SIGBUS` disposition found when ours was installed.
@@ -57,8 +63,18 @@ pub struct Guard {
 }
 
 impl Guard {
-    /// Protects `len` bytes mapped at `start`; `None` when the table is full.
+    /// Protects `len` bytes mapped read-only at `start`; `None` when the table is full.
     pub fn register(start: *const u8, len: usize) -> Option<Guard> {
+        Self::register_with(start, len, false)
+    }
+
+    /// Like [`Guard::register`] for a mapping also written through: once its file shrinks,
+    /// reads see zeros and writes land in private zero pages (lost, never a fault).
+    pub fn register_writable(start: *const u8, len: usize) -> Option<Guard> {
+        Self::register_with(start, len, true)
+    }
+
+    fn register_with(start: *const u8, len: usize, writable: bool) -> Option<Guard> {
         install();
         let start = start as usize;
         if start == 0 || len == 0 {
@@ -72,6 +88,7 @@ impl Guard {
                 .compare_exchange(0, start, AcqRel, Relaxed)
                 .ok()?;
             entry.poisoned.store(false, Relaxed);
+            entry.writable.store(writable, Relaxed);
             entry.len.store(len, Release);
             Some(Guard { slot })
         })
@@ -129,13 +146,18 @@ extern "C" fn on_sigbus(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut 
         let page = PAGE.load(Relaxed);
         let len = slot.len.load(Acquire).div_ceil(page) * page;
         let start = slot.start.load(Acquire) as *mut libc::c_void;
+        let prot = if slot.writable.load(Acquire) {
+            libc::PROT_READ | libc::PROT_WRITE
+        } else {
+            libc::PROT_READ
+        };
         // SAFETY: the range is a whole mapping of ours (page-aligned start, as mmap returns);
         // replacing it keeps it mapped until its owner unmaps it.
         let zeros = unsafe {
             libc::mmap(
                 start,
                 len,
-                libc::PROT_READ,
+                prot,
                 libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
                 -1,
                 0,

@@ -20,6 +20,7 @@ mod errors;
 mod gather;
 mod growing;
 mod kinds;
+mod mapped;
 mod netio;
 mod plan;
 mod reader;
@@ -42,6 +43,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     shard_index::register(m)?;
     m.add_class::<writer::MDSShardWriter>()?;
     m.add_class::<reader::MDSReader>()?;
+    m.add_class::<mapped::MappedShard>()?;
     m.add_class::<growing::GrowingDecompressor>()?;
     Ok(())
 }

@@ -2,10 +2,12 @@
 
 ``bytes`` columns come back as read-only ``memoryview`` slices of the shard's mapping, and
 ``ndarray`` columns of static dtype and shape as read-only numpy arrays over it; nothing is
-copied. Each view holds a reference to Python's ``mmap`` object, which keeps the mapping
-alive: dropping a shard (eviction) only forgets the reader's own reference, and the cache
+copied. Each view holds a reference to the shard's map (``_core.MappedShard``), which keeps
+it alive: dropping a shard (eviction) only forgets the reader's own reference, and the cache
 deletes files by unlinking them, which leaves an existing mapping readable. So a view stays
-valid for as long as it lives, and the pages are unmapped when the last view dies.
+valid for as long as it lives, and the pages are unmapped when the last view dies. A file
+truncated in place by someone else cannot kill the process (the map is guarded against
+SIGBUS): the next sample read from it raises ``CorruptShardError``.
 
 The offset table is validated once per shard, and every sample's column sizes against its
 byte range, so a corrupt shard raises ``CorruptShardError`` rather than yielding a view of
@@ -14,13 +16,13 @@ the wrong bytes.
 
 from __future__ import annotations
 
-import mmap
 import struct
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from streamx import _core
 from streamx.exceptions import CorruptShardError
 from streamx.format.columns import ColumnPlan
 from streamx.format.encodings import get_coder
@@ -62,10 +64,13 @@ class ShardViews:
 
     def __init__(self, path: str, plan: ColumnPlan, samples: int) -> None:
         self.path = path
-        with open(path, "rb") as file:
-            size = file.seek(0, 2)
-            self._map = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) if size else None
-        view = memoryview(self._map) if self._map is not None else memoryview(b"")
+        # A map guarded against SIGBUS (a file truncated under it reads as zeros, and
+        # `changed` says so); every view holds it, so it lives as long as the last view.
+        self._map = _core.MappedShard(path)
+        size = len(self._map)
+        array = self._map.array()
+        array.flags.writeable = False
+        view = array.data  # read-only: the flag is cleared first
         self._view = view
         header = 4 * (samples + 2)
         count = struct.unpack_from("<I", view)[0] if size >= 4 else -1
@@ -109,4 +114,10 @@ class ShardViews:
                     f"{name!r} ({encoding}) does not decode: {type(err).__name__}: {err}"
                 ) from err
             cursor = stop
+        if self._map.changed:
+            raise CorruptShardError(
+                f"Corrupt shard {self.path}: the file was truncated or rewritten in place while "
+                "streamx had it mapped (do not modify a dataset's files while it is read; views "
+                "of it already handed out now read zeros past its new end)"
+            )
         return sample

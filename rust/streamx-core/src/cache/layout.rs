@@ -7,6 +7,8 @@ use std::sync::atomic::{AtomicU32, AtomicU64};
 
 use memmap2::{MmapOptions, MmapRaw};
 
+use crate::mmap_guard::Guard;
+
 pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"STMXLDG1");
 /// 2: owners are identified by owner-file tokens, and pin slots scale with the shards.
 pub(crate) const VERSION: u64 = 2;
@@ -66,6 +68,8 @@ pub(crate) struct PinSlot {
 
 /// A shared mapping of a ledger file, checked to be large enough for `num_shards`.
 pub(crate) struct View {
+    // Declared before `map`: the guard is released before the range is unmapped.
+    guard: Option<Guard>,
     map: MmapRaw,
     num_shards: usize,
 }
@@ -85,7 +89,18 @@ impl View {
                 "ledger file too short",
             ));
         }
-        Ok(Self { map, num_shards })
+        // Someone truncating the file under us must not kill the process with SIGBUS.
+        let guard = Guard::register_writable(map.as_ptr(), map.len());
+        Ok(Self {
+            guard,
+            map,
+            num_shards,
+        })
+    }
+
+    /// Whether the file shrank under the mapping (its contents now read as zeros).
+    pub(crate) fn poisoned(&self) -> bool {
+        self.guard.as_ref().is_some_and(Guard::poisoned)
     }
 
     // Alignment: mappings start on a page boundary and every struct is a multiple of 8 bytes.

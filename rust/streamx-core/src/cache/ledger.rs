@@ -412,7 +412,25 @@ impl Ledger {
     }
 
     pub(super) fn lock(&self) -> Result<FileLock> {
-        FileLock::exclusive(&self.lock_path).map_err(|e| Error::io(&self.lock_path, e))
+        let lock =
+            FileLock::exclusive(&self.lock_path).map_err(|e| Error::io(&self.lock_path, e))?;
+        self.check_mapped()?;
+        Ok(lock)
+    }
+
+    /// An error once the ledger file was truncated under its mapping (by something other
+    /// than streamx, which replaces it only by rename): its state is gone.
+    pub(super) fn check_mapped(&self) -> Result<()> {
+        if self.view.poisoned() {
+            return Err(Error::io(
+                &self.path,
+                io::Error::other(
+                    "the cache ledger was truncated while in use (by something other than \
+                     streamx); start the dataset again to rebuild it",
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// This process's identity in the ledger (see `super::owner`).
