@@ -4,6 +4,7 @@ the parts of an S3 object on the loopback S3 server."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,17 @@ from streamx.storage.download import download_file
 from streamx.storage.slots import LocalSlots
 
 MIB = 1 << 20
+
+
+@pytest.fixture(autouse=True)
+def _own_metrics(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Counts go to a metrics directory of this test's own (another test may have left
+    this process counting into its directory)."""
+    monkeypatch.setenv("STREAMX_METRICS_DIR", str(tmp_path / "own-metrics"))
+    (tmp_path / "own-metrics").mkdir()
+    metrics.begin_epoch(0)
+    yield
+    metrics._forget_table()  # the next user counts where the (restored) environment says
 
 
 @pytest.fixture(autouse=True)
@@ -112,8 +124,6 @@ def test_an_epochs_requests_match_the_access_log(
 
     if find_nginx() is None:
         pytest.fail("nginx is required (apt-get install -y nginx)")
-    monkeypatch.setenv("STREAMX_METRICS_DIR", str(tmp_path / "metrics"))
-    (tmp_path / "metrics").mkdir()
     samples = 400
     with MDSWriter(
         out=str(tmp_path / "root" / "ds"), columns={"id": "int", "blob": "bytes"}, size_limit=60_000

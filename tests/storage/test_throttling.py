@@ -28,6 +28,17 @@ MIB = 1 << 20
 
 
 @pytest.fixture(autouse=True)
+def _own_metrics(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Counts go to a metrics directory of this test's own (another test may have left
+    this process counting into its directory)."""
+    monkeypatch.setenv("STREAMX_METRICS_DIR", str(tmp_path / "own-metrics"))
+    (tmp_path / "own-metrics").mkdir()
+    metrics.begin_epoch(0)
+    yield
+    metrics._forget_table()  # the next user counts where the (restored) environment says
+
+
+@pytest.fixture(autouse=True)
 def _small_parts(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("STREAMX_DOWNLOAD_PART_SIZE", str(MIB))
     monkeypatch.setenv("STREAMX_HEDGE", "0")
