@@ -96,20 +96,29 @@ class HttpSource:
         deadline: float,
         pin: ObjectPin | None = None,
     ) -> None:
+        leading = pin is not None and pin.lead()
+        if pin is not None and not leading and self.target.scheme == "http":
+            # Rust reads a plain part's answer and reports no ETag: the lead's answer pins
+            # the version this part then asks for (TLS parts are read in Python, checked).
+            pin.wait(deadline)
         timeout = max(deadline - time.monotonic(), 0.001)
-        self._call(
-            lambda target: get_into(
-                target,
-                fd,
-                start,
-                length,
-                timeout=timeout,
-                deadline=deadline,
-                expected=size,
-                pin=pin,
-            ),
-            f"GET {self.url} (a range) ran past its timeout",
-        )
+        try:
+            self._call(
+                lambda target: get_into(
+                    target,
+                    fd,
+                    start,
+                    length,
+                    timeout=timeout,
+                    deadline=deadline,
+                    expected=size,
+                    pin=pin,
+                ),
+                f"GET {self.url} (a range) ran past its timeout",
+            )
+        finally:
+            if leading and pin is not None:
+                pin.settle()
 
     def _call(self, request: Callable[[Target], T], timeout_message: str) -> T:
         """``request`` against the current target, following redirects; errors name the URL."""

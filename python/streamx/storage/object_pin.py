@@ -6,11 +6,17 @@ pins the version: later GETs send it as ``If-Match`` (a strong ETag only: a weak
 matches), so a changed object answers ``412``, and every answer's own version is compared
 with the pin. Either way :class:`~streamx.exceptions.ObjectChangedError` names the object,
 and the download starts over with a new pin.
+
+Rust's ranged exchange reports no header, so one part (the *lead*) learns the version
+through ``http.client`` while the others wait for it, about one round trip, and then go
+through Rust with the condition. A server that ignores ``If-Match`` is then caught only on
+the answers read through ``http.client``.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 
 from streamx.exceptions import ObjectChangedError
 
@@ -24,6 +30,23 @@ class ObjectPin:
         self.url = url
         self._version: tuple[str, str] | None = None  # ("ETag" or "Last-Modified", value)
         self._lock = threading.Lock()
+        self._led = False
+        self._settled = threading.Event()
+
+    def lead(self) -> bool:
+        """True for the first caller only: its request learns the version, and it must
+        :meth:`settle` once that request has ended, answered or not."""
+        with self._lock:
+            led, self._led = self._led, True
+        return not led
+
+    def wait(self, deadline: float) -> None:
+        """Waits (until ``deadline``, a ``time.monotonic()`` value) for the lead's answer."""
+        self._settled.wait(max(deadline - time.monotonic(), 0.0))
+
+    def settle(self) -> None:
+        """Lets the waiting parts go, pinned or not (a failed lead, a server without ETag)."""
+        self._settled.set()
 
     @property
     def known(self) -> bool:
@@ -48,10 +71,12 @@ class ObjectPin:
         """
         seen = ("ETag", etag) if etag else ("Last-Modified", modified) if modified else None
         if seen is None:
-            return  # a server that gives no version: nothing to compare
+            self._settled.set()  # a server that gives no version: nothing to wait for
+            return
         with self._lock:
             if self._version is None:
                 self._version = seen
+                self._settled.set()
                 return
             pinned = self._version
         if pinned[0] == seen[0] and pinned[1] != seen[1]:
