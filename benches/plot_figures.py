@@ -59,6 +59,12 @@ def tables(text: str) -> list[Table]:
     return found
 
 
+def title(section: str) -> str:
+    """A section heading as a reader's title: our tracker's issue numbers left out
+    (``"Format I/O (issue 2)"`` -> ``"Format I/O"``)."""
+    return re.sub(r"\s*\([^()]*\bissue\b[^()]*\)", "", section, flags=re.IGNORECASE).strip()
+
+
 def _cells(line: str) -> list[str]:
     return [cell.strip() for cell in line.strip().strip("|").split("|")]
 
@@ -99,7 +105,7 @@ def plot(table: Table, path: Path) -> bool:
     ax.axvline(1.0, color="grey", linewidth=1)
     ax.set_xscale("log")
     ax.set_xlabel("speed-up (x, log scale); 1 = as fast as the peer")
-    ax.set_title(table.section)
+    ax.set_title(title(table.section))
     ax.legend(loc="lower right")
     fig.tight_layout()
     fig.savefig(path, dpi=90)
@@ -114,7 +120,7 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     seen: dict[str, int] = {}
     for table in tables(README.read_text()):
-        slug = re.sub(r"[^a-z0-9]+", "-", table.section.lower()).strip("-")[:40]
+        slug = re.sub(r"[^a-z0-9]+", "-", title(table.section).lower()).strip("-")[:40]
         seen[slug] = seen.get(slug, 0) + 1
         path = args.out / f"bench-{slug}-{seen[slug]}.png"
         if plot(table, path):

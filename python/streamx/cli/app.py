@@ -15,6 +15,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Plain help: rich panels would tag every flag with its Python type ("--help <bool>").
+    rich_markup_mode=None,
 )
 
 

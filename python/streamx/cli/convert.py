@@ -29,18 +29,32 @@ def _columns(specs: list[str]) -> dict[str, str]:
 def convert_command(
     source: str = typer.Argument(..., help="Input path or URL (files, folder, LitData, HF)."),
     out: str = typer.Argument(..., help="Output directory or remote URL (s3://...)."),
-    format: str = typer.Option("auto", "--format", "-f", help=f"One of {', '.join(_FORMATS)}."),
+    format: str = typer.Option(
+        "auto", "--format", "-f", metavar="FORMAT", help=f"One of {', '.join(_FORMATS)}."
+    ),
     column: Annotated[
         list[str] | None,
-        typer.Option("--column", "-c", help="NAME=ENCODING over the inferred column (repeatable)."),
+        typer.Option(
+            "--column",
+            "-c",
+            metavar="NAME=ENCODING",
+            help="Encoding of a column, over the inferred one (repeatable).",
+        ),
     ] = None,
-    workers: int = typer.Option(0, "--workers", "-j", help="Processes; 0 = every core."),
-    compression: str = typer.Option("", help="Shard compression, e.g. zstd:7."),
+    workers: int = typer.Option(
+        0, "--workers", "-j", metavar="N", help="Processes; 0 = every core."
+    ),
+    compression: str = typer.Option(
+        "", metavar="ALGO[:LEVEL]", help="Shard compression, e.g. zstd:7."
+    ),
     hashes: Annotated[
-        list[str] | None, typer.Option("--hash", help="Shard hash algorithm (repeatable).")
+        list[str] | None,
+        typer.Option("--hash", metavar="ALGO", help="Shard hash algorithm (repeatable)."),
     ] = None,
-    size_limit: str = typer.Option("64mb", help="Shard size limit, e.g. 64mb."),
-    rows_per_part: int = typer.Option(0, help="Rows per part for row-split inputs; 0 = auto."),
+    size_limit: str = typer.Option("64mb", metavar="SIZE", help="Shard size limit, e.g. 64mb."),
+    rows_per_part: int = typer.Option(
+        0, metavar="N", help="Rows per part for row-split inputs; 0 = auto."
+    ),
     progress: bool = typer.Option(
         True, "--progress/--no-progress", help="Progress bar on stderr, when it is a terminal."
     ),

@@ -133,7 +133,12 @@ def _print_samples(samples: list[dict[str, Any]]) -> None:
 def inspect(
     target: str = typer.Argument(..., metavar="PATH|URL", help="Dataset directory or URL."),
     samples: int = typer.Option(
-        0, "--samples", "-n", min=0, help="Decode and print the first N samples of each split."
+        0,
+        "--samples",
+        "-n",
+        min=0,
+        metavar="N",
+        help="Decode and print the first N samples of each split.",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
 ) -> None:

@@ -166,7 +166,12 @@ def verify(
         False, "--quick", help="Check sizes and hashes only; skip decoding samples."
     ),
     workers: int = typer.Option(
-        min(8, (os.cpu_count() or 1) * 2), "--workers", "-j", min=1, help="Shards checked at once."
+        min(8, (os.cpu_count() or 1) * 2),
+        "--workers",
+        "-j",
+        min=1,
+        metavar="N",
+        help="Shards checked at once.",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON report."),
 ) -> None:
