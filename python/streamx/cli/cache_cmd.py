@@ -20,6 +20,7 @@ from rich.table import Table
 from streamx.cli.cache_ledgers import LedgerView, dead_temp_files, find_ledgers
 from streamx.cli.errors import CommandFailed, one_line_errors
 from streamx.cli.output import console, human_bytes, print_json
+from streamx.storage.staging import collect_dead_staging
 
 __all__ = ["cache_app"]
 
@@ -243,9 +244,14 @@ def evict(
 @cache_app.command()
 @one_line_errors
 def clean(directory: str = _DIR, as_json: bool = _JSON) -> None:
-    """Undo what dead processes left: their pins, half-done downloads and temporary files."""
+    """Undo what dead processes left: their pins, half-done downloads and temporary files,
+    and the staging directories of writers to a remote that were killed."""
+    staging = collect_dead_staging()
+    views = find_ledgers(directory)
+    if not views and not staging:
+        views = _views(directory)  # the usual error: nothing to clean there
     report: list[dict[str, Any]] = []
-    for view in _views(directory):
+    for view in views:
         summary = _summary(view)
         view.recover()
         temps = dead_temp_files(view.home)
@@ -258,12 +264,17 @@ def clean(directory: str = _DIR, as_json: bool = _JSON) -> None:
                 "stale_pins": summary["stale_pins"],
                 "stale_downloads": summary["stale_downloads"],
                 "temp_files": temps,
+                "writer_staging": staging,
             }
         )
+    if not views:
+        report.append({"writer_staging": staging})
     if as_json:
         print_json(report)
         return
-    for entry in report:
+    if staging:
+        console.print(f"removed {len(staging)} staging director(ies) of killed writers")
+    for entry in (e for e in report if "ledger" in e):
         console.print(
             f"released {entry['stale_pins']} stale pin(s) and {entry['stale_downloads']} "
             f"stale download(s), removed {len(entry['temp_files'])} temporary file(s) "

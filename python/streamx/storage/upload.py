@@ -26,6 +26,7 @@ from streamx.storage import s3_put
 from streamx.storage.download import backoff_delay
 from streamx.storage.filesystems import get_filesystem
 from streamx.storage.s3fs_check import require_s3fs
+from streamx.storage.staging import Staging, collect_dead_staging
 
 __all__ = ["UploadFailedError", "Uploader", "parse_out", "put_file", "upload_file"]
 
@@ -148,7 +149,17 @@ class Uploader:
     ) -> None:
         if retry < 1:
             raise ValueError(f"num_attempts must be at-least 1, got retry={retry}")
-        self.local, self.remote, self._temporary = parse_out(out)
+        pair = out if isinstance(out, OutputPair) else parse_location_out(out)
+        self._staging: Staging | None = None
+        self.remote: str | None
+        if pair.local is None and pair.remote is not None:
+            # Remote-only: stage in a locked temporary directory, after collecting what
+            # writers to the same remote killed earlier left behind.
+            collect_dead_staging(pair.remote.url)
+            self._staging = Staging(pair.remote.url)
+            self.local, self.remote, self._temporary = self._staging.path, pair.remote.url, True
+        else:
+            self.local, self.remote, self._temporary = parse_out(pair)
         os.makedirs(self.local, exist_ok=True)
         self.keep_local = keep_local
         self.retry = retry
@@ -214,8 +225,17 @@ class Uploader:
                 self._upload_one(index_basename)
         finally:
             self._close()
+        if self._staging is not None:
+            self._staging.release()  # finished: a kept directory is the user's now
         if self._temporary and not self.keep_local:
             shutil.rmtree(self.local, ignore_errors=True)
+
+    def abandon(self) -> None:
+        """Stop after a failure: pending uploads are cancelled, local files stay. A staging
+        directory stays marked, so once this process is gone the next writer to the same
+        remote (or ``streamx cache clean``) collects it."""
+        self.keep_local = True
+        self._close()
 
     def _close(self) -> None:
         if self._pool is not None:

@@ -107,8 +107,4 @@ class RemoteOutput:
 
     def cancel(self) -> None:
         """Stops uploading after a failure; what is local stays local."""
-        self._uploader.keep_local = True
-        try:
-            self._uploader.finish(index_basename="")
-        except Exception:  # the original error is the one to report
-            pass
+        self._uploader.abandon()
