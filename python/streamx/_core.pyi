@@ -42,6 +42,40 @@ def ranged_get(
     bool,
     int,
 ]: ...
+
+_GetOutcome = tuple[
+    Literal["complete", "closed", "timeout", "declined", "stale", "head-timeout"],
+    int,
+    int | None,
+    bool,
+    int,
+]
+
+class TlsClientConfig:
+    def __init__(self, bundles: list[tuple[str, str]]) -> None: ...
+
+class TlsStream:
+    def __init__(self, config: TlsClientConfig, host: str, sock: int) -> None: ...
+    def handshake(self, seconds: float) -> str | None: ...
+    def ranged_get(
+        self,
+        file: int,
+        request: bytes,
+        offset: int,
+        length: int,
+        expected: int | None,
+        seconds: float,
+    ) -> _GetOutcome: ...
+    def whole_get(
+        self,
+        file: int,
+        request: bytes,
+        expected: int | None,
+        most: int | None,
+        seconds: float,
+    ) -> _GetOutcome: ...
+
+def tls_bodies_moved() -> int: ...
 def exception_names() -> list[str]: ...
 def mds_encoding_names() -> list[str]: ...
 def native_encoding_names() -> list[str]: ...

@@ -17,6 +17,7 @@ Examples:
 from __future__ import annotations
 
 import json
+import ssl
 
 __all__ = [
     "ChecksumError",
@@ -39,6 +40,7 @@ __all__ = [
     "SizeMismatchError",
     "StaleIndexError",
     "StreamxError",
+    "TlsCertificateError",
     "TruncatedDownloadError",
     "UnsafeCacheDirError",
     "UploadFailedError",
@@ -151,6 +153,23 @@ class HttpResponseError(StreamxError, OSError):
         super().__init__(f"GET {url}: HTTP {status} {code}: {message}".rstrip(": "))
         self.status = status
         self.code = code
+
+
+class TlsCertificateError(StreamxError, ssl.SSLCertVerificationError):
+    """An HTTPS server's certificate failed verification (never retried in the clear).
+
+    Args:
+        host: The server's host name (or address).
+        reason: Why verification failed.
+    """
+
+    def __init__(self, host: str, reason: str) -> None:
+        super().__init__(f"HTTPS {host}: the server's certificate failed verification: {reason}")
+        self.host = host
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return str(self.args[0])  # ssl.SSLError would print the args tuple
 
 
 class S3ResponseError(HttpResponseError):

@@ -53,7 +53,7 @@ http {{
     access_log {state}/access.log timed;
     {zones}
     server {{
-        listen 127.0.0.1:{port};
+        listen 127.0.0.1:{port}{ssl};
         root {root};
         {limit}
         {delay}
@@ -97,6 +97,7 @@ class Nginx:
         delay_ms: int | None = None,
         limit_req: str | None = None,
         workers: int = 2,
+        tls: tuple[str | Path, str | Path] | None = None,
     ):
         binary = find_nginx()
         if binary is None:
@@ -107,6 +108,10 @@ class Nginx:
         self.port = _free_port()
         limit = _pacing(limit_rate) if limit_rate else ""
         zones, throttling = _throttling(limit_req) if limit_req else ("", "")
+        # tls: (certificate chain, key) in PEM; the server then speaks HTTPS only.
+        self.scheme = "https" if tls else "http"
+        if tls:
+            throttling += f" ssl_certificate {tls[0]}; ssl_certificate_key {tls[1]};"
         config = os.path.join(self.state, "nginx.conf")
         with open(config, "w") as out:
             out.write(
@@ -116,6 +121,7 @@ class Nginx:
                     workers=workers,
                     state=self.state,
                     port=self.port,
+                    ssl=" ssl" if tls else "",
                     root=self.root,
                     limit=f"{limit} {throttling}",
                     zones=zones,
@@ -132,7 +138,7 @@ class Nginx:
 
     @property
     def endpoint(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{self.scheme}://127.0.0.1:{self.port}"
 
     def _wait_ready(self) -> None:
         for _ in range(500):

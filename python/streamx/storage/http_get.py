@@ -43,7 +43,7 @@ from streamx.exceptions import (
     TruncatedDownloadError,
 )
 from streamx.storage import accounting, cancel, throttle
-from streamx.storage.http_pool import STALE_CONNECTION, pool_for
+from streamx.storage.http_pool import STALE_CONNECTION, OpenSslOnly, pool_for
 from streamx.storage.object_pin import ObjectPin
 
 __all__ = [
@@ -159,6 +159,11 @@ def get_into(
         moved = _ranged_in_rust(target, extra, fd, start, length, timeout, deadline, expected)
         if moved is not None:
             return moved
+    if target.scheme == "https" and (pin is None or pin.known) and fast:
+        sizes = (start, length, expected, most)
+        moved = _tls_in_rust(target, extra, fd, sizes, timeout, deadline)
+        if moved is not None:
+            return moved
     pool = pool_for(target.scheme, target.host, target.port)
     conn, reused = pool.take(timeout)
     try:
@@ -263,6 +268,79 @@ def _ranged_in_rust(
     raise TimeoutError(f"GET {target.url} ran past its deadline after {moved} of {length} bytes")
 
 
+def _tls_in_rust(
+    target: Target,
+    extra: dict[str, str],
+    fd: int,
+    sizes: tuple[int, int | None, int | None, int | None],
+    timeout: float,
+    deadline: float,
+) -> int | None:
+    """An HTTPS GET exchanged by a Rust TLS session (:class:`~streamx.storage.http_pool.
+    TlsSession`): the body is decrypted into ``fd`` without the GIL. ``sizes`` is (start,
+    length or None for the whole object, expected, most). The object's size (-1 if the
+    server did not say) once moved; None when the answer was declined (or the request
+    cannot be written raw), so that the caller asks again through ``http.client``, which
+    reads and reports it (declines are rare: errors, redirects, checksummed bodies).
+
+    Raises:
+        TlsCertificateError: The server's certificate failed verification.
+    """
+    start, length, expected, most = sizes
+    request = _request_head(target, target.headers(extra))
+    if request is None:
+        return None
+    pool = pool_for(target.scheme, target.host, target.port)
+    if not pool.rust_tls:
+        return None
+    try:
+        session, reused = pool.take_tls(timeout)
+    except OpenSslOnly:
+        return None  # verified by Python's ssl instead (a self-signed CA as the server's cert)
+    try:
+        while True:
+            cancel.attach(session.sock)
+            accounting.count(accounting.kind_of("GET", target.path, extra))
+            left = deadline - time.monotonic()
+            try:
+                if length is None:
+                    got = session.stream.whole_get(fd, request, expected, most, left)
+                else:
+                    got = session.stream.ranged_get(fd, request, start, length, expected, left)
+            finally:
+                cancel.detach(session.sock)
+            outcome, moved, total, reusable, status = got
+            accounting.add_bytes(moved)
+            if outcome == "stale" and time.monotonic() >= deadline:
+                outcome = "head-timeout"  # no answer within the deadline: not a closed one
+            if outcome != "stale" or not reused:
+                break
+            # The server closed the idle connection: not a failed attempt, ask again.
+            session.close()
+            session, reused = pool.take_tls(timeout, fresh=True)
+    except BaseException:
+        session.close()
+        raise
+    if outcome == "complete" and reusable:
+        pool.give_back_tls(session)
+    else:
+        session.close()
+    if outcome == "complete":
+        return -1 if total is None else total
+    if outcome == "declined":
+        if length is not None or status != 200:
+            _declined(target, status)
+        return None
+    if outcome == "head-timeout" and reused:
+        pool.close_idle()  # kept alive as long, the idle ones may be as dead: retire them
+    if outcome == "stale":
+        raise ConnectionResetError(f"GET {target.url}: the server closed the connection unanswered")
+    asked = f"{length} bytes" if length is not None else f"{total} bytes"
+    if outcome == "closed":
+        raise TruncatedDownloadError(f"{target.url}: received {moved} of {asked}")
+    raise TimeoutError(f"GET {target.url} ran past its deadline after {moved} of {asked}")
+
+
 def _declined(target: Target, status: int) -> None:
     """Raises the error for an answer Rust declined where its status says all (a throttled
     or failed request must not be sent twice); returns to ask again through
@@ -357,7 +435,7 @@ def _check_status(
         error = target.error(status, response.read(64 << 10))
         throttle.note_retry_after(error, response.getheader("Retry-After"))
         raise error
-    if pin is not None:
+    if pin is not None and not (status == 200 and length is not None):  # not a range ignored
         pin.check(response.getheader("ETag"), response.getheader("Last-Modified"))
     announced = response.getheader("Content-Length")
     if length is None:

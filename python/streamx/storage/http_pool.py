@@ -3,7 +3,11 @@
 A connection is used by one thread at a time: taken from its host's pool, given back once
 its answer has been read whole. A process made by fork closes its copies of the parent's
 idle connections before its first request, so the two never talk over one socket. TLS
-connections trust ``AWS_CA_BUNDLE`` when it is set, else the system's store. Every request
+connections trust the system's store plus the PEM bundles named by ``AWS_CA_BUNDLE``,
+``SSL_CERT_FILE`` and ``REQUESTS_CA_BUNDLE``. For ``https`` hosts the pool also keeps TLS
+sessions run by Rust (:class:`TlsSession`, rustls over a socket Python owns), which move
+GET bodies into files without the GIL; a certificate that fails verification raises
+:class:`~streamx.exceptions.TlsCertificateError`, never a retry without verification. Every request
 sent on a pooled connection is counted by kind (:mod:`~streamx.storage.accounting`).
 """
 
@@ -12,14 +16,18 @@ from __future__ import annotations
 import atexit
 import http.client
 import os
+import socket
 import ssl
 import threading
+import time
 from collections.abc import Mapping
 from typing import Any
 
+from streamx import _core
+from streamx.exceptions import TlsCertificateError
 from streamx.storage import accounting
 
-__all__ = ["STALE_CONNECTION", "ConnectionPool", "pool_for"]
+__all__ = ["STALE_CONNECTION", "ConnectionPool", "OpenSslOnly", "TlsSession", "pool_for"]
 
 # What a keep-alive connection the server has since closed raises on its next request.
 STALE_CONNECTION = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
@@ -53,13 +61,75 @@ class _CountedTls(_Counted, http.client.HTTPSConnection):
     pass
 
 
+class TlsSession:
+    """A Rust TLS session (``_core.TlsStream``) over a socket this object owns and closes.
+
+    Closing never sends ``close_notify``: a forked child closing its copy leaves the
+    parent's session intact."""
+
+    def __init__(self, sock: socket.socket, stream: _core.TlsStream) -> None:
+        self.sock, self.stream = sock, stream
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+class OpenSslOnly(Exception):
+    """The server's certificate is one rustls refuses by design but OpenSSL verifies: a
+    self-signed CA certificate serving as the server's own (``openssl req -x509`` makes
+    those). The host is then read through Python's ``ssl``, which verifies it."""
+
+
+def _open_tls(host: str, port: int | None, timeout: float) -> TlsSession:
+    deadline = time.monotonic() + timeout
+    sock = socket.create_connection((host, port or 443), timeout=timeout)
+    try:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.setblocking(False)  # the Rust side waits with poll, bounded by the deadline
+        stream = _core.TlsStream(_rust_tls_config(), host, sock.fileno())
+        failure = stream.handshake(max(0.0, deadline - time.monotonic()))
+        if failure is not None and "CaUsedAsEndEntity" in failure:
+            raise OpenSslOnly(failure)
+        if failure is not None:
+            raise TlsCertificateError(host if port is None else f"{host}:{port}", failure)
+    except BaseException:
+        sock.close()
+        raise
+    return TlsSession(sock, stream)
+
+
 class ConnectionPool:
     """Idle keep-alive connections to one host; a connection is used by one thread at a time."""
 
     def __init__(self, scheme: str, host: str, port: int | None) -> None:
         self._scheme, self._host, self._port = scheme, host, port
         self._idle: list[http.client.HTTPConnection] = []
+        self._idle_tls: list[TlsSession] = []
+        self.rust_tls = True  # False once the host needs OpenSSL (:class:`OpenSslOnly`)
         self._lock = threading.Lock()
+
+    def take_tls(self, timeout: float, fresh: bool = False) -> tuple[TlsSession, bool]:
+        """A Rust TLS session (idle if there is one, unless ``fresh``) and whether it was idle.
+
+        Raises:
+            TlsCertificateError: The server's certificate failed verification.
+            TimeoutError, OSError: Connecting or the handshake failed.
+        """
+        session = None
+        if not fresh:
+            with self._lock:
+                session = self._idle_tls.pop() if self._idle_tls else None
+        if session is not None:
+            return session, True
+        try:
+            return _open_tls(self._host, self._port, timeout), False
+        except OpenSslOnly:
+            self.rust_tls = False
+            raise
+
+    def give_back_tls(self, session: TlsSession) -> None:
+        with self._lock:
+            self._idle_tls.append(session)
 
     def take(self, timeout: float, fresh: bool = False) -> tuple[http.client.HTTPConnection, bool]:
         """A connection (idle if there is one, unless ``fresh``) and whether it was idle."""
@@ -86,14 +156,20 @@ class ConnectionPool:
     def close_idle(self) -> None:
         with self._lock:
             idle, self._idle = self._idle, []
+            idle_tls, self._idle_tls = self._idle_tls, []
         for conn in idle:
             conn.close()
+        for session in idle_tls:
+            session.close()
 
 
 _POOLS: dict[tuple[str, str, int | None], ConnectionPool] = {}
 _POOLS_LOCK = threading.Lock()
 _POOLS_PID = os.getpid()
-_TLS: list[ssl.SSLContext] = []
+_TLS: dict[tuple[str | None, ...], ssl.SSLContext] = {}
+_RUST_TLS: dict[tuple[str | None, ...], _core.TlsClientConfig] = {}
+# Where a CA bundle may be named, as the AWS SDKs, OpenSSL and requests read them.
+_BUNDLE_VARIABLES = ("AWS_CA_BUNDLE", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE")
 
 
 def pool_for(scheme: str, host: str, port: int | None) -> ConnectionPool:
@@ -117,8 +193,37 @@ def _close_all() -> None:
     _POOLS.clear()
 
 
+def _bundles() -> list[tuple[str, str]]:
+    """(variable, path) of each CA bundle the environment names, each path once."""
+    found: list[tuple[str, str]] = []
+    for name in _BUNDLE_VARIABLES:
+        path = os.environ.get(name)
+        if path and all(path != seen for _, seen in found):
+            found.append((name, path))
+    return found
+
+
+def _trust_key() -> tuple[str | None, ...]:
+    return (*(os.environ.get(name) for name in _BUNDLE_VARIABLES), os.environ.get("SSL_CERT_DIR"))
+
+
 def _tls_context() -> ssl.SSLContext:
-    if not _TLS:
-        bundle = os.environ.get("AWS_CA_BUNDLE") or None
-        _TLS.append(ssl.create_default_context(cafile=bundle))
-    return _TLS[0]
+    key = _trust_key()
+    context = _TLS.get(key)
+    if context is None:
+        context = ssl.create_default_context()
+        for _, path in _bundles():
+            context.load_verify_locations(cafile=path)
+        _TLS[key] = context
+    return context
+
+
+def _rust_tls_config() -> _core.TlsClientConfig:
+    """The roots Rust TLS sessions trust, built once per set of variables (reading the
+    system's store takes milliseconds)."""
+    key = _trust_key()
+    with _POOLS_LOCK:
+        config = _RUST_TLS.get(key)
+        if config is None:
+            config = _RUST_TLS[key] = _core.TlsClientConfig(_bundles())
+    return config

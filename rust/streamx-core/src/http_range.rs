@@ -19,6 +19,12 @@ use crate::netio::{self, BodyEnd};
 pub const MAX_HEAD_BYTES: usize = 64 << 10;
 const HEAD_READ_BYTES: usize = 16 << 10;
 const MAX_HEADERS: usize = 64;
+/// The checksum headers the Python path verifies on a whole GET.
+const CHECKSUMS: [&str; 3] = [
+    "x-amz-checksum-crc32",
+    "x-amz-checksum-sha1",
+    "x-amz-checksum-sha256",
+];
 
 /// One ranged GET: the request and where its body goes.
 pub struct RangeGet<'a> {
@@ -63,7 +69,7 @@ pub fn ranged_get(sock: RawFd, file: RawFd, get: &RangeGet<'_>) -> io::Result<Ra
         Err(err) => return Err(err),
     }
     let mut buffer = Vec::with_capacity(HEAD_READ_BYTES);
-    let Some(head) = read_head(sock, &mut buffer, get.deadline)? else {
+    let Some(head) = read_head(&mut PlainSocket(sock), &mut buffer, get.deadline)? else {
         return Ok(if buffer.is_empty() {
             RangeOutcome::Stale
         } else {
@@ -100,14 +106,16 @@ pub fn ranged_get(sock: RawFd, file: RawFd, get: &RangeGet<'_>) -> io::Result<Ra
 }
 
 /// What the checks need from an answer's head.
-struct Head {
+pub(crate) struct Head {
     /// Bytes of the head, blank line included.
-    length: usize,
-    status: u16,
-    keep_alive: bool,
+    pub(crate) length: usize,
+    pub(crate) status: u16,
+    pub(crate) keep_alive: bool,
     content_length: Announced,
     content_range: Option<String>,
     transfer_encoding: bool,
+    /// A whole-object checksum the caller would verify (`x-amz-checksum-*`, not composite).
+    checksum: bool,
 }
 
 /// The `Content-Length` of a head.
@@ -119,9 +127,50 @@ enum Announced {
     Invalid,
 }
 
+/// Where an answer's bytes come from: a plain socket, or a TLS session over one.
+pub(crate) trait AnswerSource {
+    /// Reads some of the answer into `buf`: `Ok(Some(0))` when the connection ended,
+    /// `Ok(None)` once the deadline passes.
+    fn read_some(&mut self, buf: &mut [u8], deadline: Instant) -> io::Result<Option<usize>>;
+}
+
+/// A plain, non-blocking socket.
+struct PlainSocket(RawFd);
+
+impl AnswerSource for PlainSocket {
+    fn read_some(&mut self, buf: &mut [u8], deadline: Instant) -> io::Result<Option<usize>> {
+        loop {
+            if !netio::wait_for(self.0, libc::POLLIN, deadline)? {
+                return Ok(None);
+            }
+            // SAFETY: `buf` is initialised and writable, of the length passed.
+            #[allow(unsafe_code)]
+            let got = unsafe {
+                libc::recv(
+                    self.0,
+                    buf.as_mut_ptr().cast(),
+                    buf.len(),
+                    libc::MSG_DONTWAIT,
+                )
+            };
+            if got >= 0 {
+                return Ok(Some(got as usize));
+            }
+            let err = io::Error::last_os_error();
+            if !matches!(err.raw_os_error(), Some(libc::EAGAIN | libc::EINTR)) {
+                return Err(err);
+            }
+        }
+    }
+}
+
 /// Reads until the head is complete; `None` when the connection ended or the deadline
 /// passed first (an empty `buffer` then means no byte of an answer came).
-fn read_head(sock: RawFd, buffer: &mut Vec<u8>, deadline: Instant) -> io::Result<Option<Head>> {
+pub(crate) fn read_head(
+    source: &mut impl AnswerSource,
+    buffer: &mut Vec<u8>,
+    deadline: Instant,
+) -> io::Result<Option<Head>> {
     loop {
         if let Some(head) = parse_head(buffer)? {
             return Ok(Some(head));
@@ -132,31 +181,23 @@ fn read_head(sock: RawFd, buffer: &mut Vec<u8>, deadline: Instant) -> io::Result
                 format!("the answer's head is over {MAX_HEAD_BYTES} bytes"),
             ));
         }
-        if !netio::wait_for(sock, libc::POLLIN, deadline)? {
-            return Ok(None);
-        }
         let start = buffer.len();
         buffer.resize(start + HEAD_READ_BYTES.min(MAX_HEAD_BYTES - start), 0);
-        // SAFETY: `buffer[start..]` is initialised and writable, of the length passed.
-        #[allow(unsafe_code)]
-        let got = unsafe {
-            libc::recv(
-                sock,
-                buffer[start..].as_mut_ptr().cast(),
-                buffer.len() - start,
-                libc::MSG_DONTWAIT,
-            )
-        };
-        if got < 0 {
-            buffer.truncate(start);
-            let err = io::Error::last_os_error();
-            match err.raw_os_error() {
-                Some(libc::EAGAIN | libc::EINTR) => continue,
-                _ if is_reset(&err) && start == 0 => return Ok(None),
-                _ => return Err(err),
+        let got = match source.read_some(&mut buffer[start..], deadline) {
+            Ok(Some(got)) => got,
+            Ok(None) => {
+                buffer.truncate(start);
+                return Ok(None);
             }
-        }
-        buffer.truncate(start + got as usize);
+            Err(err) => {
+                buffer.truncate(start);
+                if is_reset(&err) && start == 0 {
+                    return Ok(None);
+                }
+                return Err(err);
+            }
+        };
+        buffer.truncate(start + got);
         if got == 0 {
             if start == 0 {
                 return Ok(None);
@@ -169,7 +210,7 @@ fn read_head(sock: RawFd, buffer: &mut Vec<u8>, deadline: Instant) -> io::Result
     }
 }
 
-fn parse_head(buffer: &[u8]) -> io::Result<Option<Head>> {
+pub(crate) fn parse_head(buffer: &[u8]) -> io::Result<Option<Head>> {
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut response = httparse::Response::new(&mut headers);
     let length = match response.parse(buffer) {
@@ -189,6 +230,7 @@ fn parse_head(buffer: &[u8]) -> io::Result<Option<Head>> {
         content_length: Announced::Absent,
         content_range: None,
         transfer_encoding: false,
+        checksum: false,
     };
     for header in response.headers.iter() {
         let value = std::str::from_utf8(header.value).unwrap_or("").trim();
@@ -209,6 +251,13 @@ fn parse_head(buffer: &[u8]) -> io::Result<Option<Head>> {
             };
         } else if header.name.eq_ignore_ascii_case("transfer-encoding") {
             head.transfer_encoding = true;
+        } else if CHECKSUMS
+            .iter()
+            .any(|name| header.name.eq_ignore_ascii_case(name))
+            && !value.is_empty()
+            && !value.contains('-')
+        {
+            head.checksum = true;
         } else if header.name.eq_ignore_ascii_case("connection")
             && value
                 .split(',')
@@ -223,7 +272,7 @@ fn parse_head(buffer: &[u8]) -> io::Result<Option<Head>> {
 /// The object's size (`Some(None)` for `*`) when the head answers exactly the range asked
 /// for with a fixed-length body; `None` declines it.
 #[allow(clippy::option_option)]
-fn accepted_total(head: &Head, get: &RangeGet<'_>) -> Option<Option<u64>> {
+pub(crate) fn accepted_total(head: &Head, get: &RangeGet<'_>) -> Option<Option<u64>> {
     if head.status != 206 || head.transfer_encoding {
         return None;
     }
@@ -249,6 +298,22 @@ fn accepted_total(head: &Head, get: &RangeGet<'_>) -> Option<Option<u64>> {
         (Some(found), Some(expected)) if found != expected => None,
         _ => Some(total),
     }
+}
+
+/// The body's length when the head is a `200` with a fixed length, no checksum to verify,
+/// of `expected` bytes (when given) and at most `most`; `None` declines it.
+pub(crate) fn accepted_whole(head: &Head, expected: Option<u64>, most: Option<u64>) -> Option<u64> {
+    if head.status != 200 || head.transfer_encoding || head.checksum {
+        return None;
+    }
+    let Announced::Length(length) = head.content_length else {
+        return None;
+    };
+    if expected.is_some_and(|expected| expected != length) || most.is_some_and(|most| length > most)
+    {
+        return None;
+    }
+    Some(length)
 }
 
 /// Sends all of `data`; false once the deadline passes.
@@ -298,7 +363,7 @@ fn nothing_pending(sock: RawFd) -> bool {
     got < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EAGAIN)
 }
 
-fn is_reset(err: &io::Error) -> bool {
+pub(crate) fn is_reset(err: &io::Error) -> bool {
     matches!(
         err.raw_os_error(),
         Some(libc::ECONNRESET | libc::EPIPE | libc::ECONNABORTED)

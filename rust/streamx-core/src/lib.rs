@@ -14,6 +14,7 @@ pub mod growing;
 pub mod hashing;
 pub mod heap;
 pub mod http_range;
+pub mod http_tls;
 pub mod limits;
 pub mod mds;
 pub mod mmap;

@@ -24,10 +24,11 @@ mod mapped;
 mod netio;
 mod plan;
 mod reader;
-mod scalar;
 mod sample_source;
+mod scalar;
 mod shard_index;
 mod shared_bytes;
+mod tls;
 mod writer;
 
 #[pymodule]
@@ -39,6 +40,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     kinds::register(m)?;
     netio::register(m)?;
+    tls::register(m)?;
     plan::register(m)?;
     shard_index::register(m)?;
     m.add_class::<writer::MDSShardWriter>()?;

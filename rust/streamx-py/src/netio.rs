@@ -8,7 +8,7 @@ use streamx_core::http_range::{self, RangeGet, RangeOutcome};
 use streamx_core::netio::{self, BodyEnd};
 
 /// A deadline `seconds` from now (NaN or negative time left is no time left).
-fn deadline_in(seconds: f64) -> Instant {
+pub(crate) fn deadline_in(seconds: f64) -> Instant {
     let left = Duration::try_from_secs_f64(seconds).unwrap_or(Duration::ZERO);
     Instant::now() + left.min(Duration::from_secs(1 << 32))
 }
@@ -67,7 +67,16 @@ fn ranged_get(
         deadline: deadline_in(seconds),
     };
     let outcome = py.detach(|| http_range::ranged_get(sock, file, &get))?;
-    Ok(match outcome {
+    Ok(outcome_tuple(outcome, length))
+}
+
+/// What Python gets for a GET's outcome: `(outcome, moved, total, reusable, status)`, as
+/// [`ranged_get`] documents; `length` is the bytes a complete body has.
+pub(crate) fn outcome_tuple(
+    outcome: RangeOutcome,
+    length: u64,
+) -> (&'static str, u64, Option<u64>, bool, u16) {
+    match outcome {
         RangeOutcome::Moved {
             end,
             total,
@@ -80,7 +89,7 @@ fn ranged_get(
         RangeOutcome::Declined { status } => ("declined", 0, None, false, status),
         RangeOutcome::Stale => ("stale", 0, None, false, 0),
         RangeOutcome::TimedOut => ("head-timeout", 0, None, false, 0),
-    })
+    }
 }
 
 /// Adds this module's functions to `_core`.

@@ -1,0 +1,146 @@
+//! HTTPS GETs over a TLS session kept by Rust (`streamx_core::http_tls`), run without the GIL.
+
+use std::os::fd::RawFd;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTimeoutError, PyValueError};
+use pyo3::prelude::*;
+use streamx_core::http_range::RangeGet;
+use streamx_core::http_tls::{self, Handshake, TlsConfig, WholeGet};
+
+use crate::netio::{deadline_in, outcome_tuple};
+
+type Outcome = (&'static str, u64, Option<u64>, bool, u16);
+
+/// The certificates HTTPS connections trust: the system's store plus the PEM bundles
+/// given as `(where it was named, path)`. Raises `OSError` naming a bundle that cannot be used.
+#[pyclass(module = "streamx._core", frozen)]
+struct TlsClientConfig {
+    inner: Arc<TlsConfig>,
+}
+
+#[pymethods]
+impl TlsClientConfig {
+    #[new]
+    fn new(py: Python<'_>, bundles: Vec<(String, String)>) -> PyResult<Self> {
+        let inner = py
+            .detach(|| http_tls::client_config(&bundles))
+            .map_err(PyOSError::new_err)?;
+        Ok(TlsClientConfig { inner })
+    }
+}
+
+/// A TLS session with `host` over the connected non-blocking socket `sock`, which the
+/// caller keeps open (and closes) for the session's life.
+#[pyclass(module = "streamx._core", frozen)]
+struct TlsStream {
+    inner: Mutex<http_tls::TlsStream>,
+}
+
+impl TlsStream {
+    fn lock(&self) -> PyResult<MutexGuard<'_, http_tls::TlsStream>> {
+        self.inner
+            .try_lock()
+            .map_err(|_| PyRuntimeError::new_err("a TLS session is used by one thread at a time"))
+    }
+}
+
+#[pymethods]
+impl TlsStream {
+    #[new]
+    fn new(config: &TlsClientConfig, host: &str, sock: RawFd) -> PyResult<Self> {
+        let inner = http_tls::TlsStream::new(Arc::clone(&config.inner), host, sock)?;
+        Ok(TlsStream {
+            inner: Mutex::new(inner),
+        })
+    }
+
+    /// Runs the handshake within `seconds`: None once done, or the reason the server's
+    /// certificate failed verification. Raises `TimeoutError` past the deadline, `OSError` on
+    /// other failures.
+    fn handshake(&self, py: Python<'_>, seconds: f64) -> PyResult<Option<String>> {
+        let deadline = deadline_in(seconds);
+        let mut guard = self.lock()?;
+        let stream: &mut http_tls::TlsStream = &mut guard;
+        match py.detach(|| stream.handshake(deadline))? {
+            Handshake::Done => Ok(None),
+            Handshake::Rejected(reason) => Ok(Some(reason)),
+            Handshake::TimedOut => Err(PyTimeoutError::new_err(
+                "the TLS handshake ran past its deadline",
+            )),
+        }
+    }
+
+    /// As `_core.ranged_get`, over this session.
+    #[pyo3(signature = (file, request, offset, length, expected, seconds))]
+    fn ranged_get(
+        &self,
+        py: Python<'_>,
+        file: RawFd,
+        request: &[u8],
+        offset: u64,
+        length: u64,
+        expected: Option<u64>,
+        seconds: f64,
+    ) -> PyResult<Outcome> {
+        if length == 0 {
+            return Err(PyValueError::new_err(
+                "a ranged GET asks for at least one byte",
+            ));
+        }
+        let get = RangeGet {
+            request,
+            offset,
+            length,
+            expected_total: expected,
+            deadline: deadline_in(seconds),
+        };
+        let mut guard = self.lock()?;
+        let stream: &mut http_tls::TlsStream = &mut guard;
+        let outcome = py.detach(|| stream.ranged_get(file, &get))?;
+        Ok(outcome_tuple(outcome, length))
+    }
+
+    /// A whole GET over this session: a `200` with a Content-Length (of `expected` bytes
+    /// when given, at most `most`) and no checksum header is moved into `file` from offset
+    /// 0; the tuple is `ranged_get`'s, `total` the body's length. Any other answer is
+    /// `"declined"` unread.
+    #[pyo3(signature = (file, request, expected, most, seconds))]
+    fn whole_get(
+        &self,
+        py: Python<'_>,
+        file: RawFd,
+        request: &[u8],
+        expected: Option<u64>,
+        most: Option<u64>,
+        seconds: f64,
+    ) -> PyResult<Outcome> {
+        let get = WholeGet {
+            request,
+            expected,
+            most,
+            deadline: deadline_in(seconds),
+        };
+        let mut guard = self.lock()?;
+        let stream: &mut http_tls::TlsStream = &mut guard;
+        let outcome = py.detach(|| stream.whole_get(file, &get))?;
+        let length = match outcome {
+            streamx_core::http_range::RangeOutcome::Moved { total, .. } => total.unwrap_or(0),
+            _ => 0,
+        };
+        Ok(outcome_tuple(outcome, length))
+    }
+}
+
+/// Bodies moved whole over Rust TLS sessions in this process.
+#[pyfunction]
+fn tls_bodies_moved() -> u64 {
+    http_tls::bodies_moved()
+}
+
+/// Adds this module's classes and functions to `_core`.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<TlsClientConfig>()?;
+    m.add_class::<TlsStream>()?;
+    m.add_function(wrap_pyfunction!(tls_bodies_moved, m)?)
+}
