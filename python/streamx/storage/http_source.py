@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import TypeVar
 from urllib.parse import urljoin, urlparse
 
-from streamx.exceptions import HttpResponseError
+from streamx.exceptions import HttpResponseError, RangeIgnoredError
 from streamx.storage.errors import DownloadTimeoutError, TruncatedDownloadError
 from streamx.storage.http_get import PlainHttp, Redirected, Target, get_into, head_size
 from streamx.storage.object_pin import ObjectPin
@@ -101,6 +101,8 @@ class HttpSource:
             # Rust reads a plain part's answer and reports no ETag: the lead's answer pins
             # the version this part then asks for (TLS parts are read in Python, checked).
             pin.wait(deadline)
+            if pin.ranges_ignored:
+                raise RangeIgnoredError(f"{self.url}: the server ignores Range requests")
         timeout = max(deadline - time.monotonic(), 0.001)
         try:
             self._call(
@@ -116,6 +118,10 @@ class HttpSource:
                 ),
                 f"GET {self.url} (a range) ran past its timeout",
             )
+        except RangeIgnoredError:
+            if leading and pin is not None:
+                pin.ranges_ignored = True  # the parts waiting for the lead ask nothing
+            raise
         finally:
             if leading and pin is not None:
                 pin.settle()

@@ -32,6 +32,7 @@ class ObjectPin:
         self._lock = threading.Lock()
         self._led = False
         self._settled = threading.Event()
+        self.ranges_ignored = False  # the lead's range was answered whole: no part asks
 
     def lead(self) -> bool:
         """True for the first caller only: its request learns the version, and it must
