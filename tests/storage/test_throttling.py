@@ -255,3 +255,32 @@ def test_nginx_limit_req_503s_are_waited_out_and_no_part_fails(tmp_path: Path) -
     assert refused > 0  # nginx did throttle
     assert refused == throttled  # and each refusal was counted once, asked for once
     assert len(log) == 24 + refused
+
+
+def test_a_range_read_waits_out_throttling(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Range reads (a sample read while its shard downloads) sit outside a download's
+    budget: they wait out throttled answers through throttle.waiting_out."""
+    from streamx.storage.sources import source_for
+
+    monkeypatch.setenv("STREAMX_THROTTLE_RETRIES", "5")
+    data = _data(300_000)
+    count = iter(range(1_000))
+
+    def decide(request: Request) -> Answer:
+        return Answer("status", 429, "0") if next(count) < 3 else Answer("ok")
+
+    server = ThrottleServer(data, decide)
+    fd = os.open(tmp_path / "f", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        source = source_for(server.url())
+
+        def get() -> None:
+            source.fetch_range(fd, 1000, 5000, len(data), time.monotonic() + 10)
+
+        throttle.waiting_out(get, server.url())
+        statuses = [entry.status for entry in server.requests()]
+        assert os.pread(fd, 5000, 1000) == data[1000:6000]
+    finally:
+        os.close(fd)
+        server.close()
+    assert statuses == [429, 429, 429, 206]

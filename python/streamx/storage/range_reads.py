@@ -59,6 +59,7 @@ from streamx.exceptions import (
 from streamx.format.index import ShardInfo
 from streamx.format.readers.base import SampleReader
 from streamx.format.readers.mds import MDSSampleReader
+from streamx.storage import throttle
 from streamx.storage.filesystems import split_url
 from streamx.storage.object_pin import ObjectPin
 from streamx.storage.parts import backoff_delay
@@ -67,6 +68,7 @@ from streamx.storage.settings import range_reads_enabled
 from streamx.storage.shard_cache import ShardCache
 from streamx.storage.shard_files import files_ready, remote_url, stale_size
 from streamx.storage.sources import Source, source_for
+from streamx.storage.throttle import ThrottledError
 
 __all__ = ["RangeReads"]
 
@@ -209,18 +211,22 @@ class _Partial:
         target = self.target
         for attempt in range(1, target.retry + 1):
             try:
-                deadline = time.monotonic() + target.timeout
-                self.source.fetch_range(self.fd, start, length, self.size, deadline, self.pin)
+                # Throttled answers are waited out, not failed attempts.
+                throttle.waiting_out(lambda: self._get_once(start, length), target.url)
                 return
             except SizeMismatchError as err:
                 if attempt == target.retry:
                     stale_size(target.shard.raw_data, target.index_path, err.size, err)
-            except (FileNotFoundError, PermissionError, ObjectChangedError):
+            except (FileNotFoundError, PermissionError, ObjectChangedError, ThrottledError):
                 raise
             except Exception:
                 if attempt == target.retry:
                     raise
             time.sleep(backoff_delay(attempt))
+
+    def _get_once(self, start: int, length: int) -> None:
+        deadline = time.monotonic() + self.target.timeout
+        self.source.fetch_range(self.fd, start, length, self.size, deadline, self.pin)
 
     def _get_all(self, pieces: list[tuple[int, int]]) -> None:
         """GETs every ``(start, length)`` piece, in parallel on the range threads; this

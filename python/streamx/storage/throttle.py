@@ -30,6 +30,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 from streamx.exceptions import HttpResponseError
 
@@ -46,10 +47,13 @@ __all__ = [
     "throttle_delay",
     "throttle_retries",
     "throttled_status",
+    "waiting_out",
     "want_headers",
 ]
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 THROTTLE_STATUSES = frozenset({429, 503})
 LOG_EVERY_S = 30.0
@@ -151,6 +155,30 @@ def throttle_delay(tries: int, retry_after: float | None) -> float:
     if retry_after is not None:
         return retry_after + random.uniform(0, _BASE_S)
     return random.uniform(0, min(_CAP_S, _BASE_S * 2 ** (tries - 1)))
+
+
+def waiting_out(call: Callable[[], T], url: str) -> T:
+    """``call()``, asked again after each throttled answer (a request outside a download's
+    budget: a range read).
+
+    Raises:
+        ThrottledError: The server throttled ``STREAMX_THROTTLE_RETRIES`` tries.
+    """
+    tries = 0
+    while True:
+        try:
+            return call()
+        except HttpResponseError as err:
+            status = throttled_status(err)
+            if status is None:
+                raise
+            tries += 1
+            from streamx.dataset import metrics  # here: the dataset package imports storage
+
+            metrics.add_throttled()
+            if tries >= throttle_retries():
+                raise ThrottledError(url, status, tries) from err
+            time.sleep(throttle_delay(tries, retry_after_of(err)))
 
 
 class AdaptiveLimit:
