@@ -26,8 +26,9 @@ import numpy as np
 from streamx.exceptions import ConvertRowError
 from streamx.format.index import INDEX_BASENAME
 from streamx.format.writers import MDSWriter
+from streamx.location import Location as Where
 from streamx.storage import filesystems
-from streamx.storage.filesystems import get_filesystem, split_url
+from streamx.storage.filesystems import get_filesystem
 
 if TYPE_CHECKING:
     from streamx.storage.cloud_uploaders import CloudUploader
@@ -75,7 +76,7 @@ def open_output(out: Location, keep_local: bool) -> CloudUploader:
             (streamx would otherwise send unsigned requests, which only public reads allow).
     """
     remote = out if isinstance(out, str) else out[1]
-    if split_url(remote)[0] == "s3" and not filesystems._have_aws_credentials():
+    if Where.parse(remote).scheme == "s3" and not filesystems._have_aws_credentials():
         raise PermissionError(
             f"No AWS credentials found to write to {remote}: set AWS_ACCESS_KEY_ID and "
             "AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or another source botocore reads."
@@ -131,8 +132,9 @@ def remove_partition(out: Location) -> None:
     for place in (local, remote):
         if not place:
             continue
-        if split_url(place)[0] in ("", "file"):
-            shutil.rmtree(split_url(place)[2] if place.startswith("file:") else place, True)
+        where = Where.parse(place)
+        if not where.is_remote:
+            shutil.rmtree(where.local_path, True)
             continue
         try:
             fs, path = get_filesystem(place)
@@ -169,6 +171,6 @@ def _describe(err: BaseException) -> str:
 
 
 def _join(base: str, part: str) -> str:
-    if split_url(base)[0] in ("", "file"):
+    if not Where.parse(base).is_remote:
         return os.path.join(base, part)
     return f"{base.rstrip('/')}/{part}"

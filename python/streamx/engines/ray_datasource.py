@@ -20,8 +20,8 @@ from ray.data.datasource import Datasource, ReadTask
 
 from streamx.format.index import INDEX_BASENAME, ShardInfo, parse_index
 from streamx.format.readers import make_reader
+from streamx.location import Location
 from streamx.storage.download import download_file
-from streamx.storage.filesystems import split_url
 
 __all__ = ["MDSDatasource", "read_mds"]
 
@@ -104,8 +104,9 @@ def read_mds(
 
 def _load_shards(root: str, scratch: str) -> Sequence[ShardInfo]:
     """The dataset's shards, with their files expected under `scratch` when remote."""
-    if split_url(root)[0] in ("", "file"):
-        local = split_url(root)[2] if root.startswith("file:") else root
+    where = Location.parse(root)
+    if not where.is_remote:
+        local = where.local_path
         return parse_index(local, None, os.path.join(local, INDEX_BASENAME))
     index = os.path.join(scratch, INDEX_BASENAME)
     download_file(f"{root.rstrip('/')}/{INDEX_BASENAME}", index)
@@ -117,7 +118,7 @@ def _reader(root: str, begin: int, end: int) -> Callable[[], Iterator[Block]]:
         scratch = tempfile.mkdtemp(prefix="streamx-ray-read-")
         try:
             shards = _load_shards(root, scratch)[begin:end]
-            if split_url(root)[0] not in ("", "file"):
+            if Location.parse(root).is_remote:
                 for shard in shards:
                     info = shard.zip_data or shard.raw_data
                     url = f"{root.rstrip('/')}/{info.basename}"
