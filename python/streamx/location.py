@@ -82,17 +82,6 @@ class Location:
         """The object key under the bucket: the path without its leading ``/``."""
         return self.path.lstrip("/")
 
-    def join(self, *parts: str) -> Location:
-        """The location of ``parts`` under this one (empty parts are skipped)."""
-        names = [p.strip("/") for p in parts if p.strip("/")]
-        if not names:
-            return self
-        if self.is_remote:
-            return Location.parse("/".join([self.url.rstrip("/"), *names]))
-        return Location(
-            os.path.join(self.url, *names), self.scheme, "", os.path.join(self.path, *names)
-        )
-
     def __str__(self) -> str:
         return self.url
 

@@ -174,3 +174,21 @@ def test_s3_form_through_every_entry_point(s3: Any, tmp_path: Path) -> None:
     assert done.code == 0, done.err
     data = StreamingDataset(remote=s3.url("ds"), local=str(tmp_path / "cache"), batch_size=2)
     assert len(list(data)) == 6
+
+
+@pytest.mark.parametrize(
+    ("url", "scheme", "netloc", "key"),
+    [
+        ("s3://bucket/a/b", "s3", "bucket", "a/b"),
+        ("gs://bucket/a", "gs", "bucket", "a"),
+        ("az://container/a", "az", "container", "a"),
+        ("hf://datasets/org/ds", "hf", "datasets", "org/ds"),
+        ("dbfs:/Volumes/x", "dbfs", "", "Volumes/x"),
+        ("C:/data", "", "", "C:/data"),
+    ],
+)
+def test_parsed_parts(url: str, scheme: str, netloc: str, key: str) -> None:
+    where = Location.parse(url)
+    assert (where.scheme, where.netloc, where.key) == (scheme, netloc, key)
+    assert filesystems.split_url(url) == (where.scheme, where.netloc, where.path)
+    assert str(where) == url
