@@ -50,6 +50,12 @@ class HostileTlsServer:
             raw.close()
             return
         self._open.append(conn)
+        try:
+            self._answer(conn)
+        except OSError:
+            pass  # the client hung up first: expected once it has seen the fault
+
+    def _answer(self, conn: ssl.SSLSocket) -> None:
         request = b""
         while b"\r\n\r\n" not in request:
             got = conn.recv(4096)
@@ -76,11 +82,10 @@ class HostileTlsServer:
             return
         conn.sendall(body[: len(body) // 2])
         if self.mode == "drop":
-            raw.shutdown(socket.SHUT_RDWR)  # the TCP connection ends; no close_notify
+            conn.shutdown(socket.SHUT_RDWR)  # the TCP connection ends; no close_notify
             conn.close()
         elif self.mode == "short":
-            conn.unwrap()  # close_notify, then the end of the connection
-            raw.close()
+            conn.unwrap().close()  # close_notify, then the end of the connection
         else:  # stall: hold the connection open, silent
             self._stop.wait(30)
 

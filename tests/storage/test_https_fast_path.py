@@ -11,14 +11,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from https_certs import Certs, make_certs
+from nginx_server import Nginx, find_nginx
 
 from streamx import _core
 from streamx.exceptions import TlsCertificateError
 from streamx.storage import http_pool
 from streamx.storage.http_get import PlainHttp, get_into
-
-from https_certs import Certs, make_certs
-from nginx_server import Nginx, find_nginx
 
 pytestmark = pytest.mark.skipif(find_nginx() is None, reason="nginx is not installed")
 
