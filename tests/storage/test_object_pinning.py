@@ -83,7 +83,8 @@ def test_a_rewrite_between_parts_fetches_every_part_again(
     got = dest.read_bytes()
     assert got == rewritten.versions[1]  # the new version whole, never a mix
     assert rewritten.answered > 16  # the first version's parts were fetched again
-    assert rewritten.conditional > 0  # later parts asked If-Match
+    if route != "s3fs":  # s3fs checks each answer's ETag; its parts need not wait to ask
+        assert rewritten.conditional > 0  # the parts after the first asked If-Match
 
 
 @pytest.mark.parametrize("route", ["http", "s3-direct", "s3fs"])

@@ -97,9 +97,9 @@ class HttpSource:
         pin: ObjectPin | None = None,
     ) -> None:
         leading = pin is not None and pin.lead()
-        if pin is not None and not leading and self.target.scheme == "http":
-            # Rust reads a plain part's answer and reports no ETag: the lead's answer pins
-            # the version this part then asks for (TLS parts are read in Python, checked).
+        if pin is not None and not leading:
+            # Rust reads a part's answer and reports no ETag: the lead's answer (read by
+            # http.client) pins the version this part then asks for with If-Match.
             pin.wait(deadline)
             if pin.ranges_ignored:
                 raise RangeIgnoredError(f"{self.url}: the server ignores Range requests")
