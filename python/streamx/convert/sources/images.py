@@ -1,7 +1,8 @@
 """An image folder: one class per sub-directory, ``label`` = the class's index in sorted order.
 
-Image files are stored as their original bytes (no decode, no re-encode), in a ``jpeg`` or
-``png`` column that decodes back to a PIL image, as torchvision's ``ImageFolder`` would open it.
+Image files are stored as their original bytes (no re-encode), in a ``jpeg`` or ``png`` column
+that decodes back to a PIL image, as torchvision's ``ImageFolder`` would open it. Each one is
+decoded once first, so a corrupt file stops the conversion instead of a training run.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 from streamx.convert.errors import ConvertError
 from streamx.convert.sources.base import Part, Row, chunk_ranges, with_overrides
 from streamx.convert.sources.files import list_sized_files, open_fs
+from streamx.convert.sources.image_check import check_image
 
 __all__ = ["IMAGE_SUFFIXES", "ImageFolderSource"]
 
@@ -72,4 +74,5 @@ class ImageFolderSource:
                 data = fs.cat_file(fs._strip_protocol(name))
             except Exception as err:
                 raise ConvertError(f"Cannot read image {name}: {err}") from err
+            check_image(data, name)
             yield name, 0, {"image": data, "label": label}

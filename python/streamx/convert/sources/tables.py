@@ -7,7 +7,7 @@ import io
 import itertools
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import pyarrow as pa
@@ -19,6 +19,7 @@ from streamx.convert.errors import ConvertError
 from streamx.convert.infer import infer_columns
 from streamx.convert.sources.base import Part, Row
 from streamx.convert.sources.files import list_files, open_fs
+from streamx.convert.sources.wide_ints import check_csv_ints, jsonl_wide_ints
 from streamx.convert.values import arrow_rows, to_arrays
 
 __all__ = ["SUFFIXES", "TableSource"]
@@ -41,18 +42,29 @@ class TableSource:
     format: TableFormat
     files: tuple[str, ...]
     schema: pa.Schema
+    # Columns pyarrow read as float64 only because an integer exceeds int64 (JSONL).
+    widened: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def open(cls, url: str, format: TableFormat) -> TableSource:
         """Lists the input's files (sorted) and reads the first one's schema."""
         files = tuple(list_files(url, SUFFIXES[format]))
-        return cls(url, format, files, _schema(files[0], format))
+        schema = _schema(files[0], format)
+        widened: dict[str, str] = {}
+        if format in ("jsonl", "csv"):
+            with _reading(files[0]):
+                head = _head(files[0])
+            if format == "jsonl":
+                widened = jsonl_wide_ints(schema, head.splitlines())
+            else:
+                check_csv_ints(files[0], schema, head)
+        return cls(url, format, files, schema, widened)
 
     def describe(self) -> Mapping[str, Any]:
         return {"kind": self.format, "files": list(self.files)}
 
     def columns(self, overrides: Mapping[str, str]) -> dict[str, str]:
-        return infer_columns(self.schema, overrides)
+        return infer_columns(self.schema, {**self.widened, **overrides})
 
     def parts(self) -> list[Part]:
         if self.format != "parquet":
@@ -145,11 +157,15 @@ def _read_csv(name: str, schema: pa.Schema | None) -> pa.Table:
         return pacsv.read_csv(f, convert_options=convert)
 
 
-def _jsonl_schema(name: str) -> pa.Schema:
+def _head(name: str) -> bytes:
+    """The first lines of a text file: what its schema is inferred from."""
     fs, path = open_fs(name)
     with fs.open(path, "rb") as f:
-        head = b"".join(itertools.islice(f, _SCHEMA_SAMPLE_LINES))
-    return pajson.read_json(io.BytesIO(head)).schema
+        return b"".join(itertools.islice(f, _SCHEMA_SAMPLE_LINES))
+
+
+def _jsonl_schema(name: str) -> pa.Schema:
+    return pajson.read_json(io.BytesIO(_head(name))).schema
 
 
 def _jsonl_rows(name: str, columns: Mapping[str, str]) -> Iterator[Row]:

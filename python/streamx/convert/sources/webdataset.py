@@ -12,6 +12,7 @@ from typing import Any
 from streamx.convert.errors import ConvertError
 from streamx.convert.sources.base import Part, Row, with_overrides
 from streamx.convert.sources.files import list_files, open_fs
+from streamx.convert.sources.image_check import check_image
 from streamx.convert.values import to_arrays
 
 __all__ = ["WebDatasetSource"]
@@ -71,6 +72,8 @@ def _value(data: bytes, encoding: str, name: str, key: str) -> Any:
             return int(data.decode("utf-8").strip())
         if encoding == "json":
             return json.loads(data)
+        if encoding in ("jpeg", "png"):  # stored as they are: decoded once to check them
+            check_image(data, f"{name}, sample {key!r}")
     except (UnicodeDecodeError, ValueError) as err:
         raise ConvertError(f"{name}, sample {key!r}: cannot read as {encoding}: {err}") from err
     return data
