@@ -192,3 +192,18 @@ def test_parsed_parts(url: str, scheme: str, netloc: str, key: str) -> None:
     assert (where.scheme, where.netloc, where.key) == (scheme, netloc, key)
     assert filesystems.split_url(url) == (where.scheme, where.netloc, where.path)
     assert str(where) == url
+
+
+def test_a_file_remote_equal_to_local_is_the_users_own_data(tmp_path: Path) -> None:
+    """``remote='file:///d', local='/d'`` is one place, as ``remote='/d'`` is: the cache never
+    evicts (deletes) those files."""
+    root = tmp_path / "ds"
+    with MDSWriter(out=str(root), columns={"x": "int", "b": "bytes"}, size_limit=1 << 12) as w:
+        for i in range(60):
+            w.write({"x": i, "b": bytes(300)})
+    before = sorted(os.listdir(root))
+    data = StreamingDataset(
+        remote=f"file://{root}", local=str(root), batch_size=1, cache_limit="20kb"
+    )
+    assert sorted(int(s["x"]) for s in data) == list(range(60))
+    assert sorted(os.listdir(root)) == before

@@ -17,6 +17,7 @@ from streamx.dataset.stream_files import FOLLOWER, VERIFIED, listed, listed_size
 from streamx.format.encodings import is_mds_encoding_safe
 from streamx.format.index import INDEX_BASENAME, FileInfo, ShardInfo, ShardList
 from streamx.format.shard_list import SchemaUse
+from streamx.location import Location
 from streamx.storage import cache_dir, shard_files
 from streamx.storage.download import download_file
 from streamx.storage.filesystems import split_url
@@ -64,6 +65,10 @@ class Stream:
         validate_hash: str | None = None,
         keep_zip: bool | None = None,
     ) -> None:
+        # A file:// remote is the local directory it names: parsed once here, so comparing
+        # it with `local` (the user's own files, never evicted) sees the same place.
+        if remote is not None and Location.parse(remote).scheme == "file":
+            remote = Location.parse(remote).local_path
         self.remote = remote
         self._local = local
         self.split = split or ""
