@@ -356,7 +356,7 @@ def test_tls_bodies_take_the_buffered_path(tmp_path: Path, monkeypatch: pytest.M
     from streamx.storage import http_get, http_pool
 
     monkeypatch.setenv("STREAMX_DOWNLOAD_PART_SIZE", str(MIB))
-    monkeypatch.setattr(http_pool, "_TLS", [])  # the process's TLS context, made afresh
+    monkeypatch.setattr(http_pool, "_TLS", {})  # the process's TLS contexts, made afresh
     moves = _BodyMoves()
     monkeypatch.setattr(http_get, "_core", moves)
     data = random.Random(4).randbytes(3 * MIB + 77)
