@@ -162,12 +162,13 @@ class ThrottleServer:
         entry: Logged,
         status: int,
     ) -> bool:
+        # Logged before it is sent: a client that has the answer finds it in the log.
+        with self._lock:
+            entry.status, entry.sent, entry.answered = status, len(body), time.time()
         try:
             conn.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
         except OSError:
             return False
-        with self._lock:
-            entry.status, entry.sent, entry.answered = status, len(body), time.time()
         return True
 
     def close(self) -> None:
