@@ -56,7 +56,7 @@ def test_wheel_installs_with_torch(artifacts: Artifacts, tmp_path: Path) -> None
     make_venv(Path(sys.executable), venv)
     linked = expose_torch(venv)
     assert "torch" in linked
-    assert "streamx" not in linked and "numpy" not in linked
+    assert "streamx-data" not in linked and "numpy" not in linked
     pip_install(venv, f"{artifacts.x86_64}[torch]")
     report = check_installed(venv, tmp_path, torch=True)
     assert report["python"] == version
