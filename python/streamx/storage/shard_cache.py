@@ -81,8 +81,9 @@ class ShardCache:
         self._remote = [_has_remote(layout.streams[s]) for s in self._stream_of_shard]
         # Eviction deletes only a regular file of the index's size (never a symlink, or a
         # file planted under the name), and nothing out of the stream's `local`.
+        real_dirs: dict[str, str] = {}
         registered = [
-            ledger_entries(shard) if remote else []
+            ledger_entries(shard, real_dirs) if remote else []
             for shard, remote in zip(layout.shards, self._remote)
         ]
         files = [[path for path, _ in shard] for shard in registered]

@@ -67,23 +67,36 @@ def within(root: str, path: str) -> bool:
     return where == real_root or where.startswith(real_root + os.sep)
 
 
-def ledger_entries(shard: ShardInfo) -> list[tuple[str, int]]:
+def ledger_entries(
+    shard: ShardInfo, real_dirs: dict[str, str] | None = None
+) -> list[tuple[str, int]]:
     """The files of ``shard`` the cache ledger may delete, each with the size the index gives.
 
     Each path goes under the real path of its directory, so the ledger deletes nothing
     through a symlink planted there later (it checks the directory is still that path); a
-    file whose directory leads out of the stream's ``local`` is left out.
+    file whose directory leads out of the stream's ``local`` is left out. ``real_dirs``
+    keeps each directory's real path for the next shard (the shards of a stream share one:
+    resolving it per file took most of a large dataset's construction).
     """
-    return [
-        (_real_dir(shard.local_path(f)), int(f.bytes))
-        for pair in shard.file_pairs
-        for f in pair
-        if f and within(shard.dirname, shard.local_path(f))
-    ]
+    real_dirs = {} if real_dirs is None else real_dirs
 
+    def real(directory: str) -> str:
+        found = real_dirs.get(directory)
+        if found is None:
+            found = real_dirs[directory] = os.path.realpath(directory)
+        return found
 
-def _real_dir(path: str) -> str:
-    return os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+    entries = []
+    root = real(shard.dirname)
+    for pair in shard.file_pairs:
+        for f in pair:
+            if not f:
+                continue
+            path = shard.local_path(f)
+            where = real(os.path.dirname(path))
+            if where == root or where.startswith(root + os.sep):
+                entries.append((os.path.join(where, os.path.basename(path)), int(f.bytes)))
+    return entries
 
 
 def _inside(shard: ShardInfo, path: str) -> bool:
