@@ -19,7 +19,7 @@ from nginx_server import Nginx, find_nginx
 from throttle_server import Answer, Request, ThrottleServer
 
 from streamx.dataset import metrics
-from streamx.storage import throttle
+from streamx.storage import http_pool, throttle
 from streamx.storage.download import download_file
 from streamx.storage.slots import ConnectionSlots, LocalSlots
 from streamx.storage.throttle import ThrottledError, parse_retry_after
@@ -284,3 +284,38 @@ def test_a_range_read_waits_out_throttling(tmp_path: Path, monkeypatch: pytest.M
         os.close(fd)
         server.close()
     assert statuses == [429, 429, 429, 206]
+
+
+@pytest.mark.parametrize("size", [100_000, 3 * MIB])
+def test_throttling_forever_over_https_fails_naming_url_status_and_tries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int
+) -> None:
+    """Over TLS with a certificate made here (Rust's TLS GET for a whole object and for
+    parts): the same error after the same number of requests as over plain HTTP."""
+    from https_certs import make_certs
+
+    certs = make_certs(tmp_path)
+    for name in ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "SSL_CERT_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CA_BUNDLE", str(certs.ca))
+    monkeypatch.setenv("STREAMX_THROTTLE_RETRIES", "3")
+    http_pool._close_all()
+    server = ThrottleServer(
+        _data(size),
+        lambda request: Answer("status", 503, "0"),
+        tls=(str(certs.chain), str(certs.key)),
+    )
+    try:
+        with pytest.raises(ThrottledError) as caught:
+            download_file(
+                server.url("hot.bin"), str(tmp_path / "f"), expected_size=size, slots=LocalSlots(1)
+            )
+        gets = _gets(server)
+    finally:
+        server.close()
+        http_pool._close_all()
+    assert server.url("hot.bin").startswith("https://")
+    assert server.url("hot.bin") in str(caught.value)
+    assert "503" in str(caught.value) and "3 tries" in str(caught.value)
+    assert len(gets) == 3
+    assert not (tmp_path / "f").exists()

@@ -10,12 +10,14 @@ what was answered. A test gives a ``decide(request)`` function that picks the an
 * ``Answer("hang")``: no answer at all, the connection held open.
 
 ``delay_s`` holds every answer that long (so that requests overlap and concurrency shows).
+``tls=(chain, key)`` serves HTTPS with that certificate and key (PEM files).
 """
 
 from __future__ import annotations
 
 import re
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Callable
@@ -55,8 +57,13 @@ class ThrottleServer:
         data: bytes,
         decide: Callable[[Request], Answer] = lambda request: Answer("ok"),
         delay_s: float = 0.0,
+        tls: tuple[str, str] | None = None,
     ) -> None:
         self.data, self.decide, self.delay_s = data, decide, delay_s
+        self._tls: ssl.SSLContext | None = None
+        if tls is not None:
+            self._tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            self._tls.load_cert_chain(*tls)
         self.log: list[Logged] = []
         self._lock = threading.Lock()
         self._in_flight = 0
@@ -68,7 +75,8 @@ class ThrottleServer:
         self._threads[0].start()
 
     def url(self, name: str = "obj.bin") -> str:
-        return f"http://127.0.0.1:{self.port}/{name}"
+        scheme = "https" if self._tls is not None else "http"
+        return f"{scheme}://127.0.0.1:{self.port}/{name}"
 
     def requests(self) -> list[Logged]:
         with self._lock:
@@ -91,6 +99,13 @@ class ThrottleServer:
             thread.start()
 
     def _serve(self, conn: socket.socket, number: int) -> None:
+        if self._tls is not None:
+            try:
+                conn.settimeout(5)
+                conn = self._tls.wrap_socket(conn, server_side=True)
+            except OSError:
+                conn.close()
+                return
         with conn:
             conn.settimeout(0.2)
             pending, index = b"", 0
