@@ -49,6 +49,8 @@ def writers() -> Iterator[list[subprocess.Popen[str]]]:
         if proc.poll() is None:
             proc.kill()
         proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
 
 
 def _start(out: str, started: list[subprocess.Popen[str]]) -> tuple[subprocess.Popen[str], str]:

@@ -21,7 +21,6 @@ import json
 import os
 import shutil
 import tempfile
-from typing import IO
 
 __all__ = ["PREFIX", "Staging", "collect_dead_staging"]
 
@@ -35,9 +34,10 @@ class Staging:
 
     def __init__(self, remote: str) -> None:
         self.path = tempfile.mkdtemp(prefix=PREFIX)
-        fd = os.open(os.path.join(self.path, _LOCK), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-        self._lock: IO[bytes] | None = os.fdopen(fd, "r+b")
-        fcntl.flock(self._lock.fileno(), fcntl.LOCK_EX)
+        self._fd: int | None = os.open(
+            os.path.join(self.path, _LOCK), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600
+        )
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
         # The marker comes only once the lock is held: a collector never sees an unlocked,
         # marked directory of a live writer.
         tmp = os.path.join(self.path, f"{_MARK}.tmp")
@@ -50,9 +50,17 @@ class Staging:
         for name in (_MARK, _LOCK):
             with contextlib.suppress(FileNotFoundError):
                 os.remove(os.path.join(self.path, name))
-        if self._lock is not None:
-            self._lock.close()
-            self._lock = None
+        self._close()
+
+    def _close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __del__(self) -> None:
+        # A writer that failed and was dropped: its directory stays marked, and collectable
+        # once nothing holds the lock.
+        self._close()
 
 
 def collect_dead_staging(remote: str | None = None, root: str | None = None) -> list[str]:
