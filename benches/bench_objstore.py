@@ -28,6 +28,13 @@ through Debian's echo module) and sends at 1 Gbit/s per connection. This VM's ke
 no netem, so the link itself cannot be shaped; TCP's own round trips on loopback stay
 free.
 
+``https``, ``https-40m``, ``https-10ms`` and ``https-40m-503`` serve the same over TLS with
+a certificate signed by a CA the bench makes (trusted through ``AWS_CA_BUNDLE``,
+``CURL_CA_BUNDLE`` and ``REQUESTS_CA_BUNDLE``); the last answers ``503`` with
+``Retry-After: 1`` to requests past 40 per second (``limit_req``). ``--libs streamx-pyssl``
+runs streamx with its HTTPS bodies read through Python's ``ssl`` (``STREAMX_RUST_TLS=0``),
+the path before rustls.
+
 ``--whole-too`` adds streamx with range reads off (``STREAMX_RANGE_READS=0``: every sample
 waits for its whole shard), in the same run.
 
@@ -54,6 +61,7 @@ import wds_peer
 from common import format_table, machine, run_worker, worker_main, write_results
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "storage"))
+from https_certs import make_certs
 from nginx_server import Nginx
 
 SCRIPT = Path(__file__).resolve()
@@ -64,11 +72,16 @@ WORKERS = 2
 LIBS = ("streamx", "litdata", "webdataset", "streaming")
 PEERS = ("litdata", "webdataset", "streaming")
 EPOCH_TIMEOUT_S = 120
-# name -> (nginx limit_rate per connection, delay per request in ms)
-SERVERS: dict[str, tuple[str | None, int | None]] = {
-    "unthrottled": (None, None),
-    "40m": ("40m", None),
-    "rtt10ms-1gbit": ("119m", 10),  # 119 MiB/s is 1 Gbit/s
+# name -> (nginx limit_rate per connection, delay per request in ms, limit_req rate, HTTPS)
+SERVERS: dict[str, tuple[str | None, int | None, str | None, bool]] = {
+    "unthrottled": (None, None, None, False),
+    "40m": ("40m", None, None, False),
+    "rtt10ms-1gbit": ("119m", 10, None, False),  # 119 MiB/s is 1 Gbit/s
+    "https": (None, None, None, True),
+    "https-40m": ("40m", None, None, True),
+    "https-10ms": (None, 10, None, True),
+    # limit_req answers 503 (Retry-After: 1) to requests past 40 per second, a share of them
+    "https-40m-503": ("40m", None, "40r/s", True),
 }
 
 
@@ -200,6 +213,9 @@ def _loader(spec: dict[str, Any]) -> Any:
     if spec["lib"] == "streamx-whole":
         os.environ["STREAMX_RANGE_READS"] = "0"
         import streamx as module
+    elif spec["lib"] == "streamx-pyssl":
+        os.environ["STREAMX_RUST_TLS"] = "0"  # HTTPS through Python's ssl, as before rustls
+        import streamx as module
     elif spec["lib"] == "streamx":
         import streamx as module
     else:
@@ -309,8 +325,17 @@ def bench(
     }
     os.environ.update(env)
     for name in servers:
-        rate, delay_ms = SERVERS[name]
-        with Nginx(root, limit_rate=rate, delay_ms=delay_ms) as server:
+        rate, delay_ms, limit_req, https = SERVERS[name]
+        tls = None
+        if https:
+            # A CA made here, trusted through the variables each client reads.
+            certs = make_certs(Path(tempfile.mkdtemp(prefix="certs-", dir=root)))
+            tls = (certs.chain, certs.key)
+            for variable in ("AWS_CA_BUNDLE", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE"):
+                os.environ[variable] = str(certs.ca)
+        with Nginx(
+            root, limit_rate=rate, delay_ms=delay_ms, limit_req=limit_req, tls=tls
+        ) as server:
             os.environ["S3_ENDPOINT_URL"] = server.endpoint
             for workload, count in counts.items():
                 mb = sum(p.stat().st_size for p in (root / BUCKET / f"mds-{workload}").iterdir())
@@ -378,6 +403,9 @@ COLUMNS = [
 ]
 
 
+PYSSL_COLUMNS = [
+    ("streamx_pyssl_sps", "streamx via Python ssl samples/s", ",.0f"),
+]
 WHOLE_COLUMNS = [
     ("streamx_whole_sps", "streamx no-ranges samples/s", ",.0f"),
     ("streamx_whole_ttfs", "streamx no-ranges TTFS s", ".2f"),
@@ -402,7 +430,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--libs",
         nargs="+",
-        choices=[*LIBS, "streamx-whole"],
+        choices=[*LIBS, "streamx-whole", "streamx-pyssl"],
         help="only these (the ratio columns need litdata and streaming)",
     )
     parser.add_argument(
@@ -410,7 +438,8 @@ def main(argv: list[str]) -> int:
         nargs="+",
         choices=list(SERVERS),
         default=["unthrottled", "40m"],
-        help="nginx unthrottled, 40 MiB/s per connection, or 10 ms per request at 1 Gbit/s",
+        help="nginx unthrottled, 40 MiB/s per connection, 10 ms per request at 1 Gbit/s; "
+        "https*: the same over TLS (a CA made by the bench), https-40m-503: limit_req 503s",
     )
     parser.add_argument(
         "--whole-too", action="store_true", help="also streamx with range reads off"
@@ -438,6 +467,8 @@ def main(argv: list[str]) -> int:
     finally:
         shutil.rmtree(root, ignore_errors=True)
     columns = COLUMNS + WHOLE_COLUMNS if args.whole_too else COLUMNS
+    if "streamx-pyssl" in libs:
+        columns = columns + PYSSL_COLUMNS
     table = format_table(rows, columns)
     print(table)
     path = write_results(

@@ -105,7 +105,9 @@ class ConnectionPool:
         self._scheme, self._host, self._port = scheme, host, port
         self._idle: list[http.client.HTTPConnection] = []
         self._idle_tls: list[TlsSession] = []
-        self.rust_tls = True  # False once the host needs OpenSSL (:class:`OpenSslOnly`)
+        # False once the host needs OpenSSL (:class:`OpenSslOnly`), or where
+        # STREAMX_RUST_TLS=0 asks for Python's ssl throughout (a diagnostic and bench switch).
+        self.rust_tls = os.environ.get("STREAMX_RUST_TLS", "1") != "0"
         self._lock = threading.Lock()
 
     def take_tls(self, timeout: float, fresh: bool = False) -> tuple[TlsSession, bool]:
