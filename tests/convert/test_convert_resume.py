@@ -11,6 +11,7 @@ import sys
 import time
 from typing import Any
 
+import pytest
 from convert_helpers import read_both, tree_bytes
 
 SCRIPT = """
@@ -48,6 +49,7 @@ def _stamps(root: str, parts: list[str]) -> dict[str, tuple[int, int]]:
     return out
 
 
+@pytest.mark.timeout(300)  # two conversions, each allowed 120 s
 def test_sigkill_then_resume(tmp_path: Any) -> None:
     script = str(tmp_path / "job.py")
     with open(script, "w") as f:

@@ -16,7 +16,7 @@ from dist_harness import DS, LOADER, Job, make_spec, runs_left, state_file
 from dist_oracle import job_batches
 
 pytest.importorskip("torch")
-pytestmark = pytest.mark.dist
+pytestmark = [pytest.mark.dist, pytest.mark.timeout(300)]  # multi-process runs
 
 
 def test_jobs_share_a_cache_directory(node_dirs: Callable[..., list[str]], tmp_path: Path) -> None:

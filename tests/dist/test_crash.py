@@ -18,7 +18,7 @@ from dist_harness import DS, LOADER, free_port, run_job, runs_left, state_file
 from dist_oracle import job_batches
 
 pytest.importorskip("torch")
-pytestmark = pytest.mark.dist
+pytestmark = [pytest.mark.dist, pytest.mark.timeout(300)]  # multi-process runs
 
 
 @pytest.mark.parametrize(("target", "victim"), [("rank", 0), ("worker", 1)])

@@ -20,7 +20,7 @@ from dist_harness import JobResult, run_job, state_file
 from dist_oracle import flat, global_steps, job_batches
 
 pytest.importorskip("torch")
-pytestmark = pytest.mark.dist
+pytestmark = [pytest.mark.dist, pytest.mark.timeout(300)]  # multi-process runs
 
 BASE = {"shuffle": True, "shuffle_block_size": 256, "num_canonical_nodes": 2}
 

@@ -17,7 +17,7 @@ from dist_harness import DS, LOADER, NUM_SAMPLES, JobResult, run_job, runs_left,
 from dist_oracle import flat, job_batches
 
 pytest.importorskip("torch")
-pytestmark = pytest.mark.dist
+pytestmark = [pytest.mark.dist, pytest.mark.timeout(300)]  # multi-process runs
 
 TWO_NODE_DS = {**DS, "num_canonical_nodes": 2}
 

@@ -22,7 +22,7 @@ from dist_oracle import rank_batches
 import streamx
 
 torch = pytest.importorskip("torch")
-pytestmark = pytest.mark.dist
+pytestmark = [pytest.mark.dist, pytest.mark.timeout(300)]  # multi-process runs
 
 
 def _slow_second_worker(flag: str, worker_id: int) -> None:

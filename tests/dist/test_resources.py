@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from dist_harness import free_port
 
-pytestmark = pytest.mark.dist
+pytestmark = [pytest.mark.dist, pytest.mark.timeout(300)]  # multi-process runs
 
 PROBE = Path(__file__).resolve().with_name("dist_fd_probe.py")
 

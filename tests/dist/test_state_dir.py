@@ -20,7 +20,7 @@ import streamx
 from streamx.order import run_dirs
 from streamx.torch.dataloader import StreamingDataLoader
 
-pytestmark = pytest.mark.dist
+pytestmark = [pytest.mark.dist, pytest.mark.timeout(300)]  # multi-process runs
 
 
 @pytest.fixture

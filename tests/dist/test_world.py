@@ -6,7 +6,7 @@ import pytest
 
 from streamx.order.world import World
 
-pytestmark = pytest.mark.dist
+pytestmark = [pytest.mark.dist, pytest.mark.timeout(300)]  # multi-process runs
 
 CASES = [
     {},

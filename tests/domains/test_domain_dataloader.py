@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from domain_data import NUM_SAMPLES, assert_same, sample_for, video_bytes
 
-pytestmark = [pytest.mark.compat, pytest.mark.dist]
+pytestmark = [pytest.mark.compat, pytest.mark.dist, pytest.mark.timeout(300)]
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
