@@ -339,10 +339,12 @@ def test_moto_serves_every_sample_of_a_shard_by_range(
         for i in read:
             _check(ds[i], i)
         assert not (tmp_path / "c" / "shard.00000.mds").exists()  # never downloaded here
-        # Truncated on the remote: the next range GET sees the new size.
+        # Truncated on the remote: the next range GET, pinned to the shard's first ETag, gets
+        # a 412; the reader then waits for the whole shard, whose size the remote's own
+        # index contradicts.
         s3.put("ds/shard.00000.mds", (tmp_path / "src" / "shard.00000.mds").read_bytes()[:-7])
         unread = next(i for i in range(ds.samples_per_shard[0]) if i not in read)
-        with pytest.raises(StaleIndexError, match="stale"):
+        with pytest.raises(CorruptShardError, match="remote copy of .*shard.00000.mds is bad"):
             ds[unread]
     finally:
         release.set()
