@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from streamx.storage.sources import source_for
+from streamx.storage.object_sources import source_for
 
 pytestmark = pytest.mark.remote
 

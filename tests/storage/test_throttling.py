@@ -260,7 +260,7 @@ def test_nginx_limit_req_503s_are_waited_out_and_no_part_fails(tmp_path: Path) -
 def test_a_range_read_waits_out_throttling(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Range reads (a sample read while its shard downloads) sit outside a download's
     budget: they wait out throttled answers through throttle.waiting_out."""
-    from streamx.storage.sources import source_for
+    from streamx.storage.object_sources import source_for
 
     monkeypatch.setenv("STREAMX_THROTTLE_RETRIES", "5")
     data = _data(300_000)

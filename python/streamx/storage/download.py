@@ -32,11 +32,11 @@ from streamx.storage.errors import (
 from streamx.storage.filesystems import split_url
 from streamx.storage.index_fetch import max_index_bytes
 from streamx.storage.object_pin import ObjectPin
+from streamx.storage.object_sources import Source, note_ranges_ignored, ranges_ignored, source_for
 from streamx.storage.parts import backoff_delay, fetch_parts, split
 from streamx.storage.retry_budget import PERMANENT, RetryBudget
 from streamx.storage.settings import download_connections, part_size
 from streamx.storage.slots import ConnectionSlots, LocalSlots, Slots, current_slots
-from streamx.storage.sources import Source, note_ranges_ignored, ranges_ignored, source_for
 from streamx.storage.throttle import AdaptiveLimit, limit_for
 
 __all__ = [

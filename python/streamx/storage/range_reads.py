@@ -62,12 +62,12 @@ from streamx.format.readers.mds import MDSSampleReader
 from streamx.storage import throttle
 from streamx.storage.filesystems import split_url
 from streamx.storage.object_pin import ObjectPin
+from streamx.storage.object_sources import Source, source_for
 from streamx.storage.parts import backoff_delay
 from streamx.storage.pool import range_pool
 from streamx.storage.settings import range_reads_enabled
 from streamx.storage.shard_cache import ShardCache
 from streamx.storage.shard_files import files_ready, remote_url, stale_size
-from streamx.storage.sources import Source, source_for
 from streamx.storage.throttle import ThrottledError
 
 __all__ = ["RangeReads"]
