@@ -198,8 +198,9 @@ def test_download_retry_is_total_attempts(
     )
     first = int(ds.sample_offset_per_shard[1])
     # The short body fails the object's checksum (or, without one, the size check).
-    # A cut body announced at its cut length reads as a stale index once every attempt saw it.
-    with pytest.raises(Exception, match="checksum|received|stale"):
+    # A cut body announced at its cut length, when the remote's own index still gives the
+    # full size, is reported as a bad remote copy once every attempt saw it.
+    with pytest.raises(Exception, match="checksum|received|remote copy of .* is bad"):
         _bounded(lambda: ds[first], 60)
     assert _gets(proxy, name) == attempts
     proxy._counts.clear()  # `attempts` bad answers again, then a good one
