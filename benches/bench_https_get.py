@@ -39,6 +39,6 @@ with Nginx(d / "root", tls=(certs.chain, certs.key)) as nginx:
         res.setdefault(label, []).append((size / wall / 1e6, cpu))
 for label, runs in res.items():
     best = max(runs)
-    print(
-        f"{label}: best {best[0]:.0f} MB/s, runs {[round(r[0]) for r in runs]} MB/s, CPU s {[round(r[1], 2) for r in runs]}"
-    )
+    rates = [round(r[0]) for r in runs]
+    cpus = [round(r[1], 2) for r in runs]
+    print(f"{label}: best {best[0]:.0f} MB/s, runs {rates} MB/s, CPU s {cpus}")
