@@ -40,6 +40,9 @@ pub enum Error {
     /// A value whose type or size does not fit its column.
     #[error("{0}")]
     InvalidValue(String),
+    /// An allocation sized by input that the process cannot make (Python: `MemoryError`).
+    #[error("{0}")]
+    OutOfMemory(String),
 }
 
 impl Error {

@@ -48,6 +48,20 @@ pub fn check_alloc(count: u64, item_bytes: u64, what: &str) -> Result<()> {
     }
 }
 
+/// Fails with [`Error::OutOfMemory`] naming `what` unless `bytes` can be allocated right
+/// now: under an address-space limit (`ulimit -v`) physical memory is no bound, and a failed
+/// allocation later would abort the process. The probe is reserved and freed at once.
+pub fn probe_alloc(bytes: u64, what: &str) -> Result<()> {
+    let fail = || {
+        Error::OutOfMemory(format!(
+            "{what}: cannot allocate {bytes} bytes (is the process under a memory limit?)"
+        ))
+    };
+    let len = usize::try_from(bytes).map_err(|_| fail())?;
+    let mut probe: Vec<u8> = Vec::new();
+    probe.try_reserve_exact(len).map_err(|_| fail())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -59,5 +73,10 @@ mod tests {
         assert!(check_alloc(u64::MAX / 4, 8, "ids").is_err());
         assert!(check_alloc(1 << 40, 8, "ids").is_err() || physical_memory() >= 8 << 40);
         assert!(check_alloc(1000, 8, "ids").is_ok());
+        assert!(probe_alloc(1 << 20, "ids").is_ok());
+        assert!(matches!(
+            probe_alloc(u64::MAX / 2, "ids"),
+            Err(Error::OutOfMemory(_))
+        ));
     }
 }

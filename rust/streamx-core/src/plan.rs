@@ -74,5 +74,26 @@ pub fn plan_worker_with(
             w.num_nodes, w.ranks_per_node, w.workers_per_rank
         )));
     }
+    probe_plan_memory(cfg)?;
     batching::generate_worker(cfg, [node, rank, worker], warnings)
+}
+
+/// A plan holds about two arrays of 8-byte ids as long as the epoch plus its padding (the
+/// partition and a sample map): refuse with `MemoryError` what cannot be allocated, rather
+/// than abort midway (`batch_size=2**28` or `epoch_size=2**30` under `ulimit -v`).
+fn probe_plan_memory(cfg: &EpochConfig) -> Result<()> {
+    let w = &cfg.world;
+    let epoch: u64 = cfg.streams.iter().map(|s| s.choose.max(0) as u64).sum();
+    let padding = [
+        cfg.num_canonical_nodes,
+        w.num_nodes,
+        w.ranks_per_node,
+        w.workers_per_rank,
+        cfg.batch_size,
+    ]
+    .iter()
+    .try_fold(1u64, |acc, &d| acc.checked_mul(d as u64));
+    let ids = padding.and_then(|p| p.checked_add(epoch));
+    let bytes = ids.and_then(|n| n.checked_mul(16)).unwrap_or(u64::MAX);
+    crate::limits::probe_alloc(bytes, "the epoch's sample order")
 }

@@ -4,7 +4,7 @@
 //! inherit from both `StreamxError` and the stdlib class users already catch. Rust names
 //! them only through [`PyExc`], whose names a test resolves against that module.
 
-use pyo3::exceptions::{PyFileNotFoundError, PyIndexError, PyOSError, PyValueError};
+use pyo3::exceptions::{PyFileNotFoundError, PyIndexError, PyMemoryError, PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyType;
@@ -75,6 +75,7 @@ pub fn to_py(err: Error) -> PyErr {
             PyOSError::new_err((source.raw_os_error().unwrap_or(0), message))
         }
         Error::IndexOutOfRange { .. } => PyIndexError::new_err(message),
+        Error::OutOfMemory(_) => PyMemoryError::new_err(message),
         Error::CorruptShard { .. } => own(PyExc::CorruptShard, message),
         Error::CorruptIndex { .. } => own(PyExc::CorruptIndex, message),
         Error::ChecksumMismatch { .. } => own(PyExc::Checksum, message),
