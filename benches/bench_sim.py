@@ -16,7 +16,7 @@ Then streamx alone on the issue's scale: one epoch of 1e8 samples (10,000 shards
 8 nodes x 8 devices x 8 workers, batch 32, split into the Rust planner's share (the
 ``plan_epoch`` call, the order training reads) and the simulator's own.
 
-Last, the cost of the iteration metrics (``streamx.dataset.metrics``): one process iterates
+Last, the cost of the iteration metrics (``streamx.runtime.metrics``): one process iterates
 a local dataset of small samples (``StreamingDataset(local=..., batch_size=256)``, epoch
 set-up included) with counting on and off (``STREAMX_METRICS=0``), alternating, and the
 median CPU time of the repeats is compared; the hook itself (one ``add_samples`` per chunk
@@ -28,7 +28,7 @@ as an S3 endpoint with each connection capped at ``--rate`` (default 16m). Calib
 aggregate rate of downloading every shard with 4 connections at once, written as
 ``streamx bench`` JSON. Measured run: one process iterates ``StreamingDataset(remote=s3://...,
 batch_size=16, shuffle=True)`` and sleeps ``16 * 0.004`` s per batch (the "model"), timed
-end to end, bytes from ``streamx.dataset.metrics``. Prediction: ``streamx.sim`` with one
+end to end, bytes from ``streamx.runtime.metrics``. Prediction: ``streamx.sim`` with one
 node, one device, one worker, the same batch and time per sample, ``--calibrate``'d.
 
 Usage: ``python benches/bench_sim.py [--sizes 1e5,1e6,1e7,1e8] [--big 1e8] [--quick]
@@ -149,7 +149,7 @@ def metrics_cost(samples: int, repeat: int) -> None:
                 assert count == samples
         os.environ.pop("STREAMX_METRICS")
         # The hooks' own cost: one add_samples per chunk of 256 samples, timed alone.
-        from streamx.dataset import metrics
+        from streamx.runtime import metrics
 
         os.environ["STREAMX_METRICS"] = "1"
         metrics.begin_epoch(0)
@@ -177,7 +177,7 @@ def validate(rate: str, workers: int = 0) -> None:
     from nginx_server import Nginx
 
     from streamx import MDSWriter, StreamingDataset
-    from streamx.dataset import metrics
+    from streamx.runtime import metrics
     from streamx.sim.calibrate import read_calibration
 
     batch, tps = 16, 0.004

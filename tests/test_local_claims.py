@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from streamx.dataset.local_claims import claim_local
+from streamx.cache.local_claims import claim_local
 
 
 def _holder(local: Path, remote: str) -> subprocess.Popen[str]:
     code = textwrap.dedent(
         f"""
         import sys, time
-        from streamx.dataset.local_claims import claim_local
+        from streamx.cache.local_claims import claim_local
         claim = claim_local({str(local)!r}, {remote!r})
         print("held", flush=True)
         time.sleep(120)

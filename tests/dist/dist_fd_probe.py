@@ -16,8 +16,8 @@ from typing import Any
 from dist_harness import DS, LOADER
 
 import streamx
+from streamx.runtime.run_dirs import runs_base
 from streamx.torch.dataloader import StreamingDataLoader
-from streamx.order.run_dirs import runs_base
 
 
 def fds() -> int:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from streamx.order.run_dirs import runs_base
+from streamx.runtime.run_dirs import runs_base
 
 LAUNCHER = Path(__file__).resolve().with_name("dist_launch.py")
 NUM_SAMPLES = 1003  # samples of the test dataset; odd on purpose, so partitions need padding

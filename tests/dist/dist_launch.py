@@ -35,8 +35,8 @@ import torch
 import torch.distributed as dist
 
 import streamx
+from streamx.runtime.run_dirs import runs_base
 from streamx.torch.dataloader import StreamingDataLoader
-from streamx.order.run_dirs import runs_base
 
 _WORLD_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 

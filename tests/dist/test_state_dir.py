@@ -17,7 +17,7 @@ import pytest
 from dist_harness import DS, LOADER
 
 import streamx
-from streamx.order import run_dirs
+from streamx.runtime import run_dirs
 from streamx.torch.dataloader import StreamingDataLoader
 
 pytestmark = [pytest.mark.dist, pytest.mark.timeout(300)]  # multi-process runs
@@ -147,7 +147,7 @@ def test_pending_entries_get_a_grace_period(tmp_path: Path) -> None:
 
 _CHURN = """
 import sys
-from streamx.order import run_dirs
+from streamx.runtime import run_dirs
 for _ in range(int(sys.argv[2])):
     base = run_dirs.runs_base([sys.argv[1]])
     root, fd = run_dirs.create_locked(base)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import streamx
-from streamx.order import run_dirs
+from streamx.runtime import run_dirs
 
 
 def test_empty_state_directories_do_not_accumulate(tmp_path: Path) -> None:

@@ -13,8 +13,8 @@ from prometheus_client import CollectorRegistry, start_http_server
 from prometheus_client.parser import text_string_to_metric_families
 
 from streamx import MDSWriter, StreamingDataset
-from streamx.dataset.metrics import snapshot
 from streamx.dataset.metrics_prometheus import register_prometheus
+from streamx.runtime.metrics import snapshot
 
 
 def _scrape(url: str) -> dict[str, float]:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from streamx import MDSWriter, StreamingDataLoader, StreamingDataset
-from streamx.dataset import metrics
+from streamx.runtime import metrics
 
 SAMPLES = 600
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from throttle_server import Answer, Request, ThrottleServer
 
-from streamx.dataset import metrics
+from streamx.runtime import metrics
 from streamx.storage import throttle
 from streamx.storage.download import download_file
 from streamx.storage.slots import LocalSlots

@@ -15,7 +15,7 @@ from scripted_http import Request, ScriptedServer
 
 from streamx.exceptions import RemoteTooLargeError, TruncatedDownloadError
 from streamx.storage.download import download_file
-from streamx.storage.index_fetch import DEFAULT_MAX_INDEX_BYTES, max_index_bytes
+from streamx.storage.settings import DEFAULT_MAX_INDEX_BYTES, max_index_bytes
 
 pytestmark = pytest.mark.remote
 

@@ -24,10 +24,10 @@ from nginx_server import Nginx, find_nginx
 from s3_bucket import S3
 
 from streamx import MDSWriter, Stream, StreamingDataset
+from streamx.cache.range_reads import MIN_SHARD_BYTES
 from streamx.exceptions import ChecksumError, CorruptShardError, StaleIndexError
 from streamx.format.index import FileInfo
 from streamx.storage import filesystems
-from streamx.storage.range_reads import MIN_SHARD_BYTES
 
 pytestmark = pytest.mark.remote
 

@@ -11,7 +11,7 @@ import pytest
 from nginx_server import Nginx, find_nginx
 from s3_bucket import S3
 
-from streamx.dataset import metrics
+from streamx.runtime import metrics
 from streamx.storage import accounting, http_pool
 from streamx.storage.accounting import kind_of
 from streamx.storage.download import download_file

@@ -18,7 +18,7 @@ import pytest
 from nginx_server import Nginx, find_nginx
 from throttle_server import Answer, Request, ThrottleServer
 
-from streamx.dataset import metrics
+from streamx.runtime import metrics
 from streamx.storage import http_pool, throttle
 from streamx.storage.download import download_file
 from streamx.storage.slots import ConnectionSlots, LocalSlots

@@ -41,9 +41,9 @@ from streamx.cli.request_cost import (
     request_cost,
     request_rows,
 )
-from streamx.dataset import metrics
 from streamx.format.index import FileInfo, ShardInfo
 from streamx.format.readers import make_reader
+from streamx.runtime import metrics
 from streamx.storage.download import download_file
 from streamx.storage.settings import download_connections
 from streamx.storage.slots import LocalSlots

@@ -3,7 +3,7 @@
 A ``StreamingDataset`` keeps its ledger in ``<local>/<split>/.streamx/ledger-<key>-<shards>``
 of its first stream with a remote. The ledger knows shards only by id. A dataset of several
 streams writes the files it registered beside the ledger (``<ledger>.files.json``, see
-:mod:`streamx.storage.ledger_manifest`); a single-stream dataset's ids map to the shards of
+:mod:`streamx.cache.ledger_manifest`); a single-stream dataset's ids map to the shards of
 the ``index.json`` beside ``.streamx``. Either gives eviction the files and the sizes the
 index gives them; a ledger with neither is shown by id and not changed from here.
 """
@@ -17,10 +17,10 @@ import re
 from dataclasses import dataclass, field
 
 from streamx import _core
+from streamx.cache.ledger_manifest import read_manifest
+from streamx.cache.shard_files import ledger_entries
 from streamx.cli.ledger_types import LedgerSnapshot
 from streamx.format.index import INDEX_BASENAME, parse_index
-from streamx.storage.ledger_manifest import read_manifest
-from streamx.storage.shard_files import ledger_entries
 
 __all__ = ["LedgerView", "dead_temp_files", "find_ledgers", "pid_alive"]
 

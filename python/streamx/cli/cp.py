@@ -17,13 +17,13 @@ from dataclasses import dataclass
 
 import typer
 
+from streamx.cache.shard_files import remote_url
 from streamx.cli.errors import CommandFailed, one_line_errors
 from streamx.cli.location import Location, Split, inside, is_remote, local_path
 from streamx.cli.output import byte_progress, console, human_bytes, print_json
 from streamx.cli.verify import file_problems
 from streamx.format.index import INDEX_BASENAME, FileInfo, ShardInfo
 from streamx.storage.download import download_file, temp_path_for
-from streamx.storage.shard_files import remote_url
 from streamx.storage.upload import upload_file
 
 __all__ = ["cp"]

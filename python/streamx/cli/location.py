@@ -11,11 +11,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 
+from streamx.cache.shard_files import remote_url
 from streamx.format.index import INDEX_BASENAME, ShardInfo, parse_index
 from streamx.location import Location as Where
 from streamx.storage.download import download_file
 from streamx.storage.filesystems import get_filesystem
-from streamx.storage.shard_files import remote_url
 
 __all__ = ["Location", "Split", "check_component", "inside", "is_remote", "local_path"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from streamx.dataset.metrics import Snapshot
+from streamx.runtime.metrics import Snapshot
 
 __all__ = [
     "S3_GET_PER_1000",

@@ -13,12 +13,12 @@ from typing import Any, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from streamx.dataset import metrics
 from streamx.dataset.layout import DatasetLayout
 from streamx.format.readers.batch_columns import Columns
 from streamx.order.epoch import plan_config, worker_sample_ids
 from streamx.order.epoch_state import EpochStart
 from streamx.order.world import World
+from streamx.runtime import metrics
 
 __all__ = [
     "SampleAccess",

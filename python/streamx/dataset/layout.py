@@ -123,6 +123,12 @@ class DatasetLayout:
         """Column name -> encoding (see :func:`shard_columns`)."""
         return shard_columns(self.shards)
 
+    @property
+    def fetches_own_way(self) -> tuple[bool, ...]:
+        """Per stream: whether its class overrides ``Stream._download_file``, so that it may
+        not fetch its files from ``remote`` at all (range reads leave such streams alone)."""
+        return tuple(type(s)._download_file is not Stream._download_file for s in self.streams)
+
     def shard_range(self, stream_id: int) -> range:
         """The ids of stream ``stream_id``'s shards."""
         start = int(self.shard_offset_per_stream[stream_id])

@@ -1,6 +1,6 @@
-"""Export the iteration metrics (:mod:`streamx.dataset.metrics`) to Prometheus.
+"""Export the iteration metrics (:mod:`streamx.runtime.metrics`) to Prometheus.
 
-A collector reads :func:`~streamx.dataset.metrics.snapshot` when scraped, so nothing runs
+A collector reads :func:`~streamx.runtime.metrics.snapshot` when scraped, so nothing runs
 between scrapes and the iteration path is untouched. Needs ``prometheus_client`` (the
 ``[prometheus]`` extra).
 """
@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import REGISTRY, Collector, CollectorRegistry
 
-from streamx.dataset.metrics import snapshot
+from streamx.runtime.metrics import snapshot
 
 __all__ = ["StreamxCollector", "register_prometheus"]
 

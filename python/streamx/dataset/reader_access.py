@@ -15,11 +15,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from streamx.cache.range_reads import RangeReads
 from streamx.dataset.iteration import SampleAccess
 from streamx.format.readers.base import SampleReader
 from streamx.format.readers.batch_columns import Columns, stack_samples
 from streamx.format.readers.mds import MDSSampleReader
-from streamx.storage.range_reads import RangeReads
 
 __all__ = ["reader_access"]
 

@@ -14,9 +14,9 @@ import os
 import uuid
 from typing import TYPE_CHECKING
 
+from streamx.cache import shard_files
 from streamx.exceptions import CorruptShardError
 from streamx.format.index import INDEX_BASENAME, FileInfo
-from streamx.storage import shard_files
 
 if TYPE_CHECKING:
     from streamx.dataset.stream import Stream

@@ -14,9 +14,9 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from streamx.cache.shard_cache import ShardCache
 from streamx.dataset.stream import Stream
 from streamx.format.index import ShardInfo
-from streamx.storage.shard_cache import ShardCache
 
 __all__ = ["evict_coldest_shard", "evict_shard", "on_exception", "prepare_shard"]
 

@@ -11,17 +11,17 @@ import numpy as np
 from numpy.typing import NDArray
 
 from streamx import _core
+from streamx.cache import cache_dir, shard_files
+from streamx.cache.index_fetch import load_index_checked
+from streamx.cache.local_claims import Claim, claim_local
 from streamx.dataset import weights
-from streamx.dataset.local_claims import Claim, claim_local
 from streamx.dataset.stream_files import FOLLOWER, VERIFIED, listed, listed_size, prepare_listed
 from streamx.format.encodings import is_mds_encoding_safe
 from streamx.format.index import INDEX_BASENAME, FileInfo, ShardInfo, ShardList
 from streamx.format.shard_list import SchemaUse
 from streamx.location import Location
-from streamx.storage import cache_dir, shard_files
 from streamx.storage.download import download_file
 from streamx.storage.filesystems import split_url
-from streamx.storage.index_fetch import load_index_checked
 
 __all__ = ["Stream", "apply_weights"]
 

@@ -18,10 +18,10 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from streamx import _core
+from streamx.cache import shard_files
 from streamx.dataset.remote_copy import raise_if_remote_copy_bad
 from streamx.exceptions import SizeMismatchError, StaleIndexError
 from streamx.format.index import FileInfo
-from streamx.storage import shard_files
 from streamx.storage.download import Progress
 
 if TYPE_CHECKING:

@@ -13,7 +13,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from streamx.dataset import metrics, shard_ops
+from streamx.cache.range_reads import RangeReads
+from streamx.cache.shard_cache import ShardCache
+from streamx.dataset import shard_ops
 from streamx.dataset.args import (
     StreamDefaults,
     build_streams,
@@ -42,11 +44,10 @@ from streamx.order.settings import (
     ShuffleAlgo,
 )
 from streamx.order.world import World
+from streamx.runtime import metrics
 from streamx.runtime.torch_bases import TorchIterableDataset
 from streamx.sizes import bytes_to_int
-from streamx.storage.range_reads import RangeReads
 from streamx.storage.settings import shards_ahead
-from streamx.storage.shard_cache import ShardCache
 
 __all__ = ["StreamingDataset"]
 

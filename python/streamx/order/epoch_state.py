@@ -7,7 +7,7 @@ jobs cannot share a cache directory.
 
 Nothing here is shared beyond what needs to be: the epoch plan is closed-form, so a rank
 needs nobody else's state. Each dataset instance owns a small private directory (see
-``streamx.order.run_dirs`` for where it lives, outside the user's data, and how the directories of
+``streamx.runtime.run_dirs`` for where it lives, outside the user's data, and how the directories of
 crashed runs are collected) that its DataLoader workers find through the pickled (or forked)
 dataset:
 
@@ -41,8 +41,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from streamx.order import run_dirs
 from streamx.order.settings import EpochSettings, ResumeState
+from streamx.runtime import run_dirs
 from streamx.runtime.worker_info import get_worker_info
 
 __all__ = ["STATE_KEYS", "EpochStart", "EpochState"]

@@ -1,2 +1,3 @@
 """Runtime pieces that every floor may need: where this process sits among DataLoader
-workers, and torch's dataset base classes, both without importing torch."""
+workers, torch's dataset base classes (both without importing torch), the run's private
+directories, and the iteration metrics that downloads count into."""

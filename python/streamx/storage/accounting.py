@@ -4,7 +4,7 @@ Stores bill per request, and the price depends on its kind: S3 charges GETs and 
 one rate, and PUTs, POSTs and LISTs at about twelve times that. Every request that streamx
 sends itself (through :mod:`~streamx.storage.http_pool` or Rust's ranged GET) is counted
 here, per process, and in the iteration metrics of the current epoch
-(:mod:`streamx.dataset.metrics`). Requests made through fsspec (gcsfs, adlfs, s3fs for
+(:mod:`streamx.runtime.metrics`). Requests made through fsspec (gcsfs, adlfs, s3fs for
 listings and profiles) are not seen.
 """
 
@@ -13,6 +13,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from typing import Literal
+
+from streamx.runtime import metrics
 
 __all__ = ["KINDS", "Kind", "add_bytes", "count", "kind_of", "reset", "totals"]
 
@@ -51,8 +53,6 @@ def count(kind: Kind, received: int = 0, sent: int = 0) -> None:
         _REQUESTS[kind] += 1
         _BYTES["received"] += received
         _BYTES["sent"] += sent
-    from streamx.dataset import metrics  # here: the dataset package imports storage
-
     metrics.add_request(kind, received, sent)
 
 
@@ -62,8 +62,6 @@ def add_bytes(received: int) -> None:
         return
     with _LOCK:
         _BYTES["received"] += received
-    from streamx.dataset import metrics
-
     metrics.add_request(None, received, 0)
 
 

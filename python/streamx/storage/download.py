@@ -30,12 +30,11 @@ from streamx.storage.errors import (
     TruncatedDownloadError,
 )
 from streamx.storage.filesystems import split_url
-from streamx.storage.index_fetch import max_index_bytes
 from streamx.storage.object_pin import ObjectPin
 from streamx.storage.object_sources import Source, note_ranges_ignored, ranges_ignored, source_for
 from streamx.storage.parts import backoff_delay, fetch_parts, split
 from streamx.storage.retry_budget import PERMANENT, RetryBudget
-from streamx.storage.settings import download_connections, part_size
+from streamx.storage.settings import download_connections, max_index_bytes, part_size
 from streamx.storage.slots import ConnectionSlots, LocalSlots, Slots, current_slots
 from streamx.storage.throttle import AdaptiveLimit, limit_for
 
@@ -89,7 +88,7 @@ def download_file(
             file be fetched in parallel parts (each pinned to the version the first part
             answered with). When omitted, the object is fetched in one GET and its announced
             size is checked; it may then be at most ``STREAMX_MAX_INDEX_BYTES`` (see
-            :func:`~streamx.storage.index_fetch.max_index_bytes`). A short body is retried,
+            :func:`~streamx.storage.settings.max_index_bytes`). A short body is retried,
             and no more than the size is ever written.
         slots: The connection slots to hold while a GET runs; the shard cache passes the
             node-wide ones of its cache directory (through

@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from streamx.runtime import metrics
 from streamx.storage import cancel, hedge
 from streamx.storage.hedge import Part
 from streamx.storage.pool import download_pool
@@ -216,8 +217,6 @@ class _Job:
                 threading.Thread(target=self._hedge, args=(part,), daemon=True).start()
 
     def _hedge(self, part: Part) -> None:
-        from streamx.dataset import metrics  # here: the dataset package imports storage
-
         metrics.add_hedged()
         path = hedge.scratch_path(self._tmp, part.start)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)

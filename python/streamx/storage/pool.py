@@ -7,7 +7,7 @@ down but never deadlocks it. The pool is created on first use and again after a 
 (threads do not survive one); its size is
 :func:`~streamx.storage.settings.download_threads`.
 
-Range reads (:mod:`~streamx.storage.range_reads`) get a few threads of their own: they
+Range reads (:mod:`~streamx.cache.range_reads`) get a few threads of their own: they
 happen exactly while a shard's parts keep every download thread busy, and a reader is
 waiting for them.
 """

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
+from streamx.runtime import metrics
 from streamx.storage.errors import DownloadTimeoutError
 from streamx.storage.slots import Slots
 from streamx.storage.throttle import (
@@ -152,6 +153,4 @@ class RetryBudget:
 
 
 def _count_throttled() -> None:
-    from streamx.dataset import metrics  # here: the dataset package imports storage
-
     metrics.add_throttled()

@@ -21,7 +21,9 @@
     fetches only the window.
 ``STREAMX_RANGE_READS`` (default 1)
     ``0`` turns range reads off: a sample of a remote shard still downloading is then served
-    only once the whole shard has arrived (:mod:`~streamx.storage.range_reads`).
+    only once the whole shard has arrived (:mod:`~streamx.cache.range_reads`).
+``STREAMX_MAX_INDEX_BYTES`` (default 1 GiB)
+    The most bytes fetched for a file whose size nothing declares (``index.json``).
 """
 
 from __future__ import annotations
@@ -29,9 +31,11 @@ from __future__ import annotations
 import os
 
 __all__ = [
+    "DEFAULT_MAX_INDEX_BYTES",
     "MIN_PART_SIZE",
     "download_connections",
     "download_threads",
+    "max_index_bytes",
     "part_size",
     "range_reads_enabled",
     "shards_ahead",
@@ -106,3 +110,25 @@ def range_reads_enabled() -> bool:
     if raw not in ("0", "1"):
         raise ValueError(f"STREAMX_RANGE_READS must be 0 or 1, got {raw!r}")
     return raw == "1"
+
+
+DEFAULT_MAX_INDEX_BYTES = 1 << 30
+
+
+def max_index_bytes() -> int:
+    """The most bytes fetched for a file whose size nothing declares (``index.json``):
+    ``STREAMX_MAX_INDEX_BYTES``, default 1 GiB.
+
+    Raises:
+        ValueError: If the variable is set to something other than a positive integer.
+    """
+    raw = os.environ.get("STREAMX_MAX_INDEX_BYTES")
+    if not raw:
+        return DEFAULT_MAX_INDEX_BYTES
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValueError(f"STREAMX_MAX_INDEX_BYTES must be a positive integer, got {raw!r}")
+    return value

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterator
 from typing import TypeVar
 
 from streamx.exceptions import HttpResponseError
+from streamx.runtime import metrics
 
 __all__ = [
     "LOG_EVERY_S",
@@ -173,8 +174,6 @@ def waiting_out(call: Callable[[], T], url: str) -> T:
             if status is None:
                 raise
             tries += 1
-            from streamx.dataset import metrics  # here: the dataset package imports storage
-
             metrics.add_throttled()
             if tries >= throttle_retries():
                 raise ThrottledError(url, status, tries) from err

@@ -6,9 +6,10 @@ one. A local index that fails to parse (left by an older streamx, a crash or a h
 fetched again when the stream has a remote, with a warning.
 
 Nothing declares the index's own size, so a download of a file whose size is not given
-(the index, above all) is bounded by ``STREAMX_MAX_INDEX_BYTES`` (default 1 GiB): a larger
-announced size is refused before any body is read, and a body running past it stops at the
-bound, before a byte past it is written.
+(the index, above all) is bounded by ``STREAMX_MAX_INDEX_BYTES`` (default 1 GiB, read by
+:func:`~streamx.storage.settings.max_index_bytes`): a larger announced size is refused
+before any body is read, and a body running past it stops at the bound, before a byte past
+it is written.
 """
 
 from __future__ import annotations
@@ -22,29 +23,7 @@ from collections.abc import Callable
 from streamx.exceptions import CorruptIndexError
 from streamx.format.index import INDEX_BASENAME, ShardList, parse_index
 
-__all__ = ["DEFAULT_MAX_INDEX_BYTES", "load_index_checked", "max_index_bytes"]
-
-DEFAULT_MAX_INDEX_BYTES = 1 << 30
-
-
-def max_index_bytes() -> int:
-    """The most bytes fetched for a file whose size nothing declares (``index.json``):
-    ``STREAMX_MAX_INDEX_BYTES``, default 1 GiB.
-
-    Raises:
-        ValueError: If the variable is set to something other than a positive integer.
-    """
-    raw = os.environ.get("STREAMX_MAX_INDEX_BYTES")
-    if not raw:
-        return DEFAULT_MAX_INDEX_BYTES
-    try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise ValueError(f"STREAMX_MAX_INDEX_BYTES must be a positive integer, got {raw!r}")
-    return value
-
+__all__ = ["load_index_checked"]
 
 Download = Callable[[str, str], object]
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import IO
 from urllib.parse import urlsplit
 
-from streamx.order.run_dirs import user_root
+from streamx.runtime.run_dirs import user_root
 
 __all__ = ["Claim", "claim_local", "same_remote", "tie_to_remote"]
 

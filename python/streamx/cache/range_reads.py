@@ -48,8 +48,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from streamx.dataset.layout import DatasetLayout
-from streamx.dataset.stream import Stream
+from streamx.cache.shard_cache import ShardCache
+from streamx.cache.shard_files import files_ready, remote_url, stale_size
+from streamx.cache.views import CachedStream, CacheLayout
 from streamx.exceptions import (
     CorruptShardError,
     ObjectChangedError,
@@ -66,8 +67,6 @@ from streamx.storage.object_sources import Source, source_for
 from streamx.storage.parts import backoff_delay
 from streamx.storage.pool import range_pool
 from streamx.storage.settings import range_reads_enabled
-from streamx.storage.shard_cache import ShardCache
-from streamx.storage.shard_files import files_ready, remote_url, stale_size
 from streamx.storage.throttle import ThrottledError
 
 __all__ = ["RangeReads"]
@@ -102,13 +101,13 @@ class _Target:
     retry: int
 
 
-def _target(stream: Stream, shard: ShardInfo, remote: bool) -> _Target | None:
+def _target(stream: CachedStream, shard: ShardInfo, remote: bool, own_way: bool) -> _Target | None:
     if not remote or stream.remote is None or shard.format != "mds" or shard.compression:
         return None
     if shard.raw_data.bytes < MIN_SHARD_BYTES:
         return None
     # A subclass that fetches files its own way may not fetch them from `remote` at all.
-    if stream.validate_hash or type(stream)._download_file is not Stream._download_file:
+    if stream.validate_hash or own_way:
         return None
     url = remote_url(stream.remote, stream.split, shard.raw_data.basename)
     if split_url(url)[0] in _LOCAL_SCHEMES:
@@ -292,11 +291,11 @@ class RangeReads:
         zero_copy: Decode as the dataset's reader does (views instead of copies).
     """
 
-    def __init__(self, layout: DatasetLayout, cache: ShardCache, *, zero_copy: bool) -> None:
+    def __init__(self, layout: CacheLayout, cache: ShardCache, *, zero_copy: bool) -> None:
         enabled = range_reads_enabled()
-        streams = layout.streams
+        streams, own_way = layout.streams, layout.fetches_own_way
         self._targets = [
-            _target(streams[s], shard, remote) if enabled else None
+            _target(streams[s], shard, remote, own_way[s]) if enabled else None
             for s, shard, remote in zip(
                 layout.stream_per_shard.tolist(), layout.shards, cache.remote_shards
             )

@@ -22,9 +22,9 @@ import os
 import pwd
 import stat
 
-from streamx.dataset.local_claims import tie_to_remote
+from streamx.cache.local_claims import tie_to_remote
 from streamx.exceptions import UnsafeCacheDirError
-from streamx.order.run_dirs import user_root
+from streamx.runtime.run_dirs import user_root
 
 __all__ = ["check_cache_dir", "prepare", "private_default_dir", "writable"]
 
@@ -116,7 +116,7 @@ def prepare(path: str, remote: str) -> None:
         UnsafeCacheDirError: See :func:`check_cache_dir`; a read-only mirror may belong to
             this user, root, or a user named in ``STREAMX_TRUSTED_CACHE_OWNERS``.
         ValueError: If the directory caches another remote (see
-            :func:`~streamx.dataset.local_claims.tie_to_remote`).
+            :func:`~streamx.cache.local_claims.tie_to_remote`).
     """
     os.makedirs(path, exist_ok=True)
     try:

@@ -30,23 +30,22 @@ from concurrent.futures import Future
 from typing import Any
 
 from streamx import _core
-from streamx.dataset import metrics
-from streamx.dataset.layout import DatasetLayout
-from streamx.dataset.stream import Stream
+from streamx.cache.cache_dir import writable
+from streamx.cache.ledger_manifest import write_manifest
+from streamx.cache.read_only_ledger import ReadOnlyLedger
+from streamx.cache.shard_files import TempScan, ledger_entries, remove_stale_temps
+from streamx.cache.shard_files import bytes_present as _bytes_present
+from streamx.cache.shard_files import files_ready as _files_ready
+from streamx.cache.shard_files import normalize as _normalize
+from streamx.cache.views import CachedStream, CacheLayout
 from streamx.exceptions import ChecksumError
 from streamx.format.index import ShardInfo
 from streamx.format.readers import SampleReader
-from streamx.order.run_dirs import user_root
 from streamx.order.world import World
-from streamx.storage.cache_dir import writable
-from streamx.storage.ledger_manifest import write_manifest
+from streamx.runtime import metrics
+from streamx.runtime.run_dirs import user_root
 from streamx.storage.pool import download_pool
-from streamx.storage.read_only_ledger import ReadOnlyLedger
 from streamx.storage.settings import download_connections
-from streamx.storage.shard_files import TempScan, ledger_entries, remove_stale_temps
-from streamx.storage.shard_files import bytes_present as _bytes_present
-from streamx.storage.shard_files import files_ready as _files_ready
-from streamx.storage.shard_files import normalize as _normalize
 from streamx.storage.slots import ConnectionSlots, using_slots
 
 __all__ = ["ShardCache"]
@@ -60,7 +59,7 @@ def _never(_: int) -> bool:
     return False
 
 
-def _has_remote(stream: Stream) -> bool:
+def _has_remote(stream: CachedStream) -> bool:
     return stream.remote is not None and stream.remote != stream.local
 
 
@@ -73,8 +72,8 @@ class ShardCache:
         limit: ``cache_limit`` in bytes, index files included, or None for no limit.
     """
 
-    def __init__(self, layout: DatasetLayout, reader: SampleReader, limit: int | None) -> None:
-        self._streams: Sequence[Stream] = layout.streams
+    def __init__(self, layout: CacheLayout, reader: SampleReader, limit: int | None) -> None:
+        self._streams: Sequence[CachedStream] = layout.streams
         self._stream_of_shard: list[int] = layout.stream_per_shard.tolist()
         self._shards: Sequence[ShardInfo] = layout.shards
         self._reader = reader
@@ -173,7 +172,7 @@ class ShardCache:
             [_bytes_present(s) if r else 0 for s, r in zip(self._shards, self._remote)]
         )
 
-    def _init_ledger(self, layout: DatasetLayout) -> None:
+    def _init_ledger(self, layout: CacheLayout) -> None:
         """Marks local-only shards unevictable, records which shards are already here, and
         removes what downloads killed mid-way left (no live process owns those shards)."""
         if self.read_only:
@@ -259,7 +258,7 @@ class ShardCache:
         metrics.add_download(shard.get_zip_size() or shard.get_raw_size())
 
     @staticmethod
-    def _prepare_files(stream: Stream, shard: ShardInfo) -> None:
+    def _prepare_files(stream: CachedStream, shard: ShardInfo) -> None:
         """The stream's hooks (a subclass's downloads apply). A digest mismatch is a bad
         download like any other: the bad file is gone already, so it is fetched again, up to
         ``download_retry`` attempts in all."""
