@@ -55,7 +55,8 @@ def test_missing_package_names_the_extra(
 ) -> None:
     monkeypatch.delenv("GCS_KEY", raising=False)
     monkeypatch.setitem(sys.modules, module, None)  # makes `import module` fail
-    with pytest.raises(ImportError, match=rf"needs {module}: pip install 'streamx-data\[{extra}\]'"):
+    expected = rf"needs {module}: pip install 'streamx-data\[{extra}\]'"
+    with pytest.raises(ImportError, match=expected):
         get_filesystem(url)
 
 
