@@ -59,7 +59,10 @@ pub fn probe_alloc(bytes: u64, what: &str) -> Result<()> {
     };
     let len = usize::try_from(bytes).map_err(|_| fail())?;
     let mut probe: Vec<u8> = Vec::new();
-    probe.try_reserve_exact(len).map_err(|_| fail())
+    probe.try_reserve_exact(len).map_err(|_| fail())?;
+    // Seen by the optimizer as used: an unused allocation may be elided, and assumed to work.
+    std::hint::black_box(probe.as_ptr());
+    Ok(())
 }
 
 #[cfg(test)]
