@@ -3,6 +3,7 @@ holding pins (and dying with them)."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
@@ -98,10 +99,14 @@ def test_usage_ls_evict_clean_with_a_live_then_dead_pinner(
     live_tmp = os.path.join(cache, f".shard.00002.mds.{os.getpid()}.0123abcd.tmp")
     for path in (dead_tmp, live_tmp):
         open(path, "wb").close()
+        os.utime(path, (1, 1))  # past clean's grace for a download not yet locked
+    owner = os.open(live_tmp, os.O_RDONLY)  # a live download holds a lock on its file
+    fcntl.flock(owner, fcntl.LOCK_SH)
     assert _json("cache", "usage", cache)[0]["stale_pins"] == 1
     (cleaned,) = _json("cache", "clean", cache)
     assert cleaned["stale_pins"] == 1 and cleaned["temp_files"] == [dead_tmp]
     assert not os.path.exists(dead_tmp) and os.path.exists(live_tmp)
+    os.close(owner)
     assert _json("cache", "usage", cache)[0]["stale_pins"] == 0
     (report,) = _json("cache", "evict", cache, "--shard", "5")
     assert [e["shard"] for e in report["evicted"]] == [5]

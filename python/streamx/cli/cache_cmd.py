@@ -254,7 +254,7 @@ def clean(directory: str = _DIR, as_json: bool = _JSON) -> None:
     for view in views:
         summary = _summary(view)
         view.recover()
-        temps = dead_temp_files(view.home)
+        temps = dead_temp_files(view)
         for path in temps:
             with contextlib.suppress(FileNotFoundError):
                 os.remove(path)

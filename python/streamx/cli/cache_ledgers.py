@@ -11,9 +11,12 @@ index gives them; a ledger with neither is shown by id and not changed from here
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import functools
 import os
 import re
+import stat
+import time
 from dataclasses import dataclass, field
 
 from streamx import _core
@@ -26,7 +29,9 @@ __all__ = ["LedgerView", "dead_temp_files", "find_ledgers", "pid_alive"]
 
 _LEDGER = re.compile(r"^ledger-[0-9a-f]+-\d+$")
 # Partial downloads: ``.<name>.<pid>.<8 hex>.tmp`` (streamx.storage.download.temp_path_for).
-_TEMP = re.compile(r"^\..+\.(\d+)\.[0-9a-f]{8}\.tmp$")
+_TEMP = re.compile(r"^\.(.+)\.\d+\.[0-9a-f]{8}\.tmp$")
+# A temporary file younger than this may belong to a download that has not locked it yet.
+_TEMP_GRACE_S = 60.0
 
 
 @dataclass
@@ -136,13 +141,44 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
-def dead_temp_files(home: str) -> list[str]:
-    """Partial downloads under ``home`` left by processes that no longer run."""
+def _abandoned(path: str) -> bool:
+    """Whether no live download owns the temporary file ``path``: its downloader holds a
+    ``flock`` on it (``streamx.storage.download``) until it ends, however it ends, so the
+    lock can be taken only once it is gone; pids tell nothing across pid namespaces. A
+    file that is too young may not be locked yet."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or time.time() - info.st_mtime < _TEMP_GRACE_S:
+            return False
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False  # a live owner (or no locks here: keep everything)
+    finally:
+        os.close(fd)
+    return True
+
+
+def dead_temp_files(view: LedgerView) -> list[str]:
+    """Partial downloads under the ledger's directory that no live process owns: only
+    names streamx gives a download of a file it knows (a shard file of the ledger, or the
+    index), never a user's file that merely looks like one."""
+    known = {os.path.join(view.home, INDEX_BASENAME)}
+    for paths in view.files or []:
+        known.update(paths)
     found = []
-    for dirpath, dirnames, filenames in os.walk(home):
+    for dirpath, dirnames, filenames in os.walk(view.home):
         dirnames[:] = [d for d in dirnames if d != ".streamx"]
         for name in filenames:
             match = _TEMP.match(name)
-            if match and not pid_alive(int(match.group(1))):
-                found.append(os.path.join(dirpath, name))
+            if match is None:
+                continue
+            path = os.path.join(dirpath, name)
+            target = os.path.join(os.path.realpath(dirpath), match.group(1))
+            owned = target in known or os.path.join(dirpath, match.group(1)) in known
+            if owned and _abandoned(path):
+                found.append(path)
     return sorted(found)

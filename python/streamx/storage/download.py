@@ -14,6 +14,7 @@ slot (:mod:`~streamx.storage.slots`); the counts are in :mod:`~streamx.storage.s
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import logging
 import os
 import threading
@@ -59,6 +60,17 @@ def temp_path_for(local_path: str) -> str:
     """A unique temporary name next to `local_path`, tagged with this process's pid."""
     head, tail = os.path.split(local_path)
     return os.path.join(head, f".{tail}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+
+
+def _own(tmp: str) -> int:
+    """Creates ``tmp`` and holds a shared ``flock`` on it while it downloads: the kernel drops
+    the lock when the process dies, so ``streamx cache clean`` tells a live download from a
+    dead one by whether it can take the lock, which a pid cannot tell across containers.
+    Every writer of ``tmp`` opens it in place, so the lock stays on the file."""
+    fd = os.open(tmp, os.O_RDONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+    with contextlib.suppress(OSError):  # no locks here: clean then keeps the file
+        fcntl.flock(fd, fcntl.LOCK_SH)
+    return fd
 
 
 def download_file(
@@ -123,6 +135,7 @@ def download_file(
     os.makedirs(os.path.dirname(local_path) or ".", exist_ok=True)
     slots = slots or current_slots() or _local_slots()
     tmp = temp_path_for(local_path)
+    owner = _own(tmp)
     try:
         _fetch(source, tmp, expected_size, retry, timeout, slots, progress)
         os.replace(tmp, local_path)
@@ -133,6 +146,7 @@ def download_file(
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        os.close(owner)
 
 
 def _local_slots() -> LocalSlots:
