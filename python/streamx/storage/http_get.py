@@ -1,14 +1,12 @@
 """One HTTP/1.1 GET (whole or ranged) written straight into an open file.
 
 Connections are kept alive and pooled per host (:mod:`~streamx.storage.http_pool`). A ranged
-GET on a plain (not TLS) connection is exchanged by Rust from request to body
-(``_core.ranged_get``): parsing an answer's head with ``http.client`` cost more CPU than a 2
-MiB part's bytes, and held the GIL the training loop needs. Rust handles only the answer a
-healthy server gives, a ``206`` for exactly the range; any other answer is declined unread,
-and the GET is asked again through ``http.client``, whose path below reads it and raises
-what it means. On a plain connection, a body with a fixed length and no checksum to verify
-is moved by Rust without the GIL (``_core.socket_to_file``: socket to pipe to file with
-``splice``, so its bytes never enter user space), after the few bytes ``http.client``
+GET over plain HTTP, and any GET over HTTPS, is first offered to Rust
+(:mod:`~streamx.storage.http_rust`), which exchanges it from request to body without the
+GIL; an answer Rust declines is asked again here, through ``http.client``, which reads it and
+raises what it means. On a plain connection, a body with a fixed length and no checksum to
+verify is moved by Rust without the GIL (``_core.socket_to_file``: socket to pipe to file
+with ``splice``, so its bytes never enter user space), after the few bytes ``http.client``
 buffered with the headers. Any other body goes from the socket into a reused per-thread
 buffer (``readinto1``) and from there into the file with ``os.pwrite`` at its offset. Either
 way parts of one file land in place from several threads, and every wait is bounded by what
@@ -30,8 +28,7 @@ import threading
 import time
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from streamx import _core
 from streamx.exceptions import (
@@ -43,7 +40,9 @@ from streamx.exceptions import (
     TruncatedDownloadError,
 )
 from streamx.storage import accounting, cancel, throttle
-from streamx.storage.http_pool import STALE_CONNECTION, OpenSslOnly, pool_for
+from streamx.storage.http_pool import STALE_CONNECTION, pool_for
+from streamx.storage.http_rust import ranged_in_rust, tls_in_rust
+from streamx.storage.http_target import PlainHttp, Redirected, Target
 from streamx.storage.object_pin import ObjectPin
 
 __all__ = [
@@ -61,59 +60,6 @@ logger = logging.getLogger(__name__)
 _BUFFER = 1 << 20
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
 _REDIRECTS = (301, 302, 303, 307, 308)
-
-
-class Redirected(Exception):
-    """A plain HTTP server sent the object elsewhere (``Location``); the caller follows."""
-
-    def __init__(self, url: str, status: int, location: str) -> None:
-        super().__init__(f"{url}: HTTP {status} to {location}")
-        self.status, self.location = status, location
-
-
-class Target(Protocol):
-    """Where one object lives and how to ask for it."""
-
-    @property
-    def url(self) -> str: ...  # for messages
-    @property
-    def scheme(self) -> str: ...
-    @property
-    def host(self) -> str: ...
-    @property
-    def port(self) -> int | None: ...
-    @property
-    def path(self) -> str: ...  # the request path, already percent-encoded
-
-    def headers(self, extra: dict[str, str]) -> dict[str, str]:
-        """The request's headers, ``extra`` (e.g. ``range``) included."""
-        ...
-
-    def error(self, status: int, body: bytes) -> OSError:
-        """The exception for an error status."""
-        ...
-
-
-@dataclass(frozen=True)
-class PlainHttp:
-    """An ``http(s)://`` URL fetched with no authentication."""
-
-    url: str
-    scheme: str
-    host: str
-    port: int | None
-    path: str
-
-    def headers(self, extra: dict[str, str]) -> dict[str, str]:
-        return dict(extra)
-
-    def error(self, status: int, body: bytes) -> OSError:
-        if status == 404:
-            return FileNotFoundError(self.url)
-        reason = http.client.responses.get(status, "")
-        if status in (401, 403):
-            return PermissionError(f"GET {self.url}: HTTP {status} {reason}")
-        return HttpResponseError(self.url, status, reason, "")
 
 
 def get_into(
@@ -156,12 +102,12 @@ def get_into(
     # A host that throttles lately is read through http.client, which keeps Retry-After.
     fast = not throttle.headers_wanted(target.host, target.port)
     if length is not None and target.scheme == "http" and (pin is None or pin.known) and fast:
-        moved = _ranged_in_rust(target, extra, fd, start, length, timeout, deadline, expected)
+        moved = ranged_in_rust(target, extra, fd, start, length, timeout, deadline, expected)
         if moved is not None:
             return moved
     if target.scheme == "https" and (pin is None or pin.known) and fast:
         sizes = (start, length, expected, most)
-        moved = _tls_in_rust(target, extra, fd, sizes, timeout, deadline)
+        moved = tls_in_rust(target, extra, fd, sizes, timeout, deadline)
         if moved is not None:
             return moved
     pool = pool_for(target.scheme, target.host, target.port)
@@ -205,182 +151,6 @@ def get_into(
     cancel.detach(sock)
     pool.give_back(conn)
     return total
-
-
-def _ranged_in_rust(
-    target: Target,
-    extra: dict[str, str],
-    fd: int,
-    start: int,
-    length: int,
-    timeout: float,
-    deadline: float,
-    expected: int | None,
-) -> int | None:
-    """The object's size (-1 if the server did not say) once Rust has moved the range;
-    None when the answer was declined (or the request cannot be written raw), so that the
-    caller asks again through ``http.client``."""
-    request = _request_head(target, target.headers(extra))
-    if request is None:
-        return None
-    pool = pool_for(target.scheme, target.host, target.port)
-    conn, reused = pool.take(timeout)
-    try:
-        while True:
-            if conn.sock is None:
-                conn.connect()
-            sock = conn.sock
-            sock.setblocking(False)  # the Rust side waits with poll, bounded by the deadline
-            cancel.attach(sock)
-            accounting.count("RANGED_GET")
-            try:
-                outcome, moved, total, reusable, status = _core.ranged_get(
-                    sock.fileno(), fd, request, start, length, expected, deadline - time.monotonic()
-                )
-            finally:
-                cancel.detach(sock)
-            accounting.add_bytes(moved)
-            if outcome == "stale" and time.monotonic() >= deadline:
-                outcome = "head-timeout"  # no answer within the deadline: not a closed one
-            if outcome != "stale" or not reused:
-                break
-            # The server closed the idle connection: not a failed attempt, ask again.
-            conn.close()
-            conn, reused = pool.take(timeout, fresh=True)
-    except BaseException:
-        conn.close()
-        raise
-    if outcome == "complete" and reusable:
-        pool.give_back(conn)
-    else:
-        conn.close()
-    if outcome == "complete":
-        return -1 if total is None else total
-    if outcome == "declined":
-        _declined(target, status)
-        return None
-    if outcome == "head-timeout" and reused:
-        pool.close_idle()  # kept alive as long, the idle ones may be as dead: retire them
-    if outcome == "stale":
-        raise ConnectionResetError(f"GET {target.url}: the server closed the connection unanswered")
-    if outcome == "closed":
-        raise TruncatedDownloadError(f"{target.url}: received {moved} of {length} bytes")
-    raise TimeoutError(f"GET {target.url} ran past its deadline after {moved} of {length} bytes")
-
-
-def _tls_in_rust(
-    target: Target,
-    extra: dict[str, str],
-    fd: int,
-    sizes: tuple[int, int | None, int | None, int | None],
-    timeout: float,
-    deadline: float,
-) -> int | None:
-    """An HTTPS GET exchanged by a Rust TLS session (:class:`~streamx.storage.http_pool.
-    TlsSession`): the body is decrypted into ``fd`` without the GIL. ``sizes`` is (start,
-    length or None for the whole object, expected, most). The object's size (-1 if the
-    server did not say) once moved; None when the answer was declined (or the request
-    cannot be written raw), so that the caller asks again through ``http.client``, which
-    reads and reports it (declines are rare: errors, redirects, checksummed bodies).
-
-    Raises:
-        TlsCertificateError: The server's certificate failed verification.
-    """
-    start, length, expected, most = sizes
-    request = _request_head(target, target.headers(extra))
-    if request is None:
-        return None
-    pool = pool_for(target.scheme, target.host, target.port)
-    if not pool.rust_tls:
-        return None
-    try:
-        session, reused = pool.take_tls(timeout)
-    except OpenSslOnly:
-        return None  # verified by Python's ssl instead (a self-signed CA as the server's cert)
-    try:
-        while True:
-            cancel.attach(session.sock)
-            accounting.count(accounting.kind_of("GET", target.path, extra))
-            left = deadline - time.monotonic()
-            try:
-                if length is None:
-                    got = session.stream.whole_get(fd, request, expected, most, left)
-                else:
-                    got = session.stream.ranged_get(fd, request, start, length, expected, left)
-            finally:
-                cancel.detach(session.sock)
-            outcome, moved, total, reusable, status = got
-            accounting.add_bytes(moved)
-            if outcome == "stale" and time.monotonic() >= deadline:
-                outcome = "head-timeout"  # no answer within the deadline: not a closed one
-            if outcome != "stale" or not reused:
-                break
-            # The server closed the idle connection: not a failed attempt, ask again.
-            session.close()
-            session, reused = pool.take_tls(timeout, fresh=True)
-    except BaseException:
-        session.close()
-        raise
-    if outcome == "complete" and reusable:
-        pool.give_back_tls(session)
-    else:
-        session.close()
-    if outcome == "complete":
-        return -1 if total is None else total
-    if outcome == "declined":
-        if length is not None or status != 200:
-            _declined(target, status)
-        return None
-    if outcome == "head-timeout" and reused:
-        pool.close_idle()  # kept alive as long, the idle ones may be as dead: retire them
-    if outcome == "stale":
-        raise ConnectionResetError(f"GET {target.url}: the server closed the connection unanswered")
-    asked = f"{length} bytes" if length is not None else f"{total} bytes"
-    if outcome == "closed":
-        raise TruncatedDownloadError(f"{target.url}: received {moved} of {asked}")
-    raise TimeoutError(f"GET {target.url} ran past its deadline after {moved} of {asked}")
-
-
-def _declined(target: Target, status: int) -> None:
-    """Raises the error for an answer Rust declined where its status says all (a throttled
-    or failed request must not be sent twice); returns to ask again through
-    ``http.client``, whose answer's body makes the message (403, redirects)."""
-    if status == 200:
-        raise RangeIgnoredError(f"{target.url}: the server ignores Range requests")
-    if status in throttle.THROTTLE_STATUSES:
-        throttle.want_headers(target.host, target.port)
-    if status in (404, 429) or status >= 500:
-        raise target.error(status, b"")
-    logger.debug("GET %s (a range) answered %d: asking through http.client", target.url, status)
-    return None
-
-
-# What may go into a raw request unchecked: a percent-encoded path, and header text without
-# line breaks. Anything else goes through http.client, which validates it and says why.
-_RAW_PATH = re.compile(r"[!-~]+")
-_RAW_TEXT = re.compile(r"[ -~]*")
-
-
-def _request_head(target: Target, headers: dict[str, str]) -> bytes | None:
-    """The request head of a GET as ``http.client`` would send it, or None when a part of
-    it is not plain ASCII text."""
-    if not _RAW_PATH.fullmatch(target.path):
-        return None
-    lines = [f"GET {target.path} HTTP/1.1"]
-    names = {name.lower() for name in headers}
-    if "host" not in names:
-        host = f"[{target.host}]" if ":" in target.host else target.host
-        lines.append(
-            f"Host: {host}" if target.port in (None, 80) else f"Host: {host}:{target.port}"
-        )
-    if "accept-encoding" not in names:
-        lines.append("Accept-Encoding: identity")
-    for name, value in headers.items():
-        if not (_RAW_TEXT.fullmatch(name) and _RAW_TEXT.fullmatch(value)) or ":" in name:
-            return None
-        lines.append(f"{name}: {value}")
-    lines.append("\r\n")
-    return "\r\n".join(lines).encode("ascii")
 
 
 def head_size(target: Target, timeout: float) -> int:
