@@ -38,10 +38,34 @@ _PENDING = ".pending-"
 _LOCKS_UNSUPPORTED = (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL)
 
 
+def _private(path: str) -> bool:
+    """Whether ``path`` is a directory of this user that nobody else may write into (the
+    temp directory is shared: whatever holds our names may have been planted there)."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return (
+        stat.S_ISDIR(info.st_mode)
+        and info.st_uid == os.getuid()
+        and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    )
+
+
 @functools.cache
 def _fallback_root() -> str:
-    # Random, created 0o700 by mkdtemp; once per process, so instances still share it.
-    return tempfile.mkdtemp(prefix=f"streamx-{os.getuid()}-")
+    """The user's fallback root: the first private ``streamx-<uid>-*`` directory already in
+    the temp directory, else a fresh one (random, 0o700, by mkdtemp). Reused by every later
+    process, so a planted root costs one directory, not one per process, and state its
+    crashed runs leave there is collected as under the usual root."""
+    tmp = tempfile.gettempdir()
+    prefix = f"streamx-{os.getuid()}-"
+    with contextlib.suppress(OSError):
+        for name in sorted(os.listdir(tmp)):
+            path = os.path.join(tmp, name)
+            if name.startswith(prefix) and _private(path):
+                return path
+    return tempfile.mkdtemp(prefix=prefix)
 
 
 def user_root() -> str:
@@ -49,22 +73,16 @@ def user_root() -> str:
     root = os.path.join(tempfile.gettempdir(), f"streamx-{os.getuid()}")
     with contextlib.suppress(FileExistsError):
         os.mkdir(root, 0o700)
-    info = os.lstat(root)
-    # The temp directory is shared: whatever holds our name may have been planted there.
-    trusted = (
-        stat.S_ISDIR(info.st_mode)
-        and info.st_uid == os.getuid()
-        and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-    )
-    if not trusted:
+    if not _private(root):
+        fallback = _fallback_root()
         warnings.warn(
-            f"{root} is not a private directory of this user; keeping dataset state in a "
-            "fresh temporary directory instead (state left by crashed runs there is not "
-            "collected)",
+            f"{root} is not a private directory of this user; keeping dataset state in "
+            f"{fallback} instead",
             UserWarning,
             stacklevel=5,
         )
-        return _fallback_root()
+        return fallback
+    info = os.lstat(root)
     if stat.S_IMODE(info.st_mode) != 0o700:
         os.chmod(root, 0o700)
     return root
