@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import email.utils
 import itertools
+import logging
 import os
 import threading
 import time
@@ -46,6 +47,15 @@ def _small_parts(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     throttle._WANT_HEADERS.clear()
     yield
     throttle._LIMITS.clear()
+
+
+@pytest.fixture(autouse=True)
+def _throttle_log(caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The throttle's warnings reach caplog whatever earlier tests in this process did to
+    logging (a library's logging config can disable loggers that already exist, or raise
+    their level)."""
+    monkeypatch.setattr(throttle.logger, "disabled", False)
+    caplog.set_level(logging.WARNING, logger=throttle.logger.name)
 
 
 def _data(size: int) -> bytes:
