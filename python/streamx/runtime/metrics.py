@@ -27,6 +27,7 @@ import os
 import shutil
 import stat
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from typing import TypedDict
@@ -116,18 +117,42 @@ class _Table:
         inherited = os.environ.get(_ENV_DIR)
         directory = inherited if inherited is not None and _ours(inherited) else _new_directory()
         self.directory = directory
-        size = _EPOCHS * len(_FIELDS) * 8
-        try:
-            with open(os.path.join(directory, f"{os.getpid()}.f64"), "w+b") as file:
-                file.truncate(size)
-                self._map = mmap.mmap(file.fileno(), size)
-        except OSError as err:
-            # Metrics must never fail a run: count in this process's memory only.
-            logger.warning("streamx metrics: cannot share counts through %s (%s)", directory, err)
-            self._map = mmap.mmap(-1, size)
+        self._map = _map_file(os.path.join(directory, f"{os.getpid()}.f64"))
         # A memoryview of doubles: an add costs tens of nanoseconds (numpy scalars cost more).
         self.cells = memoryview(self._map).cast("d")
         self.row: memoryview[float] | None = self.cells[: len(_FIELDS)]
+
+
+# This process's maps, by path: a second table over the same file (the directory set back
+# by a test) shares the map. Truncating a file this process maps would make every thread
+# still adding into the old map die of SIGBUS.
+_maps: dict[str, mmap.mmap] = {}
+_maps_pid = os.getpid()
+
+
+def _map_file(path: str) -> mmap.mmap:
+    global _maps, _maps_pid
+    if _maps_pid != os.getpid():  # a forked child: its parent's maps are not its own
+        _maps, _maps_pid = {}, os.getpid()
+    if path in _maps:
+        return _maps[path]
+    size = _EPOCHS * len(_FIELDS) * 8
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            # Not mapped by this process yet, so zeroing it is safe: counts left by a dead
+            # process that had this pid must not add into ours.
+            os.ftruncate(fd, 0)
+            os.ftruncate(fd, size)
+            mapped = mmap.mmap(fd, size)
+        finally:
+            os.close(fd)
+    except OSError as err:
+        # Metrics must never fail a run: count in this process's memory only.
+        logger.warning("streamx metrics: cannot share counts through %s (%s)", path, err)
+        return mmap.mmap(-1, size)
+    _maps[path] = mapped
+    return mapped
 
 
 def _ours(directory: str) -> bool:
@@ -166,14 +191,16 @@ def _alive(pid: int) -> bool:
 
 
 _table: _Table | None = None
+_creating = threading.Lock()
 _log_every: float | None = None
 _logged_at = 0.0
 
 
 def _forget_table() -> None:
     """A forked child counts into a file of its own, never into its parent's."""
-    global _table
+    global _table, _creating
     _table = None
+    _creating = threading.Lock()  # a thread of the parent may have held it at the fork
 
 
 os.register_at_fork(after_in_child=_forget_table)
@@ -181,11 +208,14 @@ os.register_at_fork(after_in_child=_forget_table)
 
 def _row() -> memoryview[float] | None:
     """This process's current row, or None while counting is off."""
-    global _table
-    if _table is None:
-        _table = _Table()
-        begin_epoch(0)
-    return _table.row
+    table = _table
+    if table is None:
+        with _creating:  # threads counting their first request at once make one table
+            if _table is None:
+                begin_epoch(0)
+        table = _table
+        assert table is not None
+    return table.row
 
 
 def begin_epoch(epoch: int) -> None:
