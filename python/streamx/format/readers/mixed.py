@@ -13,6 +13,7 @@ from streamx import _core
 from streamx.exceptions import CorruptIndexError, CorruptShardError
 from streamx.format.encodings import SPLIT_ENCODINGS
 from streamx.format.index import FileInfo, ShardInfo
+from streamx.format.parquet.row_group import RowGroupReader
 from streamx.format.readers.mds import MDSSampleReader
 
 __all__ = ["MixedSampleReader"]
@@ -78,6 +79,8 @@ class MixedSampleReader:
 def _open_shard(shard: ShardInfo) -> Any:
     if shard.format == "mds":
         return MDSSampleReader([shard])
+    if shard.format == "parquet":
+        return RowGroupReader(shard)
     return _SplitShard(shard)
 
 

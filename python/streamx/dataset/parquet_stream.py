@@ -1,0 +1,98 @@
+"""``ParquetStream``: Parquet files read in place, one row group per shard."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any, cast
+
+from streamx import _core
+from streamx.cache import cache_dir, shard_files
+from streamx.cache.local_claims import Claim, claim_local
+from streamx.dataset.stream import Stream
+from streamx.format.index import ShardInfo, ShardList
+from streamx.format.parquet.index import MANIFEST, build_index
+from streamx.format.parquet.row_group import fetch_row_group
+from streamx.format.shard_list import IndexPart
+
+__all__ = ["ParquetStream"]
+
+
+class ParquetStream(Stream):
+    """A Parquet file, directory or glob (local or remote), read where it lives.
+
+    Each row group is a shard: the epoch order, partitions, resumption, ``cache_limit`` and
+    eviction treat it as they treat an MDS shard of as many samples. Footers are read once,
+    by range, and cached in ``local``; a row group's download fetches the column chunks of
+    ``columns`` only.
+
+    Args:
+        remote: A ``.parquet`` file, a directory of them, or a glob, as a path or URL.
+        local: Cache directory (``None``: a private one derived from ``remote``).
+        columns: Columns to read (``None``: all).
+        **kwargs: ``split``, ``proportion``, ``repeat``, ``choose``, ``download_retry``,
+            ``download_timeout``, as for :class:`Stream`.
+
+    Examples:
+        >>> import tempfile, pyarrow as pa, pyarrow.parquet as pq
+        >>> path = tempfile.mkdtemp() + "/t.parquet"
+        >>> pq.write_table(pa.table({"x": [1, 2, 3]}), path, row_group_size=2)
+        >>> stream = ParquetStream(remote=path, local=tempfile.mkdtemp())
+        >>> stream.apply_default({"split": None, "download_retry": 2,
+        ...     "download_timeout": 60.0, "validate_hash": None, "keep_zip": False})
+        >>> stream.get_shards().samples.tolist()
+        [2, 1]
+    """
+
+    def __init__(
+        self,
+        *,
+        remote: str,
+        local: str | None = None,
+        columns: Sequence[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if kwargs.get("validate_hash"):
+            raise ValueError("`validate_hash` does not apply to Parquet sources")
+        super().__init__(remote=remote, local=local, **kwargs)
+        if columns is not None and (isinstance(columns, str) or not columns):
+            raise ValueError("`columns` must be a non-empty list of column names")
+        self.columns = list(columns) if columns is not None else None
+
+    @property
+    def index_path(self) -> str:
+        """Where the list of source files and their versions lives locally."""
+        return os.path.join(self.local, self.split, MANIFEST)
+
+    @property
+    def source(self) -> str:
+        assert self.remote is not None
+        return shard_files.remote_url(self.remote, self.split, "").rstrip("/")
+
+    def _download_file(self, from_basename: str, to_basename: str | None = None) -> str:
+        raise NotImplementedError(f"{self.source}: a Parquet stream fetches row groups by range")
+
+    def get_shards(self, world: Any = None, allow_unsafe_types: bool = False) -> ShardList:
+        """Lists the source and reads each file's footer (cached), one shard per row group.
+
+        Raises:
+            FileNotFoundError: If the source holds no Parquet file.
+            CorruptShardError: If a file is not Parquet or its footer is truncated.
+            ValueError: If the files' schemas differ in a column read.
+        """
+        where = os.path.join(self.local, self.split)
+        if getattr(self, "_claim", None) is None:
+            cache_dir.prepare(where, self.source)
+            self._claim: Claim | None = claim_local(where, self.source)
+        index = build_index(
+            self.source,
+            where,
+            self.columns,
+            float(self.download_timeout),
+            int(self.download_retry),
+        )
+        return ShardList([IndexPart(cast(_core.ShardIndex, index), self.local, self.split)])
+
+    def prepare_shard(self, shard: ShardInfo) -> int:
+        """Fetches the row group's column chunks by range into its local file."""
+        return fetch_row_group(shard, float(self.download_timeout), int(self.download_retry))

@@ -1,0 +1,83 @@
+"""A Parquet file's footer, fetched by range from its end and cached beside the data."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import struct
+import uuid
+from typing import Any
+
+from streamx.exceptions import CorruptShardError
+from streamx.format.parquet.remote_files import RemoteFile, read_range
+
+__all__ = ["footer_name", "load_footer", "parse_footer"]
+
+_MAGIC = b"PAR1"
+_FIRST_READ = 64 << 10
+
+
+def footer_name(file: RemoteFile) -> str:
+    """The cached footer's basename: a digest of the URL, size and version, so a changed
+    source file never reuses an old footer."""
+    key = f"{file.url}\0{file.size}\0{file.version}".encode()
+    return hashlib.sha1(key).hexdigest()[:20] + ".footer"
+
+
+def parse_footer(tail: bytes, shown: str) -> Any:
+    """The ``pyarrow.parquet.FileMetaData`` in ``tail`` (the file's last bytes).
+
+    Raises:
+        CorruptShardError: Naming ``shown``, if the bytes are not a Parquet footer.
+    """
+    import pyarrow.parquet as pq
+
+    if len(tail) < 12 or tail[-4:] != _MAGIC:
+        raise CorruptShardError(f"{shown} is not a Parquet file: it does not end with PAR1")
+    try:
+        return pq.read_metadata(io.BytesIO(tail))
+    except Exception as err:  # pyarrow raises OSError or ArrowInvalid
+        raise CorruptShardError(f"{shown}: the Parquet footer does not parse ({err})") from err
+
+
+def _fetch_tail(file: RemoteFile, timeout: float, retry: int) -> bytes:
+    if file.size < 12:
+        raise CorruptShardError(
+            f"{file.url} is not a Parquet file: {file.size} bytes, less than a footer"
+        )
+    first = min(file.size, _FIRST_READ)
+    tail = read_range(file.url, file.size - first, first, file.size, timeout, retry)
+    if tail[-4:] != _MAGIC:
+        raise CorruptShardError(f"{file.url} is not a Parquet file: it does not end with PAR1")
+    (length,) = struct.unpack("<I", tail[-8:-4])
+    if length + 12 > file.size:
+        raise CorruptShardError(
+            f"{file.url}: truncated Parquet footer ({length} bytes announced, the file is "
+            f"{file.size} bytes)"
+        )
+    if length + 8 > len(tail):
+        more = length + 8 - len(tail)
+        start = file.size - len(tail) - more
+        tail = read_range(file.url, start, more, file.size, timeout, retry) + tail
+    return tail[-(length + 8) :]
+
+
+def load_footer(file: RemoteFile, folder: str, timeout: float, retry: int) -> tuple[Any, str]:
+    """The file's metadata and its cached footer's path, fetched once (atomically written).
+
+    Raises:
+        CorruptShardError: If the file is not Parquet or its footer is truncated.
+    """
+    path = os.path.join(folder, footer_name(file))
+    if os.path.exists(path):
+        with open(path, "rb") as f:
+            return parse_footer(f.read(), file.url), path
+    tail = _fetch_tail(file, timeout, retry)
+    metadata = parse_footer(tail, file.url)
+    os.makedirs(folder, exist_ok=True)
+    tmp = f"{path}.tmp.{uuid.uuid4().hex}"
+    with open(tmp, "wb") as f:
+        f.write(tail)
+    os.replace(tmp, path)
+    return metadata, path

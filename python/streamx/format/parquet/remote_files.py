@@ -1,0 +1,107 @@
+"""The Parquet files of a source (a file, a directory or a glob) and their byte ranges."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from streamx.storage.filesystems import get_filesystem, split_url
+from streamx.storage.object_sources import source_for
+
+__all__ = ["RemoteFile", "list_files", "read_range"]
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    """One Parquet file: its URL, size and version (ETag, else mtime)."""
+
+    url: str
+    size: int
+    version: str
+
+
+def _version(info: dict[str, Any]) -> str:
+    for key in ("ETag", "etag", "LastModified", "last_modified", "mtime", "updated"):
+        if info.get(key) is not None:
+            return str(info[key])
+    return ""
+
+
+def _url(scheme: str, netloc: str, path: str, original: str) -> str:
+    if scheme in ("", "file"):
+        return path
+    if scheme in ("http", "https"):
+        return path if "://" in path else original
+    return f"{scheme}://{path}" if path.startswith(netloc) else f"{scheme}://{netloc}/{path}"
+
+
+def list_files(source: str) -> list[RemoteFile]:
+    """The ``.parquet`` files of ``source``, sorted by URL (a file is itself).
+
+    Raises:
+        FileNotFoundError: If ``source`` names no Parquet file.
+    """
+    fs, path = get_filesystem(source)
+    scheme, netloc, _ = split_url(source)
+    if any(c in path for c in "*?["):
+        found: dict[str, Any] = fs.glob(path, detail=True)
+    elif fs.isdir(path):
+        found = {
+            p: info
+            for p, info in fs.find(path, detail=True).items()
+            if p.endswith(".parquet") and info.get("type", "file") == "file"
+        }
+    else:
+        found = {path: fs.info(path)}
+    files = [
+        RemoteFile(_url(scheme, netloc, p, source), int(info["size"]), _version(info))
+        for p, info in sorted(found.items())
+        if info.get("type", "file") == "file"
+    ]
+    if not files:
+        raise FileNotFoundError(f"No Parquet file found at {source}")
+    return files
+
+
+def stat_file(url: str) -> RemoteFile:
+    """``url``'s size and version now."""
+    fs, path = get_filesystem(url)
+    info = fs.info(path)
+    return RemoteFile(url, int(info["size"]), _version(info))
+
+
+def read_range(url: str, start: int, length: int, size: int, timeout: float, retry: int) -> bytes:
+    """Bytes ``[start, start + length)`` of ``url``, which must still be ``size`` bytes.
+
+    Raises:
+        SizeMismatchError: If the object's size changed.
+        OSError: If every attempt failed.
+    """
+    if length == 0:
+        return b""
+    last: OSError | None = None
+    for _ in range(max(retry, 1)):
+        fd, name = tempfile.mkstemp(prefix="streamx-pq-")
+        os.unlink(name)
+        try:
+            deadline = time.monotonic() + timeout
+            source_for(url).fetch_range(fd, start, length, size, deadline)
+            data = os.pread(fd, length, start)
+            if len(data) == length:
+                return data
+            last = OSError(f"{url}: got {len(data)} of {length} bytes at offset {start}")
+        except FileNotFoundError:
+            raise
+        except OSError as err:
+            if type(err).__name__ in ("SizeMismatchError", "ObjectChangedError"):
+                raise
+            last = err
+        finally:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+    assert last is not None
+    raise last

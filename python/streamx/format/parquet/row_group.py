@@ -1,0 +1,177 @@
+"""One row group: its column chunks fetched by range into one local file, and decoded."""
+
+from __future__ import annotations
+
+import io
+import os
+import uuid
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+
+from streamx.exceptions import CorruptShardError
+from streamx.format.index import ShardInfo
+from streamx.format.parquet.footer import parse_footer
+from streamx.format.parquet.index import FOOTERS
+from streamx.format.parquet.remote_files import read_range, stat_file
+
+__all__ = ["RowGroupReader", "fetch_row_group"]
+
+_CHECKED: set[tuple[str, int, str]] = set()  # files whose version this process confirmed
+
+
+def _where(shard: ShardInfo) -> str:
+    return f"{shard.extra['source']} row group {shard.extra['row_group']}"
+
+
+def fetch_row_group(shard: ShardInfo, timeout: float, retry: int) -> int:
+    """Writes the row group's projected column chunks, one after the other, to its local
+    file (atomically); returns the bytes written.
+
+    Raises:
+        StaleIndexError: If the source file changed since its footer was read.
+    """
+    from streamx.exceptions import StaleIndexError
+
+    extra = shard.extra
+    url, size, version = extra["source"], int(extra["source_size"]), extra["source_version"]
+    key = (url, size, version)
+    if key not in _CHECKED:
+        now = stat_file(url)
+        if (now.size, now.version) != (size, version):
+            raise StaleIndexError(
+                f"{_where(shard)}: the file changed since its footer was read (size {size} -> "
+                f"{now.size}, version {version!r} -> {now.version!r}); construct the dataset "
+                "again to read the new rows"
+            )
+        _CHECKED.add(key)
+    path = shard.local_path(shard.raw_data)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.tmp.{uuid.uuid4().hex}"
+    written = 0
+    try:
+        with open(tmp, "wb") as out:
+            for start, length in extra["chunks"]:
+                data = read_range(url, int(start), int(length), size, timeout, retry)
+                out.write(data)
+                written += len(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+    return written
+
+
+class _Remapped(io.RawIOBase):
+    """The source file as pyarrow sees it: the cached chunks at their original offsets,
+    zeros elsewhere (pyarrow reads only the chunks of the columns asked for)."""
+
+    def __init__(self, data: bytes, chunks: list[list[int]], size: int) -> None:
+        self._data, self._size, self._pos = data, size, 0
+        self._spans: list[tuple[int, int, int]] = []
+        at = 0
+        for start, length in chunks:
+            self._spans.append((int(start), int(length), at))
+            at += int(length)
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        base = {0: 0, 1: self._pos, 2: self._size}[whence]
+        self._pos = base + offset
+        return self._pos
+
+    def read(self, n: int = -1) -> bytes:
+        n = self._size - self._pos if n < 0 else min(n, max(self._size - self._pos, 0))
+        out = bytearray(n)
+        for start, length, at in self._spans:
+            lo, hi = max(start, self._pos), min(start + length, self._pos + n)
+            if lo < hi:
+                out[lo - self._pos : hi - self._pos] = self._data[at + lo - start : at + hi - start]
+        self._pos += n
+        return bytes(out)
+
+
+_FOOTERS: dict[str, Any] = {}
+_DECODED: OrderedDict[str, list[tuple[str, list[Any]]]] = OrderedDict()
+_KEEP_DECODED = 4
+
+
+def _metadata(path: str, shown: str) -> Any:
+    md = _FOOTERS.get(path)
+    if md is None:
+        with open(path, "rb") as f:
+            md = _FOOTERS[path] = parse_footer(f.read(), shown)
+    return md
+
+
+def _python_column(column: Any) -> list[Any]:
+    """Numbers and strings as Python values, lists as numpy arrays, binary as bytes."""
+    import pyarrow as pa
+
+    kind = column.type
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
+        inner = kind.value_type
+        if pa.types.is_integer(inner) or pa.types.is_floating(inner) or pa.types.is_boolean(inner):
+            values = column.to_pylist()
+            dtype = inner.to_pandas_dtype()
+            return [None if v is None else np.asarray(v, dtype=dtype) for v in values]
+        return [None if v is None else np.asarray(v) for v in column.to_pylist()]
+    return list(column.to_pylist())
+
+
+def _decode(shard: ShardInfo) -> list[tuple[str, list[Any]]]:
+    import pyarrow.parquet as pq
+
+    extra = shard.extra
+    footer = os.path.join(shard.dirname, shard.split, FOOTERS, extra["footer"])
+    md = _metadata(footer, extra["source"])
+    with open(shard.local_path(shard.raw_data), "rb") as f:
+        data = f.read()
+    if len(data) != shard.raw_data.bytes:
+        raise CorruptShardError(
+            f"{_where(shard)}: its cached copy is {len(data)} bytes, not {shard.raw_data.bytes}"
+        )
+    source = _Remapped(data, extra["chunks"], int(extra["source_size"]))
+    try:
+        table = pq.ParquetFile(source, metadata=md).read_row_group(
+            int(extra["row_group"]), columns=list(extra["read_columns"])
+        )
+    except Exception as err:  # pyarrow's OSError / ArrowInvalid on bad bytes
+        raise CorruptShardError(
+            f"{_where(shard)} does not decode ({err}); the file may have changed on the server"
+        ) from err
+    if table.num_rows != shard.samples:
+        raise CorruptShardError(
+            f"{_where(shard)}: {table.num_rows} rows decoded, the footer says {shard.samples}"
+        )
+    return [(name, _python_column(table.column(name))) for name in table.column_names]
+
+
+class RowGroupReader:
+    """Samples of one row-group shard; the last few decoded row groups are kept."""
+
+    def __init__(self, shard: ShardInfo) -> None:
+        self.shard = shard
+        self._key = shard.local_path(shard.raw_data)
+        if not os.path.exists(self._key):
+            raise FileNotFoundError(self._key)
+
+    def get(self, index: int) -> dict[str, Any]:
+        columns = _DECODED.get(self._key)
+        if columns is None:
+            columns = _DECODED[self._key] = _decode(self.shard)
+            while len(_DECODED) > _KEEP_DECODED:
+                _DECODED.popitem(last=False)
+        else:
+            _DECODED.move_to_end(self._key)
+        return {name: values[index] for name, values in columns}
