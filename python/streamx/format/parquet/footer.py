@@ -15,7 +15,8 @@ from streamx.format.parquet.remote_files import RemoteFile, read_range
 __all__ = ["footer_name", "load_footer", "parse_footer"]
 
 _MAGIC = b"PAR1"
-_FIRST_READ = 64 << 10
+# One GET usually holds the whole footer; a larger one takes a second GET.
+_FIRST_READ = 32 << 10
 
 
 def footer_name(file: RemoteFile) -> str:

@@ -1,0 +1,80 @@
+"""Bad Parquet input: a clear error naming the file (and row group, or both files)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from pq_data import write_parquet
+
+from streamx import StreamingDataset
+from streamx.dataset.parquet_stream import ParquetStream
+from streamx.exceptions import CorruptShardError
+
+
+def _open(remote: Path, local: Path, **kwargs: object) -> StreamingDataset:
+    return StreamingDataset(streams=[ParquetStream(remote=str(remote), local=str(local), **kwargs)])
+
+
+def test_not_parquet(tmp_path: Path) -> None:
+    bad = tmp_path / "d" / "x.parquet"
+    bad.parent.mkdir()
+    bad.write_bytes(b"id,text\n" * 100)
+    with pytest.raises(CorruptShardError, match=r"x\.parquet is not a Parquet file"):
+        _open(bad, tmp_path / "c")
+
+
+def test_truncated_footer(tmp_path: Path) -> None:
+    path = tmp_path / "t.parquet"
+    write_parquet(str(path), 50, 10)
+    data = path.read_bytes()
+    # The last 8 bytes kept (length and magic), the footer itself cut short.
+    path.write_bytes(data[:100] + data[-8:])
+    with pytest.raises(CorruptShardError, match=r"t\.parquet: truncated Parquet footer"):
+        _open(path, tmp_path / "c")
+
+
+def test_footer_garbled(tmp_path: Path) -> None:
+    path = tmp_path / "g.parquet"
+    write_parquet(str(path), 50, 10)
+    data = bytearray(path.read_bytes())
+    length = int.from_bytes(data[-8:-4], "little")
+    data[-8 - length : -8] = b"\xff" * length
+    path.write_bytes(bytes(data))
+    with pytest.raises(CorruptShardError, match=r"g\.parquet: the Parquet footer does not parse"):
+        _open(path, tmp_path / "c")
+
+
+def test_schema_differs_between_files(tmp_path: Path) -> None:
+    folder = tmp_path / "d"
+    write_parquet(str(folder / "a.parquet"), 20, 10)
+    pq.write_table(pa.table({"id": ["x"] * 5, "text": ["y"] * 5}), str(folder / "b.parquet"))
+    with pytest.raises(ValueError, match=r"a\.parquet and .*b\.parquet: column 'id'"):
+        _open(folder, tmp_path / "c", columns=["id", "text"])
+
+
+def test_missing_column(tmp_path: Path) -> None:
+    write_parquet(str(tmp_path / "a.parquet"), 20, 10)
+    with pytest.raises(ValueError, match=r"a\.parquet has no column 'nope'"):
+        _open(tmp_path / "a.parquet", tmp_path / "c", columns=["id", "nope"])
+
+
+def test_no_parquet_file(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match="No Parquet file found"):
+        _open(tmp_path / "empty", tmp_path / "c")
+
+
+def test_row_group_bytes_changed(tmp_path: Path) -> None:
+    path = tmp_path / "r.parquet"
+    write_parquet(str(path), 40, 10)
+    ds = _open(path, tmp_path / "c", columns=["text"])
+    data = bytearray(path.read_bytes())
+    chunk = pq.read_metadata(str(path)).row_group(2).column(1)
+    start = chunk.data_page_offset
+    data[start : start + chunk.total_compressed_size] = b"\x07" * chunk.total_compressed_size
+    path.write_bytes(bytes(data))  # same size; the version (mtime) may or may not differ
+    with pytest.raises((CorruptShardError, ValueError), match=r"r\.parquet row group 2"):
+        ds[25]
