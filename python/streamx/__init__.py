@@ -18,6 +18,7 @@ from streamx.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from streamx.dataset.local import LocalDataset
+    from streamx.dataset.parquet_stream import ParquetStream
     from streamx.dataset.streaming import StreamingDataset
     from streamx.format.writers import CSVWriter, JSONWriter, MDSWriter, TSVWriter, XSVWriter
     from streamx.torch.dataloader import StreamingDataLoader
@@ -27,6 +28,7 @@ __all__ = [
     "JSONWriter",
     "LocalDataset",
     "MDSWriter",
+    "ParquetStream",
     "Stream",
     "StreamingDataLoader",
     "StreamingDataset",
@@ -43,6 +45,7 @@ _LAZY = {
     "TSVWriter": "streamx.format.writers",
     "XSVWriter": "streamx.format.writers",
     "LocalDataset": "streamx.dataset.local",
+    "ParquetStream": "streamx.dataset.parquet_stream",
     "StreamingDataset": "streamx.dataset.streaming",
     "StreamingDataLoader": "streamx.torch.dataloader",
 }
