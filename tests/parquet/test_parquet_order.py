@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from pq_data import blob, write_mds_like, write_parquet
 
-from streamx import Stream, StreamingDataset
+from streamx import Stream, StreamingDataLoader, StreamingDataset
 from streamx.dataset.parquet_stream import ParquetStream
 
 
@@ -108,3 +108,15 @@ def test_cached_footers_reused(source: tuple[str, str], tmp_path: Path) -> None:
     again = StreamingDataset(streams=[ParquetStream(remote=pq_dir, local=str(tmp_path / "c"))])
     assert again.num_samples == first.num_samples == 115
     assert sorted(p.name for p in (tmp_path / "c" / "streamx-parquet").iterdir()) == footers
+
+
+def test_dataloader_workers(source: tuple[str, str], tmp_path: Path) -> None:
+    pq_dir, _ = source
+    stream = ParquetStream(remote=pq_dir, local=str(tmp_path / "c"), columns=["id", "vec"])
+    ds = StreamingDataset(streams=[stream], shuffle=True, batch_size=4)
+    ids: list[int] = []
+    for batch in StreamingDataLoader(ds, batch_size=4, num_workers=2):
+        ids += batch["id"].tolist()
+        assert batch["vec"].shape == (len(batch["id"]), 2)
+        assert (batch["vec"][:, 0] == batch["id"]).all()
+    assert sorted(ids) == list(range(115))

@@ -121,12 +121,22 @@ def _python_column(column: Any) -> list[Any]:
     kind = column.type
     if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
         inner = kind.value_type
-        if pa.types.is_integer(inner) or pa.types.is_floating(inner) or pa.types.is_boolean(inner):
-            values = column.to_pylist()
-            dtype = inner.to_pandas_dtype()
-            return [None if v is None else np.asarray(v, dtype=dtype) for v in values]
+        numeric = pa.types.is_integer(inner) or pa.types.is_floating(inner)
+        array = column.combine_chunks()
+        if numeric and array.null_count == 0 and array.values.null_count == 0:
+            return _numeric_lists(array, pa.types.is_fixed_size_list(kind))
         return [None if v is None else np.asarray(v) for v in column.to_pylist()]
     return list(column.to_pylist())
+
+
+def _numeric_lists(array: Any, fixed: bool) -> list[Any]:
+    """Each row's list as a numpy view into one array of the column's values."""
+    if fixed:
+        values = np.asarray(array.flatten().to_numpy(zero_copy_only=False))
+        return list(values.reshape(len(array), array.type.list_size))
+    values = np.asarray(array.values.to_numpy(zero_copy_only=False))
+    offsets = array.offsets.to_numpy().tolist()
+    return [values[offsets[i] : offsets[i + 1]] for i in range(len(array))]
 
 
 def _decode(shard: ShardInfo) -> list[tuple[str, list[Any]]]:
