@@ -120,3 +120,34 @@ def test_dataloader_workers(source: tuple[str, str], tmp_path: Path) -> None:
         assert batch["vec"].shape == (len(batch["id"]), 2)
         assert (batch["vec"][:, 0] == batch["id"]).all()
     assert sorted(ids) == list(range(115))
+
+
+def test_image_columns_as_pil(tmp_path: Path) -> None:
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from PIL import Image
+
+    encoded = []
+    for i in range(6):
+        buffer = io.BytesIO()
+        Image.new("RGB", (4, 3), (i * 40, 0, 0)).save(buffer, format="PNG")
+        encoded.append(buffer.getvalue())
+    pq.write_table(pa.table({"id": list(range(6)), "png": encoded}), str(tmp_path / "i.parquet"))
+    stream = ParquetStream(
+        remote=str(tmp_path / "i.parquet"), local=str(tmp_path / "c"), image_columns=["png"]
+    )
+    sample = StreamingDataset(streams=[stream])[5]
+    assert isinstance(sample["png"], Image.Image) and sample["png"].size == (4, 3)
+    assert sample["png"].getpixel((0, 0)) == (200, 0, 0)
+    with pytest.raises(ValueError, match=r"i\.parquet: image column 'id' is not a binary"):
+        StreamingDataset(
+            streams=[
+                ParquetStream(
+                    remote=str(tmp_path / "i.parquet"),
+                    local=str(tmp_path / "c2"),
+                    image_columns=["id"],
+                )
+            ]
+        )

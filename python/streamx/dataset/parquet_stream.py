@@ -30,6 +30,7 @@ class ParquetStream(Stream):
         remote: A ``.parquet`` file, a directory of them, or a glob, as a path or URL.
         local: Cache directory (``None``: a private one derived from ``remote``).
         columns: Columns to read (``None``: all).
+        image_columns: Binary columns of encoded images, to hand out as PIL images.
         **kwargs: ``split``, ``proportion``, ``repeat``, ``choose``, ``download_retry``,
             ``download_timeout``, as for :class:`Stream`.
 
@@ -50,6 +51,7 @@ class ParquetStream(Stream):
         remote: str,
         local: str | None = None,
         columns: Sequence[str] | None = None,
+        image_columns: Sequence[str] = (),
         **kwargs: Any,
     ) -> None:
         if kwargs.get("validate_hash"):
@@ -58,6 +60,7 @@ class ParquetStream(Stream):
         if columns is not None and (isinstance(columns, str) or not columns):
             raise ValueError("`columns` must be a non-empty list of column names")
         self.columns = list(columns) if columns is not None else None
+        self.image_columns = list(image_columns)
 
     @property
     def index_path(self) -> str:
@@ -90,6 +93,7 @@ class ParquetStream(Stream):
             self.columns,
             float(self.download_timeout),
             int(self.download_retry),
+            self.image_columns,
         )
         return ShardList([IndexPart(cast(_core.ShardIndex, index), self.local, self.split)])
 

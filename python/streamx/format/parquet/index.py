@@ -36,6 +36,7 @@ class RowGroup:
     footer: str  # basename under FOOTERS
     columns: tuple[str, ...]
     types: tuple[tuple[str, str], ...]
+    images: tuple[str, ...] = ()
 
     @property
     def nbytes(self) -> int:
@@ -80,6 +81,7 @@ class ParquetIndex:
             "footer": g.footer,
             "read_columns": list(g.columns),
             "columns": dict(g.types),
+            "images": list(g.images),
         }
         raw: tuple[str, int, list[tuple[str, str]]] = (g.basename, g.nbytes, [])
         return ("parquet", None, [], g.rows, None, raw, None, None, None, 0, json.dumps(extra))
@@ -124,7 +126,12 @@ def _check_schema(first: tuple[RemoteFile, Any], file: RemoteFile, schema: Any) 
 
 
 def build_index(
-    source: str, folder: str, columns: Sequence[str] | None, timeout: float, retry: int
+    source: str,
+    folder: str,
+    columns: Sequence[str] | None,
+    timeout: float,
+    retry: int,
+    images: Sequence[str] = (),
 ) -> ParquetIndex:
     """Lists ``source``, reads (or reuses) each file's footer, and lays out its row groups.
 
@@ -159,6 +166,9 @@ def build_index(
         else:
             _check_schema(first, file, schema)
         types = tuple((f.name, str(f.type)) for f in schema)
+        for name in images:
+            if name not in schema.names or not _is_binary(schema.field(name).type):
+                raise ValueError(f"{file.url}: image column {name!r} is not a binary column")
         version = os.path.basename(footer_path).removesuffix(".footer")[:12]
         data_end = file.size - md.serialized_size - 8
         for number in range(md.num_row_groups):
@@ -182,10 +192,17 @@ def build_index(
                     footer=os.path.basename(footer_path),
                     columns=tuple(schema.names),
                     types=types,
+                    images=tuple(images),
                 )
             )
     _write_manifest(folder, source, files)
     return ParquetIndex(groups)
+
+
+def _is_binary(kind: Any) -> bool:
+    import pyarrow as pa
+
+    return bool(pa.types.is_binary(kind) or pa.types.is_large_binary(kind))
 
 
 def _write_manifest(folder: str, source: str, files: Sequence[RemoteFile]) -> None:

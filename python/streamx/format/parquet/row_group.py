@@ -164,7 +164,25 @@ def _decode(shard: ShardInfo) -> list[tuple[str, list[Any]]]:
         raise CorruptShardError(
             f"{_where(shard)}: {table.num_rows} rows decoded, the footer says {shard.samples}"
         )
-    return [(name, _python_column(table.column(name))) for name in table.column_names]
+    images = set(extra.get("images") or ())
+    return [
+        (name, _images(values, shard) if name in images else values)
+        for name in table.column_names
+        for values in [_python_column(table.column(name))]
+    ]
+
+
+def _images(values: list[Any], shard: ShardInfo) -> list[Any]:
+    """Encoded image bytes as PIL images (decoded lazily by PIL, on first pixel access)."""
+    from PIL import Image, UnidentifiedImageError
+
+    out: list[Any] = []
+    for row, data in enumerate(values):
+        try:
+            out.append(None if data is None else Image.open(io.BytesIO(data)))
+        except UnidentifiedImageError as err:
+            raise CorruptShardError(f"{_where(shard)}, row {row}: not an image ({err})") from err
+    return out
 
 
 class RowGroupReader:
