@@ -1,0 +1,63 @@
+"""Real processes: each rank of a Parquet run sees what the same rank of the equivalent MDS
+run sees, at world sizes 1, 2 and 8, and together the ranks see every row."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from pq_data import write_mds_like, write_parquet
+
+pytestmark = pytest.mark.dist
+_RANK = Path(__file__).with_name("rank_main.py")
+
+
+def _port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _run(world: int, kind: str, source: str, local: str, out: Path) -> list[list[int]]:
+    port = _port()
+    procs = []
+    for rank in range(world):
+        env = {
+            **os.environ,
+            "RANK": str(rank),
+            "WORLD_SIZE": str(world),
+            "LOCAL_RANK": str(rank),
+            "LOCAL_WORLD_SIZE": str(world),
+            "MASTER_ADDR": "127.0.0.1",
+            "MASTER_PORT": str(port),
+        }
+        target = out / f"{kind}-{world}-{rank}.json"
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, str(_RANK), kind, source, local, str(target)],
+                env=env,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
+    for proc in procs:
+        _, err = proc.communicate(timeout=100)
+        assert proc.returncode == 0, err[-4000:]
+    return [json.loads((out / f"{kind}-{world}-{r}.json").read_text()) for r in range(world)]
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("world", [1, 2, pytest.param(8, marks=pytest.mark.slow)])
+def test_ranks_match_mds(tmp_path: Path, world: int) -> None:
+    write_parquet(str(tmp_path / "pq" / "a.parquet"), 90, 16)
+    write_parquet(str(tmp_path / "pq" / "b.parquet"), 37, 16, start=90)
+    write_mds_like(str(tmp_path / "mds"), [16, 16, 16, 16, 16, 10, 16, 16, 5])
+    pq_ranks = _run(world, "parquet", str(tmp_path / "pq"), str(tmp_path / "c"), tmp_path)
+    mds_ranks = _run(world, "mds", str(tmp_path / "mds"), "", tmp_path)
+    assert pq_ranks == mds_ranks
+    assert set().union(*map(set, pq_ranks)) == set(range(127))
