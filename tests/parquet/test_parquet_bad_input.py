@@ -78,3 +78,31 @@ def test_row_group_bytes_changed(tmp_path: Path) -> None:
     path.write_bytes(bytes(data))  # same size; the version (mtime) may or may not differ
     with pytest.raises((CorruptShardError, ValueError), match=r"r\.parquet row group 2"):
         ds[25]
+
+
+def test_schema_drift_unified_when_allowed(tmp_path: Path) -> None:
+    folder = tmp_path / "d"
+    folder.mkdir()
+    pq.write_table(pa.table({"id": pa.array([0, 1], pa.int32())}), str(folder / "a.parquet"))
+    pq.write_table(
+        pa.table({"id": pa.array([2, 3], pa.int64()), "extra": ["x", "y"]}),
+        str(folder / "b.parquet"),
+    )
+    with pytest.raises(ValueError, match=r"a\.parquet and .*b\.parquet: column 'id'"):
+        _open(folder, tmp_path / "c")
+    ds = _open(folder, tmp_path / "c2", allow_schema_drift=True)
+    assert [ds[i] for i in range(4)] == [
+        {"id": 0, "extra": None},
+        {"id": 1, "extra": None},
+        {"id": 2, "extra": "x"},
+        {"id": 3, "extra": "y"},
+    ]
+
+
+def test_extra_column_in_second_file(tmp_path: Path) -> None:
+    folder = tmp_path / "d"
+    folder.mkdir()
+    pq.write_table(pa.table({"id": [0, 1]}), str(folder / "a.parquet"))
+    pq.write_table(pa.table({"id": [2, 3], "more": [1.0, 2.0]}), str(folder / "b.parquet"))
+    with pytest.raises(ValueError, match=r"b\.parquet: column 'more' is missing in the first"):
+        _open(folder, tmp_path / "c")

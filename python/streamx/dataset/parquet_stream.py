@@ -31,6 +31,8 @@ class ParquetStream(Stream):
         local: Cache directory (``None``: a private one derived from ``remote``).
         columns: Columns to read (``None``: all).
         image_columns: Binary columns of encoded images, to hand out as PIL images.
+        allow_schema_drift: Unify the files' schemas where Arrow can (a column a file lacks
+            reads as ``None``) instead of refusing files whose schemas differ.
         **kwargs: ``split``, ``proportion``, ``repeat``, ``choose``, ``download_retry``,
             ``download_timeout``, as for :class:`Stream`.
 
@@ -52,6 +54,7 @@ class ParquetStream(Stream):
         local: str | None = None,
         columns: Sequence[str] | None = None,
         image_columns: Sequence[str] = (),
+        allow_schema_drift: bool = False,
         **kwargs: Any,
     ) -> None:
         if kwargs.get("validate_hash"):
@@ -61,6 +64,7 @@ class ParquetStream(Stream):
             raise ValueError("`columns` must be a non-empty list of column names")
         self.columns = list(columns) if columns is not None else None
         self.image_columns = list(image_columns)
+        self.allow_schema_drift = allow_schema_drift
 
     @property
     def index_path(self) -> str:
@@ -94,6 +98,7 @@ class ParquetStream(Stream):
             float(self.download_timeout),
             int(self.download_retry),
             self.image_columns,
+            self.allow_schema_drift,
         )
         return ShardList([IndexPart(cast(_core.ShardIndex, index), self.local, self.split)])
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -37,6 +38,7 @@ class RowGroup:
     columns: tuple[str, ...]
     types: tuple[tuple[str, str], ...]
     images: tuple[str, ...] = ()
+    cast: str = ""  # the schema it reads as (base64 Arrow IPC), where the file's differs
 
     @property
     def nbytes(self) -> int:
@@ -82,17 +84,18 @@ class ParquetIndex:
             "read_columns": list(g.columns),
             "columns": dict(g.types),
             "images": list(g.images),
+            "cast": g.cast,
         }
         raw: tuple[str, int, list[tuple[str, str]]] = (g.basename, g.nbytes, [])
         return ("parquet", None, [], g.rows, None, raw, None, None, None, 0, json.dumps(extra))
 
 
-def _column_chunks(md: Any, number: int, wanted: set[str] | None) -> list[list[int]]:
+def _column_chunks(md: Any, number: int, wanted: set[str]) -> list[list[int]]:
     rg = md.row_group(number)
     chunks: list[list[int]] = []
     for j in range(rg.num_columns):
         col = rg.column(j)
-        if wanted is not None and col.path_in_schema.split(".")[0] not in wanted:
+        if col.path_in_schema.split(".")[0] not in wanted:
             continue
         start = col.data_page_offset
         if col.has_dictionary_page and col.dictionary_page_offset:
@@ -123,6 +126,12 @@ def _check_schema(first: tuple[RemoteFile, Any], file: RemoteFile, schema: Any) 
                 f"Parquet schema differs between {first_file.url} and {file.url}: column "
                 f"{field.name!r} is {field.type} in the first and {found} in the second"
             )
+    for name in schema.names:
+        if name not in first_schema.names:
+            raise ValueError(
+                f"Parquet schema differs between {first_file.url} and {file.url}: column "
+                f"{name!r} is missing in the first and {schema.field(name).type} in the second"
+            )
 
 
 def build_index(
@@ -132,47 +141,39 @@ def build_index(
     timeout: float,
     retry: int,
     images: Sequence[str] = (),
+    allow_schema_drift: bool = False,
 ) -> ParquetIndex:
     """Lists ``source``, reads (or reuses) each file's footer, and lays out its row groups.
 
     Footers are cached under ``folder/FOOTERS``, named by each file's size and version, and
     ``folder/MANIFEST`` lists them; a changed file gets a new footer and new row-group names.
+    With ``allow_schema_drift``, the files' schemas are unified as Arrow unifies them (a
+    column a file lacks reads as nulls, types are promoted where Arrow can).
 
     Raises:
         FileNotFoundError: If ``source`` holds no Parquet file.
         CorruptShardError: If a file is not Parquet, its footer is truncated, or a column
             chunk lies outside it.
-        ValueError: If files' schemas differ in a read column, or a column is missing.
+        ValueError: If files' schemas differ in a read column (and cannot be unified, with
+            ``allow_schema_drift``), or a column is missing.
     """
-    import pyarrow as pa
-
     files = list_files(source)
+    footers = os.path.join(folder, FOOTERS)
+    read = [(file, *load_footer(file, footers, timeout, retry)) for file in files]
+    schemas = [_projected(file, md, columns, allow_schema_drift) for file, md, _ in read]
+    target = _target_schema(files, schemas, allow_schema_drift)
     projection = "\0".join(columns) if columns is not None else "*"
     tag = hashlib.sha1(projection.encode()).hexdigest()[:6]
-    wanted = set(columns) if columns is not None else None
     groups: list[RowGroup] = []
-    first: tuple[RemoteFile, Any] | None = None
-    footers = os.path.join(folder, FOOTERS)
-    for file in files:
-        md, footer_path = load_footer(file, footers, timeout, retry)
-        schema = md.schema.to_arrow_schema()
-        if columns is not None:
-            missing = [c for c in columns if c not in schema.names]
-            if missing:
-                raise ValueError(f"{file.url} has no column {missing[0]!r}")
-            schema = pa.schema([schema.field(c) for c in columns])
-        if first is None:
-            first = (file, schema)
-        else:
-            _check_schema(first, file, schema)
-        types = tuple((f.name, str(f.type)) for f in schema)
+    for (file, md, footer_path), schema in zip(read, schemas):
         for name in images:
-            if name not in schema.names or not _is_binary(schema.field(name).type):
+            if name not in target.names or not _is_binary(target.field(name).type):
                 raise ValueError(f"{file.url}: image column {name!r} is not a binary column")
+        cast = "" if schema.equals(target) else base64.b64encode(target.serialize()).decode()
         version = os.path.basename(footer_path).removesuffix(".footer")[:12]
         data_end = file.size - md.serialized_size - 8
         for number in range(md.num_row_groups):
-            chunks = _column_chunks(md, number, wanted)
+            chunks = _column_chunks(md, number, set(schema.names))
             for start, length in chunks:
                 if start < 4 or length < 0 or start + length > data_end:
                     raise CorruptShardError(
@@ -191,12 +192,42 @@ def build_index(
                     basename=f"{_stem(file.url)}-{version}-{tag}.rg{number:05d}",
                     footer=os.path.basename(footer_path),
                     columns=tuple(schema.names),
-                    types=types,
+                    types=tuple((f.name, str(f.type)) for f in target),
                     images=tuple(images),
+                    cast=cast,
                 )
             )
     _write_manifest(folder, source, files)
     return ParquetIndex(groups)
+
+
+def _projected(file: RemoteFile, md: Any, columns: Sequence[str] | None, drift: bool) -> Any:
+    """The file's Arrow schema, cut to ``columns`` (those it has, with drift allowed)."""
+    import pyarrow as pa
+
+    schema = md.schema.to_arrow_schema()
+    if columns is None:
+        return schema
+    missing = [c for c in columns if c not in schema.names]
+    if missing and not drift:
+        raise ValueError(f"{file.url} has no column {missing[0]!r}")
+    return pa.schema([schema.field(c) for c in columns if c in schema.names])
+
+
+def _target_schema(files: Sequence[RemoteFile], schemas: Sequence[Any], drift: bool) -> Any:
+    """The schema every row group reads as: the first file's, or all of them unified."""
+    import pyarrow as pa
+
+    if not drift:
+        for file, schema in zip(files[1:], schemas[1:]):
+            _check_schema((files[0], schemas[0]), file, schema)
+        return schemas[0]
+    try:
+        return pa.unify_schemas(list(schemas), promote_options="permissive")
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as err:
+        raise ValueError(
+            f"The Parquet schemas of {files[0].url} ... {files[-1].url} cannot be unified: {err}"
+        ) from err
 
 
 def _is_binary(kind: Any) -> bool:

@@ -160,6 +160,8 @@ def _decode(shard: ShardInfo) -> list[tuple[str, list[Any]]]:
         raise CorruptShardError(
             f"{_where(shard)} does not decode ({err}); the file may have changed on the server"
         ) from err
+    if extra.get("cast"):
+        table = _cast(table, extra["cast"], shard)
     if table.num_rows != shard.samples:
         raise CorruptShardError(
             f"{_where(shard)}: {table.num_rows} rows decoded, the footer says {shard.samples}"
@@ -183,6 +185,27 @@ def _images(values: list[Any], shard: ShardInfo) -> list[Any]:
         except UnidentifiedImageError as err:
             raise CorruptShardError(f"{_where(shard)}, row {row}: not an image ({err})") from err
     return out
+
+
+def _cast(table: Any, encoded: str, shard: ShardInfo) -> Any:
+    """``table`` as the unified schema: columns promoted, a column it lacks all nulls."""
+    import base64
+
+    import pyarrow as pa
+
+    target = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(encoded)))
+    try:
+        arrays = [
+            table.column(f.name).cast(f.type)
+            if f.name in table.column_names
+            else pa.nulls(table.num_rows, f.type)
+            for f in target
+        ]
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as err:
+        raise CorruptShardError(
+            f"{_where(shard)} does not cast to the unified schema: {err}"
+        ) from err
+    return pa.Table.from_arrays(arrays, schema=target)
 
 
 class RowGroupReader:
