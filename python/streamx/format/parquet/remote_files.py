@@ -49,6 +49,8 @@ def list_files(source: str) -> list[RemoteFile]:
     scheme, netloc, _ = split_url(source)
     if any(c in path for c in "*?["):
         found: dict[str, Any] = fs.glob(path, detail=True)
+    elif path.endswith(".parquet"):  # over HTTP, `isdir` would GET the whole file
+        found = {path: fs.info(path)}
     elif fs.isdir(path):
         found = {
             p: info

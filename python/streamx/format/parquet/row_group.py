@@ -213,9 +213,11 @@ class RowGroupReader:
 
     def __init__(self, shard: ShardInfo) -> None:
         self.shard = shard
-        self._key = shard.local_path(shard.raw_data)
-        if not os.path.exists(self._key):
-            raise FileNotFoundError(self._key)
+        path = shard.local_path(shard.raw_data)
+        if not os.path.exists(path):
+            raise FileNotFoundError(path)
+        # Two datasets over one cache may decode the same file differently.
+        self._key = f"{path}\0{shard.extra.get('images')}\0{shard.extra.get('cast')}"
 
     def get(self, index: int) -> dict[str, Any]:
         columns = _DECODED.get(self._key)
