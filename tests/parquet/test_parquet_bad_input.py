@@ -106,3 +106,18 @@ def test_extra_column_in_second_file(tmp_path: Path) -> None:
     pq.write_table(pa.table({"id": [2, 3], "more": [1.0, 2.0]}), str(folder / "b.parquet"))
     with pytest.raises(ValueError, match=r"b\.parquet: column 'more' is missing in the first"):
         _open(folder, tmp_path / "c")
+
+
+def test_without_pyarrow_names_the_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
+    with pytest.raises(ImportError, match=r"needs pyarrow: pip install 'streamx-data\[convert\]'"):
+        ParquetStream(remote=str(tmp_path / "a.parquet"))
+
+
+def test_bad_arguments(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="`columns` must be a non-empty list"):
+        ParquetStream(remote=str(tmp_path), columns="id")
+    with pytest.raises(ValueError, match="`validate_hash` does not apply"):
+        ParquetStream(remote=str(tmp_path), validate_hash="sha1")

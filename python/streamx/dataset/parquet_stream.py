@@ -57,6 +57,12 @@ class ParquetStream(Stream):
         allow_schema_drift: bool = False,
         **kwargs: Any,
     ) -> None:
+        try:
+            import pyarrow.parquet  # noqa: F401
+        except ImportError as err:
+            raise ImportError(
+                "Reading Parquet in place needs pyarrow: pip install 'streamx-data[convert]'"
+            ) from err
         if kwargs.get("validate_hash"):
             raise ValueError("`validate_hash` does not apply to Parquet sources")
         super().__init__(remote=remote, local=local, **kwargs)
