@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from streamx.exceptions import ObjectChangedError, SizeMismatchError
 from streamx.storage.filesystems import get_filesystem, split_url
 from streamx.storage.object_sources import source_for
 
@@ -96,11 +97,9 @@ def read_range(url: str, start: int, length: int, size: int, timeout: float, ret
             if len(data) == length:
                 return data
             last = OSError(f"{url}: got {len(data)} of {length} bytes at offset {start}")
-        except FileNotFoundError:
-            raise
+        except (FileNotFoundError, SizeMismatchError, ObjectChangedError):
+            raise  # retrying cannot help: the object is gone or changed
         except OSError as err:
-            if type(err).__name__ in ("SizeMismatchError", "ObjectChangedError"):
-                raise
             last = err
         finally:
             with contextlib.suppress(OSError):

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from streamx.exceptions import CorruptShardError
+from streamx.exceptions import CorruptShardError, StaleIndexError
 from streamx.format.index import ShardInfo
 from streamx.format.parquet.footer import parse_footer
 from streamx.format.parquet.index import FOOTERS
@@ -32,8 +32,6 @@ def fetch_row_group(shard: ShardInfo, timeout: float, retry: int) -> int:
     Raises:
         StaleIndexError: If the source file changed since its footer was read.
     """
-    from streamx.exceptions import StaleIndexError
-
     extra = shard.extra
     url, size, version = extra["source"], int(extra["source_size"]), extra["source_version"]
     key = (url, size, version)
