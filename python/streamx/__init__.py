@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from streamx.dataset.parquet_stream import ParquetStream
     from streamx.dataset.streaming import StreamingDataset
     from streamx.format.writers import CSVWriter, JSONWriter, MDSWriter, TSVWriter, XSVWriter
+    from streamx.packing.dataset import PackedDataset
     from streamx.torch.dataloader import StreamingDataLoader
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "JSONWriter",
     "LocalDataset",
     "MDSWriter",
+    "PackedDataset",
     "ParquetStream",
     "Stream",
     "StreamingDataLoader",
@@ -45,6 +47,7 @@ _LAZY = {
     "TSVWriter": "streamx.format.writers",
     "XSVWriter": "streamx.format.writers",
     "LocalDataset": "streamx.dataset.local",
+    "PackedDataset": "streamx.packing.dataset",
     "ParquetStream": "streamx.dataset.parquet_stream",
     "StreamingDataset": "streamx.dataset.streaming",
     "StreamingDataLoader": "streamx.torch.dataloader",

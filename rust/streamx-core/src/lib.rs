@@ -20,6 +20,7 @@ pub mod mds;
 pub mod mmap;
 pub mod mmap_guard;
 pub mod netio;
+pub mod packing;
 pub mod partition;
 pub mod plan;
 pub mod reader;

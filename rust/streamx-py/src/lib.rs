@@ -22,6 +22,7 @@ mod growing;
 mod kinds;
 mod mapped;
 mod netio;
+mod packing;
 mod plan;
 mod reader;
 mod sample_source;
@@ -40,6 +41,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     kinds::register(m)?;
     netio::register(m)?;
+    packing::register(m)?;
     tls::register(m)?;
     plan::register(m)?;
     shard_index::register(m)?;

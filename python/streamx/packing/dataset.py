@@ -1,0 +1,270 @@
+"""``PackedDataset``: a dataset of token documents read as packed fixed-length sequences.
+
+Determinism: the documents' global order is a permutation of ``range(len(dataset))`` fixed by
+``seed`` and the epoch alone. That order is cut into windows of ``buffer_size`` documents, and
+each window is packed on its own, so the packed sequences of a window depend only on the seed
+and the configuration. Consumers (ranks x DataLoader workers) take whole windows round-robin:
+the world size and worker count decide who packs a window, never what it holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from streamx.packing.pack import PackedSequence, pack_best_fit, pack_concat
+
+__all__ = ["PackedDataset"]
+
+_MODES = ("concat", "best_fit")
+
+
+class _Documents(Protocol):
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, index: int) -> Any: ...
+
+
+def _consumer() -> tuple[int, int]:
+    """(this consumer's id, the number of consumers) over ranks x DataLoader workers."""
+    rank, world = 0, 1
+    try:
+        import torch.distributed as dist
+
+        if dist.is_available() and dist.is_initialized():
+            rank, world = dist.get_rank(), dist.get_world_size()
+    except ImportError:
+        pass
+    wid, nworkers = 0, 1
+    try:
+        from torch.utils.data import get_worker_info
+
+        info = get_worker_info()
+        if info is not None:
+            wid, nworkers = info.id, info.num_workers
+    except ImportError:
+        pass
+    return rank * nworkers + wid, world * nworkers
+
+
+try:
+    from torch.utils.data import IterableDataset as _Base
+except ImportError:  # pragma: no cover - torch is a dependency of the loader path
+    _Base = object  # type: ignore[assignment,misc]
+
+
+class PackedDataset(_Base):  # type: ignore[misc,valid-type,type-arg]
+    """Packs the ``column`` documents (1-D integer token arrays) of ``dataset`` into sequences
+    of ``seq_len`` tokens.
+
+    Args:
+        dataset: Map-style documents (a ``StreamingDataset``, or any ``len``/``[]`` source).
+        column: The sample field holding the token array.
+        seq_len: Tokens per packed sequence (at least 1).
+        mode: ``'concat'`` joins documents and splits every ``seq_len`` tokens, a document's
+            remainder continuing in the next sequence; ``'best_fit'`` places whole documents
+            into sequences by best-fit decreasing over each buffer.
+        buffer_size: Documents packed together (one window).
+        eos_id: A token appended to each document, when given.
+        pad_id: The token that fills a sequence's unused tail.
+        truncate: Under ``best_fit``, cut documents longer than ``seq_len`` instead of failing.
+        token_budget: When given, iteration yields lists of sequences whose token count
+            (non-pad tokens) stays within the budget, instead of single sequences.
+        shuffle: Visit documents in a seeded random order (else in index order).
+        seed: The order's seed.
+    """
+
+    def __init__(
+        self,
+        dataset: _Documents,
+        *,
+        column: str = "tokens",
+        seq_len: int,
+        mode: str = "concat",
+        buffer_size: int = 1024,
+        eos_id: int | None = None,
+        pad_id: int = 0,
+        truncate: bool = False,
+        token_budget: int | None = None,
+        shuffle: bool = False,
+        seed: int = 0,
+    ) -> None:
+        if seq_len < 1:
+            raise ValueError(f"seq_len must be at least 1 token, got {seq_len}")
+        if mode not in _MODES:
+            raise ValueError(f"mode must be one of {_MODES}, got {mode!r}")
+        if buffer_size < 1:
+            raise ValueError(f"buffer_size must be at least 1 document, got {buffer_size}")
+        if token_budget is not None and token_budget < 1:
+            raise ValueError(f"token_budget must be at least 1 token, got {token_budget}")
+        if token_budget is not None and token_budget < seq_len:
+            raise ValueError(
+                f"token_budget={token_budget} is below seq_len={seq_len}: no sequence fits"
+            )
+        self.dataset = dataset
+        self.column = column
+        self.seq_len = seq_len
+        self.mode = mode
+        self.buffer_size = buffer_size
+        self.eos_id = eos_id
+        self.pad_id = pad_id
+        self.truncate = truncate
+        self.token_budget = token_budget
+        self.shuffle = shuffle
+        self.seed = seed
+        self.epoch = 0
+        self._done: set[int] = set()  # windows fully yielded (this process, or loaded)
+        self._partial: dict[int, int] = {}  # window -> sequences already yielded
+
+    # -- configuration and state --------------------------------------------------------
+
+    def config(self) -> dict[str, object]:
+        """The fields that decide the packed stream; a state dict must match them."""
+        return {
+            "column": self.column,
+            "seq_len": self.seq_len,
+            "mode": self.mode,
+            "buffer_size": self.buffer_size,
+            "eos_id": self.eos_id,
+            "pad_id": self.pad_id,
+            "truncate": self.truncate,
+            "token_budget": self.token_budget,
+            "shuffle": self.shuffle,
+            "seed": self.seed,
+            "num_documents": len(self.dataset),
+        }
+
+    def state_dict(self) -> dict[str, object]:
+        """Progress of this process: the windows done and the sequences yielded of the rest.
+        Merge the ranks' dicts with :meth:`merge_states` to resume at any world size."""
+        return {
+            "config": self.config(),
+            "epoch": self.epoch,
+            "done": sorted(self._done),
+            "partial": dict(sorted(self._partial.items())),
+        }
+
+    @staticmethod
+    def merge_states(states: Sequence[Mapping[str, Any]]) -> dict[str, object]:
+        """One state from every rank's: windows done by any rank, partial offsets of the rest."""
+        if not states:
+            raise ValueError("states: need at least one state dict")
+        first = states[0]
+        done: set[int] = set()
+        partial: dict[int, int] = {}
+        for state in states:
+            for key in ("config", "epoch"):
+                if state[key] != first[key]:
+                    raise ValueError(f"states differ in {key!r}: {state[key]!r} != {first[key]!r}")
+            done.update(int(w) for w in state["done"])
+            for w, n in dict(state["partial"]).items():
+                partial[int(w)] = max(partial.get(int(w), 0), int(n))
+        return {
+            "config": first["config"],
+            "epoch": first["epoch"],
+            "done": sorted(done),
+            "partial": {w: n for w, n in sorted(partial.items()) if w not in done},
+        }
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Resumes from ``state`` (one rank's, or merged); raises ``ValueError`` naming the
+        first configuration field that differs."""
+        theirs = dict(state["config"])
+        for key, mine in self.config().items():
+            if theirs.get(key) != mine:
+                raise ValueError(
+                    f"state dict is from a different packing configuration: {key!r} is "
+                    f"{theirs.get(key)!r} there and {mine!r} here"
+                )
+        self.epoch = int(state["epoch"])
+        self._done = {int(w) for w in state["done"]}
+        self._partial = {int(w): int(n) for w, n in dict(state["partial"]).items()}
+
+    def set_epoch(self, epoch: int) -> None:
+        """Starts ``epoch`` afresh (its own document order)."""
+        self.epoch = epoch
+        self._done, self._partial = set(), {}
+
+    # -- the stream ----------------------------------------------------------------------
+
+    def _order(self) -> NDArray[np.int64]:
+        n = len(self.dataset)
+        if not self.shuffle:
+            return np.arange(n, dtype=np.int64)
+        return np.random.default_rng([self.seed, self.epoch]).permutation(n).astype(np.int64)
+
+    def num_windows(self) -> int:
+        """Windows of ``buffer_size`` documents in an epoch."""
+        return -(-len(self.dataset) // self.buffer_size)
+
+    def pack_window(self, window: int) -> list[PackedSequence]:
+        """The packed sequences of ``window``: a function of the seed, epoch and config only."""
+        ids = self._order()[window * self.buffer_size : (window + 1) * self.buffer_size]
+        docs = [
+            np.asarray(self.dataset[int(i)][self.column]).astype(np.int64, copy=False).ravel()
+            for i in ids
+        ]
+        if self.mode == "concat":
+            return pack_concat(docs, self.seq_len, eos_id=self.eos_id, pad_id=self.pad_id)
+        return pack_best_fit(
+            docs, self.seq_len, eos_id=self.eos_id, pad_id=self.pad_id, truncate=self.truncate
+        )
+
+    def _windows(self) -> list[int]:
+        """This consumer's windows: the epoch's unfinished windows, dealt round-robin."""
+        me, consumers = _consumer()
+        todo = [w for w in range(self.num_windows()) if w not in self._done]
+        return todo[me::consumers]
+
+    def _stream(self) -> Iterator[tuple[int, int, int, dict[str, Any]]]:
+        """(window, index, sequences in window, sequence) of this consumer, skipping what the
+        state says was yielded."""
+        for window in self._windows():
+            seqs = self.pack_window(window)
+            for j in range(self._partial.get(window, 0), len(seqs)):
+                s = seqs[j]
+                yield (
+                    window,
+                    j,
+                    len(seqs),
+                    {
+                        "input_ids": s.input_ids,
+                        "position_ids": s.position_ids,
+                        "cu_seqlens": s.cu_seqlens,
+                        "num_tokens": s.num_tokens,
+                    },
+                )
+
+    def _mark(self, window: int, j: int, total: int) -> None:
+        """Records that sequence ``j`` of ``window`` (of ``total``) has been handed out."""
+        if j + 1 == total:
+            self._partial.pop(window, None)
+            self._done.add(window)
+        else:
+            self._partial[window] = j + 1
+
+    def __iter__(self) -> Iterator[Any]:
+        if self.token_budget is None:
+            for window, j, total, seq in self._stream():
+                self._mark(window, j, total)
+                yield seq
+            return
+        batch: list[tuple[int, int, int, dict[str, Any]]] = []
+        used = 0
+        for item in self._stream():
+            # The budget counts real (non-pad) tokens, as a varlen kernel sees them.
+            n = int(item[3]["num_tokens"])
+            if batch and used + n > self.token_budget:
+                for w, j, total, _ in batch:
+                    self._mark(w, j, total)
+                yield [seq for *_, seq in batch]
+                batch, used = [], 0
+            batch.append(item)
+            used += n
+        if batch:
+            for w, j, total, _ in batch:
+                self._mark(w, j, total)
+            yield [seq for *_, seq in batch]
