@@ -25,14 +25,20 @@ of 256 samples) is also timed alone, as a share of the iteration time without me
 ``--validate`` checks a calibrated prediction against a measured run: a dataset of 40
 shards (4 MB each, 100 samples of 40 KB) is served by nginx (``tests/storage/nginx_server``)
 as an S3 endpoint with each connection capped at ``--rate`` (default 16m). Calibration: the
-aggregate rate of downloading every shard with 4 connections at once, written as
-``streamx bench`` JSON. Measured run: one process iterates ``StreamingDataset(remote=s3://...,
+real ``streamx bench`` at the measured run's worker count (its rates and, from a warm
+cache, the DataLoader's start-up to the first batch). Measured run: one process iterates ``StreamingDataset(remote=s3://...,
 batch_size=16, shuffle=True)`` and sleeps ``16 * 0.004`` s per batch (the "model"), timed
 end to end, bytes from ``streamx.runtime.metrics``. Prediction: ``streamx.sim`` with one
 node, one device, one worker, the same batch and time per sample, ``--calibrate``'d.
 
+``--mosaic-timeout S`` runs each size's mosaic side in a child process instead, killed after
+``S`` seconds of wall time: a row then gives mosaic's CPU seconds so far as a lower bound
+(``>``), how far it got (its own progress log, every 5% of the steps) and its peak RSS,
+against one streamx run in this process. That is how the 10^8 row is measured: mosaic's
+side takes hours there.
+
 Usage: ``python benches/bench_sim.py [--sizes 1e5,1e6,1e7,1e8] [--big 1e8] [--quick]
-[--validate]``.
+[--validate] [--mosaic-timeout S]``.
 """
 
 from __future__ import annotations
@@ -91,6 +97,93 @@ def compare(samples: int) -> None:
     print(
         f"| {shards * 1000:,} samples, {len(times):,} steps | {t_mosaic:.2f} s | "
         f"{t_ours:.3f} s | {t_mosaic / t_ours:.1f}x | {correct} |",
+        flush=True,
+    )
+
+
+def _compare_config(root: Path) -> SimConfig:
+    return SimConfig(
+        (SimStream(load_shards(str(root))),),
+        nodes=2,
+        devices=4,
+        workers=2,
+        batch_size=8,
+        time_per_sample=0.02,
+        bandwidth=200e6,
+        shuffle=True,
+    )
+
+
+def mosaic_child(samples: int, root: str) -> None:
+    """The mosaic side alone (``--mosaic-child``): CPU seconds after imports, then at the end."""
+    import resource
+
+    _warm_imports()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", force=True)
+    logging.getLogger("simulation").setLevel(logging.INFO)
+    print(f"ready {time.process_time():.3f}", flush=True)
+    times, downloads, cache = mosaic_simulate(Path(root), _compare_config(Path(root)))
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(f"done {time.process_time():.3f} {int(downloads.sum())} {cache} {len(times)} {peak}")
+
+
+def compare_limited(samples: int, timeout: float) -> None:
+    """One row, mosaic in a child process killed after ``timeout`` s (see the module note)."""
+    import resource
+    import subprocess
+
+    shards = samples // 1000
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "data"
+        write_index(root, [1000] * shards, [20_000_000] * shards)
+        _warm_imports()
+        began = time.process_time()
+        ours = simulate(_compare_config(root))
+        t_ours = time.process_time() - began
+        log = Path(tmp) / "mosaic.log"
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        wall = time.perf_counter()
+        with open(log, "w") as err:
+            child = subprocess.Popen(
+                [sys.executable, __file__, "--mosaic-child", str(samples), "--root", str(root)],
+                stdout=subprocess.PIPE,
+                stderr=err,
+                text=True,
+            )
+            try:
+                out, _ = child.communicate(timeout=timeout)
+                finished = True
+            except subprocess.TimeoutExpired:
+                child.kill()
+                out, _ = child.communicate()
+                finished = False
+        wall = time.perf_counter() - wall
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        progress = [line for line in log.read_text().splitlines() if "Batch" in line]
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    # Killed before its imports were done: nothing of the simulation was timed.
+    ready = next((float(ln.split()[1]) for ln in out.splitlines() if ln.startswith("ready")), cpu)
+    peak_gib = after.ru_maxrss / 2**20  # KiB on Linux; the largest child so far
+    if finished:
+        _, end, total, cache, steps, _ = next(
+            line.split() for line in out.splitlines() if line.startswith("done")
+        )
+        t_mosaic = float(end) - ready
+        correct = int(total) == int(ours.step_bytes.sum()) and int(cache) == ours.min_cache_limit
+        print(
+            f"| {samples:,} samples, {int(steps):,} steps | {t_mosaic:.2f} s "
+            f"(peak RSS {peak_gib:.1f} GiB) | {t_ours:.3f} s | {t_mosaic / t_ours:.1f}x | "
+            f"{correct} |",
+            flush=True,
+        )
+        return
+    t_mosaic = cpu - ready
+    print(
+        f"| {samples:,} samples, {len(ours.step_times):,} steps | > {t_mosaic:.0f} s CPU, "
+        f"killed after {wall:.0f} s wall, last progress: "
+        f"{progress[-1].split(' ', 2)[-1].strip() if progress else 'none (still setting up)'}, "
+        f"peak RSS {peak_gib:.1f} GiB | {t_ours:.3f} s | > {t_mosaic / t_ours:.0f}x | "
+        f"not checked (mosaic did not finish) |",
         flush=True,
     )
 
@@ -212,7 +305,7 @@ def validate(rate: str, workers: int = 0) -> None:
                     "--samples",
                     "200",
                     "-w",
-                    "0",
+                    str(workers),
                     "-b",
                     str(batch),
                     "--out",
@@ -252,6 +345,7 @@ def validate(rate: str, workers: int = 0) -> None:
             time_per_sample=max(tps, cal["min_time_per_sample"]),
             bandwidth=cal["bandwidth"],
             shard_bandwidth=cal["shard_bandwidth"],
+            startup_time=cal["startup_time"],
             shuffle=True,
         )
         predicted = simulate(cfg).summary()
@@ -279,7 +373,15 @@ def main() -> None:
     parser.add_argument("--validate", action="store_true")
     parser.add_argument("--rate", default="16m")
     parser.add_argument("--workers", type=int, default=0, help="DataLoader workers (--validate).")
+    parser.add_argument(
+        "--mosaic-timeout", type=float, help="Run mosaic in a child killed after S s."
+    )
+    parser.add_argument("--mosaic-child", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--root", help=argparse.SUPPRESS)
     args, _ = parser.parse_known_args()
+    if args.mosaic_child:
+        mosaic_child(args.mosaic_child, args.root)
+        return
     logging.getLogger("simulation").setLevel(logging.WARNING)
     if args.validate:
         print("| run | measured | predicted | time error | first batch error | bytes error |")
@@ -291,7 +393,12 @@ def main() -> None:
     print("| run | mosaic simulator | streamx.sim | speed-up | correct |")
     print("|---|---|---|---|---|")
     for size in args.sizes.split(","):
-        compare(int(float(size)))
+        if args.mosaic_timeout:
+            compare_limited(int(float(size)), args.mosaic_timeout)
+        else:
+            compare(int(float(size)))
+    if args.mosaic_timeout:
+        return
     print("\n| run | streamx.sim total | of which planner | of which simulator |")
     print("|---|---|---|---|")
     big(int(args.big))

@@ -22,6 +22,7 @@ _SHAPE = {
     "dataloader": {
         "samples_per_s": float,
         "warm_samples_per_s": float,
+        "warm_first_batch_s": float,
         "workers": int,
         "batch_size": int,
     },

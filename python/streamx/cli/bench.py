@@ -136,30 +136,36 @@ def _dataloader(
         split=split or None,
         batch_size=batch_size,
     )
-    cold = _loader_rate(dataset, samples, workers, batch_size)
+    cold, _ = _loader_rate(dataset, samples, workers, batch_size)
     # Again from the cache it filled: what the loader does when no download holds it up
-    # (the simulator's floor under the time per sample; it models downloads itself).
-    warm = _loader_rate(dataset, samples, workers, batch_size)
+    # (the simulator's floor under the time per sample, and its start-up before the first
+    # batch; it models downloads itself).
+    warm, first = _loader_rate(dataset, samples, workers, batch_size)
     return {
         "samples_per_s": cold,
         "warm_samples_per_s": warm,
+        "warm_first_batch_s": first,
         "workers": workers,
         "batch_size": batch_size,
     }
 
 
-def _loader_rate(dataset: StreamingDataset, samples: int, workers: int, batch_size: int) -> float:
-    """Samples per second of the first ``samples`` through a torch DataLoader."""
+def _loader_rate(
+    dataset: StreamingDataset, samples: int, workers: int, batch_size: int
+) -> tuple[float, float]:
+    """(samples per second of the first ``samples`` through a torch DataLoader, seconds to
+    its first batch), both timed from the start of iteration, which starts the workers."""
     from torch.utils.data import DataLoader
 
     loader = DataLoader(dataset, batch_size=batch_size, num_workers=workers, collate_fn=_keep_list)
-    seen = 0
+    seen, first = 0, 0.0
     start = time.perf_counter()
     for batch in loader:
+        first = first or time.perf_counter() - start
         seen += len(batch)
         if seen >= samples:
             break
-    return seen / max(time.perf_counter() - start, 1e-9)
+    return seen / max(time.perf_counter() - start, 1e-9), first
 
 
 def _print(cal: Calibration, out: str | None, cost: RequestCost) -> None:

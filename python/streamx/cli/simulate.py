@@ -138,6 +138,10 @@ def _configs(a: dict[str, Any]) -> list[SimConfig]:
     if calib:
         tps = max(tps, calib["min_time_per_sample"])
     shard_rate = calib["shard_bandwidth"] if calib else None
+    if calib:
+        kw_calib: dict[str, Any] = {"startup_time": calib["startup_time"]}
+    else:
+        kw_calib = {}
     batch = a["batch_size"]
     global_batch = a["global_batch_size"] or (run.global_batch_size if run else None)
     if batch is None and global_batch is not None:
@@ -185,6 +189,7 @@ def _configs(a: dict[str, Any]) -> list[SimConfig]:
         time_per_sample=tps,
         bandwidth=bandwidth,
         shard_bandwidth=shard_rate,
+        **kw_calib,
         **kw,
     )
     return expand_compare(base, parse_compare(a["compare"] or []))

@@ -16,7 +16,11 @@ class Calibration(TypedDict):
     ``shard_bandwidth`` what one shard fetched alone gets (``None`` in files from before it
     was measured); ``min_time_per_sample`` is the fastest a device's DataLoader delivered a
     sample from a warm cache (downloads are the model's own part), a floor under the step
-    time.
+    time; ``startup_time`` the seconds that DataLoader took from a warm cache to its first
+    batch (its workers' start-up: 0 in files from before it was measured), which the
+    simulated first batch pays before any download; ``workers`` the DataLoader workers it
+    was measured with (the start-up grows with them: calibrate with the workers you
+    simulate).
     """
 
     source: str
@@ -24,6 +28,8 @@ class Calibration(TypedDict):
     shard_bandwidth: float | None
     connections: int
     min_time_per_sample: float
+    startup_time: float
+    workers: int
 
 
 def read_calibration(path: str) -> Calibration:
@@ -44,11 +50,11 @@ def read_calibration(path: str) -> Calibration:
         ...                         "aggregate_bytes_per_s": 3e8, "connections": 32},
         ...            "decode": {"samples_per_s": 5e4, "bytes_per_s": 1e9},
         ...            "dataloader": {"samples_per_s": 2000.0, "workers": 8,
-        ...                           "batch_size": 32}}, f)
+        ...                           "warm_first_batch_s": 1.5, "batch_size": 32}}, f)
         >>> f.close()
         >>> cal = read_calibration(f.name)
-        >>> cal["shard_bandwidth"], cal["min_time_per_sample"]
-        (80000000.0, 0.0005)
+        >>> cal["shard_bandwidth"], cal["min_time_per_sample"], cal["startup_time"]
+        (80000000.0, 0.0005, 1.5)
     """
     cal = load_calibration(path)
     download, loader = cal["download"], cal["dataloader"]
@@ -59,4 +65,6 @@ def read_calibration(path: str) -> Calibration:
         "connections": download["connections"],
         "min_time_per_sample": 1.0
         / max(loader.get("warm_samples_per_s", 0.0), loader["samples_per_s"]),
+        "startup_time": loader.get("warm_first_batch_s", 0.0),
+        "workers": loader["workers"],
     }

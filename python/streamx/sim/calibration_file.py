@@ -6,8 +6,8 @@ Its shape is fixed (``version`` 1); rates are per second, sizes in bytes. Exampl
      "download": {"per_connection_bytes_per_s": 5.2e7, "shard_bytes_per_s": 2.4e8,
                   "aggregate_bytes_per_s": 3.1e8, "connections": 32},
      "decode": {"samples_per_s": 410000.0, "bytes_per_s": 9.8e8},
-     "dataloader": {"samples_per_s": 52000.0, "warm_samples_per_s": 61000.0, "workers": 8,
-                    "batch_size": 256}}
+     "dataloader": {"samples_per_s": 52000.0, "warm_samples_per_s": 61000.0,
+                    "warm_first_batch_s": 1.4, "workers": 8, "batch_size": 256}}
 """
 
 from __future__ import annotations
@@ -56,11 +56,14 @@ class DecodeRates(TypedDict):
 
 class DataLoaderRates(TypedDict):
     """Samples per second out of a DataLoader with ``workers`` workers and ``batch_size``:
-    streaming into a fresh cache, and again from that cache (``warm_samples_per_s``, absent
-    from files written before it was measured)."""
+    streaming into a fresh cache, and again from that cache (``warm_samples_per_s``), with
+    the seconds from that second pass's start to its first batch (``warm_first_batch_s``:
+    the loader's start-up, its workers' processes and their opening of the dataset, which
+    no download holds up). Both are absent from files written before they were measured."""
 
     samples_per_s: float
     warm_samples_per_s: NotRequired[float]
+    warm_first_batch_s: NotRequired[float]
     workers: int
     batch_size: int
 
@@ -76,7 +79,7 @@ class Calibration(TypedDict):
 
 
 # Fields a file of version 1 may lack (measured since).
-_OPTIONAL = {"shard_bytes_per_s", "warm_samples_per_s"}
+_OPTIONAL = {"shard_bytes_per_s", "warm_samples_per_s", "warm_first_batch_s"}
 _SHAPE: dict[str, dict[str, type]] = {
     "download": {
         "per_connection_bytes_per_s": float,
@@ -88,6 +91,7 @@ _SHAPE: dict[str, dict[str, type]] = {
     "dataloader": {
         "samples_per_s": float,
         "warm_samples_per_s": float,
+        "warm_first_batch_s": float,
         "workers": int,
         "batch_size": int,
     },

@@ -86,6 +86,9 @@ class SimConfig:
             streamx's loader does while the shard it reads next is missing (``streamx
             bench`` measures it). ``None`` runs every download at ``bandwidth``, as
             mosaic's simulator does.
+        startup_time: Seconds before the first step can start and any download begins: the
+            DataLoader starting its workers (``--calibrate`` takes what ``streamx bench``
+            measured from a warm cache). 0 by default, as in mosaic's simulator.
         epochs: Epochs to run (ignored when ``max_batches`` is set).
         max_batches: Stop after this many global batches, if given.
         predownload: Samples each worker downloads ahead; ``None`` is ``8 * batch_size``.
@@ -112,6 +115,7 @@ class SimConfig:
     time_per_sample: float = 0.01
     bandwidth: float = 100e6
     shard_bandwidth: float | None = None
+    startup_time: float = 0.0
     epochs: int = 1
     max_batches: int | None = None
     predownload: int | None = None
@@ -142,6 +146,7 @@ class SimConfig:
         if self.cache_limit is not None:
             _check_int("cache_limit", self.cache_limit, 0, MAX_BYTES)
         _check_float("time_per_sample", self.time_per_sample, positive=False)
+        _check_float("startup_time", self.startup_time, positive=False)
         _check_float("bandwidth", self.bandwidth, positive=True)
         if self.shard_bandwidth is not None:
             _check_float("shard_bandwidth", self.shard_bandwidth, positive=True)

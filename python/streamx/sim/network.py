@@ -13,7 +13,12 @@ With a calibrated ``shard_bandwidth`` the link has two speeds, as streamx's load
 process whose next sample's shard is missing fetches that shard alone (its ranged parts
 over a few connections, ``shard_bandwidth``) before it looks ahead; once it is present,
 the look-ahead runs on every connection (``bandwidth``). So a step whose first shard is
-not yet local runs its node's link at ``min(bandwidth, processes * shard_bandwidth)``.
+not yet local runs its node's link at ``min(bandwidth, processes * shard_bandwidth)``,
+every worker of every device fetching its own next shard; but the step itself waits for
+its shards at ``min(bandwidth, devices * shard_bandwidth)``, the rate of the one worker per
+device that reads it. The link keeps going while it waits: the other workers' shards
+further down the list arrive meanwhile, so the first batch of a run with ``W`` workers
+takes about as long as with one, and the next ``W - 1`` come soon after.
 
 Each node's lists are concatenated into one array with a running byte prefix ``P``, so a
 step is a handful of vectorised operations over the nodes.
@@ -77,12 +82,15 @@ class SlowStart:
         before: Per (step, node), the node-list index of the first download the loader
             makes after the check (-1 when no chunk starts).
         bandwidth: Bytes per second of a node's link for what the look-ahead has not taken.
+        step_bandwidth: Bytes per second at which a step's own missing shards arrive outside
+            the look-ahead (its readers' rate; at most ``bandwidth``).
     """
 
     first: NDArray[np.int64]
     horizon: NDArray[np.int64]
     before: NDArray[np.int64]
     bandwidth: float
+    step_bandwidth: float
 
 
 def run_links(
@@ -120,11 +128,12 @@ def run_links(
     # Bytes of the list below ``fast_end`` were handed to the look-ahead: they move at
     # ``bandwidth``; later ones at the slow rate until a step's first shard is local.
     fast_end = np.full(len(queues), np.inf)
-    slow_rate = bandwidth
+    slow_rate = step_rate = bandwidth
     first = None
     if slow is not None:
         fast_end[:] = 0.0
         slow_rate = slow.bandwidth
+        step_rate = min(slow.step_bandwidth, slow_rate)
         held = (slow.first >= 0) & (slow.first != NO_CHECK)
         first = np.where(held, slow.first + offsets[:-1], slow.first)
         horizon = np.maximum(slow.horizon, 0)
@@ -135,43 +144,41 @@ def run_links(
             target, limit, prefix, offsets[:-1], compute_time, bandwidth, rounding
         )
     else:
+        assert first is not None  # set with ``slow`` above
         for s in range(steps):
             behind = target[s] > pos
             at = prefix[pos] + progress
-            wait = np.zeros(len(queues))
-            if first is not None:
-                # The shards read before the step's earliest chunk start come first; then the
-                # check: a chunk whose first shard is local (or already with the look-ahead)
-                # hands its window to the look-ahead.
-                split = np.maximum(np.minimum(before[s], target[s]), pos)
-                wait = _seconds(at, np.maximum(prefix[split], at), fast_end, bandwidth, slow_rate)
-                at = np.maximum(prefix[split], at)
-                checked = first[s] != NO_CHECK
-                fetching = prefix[np.where(checked, first[s], 0)] < fast_end
-                ahead = checked & ((first[s] < split) | fetching)
-                h = horizon[s]
-                window = prefix[np.maximum(limit[h, nodes], target[h, nodes])]
-                fast_end = np.where(ahead, np.maximum(fast_end, window), fast_end)
+            # The shards read before the step's earliest chunk start come first; then the
+            # check: a chunk whose first shard is local (or already with the look-ahead)
+            # hands its window to the look-ahead.
+            split = np.maximum(np.minimum(before[s], target[s]), pos)
+            head = np.maximum(prefix[split], at)
+            # ``wait``: until the step's shards are local (at its readers' rate);
+            # ``busy``: the link's share of that (at every worker's rate), after which it
+            # carries on down the list while the step still waits.
+            wait = _seconds(at, head, fast_end, bandwidth, step_rate)
+            busy = _seconds(at, head, fast_end, bandwidth, slow_rate)
+            at = head
+            checked = first[s] != NO_CHECK
+            fetching = prefix[np.where(checked, first[s], 0)] < fast_end
+            ahead = checked & ((first[s] < split) | fetching)
+            h = horizon[s]
+            window = prefix[np.maximum(limit[h, nodes], target[h, nodes])]
+            fast_end = np.where(ahead, np.maximum(fast_end, window), fast_end)
             stop = np.maximum(prefix[target[s]], at)
-            if first is None:
-                wait = np.where(behind, (stop - at) / bandwidth, 0.0)
-            else:
-                wait = np.where(
-                    behind, wait + _seconds(at, stop, fast_end, bandwidth, slow_rate), 0
-                )
+            wait = np.where(behind, wait + _seconds(at, stop, fast_end, bandwidth, step_rate), 0)
+            busy = np.where(behind, busy + _seconds(at, stop, fast_end, bandwidth, slow_rate), 0)
             pos = np.maximum(pos, target[s])
             progress = np.where(behind, 0.0, progress)
             if rounding:
                 wait = np.floor(wait)
+                busy = np.minimum(busy, wait)
             slowest = wait.max()
             step_times[s] = compute_time + slowest
             stall[s] = wait
             # Prefetch: the link's remaining time this step, plus what the head shard has.
-            spare = compute_time + slowest - wait
-            if first is None:
-                reach = prefix[pos] + progress + spare * bandwidth
-            else:
-                reach = _reach(prefix[pos] + progress, spare, fast_end, bandwidth, slow_rate)
+            spare = compute_time + slowest - busy
+            reach = _reach(prefix[pos] + progress, spare, fast_end, bandwidth, slow_rate)
             end = np.maximum(limit[s], pos)
             new_pos = np.minimum(np.searchsorted(prefix, reach, side="right") - 1, end)
             new_pos = np.maximum(new_pos, pos)

@@ -98,13 +98,15 @@ def _slow_start(config: SimConfig, queues: list[NodeQueue]) -> SlowStart | None:
     """The loader's one-shard-at-a-time mode, when ``shard_bandwidth`` is calibrated."""
     if config.shard_bandwidth is None:
         return None
+    # Every worker of every device fetches its own missing shard at once (the link), but a
+    # step's shards are fetched by the one worker of each device that reads the step.
     processes = config.devices * config.workers
-    rate = min(config.bandwidth, processes * config.shard_bandwidth)
     return SlowStart(
         np.stack([q.checks.first for q in queues], axis=1),
         np.stack([q.checks.horizon for q in queues], axis=1),
         np.stack([q.checks.before for q in queues], axis=1),
-        rate,
+        min(config.bandwidth, processes * config.shard_bandwidth),
+        min(config.bandwidth, config.devices * config.shard_bandwidth),
     )
 
 
@@ -200,6 +202,12 @@ def simulate(config: SimConfig) -> SimResult:
                 UserWarning,
                 stacklevel=2,
             )
+    step_times = trace.step_times
+    if config.startup_time and len(step_times):
+        # The loader starts its workers before anything is read or downloaded: every
+        # step moves later by that much, so only the first step is longer.
+        step_times = step_times.copy()
+        step_times[0] += config.startup_time
     return SimResult(
-        config, trace.step_times, trace.step_bytes, trace.stall, cache, time.perf_counter() - began
+        config, step_times, trace.step_bytes, trace.stall, cache, time.perf_counter() - began
     )
