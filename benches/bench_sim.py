@@ -33,7 +33,8 @@ node, one device, one worker, the same batch and time per sample, ``--calibrate`
 
 ``--mosaic-timeout S`` runs each size's mosaic side in a child process instead, killed after
 ``S`` seconds of wall time: a row then gives mosaic's CPU seconds so far as a lower bound
-(``>``), how far it got (its own progress log, every 5% of the steps) and its peak RSS,
+(``>``), how far it got (its own progress log, every 5% of the steps, which it writes
+only when the steps are a multiple of 20) and its peak RSS,
 against one streamx run in this process. That is how the 10^8 row is measured: mosaic's
 side takes hours there.
 

@@ -48,7 +48,9 @@ def mosaic_simulate(
     from simulation.core.sim_dataset import SimulationDataset
     from simulation.core.sim_time import Time, TimeUnit
 
-    logging.getLogger("simulation").setLevel(logging.WARNING)
+    log = logging.getLogger("simulation")
+    if log.level == logging.NOTSET:  # quiet, unless the caller asked (bench progress)
+        log.setLevel(logging.WARNING)
     dataset = SimulationDataset(
         config.nodes,
         config.devices,
