@@ -38,7 +38,7 @@ def _watch(directory: Path, stop: threading.Event, seen: list[tuple[bool, int]])
     """Records (is the compressed file still downloading, bytes decompressed so far)."""
     while not stop.is_set():
         names = os.listdir(directory) if directory.exists() else []
-        downloading = any(n.endswith(".tmp") and n.startswith(".shard.") for n in names)
+        downloading = any(n.endswith(".tmp") and n.lstrip(".").startswith("shard.") for n in names)
         out = 0
         for name in names:
             if name.startswith("shard.00000.mds.tmp."):

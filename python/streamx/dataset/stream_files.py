@@ -89,49 +89,81 @@ def prepare_listed(
         if stream.safe_keep_zip:
             return 0
         return -shard_files.remove_counted(zip_info, zip_filename, stream.local)
-    delta, verified, decompressed = 0, None, False
+    delta, decompressed, verified = 0, False, None
+    source, staged = zip_filename, False
     if not os.path.isfile(zip_filename):
-        # Readers decompress a compressed file they find, so with `validate_hash` it takes
-        # its name only once checked, like a raw one.
+        # The compressed file keeps a staging name until its raw file is in place: a
+        # compressed file found under its own name is one at rest, never one this download
+        # holds (readers decompress what they find, outside the download's reservation).
+        staging = shard_files.staging_name(zip_info.basename)
         if stream.validate_hash:
-            _fetch_verified(stream, zip_info, zip_filename)
-            verified = zip_filename
+            source = _fetch_listed(stream, zip_info, staging)
+            _check_staged(stream, zip_info, source, zip_filename)
+            verified = source
         elif overlap and compression is not None and _core.GrowingDecompressor.streams(compression):
-            _fetch_decompressing(stream, zip_info, zip_filename, raw_filename, compression)
+            source = _fetch_decompressing(stream, zip_info, staging, raw_filename, compression)
             decompressed = True
         else:
-            _fetch_listed(stream, zip_info)
+            source = _fetch_listed(stream, zip_info, staging)
+        # A subclass's download hook may ignore the staging name and write the file itself.
+        staged = os.path.abspath(source) != os.path.abspath(zip_filename)
         delta += zip_info.bytes
-    if not decompressed:
-        token = VERIFIED.set(verified)
-        try:
-            stream._decompress_shard_part(zip_info, zip_filename, raw_filename, compression)
-        finally:
-            VERIFIED.reset(token)
-    shard_files.check_size(raw_info, raw_filename)  # a rewritten zip of the same size
+    try:
+        if not decompressed:
+            token = VERIFIED.set(verified)
+            try:
+                stream._decompress_shard_part(zip_info, source, raw_filename, compression)
+            finally:
+                VERIFIED.reset(token)
+        shard_files.check_size(raw_info, raw_filename)  # a rewritten zip of the same size
+        if staged and stream.safe_keep_zip and os.path.isfile(source):
+            os.replace(source, zip_filename)
+        elif decompressed and not staged and not stream.safe_keep_zip:
+            os.remove(zip_filename)
+    finally:
+        if staged:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(source)
     delta += raw_info.bytes
     return delta if stream.safe_keep_zip else delta - zip_info.bytes
 
 
+def _check_staged(stream: Stream, info: FileInfo, got: str, path: str) -> None:
+    """Checks the digest of a compressed file downloaded to ``got`` (named ``path`` in
+    errors), removing it on a mismatch."""
+    try:
+        shard_files.check_hash(stream.validate_hash, info, got, named=path)
+    except BaseException:
+        if os.path.abspath(got) != os.path.abspath(path):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(got)
+        raise
+
+
 def _fetch_decompressing(
-    stream: Stream, zip_info: FileInfo, zip_filename: str, raw_filename: str, compression: str
-) -> None:
-    """Downloads a compressed shard file while a Rust thread decompresses the part of it
-    that is complete, so the raw file is ready soon after the last byte arrives. The
-    compressed file is then deleted unless zips are kept."""
+    stream: Stream, zip_info: FileInfo, to_basename: str, raw_filename: str, compression: str
+) -> str:
+    """Downloads a compressed shard file (to ``to_basename``) while a Rust thread
+    decompresses the part of it that is complete, so the raw file is ready soon after the
+    last byte arrives. Returns the compressed file's local path."""
     max_bytes = listed_size(os.path.basename(raw_filename))
     job = _core.GrowingDecompressor(compression, raw_filename, max_bytes)
     token = FOLLOWER.set(job.advance)
     try:
-        _fetch_listed(stream, zip_info)
+        got = _fetch_listed(stream, zip_info, to_basename)
     except BaseException:
         job.abort()
         raise
     finally:
         FOLLOWER.reset(token)
-    job.finish(zip_filename, zip_info.bytes)
-    if not stream.safe_keep_zip:
-        os.remove(zip_filename)
+    try:
+        job.finish(got, zip_info.bytes)
+    except BaseException:
+        if os.path.basename(got) == os.path.basename(to_basename):  # staged: not kept
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(got)
+        raise
+    return got
 
 
 def _fetch_verified(stream: Stream, info: FileInfo, path: str) -> None:
