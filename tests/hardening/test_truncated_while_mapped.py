@@ -214,3 +214,28 @@ def test_truncating_the_ledger_under_a_reader_never_kills(dataset: Path, tmp_pat
         assert "truncated while in use" in done.stdout, done.stdout
     else:
         assert f"seen {SAMPLES}" in done.stdout, done.stdout
+
+
+def test_a_zero_copy_view_outlives_eviction_by_the_cli(dataset: Path, tmp_path: Path) -> None:
+    """``streamx cache evict --force`` from another process unlinks the shard too: a view
+    handed out before still reads the original bytes."""
+    cache = str(tmp_path / "cache")
+    done = _run(
+        f"""
+        import subprocess
+        ds = streamx.StreamingDataset(
+            remote=data, local={cache!r}, batch_size=1, shuffle=False, zero_copy=True,
+        )
+        late = ds[10]["blob"]
+        evicted = subprocess.run(
+            [sys.executable, "-m", "streamx", "cache", "evict", {cache!r}, "--shard", "0",
+             "--force"], capture_output=True, text=True,
+        )
+        assert evicted.returncode == 0, evicted.stderr
+        assert not os.path.exists(os.path.join({cache!r}, "shard.00000.mds"))
+        print("evicted view", bytes(late) == bytes([10]) * len(late), len(late))
+        """,
+        dataset,
+    )
+    assert done.returncode == 0, (done.returncode, done.stderr)
+    assert f"evicted view True {BLOB}" in done.stdout, done.stdout
