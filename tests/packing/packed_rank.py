@@ -1,0 +1,38 @@
+"""One rank of a packing job (run as a real process, torch.distributed on gloo): packs the MDS
+token dataset and writes the sequences it got, and its state after ``stop`` of them, as JSON.
+
+    python packed_rank.py <mds dir> <out json> <config json> [<state json to load>]
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import torch.distributed as dist
+
+from streamx import LocalDataset, PackedDataset
+
+
+def main() -> None:
+    local, out, config = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+    dist.init_process_group("gloo")
+    stop = config.pop("stop", None)
+    packed = PackedDataset(LocalDataset(local), **config)
+    if len(sys.argv) > 4:
+        with open(sys.argv[4]) as f:
+            packed.load_state_dict(json.load(f))
+    got = []
+    for seq in packed:  # a sequence handed out counts as consumed: stop right after one
+        got.append(seq["input_ids"][: seq["num_tokens"]].tolist())
+        if stop is not None and len(got) == stop:
+            break
+    state = packed.state_dict()
+    with open(out, "w") as f:
+        json.dump({"sequences": got, "state": state}, f)
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
