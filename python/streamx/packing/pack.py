@@ -52,13 +52,16 @@ def _sequences(
     # Position of each token inside its document, without a per-token loop.
     positions = np.arange(len(tokens), dtype=np.int64) - np.repeat(doc_starts[:-1], lens)
     out = []
-    for start, end in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+    # Document starts strictly inside each sequence, found by binary search (not a scan).
+    lo = np.searchsorted(doc_starts, bounds[:-1], side="right")
+    hi = np.searchsorted(doc_starts, bounds[1:], side="left")
+    for k, (start, end) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist())):
         n = end - start
         ids = np.full(seq_len, pad_id, np.int64)
         ids[:n] = tokens[start:end]
         pos = np.zeros(seq_len, np.int64)
         pos[:n] = positions[start:end]
-        inner = doc_starts[(doc_starts > start) & (doc_starts < end)] - start
+        inner = doc_starts[lo[k] : hi[k]] - start
         cu = np.concatenate([[0], inner, [n]]).astype(np.int32)
         out.append(PackedSequence(ids, pos, cu, n))
     return out
