@@ -17,6 +17,7 @@ from streamx.dataset.layout import DatasetLayout
 from streamx.format.readers.batch_columns import Columns
 from streamx.order.epoch import plan_config, worker_sample_ids
 from streamx.order.epoch_state import EpochStart
+from streamx.order.mesh import Mesh, data_world
 from streamx.order.world import World
 from streamx.runtime import metrics
 
@@ -64,10 +65,10 @@ class SampleAccess:
 
 
 def worker_samples(
-    start: EpochStart, layout: DatasetLayout, replication: int | None, access: SampleAccess
+    start: EpochStart, layout: DatasetLayout, replication: int | Mesh | None, access: SampleAccess
 ) -> Iterator[Sample]:
     """Yields this worker's samples of the epoch ``start`` describes (padding skipped)."""
-    ids = worker_ids(start, layout, World.detect().replicate(replication))
+    ids = worker_ids(start, layout, data_world(World.detect(), replication))
     metrics.begin_epoch(start.epoch)
     try:
         if access.get_many is None:
@@ -100,7 +101,7 @@ def worker_ids(start: EpochStart, layout: DatasetLayout, world: World) -> NDArra
 def loader_batches(
     start: EpochStart,
     layout: DatasetLayout,
-    replication: int | None,
+    replication: int | Mesh | None,
     access: SampleAccess,
     read: Callable[[list[int]], _Part],
     *,
@@ -145,14 +146,14 @@ def loader_batches(
 def _interleaved(
     start: EpochStart,
     layout: DatasetLayout,
-    replication: int | None,
+    replication: int | Mesh | None,
     num_workers: int,
     batch_size: int,
     drop_last: bool,
 ) -> tuple[NDArray[np.int64], list[tuple[int, int]]]:
     """The pass's ids in the loader's order, and each batch's ``(begin, end)`` in them."""
     workers = max(num_workers, 1)
-    base = World.detect().replicate(replication)
+    base = data_world(World.detect(), replication)
     per_worker = []
     for worker in range(workers):
         world = replace(base, workers_per_rank=workers, worker_of_rank=worker)

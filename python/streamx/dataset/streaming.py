@@ -36,6 +36,7 @@ from streamx.format.index import ShardInfo
 from streamx.format.readers import make_reader
 from streamx.order.epoch import plan_config, resample_streams
 from streamx.order.epoch_state import EpochState
+from streamx.order.mesh import Mesh, data_world, grouping
 from streamx.order.settings import (
     BatchingMethod,
     EpochSettings,
@@ -85,6 +86,7 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
             ``'device_per_stream'``.
         allow_unsafe_types: Allow ``pkl`` columns.
         replication: Consecutive ranks that see the same samples.
+        mesh: The dp/tp/pp/cp sizes (:class:`streamx.order.mesh.Mesh`); only dp splits data.
         stream_name: Name of the Stream class to build when ``streams`` is not given.
         stream_config: Extra arguments for that class.
         zero_copy: Hand out ``bytes`` columns as read-only ``memoryview``s and static-shape
@@ -131,6 +133,7 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         batching_method: BatchingMethod = "random",
         allow_unsafe_types: bool = False,
         replication: int | None = None,
+        mesh: Mesh | None = None,
         stream_name: str = "stream",
         stream_config: dict[str, Any] | None = None,
         zero_copy: bool = False,
@@ -156,7 +159,8 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         self.allow_unsafe_types = allow_unsafe_types
         self.replication = replication
         self._unique_rank_world = World.detect()
-        self._parallel_rank_world = self._unique_rank_world.replicate(replication)
+        self.mesh, self._grouping = mesh, grouping(mesh, replication)
+        self._parallel_rank_world = data_world(self._unique_rank_world, self._grouping)
         defaults = StreamDefaults(
             remote, local, split, download_retry, download_timeout, validate_hash, keep_zip
         )
@@ -384,7 +388,7 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         """
         start = self._state.start_epoch(self._settings, self._parallel_rank_world.num_nodes)
         self._settings = start.settings
-        return worker_samples(start, self._layout, self.replication, self._sample_access())
+        return worker_samples(start, self._layout, self._grouping, self._sample_access())
 
     def state_dict(self, num_samples: int, from_beginning: bool) -> dict[str, Any]:
         """Returns the five-key resumption state after ``num_samples`` global samples."""
