@@ -133,6 +133,8 @@ class StreamingDataLoader(DataLoader):  # type: ignore[type-arg]
         num_samples = self.num_samples_yielded * World.detect().num_ranks
         if self.dataset.replication is not None:
             num_samples //= self.dataset.replication
+        if self.dataset.mesh is not None:  # only the dp ranks read distinct samples
+            num_samples //= self.dataset.mesh.world_size // self.dataset.mesh.dp
         return self.dataset.state_dict(num_samples, False)
 
     def load_state_dict(self, obj: dict[str, Any]) -> None:

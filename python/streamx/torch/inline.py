@@ -57,7 +57,7 @@ def inline_batches(
         loader_batches,
         start,
         dataset._layout,
-        dataset.replication,
+        dataset._grouping,
         access,
         num_workers=num_workers,
         batch_size=batch_size,
