@@ -25,21 +25,22 @@ pub fn best_fit(lengths: &[u64], capacity: u64) -> Result<(Vec<u32>, u32), Strin
     let mut out = vec![0u32; lengths.len()];
     for i in order {
         let len = lengths[i];
+        // The open bin with the least room that still holds the document, else a new one.
         let found = free.range(len..).next().map(|(&space, _)| space);
-        let (bin, space) = match found {
-            Some(space) => {
-                let list = free.get_mut(&space).expect("key just found");
+        let mut placed = None;
+        if let Some(space) = found {
+            if let Some(list) = free.get_mut(&space) {
                 let bin = list.remove(0);
                 if list.is_empty() {
                     free.remove(&space);
                 }
-                (bin, space)
+                placed = Some((bin, space));
             }
-            None => {
-                bins += 1;
-                (bins - 1, capacity)
-            }
-        };
+        }
+        let (bin, space) = placed.unwrap_or_else(|| {
+            bins += 1;
+            (bins - 1, capacity)
+        });
         out[i] = bin;
         let left = space - len;
         if left > 0 {
