@@ -72,7 +72,7 @@ def test_multimodal_names() -> None:
     assert theirs == set(streamx.multimodal.__all__)
 
 
-STREAMX_ONLY = {"zero_copy"}
+STREAMX_ONLY = {"zero_copy", "mesh"}
 
 
 @pytest.mark.parametrize("path", CLASSES)

@@ -133,10 +133,10 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         batching_method: BatchingMethod = "random",
         allow_unsafe_types: bool = False,
         replication: int | None = None,
-        mesh: Mesh | None = None,
         stream_name: str = "stream",
         stream_config: dict[str, Any] | None = None,
         zero_copy: bool = False,
+        mesh: Mesh | None = None,
     ) -> None:
         check_sources(streams, remote, local)
         self._settings = EpochSettings(
