@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import pytest
 
 from streamx.order.mesh import Mesh, data_world, grouping
@@ -32,17 +36,34 @@ def test_pipeline_stages_share_dp_rank() -> None:
     assert {w.num_ranks for w in worlds} == {2}
 
 
+_DEVICE_MESH = """
+import json
+import torch.distributed as dist
+from torch.distributed.device_mesh import init_device_mesh
+from torch.testing._internal.distributed.fake_pg import FakeStore
+from streamx.order.mesh import Mesh
+# torch's own one-process backend for meshes wider than the processes at hand
+dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=24)
+dm = init_device_mesh("cpu", (3, 2, 4), mesh_dim_names=("pp", "dp", "tp"))
+mesh = Mesh.from_device_mesh(dm)
+where = {r: dict(zip(dm.mesh_dim_names, (dm.mesh == r).nonzero()[0].tolist())) for r in range(24)}
+print(json.dumps({"sizes": [mesh.dp, mesh.tp, mesh.pp, mesh.cp], "order": mesh.order,
+                  "ours": {r: mesh.coords(r) for r in range(24)}, "torch": where}))
+"""
+
+
 def test_device_mesh_names_row_major() -> None:
-    class FakeDeviceMesh:  # the two members read; torch's DeviceMesh needs a process group
-        mesh_dim_names = ("pp", "dp", "tp")
-
-        def size(self, mesh_dim: int | None = None) -> int:
-            return (3, 2, 4)[mesh_dim or 0]
-
-    mesh = Mesh.from_device_mesh(FakeDeviceMesh())
-    assert (mesh.dp, mesh.tp, mesh.pp, mesh.cp) == (2, 4, 3, 1)
-    assert mesh.order == "tp-dp-pp-cp"
-    assert mesh.coords(5) == {"tp": 1, "dp": 1, "pp": 0, "cp": 0}
+    """A real DeviceMesh (24 ranks on torch's fake process group, in a child process): the
+    sizes come from its named dims, and every rank's coordinates equal torch's own layout."""
+    run = subprocess.run(
+        [sys.executable, "-c", _DEVICE_MESH], capture_output=True, text=True, timeout=300
+    )
+    assert run.returncode == 0, run.stderr
+    got = json.loads(run.stdout.strip().splitlines()[-1])
+    assert got["sizes"] == [2, 4, 3, 1]
+    assert got["order"] == "tp-dp-pp-cp"
+    for rank, coords in got["torch"].items():
+        assert got["ours"][rank] == {**coords, "cp": 0}, rank
 
 
 def test_product_not_world_size_names_sizes() -> None:
