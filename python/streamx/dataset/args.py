@@ -15,13 +15,14 @@ from streamx.order.settings import (
     SHUFFLE_ALGOS,
     EpochSettings,
 )
-from streamx.sizes import number_abbrev_to_int
+from streamx.sizes import bytes_to_int, number_abbrev_to_int
 
 __all__ = [
     "StreamDefaults",
     "build_streams",
     "check_settings",
     "check_sources",
+    "checked_cache_limit",
     "default_predownload",
     "parse_epoch_size",
 ]
@@ -129,3 +130,24 @@ def build_streams(
     stream = cls(**config)
     stream.apply_default(given)
     return [stream]
+
+
+def checked_cache_limit(cache_limit: int | str, streams: Sequence[Stream], largest: int) -> int:
+    """``cache_limit`` in bytes, refused (as mosaicml-streaming refuses it) below the
+    streams' indexes or below four of the largest shard (``largest``: raw plus zip)."""
+    limit = bytes_to_int(cache_limit)
+    min_usage = sum(stream.get_index_size() for stream in streams)
+    if limit <= min_usage:
+        raise ValueError(
+            f"Minimum cache usage ({min_usage} bytes) is larger than the cache limit "
+            f"({limit} bytes). Please raise `cache_limit`. Recommendation is to "
+            "provide a `cache_limit` as high as possible to avoid thrashing."
+        )
+    if limit < 4 * largest:
+        raise ValueError(
+            f"Cache limit ({limit} bytes) is too low. Increase the `cache_limit` "
+            f"to at-least four times the largest shard size ({largest} bytes) which includes "
+            "raw (decompressed) and zip (compressed) file size. Recommendation is to provide "
+            "a `cache_limit` as high as possible to avoid thrashing."
+        )
+    return limit

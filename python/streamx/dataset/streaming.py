@@ -21,6 +21,7 @@ from streamx.dataset.args import (
     build_streams,
     check_settings,
     check_sources,
+    checked_cache_limit,
     default_predownload,
     parse_epoch_size,
 )
@@ -47,7 +48,6 @@ from streamx.order.settings import (
 from streamx.order.world import World
 from streamx.runtime import metrics
 from streamx.runtime.torch_bases import TorchIterableDataset
-from streamx.sizes import bytes_to_int
 from streamx.storage.settings import shards_ahead
 
 __all__ = ["StreamingDataset"]
@@ -166,7 +166,10 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         )
         streams = build_streams(streams, defaults, stream_name, stream_config)
         self._load_shards(streams)
-        self._check_cache_limit()
+        if self.cache_limit:
+            largest = int(self._layout.shards.max_sizes().max())
+            self.cache_limit = checked_cache_limit(self.cache_limit, self.streams, largest)
+            self.max_shard_size_across_all_streams = largest
         self.epoch_size = apply_weights(
             self.streams, self.samples_per_stream, epoch_size_value, self.shuffle_seed
         )
@@ -223,27 +226,6 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
     def _load_shards(self, streams: Sequence[Stream]) -> None:
         metrics.begin_epoch(0)  # names the node's metrics directory before workers start
         self._layout = DatasetLayout.load(streams, self._unique_rank_world, self.allow_unsafe_types)
-
-    def _check_cache_limit(self) -> None:
-        if not self.cache_limit:
-            return
-        limit = self.cache_limit = bytes_to_int(self.cache_limit)
-        min_usage = sum(stream.get_index_size() for stream in self.streams)
-        if limit <= min_usage:
-            raise ValueError(
-                f"Minimum cache usage ({min_usage} bytes) is larger than the cache limit "
-                f"({self.cache_limit} bytes). Please raise `cache_limit`. Recommendation is to "
-                "provide a `cache_limit` as high as possible to avoid thrashing."
-            )
-        largest = int(self._layout.shards.max_sizes().max())
-        self.max_shard_size_across_all_streams = largest
-        if limit < 4 * largest:
-            raise ValueError(
-                f"Cache limit ({self.cache_limit} bytes) is too low. Increase the `cache_limit` "
-                f"to at-least four times the largest shard size ({largest} bytes) which includes "
-                "raw (decompressed) and zip (compressed) file size. Recommendation is to provide "
-                "a `cache_limit` as high as possible to avoid thrashing."
-            )
 
     def __len__(self) -> int:
         return self.length
