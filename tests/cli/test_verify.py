@@ -97,3 +97,23 @@ def test_s3_dataset_verifies_and_names_a_bad_object(s3: Any, s3_dataset: str) ->
 
 def test_unreachable_dataset_is_a_one_line_failure(s3: Any) -> None:
     assert_one_line_failure(run_cli("verify", s3.url("absent"), process=True), "No index.json")
+
+
+def test_an_index_without_hashes_is_not_said_to_have_hashes_checked(tmp_path: Any) -> None:
+    out = str(tmp_path / "plain")
+    with streamx.MDSWriter(out=out, columns={"id": "int"}) as writer:  # no hashes asked for
+        for i in range(5):
+            writer.write({"id": i})
+    human = run_cli("verify", out)
+    assert human.code == 0, human.err
+    assert "checked sizes (the index lists no hashes) of 1 shards" in human.out
+    assert "hashes of" not in human.out
+    report = json.loads(run_cli("verify", out, "--json").out)
+    assert report["ok"] and report["hashes_checked"] is False
+
+
+def test_an_index_with_hashes_says_so(dataset: str) -> None:
+    report = json.loads(run_cli("verify", dataset, "--json", "--quick").out)
+    assert report["hashes_checked"] is True
+    human = run_cli("verify", dataset, "--quick")
+    assert "OK: checked sizes and hashes of 33 shards (300 samples)" in human.out, human.out

@@ -38,7 +38,9 @@ def test_one_line_per_bad_shard(dataset: str, tmp_path: Path) -> None:
     assert "none of its " in lines[0] and "Corrupt shard shard.00003.mds.zstd" in lines[0]
     assert lines[1].startswith("BAD shard.00005.mds: shard.00005.mds.zstd: ")
     assert "streamx-verify-" not in result.out, "no deleted scratch path"
-    assert lines[2].startswith("2 bad shard(s): checked sizes, hashes and every sample of 33")
+    assert lines[2].startswith(
+        "2 bad shard(s): checked sizes and hashes of 33 shards and decoded all"
+    )
 
 
 def test_json_has_one_sample_problem_per_shard(dataset: str, tmp_path: Path) -> None:
@@ -64,4 +66,6 @@ def test_truncated_remote_shard_does_not_stop_the_report(s3: Any, s3_dataset: st
     assert human.code == 1
     lines = human.out.strip().splitlines()
     assert len(lines) == 2 and lines[0].startswith("BAD shard.00002.mds: "), lines
-    assert lines[1].startswith("1 bad shard(s): checked sizes, hashes and every sample of 33")
+    assert lines[1].startswith(
+        "1 bad shard(s): checked sizes and hashes of 33 shards and decoded all"
+    )
