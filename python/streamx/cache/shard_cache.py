@@ -374,7 +374,10 @@ class ShardCache:
             for shard_id in shard_ids:
                 if shard_id in self._in_flight or _files_ready(self._shards[shard_id]):
                     continue
-                future = pool.submit(self._prepare, shard_id, None, True)
+                try:
+                    future = pool.submit(self._prepare, shard_id, None, True)
+                except RuntimeError:  # no thread could start: readers fetch what they need
+                    break
                 self._in_flight[shard_id] = future
                 started.append((shard_id, future))
         metrics.queued(len(started))

@@ -68,10 +68,15 @@ def fetch_parts(
     helpers = min(len(parts) - 1, slots.count - 1)
     pool = download_pool()
     for _ in range(max(helpers, 0)):
-        pool.submit(job.work)
+        try:
+            pool.submit(job.work)
+        except RuntimeError:  # no thread could start (an address-space limit): go on alone
+            break
     if job.hedging:
         # Its own thread: any part's thread, the caller's included, may be the straggler.
-        threading.Thread(target=job.watch, name="streamx-hedge-watch", daemon=True).start()
+        watcher = threading.Thread(target=job.watch, name="streamx-hedge-watch", daemon=True)
+        with contextlib.suppress(RuntimeError):  # no thread to spare: no hedging
+            watcher.start()
     try:
         job.work()
         job.wait()
