@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import functools
 import math
-import os
-import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from typing import Any
@@ -400,12 +398,6 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         state = getattr(self, "_state", None)
         if state is not None:
             state.close()
-
-    def _warn(self, message: str) -> None:
-        warnings.warn(message, UserWarning, stacklevel=3)
-
-    def _local_dirs(self) -> list[str]:
-        return [os.path.abspath(os.path.join(s.local, s.split)) for s in self.streams]
 
     # Shard-level members of mosaicml-streaming's StreamingDataset (logic in shard_ops).
 
