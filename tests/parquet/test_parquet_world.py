@@ -61,3 +61,60 @@ def test_ranks_match_mds(tmp_path: Path, world: int) -> None:
     mds_ranks = _run(world, "mds", str(tmp_path / "mds"), "", tmp_path)
     assert pq_ranks == mds_ranks
     assert set().union(*map(set, pq_ranks)) == set(range(127))
+
+
+_RESUME = Path(__file__).with_name("rank_resume.py")
+
+
+def _run_phase(
+    world: int, kind: str, source: str, local: str, out: Path, phase: str, k: int
+) -> list[list[int]]:
+    port = _port()
+    procs = []
+    for rank in range(world):
+        env = {
+            **os.environ,
+            "RANK": str(rank),
+            "WORLD_SIZE": str(world),
+            "LOCAL_RANK": str(rank),
+            "LOCAL_WORLD_SIZE": str(world),
+            "MASTER_ADDR": "127.0.0.1",
+            "MASTER_PORT": str(port),
+        }
+        target = out / f"{kind}-{phase}-{world}-{rank}.json"
+        args = [kind, source, local, str(target), phase, str(out / f"{kind}-state.json"), str(k)]
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, str(_RESUME), *args], env=env, stderr=subprocess.PIPE, text=True
+            )
+        )
+    for proc in procs:
+        _, err = proc.communicate(timeout=100)
+        assert proc.returncode == 0, err[-4000:]
+    return [
+        json.loads((out / f"{kind}-{phase}-{world}-{r}.json").read_text()) for r in range(world)
+    ]
+
+
+@pytest.mark.timeout(300)
+def test_a_state_dict_from_two_ranks_resumes_on_one_as_mds_does(tmp_path: Path) -> None:
+    """Stopped after 24 samples per rank at world size 2 and resumed at world size 1: the
+    Parquet run resumes exactly where the MDS run with the same shard sizes resumes, and
+    the two parts together see every row."""
+    write_parquet(str(tmp_path / "pq" / "a.parquet"), 90, 16)
+    write_parquet(str(tmp_path / "pq" / "b.parquet"), 37, 16, start=90)
+    write_mds_like(str(tmp_path / "mds"), [16, 16, 16, 16, 16, 10, 16, 16, 5])
+    seen = {}
+    for kind, source, local in (
+        ("parquet", str(tmp_path / "pq"), str(tmp_path / "c")),
+        ("mds", str(tmp_path / "mds"), ""),
+    ):
+        first = _run_phase(2, kind, source, local, tmp_path, "first", 24)
+        rest = _run_phase(1, kind, source, local, tmp_path, "rest", 0)
+        seen[kind] = (first, rest)
+    assert seen["parquet"] == seen["mds"]
+    first, rest = seen["parquet"]
+    assert [len(r) for r in first] == [24, 24]
+    before = set().union(*map(set, first))
+    assert before.isdisjoint(rest[0])  # nothing seen before the stop is seen again
+    assert before | set(rest[0]) == set(range(127))
