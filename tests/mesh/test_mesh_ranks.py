@@ -34,7 +34,7 @@ def mds(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _run(
-    tmp: Path, local: str, remote: str, world: int, mesh: dict[str, int | str]
+    tmp: Path, local: str, remote: str, world: int, mesh: dict[str, int | str], phase: str = ""
 ) -> list[list[int]]:
     """Starts ``world`` rank processes (one node) and returns each rank's sample ids."""
     out, port = tmp / "ids.json", _port()
@@ -49,7 +49,7 @@ def _run(
             "MASTER_ADDR": "127.0.0.1",
             "MASTER_PORT": str(port),
         }
-        args = [local, remote, str(out), json.dumps(mesh), json.dumps(DS)]
+        args = [local, remote, str(out), json.dumps(mesh), json.dumps(DS), *([phase] * bool(phase))]
         procs.append(
             subprocess.Popen(
                 [sys.executable, str(RANK_SCRIPT), *args], env=env, stderr=subprocess.PIPE
@@ -81,3 +81,23 @@ def test_world8_dp2_pp2_cp2_stages_and_cp_peers_share(mds: Path, tmp_path: Path)
     for rank, ids in enumerate(meshed):
         dp_rank = (rank // 2) % 2  # order tp-cp-dp-pp with tp=1, cp=2
         assert ids == plain[dp_rank], rank
+
+
+def test_a_state_from_one_mesh_resumes_on_another_as_plain_dp_does(
+    mds: Path, tmp_path: Path
+) -> None:
+    """Stopped after 20 samples per rank at dp2 x tp2 (world 4) and resumed at dp1 x tp2
+    (world 2): the same samples as a plain dp=2 run stopped there and resumed on 1 rank;
+    nothing seen twice, every sample seen."""
+    state, plain_state = tmp_path / "state.json", tmp_path / "plain.json"
+    first = _run(
+        tmp_path, str(tmp_path / "a"), str(mds), 4, {"dp": 2, "tp": 2}, f"first:20:{state}"
+    )
+    rest = _run(tmp_path, str(tmp_path / "a"), str(mds), 2, {"dp": 1, "tp": 2}, f"rest:{state}")
+    plain_first = _run(tmp_path, str(tmp_path / "b"), str(mds), 2, {}, f"first:20:{plain_state}")
+    plain_rest = _run(tmp_path, str(tmp_path / "b"), str(mds), 1, {}, f"rest:{plain_state}")
+    assert first[0] == first[1] and first[2] == first[3] and rest[0] == rest[1]
+    assert [first[0], first[2]] == plain_first and [rest[0]] == plain_rest
+    before = set(first[0]) | set(first[2])
+    assert len(before) == 40 and before.isdisjoint(rest[0])
+    assert before | set(rest[0]) == set(range(NUM_SAMPLES))
