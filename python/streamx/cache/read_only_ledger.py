@@ -14,6 +14,7 @@ class ReadOnlyLedger:
     """
 
     limit: int | None = None
+    path = ""  # no ledger file: nothing here is shared with other processes
 
     def __init__(self, sizes: list[int]) -> None:
         self._sizes = sizes

@@ -10,9 +10,9 @@ slots (``.streamx/connections`` beside the ledger), so the ranks and workers of 
 
 Under a ``cache_limit``, each process pins the shards it is reading or about to read (its
 *window*), so no process evicts a shard another one needs; prefetching only starts a download
-that fits under the limit, and only a shard needed right now may overshoot it. The overshoot
-is therefore bounded by the shards in flight (about one per process), and it lasts only until
-a pin is released: the cache is then trimmed back under the limit. Shards of streams that
+that fits under the limit, and a shard needed right now waits for room (:mod:`.room`): it
+goes over the limit only where this process's own holds fill it, and then only until a pin is
+released, when the cache is trimmed back under it. Shards of streams that
 have no remote are the user's only copy: they are never tracked, counted or evicted.
 """
 
@@ -30,9 +30,11 @@ from concurrent.futures import Future
 from typing import Any
 
 from streamx import _core
+from streamx.cache import process_holds
 from streamx.cache.cache_dir import writable
 from streamx.cache.ledger_manifest import write_manifest
 from streamx.cache.read_only_ledger import ReadOnlyLedger
+from streamx.cache.room import begin_within_limit
 from streamx.cache.shard_files import TempScan, ledger_entries, remove_stale_temps
 from streamx.cache.shard_files import bytes_present as _bytes_present
 from streamx.cache.shard_files import files_ready as _files_ready
@@ -127,7 +129,12 @@ class ShardCache:
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state.update(
-            _pool_pid=-1, _in_flight={}, _lock=None, _pinned=[], _window_budget=None, _settled=-1
+            _pool_pid=-1,
+            _in_flight={},
+            _lock=None,
+            _pinned=[],
+            _window_budget=None,
+            _settled=-1,
         )
         return state
 
@@ -221,7 +228,12 @@ class ShardCache:
         needed = shard.get_max_size()
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
-            decision, evicted = self.ledger.begin_download(shard_id, needed, must_fit=background)
+            if background or not self.limited:
+                decision, evicted = self.ledger.begin_download(shard_id, needed, background)
+            else:
+                decision, evicted = begin_within_limit(
+                    self.ledger, shard_id, needed, self._held_here
+                )
             for victim in evicted:
                 self._reader.evict(victim)
             if decision == "local":
@@ -277,13 +289,29 @@ class ShardCache:
         if not (self.limited and self._remote[shard_id]):
             yield
             return
-        pinned = self.ledger.pin(shard_id)
+        pinned = self._pin(shard_id)
         try:
             yield
         finally:
             if pinned:
-                self.ledger.unpin(shard_id)
+                self._unpin(shard_id)
                 self._trim()
+
+    def _pin(self, shard_id: int) -> bool:
+        pinned = self.ledger.pin(shard_id)
+        if pinned:
+            process_holds.add(self.ledger.path, shard_id)
+        return pinned
+
+    def _unpin(self, shard_id: int) -> None:
+        process_holds.remove(self.ledger.path, shard_id)
+        self.ledger.unpin(shard_id)
+
+    def _held_here(self, shard_id: int) -> int:
+        """Bytes of the local shards this process pins (windows and holds of every dataset
+        over this ledger), other than ``shard_id``: room only this process could free."""
+        held = process_holds.held(self.ledger.path) - {shard_id}
+        return sum(self.ledger.bytes(s) for s in held if self.ledger.state(s) == "local")
 
     def set_window(
         self, reading: Sequence[int], ahead: Sequence[int] = (), *, same: bool = False
@@ -313,10 +341,10 @@ class ShardCache:
             keep = set(now)
             # A pin refused (every slot held by live processes) leaves the shard unprotected;
             # only the pins taken are released.
-            pinned = [s for s in now if s in self._pinned or self.ledger.pin(s)]
+            pinned = [s for s in now if s in self._pinned or self._pin(s)]
             released = [s for s in self._pinned if s not in keep]
             for shard_id in released:
-                self.ledger.unpin(shard_id)
+                self._unpin(shard_id)
                 self._reader.evict(shard_id)
             self._pinned = pinned
             if released:
