@@ -124,7 +124,7 @@ fn temp_name(path: &Path) -> PathBuf {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let nonce = super::ledger::now_nanos();
+    let nonce = super::clock::now_nanos();
     path.with_file_name(format!(".{name}.{}.{nonce:x}.tmp", std::process::id()))
 }
 

@@ -3,8 +3,8 @@
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
-use std::time::{SystemTime, UNIX_EPOCH};
 
+use super::clock::now_nanos;
 use super::layout::{Entry, View, LOCAL, NO_LIMIT, PINNED_FOREVER, PREPARING, REMOTE};
 use super::lock::{FileLock, ProcessId};
 use super::lru::{select_victims, Candidate};
@@ -63,12 +63,6 @@ fn lock_path(path: &Path) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(".lock");
     path.with_file_name(name)
-}
-
-pub(crate) fn now_nanos() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(1, |d| d.as_nanos() as u64)
 }
 
 impl Ledger {

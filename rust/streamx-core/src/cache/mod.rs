@@ -10,9 +10,10 @@
 //!
 //! A shard moves `Remote -> Preparing -> Local` and back to `Remote` when evicted. While
 //! `Preparing`, the bytes it will need are already reserved, so `usage <= limit` holds except
-//! when every evictable shard is pinned or in flight; the overshoot is then bounded by the
-//! shards in flight. Units are bytes throughout.
+//! where [`Ledger::begin_download`] is asked to go over it (the caller waits for room first:
+//! see `streamx.cache.room`). Units are bytes throughout.
 
+mod clock;
 mod delete;
 mod evict;
 mod file;

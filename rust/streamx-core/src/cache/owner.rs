@@ -162,7 +162,7 @@ fn random_token() -> u64 {
     let read = File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
     let token = match read {
         Ok(()) => u64::from_le_bytes(bytes),
-        Err(_) => super::ledger::now_nanos() ^ (u64::from(std::process::id()) << 40),
+        Err(_) => super::clock::now_nanos() ^ (u64::from(std::process::id()) << 40),
     };
     token.max(1)
 }
