@@ -1,13 +1,21 @@
 """``streamx convert`` through its real entry point (``python -m streamx``): overrides of
-columns that inference rejects, ``--json``, no progress bar on a pipe, one-line errors."""
+columns that inference rejects, ``--json``, a progress bar on a terminal and none on a pipe,
+one-line errors."""
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+import pty
+import struct
+import subprocess
+import sys
+import termios
 from pathlib import Path
 
 import pytest
-from cli_run import assert_one_line_failure, run_cli
+from cli_run import PYTHONPATH_DIR, assert_one_line_failure, run_cli
 
 from streamx import StreamingDataset
 
@@ -69,3 +77,52 @@ def test_no_progress_bar_on_a_pipe(tags_jsonl: Path, tmp_path: Path) -> None:
         f"Wrote {len(TAGS)} samples in 1 parts (0 already done) to {out}; "
         "columns {'id': 'int64', 'tags': 'json'}."
     ]
+
+
+def test_a_progress_bar_on_a_terminal(tags_jsonl: Path, tmp_path: Path) -> None:
+    """stderr is a terminal (a pty here): the bar shows there, drawn over itself, and stdout
+    still has the one final line."""
+    out = tmp_path / "out"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (PYTHONPATH_DIR, os.environ.get("PYTHONPATH", "")) if p
+    )
+    leader, follower = pty.openpty()
+    # A new pty has no size: give it a terminal's 24 x 100 so the bar has room.
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    try:
+        ran = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "streamx",
+                "convert",
+                str(tags_jsonl),
+                str(out),
+                *("-c", "tags=json"),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            env=env,
+            timeout=120,
+            check=False,
+        )
+        os.close(follower)
+        follower = -1
+        drawn = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: the pty's other end is closed and drained
+                break
+            if not chunk:
+                break
+            drawn += chunk
+    finally:
+        os.close(leader)
+        if follower >= 0:
+            os.close(follower)
+    assert ran.returncode == 0
+    assert ran.stdout.decode().startswith(f"Wrote {len(TAGS)} samples in 1 parts")
+    bar = drawn.decode(errors="replace")
+    assert "Converting" in bar and "1/1" in bar and "\r" in bar, bar

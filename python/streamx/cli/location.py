@@ -47,6 +47,15 @@ def check_component(name: str, where: str) -> str:
     return name
 
 
+def _unreachable(url: str, err: OSError) -> OSError:
+    """The error of a store that did not answer, naming the URL asked for."""
+    reason = " ".join(str(err).split()) or type(err).__name__
+    message = f"Cannot read {url}: {type(err).__name__}: {reason}"
+    if isinstance(err, PermissionError):  # reached, but refused: not a connection problem
+        return PermissionError(message)
+    return ConnectionError(message)
+
+
 def inside(root: str, relative: str, what: str) -> str:
     """``root/relative`` after resolving ``..`` and symbolic links, checked to stay in ``root``.
 
@@ -106,14 +115,23 @@ class Location:
     def _exists(self, relative: str) -> bool:
         if not self.remote:
             return os.path.isfile(os.path.join(self.root, relative))
-        fs, path = get_filesystem(f"{self.target}/{relative}")
-        return bool(fs.exists(path))
+        url = f"{self.target}/{relative}"
+        fs, path = get_filesystem(url)
+        try:
+            return bool(fs.exists(path))
+        except OSError as err:  # a store that cannot be reached: say which one
+            raise _unreachable(url, err) from err
 
     def _children(self) -> list[str]:
         if not self.remote:
             return [e.name for e in os.scandir(self.root) if e.is_dir()]
         fs, path = get_filesystem(self.target)
-        entries = fs.ls(path, detail=True)
+        try:
+            entries = fs.ls(path, detail=True)
+        except FileNotFoundError:
+            raise
+        except OSError as err:
+            raise _unreachable(self.target, err) from err
         return [
             os.path.basename(str(e["name"]).rstrip("/"))
             for e in entries
