@@ -65,6 +65,7 @@ lint: build-dev ## rustfmt, clippy -D warnings, ruff, mypy, stubtest
 	$(BIN)/python -m mypy
 	$(BIN)/python -m mypy.stubtest streamx._core --ignore-missing-stub
 	$(BIN)/lint-imports --no-cache
+	$(BIN)/python scripts/rust_module_cycles.py rust/streamx-core/src rust/streamx-py/src
 
 test-rust: ## cargo test of the core
 	cargo test --workspace --release

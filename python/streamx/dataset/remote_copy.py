@@ -12,20 +12,17 @@ import contextlib
 import json
 import os
 import uuid
-from typing import TYPE_CHECKING
 
 from streamx.cache import shard_files
+from streamx.dataset.stream_hooks import StreamHooks
 from streamx.exceptions import CorruptShardError
 from streamx.format.index import INDEX_BASENAME, FileInfo
-
-if TYPE_CHECKING:
-    from streamx.dataset.stream import Stream
 
 __all__ = ["raise_if_remote_copy_bad"]
 
 
 def raise_if_remote_copy_bad(
-    stream: Stream, info: FileInfo, got: int | None, cause: BaseException
+    stream: StreamHooks, info: FileInfo, got: int | None, cause: BaseException
 ) -> None:
     """Raises when the remote's index agrees with the cached one about ``info``'s size.
 
@@ -47,7 +44,7 @@ def raise_if_remote_copy_bad(
     ) from cause
 
 
-def _remote_listed_size(stream: Stream, basename: str) -> int | None:
+def _remote_listed_size(stream: StreamHooks, basename: str) -> int | None:
     """The size the remote's current ``index.json`` gives ``basename`` (``None``: unknown)."""
     tmp_name = f".{INDEX_BASENAME}.check.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
     tmp = os.path.join(stream.local, stream.split, tmp_name)

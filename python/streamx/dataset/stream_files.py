@@ -15,17 +15,14 @@ import contextlib
 import contextvars
 import os
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING
 
 from streamx import _core
 from streamx.cache import shard_files
 from streamx.dataset.remote_copy import raise_if_remote_copy_bad
+from streamx.dataset.stream_hooks import StreamHooks
 from streamx.exceptions import SizeMismatchError, StaleIndexError
 from streamx.format.index import FileInfo
 from streamx.storage.download import Progress
-
-if TYPE_CHECKING:
-    from streamx.dataset.stream import Stream
 
 __all__ = ["FOLLOWER", "VERIFIED", "listed", "listed_size", "prepare_listed"]
 
@@ -61,7 +58,7 @@ def listed_size(basename: str) -> int | None:
 
 
 def prepare_listed(
-    stream: Stream,
+    stream: StreamHooks,
     raw_info: FileInfo,
     zip_info: FileInfo | None,
     compression: str | None,
@@ -128,7 +125,7 @@ def prepare_listed(
     return delta if stream.safe_keep_zip else delta - zip_info.bytes
 
 
-def _check_staged(stream: Stream, info: FileInfo, got: str, path: str) -> None:
+def _check_staged(stream: StreamHooks, info: FileInfo, got: str, path: str) -> None:
     """Checks the digest of a compressed file downloaded to ``got`` (named ``path`` in
     errors), removing it on a mismatch."""
     try:
@@ -141,7 +138,7 @@ def _check_staged(stream: Stream, info: FileInfo, got: str, path: str) -> None:
 
 
 def _fetch_decompressing(
-    stream: Stream, zip_info: FileInfo, to_basename: str, raw_filename: str, compression: str
+    stream: StreamHooks, zip_info: FileInfo, to_basename: str, raw_filename: str, compression: str
 ) -> str:
     """Downloads a compressed shard file (to ``to_basename``) while a Rust thread
     decompresses the part of it that is complete, so the raw file is ready soon after the
@@ -166,7 +163,7 @@ def _fetch_decompressing(
     return got
 
 
-def _fetch_verified(stream: Stream, info: FileInfo, path: str) -> None:
+def _fetch_verified(stream: StreamHooks, info: FileInfo, path: str) -> None:
     """Downloads a shard file under a staging name and gives it its name ``path`` only once
     its digest matches: readers find a shard file (raw, or compressed to decompress) by its
     name, so a file checked in place could be read by another thread or process before a
@@ -186,7 +183,7 @@ def _fetch_verified(stream: Stream, info: FileInfo, path: str) -> None:
         raise
 
 
-def _fetch_listed(stream: Stream, info: FileInfo, to_basename: str | None = None) -> str:
+def _fetch_listed(stream: StreamHooks, info: FileInfo, to_basename: str | None = None) -> str:
     """Downloads a file the cached index lists (to ``to_basename`` if given) and checks its
     size against the index. Returns the local path written."""
     try:
