@@ -14,14 +14,14 @@ it is written.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import uuid
 import warnings
 from collections.abc import Callable
 
 from streamx.exceptions import CorruptIndexError
 from streamx.format.index import INDEX_BASENAME, ShardList, parse_index
+from streamx.runtime.atomic_write import replacing
+from streamx.storage.download import temp_path_for
 
 __all__ = ["load_index_checked"]
 
@@ -56,11 +56,10 @@ def load_index_checked(download: Download, local: str, split: str, has_remote: b
 
 
 def _fetch(download: Download, local: str, split: str) -> ShardList:
-    tmp_name = f".{INDEX_BASENAME}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
-    tmp = os.path.join(local, split, tmp_name)
     path = os.path.join(local, split, INDEX_BASENAME)
-    try:
-        download(INDEX_BASENAME, tmp_name)
+    # A download's temporary name, which `streamx cache clean` collects once abandoned.
+    with replacing(path, temp=temp_path_for) as tmp:
+        download(INDEX_BASENAME, os.path.basename(tmp))
         try:
             shards = parse_index(local, split, tmp)
         except CorruptIndexError as err:
@@ -70,8 +69,4 @@ def _fetch(download: Download, local: str, split: str) -> ShardList:
             raise CorruptIndexError(
                 str(err).replace(tmp, f"{path} (as fetched from the remote)")
             ) from err
-        os.replace(tmp, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(tmp)
     return shards

@@ -18,9 +18,10 @@ from __future__ import annotations
 import json
 import os
 import stat
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from streamx.runtime.atomic_write import write_atomic
 
 __all__ = ["LedgerFiles", "manifest_path", "read_manifest", "write_manifest"]
 
@@ -59,14 +60,7 @@ def write_manifest(
                 return
     except OSError:
         pass
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".manifest.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    write_atomic(path, data, mode=0o600)  # private to this user, as the docstring says
 
 
 def _shape_error(path: str, why: str) -> ValueError:

@@ -23,6 +23,7 @@ from streamx.cli.location import Location, Split, inside, is_remote, local_path
 from streamx.cli.output import byte_progress, console, human_bytes, print_json
 from streamx.cli.verify import file_problems
 from streamx.format.index import INDEX_BASENAME, FileInfo, ShardInfo
+from streamx.runtime.atomic_write import replacing
 from streamx.storage.download import download_file, temp_path_for
 from streamx.storage.upload import upload_file
 
@@ -58,13 +59,9 @@ def _put(local: str, dst: str, split: str, basename: str) -> None:
     os.makedirs(os.path.dirname(path), exist_ok=True)
     # The parent existed or was just made: check again that no link leads it astray.
     path = inside(root, os.path.relpath(path, os.path.realpath(root)), basename)
-    tmp = temp_path_for(path)
-    try:
+    # A download's temporary name: `streamx cache clean` collects one left in a cache.
+    with replacing(path, temp=temp_path_for) as tmp:
         shutil.copyfile(local, tmp, follow_symlinks=False)
-        os.replace(tmp, path)
-    finally:
-        if os.path.lexists(tmp):
-            os.remove(tmp)
 
 
 def _source_path(src: Location, item: _File) -> str:

@@ -43,6 +43,7 @@ from typing import Any, cast
 
 from streamx.order.settings import EpochSettings, ResumeState
 from streamx.runtime import run_dirs
+from streamx.runtime.atomic_write import temp_beside, write_atomic
 from streamx.runtime.worker_info import get_worker_info
 
 __all__ = ["STATE_KEYS", "EpochStart", "EpochState"]
@@ -58,13 +59,6 @@ STATE_KEYS = (
 _PASSES_KEPT = 16
 
 
-def _write_atomic(path: str, text: str) -> None:
-    tmp = f"{path}.tmp.{os.getpid()}.{secrets.token_hex(3)}"
-    with open(tmp, "w", encoding="utf-8") as file:
-        file.write(text)
-    os.replace(tmp, path)
-
-
 def _read(path: str) -> str | None:
     try:
         with open(path, encoding="utf-8") as file:
@@ -75,7 +69,7 @@ def _read(path: str) -> str | None:
 
 def _create_exclusive(path: str, text: str) -> bool:
     """Writes ``path`` complete or not at all, unless it exists: ``False`` then."""
-    tmp = f"{path}.tmp.{os.getpid()}.{secrets.token_hex(3)}"
+    tmp = temp_beside(path)  # a ".tmp." name, which the pass listing skips
     with open(tmp, "w", encoding="utf-8") as file:
         file.write(text)
     try:
@@ -166,8 +160,8 @@ class EpochState:
     @next_epoch.setter
     def next_epoch(self, epoch: int) -> None:
         for group in self._counters():
-            _write_atomic(self._counter_path(group), str(int(epoch)))
-        _write_atomic(self._counter_path((1, 0)), str(int(epoch)))
+            write_atomic(self._counter_path(group), str(int(epoch)))
+        write_atomic(self._counter_path((1, 0)), str(int(epoch)))
 
     # Resumption.
 
@@ -180,7 +174,7 @@ class EpochState:
         missing = [k for k in STATE_KEYS[:4] if k not in obj]
         if missing:
             raise ValueError(f"State dict is missing keys {missing}: {dict(obj)}")
-        _write_atomic(os.path.join(self.root, "resume.json"), json.dumps(obj, sort_keys=True))
+        write_atomic(os.path.join(self.root, "resume.json"), json.dumps(obj, sort_keys=True))
         with contextlib.suppress(FileNotFoundError):
             os.remove(os.path.join(self.root, "resume.used"))
 
@@ -224,14 +218,14 @@ class EpochState:
                 epoch, offset = (int(v) for v in text.split())
                 resolved = self.resolve(epoch, settings, num_nodes).settings
                 start = EpochStart(epoch, offset, resolved)
-        _write_atomic(self._counter_path(group), str(start.epoch + 1))
+        write_atomic(self._counter_path(group), str(start.epoch + 1))
         return start
 
     def _claim(self, presumed: int, settings: EpochSettings, num_nodes: int) -> EpochStart:
         state = self.loaded_state()
         start = self.resolve(presumed, settings, num_nodes, warn=True)
         if state is not None and state["epoch"] >= presumed:
-            _write_atomic(os.path.join(self.root, "resume.used"), "applied")
+            write_atomic(os.path.join(self.root, "resume.used"), "applied")
         return start
 
     def _prune_passes(self) -> None:
@@ -268,7 +262,7 @@ class EpochState:
         if state is None or state["epoch"] < presumed:
             used = os.path.exists(os.path.join(self.root, "resume.used"))
             if warn and state is not None and not used:
-                _write_atomic(os.path.join(self.root, "resume.used"), "stale")
+                write_atomic(os.path.join(self.root, "resume.used"), "stale")
                 warnings.warn(
                     f"Ignoring the loaded state dict (epoch {state['epoch']}) because epoch "
                     f"{presumed} has already started in this run; call load_state_dict before "

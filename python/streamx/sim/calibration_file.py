@@ -16,7 +16,7 @@ import json
 import os
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
 
-from streamx.storage.download import temp_path_for
+from streamx.runtime.atomic_write import write_atomic
 
 if TYPE_CHECKING:
     # typing has NotRequired from Python 3.11 on; the wheel supports 3.10, and annotations
@@ -101,11 +101,7 @@ _SHAPE: dict[str, dict[str, type]] = {
 def save_calibration(path: str, calibration: Calibration) -> None:
     """Writes ``calibration`` to ``path`` as JSON, atomically."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    tmp = temp_path_for(os.path.abspath(path))
-    with open(tmp, "w", encoding="utf-8") as file:
-        json.dump(calibration, file, indent=2)
-        file.write("\n")
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(calibration, indent=2) + "\n")
 
 
 def load_calibration(path: str) -> Calibration:

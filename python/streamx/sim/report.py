@@ -9,6 +9,7 @@ import json
 import os
 from collections.abc import Sequence
 
+from streamx.runtime.atomic_write import write_atomic
 from streamx.sim.display import display_summary
 from streamx.sim.result import SimResult, rolling_throughput
 
@@ -61,10 +62,7 @@ def plot_runs(results: Sequence[SimResult], out_dir: str) -> list[str]:
     paths = []
     for kind in _PLOTS:
         path = os.path.join(out_dir, f"sim-{kind}.png")
-        tmp = path + ".tmp"
-        with open(tmp, "wb") as file:
-            file.write(_figure(kind, results))
-        os.replace(tmp, path)
+        write_atomic(path, _figure(kind, results))
         paths.append(path)
     return paths
 
@@ -109,7 +107,5 @@ def write_report(
     )
     parent = os.path.dirname(os.path.abspath(path))
     os.makedirs(parent, exist_ok=True)
-    with open(path + ".tmp", "w", encoding="utf-8") as file:
-        file.write(page)
-    os.replace(path + ".tmp", path)
+    write_atomic(path, page)
     return path

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from streamx.location import INDEX_BASENAME, Location, OutputPair, parse_out
+from streamx.runtime.atomic_write import write_atomic
 from streamx.storage.download import download_file, temp_path_for
 from streamx.storage.filesystems import get_filesystem
 from streamx.storage.upload import parse_out as staging_out
@@ -170,10 +171,7 @@ def _write_merged(out: Where, obj: dict[str, Any], keep_local: bool) -> None:
     local, remote, temporary = staging_out(out)
     os.makedirs(local, exist_ok=True)
     path = os.path.join(local, INDEX_BASENAME)
-    tmp = temp_path_for(path)
-    with open(tmp, "w") as f:
-        f.write(json.dumps(obj))
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(obj), temp=temp_path_for)  # a name cache clean knows
     if remote is None:
         return
     upload_file(path, f"{remote.rstrip('/')}/{INDEX_BASENAME}")

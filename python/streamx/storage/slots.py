@@ -26,6 +26,8 @@ import time
 from collections.abc import Iterator
 from typing import Protocol
 
+from streamx.runtime.atomic_write import write_atomic
+
 __all__ = [
     "LIMIT_LAPSES_S",
     "ConnectionSlots",
@@ -98,11 +100,7 @@ class ConnectionSlots:
 
     def publish_limit(self, limit: int) -> None:
         """Caps the node's connections at ``limit`` (a throttled host) for a while."""
-        path = os.path.join(self.directory, "limit")
-        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}"
-        with open(tmp, "w") as file:
-            file.write(f"{limit} {time.time()}")
-        os.replace(tmp, path)
+        write_atomic(os.path.join(self.directory, "limit"), f"{limit} {time.time()}")
 
     def limit(self) -> int:
         """Slots the node may use now: the published limit while it holds, else all."""

@@ -22,6 +22,8 @@ import os
 import shutil
 import tempfile
 
+from streamx.runtime.atomic_write import write_atomic
+
 __all__ = ["PREFIX", "Staging", "collect_dead_staging"]
 
 PREFIX = "streamx-upload-"
@@ -40,10 +42,8 @@ class Staging:
         fcntl.flock(self._fd, fcntl.LOCK_EX)
         # The marker comes only once the lock is held: a collector never sees an unlocked,
         # marked directory of a live writer.
-        tmp = os.path.join(self.path, f"{_MARK}.tmp")
-        with open(tmp, "w", encoding="utf-8") as file:
-            json.dump({"remote": remote, "pid": os.getpid()}, file)
-        os.replace(tmp, os.path.join(self.path, _MARK))
+        mark = json.dumps({"remote": remote, "pid": os.getpid()})
+        write_atomic(os.path.join(self.path, _MARK), mark)
 
     def release(self) -> None:
         """The writer finished: the directory is no longer collectable (it may be kept)."""

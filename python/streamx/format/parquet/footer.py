@@ -6,11 +6,11 @@ import hashlib
 import io
 import os
 import struct
-import uuid
 from typing import Any
 
 from streamx.exceptions import CorruptShardError
 from streamx.format.parquet.remote_files import RemoteFile, read_range
+from streamx.runtime.atomic_write import write_atomic
 
 __all__ = ["footer_name", "load_footer", "parse_footer"]
 
@@ -77,8 +77,5 @@ def load_footer(file: RemoteFile, folder: str, timeout: float, retry: int) -> tu
     tail = _fetch_tail(file, timeout, retry)
     metadata = parse_footer(tail, file.url)
     os.makedirs(folder, exist_ok=True)
-    tmp = f"{path}.tmp.{uuid.uuid4().hex}"
-    with open(tmp, "wb") as f:
-        f.write(tail)
-    os.replace(tmp, path)
+    write_atomic(path, tail)
     return metadata, path

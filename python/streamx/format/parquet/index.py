@@ -7,7 +7,6 @@ import hashlib
 import json
 import os
 import re
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +17,7 @@ from numpy.typing import NDArray
 from streamx.exceptions import CorruptShardError
 from streamx.format.parquet.footer import load_footer
 from streamx.format.parquet.remote_files import RemoteFile, list_files
+from streamx.runtime.atomic_write import write_atomic
 
 __all__ = ["FOOTERS", "MANIFEST", "ParquetIndex", "RowGroup", "build_index"]
 
@@ -243,7 +243,4 @@ def _write_manifest(folder: str, source: str, files: Sequence[RemoteFile]) -> No
         "files": [{"url": f.url, "size": f.size, "version": f.version} for f in files],
     }
     path = os.path.join(folder, MANIFEST)
-    tmp = f"{path}.tmp.{uuid.uuid4().hex}"
-    with open(tmp, "w") as out:
-        json.dump(body, out)
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(body))

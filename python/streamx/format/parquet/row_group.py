@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import os
-import uuid
 from collections import OrderedDict
 from typing import Any
 
@@ -15,6 +14,7 @@ from streamx.format.index import ShardInfo
 from streamx.format.parquet.footer import parse_footer
 from streamx.format.parquet.index import FOOTERS
 from streamx.format.parquet.remote_files import read_range, stat_file
+from streamx.runtime.atomic_write import atomic_file
 
 __all__ = ["RowGroupReader", "fetch_row_group"]
 
@@ -46,19 +46,12 @@ def fetch_row_group(shard: ShardInfo, timeout: float, retry: int) -> int:
         _CHECKED.add(key)
     path = shard.local_path(shard.raw_data)
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = f"{path}.tmp.{uuid.uuid4().hex}"
     written = 0
-    try:
-        with open(tmp, "wb") as out:
-            for start, length in extra["chunks"]:
-                data = read_range(url, int(start), int(length), size, timeout, retry)
-                out.write(data)
-                written += len(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    with atomic_file(path) as out:
+        for start, length in extra["chunks"]:
+            data = read_range(url, int(start), int(length), size, timeout, retry)
+            out.write(data)
+            written += len(data)
     return written
 
 

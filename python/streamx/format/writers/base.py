@@ -17,6 +17,7 @@ from streamx import _core
 from streamx.exceptions import StreamxError, UploadFailedError
 from streamx.format.writers.output import open_output
 from streamx.location import INDEX_BASENAME
+from streamx.runtime.atomic_write import write_atomic  # re-exported: the writers import it here
 from streamx.sizes import bytes_to_int
 
 __all__ = [
@@ -66,14 +67,6 @@ def column_value(sample: dict[str, Any], name: str, columns: Iterable[str]) -> A
 
 logger = logging.getLogger(__name__)
 W = TypeVar("W", bound=type)
-
-
-def write_atomic(path: str, data: bytes) -> None:
-    """Writes ``data`` to a temporary file beside ``path``, then renames it into place."""
-    tmp = f"{path}.tmp.{os.getpid()}"
-    with open(tmp, "wb") as file:
-        file.write(data)
-    os.replace(tmp, path)
 
 
 def parse_size_limit(size_limit: int | str | None) -> int | None:
