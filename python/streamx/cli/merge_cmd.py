@@ -11,6 +11,7 @@ import typer
 from streamx.cli.errors import one_line_errors
 from streamx.cli.location import Location
 from streamx.cli.output import console, print_json
+from streamx.location import INDEX_BASENAME
 from streamx.storage.merge_index import merge_index
 
 __all__ = ["merge_index_cmd"]
@@ -42,7 +43,7 @@ def merge_index_cmd(
     """Merge the index.json files of partitions into OUT/index.json."""
     if indexes:
         files = [
-            i if i.rstrip("/").endswith("index.json") else f"{i.rstrip('/')}/index.json"
+            i if i.rstrip("/").endswith(INDEX_BASENAME) else f"{i.rstrip('/')}/{INDEX_BASENAME}"
             for i in indexes
         ]
         merge_index(files, out, keep_local=keep_local, download_timeout=timeout)
@@ -54,7 +55,7 @@ def merge_index_cmd(
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     summary = {
-        "index": f"{out.rstrip('/')}/index.json",
+        "index": f"{out.rstrip('/')}/{INDEX_BASENAME}",
         "shards": len(split.shards),
         "samples": sum(s.samples for s in split.shards),
     }

@@ -27,7 +27,7 @@ from streamx.exceptions import ConvertRowError
 from streamx.format.index import INDEX_BASENAME
 from streamx.format.writers import MDSWriter
 from streamx.location import Location as Where
-from streamx.storage import filesystems
+from streamx.storage.aws_credentials import credentials_found
 from streamx.storage.filesystems import get_filesystem
 
 if TYPE_CHECKING:
@@ -76,7 +76,8 @@ def open_output(out: Location, keep_local: bool) -> CloudUploader:
             (streamx would otherwise send unsigned requests, which only public reads allow).
     """
     remote = out if isinstance(out, str) else out[1]
-    if Where.parse(remote).scheme == "s3" and not filesystems._have_aws_credentials():
+    # Refused only when the chain surely has none: a failed lookup is s3fs's to report.
+    if Where.parse(remote).scheme == "s3" and credentials_found() is False:
         raise PermissionError(
             f"No AWS credentials found to write to {remote}: set AWS_ACCESS_KEY_ID and "
             "AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or another source botocore reads."

@@ -21,7 +21,14 @@ from streamx.format.shard_info import FileInfo, ShardInfo
 from streamx.format.shard_list import IndexPart, ShardList
 from streamx.location import INDEX_BASENAME as INDEX_BASENAME
 
-__all__ = ["FileInfo", "ShardInfo", "ShardList", "load_index", "parse_index"]
+__all__ = [
+    "FileInfo",
+    "ShardInfo",
+    "ShardList",
+    "load_index",
+    "parse_index",
+    "parse_shard_entry",
+]
 
 
 def load_index(path: str) -> dict[str, Any]:
@@ -106,8 +113,9 @@ def _check_encodings(shards: ShardList, path: str) -> None:
                 )
 
 
-def _parse_shard(dirname: str, split: str, entry: Any, path: str, number: int) -> ShardInfo:
-    """One entry given as Python objects, checked as an index with that one entry."""
+def parse_shard_entry(dirname: str, split: str, entry: Any, path: str, number: int) -> ShardInfo:
+    """One shard entry given as Python objects (mosaic's ``Reader.from_json``), checked as
+    an index with that one entry; errors name ``path`` and shard ``number``."""
     try:
         text = json.dumps({"version": 2, "shards": [entry]})
     except (TypeError, ValueError) as err:

@@ -16,6 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from streamx.format.index import parse_index
+from streamx.location import INDEX_BASENAME
 from streamx.storage.download import download_file
 
 __all__ = ["ShardTable", "load_shards", "synth_shards"]
@@ -110,11 +111,11 @@ def load_shards(root: str, split: str | None = None) -> ShardTable:
     """
     base = os.path.join(root, split) if split else root
     if "://" not in root:
-        shards = parse_index(base, None, os.path.join(base, "index.json"))
+        shards = parse_index(base, None, os.path.join(base, INDEX_BASENAME))
     else:
         with tempfile.TemporaryDirectory(prefix="streamx-sim-") as tmp:
-            path = os.path.join(tmp, "index.json")
-            download_file(base.rstrip("/") + "/index.json", path)
+            path = os.path.join(tmp, INDEX_BASENAME)
+            download_file(f"{base.rstrip('/')}/{INDEX_BASENAME}", path)
             shards = parse_index(tmp, None, path)
     return ShardTable(
         np.array([s.samples for s in shards], np.int64),

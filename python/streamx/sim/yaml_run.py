@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from streamx.location import INDEX_BASENAME
 from streamx.sim.config import SimStream
 from streamx.sim.shards import load_shards
 from streamx.sim.units import parse_count, parse_float, parse_int, parse_size
@@ -82,7 +83,7 @@ class RunYaml:
 def stream_from_spec(spec: dict[str, Any], where: str) -> SimStream:
     """A stream's shard table and weights from its YAML entry."""
     local, remote, split = spec.get("local"), spec.get("remote"), spec.get("split")
-    if local and os.path.exists(os.path.join(local, split or "", "index.json")):
+    if local and os.path.exists(os.path.join(local, split or "", INDEX_BASENAME)):
         table = load_shards(local, split)
     elif remote:
         table = load_shards(remote, split)

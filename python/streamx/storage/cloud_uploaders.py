@@ -19,6 +19,7 @@ from urllib.parse import urlparse
 
 from tqdm import tqdm
 
+from streamx.location import INDEX_BASENAME
 from streamx.storage import s3_put
 from streamx.storage.filesystems import get_filesystem
 from streamx.storage.s3fs_check import require_s3fs
@@ -216,7 +217,7 @@ class S3Uploader(CloudUploader):
 
     def _check_remote(self) -> None:
         assert self.remote is not None
-        if s3_put.put_route(posixpath.join(self.remote, "index.json"), 0) is None:
+        if s3_put.put_route(posixpath.join(self.remote, INDEX_BASENAME), 0) is None:
             require_s3fs()
         self.check_bucket_exists(self.remote)
 

@@ -13,7 +13,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from streamx.location import Location
-from streamx.storage.s3_direct import AWS_CREDENTIAL_ENV, forget_credentials
+from streamx.storage.aws_credentials import credentials_found, env_fingerprint, forget_credentials
 
 if TYPE_CHECKING:  # fsspec is imported when a filesystem is built, not with streamx
     from fsspec import AbstractFileSystem
@@ -60,7 +60,6 @@ def clear_cache() -> None:
     with _LOCK:
         _CACHE.clear()
         _INHERITED.clear()
-        _CREDENTIALS_FOUND.clear()
     forget_credentials()
 
 
@@ -141,8 +140,10 @@ def _s3_plan(bucket: str, path: str) -> tuple[tuple[Any, ...], Any, str]:
     payers = os.environ.get("MOSAICML_STREAMING_AWS_REQUESTER_PAYS", "")
     requester_pays = bucket in {b.strip() for b in payers.split(",") if b.strip()}
     acl = os.environ.get("S3_CANNED_ACL") or None
-    anon = not _have_aws_credentials()
-    key = ("s3", endpoint, requester_pays, acl, anon, _aws_env_fingerprint())
+    # Unsigned requests only when the chain surely has no credentials: after a failed
+    # lookup, sign anyway and let s3fs report the problem in botocore's words.
+    anon = credentials_found() is False
+    key = ("s3", endpoint, requester_pays, acl, anon, env_fingerprint())
 
     def build() -> AbstractFileSystem:
         import s3fs
@@ -162,39 +163,6 @@ def _s3_plan(bucket: str, path: str) -> tuple[tuple[Any, ...], Any, str]:
         return s3fs.S3FileSystem(**kwargs)
 
     return key, build, f"{bucket}{path}"
-
-
-def _aws_env_fingerprint() -> tuple[str | None, ...]:
-    names = ("AWS_ACCESS_KEY_ID", "AWS_PROFILE", "AWS_DEFAULT_REGION", "AWS_REGION")
-    return tuple(os.environ.get(n) for n in names)
-
-
-_CREDENTIALS_FOUND: dict[tuple[str | None, ...], bool] = {}
-
-
-def _have_aws_credentials() -> bool:
-    """Whether botocore's usual chain finds credentials; without any, use unsigned requests.
-
-    Resolving the chain builds a botocore session (and may ask the instance metadata
-    service), far too slow to repeat per shard: the answer is kept per credential-related
-    environment (``clear_cache`` forgets it).
-    """
-    env = tuple(os.environ.get(name) for name in AWS_CREDENTIAL_ENV)
-    found = _CREDENTIALS_FOUND.get(env)
-    if found is None:
-        found = _CREDENTIALS_FOUND[env] = _resolve_aws_credentials()
-    return found
-
-
-def _resolve_aws_credentials() -> bool:
-    try:
-        import botocore.session
-    except ImportError:
-        return True  # let s3fs report the problem
-    try:
-        return botocore.session.get_session().get_credentials() is not None
-    except Exception:
-        return True
 
 
 def _gcs_plan(scheme: str, bucket: str, path: str) -> tuple[tuple[Any, ...], Any, str]:

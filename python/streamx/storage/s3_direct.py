@@ -21,6 +21,13 @@ from typing import Any
 from urllib.parse import urlparse
 
 from streamx.exceptions import ChecksumMismatchError, S3ResponseError
+from streamx.storage.aws_credentials import (
+    AWS_CREDENTIAL_ENV,
+    CREDENTIAL_PLACES,
+    botocore_chain,
+    forget_credentials,
+    has_credentials,
+)
 from streamx.storage.sigv4 import Credentials, quote_key, sign_get
 
 __all__ = [
@@ -45,33 +52,6 @@ _BOTOCORE_ONLY_ENV = (
     "AWS_S3_USE_ARN_REGION",
     "AWS_S3_DISABLE_MULTIREGION_ACCESS_POINTS",
 )
-
-
-# Profile settings that change the endpoint, addressing or TLS of botocore's requests.
-_BOTOCORE_ONLY_PROFILE_KEYS = (
-    "endpoint_url",
-    "services",
-    "s3",
-    "ca_bundle",
-    "use_fips_endpoint",
-    "use_dualstack_endpoint",
-)
-# What the botocore chain's answer depends on, besides files it reads.
-AWS_CREDENTIAL_ENV = (
-    "AWS_ACCESS_KEY_ID",
-    "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN",
-    "AWS_PROFILE",
-    "AWS_DEFAULT_PROFILE",
-    "AWS_SHARED_CREDENTIALS_FILE",
-    "AWS_CONFIG_FILE",
-    "AWS_ROLE_ARN",
-    "AWS_WEB_IDENTITY_TOKEN_FILE",
-    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-    "AWS_EC2_METADATA_DISABLED",
-)
-_RESOLVED: dict[tuple[Any, ...], tuple[CredentialSource, str] | None] = {}
 
 
 class CredentialSource:
@@ -189,31 +169,6 @@ def route_for(bucket: str, key: str) -> S3Route | None:
     )
 
 
-CREDENTIAL_PLACES = (
-    "the environment (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE), the shared "
-    "credentials and config files (AWS_SHARED_CREDENTIALS_FILE, AWS_CONFIG_FILE, by default "
-    "~/.aws/credentials and ~/.aws/config), and the rest of botocore's chain (web identity, "
-    "SSO, container and instance metadata)"
-)
-
-
-def has_credentials() -> bool:
-    """Whether the environment or botocore's chain holds any AWS credentials."""
-    if os.environ.get("AWS_ACCESS_KEY_ID") and os.environ.get("AWS_SECRET_ACCESS_KEY"):
-        return True
-    try:
-        import botocore.session
-
-        return botocore.session.get_session().get_credentials() is not None
-    except Exception:
-        return False
-
-
-def forget_credentials() -> None:
-    """Drop what botocore's chain resolved (tests use this after rewriting its files)."""
-    _RESOLVED.clear()
-
-
 def _credentials_and_region() -> tuple[CredentialSource, str] | None:
     """Static credentials from the environment without importing botocore; otherwise what
     botocore's own chain resolves (profiles, SSO, roles, instance metadata), unless the
@@ -224,30 +179,9 @@ def _credentials_and_region() -> tuple[CredentialSource, str] | None:
     if access and secret:
         static = Credentials(access, secret, env.get("AWS_SESSION_TOKEN") or None)
         return StaticCredentials(static), region
-    fingerprint = (os.getpid(), *(env.get(n) for n in AWS_CREDENTIAL_ENV))
-    if fingerprint not in _RESOLVED:
-        _RESOLVED.clear()
-        _RESOLVED[fingerprint] = _resolve_with_botocore()
-    found = _RESOLVED[fingerprint]
-    if found is None:
+    chain = botocore_chain()
+    # No credentials (public buckets go unsigned through s3fs), a failed lookup (s3fs reports
+    # it in botocore's words) or a profile only botocore can apply: not the direct route.
+    if not chain.found or chain.botocore_only:
         return None
-    source, configured_region = found
-    return source, region or configured_region
-
-
-def _resolve_with_botocore() -> tuple[CredentialSource, str] | None:
-    try:
-        import botocore.session
-    except ImportError:
-        return None
-    try:
-        session = botocore.session.get_session()
-        profile = session.get_scoped_config()
-        if any(profile.get(name) for name in _BOTOCORE_ONLY_PROFILE_KEYS):
-            return None
-        found = session.get_credentials()
-    except Exception:
-        return None  # s3fs reports the problem with botocore's own words
-    if found is None:
-        return None  # no credentials: public buckets go unsigned through s3fs
-    return BotocoreCredentials(found), str(session.get_config_variable("region") or "")
+    return BotocoreCredentials(chain.credentials), region or chain.region

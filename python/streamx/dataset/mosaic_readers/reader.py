@@ -14,8 +14,9 @@ from streamx import _core
 from streamx.dataset.array import Array
 from streamx.format.columns import ColumnPlan
 from streamx.format.encodings import is_mds_encoding_safe
-from streamx.format.index import FileInfo, ShardInfo, _parse_shard
+from streamx.format.index import FileInfo, ShardInfo, parse_shard_entry
 from streamx.format.readers import SampleReader, make_reader
+from streamx.location import INDEX_BASENAME
 
 __all__ = ["FileInfo", "JointReader", "Reader", "SplitReader", "file_info"]
 
@@ -51,8 +52,8 @@ class Reader(Array):
 
     def _attach(self, dirname: str, split: str | None, entry: dict[str, Any]) -> None:
         """Parses ``entry`` as ``index.json`` holds it, with streamx's validation."""
-        where = os.path.join(dirname, split or "", "index.json")
-        shard = _parse_shard(dirname, split or "", entry, where, 0)
+        where = os.path.join(dirname, split or "", INDEX_BASENAME)
+        shard = parse_shard_entry(dirname, split or "", entry, where, 0)
         if shard.format not in self.formats:
             raise ValueError(f"{type(self).__name__} cannot read {shard.format!r} shards.")
         self.shard: ShardInfo = shard
