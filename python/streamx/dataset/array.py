@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from streamx.runtime.overrides import overridden
+
 __all__ = ["Array"]
 
 
@@ -24,8 +26,7 @@ class Array:
     def _enable_fast_get(self, owner: type[Array], fast: Callable[[int], Any] | None) -> None:
         """Uses ``fast(i)`` (negative ``i`` allowed, ``IndexError`` past the end) for int
         indices, unless a subclass of ``owner`` overrides ``get_item`` or ``size``."""
-        cls = type(self)
-        if fast is not None and cls.get_item is owner.get_item and cls.size is owner.size:
+        if fast is not None and not overridden(type(self), owner, ("get_item", "size")):
             self._fast_get = fast
 
     @property

@@ -13,6 +13,7 @@ from streamx.dataset.stream import Stream
 from streamx.format.index import ShardInfo, ShardList
 from streamx.order.settings import PlanStream
 from streamx.order.world import World
+from streamx.runtime.overrides import overridden
 
 __all__ = ["DatasetLayout", "shard_columns"]
 
@@ -127,7 +128,7 @@ class DatasetLayout:
     def fetches_own_way(self) -> tuple[bool, ...]:
         """Per stream: whether its class overrides ``Stream._download_file``, so that it may
         not fetch its files from ``remote`` at all (range reads leave such streams alone)."""
-        return tuple(type(s)._download_file is not Stream._download_file for s in self.streams)
+        return tuple(bool(overridden(type(s), Stream, ("_download_file",))) for s in self.streams)
 
     def shard_range(self, stream_id: int) -> range:
         """The ids of stream ``stream_id``'s shards."""

@@ -20,6 +20,7 @@ from streamx.format.encodings import is_mds_encoding_safe
 from streamx.format.index import INDEX_BASENAME, FileInfo, ShardInfo, ShardList
 from streamx.format.shard_list import SchemaUse
 from streamx.location import Location
+from streamx.runtime.overrides import overridden
 from streamx.storage.download import download_file
 from streamx.storage.filesystems import split_url
 
@@ -306,7 +307,7 @@ class Stream:
         """
         # Decompressing while downloading is the base hook's own way: a subclass's hook runs
         # once the compressed file is in.
-        overlap = type(self)._decompress_shard_part is Stream._decompress_shard_part
+        overlap = not overridden(type(self), Stream, ("_decompress_shard_part",))
         with listed(raw_info, zip_info):
             return prepare_listed(self, raw_info, zip_info, compression, overlap=overlap)
 

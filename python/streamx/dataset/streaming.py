@@ -45,6 +45,7 @@ from streamx.order.settings import (
 )
 from streamx.order.world import World
 from streamx.runtime import metrics
+from streamx.runtime.overrides import overridden
 from streamx.runtime.torch_bases import TorchIterableDataset
 from streamx.storage.settings import shards_ahead
 
@@ -344,11 +345,7 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
     def _sample_access(self) -> SampleAccess:
         """Chunked decoding in Rust, unless a subclass overrides ``__getitem__`` or
         ``get_item``: then every id goes through ``ds[i]``, as in mosaicml-streaming."""
-        cls = type(self)
-        overridden = (
-            cls.__getitem__ is not StreamingDataset.__getitem__
-            or cls.get_item is not StreamingDataset.get_item
-        )
+        hooks = overridden(type(self), StreamingDataset, ("__getitem__", "get_item"))
         return reader_access(
             self._reader,
             self._ranges,
@@ -356,7 +353,7 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
             get_item=self.get_item,
             prepare=self._prepare_ahead,
             chunk=self._chunk,
-            overridden=overridden,
+            overridden=bool(hooks),
         )
 
     def __iter__(self) -> Iterator[Any]:

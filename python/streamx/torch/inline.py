@@ -25,6 +25,7 @@ from streamx.dataset.streaming import StreamingDataset
 from streamx.format.ndarray import NDArray
 from streamx.format.readers.batch_columns import Columns
 from streamx.format.readers.mds import MDSSampleReader
+from streamx.runtime.overrides import overridden
 from streamx.torch.batched import pack_batch, unpack_batch
 
 __all__ = ["can_read_inline", "inline_batches"]
@@ -33,12 +34,10 @@ __all__ = ["can_read_inline", "inline_batches"]
 def can_read_inline(dataset: StreamingDataset) -> bool:
     """Whether samples are decoded by Rust (and numpy, for ``ndarray`` columns) alone, with
     no subclass override to honour."""
-    cls = type(dataset)
     reader = dataset._reader
+    hooks = ("__iter__", "__getitem__", "get_item")
     return (
-        cls.__iter__ is StreamingDataset.__iter__
-        and cls.__getitem__ is StreamingDataset.__getitem__
-        and cls.get_item is StreamingDataset.get_item
+        not overridden(type(dataset), StreamingDataset, hooks)
         and isinstance(reader, MDSSampleReader)
         and all(
             isinstance(coder, NDArray) for plan in reader._plans for _, coder in plan.python_columns
