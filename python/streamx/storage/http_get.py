@@ -187,6 +187,15 @@ def _send(
     return conn.getresponse(), sock
 
 
+def _clipped_at_the_end(found: re.Match[str], start: int, length: int) -> bool:
+    """Whether a ``Content-Range`` answer stops at the object's last byte, short of the
+    range asked for (RFC 9110: a range past the end is answered up to the end)."""
+    if found[3] == "*" or int(found[1]) != start:
+        return False
+    end, total = int(found[2]), int(found[3])
+    return end == total - 1 and end < start + length - 1
+
+
 def _check_status(
     target: Target,
     response: http.client.HTTPResponse,
@@ -217,6 +226,14 @@ def _check_status(
     if status == 200:
         raise RangeIgnoredError(f"{target.url}: the server ignores Range requests")
     found = _CONTENT_RANGE.fullmatch(response.getheader("Content-Range", ""))
+    if found is not None and _clipped_at_the_end(found, start, length):
+        # The object ends before the range asked for: it is shorter than its index says (a
+        # size error, as a first part would have found from the total), not a cut body.
+        raise SizeMismatchError(
+            f"{target.url} is {found[3]} bytes: the server sent Content-Range "
+            f"{response.getheader('Content-Range')!r} for bytes {start}-{start + length - 1}",
+            int(found[3]),
+        )
     if found is None or int(found[1]) != start or int(found[2]) != start + length - 1:
         raise TruncatedDownloadError(
             f"{target.url}: asked for bytes {start}-{start + length - 1}, the server sent "
