@@ -35,8 +35,13 @@ def _edit_index(out: Path, edit: object) -> None:
     (out / "index.json").write_text(json.dumps(index))
 
 
-def _child(code: str, limit_mb: int = 2048) -> subprocess.CompletedProcess[str]:
-    """Runs ``code`` in a fresh interpreter under an address-space cap of ``limit_mb``."""
+def _child(code: str, limit_mb: int = 4096) -> subprocess.CompletedProcess[str]:
+    """Runs ``code`` in a fresh interpreter under an address-space cap of ``limit_mb``.
+
+    The sizes fed in ask for terabytes, far past any cap. The cap leaves room for what a
+    dataset legitimately maps: ``StreamingDataset`` is torch's ``IterableDataset``, and a
+    CUDA build of torch alone maps about 3 GiB (under 2 GiB, CI once ran out of address
+    space in the metrics map, before any hostile size was read)."""
     env = {**os.environ, "PYTHONPATH": str(_REPO / "python")}
     prelude = (
         "import resource\n"
