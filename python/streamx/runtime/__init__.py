@@ -1,3 +1,4 @@
 """Runtime pieces that every floor may need: where this process sits among DataLoader
 workers, torch's dataset base classes (both without importing torch), the run's private
-directories, and the iteration metrics that downloads count into."""
+directories, the iteration metrics that downloads count into, replacing a file whole, and
+which hooks a subclass overrides."""
