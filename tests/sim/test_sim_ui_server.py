@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import http.client
 import json
+import signal
 import socket
 import subprocess
 import sys
+import urllib.request
 from collections.abc import Iterator
 
 import pytest
@@ -111,3 +113,35 @@ def test_simulate_ui_on_a_taken_port_says_so() -> None:
     assert proc.returncode == 1
     assert f"port {taken} on 127.0.0.1 is taken" in proc.stderr
     assert "Traceback" not in proc.stderr + proc.stdout
+
+
+def test_simulate_ui_on_a_taken_default_port_prints_the_one_it_took() -> None:
+    """Through the CLI: the default port (not Streamlit's 8501) held by another program,
+    ``simulate --ui`` says so, serves on a free port, and prints the address that answers."""
+    assert sim_ui.DEFAULT_PORT != 8501
+    with socket.socket() as busy:
+        busy.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            busy.bind(("127.0.0.1", sim_ui.DEFAULT_PORT))
+            busy.listen()
+        except OSError:
+            pass  # another program holds it already: the same case
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamx", "simulate", "--ui"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert proc.stdout is not None
+            taken = proc.stdout.readline()
+            serving = proc.stdout.readline()
+            assert taken.startswith(f"port {sim_ui.DEFAULT_PORT} is taken; using "), taken
+            port = int(taken.rsplit("using ", 1)[1].split()[0])
+            assert f"http://127.0.0.1:{port}/" in serving
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=30) as page:
+                assert page.status == 200
+        finally:
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=30)
+    assert "Traceback" not in err
