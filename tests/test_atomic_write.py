@@ -60,7 +60,7 @@ def test_the_temp_is_written_beside_the_destination(tmp_path: Path) -> None:
 def test_default_temp_names_are_unique_and_never_a_decompression_temp() -> None:
     names = {temp_beside("/d/shard.00000.mds") for _ in range(200)}
     assert len(names) == 200
-    # cache/shard_files.py removes `<name>.tmp.<n>.<n>` (the core's decompression) when
+    # cache/cached_files.py removes `<name>.tmp.<n>.<n>` (the core's decompression) when
     # stale; epoch_state skips names with ".tmp." when it lists its pass files.
     decompression = re.compile(r"shard\.00000\.mds\.tmp\.\d+\.\d+")
     for name in names:

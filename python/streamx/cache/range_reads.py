@@ -48,8 +48,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from streamx.cache.cached_files import files_ready, remote_url, stale_size
 from streamx.cache.shard_cache import ShardCache
-from streamx.cache.shard_files import files_ready, remote_url, stale_size
 from streamx.cache.views import CachedStream, CacheLayout
 from streamx.exceptions import (
     CorruptShardError,

@@ -32,13 +32,13 @@ from typing import Any
 from streamx import _core
 from streamx.cache import process_holds
 from streamx.cache.cache_dir import writable
+from streamx.cache.cached_files import TempScan, ledger_entries, remove_stale_temps
+from streamx.cache.cached_files import bytes_present as _bytes_present
+from streamx.cache.cached_files import files_ready as _files_ready
+from streamx.cache.cached_files import normalize as _normalize
 from streamx.cache.ledger_manifest import write_manifest
 from streamx.cache.read_only_ledger import ReadOnlyLedger
 from streamx.cache.room import begin_within_limit
-from streamx.cache.shard_files import TempScan, ledger_entries, remove_stale_temps
-from streamx.cache.shard_files import bytes_present as _bytes_present
-from streamx.cache.shard_files import files_ready as _files_ready
-from streamx.cache.shard_files import normalize as _normalize
 from streamx.cache.views import CachedStream, CacheLayout
 from streamx.exceptions import ChecksumError
 from streamx.format.index import ShardInfo

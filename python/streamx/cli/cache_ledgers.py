@@ -20,8 +20,8 @@ import time
 from dataclasses import dataclass, field
 
 from streamx import _core
+from streamx.cache.cached_files import ledger_entries
 from streamx.cache.ledger_manifest import read_manifest
-from streamx.cache.shard_files import ledger_entries
 from streamx.cli.ledger_types import LedgerSnapshot
 from streamx.format.index import INDEX_BASENAME, parse_index
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import typer
 
-from streamx.cache.shard_files import remote_url
+from streamx.cache.cached_files import remote_url
 from streamx.cli.errors import CommandFailed, one_line_errors
 from streamx.cli.location import Location, Split, inside, is_remote, local_path
 from streamx.cli.output import byte_progress, console, human_bytes, print_json

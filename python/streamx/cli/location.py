@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 
-from streamx.cache.shard_files import remote_url
+from streamx.cache.cached_files import remote_url
 from streamx.format.index import INDEX_BASENAME, ShardInfo, parse_index
 from streamx.location import Location as Where
 from streamx.storage.download import download_file

@@ -7,13 +7,13 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 from streamx import _core
-from streamx.cache import cache_dir, shard_files
+from streamx.cache import cache_dir, cached_files
 from streamx.cache.local_claims import Claim, claim_local
 from streamx.dataset.stream import Stream
 from streamx.format.index import ShardInfo, ShardList
+from streamx.format.lazy_shards import IndexPart
 from streamx.format.parquet.index import MANIFEST, build_index
 from streamx.format.parquet.row_group import fetch_row_group
-from streamx.format.shard_list import IndexPart
 
 __all__ = ["ParquetStream"]
 
@@ -80,7 +80,7 @@ class ParquetStream(Stream):
     @property
     def source(self) -> str:
         assert self.remote is not None
-        return shard_files.remote_url(self.remote, self.split, "").rstrip("/")
+        return cached_files.remote_url(self.remote, self.split, "").rstrip("/")
 
     def _download_file(self, from_basename: str, to_basename: str | None = None) -> str:
         raise NotImplementedError(f"{self.source}: a Parquet stream fetches row groups by range")

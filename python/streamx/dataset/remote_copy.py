@@ -13,7 +13,7 @@ import json
 import os
 import uuid
 
-from streamx.cache import shard_files
+from streamx.cache import cached_files
 from streamx.dataset.stream_hooks import StreamHooks
 from streamx.exceptions import CorruptShardError
 from streamx.format.index import INDEX_BASENAME, FileInfo
@@ -34,7 +34,7 @@ def raise_if_remote_copy_bad(
     """
     if stream.remote is None or _remote_listed_size(stream, info.basename) != info.bytes:
         return
-    where = shard_files.remote_url(stream.remote, stream.split, info.basename)
+    where = cached_files.remote_url(stream.remote, stream.split, info.basename)
     size = f"{got} bytes" if got is not None else "a different number of bytes"
     raise CorruptShardError(
         f"The remote copy of {where} is bad: it is {size}, but the remote's own index.json "

@@ -11,14 +11,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from streamx import _core
-from streamx.cache import cache_dir, shard_files
+from streamx.cache import cache_dir, cached_files
 from streamx.cache.index_fetch import load_index_checked
 from streamx.cache.local_claims import Claim, claim_local
 from streamx.dataset import weights
 from streamx.dataset.stream_files import FOLLOWER, VERIFIED, listed, listed_size, prepare_listed
 from streamx.format.encodings import is_mds_encoding_safe
 from streamx.format.index import INDEX_BASENAME, FileInfo, ShardInfo, ShardList
-from streamx.format.shard_list import SchemaUse
+from streamx.format.lazy_shards import SchemaUse
 from streamx.location import Location
 from streamx.runtime.overrides import overridden
 from streamx.storage.download import download_file
@@ -234,7 +234,7 @@ class Stream:
         local = os.path.join(self.local, self.split, to_basename or from_basename)
         if self.remote is None:
             raise FileNotFoundError(f"{local} is missing, and its stream has no `remote`")
-        url = shard_files.remote_url(self.remote, self.split, from_basename)
+        url = cached_files.remote_url(self.remote, self.split, from_basename)
         try:
             download_file(
                 url,
@@ -279,7 +279,7 @@ class Stream:
             ChecksumError: If the compressed file's digest differs from the index.
         """
         if VERIFIED.get() != zip_filename:
-            shard_files.check_hash(self.validate_hash, zip_info, zip_filename)
+            cached_files.check_hash(self.validate_hash, zip_info, zip_filename)
         if compression is None:
             raise ValueError(f"{zip_filename}: a compressed file of an uncompressed shard")
         max_bytes = listed_size(os.path.basename(raw_filename))
@@ -352,9 +352,9 @@ class Stream:
         if self.remote is not None and getattr(self, "_claim", None) is None:
             where, remote = os.path.join(self.local, self.split), self.remote
             if remote != self.local:
-                cache_dir.prepare(where, shard_files.remote_url(remote, self.split, ""))
+                cache_dir.prepare(where, cached_files.remote_url(remote, self.split, ""))
             self._claim: Claim | None = claim_local(
-                where, shard_files.remote_url(remote, self.split, "")
+                where, cached_files.remote_url(remote, self.split, "")
             )
         shards = load_index_checked(self._download_file, self.local, self.split, bool(self.remote))
         for use in shards.schema_uses():  # per distinct column layout, not per shard
@@ -377,7 +377,7 @@ class Stream:
             ValueError: If an uncompressed shard has compressed files.
         """
         for i, shard in enumerate(shards):
-            cache_usage_per_shard[i] = shard_files.set_up_shard(shard, self.safe_keep_zip)
+            cache_usage_per_shard[i] = cached_files.set_up_shard(shard, self.safe_keep_zip)
 
     def get_index_size(self) -> int:
         """Returns the size of the local ``index.json`` in bytes.

@@ -17,7 +17,7 @@ import os
 from collections.abc import Iterator, Mapping
 
 from streamx import _core
-from streamx.cache import shard_files
+from streamx.cache import cached_files
 from streamx.dataset.remote_copy import raise_if_remote_copy_bad
 from streamx.dataset.stream_hooks import StreamHooks
 from streamx.exceptions import SizeMismatchError, StaleIndexError
@@ -85,14 +85,14 @@ def prepare_listed(
     if os.path.isfile(raw_filename):
         if stream.safe_keep_zip:
             return 0
-        return -shard_files.remove_counted(zip_info, zip_filename, stream.local)
+        return -cached_files.remove_counted(zip_info, zip_filename, stream.local)
     delta, decompressed, verified = 0, False, None
     source, staged = zip_filename, False
     if not os.path.isfile(zip_filename):
         # The compressed file keeps a staging name until its raw file is in place: a
         # compressed file found under its own name is one at rest, never one this download
         # holds (readers decompress what they find, outside the download's reservation).
-        staging = shard_files.staging_name(zip_info.basename)
+        staging = cached_files.staging_name(zip_info.basename)
         if stream.validate_hash:
             source = _fetch_listed(stream, zip_info, staging)
             _check_staged(stream, zip_info, source, zip_filename)
@@ -112,7 +112,7 @@ def prepare_listed(
                 stream._decompress_shard_part(zip_info, source, raw_filename, compression)
             finally:
                 VERIFIED.reset(token)
-        shard_files.check_size(raw_info, raw_filename)  # a rewritten zip of the same size
+        cached_files.check_size(raw_info, raw_filename)  # a rewritten zip of the same size
         if staged and stream.safe_keep_zip and os.path.isfile(source):
             os.replace(source, zip_filename)
         elif decompressed and not staged and not stream.safe_keep_zip:
@@ -129,7 +129,7 @@ def _check_staged(stream: StreamHooks, info: FileInfo, got: str, path: str) -> N
     """Checks the digest of a compressed file downloaded to ``got`` (named ``path`` in
     errors), removing it on a mismatch."""
     try:
-        shard_files.check_hash(stream.validate_hash, info, got, named=path)
+        cached_files.check_hash(stream.validate_hash, info, got, named=path)
     except BaseException:
         if os.path.abspath(got) != os.path.abspath(path):
             with contextlib.suppress(FileNotFoundError):
@@ -168,12 +168,12 @@ def _fetch_verified(stream: StreamHooks, info: FileInfo, path: str) -> None:
     its digest matches: readers find a shard file (raw, or compressed to decompress) by its
     name, so a file checked in place could be read by another thread or process before a
     mismatch removed it."""
-    staging = shard_files.staging_name(info.basename)
+    staging = cached_files.staging_name(info.basename)
     got = _fetch_listed(stream, info, staging)
     # A subclass's download hook may ignore the staging name and write `path` itself.
     staged = os.path.abspath(got) != os.path.abspath(path)
     try:
-        shard_files.check_hash(stream.validate_hash, info, got, named=path)
+        cached_files.check_hash(stream.validate_hash, info, got, named=path)
         if staged:
             os.replace(got, path)
     except BaseException:
@@ -191,7 +191,7 @@ def _fetch_listed(stream: StreamHooks, info: FileInfo, to_basename: str | None =
             got = stream._download_file(info.basename, to_basename)
     except SizeMismatchError as err:
         raise_if_remote_copy_bad(stream, info, err.size, err)
-        shard_files.stale_size(info, stream.index_path, err.size, err)
+        cached_files.stale_size(info, stream.index_path, err.size, err)
     except FileNotFoundError as err:
         if stream.remote is None:
             raise
@@ -202,7 +202,7 @@ def _fetch_listed(stream: StreamHooks, info: FileInfo, to_basename: str | None =
         ) from err
     size = os.path.getsize(got)
     try:
-        shard_files.check_size(info, got)
+        cached_files.check_size(info, got)
     except StaleIndexError as err:
         raise_if_remote_copy_bad(stream, info, size, err)
         raise

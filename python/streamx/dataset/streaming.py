@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 
 from streamx.cache.range_reads import RangeReads
 from streamx.cache.shard_cache import ShardCache
-from streamx.dataset import shard_ops
+from streamx.dataset import manual_shards
 from streamx.dataset.args import (
     StreamDefaults,
     build_streams,
@@ -27,8 +27,8 @@ from streamx.dataset.array import Array
 from streamx.dataset.attributes import LayoutField, SettingField
 from streamx.dataset.iteration import SampleAccess, chunk_size, worker_samples
 from streamx.dataset.layout import DatasetLayout
+from streamx.dataset.read_window import ShardWindow
 from streamx.dataset.reader_access import reader_access
-from streamx.dataset.shard_window import ShardWindow
 from streamx.dataset.spanner import Spanner
 from streamx.dataset.stream import Stream, apply_weights
 from streamx.format.index import ShardInfo
@@ -396,7 +396,7 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         if state is not None:
             state.close()
 
-    # Shard-level members of mosaicml-streaming's StreamingDataset (logic in shard_ops).
+    # Shard-level members of mosaicml-streaming's StreamingDataset (logic in manual_shards).
 
     @functools.cached_property
     def spanner(self) -> Spanner:
@@ -428,7 +428,7 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         Examples:
             >>> dataset.prepare_shard(0)  # doctest: +SKIP
         """
-        shard_ops.prepare_shard(self, shard_id, blocking)
+        manual_shards.prepare_shard(self, shard_id, blocking)
 
     def evict_shard(self, shard_id: int) -> None:
         """Deletes a downloaded shard's files from the local cache now.
@@ -446,7 +446,7 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         Examples:
             >>> dataset.evict_shard(0)  # doctest: +SKIP
         """
-        shard_ops.evict_shard(self, shard_id)
+        manual_shards.evict_shard(self, shard_id)
 
     def evict_coldest_shard(self) -> None:
         """Evicts the least recently used downloaded shard that no process is reading.
@@ -457,7 +457,7 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         Examples:
             >>> dataset.evict_coldest_shard()  # doctest: +SKIP
         """
-        shard_ops.evict_coldest_shard(self)
+        manual_shards.evict_coldest_shard(self)
 
     def on_exception(self, future: Future[Any]) -> None:
         """Re-raises the exception of a finished background task, if it raised one.
@@ -471,4 +471,4 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         Examples:
             >>> future.add_done_callback(dataset.on_exception)  # doctest: +SKIP
         """
-        shard_ops.on_exception(future)
+        manual_shards.on_exception(future)

@@ -1,5 +1,5 @@
 """Reading and validating ``index.json``: the Rust core reads it into columns
-(:class:`~streamx.format.shard_list.ShardList`), one :class:`ShardInfo` per entry on demand.
+(:class:`~streamx.format.lazy_shards.ShardList`), one :class:`ShardInfo` per entry on demand.
 
 The core checks every entry as the Python validator did, with the same messages naming the
 file and the shard: counts and sizes are JSON integers >= 0, a shard's sample count fits its
@@ -17,8 +17,8 @@ from typing import Any
 from streamx import _core
 from streamx.exceptions import CorruptIndexError, IndexJSONError
 from streamx.format.encodings import is_mds_encoding
-from streamx.format.shard_info import FileInfo, ShardInfo
-from streamx.format.shard_list import IndexPart, ShardList
+from streamx.format.index_entry import FileInfo, ShardInfo
+from streamx.format.lazy_shards import IndexPart, ShardList
 from streamx.location import INDEX_BASENAME as INDEX_BASENAME
 
 __all__ = [

@@ -14,7 +14,7 @@ Examples:
 from streamx.sim.config import SimConfig, SimStream
 from streamx.sim.result import SimResult, Summary
 from streamx.sim.run import epoch_order, simulate
-from streamx.sim.shards import ShardTable, load_shards, synth_shards
+from streamx.sim.shard_table import ShardTable, load_shards, synth_shards
 
 __all__ = [
     "ShardTable",

@@ -9,7 +9,7 @@ from typing import Any, get_args
 
 from streamx.order.settings import PartitionAlgo, ShuffleAlgo
 from streamx.sim.config import SimConfig, SimStream
-from streamx.sim.shards import load_shards, synth_shards
+from streamx.sim.shard_table import load_shards, synth_shards
 from streamx.sim.units import parse_count, parse_float, parse_int, parse_size
 
 __all__ = ["COMPARABLE", "expand_compare", "parse_bool", "parse_compare", "streams_from"]

@@ -15,7 +15,7 @@ from streamx.order.settings import (
     SamplingMethod,
     ShuffleAlgo,
 )
-from streamx.sim.shards import ShardTable
+from streamx.sim.shard_table import ShardTable
 from streamx.sim.units import MAX_BYTES, MAX_COUNT, check_finite
 
 __all__ = ["SimConfig", "SimStream"]

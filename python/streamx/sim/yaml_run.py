@@ -14,7 +14,7 @@ from typing import Any
 
 from streamx.location import INDEX_BASENAME
 from streamx.sim.config import SimStream
-from streamx.sim.shards import load_shards
+from streamx.sim.shard_table import load_shards
 from streamx.sim.units import parse_count, parse_float, parse_int, parse_size
 
 __all__ = ["RunYaml", "read_run_yaml", "stream_from_spec"]

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-from streamx.dataset import shard_window
-from streamx.dataset.shard_window import ShardWindow
+from streamx.dataset import read_window
+from streamx.dataset.read_window import ShardWindow
 
 
 def _shards_of(ends: NDArray[np.int64]):  # type: ignore[no-untyped-def]
@@ -28,10 +28,10 @@ def _direct(
     stop, end = min(stop, total), min(max(end, stop), total)
     reading = list(dict.fromkeys(shard_at[start:stop].tolist()))
     ahead = list(dict.fromkeys(shard_at[start:end].tolist()))
-    first_block = (end - 1) // shard_window._BLOCK
+    first_block = (end - 1) // read_window._BLOCK
     runs: list[tuple[int, int]] = []  # (first position, shard)
     for block in (first_block, first_block + 1):
-        lo, hi = block * shard_window._BLOCK, min((block + 1) * shard_window._BLOCK, total)
+        lo, hi = block * read_window._BLOCK, min((block + 1) * read_window._BLOCK, total)
         runs += [
             (p, int(shard_at[p]))
             for p in range(lo, hi)
@@ -58,7 +58,7 @@ def _orders(total: int, rng: np.random.Generator) -> dict[str, NDArray[np.int64]
 def test_every_window_matches_the_direct_computation(
     block: int, following: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(shard_window, "_BLOCK", block)  # small blocks: runs split at edges
+    monkeypatch.setattr(read_window, "_BLOCK", block)  # small blocks: runs split at edges
     rng = np.random.default_rng(7)
     sizes = rng.integers(1, 40, 30)
     ends = np.cumsum(sizes).astype(np.int64)
@@ -108,7 +108,7 @@ def test_an_empty_window_declares_nothing() -> None:
 
 
 def test_the_next_shard_is_looked_for_one_block_ahead_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(shard_window, "_BLOCK", 10)
+    monkeypatch.setattr(read_window, "_BLOCK", 10)
     ends = np.array([1, 2], dtype=np.int64)
     # Shard 0 read 55 times in a row (an upsampled one-sample stream), then shard 1.
     ids = np.array([0] * 55 + [1], dtype=np.int64)

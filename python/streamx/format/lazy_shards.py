@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from streamx import _core
-from streamx.format.shard_info import FileInfo, ShardInfo
+from streamx.format.index_entry import FileInfo, ShardInfo
 
 __all__ = ["IndexPart", "SchemaUse", "ShardList"]
 
