@@ -27,6 +27,7 @@ from streamx.dataset.array import Array
 from streamx.dataset.attributes import LayoutField, SettingField
 from streamx.dataset.iteration import SampleAccess, chunk_size, worker_samples
 from streamx.dataset.layout import DatasetLayout
+from streamx.dataset.pass_view import PassView, decodes_without_python
 from streamx.dataset.read_window import ShardWindow
 from streamx.dataset.reader_access import reader_access
 from streamx.dataset.spanner import Spanner
@@ -363,9 +364,28 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         ``iter`` as it starts, so a worker shut down before it fetches anything (a pass cut
         short) still moves on to the next epoch with its siblings.
         """
+        claimed = self.claim_pass()
+        return worker_samples(claimed.start, claimed.layout, claimed.grouping, claimed.access)
+
+    def claim_pass(self) -> PassView:
+        """Claims this worker's next epoch, as ``iter`` does, and returns the pass, frozen:
+        what a loader walks it with (:mod:`streamx.torch` reads nothing private here)."""
         start = self._state.start_epoch(self._settings, self._parallel_rank_world.num_nodes)
         self._settings = start.settings
-        return worker_samples(start, self._layout, self._grouping, self._sample_access())
+        access = self._sample_access()
+        return PassView(start, self._layout, self._grouping, access, self._reader.evict)
+
+    @property
+    def decodes_without_python(self) -> bool:
+        """Whether every sample decodes in Rust (numpy for ``ndarray`` columns) with no hook
+        of a subclass's to honour: a loader may then read batches column by column itself."""
+        hooks = overridden(type(self), StreamingDataset, ("__iter__", "__getitem__", "get_item"))
+        return decodes_without_python(self._reader, bool(hooks))
+
+    def begin_loader_pass(self) -> None:
+        """Marks the start of a DataLoader's pass: the workers it starts agree on its epoch
+        through this mark."""
+        self._state.begin_pass()
 
     def state_dict(self, num_samples: int, from_beginning: bool) -> dict[str, Any]:
         """Returns the five-key resumption state after ``num_samples`` global samples."""

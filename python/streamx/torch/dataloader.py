@@ -108,7 +108,7 @@ class StreamingDataLoader(DataLoader):  # type: ignore[type-arg]
         self.num_samples_yielded = 0
         if isinstance(self.dataset, StreamingDataset):
             # The workers started for this pass agree on its epoch through this token.
-            self.dataset._state.begin_pass()
+            self.dataset.begin_loader_pass()
         batches: Iterator[Any] | DataLoader  # type: ignore[type-arg]
         if not self._batched:
             batches = super().__iter__()

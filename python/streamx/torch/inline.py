@@ -22,10 +22,7 @@ import torch
 
 from streamx.dataset.iteration import loader_batches
 from streamx.dataset.streaming import StreamingDataset
-from streamx.format.ndarray import NDArray
 from streamx.format.readers.batch_columns import Columns
-from streamx.format.readers.mds import MDSSampleReader
-from streamx.runtime.overrides import overridden
 from streamx.torch.batched import pack_batch, unpack_batch
 
 __all__ = ["can_read_inline", "inline_batches"]
@@ -34,34 +31,25 @@ __all__ = ["can_read_inline", "inline_batches"]
 def can_read_inline(dataset: StreamingDataset) -> bool:
     """Whether samples are decoded by Rust (and numpy, for ``ndarray`` columns) alone, with
     no subclass override to honour."""
-    reader = dataset._reader
-    hooks = ("__iter__", "__getitem__", "get_item")
-    return (
-        not overridden(type(dataset), StreamingDataset, hooks)
-        and isinstance(reader, MDSSampleReader)
-        and all(
-            isinstance(coder, NDArray) for plan in reader._plans for _, coder in plan.python_columns
-        )
-    )
+    return dataset.decodes_without_python
 
 
 def inline_batches(
     dataset: StreamingDataset, *, num_workers: int, batch_size: int, drop_last: bool
 ) -> Iterator[Any]:
     """Yields the collated batches of the dataset's next pass (claims its epoch)."""
-    start = dataset._state.start_epoch(dataset._settings, dataset._parallel_rank_world.num_nodes)
-    dataset._settings = start.settings
-    access = dataset._sample_access()
+    claimed = dataset.claim_pass()
+    access = claimed.access
     walk = functools.partial(
         loader_batches,
-        start,
-        dataset._layout,
-        dataset._grouping,
+        claimed.start,
+        claimed.layout,
+        claimed.grouping,
         access,
         num_workers=num_workers,
         batch_size=batch_size,
         drop_last=drop_last,
-        release=dataset._reader.evict,
+        release=claimed.release,
     )
     get_columns = access.get_columns
     if get_columns is not None:  # read column by column: no sample objects

@@ -96,6 +96,10 @@ class MDSSampleReader:
             self._decode(indices[position], sample, columns)
         return samples
 
+    def python_columns(self) -> list[tuple[str, Any]]:
+        """``(column, coder)`` of every column some shard decodes in Python, all schemas."""
+        return [column for plan in self._plans for column in plan.python_columns]
+
     def get_columns(self, indices: list[int]) -> Columns:
         """Samples ``indices`` as one array or list per column (only when
         :attr:`batch_layout` is set).

@@ -1,0 +1,43 @@
+"""One claimed pass over a :class:`~streamx.StreamingDataset`, frozen.
+
+``iter(dataset)`` walks a pass in a DataLoader worker; :mod:`streamx.torch` may walk the
+same pass in the loader's own process (:mod:`streamx.torch.inline`). Both start from this
+value, which the dataset makes once per pass, so the loader reads nothing private of the
+dataset and both walks see the same epoch, layout, grouping and sample access.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from streamx.dataset.iteration import SampleAccess
+from streamx.dataset.layout import DatasetLayout
+from streamx.format.ndarray import NDArray
+from streamx.format.readers import SampleReader
+from streamx.format.readers.mds import MDSSampleReader
+from streamx.order.epoch_state import EpochStart
+from streamx.order.mesh import Mesh
+
+__all__ = ["PassView", "decodes_without_python"]
+
+
+@dataclass(frozen=True)
+class PassView:
+    """A pass this worker has claimed, and everything a loader walks it with."""
+
+    start: EpochStart  # the epoch, where it resumes, and its resolved settings
+    layout: DatasetLayout
+    grouping: int | Mesh | None  # ranks that read the same samples (replication, a mesh)
+    access: SampleAccess
+    release: Callable[[int], None]  # drops a shard's map once the pass is past it
+
+
+def decodes_without_python(reader: SampleReader, hooks_overridden: bool) -> bool:
+    """Whether samples decode in Rust (and numpy, for ``ndarray`` columns) alone: MDS, with
+    no subclass hook of the dataset's to honour and no column decoded by Python code."""
+    return (
+        not hooks_overridden
+        and isinstance(reader, MDSSampleReader)
+        and all(isinstance(coder, NDArray) for _, coder in reader.python_columns())
+    )
