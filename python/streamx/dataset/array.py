@@ -21,11 +21,14 @@ class Array:
 
     # ``ds[i]`` for a plain int, in one call into Rust; set by ``_enable_fast_get`` only
     # when it is equivalent to ``get_item`` (nothing overridden, nothing decoded in Python).
-    _fast_get: Callable[[int], Any] | None = None
+    _fast_get: Callable[[int], Any | None] | None = None
 
-    def _enable_fast_get(self, owner: type[Array], fast: Callable[[int], Any] | None) -> None:
-        """Uses ``fast(i)`` (negative ``i`` allowed, ``IndexError`` past the end) for int
-        indices, unless a subclass of ``owner`` overrides ``get_item`` or ``size``."""
+    def _enable_fast_get(
+        self, owner: type[Array], fast: Callable[[int], Any | None] | None
+    ) -> None:
+        """Uses ``fast(i)`` (negative ``i`` allowed, ``IndexError`` past the end, ``None``
+        while the sample's shard is not local) for int indices, unless a subclass of
+        ``owner`` overrides ``get_item`` or ``size``."""
         if fast is not None and not overridden(type(self), owner, ("get_item", "size")):
             self._fast_get = fast
 
@@ -42,9 +45,11 @@ class Array:
         fast = self._fast_get
         if fast is not None and type(at) is int:
             try:
-                return fast(at)
-            except (FileNotFoundError, OverflowError):
-                pass  # not local yet, or beyond int64: the general path below handles it
+                sample = fast(at)
+            except OverflowError:
+                sample = None  # beyond int64: the general path below says so
+            if sample is not None:
+                return sample  # else not local yet: the general path fetches it
         if isinstance(at, (int, np.integer)):
             idx = int(at)
             if idx < 0:

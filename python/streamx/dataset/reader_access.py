@@ -51,10 +51,10 @@ def reader_access(
         read_columns = mds.get_columns
 
         def get_columns(ids: list[int]) -> Columns:
-            try:
-                return read_columns(ids)
-            except FileNotFoundError:  # a shard not (wholly) here yet: the usual path
+            columns = read_columns(ids)
+            if columns is None:  # a shard not (wholly) here yet: the miss handler's way
                 return stack_samples(layout, get_many(ids))
+            return columns
 
     return SampleAccess(
         get_one=get_one,

@@ -264,11 +264,11 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
 
     def get_item(self, sample_id: int, retry: int = 7) -> Any:
         """Returns sample ``sample_id``, fetching its shard first if it is not local."""
-        try:
-            return self._reader.get(sample_id)
-        except FileNotFoundError:
-            if self._shard_cache is None:
-                raise
+        sample = self._reader.get_if_local(sample_id)
+        if sample is not None:
+            return sample
+        if self._shard_cache is None:  # no remote: the user's own file is missing
+            return self._reader.get(sample_id)  # raises FileNotFoundError naming it
         shard = self._shard_of(sample_id)
         if self._ranges is not None:  # a shard still downloading serves it by range
             sample = self._ranges.get(sample_id, shard)
@@ -277,10 +277,10 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         for _attempt in range(retry):
             with self._shard_cache.hold(shard):  # not evicted between download and read
                 self._shard_cache.prepare(shard)
-                try:
-                    return self._reader.get(sample_id)
-                except FileNotFoundError:
-                    continue  # deleted by hand since: fetch it again
+                sample = self._reader.get_if_local(sample_id)
+                if sample is not None:
+                    return sample
+                # Deleted by hand since: fetch it again.
         raise RuntimeError(
             f"StreamingDataset repeatedly failed to download a shard for sample {sample_id}. "
             f"If `cache_limit` ({self.cache_limit}) is set, it may be too low for the number "

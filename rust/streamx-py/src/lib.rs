@@ -20,6 +20,7 @@ mod errors;
 mod gather;
 mod growing;
 mod kinds;
+mod local;
 mod mapped;
 mod netio;
 mod packing;

@@ -18,6 +18,7 @@ use streamx_core::reader::{ShardDesc, ShardSet};
 use crate::enter::{enter_core_for, guard};
 use crate::errors::{IntoPy, PyExc};
 use crate::kinds::{self, Kind};
+use crate::local::if_local;
 use crate::sample_source::SampleSource;
 use crate::shard_index::ShardIndex;
 
@@ -181,6 +182,47 @@ impl MDSReader {
         listed: Vec<usize>,
     ) -> PyResult<Vec<Bound<'py, PyList>>> {
         crate::gather::gather(self, py, &indices, &columns, &outs, &listed)
+    }
+
+    /// `get`, or `None` while the sample's shard is not on local disk.
+    fn get_if_local<'py>(
+        &self,
+        py: Python<'py>,
+        index: u64,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
+        if_local(py, self.get(py, index))
+    }
+
+    /// `get_item`, or `None` while the sample's shard is not on local disk.
+    fn get_item_if_local<'py>(
+        &self,
+        py: Python<'py>,
+        index: i64,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
+        if_local(py, self.get_item(py, index))
+    }
+
+    /// `get_many`, or `None` while a shard of `indices` is not on local disk.
+    fn get_many_if_local<'py>(
+        &self,
+        py: Python<'py>,
+        indices: Vec<u64>,
+    ) -> PyResult<Option<Vec<Bound<'py, PyDict>>>> {
+        if_local(py, self.get_many(py, indices))
+    }
+
+    /// `gather`, or `None` while a shard of `indices` is not on local disk (the rows are
+    /// then incomplete).
+    #[pyo3(signature = (indices, columns, outs, listed=Vec::new()))]
+    fn gather_if_local<'py>(
+        &self,
+        py: Python<'py>,
+        indices: Vec<u64>,
+        columns: Vec<usize>,
+        outs: Vec<Bound<'py, PyArray2<u8>>>,
+        listed: Vec<usize>,
+    ) -> PyResult<Option<Vec<Bound<'py, PyList>>>> {
+        if_local(py, self.gather(py, indices, columns, outs, listed))
     }
 
     /// The framed bytes of sample `index`.

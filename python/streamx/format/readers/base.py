@@ -13,10 +13,16 @@ class SampleReader(Protocol):
 
     num_samples: int
     # ``get`` with a negative index counting from the end, when it is all ``ds[i]`` needs.
-    fast_get: Callable[[int], dict[str, Any]] | None
+    # Answers None, like ``get_if_local``, while the sample's shard is not on local disk.
+    fast_get: Callable[[int], dict[str, Any] | None] | None
 
     def get(self, index: int) -> dict[str, Any]:
         """Returns sample ``index`` (``0 <= index < num_samples``)."""
+        ...
+
+    def get_if_local(self, index: int) -> dict[str, Any] | None:
+        """Like :meth:`get`, but ``None`` while the sample's shard is not on local disk
+        (being downloaded): an answer, not an error."""
         ...
 
     def get_many(self, indices: list[int], fallback: Any) -> list[Any]:

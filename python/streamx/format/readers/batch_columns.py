@@ -116,11 +116,11 @@ def _column(
     return None
 
 
-def gather(core: _core.MDSReader, layout: BatchLayout, ids: list[int]) -> Columns:
-    """Samples ``ids``, in order, as one array or list per column.
+def gather(core: _core.MDSReader, layout: BatchLayout, ids: list[int]) -> Columns | None:
+    """Samples ``ids``, in order, as one array or list per column; ``None`` while a shard of
+    ``ids`` is not on local disk.
 
     Raises:
-        FileNotFoundError: A shard of ``ids`` is not on disk.
         CorruptShardError: A field is not as wide as its column, or does not decode.
     """
     fixed, listed = layout.fixed, layout.listed
@@ -128,7 +128,12 @@ def gather(core: _core.MDSReader, layout: BatchLayout, ids: list[int]) -> Column
     lists: list[list[Any]] = [[] for _ in listed]
     if ids:
         rows = [arrays[c.name].reshape(len(ids), -1).view(np.uint8) for c in fixed]
-        lists = core.gather(ids, [c.position for c in fixed], rows, [c.position for c in listed])
+        gathered = core.gather_if_local(
+            ids, [c.position for c in fixed], rows, [c.position for c in listed]
+        )
+        if gathered is None:
+            return None
+        lists = gathered
     values = dict(zip((c.name for c in listed), lists, strict=True))
     return {c.name: arrays[c.name] if c.name in arrays else values[c.name] for c in layout.columns}
 

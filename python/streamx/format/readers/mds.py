@@ -58,8 +58,8 @@ class MDSSampleReader:
         # One schema's decoders serve every sample when all shards agree (the usual case).
         self._decoders = plans[0].python_columns if len(decoders) == 1 and plans else None
         # With nothing to decode in Python, the Rust reader alone serves ``ds[i]``.
-        self.fast_get: Callable[[int], dict[str, Any]] | None = (
-            self._core.get_item if decoders <= {()} and not zero_copy else None
+        self.fast_get: Callable[[int], dict[str, Any] | None] | None = (
+            self._core.get_item_if_local if decoders <= {()} and not zero_copy else None
         )
         self._shards = shards
         self._zero_copy = zero_copy
@@ -76,17 +76,32 @@ class MDSSampleReader:
         self._decode(index, sample, decoders)
         return sample
 
+    def get_if_local(self, index: int) -> dict[str, Any] | None:
+        """Sample ``index``, or ``None`` while its shard is not on local disk."""
+        if self._zero_copy:
+            try:
+                return self._get_view(index)
+            except FileNotFoundError:  # views map the file in Python
+                return None
+        sample = self._core.get_if_local(index)
+        if sample is None:
+            return None
+        decoders = self._decoders
+        if decoders is None:
+            decoders = self._plans_for(index)
+        self._decode(index, sample, decoders)
+        return sample
+
     def get_many(self, indices: list[int], fallback: Any) -> list[Any]:
         """Decodes many samples in one call into Rust; ``fallback(i)`` serves any sample whose
         shard is not local yet (it downloads), keeping the order."""
         if self._zero_copy:
             try:
                 return [self._get_view(i) for i in indices]
-            except FileNotFoundError:
+            except FileNotFoundError:  # views map the file in Python
                 return [fallback(i) for i in indices]
-        try:
-            samples = self._core.get_many(indices)
-        except FileNotFoundError:
+        samples = self._core.get_many_if_local(indices)
+        if samples is None:
             return [fallback(i) for i in indices]
         decoders = self._decoders
         if decoders == ():
@@ -100,13 +115,9 @@ class MDSSampleReader:
         """``(column, coder)`` of every column some shard decodes in Python, all schemas."""
         return [column for plan in self._plans for column in plan.python_columns]
 
-    def get_columns(self, indices: list[int]) -> Columns:
+    def get_columns(self, indices: list[int]) -> Columns | None:
         """Samples ``indices`` as one array or list per column (only when
-        :attr:`batch_layout` is set).
-
-        Raises:
-            FileNotFoundError: A shard of ``indices`` is not on disk.
-        """
+        :attr:`batch_layout` is set), or ``None`` while a shard of theirs is not on disk."""
         assert self.batch_layout is not None
         return gather(self._core, self.batch_layout, indices)
 

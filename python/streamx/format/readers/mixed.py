@@ -48,7 +48,7 @@ class MixedSampleReader:
             self._starts.append(self._starts[-1] + shard.samples)
         self.num_samples = self._starts[-1]
         self._open: dict[int, Any] = {}
-        self.fast_get: Callable[[int], dict[str, Any]] | None = None
+        self.fast_get: Callable[[int], dict[str, Any] | None] | None = None
 
     def get(self, index: int) -> dict[str, Any]:
         """Returns sample ``index`` of the whole dataset."""
@@ -61,14 +61,19 @@ class MixedSampleReader:
         sample: dict[str, Any] = reader.get(index - self._starts[shard])
         return sample
 
+    def get_if_local(self, index: int) -> dict[str, Any] | None:
+        """Sample ``index``, or ``None`` while its shard is not on local disk."""
+        try:
+            return self.get(index)
+        except FileNotFoundError:  # the per-format readers open files in Python: said once
+            return None
+
     def get_many(self, indices: list[int], fallback: Any) -> list[Any]:
         """Decodes many samples; ``fallback(i)`` serves samples whose shard is not local."""
         out = []
         for index in indices:
-            try:
-                out.append(self.get(index))
-            except FileNotFoundError:
-                out.append(fallback(index))
+            sample = self.get_if_local(index)
+            out.append(fallback(index) if sample is None else sample)
         return out
 
     def evict(self, shard: int) -> None:
