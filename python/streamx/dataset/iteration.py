@@ -17,7 +17,6 @@ from streamx.dataset.layout import DatasetLayout
 from streamx.format.readers.batch_columns import Columns
 from streamx.order.epoch import plan_config, worker_sample_ids
 from streamx.order.epoch_state import EpochStart
-from streamx.order.mesh import Mesh, data_world
 from streamx.order.world import World
 from streamx.runtime import metrics
 
@@ -65,10 +64,11 @@ class SampleAccess:
 
 
 def worker_samples(
-    start: EpochStart, layout: DatasetLayout, replication: int | Mesh | None, access: SampleAccess
+    start: EpochStart, layout: DatasetLayout, world: World, access: SampleAccess
 ) -> Iterator[Sample]:
-    """Yields this worker's samples of the epoch ``start`` describes (padding skipped)."""
-    ids = worker_ids(start, layout, data_world(World.detect(), replication))
+    """Yields this worker's samples of the epoch ``start`` describes (padding skipped);
+    ``world`` is where this worker reads among the ranks that read distinct samples."""
+    ids = worker_ids(start, layout, world)
     metrics.begin_epoch(start.epoch)
     try:
         if access.get_many is None:
@@ -101,7 +101,7 @@ def worker_ids(start: EpochStart, layout: DatasetLayout, world: World) -> NDArra
 def loader_batches(
     start: EpochStart,
     layout: DatasetLayout,
-    replication: int | Mesh | None,
+    world: World,
     access: SampleAccess,
     read: Callable[[list[int]], _Part],
     *,
@@ -120,7 +120,7 @@ def loader_batches(
     (to unmap it: its pages would otherwise stay in this process's resident set until the
     pass ends).
     """
-    ids, spans = _interleaved(start, layout, replication, num_workers, batch_size, drop_last)
+    ids, spans = _interleaved(start, layout, world, num_workers, batch_size, drop_last)
     metrics.begin_epoch(start.epoch)
     shards = layout.shards_of(ids)
     last_use = np.full(len(layout.shards), -1, np.int64)
@@ -146,14 +146,13 @@ def loader_batches(
 def _interleaved(
     start: EpochStart,
     layout: DatasetLayout,
-    replication: int | Mesh | None,
+    base: World,
     num_workers: int,
     batch_size: int,
     drop_last: bool,
 ) -> tuple[NDArray[np.int64], list[tuple[int, int]]]:
     """The pass's ids in the loader's order, and each batch's ``(begin, end)`` in them."""
     workers = max(num_workers, 1)
-    base = data_world(World.detect(), replication)
     per_worker = []
     for worker in range(workers):
         world = replace(base, workers_per_rank=workers, worker_of_rank=worker)

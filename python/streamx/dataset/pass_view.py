@@ -17,7 +17,7 @@ from streamx.format.ndarray import NDArray
 from streamx.format.readers import SampleReader
 from streamx.format.readers.mds import MDSSampleReader
 from streamx.order.epoch_state import EpochStart
-from streamx.order.mesh import Mesh
+from streamx.order.world import World
 
 __all__ = ["PassView", "decodes_without_python"]
 
@@ -28,7 +28,7 @@ class PassView:
 
     start: EpochStart  # the epoch, where it resumes, and its resolved settings
     layout: DatasetLayout
-    grouping: int | Mesh | None  # ranks that read the same samples (replication, a mesh)
+    world: World  # this worker among the ranks that read distinct samples, read once
     access: SampleAccess
     release: Callable[[int], None]  # drops a shard's map once the pass is past it
 

@@ -365,7 +365,7 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         short) still moves on to the next epoch with its siblings.
         """
         claimed = self.claim_pass()
-        return worker_samples(claimed.start, claimed.layout, claimed.grouping, claimed.access)
+        return worker_samples(claimed.start, claimed.layout, claimed.world, claimed.access)
 
     def claim_pass(self) -> PassView:
         """Claims this worker's next epoch, as ``iter`` does, and returns the pass, frozen:
@@ -373,7 +373,8 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         start = self._state.start_epoch(self._settings, self._parallel_rank_world.num_nodes)
         self._settings = start.settings
         access = self._sample_access()
-        return PassView(start, self._layout, self._grouping, access, self._reader.evict)
+        world = data_world(World.detect(), self._grouping)  # detected once per pass
+        return PassView(start, self._layout, world, access, self._reader.evict)
 
     @property
     def decodes_without_python(self) -> bool:

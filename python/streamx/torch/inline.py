@@ -44,7 +44,7 @@ def inline_batches(
         loader_batches,
         claimed.start,
         claimed.layout,
-        claimed.grouping,
+        claimed.world,
         access,
         num_workers=num_workers,
         batch_size=batch_size,
