@@ -34,11 +34,14 @@ def no_aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     filesystems.clear_cache()
 
 
-def _failing_botocore(monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken() -> Any:
-        raise RuntimeError("botocore could not read its configuration")
-
-    monkeypatch.setattr(botocore.session, "get_session", broken)
+def _failing_botocore(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A real failed lookup: the profile the environment names is in no config file, and
+    botocore raises ``ProfileNotFound``."""
+    config = tmp_path / "aws-config"
+    config.write_text("[profile other]\nregion = us-east-1\n")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
+    monkeypatch.setenv("AWS_PROFILE", "missing")
 
 
 @pytest.mark.usefixtures("no_aws")
@@ -49,8 +52,10 @@ def test_no_credentials_anywhere() -> None:
 
 
 @pytest.mark.usefixtures("no_aws")
-def test_keys_in_the_environment_need_no_botocore(monkeypatch: pytest.MonkeyPatch) -> None:
-    _failing_botocore(monkeypatch)
+def test_keys_in_the_environment_need_no_botocore(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _failing_botocore(monkeypatch, tmp_path)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "id")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
     assert credentials_found() is True
@@ -58,10 +63,12 @@ def test_keys_in_the_environment_need_no_botocore(monkeypatch: pytest.MonkeyPatc
 
 
 @pytest.mark.usefixtures("no_aws")
-def test_a_failed_lookup_is_neither_yes_nor_no(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_lookup_is_neither_yes_nor_no(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     """The 403 message says none were found; s3fs still signs (and reports botocore's
     error); the direct route stays off."""
-    _failing_botocore(monkeypatch)
+    _failing_botocore(monkeypatch, tmp_path)
     assert credentials_found() is None
     assert not has_credentials()
     assert not s3_direct.has_credentials()

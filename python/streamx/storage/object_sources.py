@@ -25,6 +25,7 @@ __all__ = [
     "FsspecSource",
     "HttpSource",
     "Source",
+    "forget_rangeless_hosts",
     "note_ranges_ignored",
     "ranges_ignored",
     "source_for",
@@ -99,6 +100,12 @@ def ranges_ignored(url: str) -> bool:
 def note_ranges_ignored(url: str) -> None:
     """Remembers that ``url``'s host ignores ``Range``."""
     _RANGELESS.add(_host(url))
+
+
+def forget_rangeless_hosts() -> None:
+    """Forgets which hosts were seen ignoring ``Range`` (another server may now listen at
+    one of their ports: a test's, say)."""
+    _RANGELESS.clear()
 
 
 class FsspecSource:
