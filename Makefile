@@ -54,15 +54,16 @@ build-prod: install ## build a wheel into dist/
 
 format: install ## format Rust and Python
 	cargo fmt --all
-	$(BIN)/python -m ruff format python tests benches
-	$(BIN)/python -m ruff check --fix python tests benches
+	$(BIN)/python -m ruff format python tests benches scripts
+	$(BIN)/python -m ruff check --fix python tests benches scripts
 
-lint: build-dev ## rustfmt, clippy -D warnings, ruff, mypy, stubtest
+lint: build-dev ## rustfmt, clippy -D warnings, ruff, mypy (package and tests), stubtest
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings
-	$(BIN)/python -m ruff format --check python tests benches
-	$(BIN)/python -m ruff check python tests benches
+	$(BIN)/python -m ruff format --check python tests benches scripts
+	$(BIN)/python -m ruff check python tests benches scripts
 	$(BIN)/python -m mypy
+	$(BIN)/python scripts/mypy_tests.py
 	$(BIN)/python -m mypy.stubtest streamx._core --ignore-missing-stub
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/python scripts/rust_module_cycles.py rust/streamx-core/src rust/streamx-py/src

@@ -7,6 +7,7 @@ from io import BytesIO
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 from PIL import Image
 
 SCALARS = ("uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64")
@@ -66,7 +67,7 @@ def value_for(encoding: str, i: int) -> Any:
     raise AssertionError(f"no test value for {encoding}")
 
 
-def _array(encoding: str, i: int, rng: np.random.Generator) -> np.ndarray:
+def _array(encoding: str, i: int, rng: np.random.Generator) -> NDArray[Any]:
     parts = encoding.split(":")
     dtype = (
         parts[1] if len(parts) > 1 else ("uint8", "int16", "float32", "float64", "uint64")[i % 5]

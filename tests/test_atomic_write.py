@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from streamx.runtime import atomic_write
 from streamx.runtime.atomic_write import atomic_file, replacing, temp_beside, write_atomic
 
 
@@ -115,7 +114,7 @@ def test_fsync_when_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
         synced.append(fd)
         real(fd)
 
-    monkeypatch.setattr(atomic_write.os, "fsync", fsync)
+    monkeypatch.setattr("streamx.runtime.atomic_write.os.fsync", fsync)
     write_atomic(str(tmp_path / "a"), b"x")
     assert synced == []
     write_atomic(str(tmp_path / "b"), b"x", fsync=True)

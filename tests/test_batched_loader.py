@@ -225,16 +225,19 @@ def test_fixed_width_columns_are_gathered_as_the_other_paths_collate(
 
 def test_only_all_fixed_width_schemas_are_gathered(dataset_dir: Path, fixed_dir: Path) -> None:
     from streamx.format.readers.batch_columns import batch_layout
+    from streamx.format.readers.mds import MDSSampleReader
 
     mixed = streamx.StreamingDataset(local=str(dataset_dir), batch_size=7)
     assert mixed._sample_access().get_columns is None  # a dynamic ndarray (and a pickle-free mix)
     fixed = streamx.StreamingDataset(local=str(fixed_dir), batch_size=7)
-    layout = fixed._reader.batch_layout
+    reader = fixed._reader
+    assert isinstance(reader, MDSSampleReader)
+    layout = reader.batch_layout
     assert layout is not None
     shapes = {c.name: (c.dtype.name, c.shape, c.width) for c in layout.fixed}
     assert shapes["id"] == ("int64", (), 8) and shapes["grid"] == ("float32", (2, 3), 24)
     assert shapes["u64"] == ("uint64", (2,), 16) and list(shapes) == sorted(FIXED_COLUMNS)
-    plans = fixed._reader._plans
+    plans = reader._plans
     other = type(plans[0]).from_columns({**FIXED_COLUMNS, "u": "uint16"})
     assert batch_layout([*plans, other]) is None  # two schemas that disagree
     # torch's default_collate refuses uint64 scalars: such a column takes the usual path.
@@ -244,7 +247,9 @@ def test_only_all_fixed_width_schemas_are_gathered(dataset_dir: Path, fixed_dir:
     assert listed is not None and [c.name for c in listed.listed] == ["b", "s"]
     assert batch_layout([type(plans[0]).from_columns({"b": "bytes", "s": "str"})]) is None
     zero_copy = streamx.StreamingDataset(local=str(fixed_dir), batch_size=7, zero_copy=True)
-    assert zero_copy._reader.batch_layout is None  # its views are not copied into batches
+    zero_copy_reader = zero_copy._reader
+    assert isinstance(zero_copy_reader, MDSSampleReader)
+    assert zero_copy_reader.batch_layout is None  # its views are not copied into batches
 
 
 LISTED_COLUMNS = {"label": "int", "data": "bytes", "text": "str", "arr": "ndarray:int16:3"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -21,7 +22,7 @@ COLUMNS = {
 }
 
 
-def _sample(i: int) -> dict[str, object]:
+def _sample(i: int) -> dict[str, Any]:
     return {name: (i if name == "id" else value_for(enc, i)) for name, enc in COLUMNS.items()}
 
 
@@ -51,7 +52,10 @@ def test_types_and_values(dataset_dir: Path) -> None:
 
 def test_indexing_forms(dataset_dir: Path) -> None:
     ds = streamx.StreamingDataset(local=str(dataset_dir), batch_size=4)
-    ids = lambda items: [s["id"] for s in items]  # noqa: E731
+
+    def ids(items: list[dict[str, Any]]) -> list[int]:
+        return [s["id"] for s in items]
+
     assert ds[-1]["id"] == 49
     assert ds[np.int64(3)]["id"] == 3
     assert ids(ds[5:9]) == [5, 6, 7, 8]

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from numpy.typing import NDArray
 
 from streamx import _core
 from streamx.dataset.stream import Stream, apply_weights
+from streamx.order.settings import PlanConfig
 
 ALGOS = ("naive", "py1br", "py1e", "py1s", "py2s")
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -55,9 +57,15 @@ def _config(
     return config
 
 
-def _plan(config: dict[str, Any]) -> np.ndarray:
+def _plan_config(config: dict[str, Any]) -> PlanConfig:
+    """The tests build configs as plain dicts (``_config`` fills every key, the tests swap
+    values in); ``_core`` takes them as the ``PlanConfig`` they are."""
+    return cast(PlanConfig, config)
+
+
+def _plan(config: dict[str, Any]) -> NDArray[np.int64]:
     try:
-        ids, _ = _core.plan_epoch(config)
+        ids, _ = _core.plan_epoch(_plan_config(config))
     except ValueError as err:
         # Far more physical nodes than samples make upstream's padding copy fail with numpy's
         # broadcast error, which streamx reproduces (pinned by the parity tests); such worlds
@@ -67,12 +75,12 @@ def _plan(config: dict[str, Any]) -> np.ndarray:
     return ids
 
 
-def _traversal(ids: np.ndarray) -> np.ndarray:
+def _traversal(ids: NDArray[np.int64]) -> NDArray[np.int64]:
     """The order in which global steps consume the plan: (batch, worker, node, rank, slot)."""
     return ids.transpose(3, 2, 0, 1, 4).reshape(-1)
 
 
-def _global_batches(ids: np.ndarray, global_batch: int) -> list[list[int]]:
+def _global_batches(ids: NDArray[np.int64], global_batch: int) -> list[list[int]]:
     """Each global batch's samples, sorted, padding dropped; trailing padding-only steps go."""
     out = [sorted(int(i) for i in c if i >= 0) for c in _traversal(ids).reshape(-1, global_batch)]
     while out and not out[-1]:
@@ -262,5 +270,5 @@ def test_plan_worker_is_the_epochs_block(
     for node in range(nodes):
         for rank in range(ranks):
             for worker in range(workers):
-                ids, _ = _core.plan_worker(config, node, rank, worker)
+                ids, _ = _core.plan_worker(_plan_config(config), node, rank, worker)
                 np.testing.assert_array_equal(ids, whole[node, rank, worker].reshape(-1))

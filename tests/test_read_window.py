@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 from numpy.typing import NDArray
@@ -10,7 +12,7 @@ from streamx.dataset import read_window
 from streamx.dataset.read_window import ShardWindow
 
 
-def _shards_of(ends: NDArray[np.int64]):  # type: ignore[no-untyped-def]
+def _shards_of(ends: NDArray[np.int64]) -> Callable[[NDArray[np.int64]], NDArray[np.int64]]:
     def shards_of(ids: NDArray[np.int64]) -> NDArray[np.int64]:
         return np.searchsorted(ends, ids, side="right").astype(np.int64)
 
@@ -19,15 +21,15 @@ def _shards_of(ends: NDArray[np.int64]):  # type: ignore[no-untyped-def]
 
 def _direct(
     shard_at: NDArray[np.int64], start: int, stop: int, end: int, following: int
-) -> tuple[list, list]:  # type: ignore[type-arg]
+) -> tuple[list[int], list[int]]:
     """The window computed from every position: the distinct shards of [start, stop) and of
     [start, end), then up to ``following`` other shards among the next ``2 * following + 2``
     runs after the one at end - 1, looked for up to the end of the next block (runs split
     at block edges)."""
     total = len(shard_at)
     stop, end = min(stop, total), min(max(end, stop), total)
-    reading = list(dict.fromkeys(shard_at[start:stop].tolist()))
-    ahead = list(dict.fromkeys(shard_at[start:end].tolist()))
+    reading: list[int] = list(dict.fromkeys(shard_at[start:stop].tolist()))
+    ahead: list[int] = list(dict.fromkeys(shard_at[start:end].tolist()))
     first_block = (end - 1) // read_window._BLOCK
     runs: list[tuple[int, int]] = []  # (first position, shard)
     for block in (first_block, first_block + 1):

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -25,7 +26,7 @@ DTYPES = (
 )
 
 
-def _patterns(dtype: np.dtype, count: int) -> list[bytes]:
+def _patterns(dtype: np.dtype[Any], count: int) -> list[bytes]:
     """Random bit patterns plus the edge values of the type, as little-endian bytes."""
     rng = np.random.default_rng(dtype.itemsize)
     raw = rng.integers(0, 256, (count, dtype.itemsize), dtype=np.uint8)

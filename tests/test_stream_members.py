@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ import numpy as np
 import pytest
 
 import streamx
+from streamx.format.index_entry import ShardInfo
 
 streaming = pytest.importorskip("streaming")
 
@@ -92,9 +94,10 @@ def test_validate_weights_is_a_classmethod_subclasses_may_override() -> None:
         streamx.Stream.validate_weights([too_many])
 
 
-def _damage(local: Path, shards: list[Any], case: str) -> None:
+def _damage(local: Path, shards: Sequence[ShardInfo], case: str) -> None:
     """Leaves each shard's files in one state: both, raw only, zip only, or none."""
     for i, shard in enumerate(shards):
+        assert shard.zip_data is not None  # the shards are written compressed
         raw = local / shard.raw_data.basename
         packed = local / shard.zip_data.basename
         state = ("both", "raw", "zip", "none")[i % 4] if case == "mixed" else case

@@ -132,7 +132,7 @@ def test_every_dtype_matches_mosaic(tmp_path: Path, dtype: str) -> None:
 
 def test_arrays_the_fast_path_declines_match_mosaic(tmp_path: Path) -> None:
     grid = np.arange(48, dtype=np.int32).reshape(6, 8)
-    samples = [
+    samples: list[dict[str, Any]] = [
         {"a": grid[:, ::2]},  # strided
         {"a": np.asfortranarray(grid)},  # Fortran order
         {"a": np.arange(5, dtype=">i4")},  # big-endian
@@ -188,7 +188,10 @@ def test_bad_values_name_column_and_sample(
     with streaming.MDSWriter(out=str(tmp_path / "m"), columns=columns) as theirs:
         for _ in range(4):
             theirs.write(good)
-        expected = {ColumnValueError: ValueError, TypeError: (TypeError, AttributeError)}
+        expected: dict[type[Exception], type[Exception] | tuple[type[Exception], ...]] = {
+            ColumnValueError: ValueError,
+            TypeError: (TypeError, AttributeError),
+        }
         with pytest.raises(expected.get(error, error)):
             theirs.write({"arr": value, "n": 2})
     for name in ("index.json", "shard.00000.mds"):

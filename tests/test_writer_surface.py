@@ -15,6 +15,7 @@ import streaming
 
 import streamx
 from streamx.exceptions import ColumnTypeError, ColumnValueError, UploadFailedError
+from streamx.format.writers.split import SplitWriter
 
 SHARED = (
     "out",
@@ -65,7 +66,8 @@ def test_flush_shard_starts_a_new_shard(cls: type, tmp_path: Path) -> None:
 def test_encode_joint_shard_is_the_shard_file_mosaic_writes(tmp_path: Path) -> None:
     columns = {"x": "int", "s": "str"}
     samples = [{"x": i, "s": "v" * i} for i in range(7)]
-    with streamx.MDSWriter(out=str(tmp_path / "a"), columns=columns) as writer:
+    writer = streamx.MDSWriter(out=str(tmp_path / "a"), columns=columns)
+    with writer:  # (``__enter__`` is typed as returning the base ``Writer``)
         for sample in samples:
             writer.write(sample)
         pending = writer.encode_joint_shard()
@@ -83,10 +85,13 @@ def test_encode_joint_shard_is_the_shard_file_mosaic_writes(tmp_path: Path) -> N
         (streamx.JSONWriter, streaming.JSONWriter),
     ],
 )
-def test_encode_split_shard_matches_mosaic(ours: type, theirs: type, tmp_path: Path) -> None:
+def test_encode_split_shard_matches_mosaic(
+    ours: type[SplitWriter], theirs: type, tmp_path: Path
+) -> None:
     columns = {"x": "int", "s": "str"}
     samples = [{"x": i, "s": "v" * i} for i in range(7)]
-    with ours(out=str(tmp_path / "a"), columns=columns) as writer:
+    writer = ours(out=str(tmp_path / "a"), columns=columns)
+    with writer:
         for sample in samples:
             writer.write(sample)
         pending = writer.encode_split_shard()

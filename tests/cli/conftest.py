@@ -34,6 +34,7 @@ moto_endpoint = _fixtures.moto_endpoint
 s3 = _fixtures.s3
 
 import remote_data  # noqa: E402
+from s3_bucket import S3  # noqa: E402  (tests/storage, on sys.path once its conftest loaded)
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +55,7 @@ def split_dataset(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 @pytest.fixture
-def s3_dataset(s3: Any, dataset: str) -> str:
+def s3_dataset(s3: S3, dataset: str) -> str:
     """``dataset`` uploaded to a fresh moto bucket; yields its ``s3://`` URL."""
     for name in sorted(os.listdir(dataset)):
         with open(os.path.join(dataset, name), "rb") as file:

@@ -11,7 +11,7 @@ from cli_run import assert_one_line_failure, run_cli
 
 from streamx.cli.calibration import load_calibration
 
-_SHAPE = {
+_SHAPE: dict[str, dict[str, type[float] | type[int]]] = {
     "download": {
         "per_connection_bytes_per_s": float,
         "shard_bytes_per_s": float,

@@ -18,6 +18,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 import streamx.dataset.stream
 from streamx import _core
@@ -100,7 +101,8 @@ def mosaic_dataset(spec: OrderSpec) -> SimpleNamespace:
     ns.epoch_size = streaming.Stream.apply_weights(
         streams, ns.samples_per_stream, spec.epoch_size, spec.seed
     )
-    ns.resample_streams = functools.partial(StreamingDataset.resample_streams, ns)
+    # The namespace stands in for the dataset as upstream's method's ``self``.
+    ns.resample_streams = functools.partial(StreamingDataset.resample_streams, ns)  # type: ignore[arg-type]
     return ns
 
 
@@ -207,9 +209,11 @@ def mosaic_work(
     """``generate_work`` of mosaicml-streaming for this configuration and world."""
     from streaming.base.batching import generate_work
 
-    def run() -> np.ndarray:
+    def run() -> NDArray[np.int64]:
         ds = mosaic_dataset(spec)
-        return generate_work(spec.batching_method, ds, mosaic_world(*shape), epoch, sample_in_epoch)
+        world = mosaic_world(*shape)
+        # A namespace stands in for upstream's dataset: it has what ``generate_work`` reads.
+        return generate_work(spec.batching_method, ds, world, epoch, sample_in_epoch)  # type: ignore[arg-type]
 
     return capture(run)
 
@@ -230,7 +234,7 @@ def streamx_work(
 ) -> Outcome:
     """streamx's whole-world plan for the same configuration and world."""
 
-    def run() -> np.ndarray:
+    def run() -> NDArray[np.int64]:
         ids, messages = _core.plan_epoch(streamx_config(spec, shape, epoch, sample_in_epoch))
         emit(messages)
         return ids

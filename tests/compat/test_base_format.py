@@ -18,6 +18,7 @@ import streaming.base.format as their_format
 import streaming.base.format.json.encodings as their_json_enc
 import streaming.base.format.mds.encodings as their_mds_enc
 import streaming.base.format.xsv.encodings as their_xsv_enc
+from streaming.base.format.json.reader import JSONReader
 
 import streamx
 import streamx.base.format as fmt
@@ -249,6 +250,7 @@ def test_reader_constructors_take_mosaics_arguments(tmp_path: Any, kind: str) ->
     params = list(inspect.signature(their_cls.__init__).parameters)[1:]
     kwargs = {name: getattr(theirs, name) for name in params if name not in ("dirname", "split")}
     if kind == "json":
+        assert isinstance(theirs, JSONReader)
         kwargs["columns"] = theirs.columns
     ours = ours_cls(root, None, **kwargs)
     assert len(ours) == len(theirs)

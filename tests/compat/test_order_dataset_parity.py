@@ -388,7 +388,8 @@ def test_public_attributes_at_each_moment(dirs: dict[str, str]) -> None:
     assert _public(pair.ours) == _public(pair.theirs)  # loading alone changes nothing
     pair.epoch()
     assert _public(pair.ours) == _public(pair.theirs)
-    assert (pair.ours.num_canonical_nodes, pair.ours.shuffle_seed) == (2, 5)
+    ours = pair.ours  # a fresh name: mypy would keep the `is None` narrowing from above
+    assert (ours.num_canonical_nodes, ours.shuffle_seed) == (2, 5)
 
 
 def test_settings_can_be_assigned(dirs: dict[str, str]) -> None:

@@ -4,6 +4,7 @@ resampled ids."""
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
@@ -47,8 +48,10 @@ def test_get_sampling(sizes: list[int]) -> None:
                 (2**40, 1, True),
             ):
                 args = (sizes, choose, granularity, seed, epoch, use_epoch)
-                theirs = capture(lambda a=args: mosaic_sampling(np.array(a[0], np.int64), *a[1:]))
-                ours = capture(lambda a=args: _core.get_sampling(*a))
+                theirs = capture(
+                    functools.partial(mosaic_sampling, np.array(args[0], np.int64), *args[1:])
+                )
+                ours = capture(functools.partial(_core.get_sampling, *args))
                 assert_same_outcome(theirs, ours, f"get_sampling{args}")
 
 
@@ -59,8 +62,8 @@ def test_get_sampling_spec_vectors() -> None:
 
 def test_get_sampling_rejects_bad_arguments() -> None:
     for args in (([4, 4], -1, 1, 0, 0, True), ([4, 4], 3, 0, 0, 0, True)):
-        theirs = capture(lambda a=args: mosaic_sampling(np.array(a[0]), *a[1:]))
-        ours = capture(lambda a=args: _core.get_sampling(*a))
+        theirs = capture(functools.partial(mosaic_sampling, np.array(args[0]), *args[1:]))
+        ours = capture(functools.partial(_core.get_sampling, *args))
         assert theirs.error is ValueError
         assert_same_outcome(theirs, ours, str(args))
 

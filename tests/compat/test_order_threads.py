@@ -11,6 +11,7 @@ import sys
 
 import numpy as np
 import pytest
+from numpy.typing import NDArray
 
 from streamx.base.shuffle import get_shuffle
 
@@ -24,7 +25,7 @@ print(hashlib.sha256(np.ascontiguousarray(ids, dtype=np.int64).tobytes()).hexdig
 """
 
 
-def _digest(ids: np.ndarray) -> str:
+def _digest(ids: NDArray[np.int64]) -> str:
     return hashlib.sha256(np.ascontiguousarray(ids, dtype=np.int64).tobytes()).hexdigest()
 
 

@@ -10,15 +10,38 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 from streamx.runtime.run_dirs import runs_base
 
 LAUNCHER = Path(__file__).resolve().with_name("dist_launch.py")
 NUM_SAMPLES = 1003  # samples of the test dataset; odd on purpose, so partitions need padding
+
+
+class DatasetArgs(TypedDict):
+    """The ``StreamingDataset`` keywords of ``DS``."""
+
+    batch_size: int
+    shuffle: bool
+    shuffle_block_size: int
+    num_canonical_nodes: int
+
+
+class LoaderArgs(TypedDict):
+    """The DataLoader keywords of ``LOADER``."""
+
+    num_workers: int
+    multiprocessing_context: Literal["fork", "spawn", "forkserver"]
+
+
 # The dataset settings and DataLoader most tests use (small blocks: shards interleave).
-DS = {"batch_size": 4, "shuffle": True, "shuffle_block_size": 256, "num_canonical_nodes": 1}
-LOADER = {"num_workers": 2, "multiprocessing_context": "fork"}
+DS: DatasetArgs = {
+    "batch_size": 4,
+    "shuffle": True,
+    "shuffle_block_size": 256,
+    "num_canonical_nodes": 1,
+}
+LOADER: LoaderArgs = {"num_workers": 2, "multiprocessing_context": "fork"}
 _WORLD_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 
 

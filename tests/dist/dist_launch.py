@@ -33,6 +33,7 @@ from typing import Any
 
 import torch
 import torch.distributed as dist
+from torch.utils.data.dataloader import _MultiProcessingDataLoaderIter
 
 import streamx
 from streamx.runtime.run_dirs import runs_base
@@ -183,7 +184,11 @@ def rank_main(spec: dict[str, Any], rank: int) -> None:
             ):
                 rec.dump()
                 if kill["target"] == "worker":
-                    os.kill(loader._iterator._workers[0].pid, signal.SIGKILL)
+                    workers = loader._iterator
+                    assert isinstance(workers, _MultiProcessingDataLoaderIter)
+                    pid = workers._workers[0].pid
+                    assert pid is not None  # a started worker
+                    os.kill(pid, signal.SIGKILL)
                     kill = {}  # keep iterating: the DataLoader notices the dead worker
                 else:
                     os.kill(os.getpid(), signal.SIGKILL)
@@ -192,7 +197,7 @@ def rank_main(spec: dict[str, Any], rank: int) -> None:
         rec.data["next_epoch"] = ds.next_epoch
         rec.dump()
     if not single:
-        counts = [None] * dist.get_world_size()
+        counts: list[list[int] | None] = [None] * dist.get_world_size()
         dist.all_gather_object(counts, [len(p["batches"]) for p in rec.data["passes"]])
         rec.data["all_batch_counts"] = counts
         dist.barrier()
@@ -221,7 +226,9 @@ def _rank_entry(spec: dict[str, Any], rank: int) -> None:
     os._exit(0)
 
 
-def _kill_group(pid: int) -> None:
+def _kill_group(pid: int | None) -> None:
+    if pid is None:  # never started
+        return
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
 

@@ -15,9 +15,11 @@ import random
 import time
 import warnings
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 _DATASETS: dict[tuple[str, str], Any] = {}
 _BUILD_ATTEMPTS = 20
@@ -42,7 +44,7 @@ def _build_mosaic(local: str, kwargs: dict[str, Any]) -> Any:
     return build()
 
 
-def _mosaic_dataset(local: str, ds_kwargs: dict[str, Any]) -> Any:
+def _mosaic_dataset(local: str, ds_kwargs: Mapping[str, Any]) -> Any:
     kwargs = {k: v for k, v in ds_kwargs.items() if k != "replication"}
     key = (local, json.dumps(kwargs, sort_keys=True))
     if key not in _DATASETS:
@@ -50,7 +52,7 @@ def _mosaic_dataset(local: str, ds_kwargs: dict[str, Any]) -> Any:
     return _DATASETS[key]
 
 
-def loader_order(worker_ids: list[np.ndarray], batch_size: int) -> list[list[int]]:
+def loader_order(worker_ids: list[NDArray[np.int64]], batch_size: int) -> list[list[int]]:
     """Batches in the order a DataLoader yields them from workers with these id streams."""
     queues = []
     for ids in worker_ids:
@@ -69,7 +71,7 @@ def loader_order(worker_ids: list[np.ndarray], batch_size: int) -> list[list[int
 
 def rank_batches(
     local: str,
-    ds_kwargs: dict[str, Any],
+    ds_kwargs: Mapping[str, Any],
     *,
     nodes: int,
     ranks_per_node: int,

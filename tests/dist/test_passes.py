@@ -59,7 +59,9 @@ def test_pass_cut_short_before_a_worker_started(
     assert head == _expected(local, 2, 0)[:1]
     flag.unlink()
     assert _batches(loader) == _expected(local, 2, 1)
-    assert loader.state_dict()["epoch"] == 1
+    state = loader.state_dict()
+    assert state is not None
+    assert state["epoch"] == 1
     assert _batches(loader) == _expected(local, 2, 2)
 
 

@@ -65,6 +65,7 @@ def test_local_dataset_dir_is_left_untouched(local: Path) -> None:
         if step == 5:
             break
     state = loader.state_dict()
+    assert state is not None
     resumed = streamx.StreamingDataset(local=str(local), **DS)
     resumed.load_state_dict(state)
     loader = StreamingDataLoader(resumed, batch_size=4, **LOADER)

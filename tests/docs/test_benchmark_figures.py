@@ -7,11 +7,12 @@ import importlib.util
 import re
 import sys
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _plot_figures():  # type: ignore[no-untyped-def]
+def _plot_figures() -> ModuleType:
     spec = importlib.util.spec_from_file_location("plot_figures", ROOT / "benches/plot_figures.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

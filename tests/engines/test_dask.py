@@ -30,8 +30,14 @@ from streamx.engines.partition import ConvertRowError
 pytestmark = pytest.mark.timeout(600)
 
 
+def _from_pandas(frame: pd.DataFrame, partitions: int) -> dd.DataFrame:
+    """``dd.from_pandas``, which dask leaves unannotated."""
+    ddf: dd.DataFrame = dd.from_pandas(frame, npartitions=partitions)  # type: ignore[no-untyped-call]
+    return ddf
+
+
 def _frame(partitions: int = 3) -> dd.DataFrame:
-    return dd.from_pandas(pd.DataFrame(make_rows()), npartitions=partitions)
+    return _from_pandas(pd.DataFrame(make_rows()), partitions)
 
 
 def test_local_and_read_back(dask_client: Any, tmp_path: Any) -> None:
@@ -56,7 +62,7 @@ def test_bad_row_names_partition_and_row(dask_client: Any, tmp_path: Any) -> Non
     frame = pd.DataFrame({"n": [*range(7), -1, 8, 9]})
     out = str(tmp_path / "bad")
     with pytest.raises(ConvertRowError, match=r"Dask partition 1, row 2: .*-1 out of bounds"):
-        to_mds(dd.from_pandas(frame, npartitions=2), out, columns={"n": "uint8"})
+        to_mds(_from_pandas(frame, 2), out, columns={"n": "uint8"})
     assert not os.path.exists(os.path.join(out, "index.json"))
     assert "1" not in os.listdir(out)  # the failed partition removed its files
 
@@ -64,7 +70,7 @@ def test_bad_row_names_partition_and_row(dask_client: Any, tmp_path: Any) -> Non
 def test_uninferable_column_is_named(dask_client: Any, tmp_path: Any) -> None:
     frame = pd.DataFrame({"id": [1, 2], "when": pd.to_datetime(["2020-01-01", "2020-01-02"])})
     with pytest.raises(TypeError, match="'when'"):
-        to_mds(dd.from_pandas(frame, npartitions=1), str(tmp_path / "t"))
+        to_mds(_from_pandas(frame, 1), str(tmp_path / "t"))
 
 
 @pytest.mark.slow
@@ -76,12 +82,12 @@ def test_sweep_partitions_match_mosaics_writer(dask_client: Any, tmp_path: Any) 
     rows = make_rows(3000)
     kwargs: dict[str, Any] = {"compression": "zstd", "hashes": ["sha1", "xxh64"]}
     out = str(tmp_path / "ds")
-    ddf = dd.from_pandas(pd.DataFrame(rows), npartitions=6)
+    ddf = _from_pandas(pd.DataFrame(rows), 6)
     to_mds(ddf, out, columns={"id": "int"}, size_limit=4096, **kwargs)
     columns = {"id": "int", "text": "str", "score": "float64", "blob": "bytes"}
     columns["vec"] = "ndarray:int64"
     for i in range(ddf.npartitions):
-        part = ddf.get_partition(i).compute()
+        part = ddf.get_partition(i).compute()  # type: ignore[no-untyped-call]  # dask: unannotated
         theirs = str(tmp_path / f"mosaic-{i}")
         with MosaicWriter(out=theirs, columns=columns, size_limit=4096, **kwargs) as writer:
             for row in part.to_dict("records"):

@@ -100,7 +100,9 @@ def test_inferred_schema_and_errors_match_mosaic(spark: SparkSession) -> None:
 
     df = _frame(spark, 1)
     assert infer_dataframe_schema(df) == mosaic_infer(df)
-    assert infer_dataframe_schema(df)["vec"] == "ndarray:int64"
+    schema = infer_dataframe_schema(df)
+    assert schema is not None  # (None only once user columns passed the check)
+    assert schema["vec"] == "ndarray:int64"
     bad = spark.createDataFrame([(True,)], "flag boolean")
     for cols in (None, {"nope": "str"}, {"id": "str"}, {"text": "jpeg"}):
         frame = bad if cols is None else df

@@ -21,7 +21,7 @@ def test_state_dict_counts_dp_samples(tmp_path: Path, monkeypatch: pytest.Monkey
     mesh = Mesh(dp=2, tp=2)
     dataset = streamx.StreamingDataset(local=str(out), batch_size=2, mesh=mesh)
     loader = streamx.StreamingDataLoader(dataset, batch_size=2)
-    seen = []
+    seen: list[int] = []
     for step, batch in enumerate(loader):
         seen.extend(int(i) for i in batch["id"])
         if step == 2:

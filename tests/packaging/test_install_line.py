@@ -89,7 +89,7 @@ def test_readme_install_line_in_a_fresh_venv(artifacts: Artifacts, tmp_path: Pat
     expose_torch(venv)
     env = clean_env(venv)
     spec = f"{name}[{','.join(extras)}]"
-    find = ["--find-links", artifacts.x86_64.parent]
+    find: list[str | Path] = ["--find-links", artifacts.x86_64.parent]
     run([venv / "bin" / "python", "-m", "pip", "install", "-q", *find, spec], cwd=tmp_path,
         env=env, timeout=600)  # fmt: skip
     code = "from streamx import MDSWriter, StreamingDataset; import s3fs, torch; print('ok')"

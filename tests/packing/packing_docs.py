@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import NDArray
 
 from streamx import MDSWriter
 
 
-def write_docs(out: Path, lengths: list[int], seed: int = 0) -> list[np.ndarray]:
+def write_docs(out: Path, lengths: list[int], seed: int = 0) -> list[NDArray[np.int32]]:
     """Writes one document per length (token ids from ``seed``) and returns them."""
     rng = np.random.default_rng(seed)
     docs = [rng.integers(1, 50_000, size=n, dtype=np.int32) for n in lengths]

@@ -7,18 +7,20 @@ import itertools
 
 import numpy as np
 import pytest
+from numpy.typing import NDArray
 from packing_docs import doc_lengths
 
 from streamx.packing import pack_best_fit, pack_concat
+from streamx.packing.pack import PackedSequence
 
 
-def _docs(lengths: list[int], seed: int = 0) -> list[np.ndarray]:
+def _docs(lengths: list[int], seed: int = 0) -> list[NDArray[np.int64]]:
     rng = np.random.default_rng(seed)
     return [rng.integers(1, 1000, size=n).astype(np.int64) for n in lengths]
 
 
 def _reference_concat(
-    docs: list[np.ndarray], seq_len: int, eos: int | None, pad: int
+    docs: list[NDArray[np.int64]], seq_len: int, eos: int | None, pad: int
 ) -> list[list[int]]:
     stream: list[int] = []
     for doc in docs:
@@ -61,9 +63,9 @@ def test_concat_carries_remainder_into_next_sequence() -> None:
     assert seqs[3].position_ids[:1].tolist() == [2]
 
 
-def _check_best_fit(docs: list[np.ndarray], seq_len: int) -> list:  # type: ignore[type-arg]
+def _check_best_fit(docs: list[NDArray[np.int64]], seq_len: int) -> list[PackedSequence]:
     seqs = pack_best_fit(docs, seq_len, pad_id=-1)
-    pieces = []
+    pieces: list[tuple[int, ...]] = []
     for s in seqs:
         assert len(s.input_ids) == seq_len
         assert s.num_tokens <= seq_len

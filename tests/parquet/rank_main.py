@@ -9,6 +9,7 @@ from streamx import ParquetStream, Stream, StreamingDataset
 
 
 def main(kind: str, source: str, local: str, out: str) -> None:
+    stream: Stream
     if kind == "parquet":
         stream = ParquetStream(remote=source, local=local, columns=["id"])
     else:

@@ -13,6 +13,7 @@ from streamx import ParquetStream, Stream, StreamingDataset
 
 
 def main(kind: str, source: str, local: str, out: str, phase: str, state: str, k: str) -> None:
+    stream: Stream
     if kind == "parquet":
         stream = ParquetStream(remote=source, local=local, columns=["id"])
     else:

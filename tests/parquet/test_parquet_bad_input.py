@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pyarrow as pa
@@ -14,8 +15,20 @@ from streamx.dataset.parquet_stream import ParquetStream
 from streamx.exceptions import CorruptShardError
 
 
-def _open(remote: Path, local: Path, **kwargs: object) -> StreamingDataset:
-    return StreamingDataset(streams=[ParquetStream(remote=str(remote), local=str(local), **kwargs)])
+def _open(
+    remote: Path,
+    local: Path,
+    *,
+    columns: Sequence[str] | None = None,
+    allow_schema_drift: bool = False,
+) -> StreamingDataset:
+    stream = ParquetStream(
+        remote=str(remote),
+        local=str(local),
+        columns=columns,
+        allow_schema_drift=allow_schema_drift,
+    )
+    return StreamingDataset(streams=[stream])
 
 
 def test_not_parquet(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypedDict
 
 import numpy as np
 import pytest
@@ -10,6 +11,16 @@ from pq_data import blob, write_mds_like, write_parquet
 
 from streamx import Stream, StreamingDataLoader, StreamingDataset
 from streamx.dataset.parquet_stream import ParquetStream
+from streamx.order.settings import ShuffleAlgo
+
+
+class _Order(TypedDict):
+    """The order keywords both datasets of a comparison share."""
+
+    shuffle: bool
+    shuffle_seed: int
+    shuffle_algo: ShuffleAlgo
+    batch_size: int
 
 
 def _ids(ds: StreamingDataset, limit: int | None = None) -> list[int]:
@@ -31,9 +42,9 @@ def source(tmp_path: Path) -> tuple[str, str]:
 
 
 @pytest.mark.parametrize("algo", ["py1e", "py1br", "naive"])
-def test_order_equals_mds(source: tuple[str, str], tmp_path: Path, algo: str) -> None:
+def test_order_equals_mds(source: tuple[str, str], tmp_path: Path, algo: ShuffleAlgo) -> None:
     pq_dir, mds = source
-    kwargs = {"shuffle": True, "shuffle_seed": 7, "shuffle_algo": algo, "batch_size": 4}
+    kwargs: _Order = {"shuffle": True, "shuffle_seed": 7, "shuffle_algo": algo, "batch_size": 4}
     parquet = StreamingDataset(
         streams=[ParquetStream(remote=pq_dir, local=str(tmp_path / "c1"), columns=["id"])],
         num_canonical_nodes=2,

@@ -12,7 +12,7 @@ import logging
 import os
 import sys
 from collections.abc import Iterator
-from typing import Any
+from types import ModuleType
 
 import pytest
 
@@ -20,7 +20,7 @@ _STORAGE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "storage")
 sys.path.insert(0, os.path.dirname(__file__))
 
 
-def _load_storage_fixtures() -> object:
+def _load_storage_fixtures() -> ModuleType:
     name = "_streamx_storage_fixtures"
     if name in sys.modules:
         return sys.modules[name]
@@ -34,27 +34,31 @@ def _load_storage_fixtures() -> object:
 
 _fixtures = _load_storage_fixtures()
 logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto: no line per request
-S3 = _fixtures.S3  # type: ignore[attr-defined]
-moto_endpoint = _fixtures.moto_endpoint  # type: ignore[attr-defined]
-s3 = _fixtures.s3  # type: ignore[attr-defined]
-fault_proxy = _fixtures.fault_proxy  # type: ignore[attr-defined]
-faulty_s3 = _fixtures.faulty_s3  # type: ignore[attr-defined]
-gcs_emulator = _fixtures.gcs_emulator  # type: ignore[attr-defined]
+moto_endpoint = _fixtures.moto_endpoint
+s3 = _fixtures.s3
+fault_proxy = _fixtures.fault_proxy
+faulty_s3 = _fixtures.faulty_s3
+gcs_emulator = _fixtures.gcs_emulator
+
+from s3_bucket import S3  # noqa: E402  (tests/storage: on sys.path once its conftest ran)
+from s3_fault_proxy import FaultProxy  # noqa: E402
 
 from streamx.storage import filesystems  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def module_s3(moto_endpoint: str) -> Iterator[Any]:
+def module_s3(moto_endpoint: str) -> Iterator[S3]:
     """A bucket shared by one test module (datasets are written once per module); the
     environment points S3 clients straight at moto while the module runs."""
     with pytest.MonkeyPatch.context() as mp:
-        _fixtures._aws_env(mp, moto_endpoint)  # type: ignore[attr-defined]
-        yield _fixtures._bucket(moto_endpoint, moto_endpoint)  # type: ignore[attr-defined]
+        _fixtures._aws_env(mp, moto_endpoint)
+        yield _fixtures._bucket(moto_endpoint, moto_endpoint)
 
 
 @pytest.fixture
-def via_proxy(module_s3: Any, fault_proxy: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+def via_proxy(
+    module_s3: S3, fault_proxy: FaultProxy, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[FaultProxy]:
     """Points S3 clients (streamx's and mosaicml-streaming's) at the fault proxy for one test."""
     monkeypatch.setenv("S3_ENDPOINT_URL", fault_proxy.url)
     filesystems.clear_cache()

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from s3_bucket import S3
 
 import streamx
 
@@ -36,7 +37,7 @@ def _write(out: str, compression: str | None) -> None:
     [(None, 0, None), (None, 2, None), ("zstd", 2, None), (None, 1, 160_000)],
 )
 def test_cold_remote_batches_equal_local_ones(
-    module_s3: Any,
+    module_s3: S3,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     compression: str | None,
@@ -46,6 +47,7 @@ def test_cold_remote_batches_equal_local_ones(
     """With a cache limit of four shards, batches that span shards are read in
     pieces (the shard cache cuts them) and joined."""
     from streamx.dataset import reader_access
+    from streamx.format.readers import batch_columns
     from streamx.torch import inline
 
     joined: list[int] = []
@@ -58,7 +60,7 @@ def test_cold_remote_batches_equal_local_ones(
     monkeypatch.setattr(inline, "_joined", counting_join)
 
     stacked: list[int] = []
-    real_stack = reader_access.stack_samples
+    real_stack = batch_columns.stack_samples  # what reader_access imported
 
     def counting_stack(layout: Any, samples: Any) -> Any:
         stacked.append(len(samples))

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import remote_data
+from s3_bucket import S3
 
 import streamx
 
@@ -21,7 +22,7 @@ BLOB = 2_000
 
 
 @pytest.fixture(scope="module")
-def remote(module_s3: Any) -> str:
+def remote(module_s3: S3) -> str:
     remote_data.write(
         module_s3.url("lifecycle"), N, compression=None, size_limit=24_000, blob_bytes=BLOB
     )
@@ -32,7 +33,7 @@ BIG = 100_000
 
 
 @pytest.fixture(scope="module")
-def big_remote(module_s3: Any) -> str:
+def big_remote(module_s3: S3) -> str:
     """Samples of 100 kB, 10 per shard: a pass reads about one shard per chunk, so shards
     after the one being read are opened later."""
     url = module_s3.url("lifecycle-big")
@@ -139,7 +140,7 @@ def test_download_fail_message_matches_mosaic(tmp_path: Path, missing: str, pack
     assert str(remote) in str(exc_info.value)
 
 
-def test_download_fail_names_the_s3_object(remote: str, module_s3: Any, tmp_path: Path) -> None:
+def test_download_fail_names_the_s3_object(remote: str, module_s3: S3, tmp_path: Path) -> None:
     """From S3 both packages say ``Object <url> not found.``."""
     prefix = "lifecycle-missing"
     source = tmp_path / "src"

@@ -10,10 +10,11 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 import remote_data
+from s3_bucket import S3
+from s3_fault_proxy import FaultProxy
 
 import streamx
 
@@ -24,7 +25,7 @@ BLOB = 2_000
 
 
 @pytest.fixture(scope="module")
-def remote(module_s3: Any) -> str:
+def remote(module_s3: S3) -> str:
     remote_data.write(
         module_s3.url("cache"), N, compression=None, size_limit=24_000, blob_bytes=BLOB
     )
@@ -74,12 +75,15 @@ def _files(root: Path) -> dict[str, bytes]:
 
 def _max_shard(local: Path) -> int:
     shards = json.loads((local / "index.json").read_text())["shards"]
-    return max(s["raw_data"]["bytes"] + (s["zip_data"] or {}).get("bytes", 0) for s in shards)
+    biggest: int = max(
+        s["raw_data"]["bytes"] + (s["zip_data"] or {}).get("bytes", 0) for s in shards
+    )
+    return biggest
 
 
 @pytest.mark.parametrize("shuffle", [False, True])
 def test_limit_holds_with_two_workers(
-    remote: str, via_proxy: Any, tmp_path: Path, shuffle: bool
+    remote: str, via_proxy: FaultProxy, tmp_path: Path, shuffle: bool
 ) -> None:
     pytest.importorskip("torch")
     local = tmp_path / "cache"
@@ -113,7 +117,7 @@ def test_limit_holds_with_two_workers(
 
 
 @pytest.fixture(scope="module")
-def zstd_remote(module_s3: Any) -> str:
+def zstd_remote(module_s3: S3) -> str:
     """The issue's setup: zstd shards with xxh64 hashes."""
     url = module_s3.url("cache-zstd")
     remote_data.write(url, N, compression="zstd", hashes=("xxh64",), size_limit=24_000)

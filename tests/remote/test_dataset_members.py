@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import remote_data
+from s3_bucket import S3
 
 import streamx
 from streamx.exceptions import StaleIndexError
@@ -24,7 +25,7 @@ N = 90
 
 
 @pytest.fixture(scope="module", params=[None, "zstd"])
-def remote(module_s3: Any, request: pytest.FixtureRequest) -> str:
+def remote(module_s3: S3, request: pytest.FixtureRequest) -> str:
     url: str = module_s3.url(f"members-{request.param}")
     remote_data.write(url, N, compression=request.param, size_limit=6_000)
     return url
@@ -136,7 +137,7 @@ def test_stream_subclass_download_hook_is_used(
         assert len(stream.fetched) == 1 + ds.num_shards  # each file fetched once
 
 
-def test_one_local_refused_to_two_remotes(remote: str, module_s3: Any, tmp_path: Path) -> None:
+def test_one_local_refused_to_two_remotes(remote: str, module_s3: S3, tmp_path: Path) -> None:
     other = module_s3.url("members-other")
     remote_data.write(other, 10, size_limit=6_000)
     local = str(tmp_path / "shared")
@@ -182,7 +183,7 @@ def test_shards_deleted_mid_epoch_are_fetched_again(remote: str, tmp_path: Path)
 
 @pytest.mark.parametrize("compression", [None, "zstd"])
 def test_stale_cached_index_is_named(
-    module_s3: Any, tmp_path: Path, compression: str | None
+    module_s3: S3, tmp_path: Path, compression: str | None
 ) -> None:
     url = module_s3.url(f"rewritten-{time.monotonic_ns()}")
     remote_data.write(url, 40, compression=compression, size_limit=6_000)

@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 import remote_data
+from s3_bucket import S3
+from s3_fault_proxy import FaultProxy
 
 import streamx
 
@@ -18,7 +20,7 @@ N = 400
 
 
 @pytest.fixture(scope="module")
-def remote(module_s3: Any) -> str:
+def remote(module_s3: S3) -> str:
     remote_data.write(module_s3.url("faults"), N, size_limit=6_000)
     return module_s3.url("faults")
 
@@ -34,7 +36,9 @@ def _faults(proxy: Any, seed: int, probability: float = 0.6) -> None:
     proxy._rng.seed(seed)
 
 
-def test_epoch_survives_faults(remote: str, via_proxy: Any, tmp_path: Path, s3_route: str) -> None:
+def test_epoch_survives_faults(
+    remote: str, via_proxy: FaultProxy, tmp_path: Path, s3_route: str
+) -> None:
     _faults(via_proxy, seed=1)
     ds = streamx.StreamingDataset(
         remote=remote,
@@ -54,7 +58,9 @@ def test_epoch_survives_faults(remote: str, via_proxy: Any, tmp_path: Path, s3_r
     assert {"drop", "503", "truncate", "short"} <= kinds
 
 
-def test_dataloader_epoch_survives_faults(remote: str, via_proxy: Any, tmp_path: Path) -> None:
+def test_dataloader_epoch_survives_faults(
+    remote: str, via_proxy: FaultProxy, tmp_path: Path
+) -> None:
     pytest.importorskip("torch")
     _faults(via_proxy, seed=2)
     ds = streamx.StreamingDataset(

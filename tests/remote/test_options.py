@@ -5,6 +5,7 @@ corrupted on the server, an algorithm not in the index), ``keep_zip`` and decomp
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import json
 import os
@@ -16,6 +17,8 @@ from typing import Any
 
 import pytest
 import remote_data
+from s3_bucket import S3
+from s3_fault_proxy import FaultProxy
 
 import streamx
 
@@ -25,18 +28,18 @@ N = 120
 
 
 @pytest.fixture(scope="module")
-def zstd_remote(module_s3: Any) -> str:
+def zstd_remote(module_s3: S3) -> str:
     remote_data.write(module_s3.url("zstd"), N, compression="zstd", size_limit=10_000)
     return module_s3.url("zstd")
 
 
 @pytest.fixture(scope="module")
-def raw_remote(module_s3: Any) -> str:
+def raw_remote(module_s3: S3) -> str:
     remote_data.write(module_s3.url("raw"), N, compression=None, size_limit=10_000)
     return module_s3.url("raw")
 
 
-def _index(s3: Any, prefix: str) -> dict[str, Any]:
+def _index(s3: S3, prefix: str) -> dict[str, Any]:
     loaded: dict[str, Any] = json.loads(s3.get(f"{prefix}/index.json"))
     return loaded
 
@@ -61,7 +64,7 @@ def _bounded(fn: Callable[[], Any], seconds: float) -> Any:
 
 
 @pytest.fixture
-def corrupted(module_s3: Any) -> tuple[str, str]:
+def corrupted(module_s3: S3) -> tuple[str, str]:
     """A compressed dataset whose third shard is corrupted on the server (same size)."""
     prefix = f"corrupt-{time.monotonic_ns()}"
     remote_data.write(module_s3.url(prefix), N, size_limit=10_000)
@@ -97,11 +100,10 @@ def test_corrupted_shard_through_dataloader(corrupted: tuple[str, str], tmp_path
         ds, batch_size=4, num_workers=2, collate_fn=remote_data.list_collate
     )
     with pytest.raises(ValueError, match=rf"Checksum failure: .*{name}") as info:
-        _bounded(lambda: remote_data.ids_of_batches(loader), 90)
+        _bounded(functools.partial(remote_data.ids_of_batches, loader), 90)
     # Shut the failed iterator's workers down here: torch's SIGCHLD handler, live until the
     # iterator is collected, would otherwise raise inside whichever test runs next.
-    del info
-    loader = None
+    del info, loader
     with contextlib.suppress(RuntimeError):
         gc.collect()
 
@@ -165,7 +167,9 @@ def test_leftover_zip_dropped_when_not_kept(zstd_remote: str, tmp_path: Path) ->
     local = tmp_path / "cache"
     ds = streamx.StreamingDataset(remote=zstd_remote, local=str(local), batch_size=4, keep_zip=True)
     assert remote_data.check(ds[0]) == 0
-    zip_name = ds.shards[0].zip_data.basename
+    zip_data = ds.shards[0].zip_data
+    assert zip_data is not None  # zstd shards
+    zip_name = zip_data.basename
     assert (local / zip_name).exists()
     streamx.StreamingDataset(remote=zstd_remote, local=str(local), batch_size=4)
     assert not (local / zip_name).exists()
@@ -173,7 +177,7 @@ def test_leftover_zip_dropped_when_not_kept(zstd_remote: str, tmp_path: Path) ->
 
 
 @pytest.fixture
-def short_bodies(module_s3: Any, via_proxy: Any, raw_remote: str) -> tuple[Any, str, str]:
+def short_bodies(module_s3: S3, via_proxy: FaultProxy, raw_remote: str) -> tuple[Any, str, str]:
     """Every GET of one shard answers with half its body, a bounded number of times."""
     prefix = raw_remote.split("/", 3)[3]
     name = _index(module_s3, prefix)["shards"][1]["raw_data"]["basename"]

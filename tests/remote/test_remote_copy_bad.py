@@ -6,15 +6,15 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
+from s3_bucket import S3
 
 from streamx import MDSWriter, StreamingDataset
 from streamx.exceptions import CorruptShardError, StaleIndexError
 
 
-def _upload(s3: Any, root: Path, prefix: str, truncate: str | None = None) -> str:
+def _upload(s3: S3, root: Path, prefix: str, truncate: str | None = None) -> str:
     for path in sorted(root.iterdir()):
         data = path.read_bytes()
         if path.name == truncate:
@@ -31,7 +31,7 @@ def _dataset(root: Path) -> Path:
 
 
 @pytest.mark.remote
-def test_a_truncated_remote_shard_is_named_as_the_bad_remote_copy(s3: Any, tmp_path: Path) -> None:
+def test_a_truncated_remote_shard_is_named_as_the_bad_remote_copy(s3: S3, tmp_path: Path) -> None:
     src = _dataset(tmp_path / "src")
     remote = _upload(s3, src, "ds", truncate="shard.00001.mds")
     for _attempt in range(2):  # the advice holds: a fresh cache gets the same answer
@@ -46,7 +46,7 @@ def test_a_truncated_remote_shard_is_named_as_the_bad_remote_copy(s3: Any, tmp_p
 
 
 @pytest.mark.remote
-def test_a_rewritten_remote_still_reads_as_a_stale_cached_index(s3: Any, tmp_path: Path) -> None:
+def test_a_rewritten_remote_still_reads_as_a_stale_cached_index(s3: S3, tmp_path: Path) -> None:
     src = _dataset(tmp_path / "src")
     remote = _upload(s3, src, "ds2")
     local = tmp_path / "cache"

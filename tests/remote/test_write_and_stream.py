@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 import remote_data
+from s3_bucket import S3
+from s3_fault_proxy import FaultProxy
 
 import streamx
 
@@ -18,12 +20,12 @@ pytestmark = pytest.mark.remote
 N = 300
 
 
-def _keys(s3: Any, prefix: str) -> list[str]:
+def _keys(s3: S3, prefix: str) -> list[str]:
     listed = s3.client.list_objects_v2(Bucket=s3.bucket, Prefix=prefix)
     return sorted(obj["Key"][len(prefix) :] for obj in listed.get("Contents", []))
 
 
-def test_writer_to_url_uploads_index_last(faulty_s3: Any, fault_proxy: Any) -> None:
+def test_writer_to_url_uploads_index_last(faulty_s3: S3, fault_proxy: FaultProxy) -> None:
     writer = remote_data.write(faulty_s3.url("ds"), N, progress_bar=False)
     index = json.loads(faulty_s3.get("ds/index.json"))
     shard_names = [shard["zip_data"]["basename"] for shard in index["shards"]]
@@ -41,7 +43,7 @@ def test_writer_to_url_uploads_index_last(faulty_s3: Any, fault_proxy: Any) -> N
 
 
 @pytest.mark.parametrize("keep_local", [False, True])
-def test_writer_tuple_keep_local(s3: Any, tmp_path: Path, keep_local: bool) -> None:
+def test_writer_tuple_keep_local(s3: S3, tmp_path: Path, keep_local: bool) -> None:
     local = tmp_path / "staging"
     remote_data.write((str(local), s3.url("ds")), N, keep_local=keep_local)
     index = json.loads(s3.get("ds/index.json"))
@@ -56,7 +58,7 @@ def test_writer_tuple_keep_local(s3: Any, tmp_path: Path, keep_local: bool) -> N
 
 
 @pytest.fixture
-def remote_ds(s3: Any) -> str:
+def remote_ds(s3: S3) -> str:
     remote_data.write(s3.url("ds"), N)
     return s3.url("ds")
 

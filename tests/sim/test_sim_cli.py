@@ -181,7 +181,8 @@ def test_bad_compare_field(data: Path) -> None:
 
 
 def test_cache_limit_evicts_and_downloads_again(data: Path) -> None:
-    args = ("--index", str(data), "-n", "1", "-d", "1", "-w", "1", "-t", "0.01", "-b", "1GB")
+    args: tuple[str, ...] = ("--index", str(data), "-n", "1", "-d", "1", "-w", "1", "-t", "0.01")
+    args += ("-b", "1GB")
     args += ("--batch-size", "4", "--epochs", "2", "--no-quality")
     free = _run(*args)["runs"][0]
     tight = _run(*args, "--cache-limit", str(4 * SIZE))["runs"][0]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -54,11 +55,11 @@ def missed_by_mosaic() -> Iterator[list[int]]:
     original = mosaic_main.simulate_shard_downloads
     missed = [0]
 
-    def counting(*args: object, **kw: object) -> tuple[str, int]:
-        outcome = original(*args, **kw)  # type: ignore[arg-type]
+    def counting(*args: Any, **kw: Any) -> tuple[str, int]:  # passes mosaic's arguments on
+        outcome: tuple[str, int] = original(*args, **kw)
         needed = kw.get("shards_needed")
         if kw.get("current_batch_downloads") and outcome[0] == "empty" and needed:
-            missed[0] += len(needed)  # type: ignore[arg-type]
+            missed[0] += len(needed)
         return outcome
 
     mosaic_main.simulate_shard_downloads = counting

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from numpy.typing import NDArray
 
 from streamx.sim.schedule import node_queue
 
@@ -11,7 +12,7 @@ _NEVER = np.iinfo(np.int64).max
 
 
 def _reference(
-    ids: np.ndarray, per: int, steps: int, predownload: int, num_shards: int
+    ids: NDArray[np.int64], per: int, steps: int, predownload: int, num_shards: int
 ) -> tuple[list[int], list[int], list[int], list[int]]:
     """(shards, need, release, last use) by walking every slot; order as the module's.
 

@@ -13,6 +13,7 @@ import pytest
 
 webdriver = pytest.importorskip("selenium.webdriver")
 
+from selenium.webdriver import Chrome  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
@@ -26,7 +27,7 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture
-def browser() -> Iterator[webdriver.Chrome]:
+def browser() -> Iterator[Chrome]:
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
@@ -45,9 +46,7 @@ def server() -> Iterator[SimServer]:
     srv.close()
 
 
-def test_page_runs_a_simulation_and_draws_the_chart(
-    browser: webdriver.Chrome, server: SimServer
-) -> None:
+def test_page_runs_a_simulation_and_draws_the_chart(browser: Chrome, server: SimServer) -> None:
     browser.get(server.url)
     assert browser.title == "streamx simulator"
     samples = browser.find_element(By.NAME, "samples")
@@ -70,7 +69,7 @@ def test_page_runs_a_simulation_and_draws_the_chart(
     assert browser.find_element(By.ID, "error").text == ""
 
 
-def test_bad_parameters_show_an_error(browser: webdriver.Chrome, server: SimServer) -> None:
+def test_bad_parameters_show_an_error(browser: Chrome, server: SimServer) -> None:
     browser.get(server.url)
     nodes = browser.find_element(By.NAME, "bandwidth")
     nodes.clear()
@@ -81,7 +80,7 @@ def test_bad_parameters_show_an_error(browser: webdriver.Chrome, server: SimServ
     assert "'lots'" in error.text
 
 
-def test_a_bad_integer_names_its_field(browser: webdriver.Chrome, server: SimServer) -> None:
+def test_a_bad_integer_names_its_field(browser: Chrome, server: SimServer) -> None:
     browser.get(server.url)
     workers = browser.find_element(By.NAME, "workers")
     workers.clear()
@@ -92,7 +91,7 @@ def test_a_bad_integer_names_its_field(browser: webdriver.Chrome, server: SimSer
     assert "invalid literal" not in error.text
 
 
-def _small_run(browser: webdriver.Chrome, shuffle: str) -> str:
+def _small_run(browser: Chrome, shuffle: str) -> str:
     samples = browser.find_element(By.NAME, "samples")
     samples.clear()
     samples.send_keys("20k")
@@ -107,7 +106,7 @@ def _small_run(browser: webdriver.Chrome, shuffle: str) -> str:
 
 
 def test_shuffle_control_units_and_axis_labels(
-    browser: webdriver.Chrome, server: SimServer, tmp_path: Path
+    browser: Chrome, server: SimServer, tmp_path: Path
 ) -> None:
     browser.set_window_size(1300, 1000)
     browser.get(server.url)

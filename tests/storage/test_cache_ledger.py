@@ -66,6 +66,7 @@ def test_a_killed_worker_is_recovered(tmp_path: Path) -> None:
     ledger = CacheLedger(path, 2, 100)
     assert ledger.begin_download(0, 60) == ("wait", [])
     assert ledger.pins(1) == 1
+    assert proc.pid is not None  # started
     os.kill(proc.pid, signal.SIGKILL)
     proc.join(30)
     assert ledger.recover() == (1, 1)
