@@ -60,8 +60,8 @@ from streamx.exceptions import (
 from streamx.format.index import ShardInfo
 from streamx.format.readers.base import SampleReader
 from streamx.format.readers.mds import MDSSampleReader
+from streamx.location import Location
 from streamx.storage import throttle
-from streamx.storage.filesystems import split_url
 from streamx.storage.object_pin import ObjectPin
 from streamx.storage.object_sources import Source, source_for
 from streamx.storage.parts import backoff_delay
@@ -86,8 +86,8 @@ _MERGE_GAP = 64 << 10
 _PIECE = 256 << 10
 # Partials one process keeps; the oldest is dropped past this.
 _MAX_PARTIALS = 4
-# Schemes whose objects are local files already: nothing to gain from ranges.
-_LOCAL_SCHEMES = ("", "file", "local", "memory")
+# fsspec's own local and in-memory file systems: no network between us and the bytes.
+_NO_NETWORK_SCHEMES = ("local", "memory")
 
 
 @dataclass(frozen=True)
@@ -110,8 +110,9 @@ def _target(stream: CachedStream, shard: ShardInfo, remote: bool, own_way: bool)
     if stream.validate_hash or own_way:
         return None
     url = remote_url(stream.remote, stream.split, shard.raw_data.basename)
-    if split_url(url)[0] in _LOCAL_SCHEMES:
-        return None
+    where = Location.parse(url)
+    if not where.is_remote or where.scheme in _NO_NETWORK_SCHEMES:
+        return None  # the bytes are local already: nothing to gain from ranges
     timeout = float(getattr(stream, "download_timeout", 60.0))
     retry = max(int(getattr(stream, "download_retry", 1)), 1)
     return _Target(shard, url, stream.index_path, timeout, retry)

@@ -22,7 +22,6 @@ from streamx.format.lazy_shards import SchemaUse
 from streamx.location import Location
 from streamx.runtime.overrides import overridden
 from streamx.storage.download import download_file
-from streamx.storage.filesystems import split_url
 
 __all__ = ["Stream", "apply_weights"]
 
@@ -245,12 +244,12 @@ class Stream:
                 progress=FOLLOWER.get(),
             )
         except FileNotFoundError as err:
-            if split_url(url)[0] not in ("", "file"):
+            where = Location.parse(url)
+            if where.is_remote:
                 raise
             # A local remote's missing file reads as the OS says it (mosaicml-streaming's
             # copy raises just that, and its tests match the wording).
-            path = split_url(url)[2] if url.startswith("file:") else url
-            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path) from err
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), where.path) from err
         return local
 
     def _decompress_shard_part(

@@ -24,13 +24,13 @@ from collections.abc import Callable, Iterator
 from urllib.parse import urlparse
 
 from streamx.exceptions import ObjectChangedError, RemoteTooLargeError
+from streamx.location import Location
 from streamx.storage import s3_direct
 from streamx.storage.errors import (
     DownloadTimeoutError,
     RangeIgnoredError,
     TruncatedDownloadError,
 )
-from streamx.storage.filesystems import split_url
 from streamx.storage.object_pin import ObjectPin
 from streamx.storage.object_sources import Source, note_ranges_ignored, ranges_ignored, source_for
 from streamx.storage.parts import backoff_delay, fetch_parts, split
@@ -309,8 +309,7 @@ def _preallocate(fd: int, size: int) -> None:
 
 
 def _denied_message(url: str, err: PermissionError) -> str:
-    scheme = split_url(url)[0]
-    if scheme != "s3":
+    if Location.parse(url).scheme != "s3":
         return f"Access to {url} was denied: {err}"
     if not s3_direct.has_credentials():
         return (
