@@ -13,7 +13,13 @@ from streamx import _core
 from streamx.order.settings import EpochSettings, PlanConfig, PlanStream
 from streamx.order.world import World
 
-__all__ = ["plan_config", "plan_epoch", "resample_streams", "worker_sample_ids"]
+__all__ = [
+    "emit_planner_messages",
+    "plan_config",
+    "plan_epoch",
+    "resample_streams",
+    "worker_sample_ids",
+]
 
 logger = logging.getLogger("streamx")
 
@@ -57,7 +63,9 @@ def plan_config(
     }
 
 
-def _emit(messages: list[tuple[str, bool]]) -> None:
+def emit_planner_messages(messages: list[tuple[str, bool]]) -> None:
+    """Passes on what the Rust planner reported: warnings meant for the user as warnings,
+    the rest to the ``streamx`` log."""
     for message, is_user in messages:
         if is_user:
             warnings.warn(message, UserWarning, stacklevel=4)
@@ -68,14 +76,14 @@ def _emit(messages: list[tuple[str, bool]]) -> None:
 def worker_sample_ids(config: PlanConfig, world: World) -> NDArray[np.int64]:
     """This worker's sample ids for the epoch, ``-1`` for padding, in consumption order."""
     ids, messages = _core.plan_worker(config, world.node, world.rank_of_node, world.worker_of_rank)
-    _emit(messages)
+    emit_planner_messages(messages)
     return ids
 
 
 def plan_epoch(config: PlanConfig) -> NDArray[np.int64]:
     """The whole world's ids: shape (nodes, ranks per node, workers per rank, batches, batch)."""
     ids, messages = _core.plan_epoch(config)
-    _emit(messages)
+    emit_planner_messages(messages)
     return ids
 
 

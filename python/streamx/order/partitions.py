@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from streamx import _core
-from streamx.order.epoch import _emit as emit
+from streamx.order.epoch import emit_planner_messages as emit
 
 __all__ = ["PARTITION_ALGOS", "algos", "get_partitions"]
 

@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from streamx import _core
-from streamx.order.epoch import _emit as emit
+from streamx.order.epoch import emit_planner_messages as emit
 
 __all__ = ["SHUFFLE_ALGOS", "algos", "get_shuffle"]
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from urllib.parse import quote
 
-__all__ = ["Credentials", "quote_key", "sign_get"]
+__all__ = ["ALGORITHM", "Credentials", "quote_key", "sign_get", "signing_key"]
 
-_ALGORITHM = "AWS4-HMAC-SHA256"
+ALGORITHM = "AWS4-HMAC-SHA256"
 UNSIGNED_PAYLOAD = "UNSIGNED-PAYLOAD"
 
 
@@ -40,7 +40,7 @@ def _hmac(key: bytes, text: str) -> bytes:
 
 
 @functools.lru_cache(maxsize=8)
-def _signing_key(secret: str, day: str, region: str) -> bytes:
+def signing_key(secret: str, day: str, region: str) -> bytes:
     # Kept per (secret, day, region): four HMACs a request otherwise, a third of signing.
     key = _hmac(f"AWS4{secret}".encode(), day)
     for part in (region, "s3", "aws4_request"):
@@ -83,12 +83,12 @@ def sign_get(
     canonical = "\n".join(["GET", quoted_path, "", canonical_headers, signed, UNSIGNED_PAYLOAD])
     scope = f"{day}/{region}/s3/aws4_request"
     digest = hashlib.sha256(canonical.encode()).hexdigest()
-    to_sign = "\n".join([_ALGORITHM, stamp, scope, digest])
+    to_sign = "\n".join([ALGORITHM, stamp, scope, digest])
     signature = hmac.new(
-        _signing_key(credentials.secret_key, day, region), to_sign.encode(), hashlib.sha256
+        signing_key(credentials.secret_key, day, region), to_sign.encode(), hashlib.sha256
     ).hexdigest()
     headers["authorization"] = (
-        f"{_ALGORITHM} Credential={credentials.access_key}/{scope}, "
+        f"{ALGORITHM} Credential={credentials.access_key}/{scope}, "
         f"SignedHeaders={signed}, Signature={signature}"
     )
     return headers

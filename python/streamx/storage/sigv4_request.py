@@ -14,7 +14,7 @@ import hashlib
 import hmac
 from datetime import datetime, timezone
 
-from streamx.storage.sigv4 import _ALGORITHM, UNSIGNED_PAYLOAD, Credentials, _signing_key
+from streamx.storage.sigv4 import ALGORITHM, UNSIGNED_PAYLOAD, Credentials, signing_key
 
 __all__ = ["sign_request"]
 
@@ -61,11 +61,11 @@ def sign_request(
     signed = ";".join(names)
     canonical = "\n".join([method, quoted_path, "", canonical_headers, signed, UNSIGNED_PAYLOAD])
     scope = f"{day}/{region}/s3/aws4_request"
-    to_sign = "\n".join([_ALGORITHM, stamp, scope, hashlib.sha256(canonical.encode()).hexdigest()])
-    key = _signing_key(credentials.secret_key, day, region)
+    to_sign = "\n".join([ALGORITHM, stamp, scope, hashlib.sha256(canonical.encode()).hexdigest()])
+    key = signing_key(credentials.secret_key, day, region)
     signature = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
     signed_headers["authorization"] = (
-        f"{_ALGORITHM} Credential={credentials.access_key}/{scope}, "
+        f"{ALGORITHM} Credential={credentials.access_key}/{scope}, "
         f"SignedHeaders={signed}, Signature={signature}"
     )
     return signed_headers
