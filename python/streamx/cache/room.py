@@ -18,7 +18,8 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Callable
-from typing import Protocol
+
+from streamx import _core
 
 __all__ = ["STALL_S", "begin_within_limit"]
 
@@ -28,22 +29,8 @@ _FIRST_PAUSE_S = 0.002
 _MAX_PAUSE_S = 0.05
 
 
-class Reserving(Protocol):
-    """The part of the node's cache ledger a reservation uses."""
-
-    @property
-    def limit(self) -> int | None: ...
-
-    @property
-    def usage(self) -> int: ...
-
-    def begin_download(
-        self, shard: int, nbytes: int, must_fit: bool = False
-    ) -> tuple[str, list[int]]: ...
-
-
 def begin_within_limit(
-    ledger: Reserving,
+    ledger: _core.CacheLedger,
     shard_id: int,
     needed: int,
     held_here: Callable[[int], int],

@@ -228,12 +228,11 @@ class ShardCache:
         needed = shard.get_max_size()
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
-            if background or not self.limited:
-                decision, evicted = self.ledger.begin_download(shard_id, needed, background)
-            else:
-                decision, evicted = begin_within_limit(
-                    self.ledger, shard_id, needed, self._held_here
-                )
+            ledger = self.ledger
+            if background or not isinstance(ledger, _core.CacheLedger) or ledger.limit is None:
+                decision, evicted = ledger.begin_download(shard_id, needed, background)
+            else:  # only a writable cache under a limit has room to wait for
+                decision, evicted = begin_within_limit(ledger, shard_id, needed, self._held_here)
             for victim in evicted:
                 self._reader.evict(victim)
             if decision == "local":

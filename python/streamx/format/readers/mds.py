@@ -69,12 +69,7 @@ class MDSSampleReader:
         """Returns sample ``index`` with every column decoded."""
         if self._zero_copy:
             return self._get_view(index)
-        sample = self._core.get(index)
-        decoders = self._decoders
-        if decoders is None:
-            decoders = self._plans_for(index)
-        self._decode(index, sample, decoders)
-        return sample
+        return self._decoded_in_place(index, self._core.get(index))
 
     def get_if_local(self, index: int) -> dict[str, Any] | None:
         """Sample ``index``, or ``None`` while its shard is not on local disk."""
@@ -84,8 +79,10 @@ class MDSSampleReader:
             except FileNotFoundError:  # views map the file in Python
                 return None
         sample = self._core.get_if_local(index)
-        if sample is None:
-            return None
+        return None if sample is None else self._decoded_in_place(index, sample)
+
+    def _decoded_in_place(self, index: int, sample: dict[str, Any]) -> dict[str, Any]:
+        """``sample`` (as Rust read it) with its Python-object columns decoded."""
         decoders = self._decoders
         if decoders is None:
             decoders = self._plans_for(index)
