@@ -149,8 +149,10 @@ def test_a_server_with_latency_serves_parts_heads_and_misses(
     ranged = [e for e in entries if e.status == 206]
     assert sorted(e.sent for e in ranged) == sorted([MIB] * 3 + [77])
     assert any(e.status == 404 for e in entries)
-    # nginx's own clock (to the millisecond): no request was answered before its delay.
-    assert min(e.end - e.start for e in entries) >= 0.0495
+    # nginx's own clock: no request was answered before its delay. The logged time and the
+    # sleep's timer each round to a millisecond, so 50 ms may log as 49 (seen in CI) but
+    # never as much less: 48 ms is the floor two roundings allow.
+    assert min(e.end - e.start for e in entries) >= 0.048
 
 
 def _hold_slot(directory: str, ready: object, release: object) -> None:
