@@ -29,9 +29,11 @@ def read_streamx(remote: str | None, local: str | None = None) -> list[dict[str,
     """Every sample of the dataset, in index order, read by streamx."""
     from streamx import StreamingDataset
 
-    cache = local or tempfile.mkdtemp(prefix="engines-sx-")
+    if local is None:  # a cache of its own, removed once read
+        with tempfile.TemporaryDirectory(prefix="engines-sx-") as cache:
+            return read_streamx(remote, cache)
     ds = StreamingDataset(
-        remote=remote, local=cache, shuffle=False, batch_size=1, allow_unsafe_types=True
+        remote=remote, local=local, shuffle=False, batch_size=1, allow_unsafe_types=True
     )
     return [ds[i] for i in range(len(ds))]
 
@@ -40,9 +42,11 @@ def read_mosaic(remote: str | None, local: str | None = None) -> list[dict[str, 
     """Every sample of the dataset, in index order, read by mosaicml-streaming."""
     from streaming import StreamingDataset
 
-    cache = local or tempfile.mkdtemp(prefix="engines-ms-")
+    if local is None:  # a cache of its own, removed once read
+        with tempfile.TemporaryDirectory(prefix="engines-ms-") as cache:
+            return read_mosaic(remote, cache)
     ds = StreamingDataset(
-        remote=remote, local=cache, shuffle=False, batch_size=1, allow_unsafe_types=True
+        remote=remote, local=local, shuffle=False, batch_size=1, allow_unsafe_types=True
     )
     return [ds[i] for i in range(len(ds))]
 

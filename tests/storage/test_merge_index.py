@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -105,3 +106,19 @@ def test_remote_forms_match_streaming(s3: S3, tmp_path: Path) -> None:
     assert (local / "part-a" / "index.json").exists(), "partition files must never be removed"
     merge_index([s3.url(f"list/{p}/index.json") for p in PARTS], s3.url("list"))
     assert s3.get("list/index.json") == expected
+
+
+def test_a_remote_only_merge_leaves_no_staging_directory(
+    s3: S3, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The merged index is staged in a directory the user never named; once uploaded it goes,
+    even with keep_local (the default), which keeps only files in a directory the user gave."""
+    _make_root(tmp_path / "src")
+    for part in PARTS:
+        s3.put(f"staged/{part}/index.json", (tmp_path / "src" / part / "index.json").read_bytes())
+    scratch = tmp_path / "tmpdir"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    merge_index(s3.url("staged"), keep_local=True)
+    assert json.loads(s3.get("staged/index.json"))["shards"]
+    assert list(scratch.iterdir()) == []

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import posixpath
+import weakref
 from urllib.parse import urlparse
 
 from tqdm import tqdm
@@ -132,7 +133,11 @@ class CloudUploader:
         self.keep_local = keep_local
         self.progress_bar = progress_bar
         self.retry = retry
-        self.local, self.remote, _ = parse_out(out)
+        self.local, self.remote, temporary = parse_out(out)
+        if temporary:
+            # Files leave as they are uploaded; the directory the user never named goes
+            # with the uploader, unless `keep_local` left files in it.
+            weakref.finalize(self, _remove_if_empty, self.local)
         if os.path.isdir(self.local) and os.listdir(self.local):
             if not exist_ok:
                 raise FileExistsError(f"Directory is not empty: {self.local}")
@@ -350,3 +355,10 @@ class LocalUploader(CloudUploader):
             for name in names
         ]
         return sorted(path for path in found if path.startswith(start))
+
+
+def _remove_if_empty(directory: str) -> None:
+    try:
+        os.rmdir(directory)
+    except OSError:
+        pass  # files kept (keep_local) or already gone

@@ -175,7 +175,9 @@ def _write_merged(out: Where, obj: dict[str, Any], keep_local: bool) -> None:
     if remote is None:
         return
     upload_file(path, f"{remote.rstrip('/')}/{INDEX_BASENAME}")
-    if temporary and not keep_local:
+    if temporary:
+        # A staging directory the user never named: keeping it would keep nothing anyone
+        # can find, so `keep_local` applies only to a local directory given in `out`.
         shutil.rmtree(local, ignore_errors=True)
     elif not keep_local:
         os.remove(path)
