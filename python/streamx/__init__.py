@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from streamx.dataset.local import LocalDataset
     from streamx.dataset.parquet_stream import ParquetStream
     from streamx.dataset.streaming import StreamingDataset
+    from streamx.dataset.webdataset_stream import WebDatasetStream
     from streamx.format.writers import CSVWriter, JSONWriter, MDSWriter, TSVWriter, XSVWriter
     from streamx.packing.dataset import PackedDataset
     from streamx.torch.dataloader import StreamingDataLoader
@@ -35,6 +36,7 @@ __all__ = [
     "StreamingDataLoader",
     "StreamingDataset",
     "TSVWriter",
+    "WebDatasetStream",
     "XSVWriter",
     "__version__",
 ]
@@ -49,6 +51,7 @@ _LAZY = {
     "LocalDataset": "streamx.dataset.local",
     "PackedDataset": "streamx.packing.dataset",
     "ParquetStream": "streamx.dataset.parquet_stream",
+    "WebDatasetStream": "streamx.dataset.webdataset_stream",
     "StreamingDataset": "streamx.dataset.streaming",
     "StreamingDataLoader": "streamx.torch.dataloader",
 }

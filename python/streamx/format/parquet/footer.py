@@ -9,7 +9,7 @@ import struct
 from typing import Any
 
 from streamx.exceptions import CorruptShardError
-from streamx.format.parquet.remote_files import RemoteFile, read_range
+from streamx.format.remote_files import RemoteFile, read_range
 from streamx.runtime.atomic_write import write_atomic
 
 __all__ = ["footer_name", "load_footer", "parse_footer"]

@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 
 from streamx.exceptions import CorruptShardError
 from streamx.format.parquet.footer import load_footer
-from streamx.format.parquet.remote_files import RemoteFile, list_files
+from streamx.format.remote_files import RemoteFile, list_files
 from streamx.runtime.atomic_write import write_atomic
 
 __all__ = ["FOOTERS", "MANIFEST", "ParquetIndex", "RowGroup", "build_index"]

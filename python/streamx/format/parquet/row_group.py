@@ -9,16 +9,14 @@ from typing import Any
 
 import numpy as np
 
-from streamx.exceptions import CorruptShardError, StaleIndexError
+from streamx.exceptions import CorruptShardError
 from streamx.format.index import ShardInfo
 from streamx.format.parquet.footer import parse_footer
 from streamx.format.parquet.index import FOOTERS
-from streamx.format.parquet.remote_files import read_range, stat_file
+from streamx.format.remote_files import RemoteFile, check_unchanged, read_range
 from streamx.runtime.atomic_write import atomic_file
 
 __all__ = ["RowGroupReader", "fetch_row_group"]
-
-_CHECKED: set[tuple[str, int, str]] = set()  # files whose version this process confirmed
 
 
 def _where(shard: ShardInfo) -> str:
@@ -34,16 +32,7 @@ def fetch_row_group(shard: ShardInfo, timeout: float, retry: int) -> int:
     """
     extra = shard.extra
     url, size, version = extra["source"], int(extra["source_size"]), extra["source_version"]
-    key = (url, size, version)
-    if key not in _CHECKED:
-        now = stat_file(url)
-        if (now.size, now.version) != (size, version):
-            raise StaleIndexError(
-                f"{_where(shard)}: the file changed since its footer was read (size {size} -> "
-                f"{now.size}, version {version!r} -> {now.version!r}); construct the dataset "
-                "again to read the new rows"
-            )
-        _CHECKED.add(key)
+    check_unchanged(RemoteFile(url, size, version), _where(shard))
     path = shard.local_path(shard.raw_data)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     written = 0

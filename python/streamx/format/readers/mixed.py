@@ -1,4 +1,5 @@
-"""Reads datasets that hold JSON/CSV/TSV/XSV shards (possibly beside MDS ones), in Python."""
+"""Reads datasets that hold JSON/CSV/TSV/XSV, Parquet or tar shards (possibly beside MDS
+ones), in Python."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from streamx.format.encodings import SPLIT_ENCODINGS
 from streamx.format.index import FileInfo, ShardInfo
 from streamx.format.parquet.row_group import RowGroupReader
 from streamx.format.readers.mds import MDSSampleReader
+from streamx.format.webdataset.tar_shard import TarShardReader
 
 __all__ = ["MixedSampleReader"]
 
@@ -86,6 +88,8 @@ def _open_shard(shard: ShardInfo) -> Any:
         return MDSSampleReader([shard])
     if shard.format == "parquet":
         return RowGroupReader(shard)
+    if shard.format == "wds":
+        return TarShardReader(shard)
     return _SplitShard(shard)
 
 

@@ -1,5 +1,6 @@
-"""Fixtures for the Parquet tests: the storage tests' moto S3 server (loaded from
-``tests/storage/conftest.py`` under its own name, as tests/convert does) and tables."""
+"""Fixtures for the in-place tests (Parquet files and WebDataset tars): the storage tests'
+moto S3 server (loaded from ``tests/storage/conftest.py`` under its own name, as
+tests/convert does)."""
 
 from __future__ import annotations
 

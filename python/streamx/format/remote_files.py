@@ -1,4 +1,5 @@
-"""The Parquet files of a source (a file, a directory or a glob) and their byte ranges."""
+"""The files of an in-place source (a file, a directory or a glob of Parquet or tar files),
+their versions, and byte ranges of them."""
 
 from __future__ import annotations
 
@@ -9,16 +10,16 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from streamx.exceptions import ObjectChangedError, SizeMismatchError
+from streamx.exceptions import ObjectChangedError, SizeMismatchError, StaleIndexError
 from streamx.storage.filesystems import get_filesystem, split_url
 from streamx.storage.object_sources import source_for
 
-__all__ = ["RemoteFile", "list_files", "read_range"]
+__all__ = ["RemoteFile", "check_unchanged", "list_files", "read_range", "stat_file"]
 
 
 @dataclass(frozen=True)
 class RemoteFile:
-    """One Parquet file: its URL, size and version (ETag, else mtime)."""
+    """One source file: its URL, size and version (ETag, else mtime)."""
 
     url: str
     size: int
@@ -40,23 +41,23 @@ def _url(scheme: str, netloc: str, path: str, original: str) -> str:
     return f"{scheme}://{path}" if path.startswith(netloc) else f"{scheme}://{netloc}/{path}"
 
 
-def list_files(source: str) -> list[RemoteFile]:
-    """The ``.parquet`` files of ``source``, sorted by URL (a file is itself).
+def list_files(source: str, suffix: str = ".parquet", kind: str = "Parquet") -> list[RemoteFile]:
+    """The files named ``*suffix`` under ``source``, sorted by URL (a file is itself).
 
     Raises:
-        FileNotFoundError: If ``source`` names no Parquet file.
+        FileNotFoundError: If ``source`` names no such file (the message says ``kind``).
     """
     fs, path = get_filesystem(source)
     scheme, netloc, _ = split_url(source)
     if any(c in path for c in "*?["):
         found: dict[str, Any] = fs.glob(path, detail=True)
-    elif path.endswith(".parquet"):  # over HTTP, `isdir` would GET the whole file
+    elif path.endswith(suffix):  # over HTTP, `isdir` would GET the whole file
         found = {path: fs.info(path)}
     elif fs.isdir(path):
         found = {
             p: info
             for p, info in fs.find(path, detail=True).items()
-            if p.endswith(".parquet") and info.get("type", "file") == "file"
+            if p.endswith(suffix) and info.get("type", "file") == "file"
         }
     else:
         found = {path: fs.info(path)}
@@ -66,7 +67,7 @@ def list_files(source: str) -> list[RemoteFile]:
         if info.get("type", "file") == "file"
     ]
     if not files:
-        raise FileNotFoundError(f"No Parquet file found at {source}")
+        raise FileNotFoundError(f"No {kind} file found at {source}")
     return files
 
 
@@ -75,6 +76,29 @@ def stat_file(url: str) -> RemoteFile:
     fs, path = get_filesystem(url)
     info = fs.info(path)
     return RemoteFile(url, int(info["size"]), _version(info))
+
+
+_CONFIRMED: set[tuple[str, int, str]] = set()  # files whose version this process confirmed
+
+
+def check_unchanged(file: RemoteFile, shown: str) -> None:
+    """Confirms (once per process) that ``file`` still has the size and version its
+    metadata was read at.
+
+    Raises:
+        StaleIndexError: Naming ``shown``, if the file changed since.
+    """
+    key = (file.url, file.size, file.version)
+    if key in _CONFIRMED:
+        return
+    now = stat_file(file.url)
+    if (now.size, now.version) != (file.size, file.version):
+        raise StaleIndexError(
+            f"{shown}: the file changed since its metadata was read (size {file.size} -> "
+            f"{now.size}, version {file.version!r} -> {now.version!r}); construct the "
+            "dataset again to read the new data"
+        )
+    _CONFIRMED.add(key)
 
 
 def read_range(url: str, start: int, length: int, size: int, timeout: float, retry: int) -> bytes:
@@ -88,7 +112,7 @@ def read_range(url: str, start: int, length: int, size: int, timeout: float, ret
         return b""
     last: OSError | None = None
     for _ in range(max(retry, 1)):
-        fd, name = tempfile.mkstemp(prefix="streamx-pq-")
+        fd, name = tempfile.mkstemp(prefix="streamx-range-")
         os.unlink(name)
         try:
             deadline = time.monotonic() + timeout

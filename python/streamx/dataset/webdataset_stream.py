@@ -1,0 +1,109 @@
+"""``WebDatasetStream``: WebDataset tar shards read in place, one tar per shard."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, cast
+
+from streamx import _core
+from streamx.cache import cache_dir, cached_files
+from streamx.cache.local_claims import Claim, claim_local
+from streamx.dataset.stream import Stream
+from streamx.format.index import ShardInfo, ShardList
+from streamx.format.lazy_shards import IndexPart
+from streamx.format.webdataset.index import MANIFEST, build_index
+from streamx.format.webdataset.tar_shard import fetch_tar
+
+__all__ = ["WebDatasetStream"]
+
+
+class WebDatasetStream(Stream):
+    """WebDataset tar shards (a ``.tar`` file, a directory of them, or a glob; local or
+    remote), read where they live.
+
+    Each tar is a shard: the epoch order, partitions, resumption, ``cache_limit`` and
+    eviction treat it as they treat an MDS shard of as many samples. A tar's member table is
+    read once from its headers, by range, and cached in ``local``; samples then have random
+    access. Members are grouped into samples as WebDataset groups them (``abc.jpg`` and
+    ``abc.json`` are the fields ``jpg`` and ``json`` of the sample keyed ``abc``), and each
+    sample carries its ``__key__`` and ``__url__``.
+
+    Args:
+        remote: A ``.tar`` file, a directory of them, or a glob, as a path or URL.
+        local: Cache directory (``None``: a private one derived from ``remote``).
+        decode: Decode fields by extension: ``txt`` to ``str``, ``cls`` to ``int``, ``json``
+            to Python values, ``npy``/``npz`` to arrays. Other fields, pickles included,
+            stay ``bytes``. ``False``: every field is ``bytes``.
+        decode_images: Hand out image fields (``jpg``, ``png``, ...) as PIL images rather
+            than their encoded bytes.
+        **kwargs: ``split``, ``proportion``, ``repeat``, ``choose``, ``download_retry``,
+            ``download_timeout``, as for :class:`Stream`.
+
+    Examples:
+        >>> import io, tarfile, tempfile
+        >>> path = tempfile.mkdtemp() + "/shard-000.tar"
+        >>> with tarfile.open(path, "w") as tar:
+        ...     for key, label in (("a", 3), ("b", 5)):
+        ...         data = str(label).encode()
+        ...         info = tarfile.TarInfo(f"{key}.cls")
+        ...         info.size = len(data)
+        ...         tar.addfile(info, io.BytesIO(data))
+        >>> stream = WebDatasetStream(remote=path, local=tempfile.mkdtemp())
+        >>> stream.apply_default({"split": None, "download_retry": 2,
+        ...     "download_timeout": 60.0, "validate_hash": None, "keep_zip": False})
+        >>> stream.get_shards().samples.tolist()
+        [2]
+    """
+
+    def __init__(
+        self,
+        *,
+        remote: str,
+        local: str | None = None,
+        decode: bool = True,
+        decode_images: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        if kwargs.get("validate_hash"):
+            raise ValueError("`validate_hash` does not apply to tar sources")
+        super().__init__(remote=remote, local=local, **kwargs)
+        self.decode = decode
+        self.decode_images = decode_images
+
+    @property
+    def index_path(self) -> str:
+        """Where the list of source tars and their versions lives locally."""
+        return os.path.join(self.local, self.split, MANIFEST)
+
+    @property
+    def source(self) -> str:
+        assert self.remote is not None
+        return cached_files.remote_url(self.remote, self.split, "").rstrip("/")
+
+    def _download_file(self, from_basename: str, to_basename: str | None = None) -> str:
+        raise NotImplementedError(f"{self.source}: a tar stream fetches whole tars by name")
+
+    def get_shards(self, world: Any = None, allow_unsafe_types: bool = False) -> ShardList:
+        """Lists the source and reads each tar's member table (cached), one shard per tar.
+
+        Raises:
+            FileNotFoundError: If the source holds no tar.
+            CorruptShardError: If a file is not a tar or is truncated, naming it.
+        """
+        where = os.path.join(self.local, self.split)
+        if getattr(self, "_claim", None) is None:
+            cache_dir.prepare(where, self.source)
+            self._claim: Claim | None = claim_local(where, self.source)
+        index = build_index(
+            self.source,
+            where,
+            float(self.download_timeout),
+            int(self.download_retry),
+            self.decode,
+            self.decode_images,
+        )
+        return ShardList([IndexPart(cast(_core.ShardIndex, index), self.local, self.split)])
+
+    def prepare_shard(self, shard: ShardInfo) -> int:
+        """Fetches the whole tar into its local file."""
+        return fetch_tar(shard, float(self.download_timeout), int(self.download_retry))

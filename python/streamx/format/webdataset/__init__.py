@@ -1,0 +1,1 @@
+"""WebDataset tar shards read in place: a member table per tar, samples grouped by key."""

@@ -1,0 +1,165 @@
+"""A WebDataset source's tars as shard entries, in the columns ``ShardList`` reads.
+
+Each tar is one shard. Its member table (the samples, their fields and byte ranges) is
+read once from the tar's headers, by range, and cached under ``folder/TABLES`` named by a
+digest of the tar's URL, size and version: a tar that changed on the server gets a new
+table and a new cached copy, never a mix of old and new members.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from streamx.exceptions import CorruptShardError
+from streamx.format.remote_files import RemoteFile, list_files, read_range
+from streamx.format.webdataset.samples import Field, TarSample, group_samples
+from streamx.format.webdataset.tar_members import scan_members
+from streamx.runtime.atomic_write import write_atomic
+
+__all__ = ["MANIFEST", "TABLES", "TarShard", "WebDatasetIndex", "build_index", "load_table"]
+
+MANIFEST = "streamx-wds.json"
+TABLES = "streamx-wds"
+
+
+@dataclass(frozen=True)
+class TarShard:
+    """One tar: its source, its samples' count, and the names of its cached files."""
+
+    file: RemoteFile
+    samples: int
+    basename: str
+    table: str  # basename under TABLES
+    decode: bool
+    images: bool
+
+
+class WebDatasetIndex:
+    """Tars in the shape of ``streamx._core.ShardIndex`` (format ``wds``)."""
+
+    def __init__(self, tars: Sequence[TarShard]) -> None:
+        self.tars = tuple(tars)
+
+    def __len__(self) -> int:
+        return len(self.tars)
+
+    def samples(self) -> NDArray[np.int64]:
+        return np.array([t.samples for t in self.tars], np.int64)
+
+    def max_sizes(self) -> NDArray[np.int64]:
+        return np.array([t.file.size for t in self.tars], np.int64)
+
+    def raw_sizes(self) -> NDArray[np.int64]:
+        return self.max_sizes()
+
+    def schema_ids(self) -> NDArray[np.int64]:
+        return np.zeros(len(self.tars), np.int64)
+
+    def schemas(self) -> list[tuple[list[str], list[str], list[int | None]] | None]:
+        return [None]
+
+    def formats(self) -> list[str]:
+        return ["wds"]
+
+    def entry(self, shard: int) -> tuple[Any, ...]:
+        t = self.tars[shard]
+        extra = {
+            "source": t.file.url,
+            "source_size": t.file.size,
+            "source_version": t.file.version,
+            "table": t.table,
+            "decode": t.decode,
+            "images": t.images,
+        }
+        raw: tuple[str, int, list[tuple[str, str]]] = (t.basename, t.file.size, [])
+        return ("wds", None, [], t.samples, None, raw, None, None, None, 0, json.dumps(extra))
+
+
+def table_name(file: RemoteFile) -> str:
+    """A digest of the URL, size and version: a changed tar never reuses an old table."""
+    key = f"{file.url}\0{file.size}\0{file.version}".encode()
+    return hashlib.sha1(key).hexdigest()[:20] + ".json"
+
+
+def _stem(url: str) -> str:
+    name = os.path.basename(url.rstrip("/")).removesuffix(".tar")
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name)[:40] or "shard"
+
+
+def _scan(file: RemoteFile, timeout: float, retry: int) -> list[TarSample]:
+    def read(start: int, length: int) -> bytes:
+        return read_range(file.url, start, length, file.size, timeout, retry)
+
+    return group_samples(scan_members(read, file.size, file.url), file.url)
+
+
+def load_table(path: str, shown: str) -> list[TarSample]:
+    """A cached member table.
+
+    Raises:
+        CorruptShardError: If the table does not parse (naming it and the tar).
+    """
+    try:
+        with open(path, encoding="utf-8") as f:
+            rows = json.load(f)["samples"]
+        return [
+            TarSample(str(key), tuple(Field(str(n), int(o), int(s)) for n, o, s in fields))
+            for key, fields in rows
+        ]
+    except (ValueError, KeyError, TypeError) as err:
+        raise CorruptShardError(
+            f"The cached member table {path} of {shown} is corrupt: {err}"
+        ) from err
+
+
+def _table(file: RemoteFile, folder: str, timeout: float, retry: int) -> tuple[str, int]:
+    """The tar's table (read from its headers on first use); returns its name and count."""
+    name = table_name(file)
+    path = os.path.join(folder, TABLES, name)
+    if os.path.exists(path):
+        return name, len(load_table(path, file.url))
+    samples = _scan(file, timeout, retry)
+    rows = [[s.key, [[f.name, f.offset, f.size] for f in s.fields]] for s in samples]
+    body = {"url": file.url, "size": file.size, "version": file.version, "samples": rows}
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    write_atomic(path, json.dumps(body))
+    return name, len(samples)
+
+
+def build_index(
+    source: str, folder: str, timeout: float, retry: int, decode: bool, images: bool
+) -> WebDatasetIndex:
+    """Lists ``source``'s tars, reads (or reuses) each one's member table, one shard each.
+
+    Raises:
+        FileNotFoundError: If ``source`` holds no ``.tar`` file.
+        CorruptShardError: If a file is not a tar, or is truncated, naming it.
+    """
+    files = list_files(source, ".tar", "tar")
+    tars: list[TarShard] = []
+    for file in files:
+        name, count = _table(file, folder, timeout, retry)
+        if count == 0:
+            continue
+        basename = f"{_stem(file.url)}-{name[:12]}.tar"
+        tars.append(TarShard(file, count, basename, name, decode, images))
+    _write_manifest(folder, source, files)
+    return WebDatasetIndex(tars)
+
+
+def _write_manifest(folder: str, source: str, files: Sequence[RemoteFile]) -> None:
+    os.makedirs(folder, exist_ok=True)
+    body = {
+        "source": source,
+        "files": [{"url": f.url, "size": f.size, "version": f.version} for f in files],
+    }
+    write_atomic(os.path.join(folder, MANIFEST), json.dumps(body))

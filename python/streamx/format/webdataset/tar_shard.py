@@ -1,0 +1,91 @@
+"""One tar shard: fetched whole into the cache, its samples read by range from there."""
+
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from typing import Any
+
+from streamx.exceptions import CorruptShardError
+from streamx.format.index import ShardInfo
+from streamx.format.remote_files import RemoteFile, check_unchanged
+from streamx.format.webdataset.decoders import decode_field
+from streamx.format.webdataset.index import TABLES, load_table
+from streamx.format.webdataset.samples import TarSample
+from streamx.storage.download import download_file
+
+__all__ = ["TarShardReader", "fetch_tar"]
+
+
+def _source(shard: ShardInfo) -> RemoteFile:
+    extra = shard.extra
+    return RemoteFile(extra["source"], int(extra["source_size"]), str(extra["source_version"]))
+
+
+def fetch_tar(shard: ShardInfo, timeout: float, retry: int) -> int:
+    """Downloads the tar to its cache file (atomically, never past its size); returns its
+    size.
+
+    Raises:
+        StaleIndexError: If the tar changed since its member table was read.
+    """
+    source = _source(shard)
+    check_unchanged(source, source.url)
+    path = shard.local_path(shard.raw_data)
+    download_file(source.url, path, retry=retry, timeout=timeout, expected_size=source.size)
+    return source.size
+
+
+_TABLES: OrderedDict[str, list[TarSample]] = OrderedDict()
+_KEEP_TABLES = 16
+
+
+def _samples(shard: ShardInfo) -> list[TarSample]:
+    path = os.path.join(shard.dirname, shard.split, TABLES, shard.extra["table"])
+    found = _TABLES.get(path)
+    if found is None:
+        found = _TABLES[path] = load_table(path, shard.extra["source"])
+        while len(_TABLES) > _KEEP_TABLES:
+            _TABLES.popitem(last=False)
+    else:
+        _TABLES.move_to_end(path)
+    if len(found) != shard.samples:
+        raise CorruptShardError(
+            f"{shard.extra['source']}: its member table holds {len(found)} samples, the index "
+            f"{shard.samples}"
+        )
+    return found
+
+
+class TarShardReader:
+    """Samples of one cached tar, as ``{"__key__", "__url__", field: value, ...}``."""
+
+    def __init__(self, shard: ShardInfo) -> None:
+        self.shard = shard
+        self._path = shard.local_path(shard.raw_data)
+        size = os.stat(self._path).st_size  # FileNotFoundError while not local
+        if size != shard.raw_data.bytes:
+            raise CorruptShardError(
+                f"{shard.extra['source']}: its cached copy {self._path} is {size} bytes, not "
+                f"{shard.raw_data.bytes}"
+            )
+        self._samples = _samples(shard)
+        self._decode = bool(shard.extra.get("decode", True))
+        self._images = bool(shard.extra.get("images", False))
+
+    def get(self, index: int) -> dict[str, Any]:
+        sample = self._samples[index]
+        url = self.shard.extra["source"]
+        out: dict[str, Any] = {"__key__": sample.key, "__url__": url}
+        with open(self._path, "rb") as f:
+            for field in sample.fields:
+                data = os.pread(f.fileno(), field.size, field.offset)
+                if len(data) != field.size:
+                    raise CorruptShardError(
+                        f"{url}, sample {sample.key!r}: {field.name} is cut short in {self._path}"
+                    )
+                shown = f"{url}, sample {sample.key!r}, field {field.name!r}"
+                out[field.name] = (
+                    decode_field(field.name, data, self._images, shown) if self._decode else data
+                )
+        return out
