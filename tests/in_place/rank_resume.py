@@ -8,21 +8,24 @@ import itertools
 import json
 import os
 import sys
+from typing import Any
 
-from streamx import ParquetStream, Stream, StreamingDataset
+from streamx import ParquetStream, Stream, StreamingDataset, WebDatasetStream
 
 
 def main(kind: str, source: str, local: str, out: str, phase: str, state: str, k: str) -> None:
     stream: Stream
     if kind == "parquet":
         stream = ParquetStream(remote=source, local=local, columns=["id"])
+    elif kind == "wds":
+        stream = WebDatasetStream(remote=source, local=local)
     else:
         stream = Stream(local=source)
     ds = StreamingDataset(
         streams=[stream], shuffle=True, shuffle_seed=11, batch_size=4, num_canonical_nodes=8
     )
     if phase == "first":
-        ids = [int(s["id"]) for s in itertools.islice(ds, int(k))]
+        ids = [_id(s) for s in itertools.islice(ds, int(k))]
         if os.environ["RANK"] == "0":
             world = int(os.environ["WORLD_SIZE"])
             with open(state, "w") as f:
@@ -30,9 +33,13 @@ def main(kind: str, source: str, local: str, out: str, phase: str, state: str, k
     else:
         with open(state) as f:
             ds.load_state_dict(json.load(f))
-        ids = [int(s["id"]) for s in ds]
+        ids = [_id(s) for s in ds]
     with open(out, "w") as f:
         json.dump(ids, f)
+
+
+def _id(sample: dict[str, Any]) -> int:
+    return int(sample["cls" if "cls" in sample else "id"])
 
 
 if __name__ == "__main__":

@@ -63,7 +63,9 @@ def _number(field: bytes, what: str, shown: str, at: int) -> int:
         return int(text, 8) if text else 0
     except ValueError:
         if at == 0:
-            raise CorruptShardError(f"{shown} is not a tar file: no tar header at its start")
+            raise CorruptShardError(
+                f"{shown} is not a tar file: no tar header at its start"
+            ) from None
         raise CorruptShardError(
             f"{shown}: the tar header at offset {at} has a bad {what} field {text[:20]!r}"
         ) from None
@@ -75,7 +77,9 @@ def _checked(header: bytes, shown: str, at: int) -> None:
     signed = unsigned - 2 * sum(b for b in header[:148] + header[156:] if b > 127)
     if stored not in (unsigned, signed):
         if at == 0:
-            raise CorruptShardError(f"{shown} is not a tar file: no tar header at its start")
+            raise CorruptShardError(
+                f"{shown} is not a tar file: no tar header at its start"
+            ) from None
         raise CorruptShardError(f"{shown}: the tar header at offset {at} is corrupt (checksum)")
 
 

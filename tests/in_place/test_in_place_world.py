@@ -1,5 +1,5 @@
-"""Real processes: each rank of a Parquet run sees what the same rank of the equivalent MDS
-run sees, at world sizes 1, 2 and 8, and together the ranks see every row."""
+"""Real processes: each rank of a Parquet or WebDataset run sees what the same rank of the
+equivalent MDS run sees, at world sizes 1, 2 and 8, and together the ranks see every row."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from pq_data import write_mds_like, write_parquet
+from wds_data import write_tars
 
 pytestmark = pytest.mark.dist
 _RANK = Path(__file__).with_name("rank_main.py")
@@ -51,16 +52,36 @@ def _run(world: int, kind: str, source: str, local: str, out: Path) -> list[list
     return [json.loads((out / f"{kind}-{world}-{r}.json").read_text()) for r in range(world)]
 
 
+_SIZES = [16, 16, 16, 16, 16, 10, 16, 16, 5]  # row groups, tars and MDS shards alike
+
+
+def _write_source(kind: str, folder: Path) -> None:
+    if kind == "parquet":
+        write_parquet(str(folder / "a.parquet"), 90, 16)
+        write_parquet(str(folder / "b.parquet"), 37, 16, start=90)
+    else:
+        write_tars(str(folder), _SIZES)
+
+
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("world", [1, 2, pytest.param(8, marks=pytest.mark.slow)])
-def test_ranks_match_mds(tmp_path: Path, world: int) -> None:
-    write_parquet(str(tmp_path / "pq" / "a.parquet"), 90, 16)
-    write_parquet(str(tmp_path / "pq" / "b.parquet"), 37, 16, start=90)
-    write_mds_like(str(tmp_path / "mds"), [16, 16, 16, 16, 16, 10, 16, 16, 5])
-    pq_ranks = _run(world, "parquet", str(tmp_path / "pq"), str(tmp_path / "c"), tmp_path)
+@pytest.mark.parametrize(
+    ("kind", "world"),
+    [
+        ("parquet", 1),
+        ("parquet", 2),
+        pytest.param("parquet", 8, marks=pytest.mark.slow),  # the same path as tars at 8
+        ("wds", 1),
+        ("wds", 2),
+        ("wds", 8),
+    ],
+)
+def test_ranks_match_mds(tmp_path: Path, world: int, kind: str) -> None:
+    _write_source(kind, tmp_path / "src")
+    write_mds_like(str(tmp_path / "mds"), _SIZES)
+    ranks = _run(world, kind, str(tmp_path / "src"), str(tmp_path / "c"), tmp_path)
     mds_ranks = _run(world, "mds", str(tmp_path / "mds"), "", tmp_path)
-    assert pq_ranks == mds_ranks
-    assert set().union(*map(set, pq_ranks)) == set(range(127))
+    assert ranks == mds_ranks
+    assert set().union(*map(set, ranks)) == set(range(127))
 
 
 _RESUME = Path(__file__).with_name("rank_resume.py")
@@ -97,23 +118,23 @@ def _run_phase(
 
 
 @pytest.mark.timeout(300)
-def test_a_state_dict_from_two_ranks_resumes_on_one_as_mds_does(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["parquet", "wds"])
+def test_a_state_dict_from_two_ranks_resumes_on_one_as_mds_does(tmp_path: Path, kind: str) -> None:
     """Stopped after 24 samples per rank at world size 2 and resumed at world size 1: the
-    Parquet run resumes exactly where the MDS run with the same shard sizes resumes, and
+    in-place run resumes exactly where the MDS run with the same shard sizes resumes, and
     the two parts together see every row."""
-    write_parquet(str(tmp_path / "pq" / "a.parquet"), 90, 16)
-    write_parquet(str(tmp_path / "pq" / "b.parquet"), 37, 16, start=90)
-    write_mds_like(str(tmp_path / "mds"), [16, 16, 16, 16, 16, 10, 16, 16, 5])
+    _write_source(kind, tmp_path / "src")
+    write_mds_like(str(tmp_path / "mds"), _SIZES)
     seen = {}
-    for kind, source, local in (
-        ("parquet", str(tmp_path / "pq"), str(tmp_path / "c")),
+    for name, source, local in (
+        (kind, str(tmp_path / "src"), str(tmp_path / "c")),
         ("mds", str(tmp_path / "mds"), ""),
     ):
-        first = _run_phase(2, kind, source, local, tmp_path, "first", 24)
-        rest = _run_phase(1, kind, source, local, tmp_path, "rest", 0)
-        seen[kind] = (first, rest)
-    assert seen["parquet"] == seen["mds"]
-    first, rest = seen["parquet"]
+        first = _run_phase(2, name, source, local, tmp_path, "first", 24)
+        rest = _run_phase(1, name, source, local, tmp_path, "rest", 0)
+        seen[name] = (first, rest)
+    assert seen[kind] == seen["mds"]
+    first, rest = seen[kind]
     assert [len(r) for r in first] == [24, 24]
     before = set().union(*map(set, first))
     assert before.isdisjoint(rest[0])  # nothing seen before the stop is seen again
