@@ -49,7 +49,8 @@ def test_members_match_tarfile(form: int, monkeypatch: pytest.MonkeyPatch) -> No
         data = buf.getvalue()
     else:
         data = _archive(form)
-    monkeypatch.setattr(tar_members, "WINDOW", 4096)
+    monkeypatch.setattr(tar_members, "MIN_WINDOW", 4096)
+    monkeypatch.setattr(tar_members, "MAX_WINDOW", 16384)
     reads: list[tuple[int, int]] = []
 
     def read(start: int, n: int) -> bytes:
@@ -129,3 +130,24 @@ def test_unknown_member_type() -> None:
     data = _raw_header(b"odd", b"Z", b"00000000000\0") + bytes(1024)
     with pytest.raises(CorruptShardError, match=r"unknown type b'Z'"):
         _scan(data)
+
+
+def test_windows_grow_over_small_members_and_restart_past_large_ones() -> None:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for i in range(4000):  # 4000 members of 100 bytes: 4 MB of headers and bodies
+            add(tar, f"s{i:05d}.txt", b"x" * 100)
+        for i in range(8):  # then 8 of 2 MiB
+            add(tar, f"b{i}.bin", bytes(2 << 20))
+    data = buf.getvalue()
+    reads: list[tuple[int, int]] = []
+
+    def read(start: int, n: int) -> bytes:
+        reads.append((start, n))
+        return data[start : start + n]
+
+    assert len(scan_members(read, len(data), "w.tar")) == 4008
+    small_part = 4000 * 1024
+    assert len([r for r in reads if r[0] < small_part]) <= 8  # 64 KiB, 128 KiB, ... 4 MiB
+    past = [n for start, n in reads if start > small_part + 4096]
+    assert len(past) == 8 and max(past) == tar_members.MIN_WINDOW  # bodies never read

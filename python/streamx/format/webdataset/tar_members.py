@@ -3,8 +3,9 @@
 A tar is a run of 512-byte headers, each followed by its member's data padded to 512 bytes.
 Reading the headers alone gives every member's name, offset and size, so samples can later
 be read by range without unpacking the archive. The reader asks ``read(start, length)`` for
-windows of the archive: one window holds the headers of many small members, and a large
-member is skipped by starting the next window past it.
+windows of the archive. A window that ends where the next header begins doubles the next one (headers of
+small members lie close together: fewer round trips); a header past a window's end, beyond
+a large member's body, starts a small window there again (the body is never read).
 
 Handled: ustar names with a prefix, GNU long names (``L``), pax ``path`` and ``size``
 records (``x``), base-256 sizes. Skipped: directories, links, devices and global pax
@@ -22,8 +23,10 @@ from streamx.exceptions import CorruptShardError
 __all__ = ["Member", "scan_members"]
 
 BLOCK = 512
-# A window per remote read: the headers of hundreds of small members in one round trip.
-WINDOW = 1 << 20
+# Bytes per remote read: from MIN_WINDOW after a skipped body, doubling up to MAX_WINDOW
+# while headers follow one another.
+MIN_WINDOW = 64 << 10
+MAX_WINDOW = 8 << 20
 # Long names and pax records come from the input: bounded so they cannot exhaust memory.
 _MAX_META = 1 << 20
 _REGULAR = (b"0", b"\0", b"7")
@@ -45,11 +48,17 @@ class _Windows:
     def __init__(self, read: Callable[[int, int], bytes], size: int) -> None:
         self._read, self._size = read, size
         self._start, self._data = 0, b""
+        self._window = MIN_WINDOW
 
     def get(self, start: int, length: int) -> bytes:
         end = start + length
         if not (self._start <= start and end <= self._start + len(self._data)):
-            want = min(max(length, WINDOW), self._size - start)
+            held_to = self._start + len(self._data)
+            if self._data and self._start <= start <= held_to:
+                self._window = min(2 * self._window, MAX_WINDOW)
+            else:
+                self._window = MIN_WINDOW
+            want = min(max(length, self._window), self._size - start)
             self._start, self._data = start, self._read(start, want)
         return self._data[start - self._start : end - self._start]
 
