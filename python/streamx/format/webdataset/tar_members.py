@@ -3,9 +3,10 @@
 A tar is a run of 512-byte headers, each followed by its member's data padded to 512 bytes.
 Reading the headers alone gives every member's name, offset and size, so samples can later
 be read by range without unpacking the archive. The reader asks ``read(start, length)`` for
-windows of the archive. A window that ends where the next header begins doubles the next one (headers of
-small members lie close together: fewer round trips); a header past a window's end, beyond
-a large member's body, starts a small window there again (the body is never read).
+windows of the archive. A window that ends where the next header begins doubles the next
+one (headers of small members lie close together: fewer round trips); a header past a
+window's end, beyond a large member's body, starts a small window there again (the body is
+never read).
 
 Handled: ustar names with a prefix, GNU long names (``L``), pax ``path`` and ``size``
 records (``x``), base-256 sizes. Skipped: directories, links, devices and global pax
