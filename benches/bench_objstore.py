@@ -35,6 +35,9 @@ a certificate signed by a CA the bench makes (trusted through ``AWS_CA_BUNDLE``,
 runs streamx with its HTTPS bodies read through Python's ``ssl`` (``STREAMX_RUST_TLS=0``),
 the path before rustls.
 
+``--wds-too`` adds streamx reading WebDataset's own tar shards in place
+(``WebDatasetStream``, shards named by brace notation), in the same run.
+
 ``--whole-too`` adds streamx with range reads off (``STREAMX_RANGE_READS=0``: every sample
 waits for its whole shard), in the same run.
 
@@ -146,6 +149,22 @@ def _collate(spec: dict[str, Any]) -> dict[str, Any]:
     return {} if spec.get("collate") == "default" else {"collate_fn": _identity}
 
 
+class _WdsFields:
+    """A batch of samples read from WebDataset's tars, named as the bench's fields."""
+
+    def __init__(self, workload: str) -> None:
+        self.names = wds_peer.EXTENSIONS[workload]
+
+    def __call__(self, batch: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [{f: s[f"{f}.{ext}"] for f, ext in self.names.items()} for s in batch]
+
+
+def _wds_fields(spec: dict[str, Any]) -> _WdsFields:
+    if spec.get("collate") == "default":
+        raise ValueError("streamx-wds runs with the identity collation only")
+    return _WdsFields(spec["workload"])
+
+
 def _samples(batch: Any) -> Any:
     """The batch's samples as dicts, whether collated (a dict of columns) or not (a list)."""
     if not isinstance(batch, dict):
@@ -209,6 +228,18 @@ def _loader(spec: dict[str, Any]) -> Any:
         base = f"{spec['endpoint']}/{BUCKET}/wds-{spec['workload']}"
         urls = [f"{base}/{name}" for name in spec["wds_shards"]]
         return wds_peer.loader(urls, spec["workload"], BATCH, WORKERS, **_collate(spec))
+    if spec["lib"] == "streamx-wds":
+        import streamx
+
+        count = len(spec["wds_shards"])
+        names = f"shard-{{000000..{count - 1:06d}}}.tar"
+        stream = streamx.WebDatasetStream(
+            remote=f"s3://{BUCKET}/wds-{spec['workload']}/{names}", local=spec["local"]
+        )
+        ds = streamx.StreamingDataset(streams=[stream], batch_size=BATCH, shuffle=False)
+        return streamx.StreamingDataLoader(
+            ds, batch_size=BATCH, num_workers=WORKERS, collate_fn=_wds_fields(spec)
+        )
     module: Any
     if spec["lib"] == "streamx-whole":
         os.environ["STREAMX_RANGE_READS"] = "0"
@@ -377,6 +408,10 @@ def bench(
                     theirs = row.get(f"{peer}_sps")
                     row[f"vs_{peer}"] = row["streamx_sps"] / theirs if theirs else None
                 row["of_curl"] = row["streamx_mbps"] / row["curl_mbps"]
+                if row.get("streamx_wds_sps"):  # the same ratios, for streamx on the tars
+                    for peer in PEERS:
+                        theirs = row.get(f"{peer}_sps")
+                        row[f"wds_vs_{peer}"] = row["streamx_wds_sps"] / theirs if theirs else None
                 row["correct"] = all(row[f"{lib.replace('-', '_')}_correct"] for lib in libs)
                 rows.append(row)
     return rows
@@ -406,6 +441,13 @@ COLUMNS = [
 PYSSL_COLUMNS = [
     ("streamx_pyssl_sps", "streamx via Python ssl samples/s", ",.0f"),
 ]
+WDS_COLUMNS = [
+    ("streamx_wds_sps", "streamx on the tars samples/s", ",.0f"),
+    ("wds_vs_webdataset", "tars: vs WebDataset", ".2f"),
+    ("wds_vs_litdata", "tars: vs LitData", ".2f"),
+    ("wds_vs_streaming", "tars: vs mosaic", ".2f"),
+    ("streamx_wds_ttfs", "streamx on the tars TTFS s", ".2f"),
+]
 WHOLE_COLUMNS = [
     ("streamx_whole_sps", "streamx no-ranges samples/s", ",.0f"),
     ("streamx_whole_ttfs", "streamx no-ranges TTFS s", ".2f"),
@@ -430,7 +472,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--libs",
         nargs="+",
-        choices=[*LIBS, "streamx-whole", "streamx-pyssl"],
+        choices=[*LIBS, "streamx-whole", "streamx-pyssl", "streamx-wds"],
         help="only these (the ratio columns need litdata and streaming)",
     )
     parser.add_argument(
@@ -443,6 +485,9 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument(
         "--whole-too", action="store_true", help="also streamx with range reads off"
+    )
+    parser.add_argument(
+        "--wds-too", action="store_true", help="also streamx reading WebDataset's tars in place"
     )
     args = parser.parse_args(argv)
     counts = {"img": args.img, "tokens": args.tokens}
@@ -461,6 +506,7 @@ def main(argv: list[str]) -> int:
                 spec = {"op": "write", "lib": lib, "workload": workload, "count": count, "out": out}
                 run_worker(SCRIPT, spec, timeout=3600)
         libs = (*LIBS, "streamx-whole") if args.whole_too else LIBS
+        libs = (*libs, "streamx-wds") if args.wds_too else libs
         if args.libs:
             libs = tuple(args.libs)
         rows = bench(root, counts, args.repeat, libs, args.collate, tuple(args.servers))
@@ -469,6 +515,8 @@ def main(argv: list[str]) -> int:
     columns = COLUMNS + WHOLE_COLUMNS if args.whole_too else COLUMNS
     if "streamx-pyssl" in libs:
         columns = columns + PYSSL_COLUMNS
+    if "streamx-wds" in libs:
+        columns = columns + WDS_COLUMNS
     table = format_table(rows, columns)
     print(table)
     path = write_results(

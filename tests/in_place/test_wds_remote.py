@@ -19,7 +19,7 @@ pytestmark = pytest.mark.remote
 
 
 def _big_tar(ids: range) -> bytes:
-    """Samples of 1 MiB each: the header scan skips their bodies."""
+    """Samples of 6 MiB each, past the scan's jump threshold: their bodies are skipped."""
     import io
     import tarfile
 
@@ -29,7 +29,7 @@ def _big_tar(ids: range) -> bytes:
     with tarfile.open(fileobj=buf, mode="w") as tar:
         for i in ids:
             add(tar, f"big-{i:03d}.cls", str(i).encode())
-            add(tar, f"big-{i:03d}.bin", bytes([i % 256]) * (1 << 20))
+            add(tar, f"big-{i:03d}.bin", bytes([i % 256]) * (6 << 20))
     return buf.getvalue()
 
 
@@ -47,16 +47,16 @@ def test_s3_glob_streams(s3: Any, tmp_path: Path) -> None:
 
 
 def test_member_tables_read_by_ranges_not_whole_tars(s3: Any, tmp_path: Path) -> None:
-    data = _big_tar(range(12))
+    data = _big_tar(range(5))
     s3.put("big/b.tar", data)
     accounting.reset()
     ds = StreamingDataset(
         streams=[WebDatasetStream(remote=s3.url("big/b.tar"), local=str(tmp_path / "c"))]
     )
     scanned = accounting.totals()["bytes_received"]
-    assert ds.num_samples == 12
-    assert 0 < scanned < len(data) / 4  # windows of headers, not the 12 MiB of bodies
-    assert ds[7]["bin"] == bytes([7]) * (1 << 20) and ds[7]["cls"] == 7
+    assert ds.num_samples == 5
+    assert 0 < scanned < len(data) / 4  # windows of headers, not the 30 MiB of bodies
+    assert ds[3]["bin"] == bytes([3]) * (6 << 20) and ds[3]["cls"] == 3
 
 
 def test_changed_tar_refused_not_mixed(s3: Any, tmp_path: Path) -> None:
@@ -93,3 +93,16 @@ def test_http_tar_over_nginx(nginx: Nginx, tmp_path: Path) -> None:
     stream = WebDatasetStream(remote=f"{nginx.endpoint}/shard-0001.tar", local=str(tmp_path / "c"))
     ds = StreamingDataset(streams=[stream], shuffle=True, batch_size=5)
     assert sorted(int(s["cls"]) for s in ds) == list(range(20, 40))
+
+
+def test_braces_name_the_shards_of_a_server_that_cannot_list(nginx: Nginx, tmp_path: Path) -> None:
+    """A plain HTTP server lists nothing: WebDataset's brace notation names the shards."""
+    url = f"{nginx.endpoint}/shard-{{0000..0001}}.tar"
+    ds = StreamingDataset(
+        streams=[WebDatasetStream(remote=url, local=str(tmp_path / "c"))], batch_size=5
+    )
+    assert ds.samples_per_shard.tolist() == [20, 20]
+    assert sorted(int(s["cls"]) for s in ds) == list(range(40))
+    missing = f"{nginx.endpoint}/shard-{{0000..0002}}.tar"
+    with pytest.raises(FileNotFoundError, match=r"shard-0002\.tar \(named by .*\) does not exist"):
+        StreamingDataset(streams=[WebDatasetStream(remote=missing, local=str(tmp_path / "d"))])

@@ -44,9 +44,16 @@ def _url(scheme: str, netloc: str, path: str, original: str) -> str:
 def list_files(source: str, suffix: str = ".parquet", kind: str = "Parquet") -> list[RemoteFile]:
     """The files named ``*suffix`` under ``source``, sorted by URL (a file is itself).
 
+    A source with braces names its files as WebDataset names shards, by bash's brace
+    expansion: ``shard-{000..041}.tar`` is 42 files, in that order, each of which must exist
+    (a store that cannot list, like a plain HTTP server, is read this way).
+
     Raises:
-        FileNotFoundError: If ``source`` names no such file (the message says ``kind``).
+        FileNotFoundError: If ``source`` names no such file (the message says ``kind``), or
+            a file its braces name is missing.
     """
+    if "{" in source and "}" in source:
+        return _expanded(source)
     fs, path = get_filesystem(source)
     scheme, netloc, _ = split_url(source)
     if any(c in path for c in "*?["):
@@ -68,6 +75,18 @@ def list_files(source: str, suffix: str = ".parquet", kind: str = "Parquet") -> 
     ]
     if not files:
         raise FileNotFoundError(f"No {kind} file found at {source}")
+    return files
+
+
+def _expanded(source: str) -> list[RemoteFile]:
+    from braceexpand import braceexpand
+
+    files = []
+    for url in braceexpand(source):
+        try:
+            files.append(stat_file(url))
+        except FileNotFoundError as err:
+            raise FileNotFoundError(f"{url} (named by {source}) does not exist") from err
     return files
 
 

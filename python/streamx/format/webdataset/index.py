@@ -1,9 +1,11 @@
 """A WebDataset source's tars as shard entries, in the columns ``ShardList`` reads.
 
 Each tar is one shard. Its member table (the samples, their fields and byte ranges) is
-read once from the tar's headers, by range, and cached under ``folder/TABLES`` named by a
-digest of the tar's URL, size and version: a tar that changed on the server gets a new
-table and a new cached copy, never a mix of old and new members.
+cached under ``folder/TABLES`` named by a digest of the tar's URL, size and version: a tar
+that changed on the server gets a new table and a new cached copy, never a mix of old and
+new members. The table is read from the tar's headers, by range, when the dataset is
+built; or, where a wids shard index gives the sample counts
+(:mod:`~streamx.format.webdataset.shard_index`), from the tar's cached copy on first use.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,13 +25,24 @@ from numpy.typing import NDArray
 from streamx.exceptions import CorruptShardError
 from streamx.format.remote_files import RemoteFile, list_files, read_range
 from streamx.format.webdataset.samples import Field, TarSample, group_samples
+from streamx.format.webdataset.shard_index import read_shard_index
 from streamx.format.webdataset.tar_members import scan_members
 from streamx.runtime.atomic_write import write_atomic
 
-__all__ = ["MANIFEST", "TABLES", "TarShard", "WebDatasetIndex", "build_index", "load_table"]
+__all__ = [
+    "MANIFEST",
+    "TABLES",
+    "TarShard",
+    "WebDatasetIndex",
+    "build_index",
+    "load_table",
+    "save_table",
+    "table_samples",
+]
 
 MANIFEST = "streamx-wds.json"
 TABLES = "streamx-wds"
+_SCAN_THREADS = 8  # tars whose headers are read at once (each a few ranged GETs)
 
 
 @dataclass(frozen=True)
@@ -95,11 +109,17 @@ def _stem(url: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "_", name)[:40] or "shard"
 
 
-def _scan(file: RemoteFile, timeout: float, retry: int) -> list[TarSample]:
-    def read(start: int, length: int) -> bytes:
-        return read_range(file.url, start, length, file.size, timeout, retry)
-
+def table_samples(read: Callable[[int, int], bytes], file: RemoteFile) -> list[TarSample]:
+    """The samples of ``file`` from its headers, read through ``read(start, length)``."""
     return group_samples(scan_members(read, file.size, file.url), file.url)
+
+
+def save_table(path: str, file: RemoteFile, samples: Sequence[TarSample]) -> None:
+    """Writes a member table (atomically)."""
+    rows = [[s.key, [[f.name, f.offset, f.size] for f in s.fields]] for s in samples]
+    body = {"url": file.url, "size": file.size, "version": file.version, "samples": rows}
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    write_atomic(path, json.dumps(body))
 
 
 def load_table(path: str, shown: str) -> list[TarSample]:
@@ -127,31 +147,43 @@ def _table(file: RemoteFile, folder: str, timeout: float, retry: int) -> tuple[s
     path = os.path.join(folder, TABLES, name)
     if os.path.exists(path):
         return name, len(load_table(path, file.url))
-    samples = _scan(file, timeout, retry)
-    rows = [[s.key, [[f.name, f.offset, f.size] for f in s.fields]] for s in samples]
-    body = {"url": file.url, "size": file.size, "version": file.version, "samples": rows}
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    write_atomic(path, json.dumps(body))
+
+    def read(start: int, length: int) -> bytes:
+        return read_range(file.url, start, length, file.size, timeout, retry)
+
+    samples = table_samples(read, file)
+    save_table(path, file, samples)
     return name, len(samples)
 
 
 def build_index(
     source: str, folder: str, timeout: float, retry: int, decode: bool, images: bool
 ) -> WebDatasetIndex:
-    """Lists ``source``'s tars, reads (or reuses) each one's member table, one shard each.
+    """Lists ``source``'s tars and counts each one's samples, one shard per tar.
+
+    ``source`` is a tar, a directory of them, a glob, brace notation, or a wids shard index
+    (``.json``), whose counts are taken as given.
 
     Raises:
         FileNotFoundError: If ``source`` holds no ``.tar`` file.
         CorruptShardError: If a file is not a tar, or is truncated, naming it.
+        CorruptIndexError: If a shard index does not parse or contradicts a tar's size.
     """
-    files = list_files(source, ".tar", "tar")
-    tars: list[TarShard] = []
-    for file in files:
-        name, count = _table(file, folder, timeout, retry)
-        if count == 0:
-            continue
-        basename = f"{_stem(file.url)}-{name[:12]}.tar"
-        tars.append(TarShard(file, count, basename, name, decode, images))
+    listed: list[tuple[RemoteFile, str, int]]
+    if source.endswith(".json"):
+        shards = read_shard_index(source, timeout, retry)
+        listed = [(s.file, table_name(s.file), s.samples) for s in shards]
+        files = [s.file for s in shards]
+    else:
+        files = list_files(source, ".tar", "tar")
+        with ThreadPoolExecutor(min(_SCAN_THREADS, len(files))) as pool:
+            tables = list(pool.map(lambda f: _table(f, folder, timeout, retry), files))
+        listed = [(f, name, count) for f, (name, count) in zip(files, tables)]
+    tars = [
+        TarShard(file, count, f"{_stem(file.url)}-{name[:12]}.tar", name, decode, images)
+        for file, name, count in listed
+        if count > 0
+    ]
     _write_manifest(folder, source, files)
     return WebDatasetIndex(tars)
 

@@ -3,10 +3,10 @@
 A tar is a run of 512-byte headers, each followed by its member's data padded to 512 bytes.
 Reading the headers alone gives every member's name, offset and size, so samples can later
 be read by range without unpacking the archive. The reader asks ``read(start, length)`` for
-windows of the archive. A window that ends where the next header begins doubles the next
-one (headers of small members lie close together: fewer round trips); a header past a
-window's end, beyond a large member's body, starts a small window there again (the body is
-never read).
+windows of the archive. A round trip costs about what a few MiB of transfer does, so the
+scan reads on through bodies smaller than ``SKIP``, in windows that double while it does
+(one round trip covers the headers of many small members), and jumps over a larger body,
+starting a small window at the next header (that body is never read).
 
 Handled: ustar names with a prefix, GNU long names (``L``), pax ``path`` and ``size``
 records (``x``), base-256 sizes. Skipped: directories, links, devices and global pax
@@ -25,9 +25,10 @@ __all__ = ["Member", "scan_members"]
 
 BLOCK = 512
 # Bytes per remote read: from MIN_WINDOW after a skipped body, doubling up to MAX_WINDOW
-# while headers follow one another.
+# while the scan reads on. A gap of more than SKIP bytes to the next header is jumped.
 MIN_WINDOW = 64 << 10
 MAX_WINDOW = 8 << 20
+SKIP = 4 << 20
 # Long names and pax records come from the input: bounded so they cannot exhaust memory.
 _MAX_META = 1 << 20
 _REGULAR = (b"0", b"\0", b"7")
@@ -51,16 +52,18 @@ class _Windows:
         self._start, self._data = 0, b""
         self._window = MIN_WINDOW
 
-    def get(self, start: int, length: int) -> bytes:
+    def get(self, start: int, length: int, after: int = 0) -> bytes:
+        """Bytes ``[start, start + length)``; ``after`` is the size of the body before them."""
         end = start + length
-        if not (self._start <= start and end <= self._start + len(self._data)):
-            held_to = self._start + len(self._data)
-            if self._data and self._start <= start <= held_to:
-                self._window = min(2 * self._window, MAX_WINDOW)
+        held_to = self._start + len(self._data)
+        if not (self._start <= start and end <= held_to):
+            if after > SKIP or not self._data:
+                begin, self._window = start, MIN_WINDOW  # jump: the body is not read
             else:
-                self._window = MIN_WINDOW
-            want = min(max(length, self._window), self._size - start)
-            self._start, self._data = start, self._read(start, want)
+                begin = min(start, held_to)  # read on
+                self._window = min(2 * self._window, MAX_WINDOW)
+            want = min(max(end - begin, self._window), self._size - begin)
+            self._start, self._data = begin, self._read(begin, want)
         return self._data[start - self._start : end - self._start]
 
 
@@ -133,10 +136,11 @@ def scan_members(read: Callable[[int, int], bytes], size: int, shown: str) -> li
     windows = _Windows(read, size)
     members: list[Member] = []
     at = 0
+    body = 0  # the size of the body before the header at `at`
     long_name: str | None = None
     pax: dict[str, str] = {}
     while at + BLOCK <= size:
-        header = windows.get(at, BLOCK)
+        header = windows.get(at, BLOCK, body)
         if header == bytes(BLOCK):
             return members  # the end-of-archive blocks
         _checked(header, shown, at)
@@ -156,6 +160,7 @@ def scan_members(read: Callable[[int, int], bytes], size: int, shown: str) -> li
                     "metadata, more than a name or pax record can need"
                 )
             data = windows.get(data_at, length)
+            length = 0  # read, not jumped
             if kind == b"L":
                 long_name = _text(data)
             else:
@@ -183,7 +188,7 @@ def scan_members(read: Callable[[int, int], bytes], size: int, shown: str) -> li
             raise CorruptShardError(
                 f"{shown}: the tar header at offset {at} has an unknown type {kind!r}"
             )
-        at = following
+        at, body = following, length
     if at < size:
         raise CorruptShardError(f"{shown} is truncated: a header at offset {at} is cut short")
     return members  # no end-of-archive blocks: tolerated, as tar itself does

@@ -10,7 +10,7 @@ from streamx.exceptions import CorruptShardError
 from streamx.format.index import ShardInfo
 from streamx.format.remote_files import RemoteFile, check_unchanged
 from streamx.format.webdataset.decoders import decode_field
-from streamx.format.webdataset.index import TABLES, load_table
+from streamx.format.webdataset.index import TABLES, load_table, save_table, table_samples
 from streamx.format.webdataset.samples import TarSample
 from streamx.storage.download import download_file
 
@@ -40,19 +40,27 @@ _TABLES: OrderedDict[str, list[TarSample]] = OrderedDict()
 _KEEP_TABLES = 16
 
 
-def _samples(shard: ShardInfo) -> list[TarSample]:
+def _samples(shard: ShardInfo, local: str) -> list[TarSample]:
+    """The tar's member table: cached, or read from its cached copy ``local`` and saved
+    (a tar listed by a shard index is not scanned before its first use)."""
     path = os.path.join(shard.dirname, shard.split, TABLES, shard.extra["table"])
     found = _TABLES.get(path)
     if found is None:
-        found = _TABLES[path] = load_table(path, shard.extra["source"])
+        if os.path.exists(path):
+            found = load_table(path, shard.extra["source"])
+        else:
+            source = _source(shard)
+            with open(local, "rb") as f:
+                found = table_samples(lambda start, n: os.pread(f.fileno(), n, start), source)
+            save_table(path, source, found)
+        _TABLES[path] = found
         while len(_TABLES) > _KEEP_TABLES:
             _TABLES.popitem(last=False)
     else:
         _TABLES.move_to_end(path)
     if len(found) != shard.samples:
         raise CorruptShardError(
-            f"{shard.extra['source']}: its member table holds {len(found)} samples, the index "
-            f"{shard.samples}"
+            f"{shard.extra['source']} holds {len(found)} samples; its index says {shard.samples}"
         )
     return found
 
@@ -69,7 +77,7 @@ class TarShardReader:
                 f"{shard.extra['source']}: its cached copy {self._path} is {size} bytes, not "
                 f"{shard.raw_data.bytes}"
             )
-        self._samples = _samples(shard)
+        self._samples = _samples(shard, self._path)
         self._decode = bool(shard.extra.get("decode", True))
         self._images = bool(shard.extra.get("images", False))
 
