@@ -71,7 +71,10 @@ class TarShardReader:
     def __init__(self, shard: ShardInfo) -> None:
         self.shard = shard
         self._path = shard.local_path(shard.raw_data)
-        size = os.stat(self._path).st_size  # FileNotFoundError while not local
+        # Held while the reader lives: a copy evicted (or replaced) under it still reads
+        # whole, and the dataset drops the reader when it evicts the shard.
+        self._fd: int | None = os.open(self._path, os.O_RDONLY | os.O_CLOEXEC)
+        size = os.fstat(self._fd).st_size
         if size != shard.raw_data.bytes:
             raise CorruptShardError(
                 f"{shard.extra['source']}: its cached copy {self._path} is {size} bytes, not "
@@ -81,19 +84,30 @@ class TarShardReader:
         self._decode = bool(shard.extra.get("decode", True))
         self._images = bool(shard.extra.get("images", False))
 
+    def __del__(self) -> None:
+        if getattr(self, "_fd", None) is not None:
+            assert self._fd is not None
+            os.close(self._fd)
+            self._fd = None
+
     def get(self, index: int) -> dict[str, Any]:
         sample = self._samples[index]
         url = self.shard.extra["source"]
         out: dict[str, Any] = {"__key__": sample.key, "__url__": url}
-        with open(self._path, "rb") as f:
-            for field in sample.fields:
-                data = os.pread(f.fileno(), field.size, field.offset)
-                if len(data) != field.size:
-                    raise CorruptShardError(
-                        f"{url}, sample {sample.key!r}: {field.name} is cut short in {self._path}"
-                    )
-                shown = f"{url}, sample {sample.key!r}, field {field.name!r}"
-                out[field.name] = (
-                    decode_field(field.name, data, self._images, shown) if self._decode else data
-                )
+        if not sample.fields:
+            return out
+        # A sample's members lie together in the tar: one read covers them all.
+        start = sample.fields[0].offset
+        end = max(f.offset + f.size for f in sample.fields)
+        assert self._fd is not None
+        span = os.pread(self._fd, end - start, start)
+        if len(span) != end - start:
+            raise CorruptShardError(f"{url}, sample {sample.key!r} is cut short in {self._path}")
+        view = memoryview(span)
+        for field in sample.fields:
+            data = bytes(view[field.offset - start : field.offset - start + field.size])
+            shown = f"{url}, sample {sample.key!r}, field {field.name!r}"
+            out[field.name] = (
+                decode_field(field.name, data, self._images, shown) if self._decode else data
+            )
         return out
