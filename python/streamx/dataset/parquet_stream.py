@@ -13,6 +13,7 @@ from streamx.dataset.stream import Stream
 from streamx.format.index import ShardInfo, ShardList
 from streamx.format.lazy_shards import IndexPart
 from streamx.format.parquet.index import MANIFEST, build_index
+from streamx.format.parquet.row_filter import as_row_filter
 from streamx.format.parquet.row_group import fetch_row_group
 
 __all__ = ["ParquetStream"]
@@ -33,6 +34,11 @@ class ParquetStream(Stream):
         image_columns: Binary columns of encoded images, to hand out as PIL images.
         allow_schema_drift: Unify the files' schemas where Arrow can (a column a file lacks
             reads as ``None``) instead of refusing files whose schemas differ.
+        filters: Rows to keep, as pyarrow takes them: an expression
+            (``pc.field("lang") == "en"``) or ``(column, op, value)`` tuples. The kept rows
+            are found once per row group, from the filter's columns only, before the
+            epoch is planned: the order and resumption are as exact as without a filter,
+            and each row group is a shard of its kept rows.
         **kwargs: ``split``, ``proportion``, ``repeat``, ``choose``, ``download_retry``,
             ``download_timeout``, as for :class:`Stream`.
 
@@ -55,6 +61,7 @@ class ParquetStream(Stream):
         columns: Sequence[str] | None = None,
         image_columns: Sequence[str] = (),
         allow_schema_drift: bool = False,
+        filters: object = None,
         **kwargs: Any,
     ) -> None:
         try:
@@ -71,6 +78,7 @@ class ParquetStream(Stream):
         self.columns = list(columns) if columns is not None else None
         self.image_columns = list(image_columns)
         self.allow_schema_drift = allow_schema_drift
+        self.row_filter = as_row_filter(filters)
 
     @property
     def index_path(self) -> str:
@@ -105,6 +113,7 @@ class ParquetStream(Stream):
             int(self.download_retry),
             self.image_columns,
             self.allow_schema_drift,
+            self.row_filter,
         )
         return ShardList([IndexPart(cast(_core.ShardIndex, index), self.local, self.split)])
 

@@ -15,7 +15,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from streamx.exceptions import CorruptShardError
+from streamx.format.parquet.chunks import column_chunks
 from streamx.format.parquet.footer import load_footer
+from streamx.format.parquet.row_filter import RowFilter
 from streamx.format.remote_files import RemoteFile, list_files
 from streamx.runtime.atomic_write import write_atomic
 
@@ -39,6 +41,7 @@ class RowGroup:
     types: tuple[tuple[str, str], ...]
     images: tuple[str, ...] = ()
     cast: str = ""  # the schema it reads as (base64 Arrow IPC), where the file's differs
+    kept: str = ""  # with a row filter: the basename under FOOTERS of the kept row numbers
 
     @property
     def nbytes(self) -> int:
@@ -85,30 +88,10 @@ class ParquetIndex:
             "columns": dict(g.types),
             "images": list(g.images),
             "cast": g.cast,
+            "kept": g.kept,
         }
         raw: tuple[str, int, list[tuple[str, str]]] = (g.basename, g.nbytes, [])
         return ("parquet", None, [], g.rows, None, raw, None, None, None, 0, json.dumps(extra))
-
-
-def _column_chunks(md: Any, number: int, wanted: set[str]) -> list[list[int]]:
-    rg = md.row_group(number)
-    chunks: list[list[int]] = []
-    for j in range(rg.num_columns):
-        col = rg.column(j)
-        if col.path_in_schema.split(".")[0] not in wanted:
-            continue
-        start = col.data_page_offset
-        if col.has_dictionary_page and col.dictionary_page_offset:
-            start = min(start, col.dictionary_page_offset)
-        chunks.append([int(start), int(col.total_compressed_size)])
-    chunks.sort()
-    merged: list[list[int]] = []
-    for start, length in chunks:
-        if merged and merged[-1][0] + merged[-1][1] == start:
-            merged[-1][1] += length
-        else:
-            merged.append([start, length])
-    return merged
 
 
 def _stem(url: str) -> str:
@@ -142,13 +125,16 @@ def build_index(
     retry: int,
     images: Sequence[str] = (),
     allow_schema_drift: bool = False,
+    row_filter: RowFilter | None = None,
 ) -> ParquetIndex:
     """Lists ``source``, reads (or reuses) each file's footer, and lays out its row groups.
 
     Footers are cached under ``folder/FOOTERS``, named by each file's size and version, and
     ``folder/MANIFEST`` lists them; a changed file gets a new footer and new row-group names.
     With ``allow_schema_drift``, the files' schemas are unified as Arrow unifies them (a
-    column a file lacks reads as nulls, types are promoted where Arrow can).
+    column a file lacks reads as nulls, types are promoted where Arrow can). With a
+    ``row_filter``, each row group is a shard of the rows it keeps (found once, from the
+    filter's columns only; a row group that keeps none is no shard).
 
     Raises:
         FileNotFoundError: If ``source`` holds no Parquet file.
@@ -163,6 +149,8 @@ def build_index(
     schemas = [_projected(file, md, columns, allow_schema_drift) for file, md, _ in read]
     target = _target_schema(files, schemas, allow_schema_drift)
     projection = "\0".join(columns) if columns is not None else "*"
+    if row_filter is not None:
+        projection += "\0" + row_filter.text  # a filter's shards are its own
     tag = hashlib.sha1(projection.encode()).hexdigest()[:6]
     groups: list[RowGroup] = []
     for (file, md, footer_path), schema in zip(read, schemas):
@@ -172,15 +160,21 @@ def build_index(
         cast = "" if schema.equals(target) else base64.b64encode(target.serialize()).decode()
         version = os.path.basename(footer_path).removesuffix(".footer")[:12]
         data_end = file.size - md.serialized_size - 8
+        kept = (
+            row_filter.kept_rows(file, md, footer_path, timeout, retry)
+            if row_filter is not None
+            else None
+        )
+        kept_name = "" if row_filter is None else row_filter.kept_name(footer_path)
         for number in range(md.num_row_groups):
-            chunks = _column_chunks(md, number, set(schema.names))
+            chunks = column_chunks(md, number, set(schema.names))
             for start, length in chunks:
                 if start < 4 or length < 0 or start + length > data_end:
                     raise CorruptShardError(
                         f"{file.url} row group {number}: a column chunk [{start}, "
                         f"{start + length}) lies outside the file's data"
                     )
-            rows = int(md.row_group(number).num_rows)
+            rows = int(md.row_group(number).num_rows) if kept is None else len(kept[number])
             if rows == 0:
                 continue
             groups.append(
@@ -195,6 +189,7 @@ def build_index(
                     types=tuple((f.name, str(f.type)) for f in target),
                     images=tuple(images),
                     cast=cast,
+                    kept=kept_name,
                 )
             )
     _write_manifest(folder, source, files)

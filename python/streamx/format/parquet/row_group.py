@@ -13,6 +13,7 @@ from streamx.exceptions import CorruptShardError
 from streamx.format.index import ShardInfo
 from streamx.format.parquet.footer import parse_footer
 from streamx.format.parquet.index import FOOTERS
+from streamx.format.parquet.remapped import RemappedFile
 from streamx.format.remote_files import RemoteFile, check_unchanged, read_range
 from streamx.runtime.atomic_write import atomic_file
 
@@ -42,43 +43,6 @@ def fetch_row_group(shard: ShardInfo, timeout: float, retry: int) -> int:
             out.write(data)
             written += len(data)
     return written
-
-
-class _Remapped(io.RawIOBase):
-    """The source file as pyarrow sees it: the cached chunks at their original offsets,
-    zeros elsewhere (pyarrow reads only the chunks of the columns asked for)."""
-
-    def __init__(self, data: bytes, chunks: list[list[int]], size: int) -> None:
-        self._data, self._size, self._pos = data, size, 0
-        self._spans: list[tuple[int, int, int]] = []
-        at = 0
-        for start, length in chunks:
-            self._spans.append((int(start), int(length), at))
-            at += int(length)
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self._pos
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        base = {0: 0, 1: self._pos, 2: self._size}[whence]
-        self._pos = base + offset
-        return self._pos
-
-    def read(self, n: int = -1) -> bytes:
-        n = self._size - self._pos if n < 0 else min(n, max(self._size - self._pos, 0))
-        out = bytearray(n)
-        for start, length, at in self._spans:
-            lo, hi = max(start, self._pos), min(start + length, self._pos + n)
-            if lo < hi:
-                out[lo - self._pos : hi - self._pos] = self._data[at + lo - start : at + hi - start]
-        self._pos += n
-        return bytes(out)
 
 
 _FOOTERS: dict[str, Any] = {}
@@ -131,7 +95,7 @@ def _decode(shard: ShardInfo) -> list[tuple[str, list[Any]]]:
         raise CorruptShardError(
             f"{_where(shard)}: its cached copy is {len(data)} bytes, not {shard.raw_data.bytes}"
         )
-    source = _Remapped(data, extra["chunks"], int(extra["source_size"]))
+    source = RemappedFile(data, extra["chunks"], int(extra["source_size"]))
     try:
         table = pq.ParquetFile(source, metadata=md).read_row_group(
             int(extra["row_group"]), columns=list(extra["read_columns"])
@@ -142,6 +106,8 @@ def _decode(shard: ShardInfo) -> list[tuple[str, list[Any]]]:
         ) from err
     if extra.get("cast"):
         table = _cast(table, extra["cast"], shard)
+    if extra.get("kept"):
+        table = table.take(_kept(shard))
     if table.num_rows != shard.samples:
         raise CorruptShardError(
             f"{_where(shard)}: {table.num_rows} rows decoded, the footer says {shard.samples}"
@@ -152,6 +118,19 @@ def _decode(shard: ShardInfo) -> list[tuple[str, list[Any]]]:
         for name in table.column_names
         for values in [_python_column(table.column(name))]
     ]
+
+
+_KEPT: dict[str, Any] = {}
+
+
+def _kept(shard: ShardInfo) -> Any:
+    """The row numbers a row filter keeps in this row group (cached per process)."""
+    path = os.path.join(shard.dirname, shard.split, FOOTERS, shard.extra["kept"])
+    found = _KEPT.get(path)
+    if found is None:
+        with np.load(path) as arrays:
+            found = _KEPT[path] = {name: arrays[name] for name in arrays.files}
+    return found[f"rg{shard.extra['row_group']}"]
 
 
 def _images(values: list[Any], shard: ShardInfo) -> list[Any]:

@@ -1,0 +1,44 @@
+"""A Parquet file as pyarrow sees it, made of only some of its byte ranges."""
+
+from __future__ import annotations
+
+import io
+
+__all__ = ["RemappedFile"]
+
+
+class RemappedFile(io.RawIOBase):
+    """The source file as pyarrow sees it: the cached chunks at their original offsets,
+    zeros elsewhere (pyarrow reads only the chunks of the columns asked for)."""
+
+    def __init__(self, data: bytes, chunks: list[list[int]], size: int) -> None:
+        self._data, self._size, self._pos = data, size, 0
+        self._spans: list[tuple[int, int, int]] = []
+        at = 0
+        for start, length in chunks:
+            self._spans.append((int(start), int(length), at))
+            at += int(length)
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        base = {0: 0, 1: self._pos, 2: self._size}[whence]
+        self._pos = base + offset
+        return self._pos
+
+    def read(self, n: int = -1) -> bytes:
+        n = self._size - self._pos if n < 0 else min(n, max(self._size - self._pos, 0))
+        out = bytearray(n)
+        for start, length, at in self._spans:
+            lo, hi = max(start, self._pos), min(start + length, self._pos + n)
+            if lo < hi:
+                out[lo - self._pos : hi - self._pos] = self._data[at + lo - start : at + hi - start]
+        self._pos += n
+        return bytes(out)
