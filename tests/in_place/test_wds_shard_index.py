@@ -102,3 +102,27 @@ def test_a_missing_or_resized_shard_is_named(tmp_path: Path) -> None:
     index.write_text(json.dumps({"shardlist": listed}))
     with pytest.raises(FileNotFoundError, match=r"shard-0009\.tar, listed by .*, does not exist"):
         _dataset(str(index), tmp_path / "c")
+
+
+def test_an_index_written_here_is_read_back_without_a_scan(s3: Any, tmp_path: Path) -> None:
+    from streamx.format.webdataset.write_index import write_shard_index
+
+    write_tars(str(tmp_path / "tars"), SIZES)
+    written = write_shard_index(str(tmp_path / "tars"), str(tmp_path / "tars" / "index.json"))
+    assert [e["url"] for e in written["shardlist"]] == [  # type: ignore[attr-defined]
+        f"shard-{n:04d}.tar" for n in range(len(SIZES))
+    ]
+    ds = _dataset(str(tmp_path / "tars" / "index.json"), tmp_path / "c", batch_size=4)
+    assert ds.samples_per_shard.tolist() == SIZES
+    assert not (tmp_path / "c" / "streamx-wds").exists()
+    assert sorted(int(s["cls"]) for s in ds) == list(range(sum(SIZES)))
+    # Next to tars in a bucket: relative URLs, uploaded.
+    for n in range(len(SIZES)):
+        s3.put(f"w/shard-{n:04d}.tar", (tmp_path / "tars" / f"shard-{n:04d}.tar").read_bytes())
+    write_shard_index(s3.url("w/shard-{0000..0002}.tar"), s3.url("w/index.json"))
+    listed = json.loads(s3.get("w/index.json"))
+    assert listed["__kind__"] == "wids-shard-index-v1"
+    assert [e["nsamples"] for e in listed["shardlist"]] == SIZES
+    assert listed["shardlist"][0]["url"] == "shard-0000.tar"
+    remote = _dataset(s3.url("w/index.json"), tmp_path / "c2", batch_size=4)
+    assert sorted(int(s["cls"]) for s in remote) == list(range(sum(SIZES)))
