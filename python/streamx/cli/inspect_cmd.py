@@ -13,6 +13,7 @@ import typer
 from rich.table import Table
 
 from streamx.cli.errors import one_line_errors
+from streamx.cli.in_place import Kind, in_place_kind, in_place_summary
 from streamx.cli.location import Location, Split
 from streamx.cli.output import console, human_bytes, print_json
 from streamx.format.index import ShardInfo
@@ -129,6 +130,29 @@ def _print_samples(samples: list[dict[str, Any]]) -> None:
             console.print(f"  {key}: {_shorten(value, width - len(key) - 4)}", soft_wrap=True)
 
 
+def _inspect_in_place(target: str, kind: Kind, samples: int, as_json: bool, scratch: str) -> None:
+    info = in_place_summary(target, kind, samples, scratch)
+    decoded = info.pop("decoded")
+    if as_json:
+        info["samples_shown"] = [{k: _shorten(v, 200) for k, v in s.items()} for s in decoded]
+        print_json({"target": target, "splits": [info]})
+        return
+    console.print(f"[bold]{target}[/bold]  read in place ({kind})")
+    table = Table(show_header=False, box=None, pad_edge=False)
+    table.add_column(style="dim")
+    table.add_column()
+    table.add_row("shards", f"{info['shards']} ({'row groups' if kind == 'parquet' else 'tars'})")
+    table.add_row("samples", f"{info['samples']:,}")
+    table.add_row("size", f"{human_bytes(info['raw_bytes'])} read")
+    table.add_row("largest shard", human_bytes(info["largest_shard_raw_bytes"]))
+    console.print(table)
+    columns = Table("column" if kind == "parquet" else "field", "type")
+    for col in info["columns"]:
+        columns.add_row(col["name"], col["encoding"])
+    console.print(columns)
+    _print_samples(decoded)
+
+
 @one_line_errors
 def inspect(
     target: str = typer.Argument(..., metavar="PATH|URL", help="Dataset directory or URL."),
@@ -141,10 +165,22 @@ def inspect(
         help="Decode and print the first N samples of each split.",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
+    source_format: str = typer.Option(
+        "auto",
+        "--format",
+        help="auto, mds, parquet or wds (WebDataset tars); auto reads .parquet, .tar and "
+        "wids .json sources in place, and index.json datasets as MDS.",
+    ),
 ) -> None:
     """Show a dataset's splits, shards, samples, columns and encodings."""
+    if source_format not in ("auto", "mds", "parquet", "wds"):
+        raise typer.BadParameter(f"--format must be auto, mds, parquet or wds: {source_format}")
     scratch = tempfile.mkdtemp(prefix="streamx-inspect-")
     try:
+        kind = in_place_kind(target, source_format)
+        if kind is not None:
+            _inspect_in_place(target, kind, samples, as_json, scratch)
+            return
         location = Location(target, scratch)
         report: list[dict[str, Any]] = []
         for split in location.splits():

@@ -1,0 +1,89 @@
+"""``streamx inspect`` over sources read in place: Parquet files and WebDataset tars.
+
+A target is read in place when ``--format`` says so, or, by default, when it names such
+files: a ``.parquet`` or ``.tar`` file, a glob or brace notation over them, a ``.json``
+wids shard index, or a local directory that holds them and no ``index.json``.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from typing import Any, Literal
+
+from streamx.cli.location import is_remote
+from streamx.format.index import ShardInfo
+
+__all__ = ["Kind", "in_place_kind", "in_place_summary"]
+
+Kind = Literal["parquet", "wds"]
+
+
+def _by_suffix(target: str) -> Kind | None:
+    name = target.rstrip("/")
+    if name.endswith(".parquet"):
+        return "parquet"
+    if name.endswith(".tar") or (name.endswith(".json") and not name.endswith("index.json")):
+        return "wds"
+    return None
+
+
+def in_place_kind(target: str, given: str) -> Kind | None:
+    """How ``target`` is read: ``None`` for MDS (its ``index.json``)."""
+    if given in ("parquet", "wds"):
+        return given  # type: ignore[return-value]
+    if given == "mds":
+        return None
+    found = _by_suffix(target)
+    if found is not None or is_remote(target) or not os.path.isdir(target):
+        return found
+    if os.path.exists(os.path.join(target, "index.json")):
+        return None
+    for kind, suffix in (("parquet", ".parquet"), ("wds", ".tar")):
+        if glob.glob(os.path.join(glob.escape(target), "**", f"*{suffix}"), recursive=True):
+            return kind  # type: ignore[return-value]
+    return None
+
+
+def _columns(kind: Kind, shards: list[ShardInfo], first: dict[str, Any] | None) -> list[Any]:
+    if kind == "parquet":
+        types = shards[0].extra["columns"] if shards else {}
+        return [{"name": n, "encoding": t, "size": None} for n, t in types.items()]
+    fields = [k for k in first or {} if not k.startswith("__")]
+    return [{"name": n, "encoding": n.rsplit(".", 1)[-1], "size": None} for n in fields]
+
+
+def in_place_summary(target: str, kind: Kind, samples: int, scratch: str) -> dict[str, Any]:
+    """What ``target`` holds, as ``inspect --json`` reports a split, plus up to ``samples``
+    decoded samples (which fetches the shards they lie in)."""
+    from streamx.dataset.parquet_stream import ParquetStream
+    from streamx.dataset.streaming import StreamingDataset
+    from streamx.dataset.webdataset_stream import WebDatasetStream
+
+    stream = (
+        ParquetStream(remote=target, local=scratch)
+        if kind == "parquet"
+        else WebDatasetStream(remote=target, local=scratch)
+    )
+    dataset = StreamingDataset(streams=[stream], batch_size=1)
+    shards = list(dataset.shards)
+    shown = [dataset[i] for i in range(min(samples, dataset.num_samples))]
+    first = shown[0] if shown else (dataset[0] if kind == "wds" and shards else None)
+    sizes = [s.raw_data.bytes for s in shards]
+    return {
+        "split": "",
+        "format_version": None,
+        "formats": [kind],
+        "shards": len(shards),
+        "samples": int(dataset.num_samples),
+        "raw_bytes": sum(sizes),
+        "zip_bytes": None,
+        "largest_shard_raw_bytes": max(sizes, default=0),
+        "largest_shard_zip_bytes": None,
+        "compression": ["none"],
+        "hashes": [],
+        "size_limit": None,
+        "columns": _columns(kind, shards, first),
+        "schemas": 1,
+        "decoded": shown,
+    }
