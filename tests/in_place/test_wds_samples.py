@@ -103,3 +103,47 @@ def test_a_field_that_does_not_decode_names_tar_sample_and_field(tmp_path: Path)
         CorruptShardError, match=r"bad\.tar, sample 'k7', field 'json': not a valid"
     ):
         ds[1]
+
+
+def _npy(array: np.ndarray[Any, Any], **kwargs: Any) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, array, **kwargs)
+    return buf.getvalue()
+
+
+def test_npy_fields_read_as_numpy_reads_them(tmp_path: Path) -> None:
+    fortran = np.asfortranarray(np.arange(12, dtype=np.float16).reshape(3, 4))
+    wide = np.zeros((2, 3), dtype=[("a", "<i4"), ("b", "<f8")])
+    big_header = np.arange(6, dtype=np.int64).reshape(1, 1, 1, 2, 3)
+    arrays = [fortran, wide, big_header, np.array(7, dtype=np.uint8), np.zeros((0, 5))]
+    (tmp_path / "src").mkdir()
+    with tarfile.open(tmp_path / "src" / "n.tar", "w") as tar:
+        for i, array in enumerate(arrays):
+            add(tar, f"a{i}.npy", _npy(array))
+        add(tar, "v2.npy", _npy(np.arange(3))[:6] + b"\x02\x00" + _v2_tail(np.arange(3)))
+    ds = _dataset(tmp_path / "src", tmp_path / "c")
+    for i, array in enumerate(arrays):
+        got = ds[i]["npy"]
+        assert got.dtype == array.dtype and got.shape == array.shape
+        assert np.array_equal(got, array) and got.flags.writeable
+    assert ds[1]["npy"]["b"].tolist() == [[0.0] * 3] * 2
+    assert ds[len(arrays)]["npy"].tolist() == [0, 1, 2]
+
+
+def _v2_tail(array: np.ndarray[Any, Any]) -> bytes:
+    """A version 2.0 header (4-byte length) and data, as numpy writes past 65535 bytes."""
+    buf = io.BytesIO()
+    np.lib.format.write_array(buf, array, version=(2, 0))
+    return buf.getvalue()[8:]
+
+
+def test_bad_npy_fields_are_named(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    with tarfile.open(tmp_path / "src" / "b.tar", "w") as tar:
+        add(tar, "obj.npy", _npy(np.array([{"x": 1}], dtype=object), allow_pickle=True))
+        add(tar, "cut.npy", _npy(np.arange(100))[:-8])
+    ds = _dataset(tmp_path / "src", tmp_path / "c")
+    with pytest.raises(CorruptShardError, match=r"sample 'obj', field 'npy': not a valid \.npy"):
+        ds[0]
+    with pytest.raises(CorruptShardError, match=r"sample 'cut', field 'npy': not a valid \.npy"):
+        ds[1]
