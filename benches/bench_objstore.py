@@ -36,7 +36,10 @@ runs streamx with its HTTPS bodies read through Python's ``ssl`` (``STREAMX_RUST
 the path before rustls.
 
 ``--wds-too`` adds streamx reading WebDataset's own tar shards in place
-(``WebDatasetStream``, shards named by brace notation), in the same run.
+(``WebDatasetStream``), in the same run, twice: ``streamx-wds`` names the shards by brace
+notation, so the dataset's construction scans each tar's headers (which reads tars of small
+members whole), and ``streamx-wds-index`` reads a wids shard index written beside them
+(``write_shard_index``), so construction is one small GET.
 
 ``--whole-too`` adds streamx with range reads off (``STREAMX_RANGE_READS=0``: every sample
 waits for its whole shard), in the same run.
@@ -114,6 +117,9 @@ def write(spec: dict[str, Any]) -> dict[str, Any]:
     workload, count, out = spec["workload"], spec["count"], spec["out"]
     if spec["lib"] == "webdataset":
         wds_peer.write(out, workload, (_sample(workload, i) for i in range(count)), SHARD)
+        from streamx.format.webdataset.write_index import write_shard_index
+
+        write_shard_index(out, f"{out}/index.json")  # for streamx-wds-index
         return {}
     if spec["lib"] == "litdata":
         import litdata
@@ -228,11 +234,13 @@ def _loader(spec: dict[str, Any]) -> Any:
         base = f"{spec['endpoint']}/{BUCKET}/wds-{spec['workload']}"
         urls = [f"{base}/{name}" for name in spec["wds_shards"]]
         return wds_peer.loader(urls, spec["workload"], BATCH, WORKERS, **_collate(spec))
-    if spec["lib"] == "streamx-wds":
+    if spec["lib"] in ("streamx-wds", "streamx-wds-index"):
         import streamx
 
         count = len(spec["wds_shards"])
         names = f"shard-{{000000..{count - 1:06d}}}.tar"
+        if spec["lib"] == "streamx-wds-index":
+            names = "index.json"
         stream = streamx.WebDatasetStream(
             remote=f"s3://{BUCKET}/wds-{spec['workload']}/{names}", local=spec["local"]
         )
@@ -408,10 +416,12 @@ def bench(
                     theirs = row.get(f"{peer}_sps")
                     row[f"vs_{peer}"] = row["streamx_sps"] / theirs if theirs else None
                 row["of_curl"] = row["streamx_mbps"] / row["curl_mbps"]
-                if row.get("streamx_wds_sps"):  # the same ratios, for streamx on the tars
-                    for peer in PEERS:
-                        theirs = row.get(f"{peer}_sps")
-                        row[f"wds_vs_{peer}"] = row["streamx_wds_sps"] / theirs if theirs else None
+                for ours in ("wds", "wds_index"):  # the same ratios, for streamx on the tars
+                    if row.get(f"streamx_{ours}_sps"):
+                        for peer in PEERS:
+                            theirs = row.get(f"{peer}_sps")
+                            mine = row[f"streamx_{ours}_sps"]
+                            row[f"{ours}_vs_{peer}"] = mine / theirs if theirs else None
                 row["correct"] = all(row[f"{lib.replace('-', '_')}_correct"] for lib in libs)
                 rows.append(row)
     return rows
@@ -445,8 +455,11 @@ WDS_COLUMNS = [
     ("streamx_wds_sps", "streamx on the tars samples/s", ",.0f"),
     ("wds_vs_webdataset", "tars: vs WebDataset", ".2f"),
     ("wds_vs_litdata", "tars: vs LitData", ".2f"),
-    ("wds_vs_streaming", "tars: vs mosaic", ".2f"),
     ("streamx_wds_ttfs", "streamx on the tars TTFS s", ".2f"),
+    ("streamx_wds_index_sps", "tars + wids index samples/s", ",.0f"),
+    ("wds_index_vs_webdataset", "tars + index: vs WebDataset", ".2f"),
+    ("wds_index_vs_litdata", "tars + index: vs LitData", ".2f"),
+    ("streamx_wds_index_ttfs", "tars + index TTFS s", ".2f"),
 ]
 WHOLE_COLUMNS = [
     ("streamx_whole_sps", "streamx no-ranges samples/s", ",.0f"),
@@ -472,7 +485,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--libs",
         nargs="+",
-        choices=[*LIBS, "streamx-whole", "streamx-pyssl", "streamx-wds"],
+        choices=[*LIBS, "streamx-whole", "streamx-pyssl", "streamx-wds", "streamx-wds-index"],
         help="only these (the ratio columns need litdata and streaming)",
     )
     parser.add_argument(
@@ -506,7 +519,7 @@ def main(argv: list[str]) -> int:
                 spec = {"op": "write", "lib": lib, "workload": workload, "count": count, "out": out}
                 run_worker(SCRIPT, spec, timeout=3600)
         libs = (*LIBS, "streamx-whole") if args.whole_too else LIBS
-        libs = (*libs, "streamx-wds") if args.wds_too else libs
+        libs = (*libs, "streamx-wds", "streamx-wds-index") if args.wds_too else libs
         if args.libs:
             libs = tuple(args.libs)
         rows = bench(root, counts, args.repeat, libs, args.collate, tuple(args.servers))
@@ -515,7 +528,7 @@ def main(argv: list[str]) -> int:
     columns = COLUMNS + WHOLE_COLUMNS if args.whole_too else COLUMNS
     if "streamx-pyssl" in libs:
         columns = columns + PYSSL_COLUMNS
-    if "streamx-wds" in libs:
+    if "streamx-wds" in libs or "streamx-wds-index" in libs:
         columns = columns + WDS_COLUMNS
     table = format_table(rows, columns)
     print(table)

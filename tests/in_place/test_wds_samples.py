@@ -133,7 +133,7 @@ def test_npy_fields_read_as_numpy_reads_them(tmp_path: Path) -> None:
 def _v2_tail(array: np.ndarray[Any, Any]) -> bytes:
     """A version 2.0 header (4-byte length) and data, as numpy writes past 65535 bytes."""
     buf = io.BytesIO()
-    np.lib.format.write_array(buf, array, version=(2, 0))
+    np.lib.format.write_array(buf, array, version=(2, 0))  # type: ignore[no-untyped-call]
     return buf.getvalue()[8:]
 
 
