@@ -30,3 +30,4 @@ _fixtures = _load_storage_fixtures()
 logging.getLogger("werkzeug").setLevel(logging.ERROR)
 moto_endpoint = _fixtures.moto_endpoint
 s3 = _fixtures.s3
+gcs_emulator = _fixtures.gcs_emulator
