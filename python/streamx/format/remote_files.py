@@ -12,6 +12,7 @@ from typing import Any
 
 from streamx.exceptions import ObjectChangedError, SizeMismatchError, StaleIndexError
 from streamx.storage.filesystems import get_filesystem, split_url
+from streamx.storage.hub_errors import hub_access_error
 from streamx.storage.object_sources import source_for
 
 __all__ = ["RemoteFile", "check_unchanged", "list_files", "read_range", "stat_file"]
@@ -27,7 +28,8 @@ class RemoteFile:
 
 
 def _version(info: dict[str, Any]) -> str:
-    for key in ("ETag", "etag", "LastModified", "last_modified", "mtime", "updated"):
+    # blob_id: the Hugging Face Hub's content hash of a file.
+    for key in ("ETag", "etag", "blob_id", "LastModified", "last_modified", "mtime", "updated"):
         if info.get(key) is not None:
             return str(info[key])
     return ""
@@ -54,6 +56,16 @@ def list_files(source: str, suffix: str = ".parquet", kind: str = "Parquet") -> 
     """
     if "{" in source and "}" in source:
         return _expanded(source)
+    try:
+        return _listed(source, suffix, kind)
+    except FileNotFoundError as err:
+        refused = hub_access_error(err, source)
+        if refused is not None:
+            raise refused from err
+        raise
+
+
+def _listed(source: str, suffix: str, kind: str) -> list[RemoteFile]:
     fs, path = get_filesystem(source)
     scheme, netloc, _ = split_url(source)
     if any(c in path for c in "*?["):
@@ -91,9 +103,20 @@ def _expanded(source: str) -> list[RemoteFile]:
 
 
 def stat_file(url: str) -> RemoteFile:
-    """``url``'s size and version now."""
+    """``url``'s size and version now.
+
+    Raises:
+        FileNotFoundError: If it does not exist.
+        PermissionError: If the Hugging Face Hub refuses its repository (the Hub's message).
+    """
     fs, path = get_filesystem(url)
-    info = fs.info(path)
+    try:
+        info = fs.info(path)
+    except FileNotFoundError as err:
+        refused = hub_access_error(err, url)
+        if refused is not None:
+            raise refused from err
+        raise
     return RemoteFile(url, int(info["size"]), _version(info))
 
 
