@@ -55,13 +55,13 @@ def _entry(repo: Path, path: Path) -> dict[str, Any]:
     if path.is_dir():
         oid = hashlib.sha1(relative.encode()).hexdigest()
         return {"type": "directory", "oid": oid, "path": relative, "lastCommit": _LAST_COMMIT}
-    data = path.read_bytes()
+    size = path.stat().st_size
     return {
         "type": "file",
-        "oid": hashlib.sha1(data).hexdigest(),
-        "size": len(data),
+        "oid": _digest(path)[:40],
+        "size": size,
         "path": relative,
-        "lfs": {"oid": hashlib.sha256(data).hexdigest(), "size": len(data), "pointerSize": 134},
+        "lfs": {"oid": _digest(path), "size": size, "pointerSize": 134},
         "lastCommit": _LAST_COMMIT,
         "securityFileStatus": {"status": "safe", "avScan": {}, "pickleImportScan": {}},
     }
@@ -167,22 +167,52 @@ class _Handler(BaseHTTPRequestHandler):
         if not target.is_file():
             self._error(404, "EntryNotFound", f"{target.name} does not exist")
             return
-        data = target.read_bytes()
-        etag = f'"{hashlib.sha256(data).hexdigest()}"'
+        size = target.stat().st_size
+        etag = f'"{_digest(target)}"'
         headers = {"ETag": etag, "X-Repo-Commit": SHA, "Accept-Ranges": "bytes"}
-        headers["X-Linked-Size"] = str(len(data))
+        headers["X-Linked-Size"] = str(size)
         headers["X-Linked-Etag"] = etag
         wanted = re.fullmatch(r"bytes=(\d+)-(\d*)", self.headers.get("Range", ""))
-        if wanted is None:
-            self._send(200, data, headers)
+        start, end, status = 0, size - 1, 200
+        if wanted is not None:
+            start = int(wanted[1])
+            end = min(int(wanted[2]) if wanted[2] else size - 1, size - 1)
+            if start >= size:
+                self._send(416, b"", {**headers, "Content-Range": f"bytes */{size}"})
+                return
+            headers["Content-Range"] = f"bytes {start}-{end}/{size}"
+            status = 206
+        self.send_response(status)
+        for key, value in {"Content-Length": str(end + 1 - start), **headers}.items():
+            self.send_header(key, value)
+        self.end_headers()
+        if self.command == "HEAD":
             return
-        start = int(wanted[1])
-        end = min(int(wanted[2]) if wanted[2] else len(data) - 1, len(data) - 1)
-        if start >= len(data):
-            self._send(416, b"", {**headers, "Content-Range": f"bytes */{len(data)}"})
-            return
-        headers["Content-Range"] = f"bytes {start}-{end}/{len(data)}"
-        self._send(206, data[start : end + 1], headers)
+        with open(target, "rb") as f:  # the range only, in pieces: files may be large
+            f.seek(start)
+            left = end + 1 - start
+            while left > 0:
+                piece = f.read(min(left, 1 << 20))
+                if not piece:
+                    break
+                self.wfile.write(piece)
+                left -= len(piece)
+
+
+_DIGESTS: dict[tuple[str, int, int], str] = {}
+
+
+def _digest(path: Path) -> str:
+    """The file's sha256 (its LFS oid), computed once per size and mtime."""
+    stat = path.stat()
+    key = (str(path), stat.st_size, stat.st_mtime_ns)
+    if key not in _DIGESTS:
+        digest = hashlib.sha256()
+        with open(path, "rb") as f:
+            for piece in iter(lambda: f.read(1 << 20), b""):
+                digest.update(piece)
+        _DIGESTS[key] = digest.hexdigest()
+    return _DIGESTS[key]
 
 
 def write_repo(root: Path, org: str, name: str, files: dict[str, bytes]) -> Path:
