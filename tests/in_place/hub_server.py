@@ -34,6 +34,8 @@ class HubServer:
     def __init__(self, root: Path, gated: tuple[str, ...] = ()) -> None:
         self.root, self.gated = root, gated
         self.requests: list[str] = []
+        self.bytes_sent = 0  # file bytes sent by `resolve` answers (for the benches)
+        self.lock = threading.Lock()
         handler = type("Handler", (_Handler,), {"hub": self})
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.endpoint = f"http://127.0.0.1:{self._server.server_address[1]}"
@@ -197,6 +199,8 @@ class _Handler(BaseHTTPRequestHandler):
                     break
                 self.wfile.write(piece)
                 left -= len(piece)
+                with self.hub.lock:
+                    self.hub.bytes_sent += len(piece)
 
 
 _DIGESTS: dict[tuple[str, int, int], str] = {}

@@ -85,6 +85,16 @@ def test_a_parquet_split_streams_as_its_local_copy(hub: HubServer, tmp_path: Pat
     assert ranged and all("train-" in r for r in ranged)  # the test split is never read
 
 
+def test_a_projection_downloads_its_column_chunks_only(hub: HubServer, tmp_path: Path) -> None:
+    wide = io.BytesIO()
+    pq.write_table(table(4000), wide, row_group_size=1000)
+    write_repo(hub.root, "org", "wide", {"data/t.parquet": wide.getvalue()})
+    got = _run(hub, "narrow", "hf://datasets/org/wide/data/t.parquet", tmp_path / "c")
+    assert got["ok"] and sorted(got["ids"]) == list(range(4000))
+    # The footer and the two columns' chunks: not the blobs and strings, nor read-ahead.
+    assert 0 < hub.bytes_sent < 0.25 * len(wide.getvalue())
+
+
 def test_tars_in_a_repo(hub: HubServer, tmp_path: Path) -> None:
     got = _run(hub, "wds", "hf://datasets/org/ds/tars", tmp_path / "c")
     assert got["shards"] == [12, 8]

@@ -149,11 +149,26 @@ class FsspecSource:
             data = _run_async(fs, fs._cat_file(path, start=start, end=start + length), timeout)
             got = _write_at(fd, data, start)
         else:
-            got = _write_at(fd, fs.cat_file(path, start=start, end=start + length), start)
+            got = _write_at(fd, _read_exact(fs, path, start, length), start)
         if got != length:
             raise TruncatedDownloadError(
                 f"{self.url}: received {got} of {length} bytes at offset {start}"
             )
+
+
+def _read_exact(fs: Any, path: str, start: int, length: int) -> bytes:
+    """Bytes ``[start, start + length)`` and no more: ``cat_file`` of a buffered remote
+    file (the Hugging Face Hub's, OCI's) reads through its default cache, which fetches a
+    whole block (5 MB for the Hub) for a range of a few KB."""
+    from fsspec.implementations.local import LocalFileSystem
+
+    if isinstance(fs, LocalFileSystem):
+        data: bytes = fs.cat_file(path, start=start, end=start + length)
+        return data
+    with fs.open(path, "rb", cache_type="none") as file:
+        file.seek(start)
+        read: bytes = file.read(length)
+    return read
 
 
 def _write_at(fd: int, data: bytes, offset: int) -> int:

@@ -1,0 +1,254 @@
+"""Parquet read in place from the Hugging Face Hub: streamx vs HF ``datasets`` streaming,
+pyarrow's dataset scanner and LitData, on the same files.
+
+A local server answers the Hub's API (``tests/in_place/hub_server.py``, reached through
+``HF_ENDPOINT``, as every test of ``hf://`` is) and serves a repository of Parquet files:
+
+- ``text``: ``--rows`` rows in 4 files, row groups of ``rows / 64`` per file, 10 columns
+  (``id``, ``text`` of 12-44 words, and 8 numeric or short-string columns);
+- ``images``: ``--images`` rows in 4 files, row groups of 64 rows, 3 columns (``id``,
+  ``label``, ``jpeg`` of 90-110 KB random bytes).
+
+Each reader reads the split cold (empty caches), in a fresh interpreter:
+
+- ``streamx``: ``ParquetStream(remote="hf://datasets/bench/NAME/data/*.parquet")``, its
+  ``StreamingDataLoader`` with 2 workers, batch 32, identity collate, no shuffle;
+- ``streamx-2cols``: the same, ``columns=["id", "text"]`` (text) or ``["id", "label"]``
+  (images): the projection;
+- ``hf``: ``datasets.load_dataset("bench/NAME", split="train", streaming=True)`` through
+  torch's ``DataLoader`` (2 workers, batch 32, identity collate);
+- ``pyarrow``: ``pyarrow.dataset`` over ``HfFileSystem``, ``to_batches()`` in one process;
+- ``litdata``: LitData's ``index_parquet_dataset`` and ``StreamingDataset`` with its
+  ``ParquetLoader`` on the ``hf://`` URL, 2 workers (recorded as failed if it cannot).
+
+Reported: rows/s over the epoch, time to the first batch (from building the dataset),
+bytes the server sent, and ``correct``: every id exactly once.
+
+Usage: ``nice python benches/bench_in_place.py [--rows N] [--images N] [--libs ...]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from common import format_table, machine, run_worker, worker_main, write_results
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "in_place"))
+from hub_server import HubServer
+
+SCRIPT = Path(__file__).resolve()
+LIBS = ("streamx", "streamx-2cols", "hf", "pyarrow", "litdata")
+PEERS = ("hf", "pyarrow", "litdata")
+BATCH, WORKERS, FILES = 32, 2, 4
+EPOCH_TIMEOUT_S = 600
+
+
+def _text_table(rows: int, start: int) -> Any:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    rng = np.random.default_rng(start)
+    vocabulary = pa.array([f"w{i}" for i in range(1000)])
+    lengths = rng.integers(12, 45, rows)
+    offsets = pa.array(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32))
+    chosen = pc.take(vocabulary, pa.array(rng.integers(0, 1000, int(lengths.sum()))))
+    ids = np.arange(start, start + rows, dtype=np.int64)
+    columns: dict[str, Any] = {
+        "id": ids,
+        "text": pc.binary_join(pa.ListArray.from_arrays(offsets, chosen), " "),
+    }
+    for k in range(4):
+        columns[f"n{k}"] = ids * (k + 2)
+        columns[f"f{k}"] = rng.random(rows)
+    return pa.table(columns)
+
+
+def _image_table(rows: int, start: int) -> Any:
+    import pyarrow as pa
+
+    rng = np.random.default_rng(start)
+    pool = [rng.bytes(int(rng.integers(90_000, 110_000))) for _ in range(16)]
+    ids = np.arange(start, start + rows, dtype=np.int64)
+    return pa.table({"id": ids, "label": ids % 1000, "jpeg": [pool[i % 16] for i in ids]})
+
+
+def write_repo(root: Path, name: str, rows: int) -> int:
+    """Writes the repository ``bench/NAME``; returns its bytes."""
+    import pyarrow.parquet as pq
+
+    folder = root / "datasets" / "bench" / name / "data"
+    folder.mkdir(parents=True)
+    per = -(-rows // FILES)
+    for number in range(FILES):
+        start, count = number * per, min(per, rows - number * per)
+        table = _text_table(count, start) if name == "text" else _image_table(count, start)
+        group = max(1, rows // 64) if name == "text" else 64
+        path = folder / f"train-{number:05d}-of-{FILES:05d}.parquet"
+        pq.write_table(table, path, row_group_size=group)
+    return sum(p.stat().st_size for p in folder.iterdir())
+
+
+def _identity(batch: list[Any]) -> list[Any]:
+    return batch
+
+
+def _ids(batch: Any) -> list[int]:
+    return [int(row["id"]) for row in batch]
+
+
+def _streamx(spec: dict[str, Any]) -> Any:
+    import streamx
+
+    columns = None
+    if spec["lib"] == "streamx-2cols":
+        columns = ["id", "text"] if spec["name"] == "text" else ["id", "label"]
+    stream = streamx.ParquetStream(
+        remote=f"hf://datasets/bench/{spec['name']}/data/*.parquet",
+        local=spec["local"],
+        columns=columns,
+    )
+    ds = streamx.StreamingDataset(streams=[stream], batch_size=BATCH, shuffle=False)
+    return streamx.StreamingDataLoader(
+        ds, batch_size=BATCH, num_workers=WORKERS, collate_fn=_identity
+    )
+
+
+def _hf(spec: dict[str, Any]) -> Any:
+    import datasets
+    from torch.utils.data import DataLoader
+
+    ds = datasets.load_dataset(f"bench/{spec['name']}", split="train", streaming=True)
+    return DataLoader(ds, batch_size=BATCH, num_workers=WORKERS, collate_fn=_identity)
+
+
+def _pyarrow(spec: dict[str, Any]) -> Any:
+    import pyarrow.dataset as pds
+    from huggingface_hub import HfFileSystem
+    from pyarrow.fs import FSSpecHandler, PyFileSystem
+
+    fs = PyFileSystem(FSSpecHandler(HfFileSystem()))
+    ds = pds.dataset(f"datasets/bench/{spec['name']}/data", filesystem=fs, format="parquet")
+    for batch in ds.to_batches(batch_size=BATCH * 32):
+        yield [{"id": i} for i in batch.column("id").to_numpy().tolist()]
+
+
+def _litdata(spec: dict[str, Any]) -> Any:
+    import litdata
+    from litdata.streaming.item_loader import ParquetLoader
+
+    url = f"hf://datasets/bench/{spec['name']}/data"
+    litdata.index_parquet_dataset(url, cache_dir=spec["local"])
+    ds = litdata.StreamingDataset(url, item_loader=ParquetLoader(), index_path=spec["local"])
+    return litdata.StreamingDataLoader(
+        ds, batch_size=BATCH, num_workers=WORKERS, collate_fn=_identity
+    )
+
+
+def epoch(spec: dict[str, Any]) -> dict[str, Any]:
+    import torch  # noqa: F401  (imported before the clock starts, by every reader)
+
+    readers = {"hf": _hf, "pyarrow": _pyarrow, "litdata": _litdata}
+    make = readers.get(spec["lib"], _streamx)
+    seen = np.zeros(spec["rows"], np.int32)
+    first = None
+    start = time.perf_counter()
+    total = 0
+    for batch in make(spec):
+        if first is None:
+            first = time.perf_counter() - start
+        ids = _ids(batch)
+        total += len(ids)
+        np.add.at(seen, np.clip(ids, 0, spec["rows"] - 1), 1)
+    seconds = time.perf_counter() - start
+    correct = bool((seen == 1).all()) and total == spec["rows"]
+    return {"ttfs": first, "seconds": seconds, "rows_s": total / seconds, "correct": correct}
+
+
+def bench(root: Path, cases: dict[str, int], libs: tuple[str, ...]) -> list[dict[str, Any]]:
+    rows = []
+    with HubServer(root) as hub:
+        os.environ.update(HF_ENDPOINT=hub.endpoint, HF_HUB_DISABLE_TELEMETRY="1")
+        for name, count in cases.items():
+            size = sum(p.stat().st_size for p in (root / "datasets" / "bench" / name).rglob("*"))
+            row: dict[str, Any] = {"case": name, "rows": count, "mb": size / 1e6}
+            for lib in libs:
+                scratch = Path(tempfile.mkdtemp(prefix=f"cache-{lib}-", dir=root.parent))
+                os.environ["HF_HOME"] = str(scratch / "hf")
+                spec = {"lib": lib, "name": name, "rows": count, "local": str(scratch / "c")}
+                before = hub.bytes_sent
+                try:
+                    result = run_worker(SCRIPT, spec, timeout=EPOCH_TIMEOUT_S)
+                except Exception as err:  # recorded, not fatal: one reader failing
+                    print(f"{lib} {name}: failed: {str(err)[-400:]}", flush=True)
+                    result = {"rows_s": 0.0, "ttfs": None, "correct": False}
+                shutil.rmtree(scratch, ignore_errors=True)
+                key = lib.replace("-", "_")
+                row[f"{key}_rows_s"] = result["rows_s"]
+                row[f"{key}_ttfs"] = result["ttfs"]
+                row[f"{key}_mb_sent"] = (hub.bytes_sent - before) / 1e6
+                row[f"{key}_correct"] = result["correct"]
+                print(lib, name, result, f"{row[f'{key}_mb_sent']:.1f} MB sent", flush=True)
+            for peer in PEERS:
+                theirs = row.get(f"{peer}_rows_s")
+                row[f"vs_{peer}"] = row["streamx_rows_s"] / theirs if theirs else None
+            rows.append(row)
+    return rows
+
+
+COLUMNS = [
+    ("case", "case", ""),
+    ("mb", "MB", ".0f"),
+    ("streamx_rows_s", "streamx rows/s", ",.0f"),
+    ("streamx_2cols_rows_s", "streamx 2 cols rows/s", ",.0f"),
+    ("hf_rows_s", "HF datasets rows/s", ",.0f"),
+    ("pyarrow_rows_s", "pyarrow rows/s", ",.0f"),
+    ("litdata_rows_s", "LitData rows/s", ",.0f"),
+    ("vs_hf", "vs HF", ".2f"),
+    ("vs_pyarrow", "vs pyarrow", ".2f"),
+    ("vs_litdata", "vs LitData", ".2f"),
+    ("streamx_ttfs", "streamx TTFS s", ".2f"),
+    ("hf_ttfs", "HF TTFS s", ".2f"),
+    ("pyarrow_ttfs", "pyarrow TTFS s", ".2f"),
+    ("streamx_mb_sent", "streamx MB", ".0f"),
+    ("streamx_2cols_mb_sent", "2 cols MB", ".0f"),
+    ("hf_mb_sent", "HF MB", ".0f"),
+]
+
+
+def main(argv: list[str]) -> int:
+    if worker_main(argv, epoch):
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--images", type=int, default=10_000)
+    parser.add_argument("--libs", nargs="+", choices=LIBS, default=list(LIBS))
+    parser.add_argument(
+        "--cases", nargs="+", choices=["text", "images"], default=["text", "images"]
+    )
+    args = parser.parse_args(argv)
+    counts = {"text": args.rows, "images": args.images}
+    cases = {name: counts[name] for name in args.cases}
+    root = Path(tempfile.mkdtemp(prefix="streamx-in-place-")) / "hub"
+    try:
+        for name, count in cases.items():
+            write_repo(root, name, count)
+        rows = bench(root, cases, tuple(args.libs))
+    finally:
+        shutil.rmtree(root.parent, ignore_errors=True)
+    print(format_table(rows, COLUMNS))
+    path = write_results("in_place", {"machine": machine(), "cases": cases, "rows": rows})
+    print(f"results: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
