@@ -19,7 +19,8 @@ Each reader reads the split cold (empty caches), in a fresh interpreter:
   torch's ``DataLoader`` (2 workers, batch 32, identity collate);
 - ``pyarrow``: ``pyarrow.dataset`` over ``HfFileSystem``, ``to_batches()`` in one process;
 - ``litdata``: LitData's ``index_parquet_dataset`` and ``StreamingDataset`` with its
-  ``ParquetLoader`` on the ``hf://`` URL, 2 workers (recorded as failed if it cannot).
+  ``ParquetLoader`` on the ``hf://`` URL, 2 workers started by ``spawn`` (its loader refuses
+  ``fork``), recorded as failed if it cannot.
 
 Reported: rows/s over the epoch, time to the first batch (from building the dataset),
 bytes the server sent, and ``correct``: every id exactly once.
@@ -146,10 +147,16 @@ def _litdata(spec: dict[str, Any]) -> Any:
     from litdata.streaming.item_loader import ParquetLoader
 
     url = f"hf://datasets/bench/{spec['name']}/data"
+    os.makedirs(spec["local"], exist_ok=True)
     litdata.index_parquet_dataset(url, cache_dir=spec["local"])
     ds = litdata.StreamingDataset(url, item_loader=ParquetLoader(), index_path=spec["local"])
+    # Its ParquetLoader refuses fork (Polars' thread pool): spawn, as its error asks.
     return litdata.StreamingDataLoader(
-        ds, batch_size=BATCH, num_workers=WORKERS, collate_fn=_identity
+        ds,
+        batch_size=BATCH,
+        num_workers=WORKERS,
+        collate_fn=_identity,
+        multiprocessing_context="spawn",
     )
 
 
@@ -198,8 +205,8 @@ def bench(root: Path, cases: dict[str, int], libs: tuple[str, ...]) -> list[dict
                 row[f"{key}_correct"] = result["correct"]
                 print(lib, name, result, f"{row[f'{key}_mb_sent']:.1f} MB sent", flush=True)
             for peer in PEERS:
-                theirs = row.get(f"{peer}_rows_s")
-                row[f"vs_{peer}"] = row["streamx_rows_s"] / theirs if theirs else None
+                theirs, ours = row.get(f"{peer}_rows_s"), row.get("streamx_rows_s")
+                row[f"vs_{peer}"] = ours / theirs if theirs and ours else None
             rows.append(row)
     return rows
 
