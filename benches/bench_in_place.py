@@ -77,9 +77,10 @@ def _image_table(rows: int, start: int) -> Any:
     import pyarrow as pa
 
     rng = np.random.default_rng(start)
-    pool = [rng.bytes(int(rng.integers(90_000, 110_000))) for _ in range(16)]
+    # Every row's bytes its own: repeated values would be dictionary-encoded away.
+    blobs = [rng.bytes(int(rng.integers(90_000, 110_000))) for _ in range(rows)]
     ids = np.arange(start, start + rows, dtype=np.int64)
-    return pa.table({"id": ids, "label": ids % 1000, "jpeg": [pool[i % 16] for i in ids]})
+    return pa.table({"id": ids, "label": ids % 1000, "jpeg": pa.array(blobs, pa.binary())})
 
 
 def write_repo(root: Path, name: str, rows: int) -> int:
