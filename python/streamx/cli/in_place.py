@@ -87,3 +87,40 @@ def in_place_summary(target: str, kind: Kind, samples: int, scratch: str) -> dic
         "schemas": 1,
         "decoded": shown,
     }
+
+
+def in_place_problems(
+    target: str, kind: Kind, scratch: str, quick: bool
+) -> tuple[int, int, list[tuple[str, int | None, str]]]:
+    """Reads ``target``'s metadata and, unless ``quick``, decodes every sample, shard by
+    shard. Returns the shard and sample counts and ``(shard, sample, problem)`` for each
+    shard that failed (its first failure; the rest of that shard is skipped)."""
+    from streamx.dataset.parquet_stream import ParquetStream
+    from streamx.dataset.streaming import StreamingDataset
+    from streamx.dataset.webdataset_stream import WebDatasetStream
+    from streamx.exceptions import StreamxError
+
+    stream = (
+        ParquetStream(remote=target, local=scratch)
+        if kind == "parquet"
+        else WebDatasetStream(remote=target, local=scratch)
+    )
+    dataset = StreamingDataset(streams=[stream], batch_size=1)
+    shards = list(dataset.shards)
+    problems: list[tuple[str, int | None, str]] = []
+    first = 0
+    for shard in shards:
+        name = shard.raw_data.basename
+        if kind == "parquet":
+            name = f"{shard.extra['source']} row group {shard.extra['row_group']}"
+        elif kind == "wds":
+            name = str(shard.extra["source"])
+        if not quick:
+            for local in range(shard.samples):
+                try:
+                    dataset[first + local]
+                except (StreamxError, OSError, ValueError) as err:
+                    problems.append((name, local, f"{type(err).__name__}: {err}"))
+                    break
+        first += shard.samples
+    return len(shards), int(dataset.num_samples), problems

@@ -21,6 +21,7 @@ from rich.markup import escape
 
 from streamx import _core
 from streamx.cli.errors import one_line_errors
+from streamx.cli.in_place import Kind, in_place_kind, in_place_problems
 from streamx.cli.location import Location
 from streamx.cli.output import console, count_progress, print_json
 from streamx.format.index import FileInfo, ShardInfo
@@ -159,6 +160,25 @@ def _verify_shard(location: Location, split: str, shard: ShardInfo, quick: bool)
                             os.remove(shard.local_path(info))
 
 
+def _verify_in_place(target: str, kind: Kind, scratch: str, quick: bool, as_json: bool) -> None:
+    shards, samples, found = in_place_problems(target, kind, scratch, quick)
+    problems = [Problem("", shard, problem, sample) for shard, sample, problem in found]
+    unit = "row groups" if kind == "parquet" else "tars"
+    if as_json:
+        report = {"target": target, "ok": not problems, "shards": shards, "samples": samples}
+        report.update(decoded=not quick, hashes_checked=False, bad_shards=len(problems))
+        print_json({**report, "problems": [asdict(p) for p in problems]})
+    else:
+        for p in problems:
+            console.print(f"[red]BAD[/red] {escape(p.shard)}: {escape(p.problem)}", soft_wrap=True)
+        done = f"read the metadata of {shards} {unit}"
+        done += f" ({samples:,} samples)" if quick else f" and decoded all {samples:,} samples"
+        verdict = "[green]OK[/green]" if not problems else f"[red]{len(problems)} bad[/red]"
+        console.print(f"{verdict}: {done} in {escape(target)}")
+    if problems:
+        raise typer.Exit(1)
+
+
 @one_line_errors
 def verify(
     target: str = typer.Argument(..., metavar="PATH|URL", help="Dataset directory or URL."),
@@ -174,10 +194,21 @@ def verify(
         help="Shards checked at once.",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON report."),
+    source_format: str = typer.Option(
+        "auto",
+        "--format",
+        help="auto, mds, parquet or wds (WebDataset tars), as for inspect.",
+    ),
 ) -> None:
     """Check every shard's size and hashes and decode every sample; exit 1 if anything is bad."""
+    if source_format not in ("auto", "mds", "parquet", "wds"):
+        raise typer.BadParameter(f"--format must be auto, mds, parquet or wds: {source_format}")
     scratch = tempfile.mkdtemp(prefix="streamx-verify-")
     try:
+        kind = in_place_kind(target, source_format)
+        if kind is not None:
+            _verify_in_place(target, kind, scratch, quick, as_json)
+            return
         location = Location(target, scratch)
         splits = location.splits()
         jobs = [(s.name, shard) for s in splits for shard in s.shards]

@@ -1,4 +1,4 @@
-"""``streamx inspect`` over sources read in place: Parquet files, WebDataset tars (alone or
+"""``streamx inspect`` and ``verify`` over sources read in place: Parquet files, WebDataset
 through a wids shard index), local and on moto's S3."""
 
 from __future__ import annotations
@@ -70,3 +70,40 @@ def test_format_mds_keeps_the_index_reading(tmp_path: Path) -> None:
     assert_one_line_failure(
         run_cli("inspect", str(tmp_path), "--format", "mds", process=True), "No index.json"
     )
+
+
+def test_verify_decodes_every_sample_of_tars_and_names_a_bad_one(tmp_path: Path) -> None:
+    import tarfile
+
+    from wds_data import add
+
+    write_tars(str(tmp_path / "tars"), [5, 5])
+    good = run_cli("verify", str(tmp_path / "tars"), "--json")
+    assert good.code == 0, good.err
+    report = json.loads(good.out)
+    assert (report["ok"], report["shards"], report["samples"]) == (True, 2, 10)
+    with tarfile.open(tmp_path / "tars" / "shard-0002.tar", "w") as tar:
+        add(tar, "k0.json", b"{}")
+        add(tar, "k1.json", b"{not json")
+    bad = run_cli("verify", str(tmp_path / "tars"), process=True)
+    assert bad.code == 1
+    assert "BAD" in bad.out and "shard-0002.tar" in bad.out and "not a valid .json" in bad.out
+    assert "decoded all 12 samples" in bad.out
+
+
+def test_verify_names_a_garbled_row_group(tmp_path: Path) -> None:
+    rows = pa.table({"id": list(range(40)), "text": [f"t{i}" for i in range(40)]})
+    path = tmp_path / "g.parquet"
+    pq.write_table(rows, path, row_group_size=20, compression="none")
+    md = pq.read_metadata(path)
+    second = md.row_group(1).column(0).data_page_offset
+    data = bytearray(path.read_bytes())
+    data[second : second + 16] = b"\xff" * 16  # the second row group's first page header
+    path.write_bytes(bytes(data))
+    result = run_cli("verify", str(path), "--json")
+    assert result.code == 1
+    report = json.loads(result.out)
+    assert report["bad_shards"] == 1 and report["samples"] == 40
+    (problem,) = report["problems"]
+    assert problem["shard"].endswith("g.parquet row group 1") and problem["sample"] == 0
+    assert "does not decode" in problem["problem"]
