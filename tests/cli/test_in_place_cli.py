@@ -1,5 +1,5 @@
-"""``streamx inspect`` and ``verify`` over sources read in place: Parquet files, WebDataset
-through a wids shard index), local and on moto's S3."""
+"""``streamx inspect`` and ``verify`` over sources read in place: Parquet files and
+WebDataset tars (alone or through a wids shard index), local and on moto's S3."""
 
 from __future__ import annotations
 
