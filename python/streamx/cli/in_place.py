@@ -1,48 +1,14 @@
-"""``streamx inspect`` over sources read in place: Parquet files and WebDataset tars.
-
-A target is read in place when ``--format`` says so, or, by default, when it names such
-files: a ``.parquet`` or ``.tar`` file, a glob or brace notation over them, a ``.json``
-wids shard index, or a local directory that holds them and no ``index.json``.
-"""
+"""``streamx inspect`` and ``verify`` over sources read in place: Parquet files and
+WebDataset tars (which targets are, :mod:`streamx.format.in_place` decides)."""
 
 from __future__ import annotations
 
-import glob
-import os
-from typing import Any, Literal
+from typing import Any
 
-from streamx.cli.location import is_remote
+from streamx.format.in_place import Kind, in_place_kind
 from streamx.format.index import ShardInfo
 
 __all__ = ["Kind", "in_place_kind", "in_place_summary"]
-
-Kind = Literal["parquet", "wds"]
-
-
-def _by_suffix(target: str) -> Kind | None:
-    name = target.rstrip("/")
-    if name.endswith(".parquet"):
-        return "parquet"
-    if name.endswith(".tar") or (name.endswith(".json") and not name.endswith("index.json")):
-        return "wds"
-    return None
-
-
-def in_place_kind(target: str, given: str) -> Kind | None:
-    """How ``target`` is read: ``None`` for MDS (its ``index.json``)."""
-    if given in ("parquet", "wds"):
-        return given  # type: ignore[return-value]
-    if given == "mds":
-        return None
-    found = _by_suffix(target)
-    if found is not None or is_remote(target) or not os.path.isdir(target):
-        return found
-    if os.path.exists(os.path.join(target, "index.json")):
-        return None
-    for kind, suffix in (("parquet", ".parquet"), ("wds", ".tar")):
-        if glob.glob(os.path.join(glob.escape(target), "**", f"*{suffix}"), recursive=True):
-            return kind  # type: ignore[return-value]
-    return None
 
 
 def _columns(kind: Kind, shards: list[ShardInfo], first: dict[str, Any] | None) -> list[Any]:

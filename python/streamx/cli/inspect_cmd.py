@@ -13,9 +13,10 @@ import typer
 from rich.table import Table
 
 from streamx.cli.errors import one_line_errors
-from streamx.cli.in_place import Kind, in_place_kind, in_place_summary
+from streamx.cli.in_place import in_place_summary
 from streamx.cli.location import Location, Split
 from streamx.cli.output import console, human_bytes, print_json
+from streamx.format.in_place import Kind, in_place_kind
 from streamx.format.index import ShardInfo
 from streamx.format.readers import make_reader
 

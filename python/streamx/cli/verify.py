@@ -21,9 +21,10 @@ from rich.markup import escape
 
 from streamx import _core
 from streamx.cli.errors import one_line_errors
-from streamx.cli.in_place import Kind, in_place_kind, in_place_problems
+from streamx.cli.in_place import in_place_problems
 from streamx.cli.location import Location
 from streamx.cli.output import console, count_progress, print_json
+from streamx.format.in_place import Kind, in_place_kind
 from streamx.format.index import FileInfo, ShardInfo
 from streamx.format.readers import make_reader
 

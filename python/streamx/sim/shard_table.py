@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from streamx.format.in_place import in_place_kind, in_place_sizes
 from streamx.format.index import parse_index
 from streamx.location import INDEX_BASENAME
 from streamx.storage.download import download_file
@@ -99,7 +100,9 @@ def synth_shards(num_samples: int, samples_per_shard: int, shard_bytes: int) -> 
 
 
 def load_shards(root: str, split: str | None = None) -> ShardTable:
-    """The shard table of the dataset at ``root`` (a directory or URL holding ``index.json``).
+    """The shard table of the dataset at ``root``: a directory or URL holding ``index.json``,
+    or a source read in place (Parquet files, WebDataset tars: see
+    :mod:`streamx.format.in_place`), whose row groups or tars are its shards.
 
     Args:
         root: Local directory or remote URL (``s3://``, ``gs://``, ``file://``, ...).
@@ -110,6 +113,11 @@ def load_shards(root: str, split: str | None = None) -> ShardTable:
         CorruptIndexError: If the index is not a valid MDS index.
     """
     base = os.path.join(root, split) if split else root
+    kind = in_place_kind(base, "auto")
+    if kind is not None:  # Parquet row groups or tars, as a dataset would read them
+        with tempfile.TemporaryDirectory(prefix="streamx-sim-") as tmp:
+            samples, sizes = in_place_sizes(base, kind, tmp)
+        return ShardTable(samples, sizes, np.zeros_like(sizes))
     if "://" not in root:
         shards = parse_index(base, None, os.path.join(base, INDEX_BASENAME))
     else:

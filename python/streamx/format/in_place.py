@@ -1,0 +1,64 @@
+"""Which targets are read in place (Parquet files, WebDataset tars) rather than as MDS, and
+the shard sizes of such a target for the simulator.
+
+A target is read in place when the caller says so, or, by default, when it names such
+files: a ``.parquet`` or ``.tar`` file, a glob or brace notation over them, a ``.json``
+wids shard index, or a local directory that holds them and no ``index.json``.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from typing import Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from streamx.location import Location
+
+__all__ = ["Kind", "in_place_kind", "in_place_sizes"]
+
+Kind = Literal["parquet", "wds"]
+
+
+def _by_suffix(target: str) -> Kind | None:
+    name = target.rstrip("/")
+    if name.endswith(".parquet"):
+        return "parquet"
+    if name.endswith(".tar") or (name.endswith(".json") and not name.endswith("index.json")):
+        return "wds"
+    return None
+
+
+def in_place_kind(target: str, given: str) -> Kind | None:
+    """How ``target`` is read: ``None`` for MDS (its ``index.json``)."""
+    if given in ("parquet", "wds"):
+        return given  # type: ignore[return-value]
+    if given == "mds":
+        return None
+    found = _by_suffix(target)
+    if found is not None or Location.parse(target).is_remote or not os.path.isdir(target):
+        return found
+    if os.path.exists(os.path.join(target, "index.json")):
+        return None
+    for kind, suffix in (("parquet", ".parquet"), ("wds", ".tar")):
+        if glob.glob(os.path.join(glob.escape(target), "**", f"*{suffix}"), recursive=True):
+            return kind  # type: ignore[return-value]
+    return None
+
+
+def in_place_sizes(
+    target: str, kind: Kind, folder: str
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Samples and bytes of each shard (row group or tar) of ``target``; footers or member
+    tables are cached in ``folder``."""
+    if kind == "parquet":
+        from streamx.format.parquet.index import build_index as parquet_index
+
+        found = parquet_index(target, folder, None, 60.0, 2)
+        return found.samples(), found.max_sizes()
+    from streamx.format.webdataset.index import build_index as tar_index
+
+    tars = tar_index(target, folder, 60.0, 2, True, False)
+    return tars.samples(), tars.max_sizes()
