@@ -3,12 +3,29 @@ WebDataset tars (which targets are, :mod:`streamx.format.in_place` decides)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streamx.format.in_place import Kind, in_place_kind
 from streamx.format.index import ShardInfo
 
+if TYPE_CHECKING:
+    from streamx.dataset.streaming import StreamingDataset
+
 __all__ = ["Kind", "in_place_kind", "in_place_summary"]
+
+
+def _dataset(target: str, kind: Kind, scratch: str) -> StreamingDataset:
+    """``target`` as one stream (imported here: torch loads with the dataset)."""
+    from streamx.dataset.parquet_stream import ParquetStream
+    from streamx.dataset.streaming import StreamingDataset
+    from streamx.dataset.webdataset_stream import WebDatasetStream
+
+    stream = (
+        ParquetStream(remote=target, local=scratch)
+        if kind == "parquet"
+        else WebDatasetStream(remote=target, local=scratch)
+    )
+    return StreamingDataset(streams=[stream], batch_size=1)
 
 
 def _columns(kind: Kind, shards: list[ShardInfo], first: dict[str, Any] | None) -> list[Any]:
@@ -22,16 +39,7 @@ def _columns(kind: Kind, shards: list[ShardInfo], first: dict[str, Any] | None) 
 def in_place_summary(target: str, kind: Kind, samples: int, scratch: str) -> dict[str, Any]:
     """What ``target`` holds, as ``inspect --json`` reports a split, plus up to ``samples``
     decoded samples (which fetches the shards they lie in)."""
-    from streamx.dataset.parquet_stream import ParquetStream
-    from streamx.dataset.streaming import StreamingDataset
-    from streamx.dataset.webdataset_stream import WebDatasetStream
-
-    stream = (
-        ParquetStream(remote=target, local=scratch)
-        if kind == "parquet"
-        else WebDatasetStream(remote=target, local=scratch)
-    )
-    dataset = StreamingDataset(streams=[stream], batch_size=1)
+    dataset = _dataset(target, kind, scratch)
     shards = list(dataset.shards)
     shown = [dataset[i] for i in range(min(samples, dataset.num_samples))]
     first = shown[0] if shown else (dataset[0] if kind == "wds" and shards else None)
@@ -61,17 +69,9 @@ def in_place_problems(
     """Reads ``target``'s metadata and, unless ``quick``, decodes every sample, shard by
     shard. Returns the shard and sample counts and ``(shard, sample, problem)`` for each
     shard that failed (its first failure; the rest of that shard is skipped)."""
-    from streamx.dataset.parquet_stream import ParquetStream
-    from streamx.dataset.streaming import StreamingDataset
-    from streamx.dataset.webdataset_stream import WebDatasetStream
     from streamx.exceptions import StreamxError
 
-    stream = (
-        ParquetStream(remote=target, local=scratch)
-        if kind == "parquet"
-        else WebDatasetStream(remote=target, local=scratch)
-    )
-    dataset = StreamingDataset(streams=[stream], batch_size=1)
+    dataset = _dataset(target, kind, scratch)
     shards = list(dataset.shards)
     problems: list[tuple[str, int | None, str]] = []
     first = 0

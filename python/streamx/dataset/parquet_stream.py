@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
-from streamx import _core
-from streamx.cache import cache_dir, cached_files
-from streamx.cache.local_claims import Claim, claim_local
-from streamx.dataset.stream import Stream
-from streamx.format.index import ShardInfo, ShardList
-from streamx.format.lazy_shards import IndexPart
-from streamx.format.parquet.index import MANIFEST, build_index
+from streamx.dataset.in_place_stream import InPlaceStream
+from streamx.format.index import ShardInfo
+from streamx.format.parquet.index import MANIFEST, ParquetIndex, build_index
 from streamx.format.parquet.row_filter import as_row_filter
 from streamx.format.parquet.row_group import fetch_row_group
 
 __all__ = ["ParquetStream"]
 
 
-class ParquetStream(Stream):
+class ParquetStream(InPlaceStream):
     """A Parquet file, directory or glob (local or remote), read where it lives.
 
     Each row group is a shard: the epoch order, partitions, resumption, ``cache_limit`` and
@@ -80,34 +75,19 @@ class ParquetStream(Stream):
         self.allow_schema_drift = allow_schema_drift
         self.row_filter = as_row_filter(filters)
 
-    @property
-    def index_path(self) -> str:
-        """Where the list of source files and their versions lives locally."""
-        return os.path.join(self.local, self.split, MANIFEST)
+    MANIFEST = MANIFEST
 
-    @property
-    def source(self) -> str:
-        assert self.remote is not None
-        return cached_files.remote_url(self.remote, self.split, "").rstrip("/")
-
-    def _download_file(self, from_basename: str, to_basename: str | None = None) -> str:
-        raise NotImplementedError(f"{self.source}: a Parquet stream fetches row groups by range")
-
-    def get_shards(self, world: Any = None, allow_unsafe_types: bool = False) -> ShardList:
-        """Lists the source and reads each file's footer (cached), one shard per row group.
+    def build_units(self, folder: str) -> ParquetIndex:
+        """Lists the source and reads each file's footer (cached), one unit per row group.
 
         Raises:
             FileNotFoundError: If the source holds no Parquet file.
             CorruptShardError: If a file is not Parquet or its footer is truncated.
             ValueError: If the files' schemas differ in a column read.
         """
-        where = os.path.join(self.local, self.split)
-        if getattr(self, "_claim", None) is None:
-            cache_dir.prepare(where, self.source)
-            self._claim: Claim | None = claim_local(where, self.source)
-        index = build_index(
+        return build_index(
             self.source,
-            where,
+            folder,
             self.columns,
             float(self.download_timeout),
             int(self.download_retry),
@@ -115,7 +95,6 @@ class ParquetStream(Stream):
             self.allow_schema_drift,
             self.row_filter,
         )
-        return ShardList([IndexPart(cast(_core.ShardIndex, index), self.local, self.split)])
 
     def prepare_shard(self, shard: ShardInfo) -> int:
         """Fetches the row group's column chunks by range into its local file."""

@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-import os
-from typing import Any, cast
+from typing import Any
 
-from streamx import _core
-from streamx.cache import cache_dir, cached_files
-from streamx.cache.local_claims import Claim, claim_local
-from streamx.dataset.stream import Stream
-from streamx.format.index import ShardInfo, ShardList
-from streamx.format.lazy_shards import IndexPart
-from streamx.format.webdataset.index import MANIFEST, build_index
+from streamx.dataset.in_place_stream import InPlaceStream
+from streamx.format.index import ShardInfo
+from streamx.format.webdataset.index import MANIFEST, WebDatasetIndex, build_index
 from streamx.format.webdataset.tar_shard import fetch_tar
 
 __all__ = ["WebDatasetStream"]
 
 
-class WebDatasetStream(Stream):
+class WebDatasetStream(InPlaceStream):
     """WebDataset tar shards (a ``.tar`` file, a directory of them, or a glob; local or
     remote), read where they live.
 
@@ -70,39 +65,23 @@ class WebDatasetStream(Stream):
         self.decode = decode
         self.decode_images = decode_images
 
-    @property
-    def index_path(self) -> str:
-        """Where the list of source tars and their versions lives locally."""
-        return os.path.join(self.local, self.split, MANIFEST)
+    MANIFEST = MANIFEST
 
-    @property
-    def source(self) -> str:
-        assert self.remote is not None
-        return cached_files.remote_url(self.remote, self.split, "").rstrip("/")
-
-    def _download_file(self, from_basename: str, to_basename: str | None = None) -> str:
-        raise NotImplementedError(f"{self.source}: a tar stream fetches whole tars by name")
-
-    def get_shards(self, world: Any = None, allow_unsafe_types: bool = False) -> ShardList:
-        """Lists the source and reads each tar's member table (cached), one shard per tar.
+    def build_units(self, folder: str) -> WebDatasetIndex:
+        """Lists the source and counts each tar's samples (cached), one unit per tar.
 
         Raises:
             FileNotFoundError: If the source holds no tar.
             CorruptShardError: If a file is not a tar or is truncated, naming it.
         """
-        where = os.path.join(self.local, self.split)
-        if getattr(self, "_claim", None) is None:
-            cache_dir.prepare(where, self.source)
-            self._claim: Claim | None = claim_local(where, self.source)
-        index = build_index(
+        return build_index(
             self.source,
-            where,
+            folder,
             float(self.download_timeout),
             int(self.download_retry),
             self.decode,
             self.decode_images,
         )
-        return ShardList([IndexPart(cast(_core.ShardIndex, index), self.local, self.split)])
 
     def prepare_shard(self, shard: ShardInfo) -> int:
         """Fetches the whole tar into its local file."""

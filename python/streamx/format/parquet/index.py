@@ -11,14 +11,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-from numpy.typing import NDArray
-
 from streamx.exceptions import CorruptShardError
 from streamx.format.parquet.chunks import column_chunks
 from streamx.format.parquet.footer import load_footer
 from streamx.format.parquet.row_filter import RowFilter
 from streamx.format.remote_files import RemoteFile, list_files
+from streamx.format.unit_index import UnitIndex
 from streamx.runtime.atomic_write import write_atomic
 
 __all__ = ["FOOTERS", "MANIFEST", "ParquetIndex", "RowGroup", "build_index"]
@@ -48,36 +46,14 @@ class RowGroup:
         return sum(length for _, length in self.chunks)
 
 
-class ParquetIndex:
-    """Row groups in the shape of ``streamx._core.ShardIndex`` (format ``parquet``)."""
+class ParquetIndex(UnitIndex[RowGroup]):
+    """Row groups as shards (format ``parquet``)."""
 
-    def __init__(self, groups: Sequence[RowGroup]) -> None:
-        self.groups = tuple(groups)
+    format = "parquet"
 
-    def __len__(self) -> int:
-        return len(self.groups)
-
-    def samples(self) -> NDArray[np.int64]:
-        return np.array([g.rows for g in self.groups], np.int64)
-
-    def max_sizes(self) -> NDArray[np.int64]:
-        return np.array([g.nbytes for g in self.groups], np.int64)
-
-    def raw_sizes(self) -> NDArray[np.int64]:
-        return self.max_sizes()
-
-    def schema_ids(self) -> NDArray[np.int64]:
-        return np.zeros(len(self.groups), np.int64)
-
-    def schemas(self) -> list[tuple[list[str], list[str], list[int | None]] | None]:
-        return [None]
-
-    def formats(self) -> list[str]:
-        return ["parquet"]
-
-    def entry(self, shard: int) -> tuple[Any, ...]:
-        g = self.groups[shard]
-        extra = {
+    def extra(self, unit: RowGroup) -> dict[str, Any]:
+        g = unit
+        return {
             "source": g.file.url,
             "source_size": g.file.size,
             "source_version": g.file.version,
@@ -90,8 +66,6 @@ class ParquetIndex:
             "cast": g.cast,
             "kept": g.kept,
         }
-        raw: tuple[str, int, list[tuple[str, str]]] = (g.basename, g.nbytes, [])
-        return ("parquet", None, [], g.rows, None, raw, None, None, None, 0, json.dumps(extra))
 
 
 def _stem(url: str) -> str:

@@ -19,11 +19,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-from numpy.typing import NDArray
-
 from streamx.exceptions import CorruptShardError
 from streamx.format.remote_files import RemoteFile, list_files, read_range
+from streamx.format.unit_index import UnitIndex
 from streamx.format.webdataset.samples import Field, TarSample, group_samples
 from streamx.format.webdataset.shard_index import read_shard_index
 from streamx.format.webdataset.tar_members import scan_members
@@ -56,46 +54,29 @@ class TarShard:
     decode: bool
     images: bool
 
+    @property
+    def rows(self) -> int:
+        return self.samples
 
-class WebDatasetIndex:
-    """Tars in the shape of ``streamx._core.ShardIndex`` (format ``wds``)."""
+    @property
+    def nbytes(self) -> int:
+        return self.file.size
 
-    def __init__(self, tars: Sequence[TarShard]) -> None:
-        self.tars = tuple(tars)
 
-    def __len__(self) -> int:
-        return len(self.tars)
+class WebDatasetIndex(UnitIndex[TarShard]):
+    """Tars as shards (format ``wds``)."""
 
-    def samples(self) -> NDArray[np.int64]:
-        return np.array([t.samples for t in self.tars], np.int64)
+    format = "wds"
 
-    def max_sizes(self) -> NDArray[np.int64]:
-        return np.array([t.file.size for t in self.tars], np.int64)
-
-    def raw_sizes(self) -> NDArray[np.int64]:
-        return self.max_sizes()
-
-    def schema_ids(self) -> NDArray[np.int64]:
-        return np.zeros(len(self.tars), np.int64)
-
-    def schemas(self) -> list[tuple[list[str], list[str], list[int | None]] | None]:
-        return [None]
-
-    def formats(self) -> list[str]:
-        return ["wds"]
-
-    def entry(self, shard: int) -> tuple[Any, ...]:
-        t = self.tars[shard]
-        extra = {
-            "source": t.file.url,
-            "source_size": t.file.size,
-            "source_version": t.file.version,
-            "table": t.table,
-            "decode": t.decode,
-            "images": t.images,
+    def extra(self, unit: TarShard) -> dict[str, Any]:
+        return {
+            "source": unit.file.url,
+            "source_size": unit.file.size,
+            "source_version": unit.file.version,
+            "table": unit.table,
+            "decode": unit.decode,
+            "images": unit.images,
         }
-        raw: tuple[str, int, list[tuple[str, str]]] = (t.basename, t.file.size, [])
-        return ("wds", None, [], t.samples, None, raw, None, None, None, 0, json.dumps(extra))
 
 
 def table_name(file: RemoteFile) -> str:
