@@ -4,28 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
 
-from streamx import ParquetStream, Stream, StreamingDataset, WebDatasetStream
+from rank_dataset import rank_dataset, sample_id
 
 
 def main(kind: str, source: str, local: str, out: str) -> None:
-    stream: Stream
-    if kind == "parquet":
-        stream = ParquetStream(remote=source, local=local, columns=["id"])
-    elif kind == "wds":
-        stream = WebDatasetStream(remote=source, local=local)
-    else:
-        stream = Stream(local=source)
-    ds = StreamingDataset(
-        streams=[stream], shuffle=True, shuffle_seed=11, batch_size=4, num_canonical_nodes=8
-    )
+    ds = rank_dataset(kind, source, local)
     with open(out, "w") as f:
-        json.dump([_id(s) for s in ds], f)
-
-
-def _id(sample: dict[str, Any]) -> int:
-    return int(sample["cls" if "cls" in sample else "id"])
+        json.dump([sample_id(s) for s in ds], f)
 
 
 if __name__ == "__main__":

@@ -8,24 +8,14 @@ import itertools
 import json
 import os
 import sys
-from typing import Any
 
-from streamx import ParquetStream, Stream, StreamingDataset, WebDatasetStream
+from rank_dataset import rank_dataset, sample_id
 
 
 def main(kind: str, source: str, local: str, out: str, phase: str, state: str, k: str) -> None:
-    stream: Stream
-    if kind == "parquet":
-        stream = ParquetStream(remote=source, local=local, columns=["id"])
-    elif kind == "wds":
-        stream = WebDatasetStream(remote=source, local=local)
-    else:
-        stream = Stream(local=source)
-    ds = StreamingDataset(
-        streams=[stream], shuffle=True, shuffle_seed=11, batch_size=4, num_canonical_nodes=8
-    )
+    ds = rank_dataset(kind, source, local)
     if phase == "first":
-        ids = [_id(s) for s in itertools.islice(ds, int(k))]
+        ids = [sample_id(s) for s in itertools.islice(ds, int(k))]
         if os.environ["RANK"] == "0":
             world = int(os.environ["WORLD_SIZE"])
             with open(state, "w") as f:
@@ -33,13 +23,9 @@ def main(kind: str, source: str, local: str, out: str, phase: str, state: str, k
     else:
         with open(state) as f:
             ds.load_state_dict(json.load(f))
-        ids = [_id(s) for s in ds]
+        ids = [sample_id(s) for s in ds]
     with open(out, "w") as f:
         json.dump(ids, f)
-
-
-def _id(sample: dict[str, Any]) -> int:
-    return int(sample["cls" if "cls" in sample else "id"])
 
 
 if __name__ == "__main__":
