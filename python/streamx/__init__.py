@@ -17,6 +17,7 @@ from streamx.dataset.stream import Stream
 from streamx.lazy_names import lazy_names
 
 if TYPE_CHECKING:
+    from streamx.dataset.litdata_stream import LitDataStream
     from streamx.dataset.local import LocalDataset
     from streamx.dataset.parquet_stream import ParquetStream
     from streamx.dataset.streaming import StreamingDataset
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CSVWriter",
     "JSONWriter",
+    "LitDataStream",
     "LocalDataset",
     "MDSWriter",
     "PackedDataset",
@@ -48,6 +50,7 @@ _LAZY = {
     "MDSWriter": "streamx.format.writers",
     "TSVWriter": "streamx.format.writers",
     "XSVWriter": "streamx.format.writers",
+    "LitDataStream": "streamx.dataset.litdata_stream",
     "LocalDataset": "streamx.dataset.local",
     "PackedDataset": "streamx.packing.dataset",
     "ParquetStream": "streamx.dataset.parquet_stream",

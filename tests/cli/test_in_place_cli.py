@@ -107,3 +107,14 @@ def test_verify_names_a_garbled_row_group(tmp_path: Path) -> None:
     (problem,) = report["problems"]
     assert problem["shard"].endswith("g.parquet row group 1") and problem["sample"] == 0
     assert "does not decode" in problem["problem"]
+
+
+def test_a_litdata_directory_is_recognised(tmp_path: Path) -> None:
+    from lit_data import write_litdata
+
+    write_litdata(str(tmp_path / "lit"), 20, 8, images=False)
+    split = _split(run_cli("inspect", str(tmp_path / "lit"), "--json"))
+    assert (split["formats"], split["shards"], split["samples"]) == (["litdata"], 3, 20)
+    assert [c["name"] for c in split["columns"]][:3] == ["id", "text", "score"]
+    verified = run_cli("verify", str(tmp_path / "lit"), "--json")
+    assert verified.code == 0 and json.loads(verified.out)["ok"] is True

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from streamx import ParquetStream, Stream, StreamingDataset, WebDatasetStream
+from streamx import LitDataStream, ParquetStream, Stream, StreamingDataset, WebDatasetStream
 
 
 def rank_dataset(kind: str, source: str, local: str) -> StreamingDataset:
-    """``source`` as Parquet (``parquet``), tars (``wds``) or MDS, shuffled as every run is."""
+    """``source`` as Parquet, tars (``wds``), LitData or MDS, shuffled as every run is."""
     stream: Stream
     if kind == "parquet":
         stream = ParquetStream(remote=source, local=local, columns=["id"])
     elif kind == "wds":
         stream = WebDatasetStream(remote=source, local=local)
+    elif kind == "litdata":
+        stream = LitDataStream(remote=source, local=local)
     else:
         stream = Stream(local=source)
     return StreamingDataset(

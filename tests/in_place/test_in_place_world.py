@@ -1,5 +1,6 @@
-"""Real processes: each rank of a Parquet or WebDataset run sees what the same rank of the
-equivalent MDS run sees, at world sizes 1, 2 and 8, and together the ranks see every row."""
+"""Real processes: each rank of a Parquet, WebDataset or LitData run sees what the same rank
+of the equivalent MDS run sees, at world sizes 1, 2 and 8, and together the ranks see every
+row."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from lit_data import write_litdata
 from pq_data import write_mds_like, write_parquet
 from wds_data import write_tars
 
@@ -53,14 +55,20 @@ def _run(world: int, kind: str, source: str, local: str, out: Path) -> list[list
 
 
 _SIZES = [16, 16, 16, 16, 16, 10, 16, 16, 5]  # row groups, tars and MDS shards alike
+_CHUNKS = [16] * 7 + [15]  # LitData's chunks of the same 127 samples
 
 
-def _write_source(kind: str, folder: Path) -> None:
+def _write_source(kind: str, folder: Path) -> list[int]:
+    """The source's samples 0..126; returns its shard sizes."""
     if kind == "parquet":
         write_parquet(str(folder / "a.parquet"), 90, 16)
         write_parquet(str(folder / "b.parquet"), 37, 16, start=90)
+    elif kind == "litdata":
+        write_litdata(str(folder), 127, 16, images=False)
+        return _CHUNKS
     else:
         write_tars(str(folder), _SIZES)
+    return _SIZES
 
 
 @pytest.mark.timeout(300)
@@ -73,11 +81,12 @@ def _write_source(kind: str, folder: Path) -> None:
         ("wds", 1),
         ("wds", 2),
         ("wds", 8),
+        ("litdata", 2),
     ],
 )
 def test_ranks_match_mds(tmp_path: Path, world: int, kind: str) -> None:
-    _write_source(kind, tmp_path / "src")
-    write_mds_like(str(tmp_path / "mds"), _SIZES)
+    sizes = _write_source(kind, tmp_path / "src")
+    write_mds_like(str(tmp_path / "mds"), sizes)
     ranks = _run(world, kind, str(tmp_path / "src"), str(tmp_path / "c"), tmp_path)
     mds_ranks = _run(world, "mds", str(tmp_path / "mds"), "", tmp_path)
     assert ranks == mds_ranks
@@ -118,13 +127,13 @@ def _run_phase(
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("kind", ["parquet", "wds"])
+@pytest.mark.parametrize("kind", ["parquet", "wds", "litdata"])
 def test_a_state_dict_from_two_ranks_resumes_on_one_as_mds_does(tmp_path: Path, kind: str) -> None:
     """Stopped after 24 samples per rank at world size 2 and resumed at world size 1: the
     in-place run resumes exactly where the MDS run with the same shard sizes resumes, and
     the two parts together see every row."""
-    _write_source(kind, tmp_path / "src")
-    write_mds_like(str(tmp_path / "mds"), _SIZES)
+    sizes = _write_source(kind, tmp_path / "src")
+    write_mds_like(str(tmp_path / "mds"), sizes)
     seen = {}
     for name, source, local in (
         (kind, str(tmp_path / "src"), str(tmp_path / "c")),

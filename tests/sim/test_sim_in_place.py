@@ -31,6 +31,16 @@ def test_row_groups_and_tars_are_the_shards(tmp_path: Path) -> None:
     assert sorted(tars.raw_bytes.tolist()) == sizes
 
 
+def test_litdata_chunks_are_the_shards(tmp_path: Path) -> None:
+    from lit_data import write_litdata
+
+    write_litdata(str(tmp_path / "lit"), 20, 8, images=False)
+    table = load_shards(str(tmp_path / "lit"))
+    assert table.samples.tolist() == [8, 8, 4]
+    sizes = sorted(p.stat().st_size for p in (tmp_path / "lit").glob("chunk-*.bin"))
+    assert sorted(table.raw_bytes.tolist()) == sizes
+
+
 def test_simulate_cli_over_tars(tmp_path: Path) -> None:
     write_tars(str(tmp_path / "tars"), [7, 5, 9])
     args = ["simulate", "--index", str(tmp_path / "tars"), "-n", "1", "-d", "1", "-t", "0.01"]

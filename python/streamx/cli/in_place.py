@@ -16,15 +16,13 @@ __all__ = ["Kind", "in_place_kind", "in_place_summary"]
 
 def _dataset(target: str, kind: Kind, scratch: str) -> StreamingDataset:
     """``target`` as one stream (imported here: torch loads with the dataset)."""
+    from streamx.dataset.litdata_stream import LitDataStream
     from streamx.dataset.parquet_stream import ParquetStream
     from streamx.dataset.streaming import StreamingDataset
     from streamx.dataset.webdataset_stream import WebDatasetStream
 
-    stream = (
-        ParquetStream(remote=target, local=scratch)
-        if kind == "parquet"
-        else WebDatasetStream(remote=target, local=scratch)
-    )
+    streams = {"parquet": ParquetStream, "wds": WebDatasetStream, "litdata": LitDataStream}
+    stream = streams[kind](remote=target, local=scratch)
     return StreamingDataset(streams=[stream], batch_size=1)
 
 
@@ -32,6 +30,9 @@ def _columns(kind: Kind, shards: list[ShardInfo], first: dict[str, Any] | None) 
     if kind == "parquet":
         types = shards[0].extra["columns"] if shards else {}
         return [{"name": n, "encoding": t, "size": None} for n, t in types.items()]
+    if kind == "litdata":  # a sample's keys and the types they come back as
+        leaves = first if isinstance(first, dict) else {}
+        return [{"name": n, "encoding": type(v).__name__, "size": None} for n, v in leaves.items()]
     fields = [k for k in first or {} if not k.startswith("__")]
     return [{"name": n, "encoding": n.rsplit(".", 1)[-1], "size": None} for n in fields]
 
@@ -42,7 +43,7 @@ def in_place_summary(target: str, kind: Kind, samples: int, scratch: str) -> dic
     dataset = _dataset(target, kind, scratch)
     shards = list(dataset.shards)
     shown = [dataset[i] for i in range(min(samples, dataset.num_samples))]
-    first = shown[0] if shown else (dataset[0] if kind == "wds" and shards else None)
+    first = shown[0] if shown else (dataset[0] if kind != "parquet" and shards else None)
     sizes = [s.raw_data.bytes for s in shards]
     return {
         "split": "",
@@ -79,7 +80,7 @@ def in_place_problems(
         name = shard.raw_data.basename
         if kind == "parquet":
             name = f"{shard.extra['source']} row group {shard.extra['row_group']}"
-        elif kind == "wds":
+        else:
             name = str(shard.extra["source"])
         if not quick:
             for local in range(shard.samples):

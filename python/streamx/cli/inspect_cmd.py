@@ -142,7 +142,8 @@ def _inspect_in_place(target: str, kind: Kind, samples: int, as_json: bool, scra
     table = Table(show_header=False, box=None, pad_edge=False)
     table.add_column(style="dim")
     table.add_column()
-    table.add_row("shards", f"{info['shards']} ({'row groups' if kind == 'parquet' else 'tars'})")
+    unit = {"parquet": "row groups", "wds": "tars", "litdata": "chunks"}[kind]
+    table.add_row("shards", f"{info['shards']} ({unit})")
     table.add_row("samples", f"{info['samples']:,}")
     table.add_row("size", f"{human_bytes(info['raw_bytes'])} read")
     table.add_row("largest shard", human_bytes(info["largest_shard_raw_bytes"]))
@@ -169,13 +170,15 @@ def inspect(
     source_format: str = typer.Option(
         "auto",
         "--format",
-        help="auto, mds, parquet or wds (WebDataset tars); auto reads .parquet, .tar and "
-        "wids .json sources in place, and index.json datasets as MDS.",
+        help="auto, mds, parquet, wds (WebDataset tars) or litdata; auto reads .parquet, .tar "
+        "and wids .json sources and LitData's index.json in place, other index.json as MDS.",
     ),
 ) -> None:
     """Show a dataset's splits, shards, samples, columns and encodings."""
-    if source_format not in ("auto", "mds", "parquet", "wds"):
-        raise typer.BadParameter(f"--format must be auto, mds, parquet or wds: {source_format}")
+    if source_format not in ("auto", "mds", "parquet", "wds", "litdata"):
+        raise typer.BadParameter(
+            f"--format must be auto, mds, parquet, wds or litdata: {source_format}"
+        )
     scratch = tempfile.mkdtemp(prefix="streamx-inspect-")
     try:
         kind = in_place_kind(target, source_format)

@@ -164,7 +164,7 @@ def _verify_shard(location: Location, split: str, shard: ShardInfo, quick: bool)
 def _verify_in_place(target: str, kind: Kind, scratch: str, quick: bool, as_json: bool) -> None:
     shards, samples, found = in_place_problems(target, kind, scratch, quick)
     problems = [Problem("", shard, problem, sample) for shard, sample, problem in found]
-    unit = "row groups" if kind == "parquet" else "tars"
+    unit = {"parquet": "row groups", "wds": "tars", "litdata": "chunks"}[kind]
     if as_json:
         report = {"target": target, "ok": not problems, "shards": shards, "samples": samples}
         report.update(decoded=not quick, hashes_checked=False, bad_shards=len(problems))
@@ -198,12 +198,14 @@ def verify(
     source_format: str = typer.Option(
         "auto",
         "--format",
-        help="auto, mds, parquet or wds (WebDataset tars), as for inspect.",
+        help="auto, mds, parquet, wds (WebDataset tars) or litdata, as for inspect.",
     ),
 ) -> None:
     """Check every shard's size and hashes and decode every sample; exit 1 if anything is bad."""
-    if source_format not in ("auto", "mds", "parquet", "wds"):
-        raise typer.BadParameter(f"--format must be auto, mds, parquet or wds: {source_format}")
+    if source_format not in ("auto", "mds", "parquet", "wds", "litdata"):
+        raise typer.BadParameter(
+            f"--format must be auto, mds, parquet, wds or litdata: {source_format}"
+        )
     scratch = tempfile.mkdtemp(prefix="streamx-verify-")
     try:
         kind = in_place_kind(target, source_format)

@@ -3,12 +3,14 @@ the shard sizes of such a target for the simulator.
 
 A target is read in place when the caller says so, or, by default, when it names such
 files: a ``.parquet`` or ``.tar`` file, a glob or brace notation over them, a ``.json``
-wids shard index, or a local directory that holds them and no ``index.json``.
+wids shard index, a local directory that holds them and no ``index.json``, or a local
+directory whose ``index.json`` is LitData's.
 """
 
 from __future__ import annotations
 
 import glob
+import json
 import os
 from typing import Literal
 
@@ -19,7 +21,7 @@ from streamx.location import Location
 
 __all__ = ["Kind", "in_place_kind", "in_place_sizes"]
 
-Kind = Literal["parquet", "wds"]
+Kind = Literal["parquet", "wds", "litdata"]
 
 
 def _by_suffix(target: str) -> Kind | None:
@@ -31,9 +33,19 @@ def _by_suffix(target: str) -> Kind | None:
     return None
 
 
+def _is_litdata(index: str) -> bool:
+    """Whether ``index`` is LitData's (``chunks`` and ``config``), not MDS's (``shards``)."""
+    try:
+        with open(index, encoding="utf-8") as f:
+            found = json.load(f)
+    except (OSError, ValueError):
+        return False  # the MDS path reports what is wrong with it
+    return isinstance(found, dict) and "chunks" in found and "config" in found
+
+
 def in_place_kind(target: str, given: str) -> Kind | None:
     """How ``target`` is read: ``None`` for MDS (its ``index.json``)."""
-    if given in ("parquet", "wds"):
+    if given in ("parquet", "wds", "litdata"):
         return given  # type: ignore[return-value]
     if given == "mds":
         return None
@@ -41,7 +53,7 @@ def in_place_kind(target: str, given: str) -> Kind | None:
     if found is not None or Location.parse(target).is_remote or not os.path.isdir(target):
         return found
     if os.path.exists(os.path.join(target, "index.json")):
-        return None
+        return "litdata" if _is_litdata(os.path.join(target, "index.json")) else None
     for kind, suffix in (("parquet", ".parquet"), ("wds", ".tar")):
         if glob.glob(os.path.join(glob.escape(target), "**", f"*{suffix}"), recursive=True):
             return kind  # type: ignore[return-value]
@@ -58,6 +70,11 @@ def in_place_sizes(
 
         found = parquet_index(target, folder, None, 60.0, 2)
         return found.samples(), found.max_sizes()
+    if kind == "litdata":
+        from streamx.format.litdata.index import build_index as litdata_index
+
+        chunks = litdata_index(target, folder, 60.0, 2, True)
+        return chunks.samples(), chunks.max_sizes()
     from streamx.format.webdataset.index import build_index as tar_index
 
     tars = tar_index(target, folder, 60.0, 2, True, False)

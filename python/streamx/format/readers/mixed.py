@@ -1,5 +1,5 @@
-"""Reads datasets that hold JSON/CSV/TSV/XSV, Parquet or tar shards (possibly beside MDS
-ones), in Python."""
+"""Reads datasets that hold JSON/CSV/TSV/XSV, Parquet, tar or LitData shards (possibly
+beside MDS ones), in Python."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from streamx import _core
 from streamx.exceptions import CorruptIndexError, CorruptShardError
 from streamx.format.encodings import SPLIT_ENCODINGS
 from streamx.format.index import FileInfo, ShardInfo
+from streamx.format.litdata.chunk import ChunkReader
 from streamx.format.parquet.row_group import RowGroupReader
 from streamx.format.readers.mds import MDSSampleReader
 from streamx.format.webdataset.tar_shard import TarShardReader
@@ -90,6 +91,8 @@ def _open_shard(shard: ShardInfo) -> Any:
         return RowGroupReader(shard)
     if shard.format == "wds":
         return TarShardReader(shard)
+    if shard.format == "litdata":
+        return ChunkReader(shard)
     return _SplitShard(shard)
 
 

@@ -1,0 +1,1 @@
+"""LitData optimized datasets (``litdata.optimize``'s ``index.json`` and chunks) read in place."""

@@ -1,0 +1,126 @@
+"""One LitData chunk: fetched whole into the cache, its samples decoded from there.
+
+A chunk opens with its sample count (uint32) and the absolute offsets of its samples
+(count + 1 uint32s); a sample is the sizes of its leaves (uint32 each) and then the leaves.
+A chunk of dict samples may end with the same rows as an Arrow IPC file, then its length
+(uint32) and the magic ``LDARW01\0``: LitData then may write no leaves at all (every
+offset equal), and its compact ``json`` leaves are read from there.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import struct
+from typing import Any
+
+from streamx.exceptions import CorruptShardError
+from streamx.format.index import ShardInfo
+from streamx.format.litdata.leaves import leaf_decoder
+from streamx.format.litdata.pytree import parse_spec
+from streamx.storage.download import download_file
+
+__all__ = ["ChunkReader", "fetch_chunk"]
+
+_ARROW_MAGIC = b"LDARW01\0"
+
+
+def fetch_chunk(shard: ShardInfo, timeout: float, retry: int) -> int:
+    """Downloads the chunk to its cache file (atomically, never past its size)."""
+    path = shard.local_path(shard.raw_data)
+    size = shard.raw_data.bytes
+    download_file(shard.extra["source"], path, retry=retry, timeout=timeout, expected_size=size)
+    return size
+
+
+class ChunkReader:
+    """Samples of one cached chunk, rebuilt as the dataset wrote them."""
+
+    def __init__(self, shard: ShardInfo) -> None:
+        self.shard = shard
+        self._path = shard.local_path(shard.raw_data)
+        self._shown = str(shard.extra["source"])
+        # Held while the reader lives: a copy evicted under it still reads whole.
+        self._fd: int | None = os.open(self._path, os.O_RDONLY | os.O_CLOEXEC)
+        size = os.fstat(self._fd).st_size
+        if size != shard.raw_data.bytes:
+            raise CorruptShardError(
+                f"{self._shown}: its cached copy is {size} bytes, the index says "
+                f"{shard.raw_data.bytes}"
+            )
+        self._offsets = self._table(size)
+        allow = bool(shard.extra.get("allow_pickle"))
+        formats = shard.extra["data_format"]
+        self._decoders = [leaf_decoder(name, allow) for name in formats]
+        self._spec = parse_spec(shard.extra["data_spec"], self._shown)
+        body = self._offsets[-1] > self._offsets[0]
+        self._rows = self._arrow_rows(size) if not body or "json" in formats else None
+        if not body and self._rows is None:
+            raise CorruptShardError(f"{self._shown}: the chunk holds neither leaves nor rows")
+
+    def _arrow_rows(self, size: int) -> list[Any] | None:
+        """The rows of the chunk's Arrow footer, or None when it has none."""
+        assert self._fd is not None
+        tail = os.pread(self._fd, 12, max(size - 12, 0))
+        if len(tail) < 12 or tail[4:] != _ARROW_MAGIC:
+            return None
+        length = struct.unpack_from("<I", tail)[0]
+        start = size - 12 - length
+        if start < self._offsets[-1]:
+            raise CorruptShardError(f"{self._shown}: its Arrow footer runs into its samples")
+        import pyarrow as pa
+
+        try:
+            table = pa.ipc.open_file(pa.py_buffer(os.pread(self._fd, length, start))).read_all()
+        except (pa.ArrowInvalid, OSError) as err:
+            raise CorruptShardError(
+                f"{self._shown}: its Arrow footer does not read ({err})"
+            ) from err
+        if table.num_rows != self.shard.samples:
+            raise CorruptShardError(
+                f"{self._shown}: its Arrow footer holds {table.num_rows} rows, the index "
+                f"{self.shard.samples}"
+            )
+        rows: list[Any] = table.to_pylist()
+        return rows
+
+    def _table(self, size: int) -> tuple[int, ...]:
+        n = self.shard.samples
+        head = os.pread(self._fd or 0, 4 * (n + 2), 0)
+        if len(head) < 4 * (n + 2) or struct.unpack_from("<I", head)[0] != n:
+            raise CorruptShardError(
+                f"{self._shown}: the chunk does not open with the {n} samples its index gives"
+            )
+        offsets: tuple[int, ...] = struct.unpack_from(f"<{n + 1}I", head, 4)
+        ordered = all(a <= b for a, b in itertools.pairwise(offsets))
+        if offsets[0] < 4 * (n + 2) or offsets[-1] > size or not ordered:
+            raise CorruptShardError(f"{self._shown}: the chunk's offset table is out of bounds")
+        return offsets
+
+    def __del__(self) -> None:
+        if getattr(self, "_fd", None) is not None:
+            assert self._fd is not None
+            os.close(self._fd)
+            self._fd = None
+
+    def get(self, index: int) -> Any:
+        if self._rows is not None:
+            return self._rows[index]
+        begin, end = self._offsets[index], self._offsets[index + 1]
+        assert self._fd is not None
+        data = os.pread(self._fd, end - begin, begin)
+        count = len(self._decoders)
+        where = f"{self._shown}, sample {index}"
+        if len(data) < 4 * count:
+            raise CorruptShardError(f"{where}: {len(data)} bytes, too few for its leaf sizes")
+        sizes = struct.unpack_from(f"<{count}I", data, 0)
+        if 4 * count + sum(sizes) != len(data):
+            raise CorruptShardError(f"{where}: its leaf sizes do not add up to its bytes")
+        leaves, at = [], 4 * count
+        for number, (size, decode) in enumerate(zip(sizes, self._decoders)):
+            try:
+                leaves.append(decode(data[at : at + size]))
+            except Exception as err:  # each format's own error: struct, PIL, numpy, UTF-8
+                raise CorruptShardError(f"{where}, leaf {number}: does not decode ({err})") from err
+            at += size
+        return self._spec.build(iter(leaves))

@@ -1,0 +1,140 @@
+"""A LitData optimized dataset's ``index.json`` as shard entries: one shard per chunk.
+
+``litdata.optimize`` writes chunk files (``chunk-W-N.bin``) and an ``index.json`` with the
+chunks (file name, samples, bytes) and the config every chunk shares (``data_format``,
+``data_spec``, ``compression``, ``encryption``, ``item_loader``). The index is fetched once
+into ``local`` (as ``streamx-litdata-index.json``); each chunk is downloaded whole.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from streamx.exceptions import CorruptIndexError
+from streamx.format.litdata.leaves import leaf_decoder
+from streamx.format.litdata.pytree import parse_spec
+from streamx.format.remote_files import read_range, stat_file
+from streamx.format.unit_index import UnitIndex
+from streamx.runtime.atomic_write import write_atomic
+
+__all__ = ["MANIFEST", "LitDataIndex", "build_index"]
+
+MANIFEST = "streamx-litdata-index.json"
+# An index lists chunks, not samples: bounded so a wrong file cannot exhaust memory.
+_MAX_INDEX = 256 << 20
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One chunk file: its URL, samples and bytes."""
+
+    url: str
+    rows: int
+    nbytes: int
+    basename: str
+    formats: tuple[str, ...]
+    spec: str
+    allow_pickle: bool
+
+
+class LitDataIndex(UnitIndex[Chunk]):
+    """Chunks as shards (format ``litdata``)."""
+
+    format = "litdata"
+
+    def extra(self, unit: Chunk) -> dict[str, Any]:
+        return {
+            "source": unit.url,
+            "data_format": list(unit.formats),
+            "data_spec": unit.spec,
+            "allow_pickle": unit.allow_pickle,
+        }
+
+
+def _fetch(source: str, folder: str, timeout: float, retry: int) -> dict[str, Any]:
+    url = f"{source.rstrip('/')}/index.json"
+    found = stat_file(url)
+    if found.size > _MAX_INDEX:
+        raise CorruptIndexError(f"{url}: {found.size} bytes is too large for a LitData index")
+    text = read_range(url, 0, found.size, found.size, timeout, retry)
+    try:
+        index = json.loads(text)
+    except (ValueError, RecursionError) as err:
+        raise CorruptIndexError(f"{url} is not a LitData index: {err}") from err
+    if not isinstance(index, dict) or not isinstance(index.get("chunks"), list):
+        raise CorruptIndexError(f"{url} is not a LitData index: no `chunks` list")
+    if not isinstance(index.get("config"), dict):
+        raise CorruptIndexError(f"{url} is not a LitData index: no `config`")
+    os.makedirs(folder, exist_ok=True)
+    write_atomic(os.path.join(folder, MANIFEST), text)
+    return index
+
+
+def _config(url: str, config: dict[str, Any], allow_pickle: bool) -> tuple[list[str], str]:
+    """The leaf formats and the spec, checked: what is not read in place is refused here,
+    before the epoch, naming the setting."""
+    loader = config.get("item_loader")
+    if loader not in (None, "PyTreeLoader"):
+        raise ValueError(f"{url}: chunks of LitData's {loader} are not read in place")
+    if config.get("encryption"):
+        raise ValueError(f"{url}: encrypted LitData chunks are not read in place")
+    if config.get("compression"):
+        raise ValueError(
+            f"{url}: LitData chunks compressed with {config['compression']} are not read in "
+            "place yet"
+        )
+    formats = config.get("data_format")
+    spec = config.get("data_spec")
+    if not isinstance(formats, list) or not isinstance(spec, str):
+        raise CorruptIndexError(f"{url}: its config lacks data_format or data_spec")
+    for name in formats:
+        try:
+            leaf_decoder(str(name), allow_pickle)
+        except ValueError as err:
+            raise ValueError(f"{url}: {err}") from err
+    if parse_spec(spec, url).leaves != len(formats):
+        raise CorruptIndexError(f"{url}: data_spec and data_format count different leaves")
+    return [str(n) for n in formats], spec
+
+
+def build_index(
+    source: str, folder: str, timeout: float, retry: int, allow_pickle: bool
+) -> LitDataIndex:
+    """The chunks of the LitData dataset at ``source``, one shard each.
+
+    Raises:
+        FileNotFoundError: If ``source`` has no ``index.json``.
+        CorruptIndexError: If the index is not LitData's, or contradicts itself.
+        ValueError: If the dataset uses a format, loader, compression or encryption that is
+            not read in place, naming it.
+    """
+    url = f"{source.rstrip('/')}/index.json"
+    index = _fetch(source, folder, timeout, retry)
+    formats, spec = _config(url, index["config"], allow_pickle)
+    chunks: list[Chunk] = []
+    for number, entry in enumerate(index["chunks"]):
+        name = entry.get("filename") if isinstance(entry, dict) else None
+        rows = entry.get("chunk_size") if isinstance(entry, dict) else None
+        size = entry.get("chunk_bytes") if isinstance(entry, dict) else None
+        if not isinstance(name, str) or "/" in name or name.startswith("."):
+            raise CorruptIndexError(f"{url}, chunk {number}: a bad file name {name!r}")
+        if not isinstance(rows, int) or rows < 0 or not isinstance(size, int) or size < 0:
+            raise CorruptIndexError(
+                f"{url}, chunk {number}: chunk_size and chunk_bytes must be counts"
+            )
+        if rows:
+            chunks.append(
+                Chunk(
+                    f"{source.rstrip('/')}/{name}",
+                    rows,
+                    size,
+                    name,
+                    tuple(formats),
+                    spec,
+                    allow_pickle,
+                )
+            )
+    return LitDataIndex(chunks)
