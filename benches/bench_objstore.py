@@ -41,6 +41,8 @@ notation, so the dataset's construction scans each tar's headers (which reads ta
 members whole), and ``streamx-wds-index`` reads a wids shard index written beside them
 (``write_shard_index``), so construction is one small GET.
 
+``--lit-too`` adds streamx reading LitData's own chunks in place (``LitDataStream``).
+
 ``--whole-too`` adds streamx with range reads off (``STREAMX_RANGE_READS=0``: every sample
 waits for its whole shard), in the same run.
 
@@ -65,6 +67,8 @@ import numpy as np
 
 import wds_peer
 from common import format_table, machine, run_worker, worker_main, write_results
+from curl_limit import curl_limit
+from objstore_in_place import IN_PLACE_LIBS, LIT_COLUMNS, WDS_COLUMNS, in_place_loader
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "storage"))
 from https_certs import make_certs
@@ -155,22 +159,6 @@ def _collate(spec: dict[str, Any]) -> dict[str, Any]:
     return {} if spec.get("collate") == "default" else {"collate_fn": _identity}
 
 
-class _WdsFields:
-    """A batch of samples read from WebDataset's tars, named as the bench's fields."""
-
-    def __init__(self, workload: str) -> None:
-        self.names = wds_peer.EXTENSIONS[workload]
-
-    def __call__(self, batch: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return [{f: s[f"{f}.{ext}"] for f, ext in self.names.items()} for s in batch]
-
-
-def _wds_fields(spec: dict[str, Any]) -> _WdsFields:
-    if spec.get("collate") == "default":
-        raise ValueError("streamx-wds runs with the identity collation only")
-    return _WdsFields(spec["workload"])
-
-
 def _samples(batch: Any) -> Any:
     """The batch's samples as dicts, whether collated (a dict of columns) or not (a list)."""
     if not isinstance(batch, dict):
@@ -234,20 +222,8 @@ def _loader(spec: dict[str, Any]) -> Any:
         base = f"{spec['endpoint']}/{BUCKET}/wds-{spec['workload']}"
         urls = [f"{base}/{name}" for name in spec["wds_shards"]]
         return wds_peer.loader(urls, spec["workload"], BATCH, WORKERS, **_collate(spec))
-    if spec["lib"] in ("streamx-wds", "streamx-wds-index"):
-        import streamx
-
-        count = len(spec["wds_shards"])
-        names = f"shard-{{000000..{count - 1:06d}}}.tar"
-        if spec["lib"] == "streamx-wds-index":
-            names = "index.json"
-        stream = streamx.WebDatasetStream(
-            remote=f"s3://{BUCKET}/wds-{spec['workload']}/{names}", local=spec["local"]
-        )
-        ds = streamx.StreamingDataset(streams=[stream], batch_size=BATCH, shuffle=False)
-        return streamx.StreamingDataLoader(
-            ds, batch_size=BATCH, num_workers=WORKERS, collate_fn=_wds_fields(spec)
-        )
+    if spec["lib"] in IN_PLACE_LIBS:
+        return in_place_loader(spec, BUCKET, BATCH, WORKERS, _collate(spec))
     module: Any
     if spec["lib"] == "streamx-whole":
         os.environ["STREAMX_RANGE_READS"] = "0"
@@ -312,39 +288,6 @@ def epoch(spec: dict[str, Any]) -> dict[str, Any]:
 
 def dispatch(spec: dict[str, Any]) -> dict[str, Any]:
     return write(spec) if spec["op"] == "write" else epoch(spec)
-
-
-# (processes, transfers each): one curl process runs its transfers on one thread, which
-# tops out near 1 GB/s on a 2-vCPU machine, so one process per core is measured too.
-CURL_LAYOUTS = ((1, 8), (2, 4))
-
-
-def curl_limit(endpoint: str, root: Path, workload: str, scratch: Path, runs: int = 3) -> float:
-    """MB/s of curl fetching the workload's MDS shards into files, 8 transfers at once, as
-    one process or two: the best layout's best of ``runs`` (the first run after writing
-    the dataset can find its files out of the page cache, which measures the disk, not the
-    loopback)."""
-    names = sorted(p.name for p in (root / BUCKET / f"mds-{workload}").iterdir())
-    best = 0.0
-    for processes, transfers in CURL_LAYOUTS:
-        commands = []
-        for group in range(processes):
-            args = ["curl", "-s", "--fail", "--parallel", "--parallel-max", str(transfers)]
-            for name in names[group::processes]:
-                args += ["-o", str(scratch / name), f"{endpoint}/{BUCKET}/mds-{workload}/{name}"]
-            commands.append(args)
-        for _ in range(runs):
-            scratch.mkdir(parents=True, exist_ok=True)
-            start = time.perf_counter()
-            running = [subprocess.Popen(a, stderr=subprocess.DEVNULL) for a in commands]
-            failed = [p.args for p in running if p.wait() != 0]
-            seconds = time.perf_counter() - start
-            if failed:
-                raise RuntimeError(f"curl failed: {failed[0]!r}")
-            total = sum(p.stat().st_size for p in scratch.iterdir())
-            shutil.rmtree(scratch)
-            best = max(best, total / seconds / 1e6)
-    return best
 
 
 def bench(
@@ -416,7 +359,7 @@ def bench(
                     theirs = row.get(f"{peer}_sps")
                     row[f"vs_{peer}"] = row["streamx_sps"] / theirs if theirs else None
                 row["of_curl"] = row["streamx_mbps"] / row["curl_mbps"]
-                for ours in ("wds", "wds_index"):  # the same ratios, for streamx on the tars
+                for ours in ("wds", "wds_index", "lit"):  # the same ratios, streamx in place
                     if row.get(f"streamx_{ours}_sps"):
                         for peer in PEERS:
                             theirs = row.get(f"{peer}_sps")
@@ -451,16 +394,6 @@ COLUMNS = [
 PYSSL_COLUMNS = [
     ("streamx_pyssl_sps", "streamx via Python ssl samples/s", ",.0f"),
 ]
-WDS_COLUMNS = [
-    ("streamx_wds_sps", "streamx on the tars samples/s", ",.0f"),
-    ("wds_vs_webdataset", "tars: vs WebDataset", ".2f"),
-    ("wds_vs_litdata", "tars: vs LitData", ".2f"),
-    ("streamx_wds_ttfs", "streamx on the tars TTFS s", ".2f"),
-    ("streamx_wds_index_sps", "tars + wids index samples/s", ",.0f"),
-    ("wds_index_vs_webdataset", "tars + index: vs WebDataset", ".2f"),
-    ("wds_index_vs_litdata", "tars + index: vs LitData", ".2f"),
-    ("streamx_wds_index_ttfs", "tars + index TTFS s", ".2f"),
-]
 WHOLE_COLUMNS = [
     ("streamx_whole_sps", "streamx no-ranges samples/s", ",.0f"),
     ("streamx_whole_ttfs", "streamx no-ranges TTFS s", ".2f"),
@@ -485,7 +418,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--libs",
         nargs="+",
-        choices=[*LIBS, "streamx-whole", "streamx-pyssl", "streamx-wds", "streamx-wds-index"],
+        choices=[*LIBS, "streamx-whole", "streamx-pyssl", *IN_PLACE_LIBS],
         help="only these (the ratio columns need litdata and streaming)",
     )
     parser.add_argument(
@@ -501,6 +434,9 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument(
         "--wds-too", action="store_true", help="also streamx reading WebDataset's tars in place"
+    )
+    parser.add_argument(
+        "--lit-too", action="store_true", help="also streamx reading LitData's chunks in place"
     )
     args = parser.parse_args(argv)
     counts = {"img": args.img, "tokens": args.tokens}
@@ -520,6 +456,7 @@ def main(argv: list[str]) -> int:
                 run_worker(SCRIPT, spec, timeout=3600)
         libs = (*LIBS, "streamx-whole") if args.whole_too else LIBS
         libs = (*libs, "streamx-wds", "streamx-wds-index") if args.wds_too else libs
+        libs = (*libs, "streamx-lit") if args.lit_too else libs
         if args.libs:
             libs = tuple(args.libs)
         rows = bench(root, counts, args.repeat, libs, args.collate, tuple(args.servers))
@@ -530,6 +467,8 @@ def main(argv: list[str]) -> int:
         columns = columns + PYSSL_COLUMNS
     if "streamx-wds" in libs or "streamx-wds-index" in libs:
         columns = columns + WDS_COLUMNS
+    if "streamx-lit" in libs:
+        columns = columns + LIT_COLUMNS
     table = format_table(rows, columns)
     print(table)
     path = write_results(
