@@ -35,6 +35,12 @@ class RemappedFile(io.RawIOBase):
 
     def read(self, n: int = -1) -> bytes:
         n = self._size - self._pos if n < 0 else min(n, max(self._size - self._pos, 0))
+        for start, length, at in self._spans:
+            if start <= self._pos and self._pos + n <= start + length:
+                # Within one cached chunk (pyarrow reads a column chunk at a time): one copy.
+                begin = at + self._pos - start
+                self._pos += n
+                return self._data[begin : begin + n]
         out = bytearray(n)
         for start, length, at in self._spans:
             lo, hi = max(start, self._pos), min(start + length, self._pos + n)
