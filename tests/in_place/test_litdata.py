@@ -152,6 +152,7 @@ def test_formats_not_read_and_pickles(written: Path, tmp_path: Path) -> None:
         (lambda index: index["chunks"][0].update(filename="../x.bin"), r"chunk 0: a bad file"),
         (lambda index: index["chunks"][1].update(chunk_size=-1), r"chunk 1: chunk_size"),
         (lambda index: index["config"].update(data_spec="[1, 2"), r"not a LitData treespec"),
+        (lambda index: index["chunks"][0].update(chunk_size=10**12), r"samples cannot fit in"),
     ],
 )
 def test_a_bad_index_is_named(written: Path, tmp_path: Path, edit: Any, message: str) -> None:

@@ -126,3 +126,13 @@ def test_an_index_written_here_is_read_back_without_a_scan(s3: Any, tmp_path: Pa
     assert listed["shardlist"][0]["url"] == "shard-0000.tar"
     remote = _dataset(s3.url("w/index.json"), tmp_path / "c2", batch_size=4)
     assert sorted(int(s["cls"]) for s in remote) == list(range(sum(SIZES)))
+
+
+def test_a_count_no_tar_could_hold_is_refused_before_planning(tmp_path: Path) -> None:
+    folder = tmp_path / "tars"
+    folder.mkdir()
+    (folder / "shard-0000.tar").write_bytes(tar_bytes(range(3)))
+    index = folder / "index.wids.json"
+    index.write_text(json.dumps({"shardlist": [{"url": "shard-0000.tar", "nsamples": 10**12}]}))
+    with pytest.raises(CorruptIndexError, match=r"gives .*shard-0000\.tar 1000000000000 samples"):
+        _dataset(str(index), tmp_path / "c")

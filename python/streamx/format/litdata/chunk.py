@@ -86,6 +86,8 @@ class ChunkReader:
 
     def _table(self, size: int) -> tuple[int, ...]:
         n = self.shard.samples
+        if 4 * (n + 2) > size:  # never read a table larger than the file
+            raise CorruptShardError(f"{self._shown}: {n} samples cannot fit in {size} bytes")
         head = os.pread(self._fd or 0, 4 * (n + 2), 0)
         if len(head) < 4 * (n + 2) or struct.unpack_from("<I", head)[0] != n:
             raise CorruptShardError(

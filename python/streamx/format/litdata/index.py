@@ -125,6 +125,10 @@ def build_index(
             raise CorruptIndexError(
                 f"{url}, chunk {number}: chunk_size and chunk_bytes must be counts"
             )
+        if 4 * (rows + 2) > size:  # a chunk opens with a count and rows + 1 offsets
+            raise CorruptIndexError(
+                f"{url}, chunk {number}: {rows} samples cannot fit in {size} bytes"
+            )
         if rows:
             chunks.append(
                 Chunk(

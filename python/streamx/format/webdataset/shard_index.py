@@ -96,6 +96,11 @@ def read_shard_index(index: str, timeout: float, retry: int) -> list[ListedShard
             raise CorruptIndexError(
                 f"{index} gives {target} {size} bytes (`filesize`); it is {file.size} bytes"
             )
+        if count * 512 > file.size:  # every sample has at least one member's header
+            raise CorruptIndexError(
+                f"{index} gives {target} {count} samples; {file.size} bytes hold at most "
+                f"{file.size // 512}"
+            )
         return ListedShard(file, count)
 
     with ThreadPoolExecutor(min(_STAT_THREADS, max(len(entries), 1))) as pool:
