@@ -34,12 +34,12 @@ def sample(i: int, images: bool = True) -> dict[str, Any]:
     return row
 
 
-def write_litdata(out: str, count: int, chunk_size: int, images: bool = True) -> None:
-    """``count`` samples in chunks of ``chunk_size``, by one LitData worker."""
+def _optimize(fn: Any, out: str, count: int, chunk_size: int) -> None:
+    """``fn(i)`` for ``i < count`` in chunks of ``chunk_size``, by one LitData worker."""
     import litdata
 
     litdata.optimize(
-        fn=functools.partial(sample, images=images),
+        fn=fn,
         inputs=list(range(count)),
         output_dir=out,
         chunk_size=chunk_size,
@@ -47,6 +47,11 @@ def write_litdata(out: str, count: int, chunk_size: int, images: bool = True) ->
         mode="overwrite",
         verbose=False,
     )
+
+
+def write_litdata(out: str, count: int, chunk_size: int, images: bool = True) -> None:
+    """``count`` samples of :func:`sample` in chunks of ``chunk_size``."""
+    _optimize(functools.partial(sample, images=images), out, count, chunk_size)
 
 
 def row(i: int) -> dict[str, Any]:
@@ -55,14 +60,5 @@ def row(i: int) -> dict[str, Any]:
 
 
 def write_rows(out: str, count: int, chunk_size: int) -> None:
-    import litdata
-
-    litdata.optimize(
-        fn=row,
-        inputs=list(range(count)),
-        output_dir=out,
-        chunk_size=chunk_size,
-        num_workers=1,
-        mode="overwrite",
-        verbose=False,
-    )
+    """``count`` samples of :func:`row` in chunks of ``chunk_size``."""
+    _optimize(row, out, count, chunk_size)

@@ -10,11 +10,11 @@ offset equal), and its compact ``json`` leaves are read from there.
 from __future__ import annotations
 
 import itertools
-import os
 import struct
 from typing import Any
 
 from streamx.exceptions import CorruptShardError
+from streamx.format.held_file import HeldFile
 from streamx.format.index import ShardInfo
 from streamx.format.litdata.leaves import leaf_decoder
 from streamx.format.litdata.pytree import parse_spec
@@ -40,14 +40,8 @@ class ChunkReader:
         self.shard = shard
         self._path = shard.local_path(shard.raw_data)
         self._shown = str(shard.extra["source"])
-        # Held while the reader lives: a copy evicted under it still reads whole.
-        self._fd: int | None = os.open(self._path, os.O_RDONLY | os.O_CLOEXEC)
-        size = os.fstat(self._fd).st_size
-        if size != shard.raw_data.bytes:
-            raise CorruptShardError(
-                f"{self._shown}: its cached copy is {size} bytes, the index says "
-                f"{shard.raw_data.bytes}"
-            )
+        self._file = HeldFile(self._path, shard.raw_data.bytes, self._shown)
+        size = self._file.size
         self._offsets = self._table(size)
         allow = bool(shard.extra.get("allow_pickle"))
         formats = shard.extra["data_format"]
@@ -60,8 +54,7 @@ class ChunkReader:
 
     def _arrow_rows(self, size: int) -> list[Any] | None:
         """The rows of the chunk's Arrow footer, or None when it has none."""
-        assert self._fd is not None
-        tail = os.pread(self._fd, 12, max(size - 12, 0))
+        tail = self._file.pread(12, max(size - 12, 0))
         if len(tail) < 12 or tail[4:] != _ARROW_MAGIC:
             return None
         length = struct.unpack_from("<I", tail)[0]
@@ -71,7 +64,7 @@ class ChunkReader:
         import pyarrow as pa
 
         try:
-            table = pa.ipc.open_file(pa.py_buffer(os.pread(self._fd, length, start))).read_all()
+            table = pa.ipc.open_file(pa.py_buffer(self._file.pread(length, start))).read_all()
         except (pa.ArrowInvalid, OSError) as err:
             raise CorruptShardError(
                 f"{self._shown}: its Arrow footer does not read ({err})"
@@ -88,7 +81,7 @@ class ChunkReader:
         n = self.shard.samples
         if 4 * (n + 2) > size:  # never read a table larger than the file
             raise CorruptShardError(f"{self._shown}: {n} samples cannot fit in {size} bytes")
-        head = os.pread(self._fd or 0, 4 * (n + 2), 0)
+        head = self._file.pread(4 * (n + 2), 0)
         if len(head) < 4 * (n + 2) or struct.unpack_from("<I", head)[0] != n:
             raise CorruptShardError(
                 f"{self._shown}: the chunk does not open with the {n} samples its index gives"
@@ -99,18 +92,11 @@ class ChunkReader:
             raise CorruptShardError(f"{self._shown}: the chunk's offset table is out of bounds")
         return offsets
 
-    def __del__(self) -> None:
-        if getattr(self, "_fd", None) is not None:
-            assert self._fd is not None
-            os.close(self._fd)
-            self._fd = None
-
     def get(self, index: int) -> Any:
         if self._rows is not None:
             return self._rows[index]
         begin, end = self._offsets[index], self._offsets[index + 1]
-        assert self._fd is not None
-        data = os.pread(self._fd, end - begin, begin)
+        data = self._file.pread(end - begin, begin)
         count = len(self._decoders)
         where = f"{self._shown}, sample {index}"
         if len(data) < 4 * count:

@@ -7,6 +7,7 @@ from collections import OrderedDict
 from typing import Any
 
 from streamx.exceptions import CorruptShardError
+from streamx.format.held_file import HeldFile
 from streamx.format.index import ShardInfo
 from streamx.format.remote_files import RemoteFile, check_unchanged
 from streamx.format.webdataset.decoders import decode_field
@@ -71,24 +72,10 @@ class TarShardReader:
     def __init__(self, shard: ShardInfo) -> None:
         self.shard = shard
         self._path = shard.local_path(shard.raw_data)
-        # Held while the reader lives: a copy evicted (or replaced) under it still reads
-        # whole, and the dataset drops the reader when it evicts the shard.
-        self._fd: int | None = os.open(self._path, os.O_RDONLY | os.O_CLOEXEC)
-        size = os.fstat(self._fd).st_size
-        if size != shard.raw_data.bytes:
-            raise CorruptShardError(
-                f"{shard.extra['source']}: its cached copy {self._path} is {size} bytes, not "
-                f"{shard.raw_data.bytes}"
-            )
+        self._file = HeldFile(self._path, shard.raw_data.bytes, str(shard.extra["source"]))
         self._samples = _samples(shard, self._path)
         self._decode = bool(shard.extra.get("decode", True))
         self._images = bool(shard.extra.get("images", False))
-
-    def __del__(self) -> None:
-        if getattr(self, "_fd", None) is not None:
-            assert self._fd is not None
-            os.close(self._fd)
-            self._fd = None
 
     def get(self, index: int) -> dict[str, Any]:
         sample = self._samples[index]
@@ -99,8 +86,7 @@ class TarShardReader:
         # A sample's members lie together in the tar: one read covers them all.
         start = sample.fields[0].offset
         end = max(f.offset + f.size for f in sample.fields)
-        assert self._fd is not None
-        span = os.pread(self._fd, end - start, start)
+        span = self._file.pread(end - start, start)
         if len(span) != end - start:
             raise CorruptShardError(f"{url}, sample {sample.key!r} is cut short in {self._path}")
         view = memoryview(span)
