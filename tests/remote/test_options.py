@@ -90,6 +90,11 @@ def test_corrupted_shard_names_it(corrupted: tuple[str, str], tmp_path: Path, al
         _bounded(lambda: ds[first], 60)
 
 
+# A worker that raised leaves torch's iterator to be collected; its __del__ then meets the
+# SIGCHLD handler's RuntimeError ("worker exited unexpectedly"), which Python can only report
+# as unraisable. That report is torch's shutdown of the workers the test made fail, not a
+# result: collected here, it is ignored here (CI saw it fail this test once in ~10 runs).
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 def test_corrupted_shard_through_dataloader(corrupted: tuple[str, str], tmp_path: Path) -> None:
     pytest.importorskip("torch")
     remote, name = corrupted
