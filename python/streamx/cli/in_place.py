@@ -5,13 +5,28 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import typer
+
 from streamx.format.in_place import Kind, in_place_kind
 from streamx.format.index import ShardInfo
 
 if TYPE_CHECKING:
     from streamx.dataset.streaming import StreamingDataset
 
-__all__ = ["Kind", "in_place_kind", "in_place_summary"]
+__all__ = ["FORMATS", "Kind", "check_format", "in_place_kind", "in_place_summary"]
+
+FORMATS = ("auto", "mds", "parquet", "wds", "litdata")
+
+
+def check_format(given: str) -> None:
+    """Refuses a ``--format`` that ``inspect`` and ``verify`` do not know.
+
+    Raises:
+        typer.BadParameter: Listing the formats.
+    """
+    if given not in FORMATS:
+        listed = f"{', '.join(FORMATS[:-1])} or {FORMATS[-1]}"
+        raise typer.BadParameter(f"--format must be {listed}: {given}")
 
 
 def _dataset(target: str, kind: Kind, scratch: str) -> StreamingDataset:

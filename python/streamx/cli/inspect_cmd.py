@@ -13,7 +13,7 @@ import typer
 from rich.table import Table
 
 from streamx.cli.errors import one_line_errors
-from streamx.cli.in_place import in_place_summary
+from streamx.cli.in_place import check_format, in_place_summary
 from streamx.cli.location import Location, Split
 from streamx.cli.output import console, human_bytes, print_json
 from streamx.format.in_place import Kind, in_place_kind
@@ -175,10 +175,7 @@ def inspect(
     ),
 ) -> None:
     """Show a dataset's splits, shards, samples, columns and encodings."""
-    if source_format not in ("auto", "mds", "parquet", "wds", "litdata"):
-        raise typer.BadParameter(
-            f"--format must be auto, mds, parquet, wds or litdata: {source_format}"
-        )
+    check_format(source_format)
     scratch = tempfile.mkdtemp(prefix="streamx-inspect-")
     try:
         kind = in_place_kind(target, source_format)

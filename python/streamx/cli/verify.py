@@ -21,7 +21,7 @@ from rich.markup import escape
 
 from streamx import _core
 from streamx.cli.errors import one_line_errors
-from streamx.cli.in_place import in_place_problems
+from streamx.cli.in_place import check_format, in_place_problems
 from streamx.cli.location import Location
 from streamx.cli.output import console, count_progress, print_json
 from streamx.format.in_place import Kind, in_place_kind
@@ -41,6 +41,23 @@ class Problem:
     shard: str
     problem: str
     sample: int | None = None
+
+
+@dataclass(frozen=True)
+class _Checked:
+    """What a run checked, as its report gives it."""
+
+    shards: int
+    samples: int
+    quick: bool
+    hashed: bool
+    done: str  # the summary's opening: "checked sizes of 4 shards", "read the metadata of ..."
+    bad: str  # the noun after the count of bad shards
+
+    def summary(self) -> str:
+        if self.quick:
+            return f"{self.done} ({self.samples:,} samples)"
+        return f"{self.done} and decoded all {self.samples:,} samples"
 
 
 def file_problems(info: FileInfo, path: str) -> list[str]:
@@ -161,23 +178,40 @@ def _verify_shard(location: Location, split: str, shard: ShardInfo, quick: bool)
                             os.remove(shard.local_path(info))
 
 
+def _report(target: str, problems: list[Problem], checked: _Checked, as_json: bool) -> None:
+    """Prints the JSON report, or one line per bad shard (its problems joined, in the order
+    found) and a verdict; exits 1 if anything is bad."""
+    bad = list(dict.fromkeys((p.split, p.shard) for p in problems))
+    if as_json:
+        print_json(
+            {
+                "target": target,
+                "ok": not problems,
+                "shards": checked.shards,
+                "samples": checked.samples,
+                "decoded": not checked.quick,
+                "hashes_checked": checked.hashed,
+                "bad_shards": len(bad),
+                "problems": [asdict(p) for p in problems],
+            }
+        )
+    else:
+        for split, shard in bad:
+            where = f"{split}/{shard}" if split else shard
+            what = "; ".join(p.problem for p in problems if (p.split, p.shard) == (split, shard))
+            console.print(f"[red]BAD[/red] {escape(where)}: {escape(what)}", soft_wrap=True)
+        verdict = "[green]OK[/green]" if not problems else f"[red]{len(bad)} {checked.bad}[/red]"
+        console.print(f"{verdict}: {checked.summary()} in {escape(target)}")
+    if problems:
+        raise typer.Exit(1)
+
+
 def _verify_in_place(target: str, kind: Kind, scratch: str, quick: bool, as_json: bool) -> None:
     shards, samples, found = in_place_problems(target, kind, scratch, quick)
     problems = [Problem("", shard, problem, sample) for shard, sample, problem in found]
     unit = {"parquet": "row groups", "wds": "tars", "litdata": "chunks"}[kind]
-    if as_json:
-        report = {"target": target, "ok": not problems, "shards": shards, "samples": samples}
-        report.update(decoded=not quick, hashes_checked=False, bad_shards=len(problems))
-        print_json({**report, "problems": [asdict(p) for p in problems]})
-    else:
-        for p in problems:
-            console.print(f"[red]BAD[/red] {escape(p.shard)}: {escape(p.problem)}", soft_wrap=True)
-        done = f"read the metadata of {shards} {unit}"
-        done += f" ({samples:,} samples)" if quick else f" and decoded all {samples:,} samples"
-        verdict = "[green]OK[/green]" if not problems else f"[red]{len(problems)} bad[/red]"
-        console.print(f"{verdict}: {done} in {escape(target)}")
-    if problems:
-        raise typer.Exit(1)
+    done = f"read the metadata of {shards} {unit}"
+    _report(target, problems, _Checked(shards, samples, quick, False, done, "bad"), as_json)
 
 
 @one_line_errors
@@ -202,10 +236,7 @@ def verify(
     ),
 ) -> None:
     """Check every shard's size and hashes and decode every sample; exit 1 if anything is bad."""
-    if source_format not in ("auto", "mds", "parquet", "wds", "litdata"):
-        raise typer.BadParameter(
-            f"--format must be auto, mds, parquet, wds or litdata: {source_format}"
-        )
+    check_format(source_format)
     scratch = tempfile.mkdtemp(prefix="streamx-verify-")
     try:
         kind = in_place_kind(target, source_format)
@@ -222,36 +253,12 @@ def verify(
             for future in futures:
                 problems += future.result()
                 progress.advance(task)
-        bad = sorted({(p.split, p.shard) for p in problems})
         samples = sum(shard.samples for _, shard in jobs)
         files = [f for _, shard in jobs for pair in shard.file_pairs for f in pair if f]
         hashed = any(f.hashes for f in files)  # say "hashes" only where there were some
-        if as_json:
-            print_json(
-                {
-                    "target": target,
-                    "ok": not problems,
-                    "shards": len(jobs),
-                    "samples": samples,
-                    "decoded": not quick,
-                    "hashes_checked": hashed,
-                    "bad_shards": len(bad),
-                    "problems": [asdict(p) for p in problems],
-                }
-            )
-        else:
-            for split, shard in bad:  # one line per bad shard, its problems joined
-                where = f"{split}/{shard}" if split else shard
-                what = "; ".join(
-                    p.problem for p in problems if (p.split, p.shard) == (split, shard)
-                )
-                console.print(f"[red]BAD[/red] {escape(where)}: {escape(what)}", soft_wrap=True)
-            what = "sizes and hashes" if hashed else "sizes (the index lists no hashes)"
-            done = f"checked {what} of {len(jobs)} shards"
-            done += f" ({samples:,} samples)" if quick else f" and decoded all {samples:,} samples"
-            verdict = "[green]OK[/green]" if not problems else f"[red]{len(bad)} bad shard(s)[/red]"
-            console.print(f"{verdict}: {done} in {escape(target)}")
-        if problems:
-            raise typer.Exit(1)
+        what = "sizes and hashes" if hashed else "sizes (the index lists no hashes)"
+        done = f"checked {what} of {len(jobs)} shards"
+        checked = _Checked(len(jobs), samples, quick, hashed, done, "bad shard(s)")
+        _report(target, problems, checked, as_json)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
