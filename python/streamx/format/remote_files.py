@@ -4,18 +4,31 @@ their versions, and byte ranges of them."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import tempfile
 import time
 from dataclasses import dataclass
 from typing import Any
 
-from streamx.exceptions import ObjectChangedError, SizeMismatchError, StaleIndexError
+from streamx.exceptions import (
+    CorruptIndexError,
+    ObjectChangedError,
+    SizeMismatchError,
+    StaleIndexError,
+)
 from streamx.storage.filesystems import get_filesystem, split_url
 from streamx.storage.hub_errors import hub_access_error
 from streamx.storage.object_sources import source_for
 
-__all__ = ["RemoteFile", "check_unchanged", "list_files", "read_range", "stat_file"]
+__all__ = [
+    "RemoteFile",
+    "check_unchanged",
+    "list_files",
+    "read_json_bounded",
+    "read_range",
+    "stat_file",
+]
 
 
 @dataclass(frozen=True)
@@ -172,3 +185,24 @@ def read_range(url: str, start: int, length: int, size: int, timeout: float, ret
                 os.close(fd)
     assert last is not None
     raise last
+
+
+def read_json_bounded(
+    url: str, limit: int, what: str, timeout: float, retry: int
+) -> tuple[object, bytes]:
+    """The JSON document at ``url`` and its bytes, refused past ``limit`` bytes (an index
+    lists files, not samples: a wrong file must not exhaust memory).
+
+    Raises:
+        CorruptIndexError: If ``url`` is larger than ``limit`` or not JSON, naming ``what``
+            (such as ``"a LitData index"``).
+        FileNotFoundError: If it does not exist.
+    """
+    found = stat_file(url)
+    if found.size > limit:
+        raise CorruptIndexError(f"{url}: {found.size} bytes is too large for {what}")
+    text = read_range(url, 0, found.size, found.size, timeout, retry)
+    try:
+        return json.loads(text), text
+    except (ValueError, RecursionError) as err:
+        raise CorruptIndexError(f"{url} is not {what}: {err}") from err

@@ -8,7 +8,6 @@ into ``local`` (as ``streamx-litdata-index.json``); each chunk is downloaded who
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 from streamx.exceptions import CorruptIndexError
 from streamx.format.litdata.leaves import leaf_decoder
 from streamx.format.litdata.pytree import parse_spec
-from streamx.format.remote_files import read_range, stat_file
+from streamx.format.remote_files import read_json_bounded
 from streamx.format.unit_index import UnitIndex
 from streamx.runtime.atomic_write import write_atomic
 
@@ -56,14 +55,7 @@ class LitDataIndex(UnitIndex[Chunk]):
 
 def _fetch(source: str, folder: str, timeout: float, retry: int) -> dict[str, Any]:
     url = f"{source.rstrip('/')}/index.json"
-    found = stat_file(url)
-    if found.size > _MAX_INDEX:
-        raise CorruptIndexError(f"{url}: {found.size} bytes is too large for a LitData index")
-    text = read_range(url, 0, found.size, found.size, timeout, retry)
-    try:
-        index = json.loads(text)
-    except (ValueError, RecursionError) as err:
-        raise CorruptIndexError(f"{url} is not a LitData index: {err}") from err
+    index, text = read_json_bounded(url, _MAX_INDEX, "a LitData index", timeout, retry)
     if not isinstance(index, dict) or not isinstance(index.get("chunks"), list):
         raise CorruptIndexError(f"{url} is not a LitData index: no `chunks` list")
     if not isinstance(index.get("config"), dict):

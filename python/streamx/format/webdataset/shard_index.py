@@ -20,13 +20,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from streamx.exceptions import CorruptIndexError
-from streamx.format.remote_files import RemoteFile, read_range, stat_file
+from streamx.format.remote_files import RemoteFile, read_json_bounded, stat_file
 
 __all__ = ["KIND", "ListedShard", "read_shard_index"]
 
 KIND = "wids-shard-index-v1"
 # An index lists shards, not samples: bounded so a wrong file cannot exhaust memory.
 _MAX_BYTES = 256 << 20
+_WHAT = "a WebDataset shard index"
 _STAT_THREADS = 16
 
 
@@ -66,20 +67,17 @@ def read_shard_index(index: str, timeout: float, retry: int) -> list[ListedShard
             shard's size differs from the ``filesize`` the index gives (naming both).
         FileNotFoundError: If the index or a shard it lists is missing.
     """
-    found = stat_file(index)
-    if found.size > _MAX_BYTES:
-        raise CorruptIndexError(f"{index}: {found.size} bytes is too large for a shard index")
-    try:
-        document = json.loads(read_range(index, 0, found.size, found.size, timeout, retry))
-    except (ValueError, RecursionError) as err:
-        raise CorruptIndexError(f"{index} is not a WebDataset shard index: {err}") from err
-    kind = document.get("__kind__", KIND) if isinstance(document, dict) else None
-    shards = document.get("shardlist") if isinstance(document, dict) else None
-    if kind != KIND or not isinstance(shards, list):
+    document, _ = read_json_bounded(index, _MAX_BYTES, _WHAT, timeout, retry)
+    if (
+        not isinstance(document, dict)
+        or document.get("__kind__", KIND) != KIND
+        or not isinstance(document.get("shardlist"), list)
+    ):
         raise CorruptIndexError(
-            f"{index} is not a WebDataset shard index: it needs a `shardlist` (and, if it "
-            f"has a `__kind__`, {KIND!r})"
+            f"{index} is not {_WHAT}: it needs a `shardlist` (and, if it has a `__kind__`, "
+            f"{KIND!r})"
         )
+    shards = document["shardlist"]
     base = document.get("base_path")
     if not isinstance(base, str) or not base:
         base = posixpath.dirname(index) if "://" in index else os.path.dirname(index)
