@@ -98,17 +98,26 @@ class ChunkReader:
         begin, end = self._offsets[index], self._offsets[index + 1]
         data = self._file.pread(end - begin, begin)
         count = len(self._decoders)
-        where = f"{self._shown}, sample {index}"
         if len(data) < 4 * count:
-            raise CorruptShardError(f"{where}: {len(data)} bytes, too few for its leaf sizes")
+            raise CorruptShardError(
+                f"{self._where(index)}: {len(data)} bytes, too few for its leaf sizes"
+            )
         sizes = struct.unpack_from(f"<{count}I", data, 0)
         if 4 * count + sum(sizes) != len(data):
-            raise CorruptShardError(f"{where}: its leaf sizes do not add up to its bytes")
+            raise CorruptShardError(
+                f"{self._where(index)}: its leaf sizes do not add up to its bytes"
+            )
         leaves, at = [], 4 * count
         for number, (size, decode) in enumerate(zip(sizes, self._decoders)):
             try:
                 leaves.append(decode(data[at : at + size]))
             except Exception as err:  # each format's own error: struct, PIL, numpy, UTF-8
-                raise CorruptShardError(f"{where}, leaf {number}: does not decode ({err})") from err
+                raise CorruptShardError(
+                    f"{self._where(index)}, leaf {number}: does not decode ({err})"
+                ) from err
             at += size
         return self._spec.build(iter(leaves))
+
+    def _where(self, index: int) -> str:
+        # Built on failure only: ``get`` is the hot path.
+        return f"{self._shown}, sample {index}"

@@ -100,11 +100,13 @@ _BY_EXTENSION: dict[str, Callable[[bytes], Any]] = {
 }
 
 
-def decode_field(name: str, data: bytes, images: bool, shown: str) -> Any:
-    """The value of field ``name`` (``seg.jpg`` decodes as ``jpg``).
+def decode_field(name: str, data: bytes, images: bool, url: str, key: str) -> Any:
+    """The value of field ``name`` of sample ``key`` in tar ``url`` (``seg.jpg`` decodes as
+    ``jpg``).
 
     Raises:
-        CorruptShardError: Naming ``shown``, if the bytes are not what the extension says.
+        CorruptShardError: Naming the tar, sample and field, if the bytes are not what the
+            extension says.
     """
     extension = name.rsplit(".", 1)[-1]
     decoder = _BY_EXTENSION.get(extension)
@@ -115,4 +117,6 @@ def decode_field(name: str, data: bytes, images: bool, shown: str) -> Any:
     try:
         return decoder(data)
     except Exception as err:  # each decoder's own error: UnicodeError, ValueError, PIL's
+        # The label is built here only: a sample's fields decode on the hot path.
+        shown = f"{url}, sample {key!r}, field {name!r}"
         raise CorruptShardError(f"{shown}: not a valid .{extension} ({err})") from err

@@ -92,8 +92,9 @@ class TarShardReader:
         view = memoryview(span)
         for field in sample.fields:
             data = bytes(view[field.offset - start : field.offset - start + field.size])
-            shown = f"{url}, sample {sample.key!r}, field {field.name!r}"
             out[field.name] = (
-                decode_field(field.name, data, self._images, shown) if self._decode else data
+                decode_field(field.name, data, self._images, url, sample.key)
+                if self._decode
+                else data
             )
         return out
