@@ -61,21 +61,22 @@ def in_place_kind(target: str, given: str) -> Kind | None:
 
 
 def in_place_sizes(
-    target: str, kind: Kind, folder: str
+    target: str, kind: Kind, folder: str, timeout: float = 60.0, retry: int = 2
 ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Samples and bytes of each shard (row group or tar) of ``target``; footers or member
-    tables are cached in ``folder``."""
+    tables are cached in ``folder``, each read given ``timeout`` seconds and ``retry``
+    attempts."""
     if kind == "parquet":
         from streamx.format.parquet.index import build_index as parquet_index
 
-        found = parquet_index(target, folder, None, 60.0, 2)
+        found = parquet_index(target, folder, None, timeout, retry)
         return found.samples(), found.max_sizes()
     if kind == "litdata":
         from streamx.format.litdata.index import build_index as litdata_index
 
-        chunks = litdata_index(target, folder, 60.0, 2, True)
+        chunks = litdata_index(target, folder, timeout, retry, True)
         return chunks.samples(), chunks.max_sizes()
     from streamx.format.webdataset.index import build_index as tar_index
 
-    tars = tar_index(target, folder, 60.0, 2, True, False)
+    tars = tar_index(target, folder, timeout, retry, True, False)
     return tars.samples(), tars.max_sizes()
