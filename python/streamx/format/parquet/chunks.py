@@ -1,25 +1,42 @@
-"""Where a row group's column chunks lie in its file."""
+"""Where a row group's column chunks lie in its file, checked to lie inside its data."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from streamx.exceptions import CorruptShardError
+from streamx.format.remote_files import RemoteFile
+
 __all__ = ["column_chunks"]
 
 
-def column_chunks(md: Any, number: int, wanted: set[str]) -> list[list[int]]:
+def column_chunks(md: Any, number: int, wanted: set[str], file: RemoteFile) -> list[list[int]]:
     """``[offset, length]`` of the chunks of the ``wanted`` columns of row group ``number``
-    (as the file's metadata ``md`` gives them), sorted, adjacent ones merged."""
+    (as the file's metadata ``md`` gives them), sorted, adjacent ones merged.
+
+    Raises:
+        CorruptShardError: Naming the file, row group and column, if a chunk lies outside
+            the file's data (between its leading magic and its footer).
+    """
+    data_end = file.size - md.serialized_size - 8
     rg = md.row_group(number)
     chunks: list[list[int]] = []
     for j in range(rg.num_columns):
         col = rg.column(j)
         if col.path_in_schema.split(".")[0] not in wanted:
             continue
-        start = col.data_page_offset
-        if col.has_dictionary_page and col.dictionary_page_offset:
-            start = min(start, col.dictionary_page_offset)
-        chunks.append([int(start), int(col.total_compressed_size)])
+        pages = [int(col.data_page_offset)]
+        if col.has_dictionary_page and col.dictionary_page_offset:  # 0: none, some writers
+            pages.append(int(col.dictionary_page_offset))
+        start, length = min(pages), int(col.total_compressed_size)
+        # Each chunk on its own: once merged, a negative length could hide in its neighbour.
+        if start < 4 or length < 0 or max(pages) > start + length or start + length > data_end:
+            raise CorruptShardError(
+                f"{file.url} row group {number}: column {col.path_in_schema!r}: the footer "
+                f"puts its chunk at [{start}, {start + length}) and its pages at {pages}, "
+                f"not all inside the file's data [4, {data_end})"
+            )
+        chunks.append([start, length])
     chunks.sort()
     merged: list[list[int]] = []
     for start, length in chunks:

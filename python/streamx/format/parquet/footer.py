@@ -9,6 +9,7 @@ import struct
 from typing import Any
 
 from streamx.exceptions import CorruptShardError
+from streamx.format.parquet.footer_bounds import check_row_counts
 from streamx.format.remote_files import RemoteFile, read_range
 from streamx.runtime.atomic_write import write_atomic
 
@@ -30,16 +31,21 @@ def parse_footer(tail: bytes, shown: str) -> Any:
     """The ``pyarrow.parquet.FileMetaData`` in ``tail`` (the file's last bytes).
 
     Raises:
-        CorruptShardError: Naming ``shown``, if the bytes are not a Parquet footer.
+        CorruptShardError: Naming ``shown``, if the bytes are not a Parquet footer or its
+            row counts are out of bounds.
     """
     import pyarrow.parquet as pq
 
-    if len(tail) < 12 or tail[-4:] != _MAGIC:
+    if tail[-4:] != _MAGIC:
         raise CorruptShardError(f"{shown} is not a Parquet file: it does not end with PAR1")
+    if len(tail) < 12:
+        raise CorruptShardError(f"{shown}: the Parquet footer is empty")
     try:
-        return pq.read_metadata(io.BytesIO(tail))
+        md = pq.read_metadata(io.BytesIO(tail))
     except Exception as err:  # pyarrow raises OSError or ArrowInvalid
         raise CorruptShardError(f"{shown}: the Parquet footer does not parse ({err})") from err
+    check_row_counts(md, shown)
+    return md
 
 
 def _fetch_tail(file: RemoteFile, timeout: float, retry: int) -> bytes:
@@ -68,7 +74,8 @@ def load_footer(file: RemoteFile, folder: str, timeout: float, retry: int) -> tu
     """The file's metadata and its cached footer's path, fetched once (atomically written).
 
     Raises:
-        CorruptShardError: If the file is not Parquet or its footer is truncated.
+        CorruptShardError: If the file is not Parquet, its footer is truncated, or its row
+            counts are out of bounds.
     """
     path = os.path.join(folder, footer_name(file))
     if os.path.exists(path):

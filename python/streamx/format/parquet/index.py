@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from streamx.exceptions import CorruptShardError
 from streamx.format.parquet.chunks import column_chunks
 from streamx.format.parquet.footer import load_footer
 from streamx.format.parquet.row_filter import RowFilter
@@ -112,8 +111,8 @@ def build_index(
 
     Raises:
         FileNotFoundError: If ``source`` holds no Parquet file.
-        CorruptShardError: If a file is not Parquet, its footer is truncated, or a column
-            chunk lies outside it.
+        CorruptShardError: If a file is not Parquet, its footer is truncated, its row counts
+            are out of bounds, or a column chunk lies outside it.
         ValueError: If files' schemas differ in a read column (and cannot be unified, with
             ``allow_schema_drift``), or a column is missing.
     """
@@ -133,7 +132,6 @@ def build_index(
                 raise ValueError(f"{file.url}: image column {name!r} is not a binary column")
         cast = "" if schema.equals(target) else base64.b64encode(target.serialize()).decode()
         version = os.path.basename(footer_path).removesuffix(".footer")[:12]
-        data_end = file.size - md.serialized_size - 8
         kept = (
             row_filter.kept_rows(file, md, footer_path, timeout, retry)
             if row_filter is not None
@@ -141,13 +139,7 @@ def build_index(
         )
         kept_name = "" if row_filter is None else row_filter.kept_name(footer_path)
         for number in range(md.num_row_groups):
-            chunks = column_chunks(md, number, set(schema.names))
-            for start, length in chunks:
-                if start < 4 or length < 0 or start + length > data_end:
-                    raise CorruptShardError(
-                        f"{file.url} row group {number}: a column chunk [{start}, "
-                        f"{start + length}) lies outside the file's data"
-                    )
+            chunks = column_chunks(md, number, set(schema.names), file)
             rows = int(md.row_group(number).num_rows) if kept is None else len(kept[number])
             if rows == 0:
                 continue

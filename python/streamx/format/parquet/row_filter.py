@@ -78,7 +78,8 @@ class RowFilter:
         """The row numbers the filter keeps in each row group of ``file`` (cached).
 
         Raises:
-            CorruptShardError: If a row group's filter columns do not decode.
+            CorruptShardError: If a row group's filter columns lie outside the file or do
+                not decode.
         """
         path = os.path.join(os.path.dirname(footer_path), self.kept_name(footer_path))
         if os.path.exists(path):
@@ -108,7 +109,7 @@ class RowFilter:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        chunks = column_chunks(md, number, set(columns))
+        chunks = column_chunks(md, number, set(columns), file)
         data = b"".join(read_range(file.url, s, n, file.size, timeout, retry) for s, n in chunks)
         try:
             table = pq.ParquetFile(RemappedFile(data, chunks, file.size), metadata=md)
