@@ -10,6 +10,7 @@ import os
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 
 import numpy as np
 from numpy.typing import NDArray
@@ -24,6 +25,10 @@ from streamx.sim.result import SimResult
 from streamx.sim.schedule import NO_CHECK, Checks, NodeQueue, node_queue
 
 __all__ = ["epoch_order", "run_steps", "simulate"]
+
+# Samples per epoch below which the node queues are built on the calling thread: a node's
+# queue then takes a millisecond or so, about what starting threads for it costs.
+_THREADED_SAMPLES = 1 << 18
 
 
 def epoch_order(config: SimConfig, epoch: int) -> NDArray[np.int64]:
@@ -149,13 +154,16 @@ def simulate(config: SimConfig) -> SimResult:
     chunk = _chunk(config)
     limited = config.limited
     reads: list[list[tuple[NDArray[np.int64], int, int]]] = [[] for _ in range(config.nodes)]
-    # Nodes are independent and numpy releases the GIL in their array work: one thread per CPU.
-    with ThreadPoolExecutor(max_workers=min(config.nodes, os.cpu_count() or 1)) as pool:
+    # Nodes are independent and numpy releases the GIL in their array work: one thread per
+    # CPU, unless the epochs are too small for threads to pay for their start.
+    threads = min(config.nodes, os.cpu_count() or 1)
+    if per_epoch * config.batch_size * config.devices * config.nodes < _THREADED_SAMPLES:
+        threads = 1
+    with ThreadPoolExecutor(max_workers=threads) if threads > 1 else nullcontext() as pool:
         for epoch, steps in enumerate(epoch_steps):
             ids = epoch_order(config, epoch)
-            queued = [
-                pool.submit(
-                    node_queue,
+            args = [
+                (
                     ids[n],
                     shard_of,
                     steps,
@@ -167,11 +175,15 @@ def simulate(config: SimConfig) -> SimResult:
                 )
                 for n in range(config.nodes)
             ]
-            for n, future in enumerate(queued):
+            if pool is None:
+                queued = [node_queue(*a) for a in args]
+            else:
+                queued = [f.result() for f in [pool.submit(node_queue, *a) for a in args]]
+            for n, queue in enumerate(queued):
                 if limited:
                     reads[n].append((ids[n], steps, epoch * per_epoch))
-                parts[n].append(future.result())
-            del ids, queued
+                parts[n].append(queue)
+            del ids, args, queued
     queues = [_join(qs, [e * per_epoch for e in range(len(epoch_steps))]) for qs in parts]
     trace = run_links(
         queues,
