@@ -134,10 +134,11 @@ def test_a_fault_outside_streamx_still_reaches_the_previous_handler(dataset: Pat
     assert "Bus error" in done.stderr  # faulthandler's report
 
 
-def test_a_zero_copy_view_over_a_truncated_shard_never_kills(dataset: Path) -> None:
-    """``zero_copy=True`` views are memory over the shard's map: after the file is truncated
-    in place, touching a view handed out before reads zeros instead of raising SIGBUS, and
-    the next sample read from that shard raises ``CorruptShardError`` naming it."""
+def test_a_zero_copy_view_over_a_truncated_shard_keeps_its_bytes(dataset: Path) -> None:
+    """``zero_copy=True`` views are memory over the shard's map, which holds a read lease:
+    when this process truncates the file in place, the views handed out before keep the
+    bytes they had (no SIGBUS, no zeros), and the next sample read from that shard raises
+    ``CorruptShardError`` naming it."""
     done = _run(
         """
         ds = streamx.StreamingDataset(local=data, batch_size=1, shuffle=False, zero_copy=True)
@@ -145,9 +146,8 @@ def test_a_zero_copy_view_over_a_truncated_shard_never_kills(dataset: Path) -> N
         late = ds[10]["blob"]  # a view of pages far from the start of the shard
         assert isinstance(late, memoryview) and bytes(late[:4]) == bytes([10]) * 4
         os.truncate(shard0, 4096)
-        print("touching", flush=True)
-        tail = bytes(late)  # past the new end: a SIGBUS the guard turns into zeros
-        print("view survived", set(tail))
+        assert os.path.getsize(shard0) == 4096  # the truncation did happen
+        print("view kept", set(bytes(late)), len(late), set(bytes(first)))
         try:
             ds[11]
         except CorruptShardError as err:
@@ -158,9 +158,106 @@ def test_a_zero_copy_view_over_a_truncated_shard_never_kills(dataset: Path) -> N
         dataset,
     )
     assert done.returncode == 0, (done.returncode, done.stderr)
-    assert "view survived {0}" in done.stdout, done.stdout
+    assert f"view kept {{10}} {BLOB} {{0}}" in done.stdout, done.stdout
     assert "raised:" in done.stdout and "shard.00000.mds" in done.stdout, done.stdout
     assert "alive" in done.stdout
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "os.truncate(sys.argv[1], 0)",
+        # rsync --inplace / cp over the file: opened for writing, truncated, new bytes.
+        "f = open(sys.argv[1], 'r+b'); f.truncate(0); f.write(b'new' * 1000); f.close()",
+    ],
+    ids=["truncate", "rewrite"],
+)
+def test_a_zero_copy_view_survives_another_process_changing_the_file(
+    dataset: Path, damage: str
+) -> None:
+    """A third party (another process) truncates or rewrites the shard: its call waits for
+    the lease to be given up, goes through, and the views keep their bytes."""
+    done = _run(
+        f"""
+        import subprocess
+        ds = streamx.StreamingDataset(local=data, batch_size=1, shuffle=False, zero_copy=True)
+        views = [ds[i]["blob"] for i in (3, 14)]
+        other = subprocess.run([sys.executable, "-c", {("import sys, os; " + damage)!r}, shard0],
+                               capture_output=True, text=True, timeout=60)
+        assert other.returncode == 0, other.stderr
+        print("size", os.path.getsize(shard0))
+        print("kept", [set(bytes(v)) for v in views])
+        try:
+            ds[5]
+        except CorruptShardError as err:
+            print("raised:", err)
+        """,
+        dataset,
+    )
+    assert done.returncode == 0, (done.returncode, done.stderr)
+    assert "size 4096" not in done.stdout  # sanity: the damage is not the other test's
+    assert "kept [{3}, {14}]" in done.stdout, done.stdout
+    assert "raised:" in done.stdout and "shard.00000.mds" in done.stdout, done.stdout
+
+
+def test_a_zero_copy_view_inherited_by_a_forked_child_keeps_its_bytes(dataset: Path) -> None:
+    """A DataLoader worker forked after views were handed out holds them too: the lease's
+    signal would go to the parent, so the child leases the file itself."""
+    done = _run(
+        """
+        import subprocess
+        ds = streamx.StreamingDataset(local=data, batch_size=1, shuffle=False, zero_copy=True)
+        late = ds[10]["blob"]
+        ready_r, ready_w = os.pipe()
+        go_r, go_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.write(ready_w, b"x")
+            os.read(go_r, 1)  # the file has been truncated by now
+            ok = bytes(late) == bytes([10]) * len(late)
+            os._exit(0 if ok else 3)
+        os.read(ready_r, 1)
+        subprocess.run([sys.executable, "-c", f"import os; os.truncate({shard0!r}, 0)"],
+                       check=True, timeout=60)
+        os.write(go_w, b"x")
+        _, status = os.waitpid(pid, 0)
+        print("child", os.waitstatus_to_exitcode(status))
+        print("parent", bytes(late) == bytes([10]) * len(late))
+        """,
+        dataset,
+    )
+    assert done.returncode == 0, (done.returncode, done.stderr)
+    assert "child 0" in done.stdout, done.stdout
+    assert "parent True" in done.stdout, done.stdout
+
+
+def test_a_shard_that_cannot_be_leased_is_copied_for_views(dataset: Path) -> None:
+    """Another process holds the shard open for writing when it is mapped, so no lease can
+    be had: the map is a private copy, and views of it survive any later change."""
+    done = _run(
+        """
+        import subprocess
+        holder = subprocess.Popen(
+            [sys.executable, "-c",
+             "import sys; f = open(sys.argv[1], 'r+b'); print('open', flush=True); "
+             "sys.stdin.readline(); f.truncate(0); print('cut', flush=True); sys.stdin.readline()",
+             shard0],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )
+        assert holder.stdout.readline().strip() == "open"
+        ds = streamx.StreamingDataset(local=data, batch_size=1, shuffle=False, zero_copy=True)
+        late = ds[10]["blob"]
+        holder.stdin.write("\\n"); holder.stdin.flush()
+        assert holder.stdout.readline().strip() == "cut"
+        print("size", os.path.getsize(shard0))
+        print("copied view", set(bytes(late)), len(late))
+        holder.stdin.write("\\n"); holder.stdin.flush(); holder.wait(timeout=60)
+        """,
+        dataset,
+    )
+    assert done.returncode == 0, (done.returncode, done.stderr)
+    assert "size 0" in done.stdout, done.stdout
+    assert f"copied view {{10}} {BLOB}" in done.stdout, done.stdout
 
 
 def test_a_zero_copy_view_outlives_eviction(dataset: Path, tmp_path: Path) -> None:

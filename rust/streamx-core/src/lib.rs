@@ -19,6 +19,7 @@ pub mod limits;
 pub mod mds;
 pub mod mmap;
 pub mod mmap_guard;
+pub mod mmap_lease;
 pub mod netio;
 pub mod packing;
 pub mod partition;

@@ -26,7 +26,7 @@ pub struct MappedShard {
 impl MappedShard {
     #[new]
     fn new(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
-        let file = py.detach(|| MappedFile::open(&path)).py()?;
+        let file = py.detach(|| MappedFile::open_for_views(&path)).py()?;
         Ok(Self { path, file })
     }
 

@@ -5,9 +5,11 @@
 copied. Each view holds a reference to the shard's map (``_core.MappedShard``), which keeps
 it alive: dropping a shard (eviction) only forgets the reader's own reference, and the cache
 deletes files by unlinking them, which leaves an existing mapping readable. So a view stays
-valid for as long as it lives, and the pages are unmapped when the last view dies. A file
-truncated in place by someone else cannot kill the process (the map is guarded against
-SIGBUS): the next sample read from it raises ``CorruptShardError``.
+valid for as long as it lives, and the pages are unmapped when the last view dies. The map
+also holds a read lease on its file: before anyone truncates or rewrites it in place, the
+map's bytes move to private memory, so the views keep the bytes they had, and the next
+sample read from it raises ``CorruptShardError`` (a file that cannot be leased is copied
+into private memory when it is mapped).
 
 The offset table is validated once per shard, and every sample's column sizes against its
 byte range, so a corrupt shard raises ``CorruptShardError`` rather than yielding a view of
@@ -64,8 +66,9 @@ class ShardViews:
 
     def __init__(self, path: str, plan: ColumnPlan, samples: int) -> None:
         self.path = path
-        # A map guarded against SIGBUS (a file truncated under it reads as zeros, and
-        # `changed` says so); every view holds it, so it lives as long as the last view.
+        # A leased map: a file truncated or rewritten under it leaves the views their bytes
+        # (moved to private memory) and `changed` says so; every view holds it, so it lives
+        # as long as the last view.
         self._map = _core.MappedShard(path)
         size = len(self._map)
         array = self._map.array()
@@ -118,6 +121,6 @@ class ShardViews:
             raise CorruptShardError(
                 f"Corrupt shard {self.path}: the file was truncated or rewritten in place while "
                 "streamx had it mapped (do not modify a dataset's files while it is read; views "
-                "of it already handed out now read zeros past its new end)"
+                "of it already handed out keep the bytes they had)"
             )
         return sample
