@@ -4,13 +4,25 @@ Both simulate the same run over the same ``index.json`` (uniform shards of 1,000
 20 MB each, uncompressed), ``py1e`` shuffle, mosaic's defaults otherwise: 2 nodes x 4
 devices x 2 workers, batch 8 per device, 0.02 s per sample, 200 MB/s per node, one epoch.
 mosaic's is ``simulation.core.main.simulate`` on a ``SimulationDataset`` (the wheel's own
-simulator, which needs ``sortedcollections``); streamx's is ``streamx.sim.simulate``. Times
-are CPU seconds (``time.process_time``, all threads) of the simulation call in this
-process, which a busy machine disturbs less than wall time, dataset set-up included for both
-and every module imported before the timer starts (mosaic's ``simulation`` package takes
-seconds to import). Shuffled (``py1e``), at each size of ``--sizes``; below 10^7 samples
-the best of three runs of each.
-``correct`` means both downloaded the same total bytes and need the same cache.
+simulator, which needs ``sortedcollections``); streamx's is ``streamx.sim.simulate``.
+
+What is timed, the same way for both: CPU seconds (``time.process_time``, all threads) of
+one call in this process, which a busy machine disturbs less than wall time, dataset set-up
+from ``index.json`` included (streamx's ``load_shards`` and mosaic's ``SimulationDataset``).
+Outside both timers, once per process before any timed run: every module imported
+(mosaic's ``simulation`` package takes seconds, and brings torch), one untimed warm-up run
+of each simulator on a small index (10^4 samples: first calls' one-time costs, such as the
+Rust planner's thread pool), then ``gc.collect()`` and ``gc.freeze()``, so that a full
+garbage collection inside a timer does not walk the ~390,000 objects those imports left
+(one costs 0.2-0.3 s, which landed in whichever timer allocated at the time). Before each
+timed call, ``gc.collect()``. At each size of ``--sizes``, ``--repeats`` runs of each side
+(default 5), alternating which goes first; a row gives the median CPU seconds of each side
+(with the range), the speed-up of the medians, and the smallest of the per-run ratios
+(mosaic's run ``i`` over streamx's run ``i``), so the claim rests on every run, not on the
+best one; the per-run ratios follow each row as an HTML comment. The first timed run at a
+size is usually streamx's slowest (its arrays get fresh memory, page faults and all); it
+counts like the others. ``correct`` means both downloaded the same total bytes and need the
+same cache.
 
 Then streamx alone on the issue's scale: one epoch of 1e8 samples (10,000 shards) on
 8 nodes x 8 devices x 8 workers, batch 32, split into the Rust planner's share (the
@@ -31,32 +43,45 @@ batch_size=16, shuffle=True)`` and sleeps ``16 * 0.004`` s per batch (the "model
 end to end, bytes from ``streamx.runtime.metrics``. Prediction: ``streamx.sim`` with one
 node, one device, one worker, the same batch and time per sample, ``--calibrate``'d.
 
-``--mosaic-timeout S`` runs each size's mosaic side in a child process instead, killed after
-``S`` seconds of wall time: a row then gives mosaic's CPU seconds so far as a lower bound
+``--mosaic-timeout S`` runs each size's mosaic side in a child process instead (imports,
+warm-up and ``gc.freeze()`` there too, before its clock is read), killed after ``S``
+seconds of wall time: a row then gives mosaic's CPU seconds so far as a lower bound
 (``>``), how far it got (its own progress log, every 5% of the steps, which it writes
-only when the steps are a multiple of 20) and its peak RSS,
-against one streamx run in this process. That is how the 10^8 row is measured: mosaic's
+only when the steps are a multiple of 20) and its peak RSS, against the median of
+``--repeats`` streamx runs in this process. That is how the 10^8 row is measured: mosaic's
 side takes hours there.
 
-Usage: ``python benches/bench_sim.py [--sizes 1e5,1e6,1e7,1e8] [--big 1e8] [--quick]
-[--validate] [--mosaic-timeout S]``.
+Usage: ``python benches/bench_sim.py [--sizes 1e5,1e6,1e7,1e8] [--repeats 5]
+[--compare-only] [--big 1e8] [--quick] [--validate] [--mosaic-timeout S]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
+import gc
 import logging
+import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "tests" / "sim"))
 
+import numpy as np
+from numpy.typing import NDArray
 from sim_oracle import mosaic_simulate, write_index
 
-from streamx.sim import SimConfig, SimStream, load_shards, simulate, synth_shards
+from streamx.sim import SimConfig, SimResult, SimStream, load_shards, simulate, synth_shards
 from streamx.sim import run as sim_run
+
+T = TypeVar("T")
+
+# The warm-up index: 10 shards, 156 steps of the compared configuration.
+_WARM_SAMPLES = 10_000
 
 
 def _warm_imports() -> None:
@@ -68,38 +93,81 @@ def _warm_imports() -> None:
     import streamx.sim.run  # noqa: F401
 
 
-def compare(samples: int) -> None:
-    """One row: both simulators on ``samples`` samples (shards of 1,000), imports untimed."""
+def _ours(root: Path, cfg: SimConfig) -> SimResult:
+    """streamx's side of ``cfg``: the table from ``index.json``, then the simulation."""
+    return simulate(cfg.with_(streams=(SimStream(load_shards(str(root))),)))
+
+
+def _theirs(root: Path, cfg: SimConfig) -> tuple[NDArray[np.float64], NDArray[np.int64], int]:
+    """mosaic's side of ``cfg``: its ``SimulationDataset`` from ``index.json``, then its
+    simulation."""
+    return mosaic_simulate(root, cfg)
+
+
+def settle(streamx_side: bool = True, mosaic_side: bool = True) -> None:
+    """Everything done once before any timed run (see the module note): imports, one
+    untimed warm-up run of each side on a small index, then the heap frozen."""
+    _warm_imports()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "warm"
+        shards = _WARM_SAMPLES // 1000
+        write_index(root, [1000] * shards, [20_000_000] * shards)
+        cfg = _compare_config(root)
+        if streamx_side:
+            _ours(root, cfg)
+        if mosaic_side:
+            _theirs(root, cfg)
+    gc.collect()
+    gc.freeze()
+    # Back to normal at exit: frozen objects are never finalized, and torch's bindings
+    # report each one as a leak.
+    atexit.register(gc.unfreeze)
+
+
+def _timed(run: Callable[[], T]) -> tuple[float, T]:
+    """(CPU seconds, result) of ``run()``, after a garbage collection outside the timer."""
+    gc.collect()
+    began = time.process_time()
+    out = run()
+    return time.process_time() - began, out
+
+
+def _spread(times: list[float], digits: int) -> str:
+    """``median s (min-max)`` of ``times``; the range only for several runs."""
+    mid = f"{statistics.median(times):.{digits}f} s"
+    if len(times) == 1:
+        return mid
+    return f"{mid} ({min(times):.{digits}f}-{max(times):.{digits}f})"
+
+
+def compare(samples: int, repeats: int) -> None:
+    """One row: both simulators on ``samples`` samples (shards of 1,000), ``repeats`` runs
+    of each, alternating which goes first (see the module note for what is timed)."""
     shards = samples // 1000
+    t_ours: list[float] = []
+    t_mosaic: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "data"
         write_index(root, [1000] * shards, [20_000_000] * shards)
-        cfg = SimConfig(
-            (SimStream(load_shards(str(root))),),
-            nodes=2,
-            devices=4,
-            workers=2,
-            batch_size=8,
-            time_per_sample=0.02,
-            bandwidth=200e6,
-            shuffle=True,
-        )
-        _warm_imports()
-        # Best of three below 10^7 samples, where a busy machine's hiccups weigh most.
-        t_ours = t_mosaic = float("inf")
-        for _ in range(3 if samples < 10**7 else 1):
-            began = time.process_time()
-            ours = simulate(cfg.with_(streams=(SimStream(load_shards(str(root))),)))
-            t_ours = min(t_ours, time.process_time() - began)
-            began = time.process_time()
-            times, downloads, cache = mosaic_simulate(root, cfg)
-            t_mosaic = min(t_mosaic, time.process_time() - began)
+        cfg = _compare_config(root)  # the run's settings, built outside the timers
+        for i in range(repeats):
+            for side in ("ours", "mosaic") if i % 2 == 0 else ("mosaic", "ours"):
+                if side == "ours":
+                    took, ours = _timed(lambda: _ours(root, cfg))
+                    t_ours.append(took)
+                else:
+                    took, (times, downloads, cache) = _timed(lambda: _theirs(root, cfg))
+                    t_mosaic.append(took)
     correct = int(downloads.sum()) == int(ours.step_bytes.sum()) and cache == ours.min_cache_limit
+    ratios = [m / o for m, o in zip(t_mosaic, t_ours)]
     print(
-        f"| {shards * 1000:,} samples, {len(times):,} steps | {t_mosaic:.2f} s | "
-        f"{t_ours:.3f} s | {t_mosaic / t_ours:.1f}x | {correct} |",
+        f"| {shards * 1000:,} samples, {len(times):,} steps, {repeats} runs | "
+        f"{_spread(t_mosaic, 2)} | {_spread(t_ours, 4)} | "
+        f"{statistics.median(t_mosaic) / statistics.median(t_ours):.1f}x | "
+        f"{min(ratios):.1f}x | {correct} |",
         flush=True,
     )
+    print(f"<!-- per-run ratios: {', '.join(f'{r:.1f}' for r in ratios)} -->", flush=True)
 
 
 def _compare_config(root: Path) -> SimConfig:
@@ -119,16 +187,18 @@ def mosaic_child(samples: int, root: str) -> None:
     """The mosaic side alone (``--mosaic-child``): CPU seconds after imports, then at the end."""
     import resource
 
-    _warm_imports()
+    settle(streamx_side=False)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", force=True)
     logging.getLogger("simulation").setLevel(logging.INFO)
+    cfg = _compare_config(Path(root))
+    gc.collect()
     print(f"ready {time.process_time():.3f}", flush=True)
-    times, downloads, cache = mosaic_simulate(Path(root), _compare_config(Path(root)))
+    times, downloads, cache = _theirs(Path(root), cfg)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(f"done {time.process_time():.3f} {int(downloads.sum())} {cache} {len(times)} {peak}")
 
 
-def compare_limited(samples: int, timeout: float) -> None:
+def compare_limited(samples: int, timeout: float, repeats: int) -> None:
     """One row, mosaic in a child process killed after ``timeout`` s (see the module note)."""
     import resource
     import subprocess
@@ -137,10 +207,10 @@ def compare_limited(samples: int, timeout: float) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "data"
         write_index(root, [1000] * shards, [20_000_000] * shards)
-        _warm_imports()
-        began = time.process_time()
-        ours = simulate(_compare_config(root))
-        t_ours = time.process_time() - began
+        cfg = _compare_config(root)
+        runs = [_timed(lambda: _ours(root, cfg)) for _ in range(repeats)]
+        ours = runs[-1][1]
+        t_ours = statistics.median(took for took, _ in runs)
         log = Path(tmp) / "mosaic.log"
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         wall = time.perf_counter()
@@ -369,6 +439,12 @@ def main() -> None:
     parser.add_argument(
         "--sizes", default="1e5,1e6,1e7", help="Samples of each mosaic comparison (commas)."
     )
+    parser.add_argument(
+        "--repeats", type=int, default=5, help="Timed runs of each side at each size."
+    )
+    parser.add_argument(
+        "--compare-only", action="store_true", help="Only the comparison with mosaic's simulator."
+    )
     parser.add_argument("--big", type=float, default=1e8)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--validate", action="store_true")
@@ -391,14 +467,22 @@ def main() -> None:
         return
     if args.quick:
         args.sizes, args.big = "1e5", 1e7
-    print("| run | mosaic simulator | streamx.sim | speed-up | correct |")
-    print("|---|---|---|---|---|")
+    settle(mosaic_side=not args.mosaic_timeout)
+    if args.mosaic_timeout:
+        print("| run | mosaic simulator | streamx.sim (median) | speed-up | correct |")
+        print("|---|---|---|---|---|")
+    else:
+        print(
+            "| run | mosaic simulator, median (range) | streamx.sim, median (range) | "
+            "speed-up of the medians | smallest per-run speed-up | correct |"
+        )
+        print("|---|---|---|---|---|---|")
     for size in args.sizes.split(","):
         if args.mosaic_timeout:
-            compare_limited(int(float(size)), args.mosaic_timeout)
+            compare_limited(int(float(size)), args.mosaic_timeout, args.repeats)
         else:
-            compare(int(float(size)))
-    if args.mosaic_timeout:
+            compare(int(float(size)), args.repeats)
+    if args.mosaic_timeout or args.compare_only:
         return
     print("\n| run | streamx.sim total | of which planner | of which simulator |")
     print("|---|---|---|---|")
