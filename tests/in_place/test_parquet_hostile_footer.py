@@ -17,6 +17,7 @@ from pq_data import table
 from thrift_compact import Struct, patch_footer
 
 from streamx import StreamingDataset
+from streamx.convert import ConvertError, convert
 from streamx.dataset.parquet_stream import ParquetStream
 from streamx.exceptions import CorruptShardError
 from streamx.format.parquet.footer_bounds import MAX_GROUP_ROWS, check_row_counts
@@ -93,6 +94,18 @@ def test_row_counts_refused(tmp_path: Path, edit: Edit, message: str) -> None:
     with pytest.raises(CorruptShardError, match=r"h\.parquet") as caught:
         _open(path, tmp_path / "c")
     assert caught.match(message)
+
+
+@pytest.mark.parametrize(("edit", "message"), [c[1:] for c in COUNTS], ids=[c[0] for c in COUNTS])
+def test_convert_refuses_hostile_row_counts(tmp_path: Path, edit: Edit, message: str) -> None:
+    """``streamx convert`` reads row groups with pyarrow, which would drop the rows of a
+    lowered count in silence: it checks the same counts first, and writes nothing."""
+    path = _write(tmp_path / "d" / "h.parquet", patch_footer(_parquet(), edit))
+    out = tmp_path / "mds"
+    with pytest.raises(ConvertError, match=r"h\.parquet") as caught:
+        convert(str(path), str(out), progress=False, num_workers=1)
+    assert caught.match(message)
+    assert not (out / "index.json").exists()
 
 
 def test_file_total_past_2_40_refused(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from streamx.convert.sources.base import Part, Row
 from streamx.convert.sources.files import list_files, open_fs
 from streamx.convert.sources.wide_ints import check_csv_ints, jsonl_wide_ints
 from streamx.convert.values import arrow_rows, to_arrays
+from streamx.format.parquet.footer_bounds import check_row_counts
 
 __all__ = ["SUFFIXES", "TableSource"]
 
@@ -73,7 +74,11 @@ class TableSource:
         for name in self.files:
             fs, path = open_fs(name)
             with _reading(name), fs.open(path, "rb") as f:
-                groups = pq.ParquetFile(f).metadata.num_row_groups
+                meta = pq.ParquetFile(f).metadata
+                # pyarrow reads a row group whose count was lowered as that many rows,
+                # dropping the rest: the footer's counts are checked before any is read.
+                check_row_counts(meta, name)
+                groups = meta.num_row_groups
             for group in range(groups):
                 parts.append(Part(len(parts), f"{name} (row group {group})", (name, group)))
         return parts
