@@ -3,32 +3,19 @@ server on 127.0.0.1, and a runner that starts ``python -m streamx`` as a real pr
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import os
 import sys
-from typing import Any
 
 import pytest
+
+from storage_fixtures import load_storage_fixtures  # tests/, on the path
 
 _TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(_TESTS, "remote"))
 
 
-def _load_storage_fixtures() -> Any:
-    name = "_streamx_storage_fixtures"  # the name tests/remote uses: one module, one server
-    if name in sys.modules:
-        return sys.modules[name]
-    path = os.path.join(_TESTS, "storage", "conftest.py")
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-_fixtures = _load_storage_fixtures()
+_fixtures = load_storage_fixtures()
 logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto: no line per request
 moto_endpoint = _fixtures.moto_endpoint
 s3 = _fixtures.s3

@@ -5,15 +5,14 @@ and messages where user code matches on them), on local directories and a moto S
 from __future__ import annotations
 
 import gc
-import importlib.util
 import inspect
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from storage_fixtures import load_storage_fixtures  # tests/, on the path
 from streamx.base import storage as ours
 from streamx.base.storage import download as our_download
 from streamx.base.storage import upload as our_upload
@@ -25,20 +24,7 @@ from streaming.base.storage import upload as their_upload  # noqa: E402
 pytestmark = pytest.mark.compat
 
 
-def _load_storage_fixtures() -> Any:
-    """The moto fixtures of tests/storage/conftest.py, loaded once under their own name."""
-    name = "_streamx_storage_fixtures"
-    if name not in sys.modules:
-        path = Path(__file__).parent.parent / "storage" / "conftest.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-_fixtures = _load_storage_fixtures()
+_fixtures = load_storage_fixtures()
 moto_endpoint = _fixtures.moto_endpoint
 s3 = _fixtures.s3
 

@@ -2,34 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import logging
-import os
-import sys
 from collections.abc import Callable, Iterator
 
 import pytest
 from domain_data import WORDS, write, writers
 
+from storage_fixtures import load_storage_fixtures  # tests/, on the path
+
 pytest.importorskip("streaming")
 
 
-def _load_storage_fixtures() -> object:
-    """The loopback S3 server fixtures, defined once in ``tests/storage/conftest.py``
-    (loaded under the name ``tests/remote`` gives it, so both share one module)."""
-    name = "_streamx_storage_fixtures"
-    if name in sys.modules:
-        return sys.modules[name]
-    path = os.path.join(os.path.dirname(os.path.dirname(__file__)), "storage", "conftest.py")
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-_fixtures = _load_storage_fixtures()
+_fixtures = load_storage_fixtures()
 logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto: no line per request
 # S3 too: tests/storage's modules run `from conftest import S3`, which finds whichever
 # conftest module was imported last.
