@@ -1,6 +1,6 @@
-"""Where a download's bytes come from: direct HTTP (signed for S3, plain for http(s)://)
-or an fsspec filesystem. Each source fetches a whole object into a path or one byte range
-into an open file at its offset."""
+"""Where a download's bytes come from: direct HTTP (signed for S3, a bearer token for GCS,
+plain for http(s)://) or an fsspec filesystem. Each source fetches a whole object into a
+path or one byte range into an open file at its offset."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 from urllib.parse import urlparse
 
 from streamx.exceptions import RemoteTooLargeError, SizeMismatchError
-from streamx.storage import s3_direct
+from streamx.storage import gcs_direct, s3_direct
 from streamx.storage.errors import DownloadTimeoutError, TruncatedDownloadError
 from streamx.storage.filesystems import get_filesystem, split_url
 from streamx.storage.http_source import HttpSource, plain_target
@@ -76,6 +76,10 @@ def source_for(url: str) -> Source:
         route = s3_direct.route_for(bucket, path.lstrip("/"))
         if route is not None:
             return HttpSource(route)
+    elif scheme in ("gs", "gcs"):
+        gcs = gcs_direct.route_for(url, bucket, path.lstrip("/"))
+        if gcs is not None:
+            return HttpSource(gcs)
     elif scheme in ("http", "https"):
         target = plain_target(url)
         if target is not None:
