@@ -5,20 +5,17 @@ and clear errors for bad arguments and foreign state dicts."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from rank_runs import run_ranks, tuples
 from torch.utils.data import DataLoader
 
 from streamx import LocalDataset, PackedDataset
 
-RANK_SCRIPT = Path(__file__).with_name("packed_rank.py")
 CONFIG: dict[str, Any] = {
     "seq_len": 512,
     "mode": "best_fit",
@@ -60,47 +57,19 @@ def test_concat_stream_covers_every_token(token_dir: tuple[Path, Any]) -> None:
     assert flat == np.concatenate(docs).tolist()
 
 
-def _run_ranks(
-    local: Path, world: int, config: dict[str, Any], tmp: Path, state: Path | None
-) -> list[dict[str, Any]]:
-    port = 29_500 + os.getpid() % 1000 + world
-    procs, outs = [], []
-    for rank in range(world):
-        out = tmp / f"w{world}-r{rank}-{state is not None}.json"
-        env = {
-            **os.environ,
-            "RANK": str(rank),
-            "WORLD_SIZE": str(world),
-            "MASTER_ADDR": "127.0.0.1",
-            "MASTER_PORT": str(port),
-        }
-        args = [sys.executable, str(RANK_SCRIPT), str(local), str(out), json.dumps(config)]
-        if state is not None:
-            args.append(str(state))
-        procs.append(subprocess.Popen(args, env=env))
-        outs.append(out)
-    for p in procs:
-        assert p.wait(timeout=120) == 0
-    return [json.loads(o.read_text()) for o in outs]
-
-
-def _tuples(results: list[dict[str, Any]]) -> Counter[tuple[int, ...]]:
-    return Counter(tuple(s) for r in results for s in r["sequences"])
-
-
 def _check_worlds(local: Path, tmp: Path, worlds: tuple[int, ...], walk: tuple[int, int]) -> None:
     config = {**CONFIG, "mode": "concat", "eos_id": 0}
     want = Counter(_all(local, **config))
     for world in worlds:
-        assert _tuples(_run_ranks(local, world, config, tmp, None)) == want, world
+        assert tuples(run_ranks(local, world, config, tmp, None)) == want, world
     # Stop mid-window (carry-over pending) on walk[0] ranks, merge, resume on walk[1] ranks.
-    first = _run_ranks(local, walk[0], {**config, "stop": 13}, tmp, None)
+    first = run_ranks(local, walk[0], {**config, "stop": 13}, tmp, None)
     merged = PackedDataset.merge_states([r["state"] for r in first])
     state = tmp / "state.json"
     state.write_text(json.dumps(merged))
-    second = _run_ranks(local, walk[1], config, tmp, state)
+    second = run_ranks(local, walk[1], config, tmp, state)
     assert sum(len(r["sequences"]) for r in first) == 13 * walk[0]
-    assert _tuples(first) + _tuples(second) == want  # no token duplicated or missing
+    assert tuples(first) + tuples(second) == want  # no token duplicated or missing
 
 
 def test_world_size_and_resume_at_another_world_size(

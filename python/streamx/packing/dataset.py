@@ -5,17 +5,26 @@ Determinism: the documents' global order is a permutation of ``range(len(dataset
 each window is packed on its own, so the packed sequences of a window depend only on the seed
 and the configuration. Consumers (ranks x DataLoader workers) take whole windows round-robin:
 the world size and worker count decide who packs a window, never what it holds.
+
+Resume: the state is the windows done and, for the rest, the sequences handed out, counted
+where training receives them: in this process when it iterates the dataset, and through
+DataLoader workers by :meth:`PackedDataset.tracked_batches` (``StreamingDataLoader`` uses
+it), whose items carry their provenance back to this process (:mod:`streamx.packing.tracked`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
 from streamx.packing.pack import PackedSequence, pack_best_fit, pack_concat
+from streamx.packing.provenance import Provenance, Tagged
+
+if TYPE_CHECKING:
+    from torch.utils.data import DataLoader
 
 __all__ = ["PackedDataset"]
 
@@ -138,7 +147,8 @@ class PackedDataset(_Base):  # type: ignore[misc,valid-type,type-arg]
         }
 
     def state_dict(self) -> dict[str, object]:
-        """Progress of this process: the windows done and the sequences yielded of the rest.
+        """Progress of this process: the windows done and the sequences yielded of the rest
+        (with DataLoader workers, those this process received: see :meth:`tracked_batches`).
         Merge the ranks' dicts with :meth:`merge_states` to resume at any world size."""
         return {
             "config": self.config(),
@@ -246,11 +256,12 @@ class PackedDataset(_Base):  # type: ignore[misc,valid-type,type-arg]
         else:
             self._partial[window] = j + 1
 
-    def __iter__(self) -> Iterator[Any]:
+    def tagged(self) -> Iterator[Tagged]:
+        """This consumer's items (sequences, or token-budget lists of them), each with the
+        provenance of its sequences; records nothing (see :meth:`record`)."""
         if self.token_budget is None:
             for window, j, total, seq in self._stream():
-                self._mark(window, j, total)
-                yield seq
+                yield [(window, j, total)], seq
             return
         batch: list[tuple[int, int, int, dict[str, Any]]] = []
         used = 0
@@ -258,13 +269,32 @@ class PackedDataset(_Base):  # type: ignore[misc,valid-type,type-arg]
             # The budget counts real (non-pad) tokens, as a varlen kernel sees them.
             n = int(item[3]["num_tokens"])
             if batch and used + n > self.token_budget:
-                for w, j, total, _ in batch:
-                    self._mark(w, j, total)
-                yield [seq for *_, seq in batch]
+                yield [(w, j, total) for w, j, total, _ in batch], [seq for *_, seq in batch]
                 batch, used = [], 0
             batch.append(item)
             used += n
         if batch:
-            for w, j, total, _ in batch:
-                self._mark(w, j, total)
-            yield [seq for *_, seq in batch]
+            yield [(w, j, total) for w, j, total, _ in batch], [seq for *_, seq in batch]
+
+    def record(self, provenance: Sequence[Provenance]) -> None:
+        """Records these sequences as handed out: the state then resumes after them."""
+        for window, j, total in provenance:
+            self._mark(window, j, total)
+
+    def tracked_batches(self, loader: DataLoader) -> Iterator[Any]:  # type: ignore[type-arg]
+        """The batches ``loader`` (a torch ``DataLoader`` over this dataset) gives, with this
+        dataset's state following what this process received, however far its workers ran
+        ahead. ``StreamingDataLoader`` iterates a ``PackedDataset`` through this; with a
+        plain ``DataLoader``, iterate ``packed.tracked_batches(loader)`` instead of
+        ``loader``. See :mod:`streamx.packing.tracked` for the design."""
+        from streamx.packing.tracked import tracked_batches
+
+        if loader.dataset is not self:
+            raise ValueError("tracked_batches: the loader iterates another dataset")
+        return tracked_batches(self, loader)
+
+    def __iter__(self) -> Iterator[Any]:
+        # A sequence handed out counts as consumed: record it before yielding.
+        for provenance, item in self.tagged():
+            self.record(provenance)
+            yield item

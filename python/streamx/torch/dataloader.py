@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from torch import Tensor
 from torch.utils.data import DataLoader, default_collate
@@ -14,6 +14,18 @@ from streamx.torch.batched import BatchedStream, unpack_batch
 from streamx.torch.inline import can_read_inline, inline_batches
 
 __all__ = ["StreamingDataLoader"]
+
+
+@runtime_checkable
+class _TracksOwnProgress(Protocol):
+    """A dataset that records in this process what the loader hands out (``PackedDataset``):
+    its workers run ahead, so only this process knows what training received."""
+
+    def tracked_batches(self, loader: DataLoader) -> Iterator[Any]: ...  # type: ignore[type-arg]
+
+    def state_dict(self) -> dict[str, object]: ...
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None: ...
 
 
 class StreamingDataLoader(DataLoader):  # type: ignore[type-arg]
@@ -29,6 +41,9 @@ class StreamingDataLoader(DataLoader):  # type: ignore[type-arg]
     (:mod:`streamx.torch.inline`); otherwise workers send whole batches, one numpy array per
     fixed-size column (:mod:`streamx.torch.batched`), instead of torch tensors in fresh
     shared memory. Either way the batches are torch's: same samples, order, types, dtypes.
+
+    Over a ``PackedDataset``, ``state_dict`` is the dataset's own, recording the sequences
+    this process received, however far the workers ran ahead (:mod:`streamx.packing.tracked`).
 
     Args:
         *args: ``torch.utils.data.DataLoader``'s arguments.
@@ -109,6 +124,9 @@ class StreamingDataLoader(DataLoader):  # type: ignore[type-arg]
         if isinstance(self.dataset, StreamingDataset):
             # The workers started for this pass agree on its epoch through this token.
             self.dataset.begin_loader_pass()
+        if isinstance(self.dataset, _TracksOwnProgress):
+            yield from self.dataset.tracked_batches(self)
+            return
         batches: Iterator[Any] | DataLoader  # type: ignore[type-arg]
         if not self._batched:
             batches = super().__iter__()
@@ -128,6 +146,8 @@ class StreamingDataLoader(DataLoader):  # type: ignore[type-arg]
 
     def state_dict(self) -> dict[str, Any] | None:
         """The dataset's resumption state after the samples yielded so far, or ``None``."""
+        if isinstance(self.dataset, _TracksOwnProgress):
+            return dict(self.dataset.state_dict())
         if not isinstance(self.dataset, StreamingDataset):
             return None
         num_samples = self.num_samples_yielded * World.detect().num_ranks
@@ -139,7 +159,7 @@ class StreamingDataLoader(DataLoader):  # type: ignore[type-arg]
 
     def load_state_dict(self, obj: dict[str, Any]) -> None:
         """Passes a resumption state to the dataset."""
-        if isinstance(self.dataset, StreamingDataset):
+        if isinstance(self.dataset, (StreamingDataset, _TracksOwnProgress)):
             self.dataset.load_state_dict(obj)
 
     def __del__(self) -> None:
