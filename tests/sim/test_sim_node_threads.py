@@ -3,6 +3,8 @@ same simulation either way."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -25,7 +27,7 @@ def test_threads_change_nothing(cache_limit: int | None, monkeypatch: pytest.Mon
     )
     inline = simulate(cfg)
     monkeypatch.setattr(sim_run, "_THREADED_SAMPLES", 0)
-    monkeypatch.setattr(sim_run.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)  # a pool even on one CPU
     threaded = simulate(cfg)
     for name in ("step_times", "step_bytes", "node_stall"):
         np.testing.assert_array_equal(getattr(threaded, name), getattr(inline, name))
