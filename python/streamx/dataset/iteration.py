@@ -54,6 +54,8 @@ class SampleAccess:
         get_columns: A batch of ids as one array (or list, for ``bytes`` and ``str``) per
             column, equal to what stacking the decoded samples gives; set when the schema
             allows (:mod:`~streamx.format.readers.batch_columns`).
+        idle: The pass reads nothing (a pipeline stage that needs no data): it yields
+            nothing and declares nothing to the shard cache, so nothing is fetched.
     """
 
     get_one: Callable[[int], Sample]
@@ -61,6 +63,7 @@ class SampleAccess:
     prepare: Callable[[NDArray[np.int64], int, int], int]
     chunk: int
     get_columns: Callable[[list[int]], Columns] | None = None
+    idle: bool = False
 
 
 def worker_samples(
@@ -68,6 +71,8 @@ def worker_samples(
 ) -> Iterator[Sample]:
     """Yields this worker's samples of the epoch ``start`` describes (padding skipped);
     ``world`` is where this worker reads among the ranks that read distinct samples."""
+    if access.idle:
+        return
     ids = worker_ids(start, layout, world)
     metrics.begin_epoch(start.epoch)
     try:
@@ -120,6 +125,8 @@ def loader_batches(
     (to unmap it: its pages would otherwise stay in this process's resident set until the
     pass ends).
     """
+    if access.idle:
+        return
     ids, spans = _interleaved(start, layout, world, num_workers, batch_size, drop_last)
     metrics.begin_epoch(start.epoch)
     shards = layout.shards_of(ids)

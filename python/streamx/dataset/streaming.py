@@ -6,6 +6,7 @@ import functools
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -87,6 +88,8 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         allow_unsafe_types: Allow ``pkl`` columns.
         replication: Consecutive ranks that see the same samples.
         mesh: The dp/tp/pp/cp sizes (:class:`streamx.order.mesh.Mesh`); only dp splits data.
+            With ``Mesh(skip_pipeline_middle=True)`` the middle pipeline stages' passes
+            yield and fetch nothing (their epochs and ``state_dict`` still advance).
         stream_name: Name of the Stream class to build when ``streams`` is not given.
         stream_config: Extra arguments for that class.
         zero_copy: Hand out ``bytes`` columns as read-only ``memoryview``s and static-shape
@@ -373,7 +376,10 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         start = self._state.start_epoch(self._settings, self._parallel_rank_world.num_nodes)
         self._settings = start.settings
         access = self._sample_access()
-        world = data_world(World.detect(), self._grouping)  # detected once per pass
+        world = World.detect()  # detected once per pass
+        if self.mesh is not None and not self.mesh.reads_data(world.rank):
+            access = replace(access, idle=True)  # a middle pipeline stage: the epoch only
+        world = data_world(world, self._grouping)
         return PassView(start, self._layout, world, access, self._reader.evict)
 
     @property

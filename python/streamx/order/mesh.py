@@ -9,13 +9,24 @@ Ranks map to coordinates by ``order``, fastest-varying first. The default, ``"tp
 is Megatron's: ``rank = tp + TP * (cp + CP * (dp + DP * pp))``. torch's ``DeviceMesh`` is
 row-major over its named dims, so its last dim varies fastest: a mesh with
 ``mesh_dim_names=("pp", "dp", "cp", "tp")`` is this same order (see :meth:`Mesh.from_device_mesh`).
-With ``pp == 1`` and the default order, a mesh reads exactly as mosaic's
-``replication=tp * cp``; unlike ``replication``, pipeline stages are not split into
-different data (mosaic's issue #827).
+
+A node's ranks keep their data-parallel share together: when every node holds one block of
+consecutive dp ranks (Megatron's order with whole tp x cp groups per node), the data world
+is those blocks as nodes, exactly as a plain run of ``dp`` ranks on that many nodes, so a
+node fetches only the shards its dp ranks read. On one node with ``pp == 1`` that is
+exactly mosaic's ``replication=tp * cp``; across nodes ``replication`` folds the nodes
+together whenever the replicated ranks do not fill whole nodes, and every node then fetches
+every shard. Unlike ``replication``, pipeline stages are not split into different data
+(mosaic's issue #827).
+
+As in Megatron, only the first pipeline stage (inputs) and the last (labels) consume
+batches: with ``skip_pipeline_middle=True`` the stages between them iterate nothing and
+fetch nothing, while their epochs and resume state advance with the others'.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -45,9 +56,12 @@ class Mesh:
         pp: Pipeline-parallel size.
         cp: Context-parallel size.
         order: The dims, fastest-varying first, joined by ``-`` (Megatron's default).
+        skip_pipeline_middle: Pipeline stages other than the first and the last read no
+            data: their passes yield nothing and download nothing (:meth:`reads_data`).
 
     Raises:
-        ValueError: A size is below 1, or ``order`` is not a permutation of dp, tp, pp, cp.
+        ValueError: A size is below 1, ``order`` is not a permutation of dp, tp, pp, cp, or
+            ``skip_pipeline_middle`` is not a bool.
 
     Examples:
         >>> mesh = Mesh(dp=2, tp=2, cp=2)
@@ -60,6 +74,7 @@ class Mesh:
     pp: int = 1
     cp: int = 1
     order: str = "tp-cp-dp-pp"
+    skip_pipeline_middle: bool = False
 
     def __post_init__(self) -> None:
         for name in _DIMS:
@@ -71,12 +86,19 @@ class Mesh:
                 f"Mesh order must name dp, tp, pp and cp once each joined by '-', "
                 f"got {self.order!r}"
             )
+        if not isinstance(self.skip_pipeline_middle, bool):
+            raise ValueError(
+                f"Mesh skip_pipeline_middle must be a bool, got {self.skip_pipeline_middle!r}"
+            )
 
     @classmethod
-    def from_device_mesh(cls, device_mesh: _DeviceMeshLike) -> Mesh:
+    def from_device_mesh(
+        cls, device_mesh: _DeviceMeshLike, *, skip_pipeline_middle: bool = False
+    ) -> Mesh:
         """The mesh of a torch ``DeviceMesh`` whose dims are named among dp, tp, pp, cp.
 
         Missing dims have size 1. Row-major over the names: the last name varies fastest.
+        ``skip_pipeline_middle`` is as in :class:`Mesh`.
 
         Raises:
             ValueError: The mesh has no dim names, or a name is not one of dp, tp, pp, cp.
@@ -89,7 +111,8 @@ class Mesh:
             raise ValueError(f"DeviceMesh dim names {unknown} are not among {_DIMS}")
         sizes = {name: device_mesh.size(i) for i, name in enumerate(names)}
         fastest_first = [*reversed(names), *(d for d in _DIMS if d not in names)]
-        return cls(**sizes, order="-".join(fastest_first))
+        order = "-".join(fastest_first)
+        return cls(**sizes, order=order, skip_pipeline_middle=skip_pipeline_middle)
 
     @property
     def world_size(self) -> int:
@@ -118,6 +141,11 @@ class Mesh:
         stage = self.coords(rank)["pp"]
         return stage in (0, self.pp - 1)
 
+    def reads_data(self, rank: int) -> bool:
+        """Whether ``rank``'s passes read samples: every rank, unless ``skip_pipeline_middle``
+        leaves out the stages that :meth:`needs_data` says need none."""
+        return not self.skip_pipeline_middle or self.needs_data(rank)
+
     def to_json(self) -> dict[str, int | str]:
         """The fields a state dict records."""
         return {"dp": self.dp, "tp": self.tp, "pp": self.pp, "cp": self.cp, "order": self.order}
@@ -127,19 +155,30 @@ def data_world(world: World, grouping: int | Mesh | None) -> World:
     """The world of data-parallel ranks that partitions the data for ``world``'s rank.
 
     ``grouping`` is mosaic's ``replication`` (consecutive ranks act as one) or a :class:`Mesh`.
-    A mesh's data world has ``dp`` ranks; a node keeps its ranks' data-parallel share when
-    each pipeline stage spans whole nodes (else the data world is one node).
+    A mesh's data world has ``dp`` ranks on as many nodes as there are distinct blocks of
+    dp ranks on the physical nodes (one node when the nodes do not hold such blocks).
     """
     if not isinstance(grouping, Mesh):
         return world.replicate(grouping)
     grouping.check(world.num_ranks)
-    if grouping.pp == 1 and grouping.order.startswith(("tp-cp", "cp-tp")):
-        return world.replicate(grouping.tp * grouping.cp)  # exactly mosaic's replication
+    nodes = _dp_blocks(grouping, world.num_nodes, world.ranks_per_node)
     dp_rank = grouping.coords(world.rank)["dp"]
-    nodes = world.num_nodes // grouping.pp if world.num_nodes % grouping.pp == 0 else 1
-    if nodes < 1 or grouping.dp % nodes:
-        nodes = 1
     return replace(world, num_nodes=nodes, ranks_per_node=grouping.dp // nodes, rank=dp_rank)
+
+
+@functools.lru_cache(maxsize=16)  # a pass of every DataLoader worker asks again
+def _dp_blocks(mesh: Mesh, num_nodes: int, ranks_per_node: int) -> int:
+    """How many blocks of consecutive dp ranks the nodes hold, when each node holds all of
+    one block (nodes of one tp/cp group or pipeline stage may share one); else 1."""
+    blocks = set()
+    for node in range(num_nodes):
+        ranks = range(node * ranks_per_node, (node + 1) * ranks_per_node)
+        blocks.add(tuple(sorted({mesh.coords(rank)["dp"] for rank in ranks})))
+    if mesh.dp % len(blocks):  # overlapping sets (a tp group across a node boundary)
+        return 1
+    size = mesh.dp // len(blocks)
+    aligned = {tuple(range(first, first + size)) for first in range(0, mesh.dp, size)}
+    return len(blocks) if blocks == aligned else 1
 
 
 def grouping(mesh: Mesh | None, replication: int | None) -> int | Mesh | None:
