@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import Future
 from dataclasses import replace
 from typing import Any
 
@@ -14,7 +13,6 @@ from numpy.typing import NDArray
 
 from streamx.cache.range_reads import RangeReads
 from streamx.cache.shard_cache import ShardCache
-from streamx.dataset import manual_shards
 from streamx.dataset.args import (
     StreamDefaults,
     build_streams,
@@ -28,6 +26,7 @@ from streamx.dataset.array import Array
 from streamx.dataset.attributes import LayoutField, SettingField
 from streamx.dataset.iteration import SampleAccess, chunk_size, worker_samples
 from streamx.dataset.layout import DatasetLayout
+from streamx.dataset.manual_shards import ShardMembers
 from streamx.dataset.pass_view import PassView, decodes_without_python
 from streamx.dataset.read_window import ShardWindow
 from streamx.dataset.reader_access import reader_access
@@ -54,7 +53,7 @@ from streamx.storage.settings import shards_ahead
 __all__ = ["StreamingDataset"]
 
 
-class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-arg]
+class StreamingDataset(Array, ShardMembers, TorchIterableDataset):  # type: ignore[misc,type-arg]
     """A streaming, resumable dataset with mosaicml-streaming's sample order.
 
     Every argument keeps the name, meaning and default it has in mosaicml-streaming 0.13.0:
@@ -423,7 +422,8 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
         if state is not None:
             state.close()
 
-    # Shard-level members of mosaicml-streaming's StreamingDataset (logic in manual_shards).
+    # Shard-level members of mosaicml-streaming's StreamingDataset: `spanner` here, the rest
+    # in `manual_shards.ShardMembers`.
 
     @functools.cached_property
     def spanner(self) -> Spanner:
@@ -433,69 +433,3 @@ class StreamingDataset(Array, TorchIterableDataset):  # type: ignore[misc,type-a
             >>> shard_id, index_in_shard = dataset.spanner[1234]  # doctest: +SKIP
         """
         return Spanner(self.samples_per_shard)
-
-    def prepare_shard(self, shard_id: int, blocking: bool = True) -> None:
-        """Makes a shard local: downloads, checks and decompresses it as needed.
-
-        Safe to call from any thread or process of the node: one of them downloads, and
-        under a ``cache_limit`` the least recently used shards are evicted to make room.
-
-        Args:
-            shard_id: The shard, in ``0 .. num_shards - 1``.
-            blocking: If False, return at once when another process is already fetching
-                the shard (or, under a ``cache_limit``, when it does not fit now) instead
-                of waiting.
-
-        Raises:
-            IndexError: If ``shard_id`` is out of range.
-            FileNotFoundError: If the shard's files are missing locally and remotely.
-            ChecksumError: If ``validate_hash`` is set and a digest differs.
-            StaleIndexError: If the remote's files no longer match the cached index.
-
-        Examples:
-            >>> dataset.prepare_shard(0)  # doctest: +SKIP
-        """
-        manual_shards.prepare_shard(self, shard_id, blocking)
-
-    def evict_shard(self, shard_id: int) -> None:
-        """Deletes a downloaded shard's files from the local cache now.
-
-        Its bytes leave ``cache_usage``; a later read downloads it again.
-
-        Args:
-            shard_id: The shard, in ``0 .. num_shards - 1``.
-
-        Raises:
-            IndexError: If ``shard_id`` is out of range.
-            ValueError: If the shard belongs to a stream without a remote: those files are
-                the user's only copy and are never deleted.
-
-        Examples:
-            >>> dataset.evict_shard(0)  # doctest: +SKIP
-        """
-        manual_shards.evict_shard(self, shard_id)
-
-    def evict_coldest_shard(self) -> None:
-        """Evicts the least recently used downloaded shard that no process is reading.
-
-        Raises:
-            ValueError: If there is no such shard.
-
-        Examples:
-            >>> dataset.evict_coldest_shard()  # doctest: +SKIP
-        """
-        manual_shards.evict_coldest_shard(self)
-
-    def on_exception(self, future: Future[Any]) -> None:
-        """Re-raises the exception of a finished background task, if it raised one.
-
-        Args:
-            future: The task, e.g. passed as a ``Future.add_done_callback`` callback.
-
-        Raises:
-            BaseException: Whatever the task raised.
-
-        Examples:
-            >>> future.add_done_callback(dataset.on_exception)  # doctest: +SKIP
-        """
-        manual_shards.on_exception(future)
