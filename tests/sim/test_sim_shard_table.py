@@ -18,7 +18,6 @@ from streamx import JSONWriter, MDSWriter
 from streamx.format.in_place import in_place_kind
 from streamx.format.index import parse_index
 from streamx.sim import ShardTable, load_shards
-from streamx.sim.shard_table import _mds_directory
 
 
 def _from_entries(root: Path) -> ShardTable:
@@ -76,12 +75,10 @@ def test_empty_compressed_files(tmp_path: Path) -> None:
     assert _assert_table(tmp_path).zip_bytes.tolist() == [0, 0]
 
 
-def test_kind_found_without_parsing_agrees(tmp_path: Path) -> None:
-    # A plain MDS directory is told apart from LitData's without a Python JSON parse; an
-    # index that might hold LitData's keys (literally or escaped) is left to in_place_kind.
+def test_kind_of_an_index_directory(tmp_path: Path) -> None:
+    # A plain MDS directory is told apart from LitData's by its bytes (no Python parse of a
+    # large index); an index that might hold LitData's keys, literally or escaped, is parsed.
     write_index(tmp_path / "mds", [3, 3], [300, 300])
-    assert _mds_directory(str(tmp_path / "mds"))
-    assert _mds_directory(str(tmp_path / "mds") + "/")
     index = json.loads((tmp_path / "mds" / "index.json").read_text())
     extras: list[tuple[str, dict[str, object]]] = [
         ("keys", {"chunks": [], "config": {}}),
@@ -91,9 +88,10 @@ def test_kind_found_without_parsing_agrees(tmp_path: Path) -> None:
         (tmp_path / name).mkdir()
         text = json.dumps({**index, **extra}).replace('"\\\\u0063', '"\\u0063')
         (tmp_path / name / "index.json").write_text(text)
-        assert not _mds_directory(str(tmp_path / name))
-        assert in_place_kind(str(tmp_path / name), "auto") == "litdata"
-    assert not _mds_directory(str(tmp_path / "nothing"))
-    assert not _mds_directory(str(tmp_path / "mds" / "index.json"))
-    for target in (tmp_path / "mds", tmp_path / "nothing"):
+        assert in_place_kind(str(tmp_path / name), "auto") == "litdata", name
+    # Both keys spelled inside values of an MDS index: parsed, and still MDS.
+    (tmp_path / "lookalike").mkdir()
+    named = {**index, "note": ["chunks", "config"]}
+    (tmp_path / "lookalike" / "index.json").write_text(json.dumps(named))
+    for target in (tmp_path / "mds", tmp_path / "lookalike", tmp_path / "nothing"):
         assert in_place_kind(str(target), "auto") is None

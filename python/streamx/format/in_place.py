@@ -34,12 +34,23 @@ def _by_suffix(target: str) -> Kind | None:
 
 
 def _is_litdata(index: str) -> bool:
-    """Whether ``index`` is LitData's (``chunks`` and ``config``), not MDS's (``shards``)."""
+    """Whether ``index`` is LitData's (``chunks`` and ``config``), not MDS's (``shards``).
+
+    An MDS index can be large (a 10^5-shard one is tens of MB): one whose text spells
+    neither key, and has no ``\\u`` escape that could spell them, is told apart from its
+    bytes without a Python parse.
+    """
     try:
-        with open(index, encoding="utf-8") as f:
-            found = json.load(f)
-    except (OSError, ValueError):
+        with open(index, "rb") as f:
+            text = f.read()
+    except OSError:
         return False  # the MDS path reports what is wrong with it
+    if b"\\u" not in text and not (b'"chunks"' in text and b'"config"' in text):
+        return False
+    try:
+        found = json.loads(text)
+    except ValueError:
+        return False
     return isinstance(found, dict) and "chunks" in found and "config" in found
 
 

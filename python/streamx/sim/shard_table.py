@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 from streamx.format.in_place import in_place_kind, in_place_sizes
 from streamx.format.index import parse_index
 from streamx.format.lazy_shards import ShardList
-from streamx.location import INDEX_BASENAME, Location
+from streamx.location import INDEX_BASENAME
 from streamx.storage.download import download_file
 
 __all__ = ["ShardTable", "load_shards", "synth_shards"]
@@ -114,7 +114,7 @@ def load_shards(root: str, split: str | None = None) -> ShardTable:
         CorruptIndexError: If the index is not a valid MDS index.
     """
     base = os.path.join(root, split) if split else root
-    kind = None if _mds_directory(base) else in_place_kind(base, "auto")
+    kind = in_place_kind(base, "auto")
     if kind is not None:  # Parquet row groups or tars, as a dataset would read them
         with tempfile.TemporaryDirectory(prefix="streamx-sim-") as tmp:
             samples, sizes = in_place_sizes(base, kind, tmp)
@@ -127,24 +127,6 @@ def load_shards(root: str, split: str | None = None) -> ShardTable:
             download_file(f"{base.rstrip('/')}/{INDEX_BASENAME}", path)
             shards = parse_index(tmp, None, path)
     return _index_table(shards)
-
-
-def _mds_directory(base: str) -> bool:
-    """Whether ``in_place_kind(base, "auto")`` is surely ``None`` (MDS), found without
-    parsing the index in Python: a local directory not named like a file read in place,
-    whose ``index.json`` cannot be LitData's. That one is an object with the keys
-    ``chunks`` and ``config``, which JSON text spells as such or with ``\\u`` escapes.
-    Anything else is left to :func:`in_place_kind`.
-    """
-    name = base.rstrip("/")
-    if name.endswith((".parquet", ".tar", ".json")) or Location.parse(base).is_remote:
-        return False
-    try:
-        with open(os.path.join(base, INDEX_BASENAME), "rb") as file:
-            text = file.read()
-    except OSError:  # no index (or not a directory): in_place_kind looks further
-        return False
-    return b"\\u" not in text and not (b'"chunks"' in text and b'"config"' in text)
 
 
 def _index_table(shards: ShardList) -> ShardTable:
