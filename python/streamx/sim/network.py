@@ -20,6 +20,11 @@ device that reads it. The link keeps going while it waits: the other workers' sh
 further down the list arrive meanwhile, so the first batch of a run with ``W`` workers
 takes about as long as with one, and the next ``W - 1`` come soon after.
 
+A worker yields nothing of a chunk before all of its shards are local, so a step needs the
+shards of every chunk it starts (:mod:`~streamx.sim.schedule`). The run's first round of
+steps (each worker's first batch) waits as :mod:`~streamx.sim.first_chunks` finds: every
+worker fetching its first chunk's shards alone, a shard two workers share fetched once.
+
 Each node's lists are concatenated into one array with a running byte prefix ``P``, so a
 step is a handful of vectorised operations over the nodes.
 """
@@ -84,6 +89,10 @@ class SlowStart:
         bandwidth: Bytes per second of a node's link for what the look-ahead has not taken.
         step_bandwidth: Bytes per second at which a step's own missing shards arrive outside
             the look-ahead (its readers' rate; at most ``bandwidth``).
+        ready: Per (step, node) of the run's first steps, the link seconds at which the
+            step's readers have their first chunks (:func:`~streamx.sim.first_chunks.
+            first_chunk_ready`); those steps wait for that instead of for their share of the
+            list at ``step_bandwidth``. ``None``: every step waits for the list.
     """
 
     first: NDArray[np.int64]
@@ -91,6 +100,7 @@ class SlowStart:
     before: NDArray[np.int64]
     bandwidth: float
     step_bandwidth: float
+    ready: NDArray[np.float64] | None = None
 
 
 def run_links(
@@ -168,6 +178,12 @@ def run_links(
             stop = np.maximum(prefix[target[s]], at)
             wait = np.where(behind, wait + _seconds(at, stop, fast_end, bandwidth, step_rate), 0)
             busy = np.where(behind, busy + _seconds(at, stop, fast_end, bandwidth, slow_rate), 0)
+            if slow.ready is not None and s < len(slow.ready):
+                # The first round: the readers' own first chunks, fetched alongside the
+                # other workers' (which bring the shards they share).
+                wait = np.maximum(slow.ready[s] - step_times[:s].sum(), 0.0)
+                busy = np.minimum(busy, wait)
+                behind = behind | (wait > 0)
             pos = np.maximum(pos, target[s])
             progress = np.where(behind, 0.0, progress)
             if rounding:

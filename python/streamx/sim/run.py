@@ -19,10 +19,11 @@ from streamx.dataset.iteration import chunk_samples
 from streamx.order.epoch import plan_config, plan_epoch
 from streamx.order.world import World
 from streamx.sim.config import SimConfig
+from streamx.sim.first_chunks import first_chunk_ready
 from streamx.sim.lru import node_uses, run_lru
 from streamx.sim.network import SlowStart, run_links
 from streamx.sim.result import SimResult
-from streamx.sim.schedule import NO_CHECK, Checks, NodeQueue, node_queue
+from streamx.sim.schedule import NO_CHECK, Checks, NodeQueue, ShardOf, node_queue
 
 __all__ = ["epoch_order", "run_steps", "simulate"]
 
@@ -99,7 +100,9 @@ def _join(epochs: list[NodeQueue], first_steps: list[int]) -> NodeQueue:
     )
 
 
-def _slow_start(config: SimConfig, queues: list[NodeQueue]) -> SlowStart | None:
+def _slow_start(
+    config: SimConfig, queues: list[NodeQueue], ready: NDArray[np.float64] | None
+) -> SlowStart | None:
     """The loader's one-shard-at-a-time mode, when ``shard_bandwidth`` is calibrated."""
     if config.shard_bandwidth is None:
         return None
@@ -112,7 +115,23 @@ def _slow_start(config: SimConfig, queues: list[NodeQueue]) -> SlowStart | None:
         np.stack([q.checks.before for q in queues], axis=1),
         min(config.bandwidth, processes * config.shard_bandwidth),
         min(config.bandwidth, config.devices * config.shard_bandwidth),
+        ready,
     )
+
+
+def _first_round(
+    config: SimConfig, ids: NDArray[np.int64], shard_of: ShardOf, chunk: int, steps: int
+) -> NDArray[np.float64]:
+    """Per (step, node) of the first round, when its readers have their first chunks."""
+    assert config.shard_bandwidth is not None  # a chunk is modelled only with it
+    processes = config.devices * config.workers
+    rate = min(config.shard_bandwidth, config.bandwidth / processes)
+    sizes = config.shards.download_bytes
+    ready = np.stack(
+        [first_chunk_ready(ids[n], shard_of, chunk, sizes, rate) for n in range(config.nodes)],
+        axis=1,
+    )
+    return ready[:steps]
 
 
 def _chunk(config: SimConfig) -> int | None:
@@ -152,6 +171,7 @@ def simulate(config: SimConfig) -> SimResult:
     last_use = [np.full(num_shards, -1, np.int64) for _ in range(config.nodes)]
     parts: list[list[NodeQueue]] = [[] for _ in range(config.nodes)]
     chunk = _chunk(config)
+    ready = None
     limited = config.limited
     reads: list[list[tuple[NDArray[np.int64], int, int]]] = [[] for _ in range(config.nodes)]
     # Nodes are independent and numpy releases the GIL in their array work: one thread per
@@ -162,6 +182,8 @@ def simulate(config: SimConfig) -> SimResult:
     with ThreadPoolExecutor(max_workers=threads) if threads > 1 else nullcontext() as pool:
         for epoch, steps in enumerate(epoch_steps):
             ids = epoch_order(config, epoch)
+            if epoch == 0 and chunk is not None:
+                ready = _first_round(config, ids, shard_of, chunk, steps)
             args = [
                 (
                     ids[n],
@@ -191,7 +213,7 @@ def simulate(config: SimConfig) -> SimResult:
         sum(epoch_steps),
         config.step_compute_time,
         config.bandwidth,
-        _slow_start(config, queues),
+        _slow_start(config, queues, ready),
         config.mosaic_rounding,
     )
     cache = _cache_bound(queues, last_use, shards.raw_bytes, trace.done_step, sum(epoch_steps))

@@ -7,8 +7,16 @@ be prefetched) at the step whose batch brings it within ``predownload`` samples 
 worker's position; the first ``predownload`` samples of every worker are released at once.
 
 The node's downloads form one list ordered by need step (earliest deadline first), so each
-step only waits for shards it needs itself. Everything here is vectorised with numpy: the
-cost is a few passes over the epoch's sample ids.
+step only waits for shards it needs itself.
+
+When the loader's chunks are modelled (``chunk``, with a calibrated slow start), a shard is
+needed at the step that reads the first sample of the *chunk* it is read in: streamx's
+workers decode a chunk of ids in one call and yield none of its samples before every shard
+of the chunk is local, so the first batch waits for the whole first chunk (with 40 KB
+samples a chunk is 26 samples, so a batch of 16 waits for 26 samples' shards).
+
+Everything here is vectorised with numpy: the cost is a few passes over the epoch's sample
+ids.
 """
 
 from __future__ import annotations
@@ -22,7 +30,16 @@ from numpy.typing import NDArray
 # The shards of an array of sample ids.
 ShardOf = Callable[[NDArray[np.int64]], NDArray[np.int64]]
 
-__all__ = ["NO_CHECK", "Checks", "NodeQueue", "ShardOf", "node_queue", "release_rows", "step_rows"]
+__all__ = [
+    "NO_CHECK",
+    "Checks",
+    "NodeQueue",
+    "ShardOf",
+    "chunk_rows",
+    "node_queue",
+    "release_rows",
+    "step_rows",
+]
 
 # Larger than any step number: "never needed".
 _NEVER = np.iinfo(np.int64).max
@@ -92,6 +109,23 @@ def release_rows(shape: tuple[int, int, int, int], predownload: int) -> NDArray[
     return full.reshape(batches * workers, devices * batch)
 
 
+def chunk_rows(shape: tuple[int, int, int, int], chunk: int) -> NDArray[np.int64]:
+    """Per sample slot, laid out as :func:`step_rows` lays ids: ``need * (chunk + batch) +
+    offset``, where ``need`` is the step reading the first sample of the slot's chunk (its
+    worker's chunks start every ``chunk`` samples) and ``offset`` the slot's position counted
+    from the first sample of that step's batch (so ordering by it is ordering by the step,
+    then by where in the worker's sequence the sample lies)."""
+    devices, workers, batches, batch = shape
+    position = np.arange(batches * batch, dtype=np.int64)
+    first = position // chunk * chunk // batch  # the batch holding the chunk's first sample
+    offset = position - first * batch
+    worker = np.arange(workers, dtype=np.int64)[None, :]
+    need = first.reshape(batches, batch)[:, None, :] * workers + worker[:, :, None]
+    key = need * (chunk + batch) + offset.reshape(batches, 1, batch)
+    full = np.broadcast_to(key[:, :, None, :], (batches, workers, devices, batch))
+    return full.reshape(batches * workers, devices * batch)
+
+
 def _first_row(shard: NDArray[np.int64], width: int, num_shards: int) -> NDArray[np.int64]:
     """Per shard, the first row (of ``width`` slots) of ``shard`` holding it; ``_NEVER`` if none."""
     first = np.full(num_shards + 1, _NEVER, np.int64)
@@ -158,6 +192,17 @@ def node_queue(
     shard = np.where(rows >= 0, shard_of(np.maximum(rows, 0)), num_shards).ravel()
     width = rows.shape[1]
     need = _first_row(shard, width, num_shards)
+    slot = np.zeros(num_shards, np.int64)
+    span = batch if chunk is None else chunk + batch
+    if chunk is not None:
+        # A chunk is read whole before any of its samples is yielded (see the module note).
+        keys = chunk_rows(node_ids.shape, chunk)[: len(rows)].ravel()  # type: ignore[arg-type]
+        first_key = np.full(num_shards + 1, _NEVER, np.int64)
+        np.minimum.at(first_key, shard, keys)
+        first_key = first_key[:num_shards]
+        seen_key = first_key != _NEVER
+        need = np.where(seen_key, first_key // span, _NEVER)
+        slot = np.where(seen_key, first_key % span, 0)
     read = shard[: steps * width]
     last = np.full(num_shards + 1, -1, np.int64)
     last[read] = np.arange(len(read), dtype=np.int64) // width
@@ -166,16 +211,8 @@ def node_queue(
     release = _release(shard.reshape(len(rows), devices, batch), need, predownload, workers)
     wanted = (need < steps) | ((need != _NEVER) & (release < steps))
     new = np.flatnonzero(wanted & ~present)
-    slot = np.zeros(num_shards, np.int64)
-    if chunk is None:
-        order = new[np.lexsort((release[new], need[new]))]
-    else:
-        # Where in its first batch each shard is first read: the loader fetches a batch's
-        # shards in sample order, and its chunks start at given samples.
-        first = np.full(num_shards + 1, -1, np.int64)
-        first[shard[::-1]] = np.arange(len(shard) - 1, -1, -1, dtype=np.int64)
-        slot = first[:num_shards] % width % batch
-        order = new[np.lexsort((slot[new], release[new], need[new]))]
+    # Within a need step, the loader fetches a chunk's shards in sample order (``slot``).
+    order = new[np.lexsort((slot[new], release[new], need[new]))]
     present[order] = True
     return NodeQueue(
         order,
@@ -187,10 +224,11 @@ def node_queue(
             node_ids,
             shard_of,
             order,
-            need[order] * node_ids.shape[3] + slot[order],
+            need[order] * span + slot[order],
             steps,
             chunk,
             num_shards,
+            span,
         ),
     )
 
@@ -203,10 +241,11 @@ def _checks(
     steps: int,
     chunk: int,
     num_shards: int,
+    span: int,
 ) -> Checks:
     """Where the node's workers start chunks in the epoch's first ``steps`` steps.
 
-    ``key`` is ``need * batch + slot`` of each download in list order.
+    ``key`` is ``need * span + slot`` of each download in list order (:func:`chunk_rows`).
     """
     _, workers, batches, batch = node_ids.shape
     starts = np.arange(0, batches * batch, chunk, dtype=np.int64)
@@ -224,6 +263,6 @@ def _checks(
     # Downloads the loader makes before the step's earliest chunk start: every shard
     # read before that sample.
     at = np.full(steps, np.iinfo(np.int64).max, np.int64)
-    np.minimum.at(at, step[keep], np.broadcast_to(step * batch + starts % batch, step.shape)[keep])
+    np.minimum.at(at, step[keep], np.broadcast_to(step * span + starts % batch, step.shape)[keep])
     before = np.searchsorted(np.sort(key), at)
     return Checks(first, last, np.where(at == np.iinfo(np.int64).max, -1, before))
