@@ -90,9 +90,9 @@ class SlowStart:
         step_bandwidth: Bytes per second at which a step's own missing shards arrive outside
             the look-ahead (its readers' rate; at most ``bandwidth``).
         ready: Per (step, node) of the run's first steps, the link seconds at which the
-            step's readers have their first chunks (:func:`~streamx.sim.first_chunks.
-            first_chunk_ready`); those steps wait for that instead of for their share of the
-            list at ``step_bandwidth``. ``None``: every step waits for the list.
+            step's readers have their first chunks (:mod:`~streamx.sim.first_chunks`);
+            those steps wait for that instead of for their share of the list at
+            ``step_bandwidth``. ``None``: every step waits for the list.
     """
 
     first: NDArray[np.int64]
