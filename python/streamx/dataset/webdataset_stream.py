@@ -23,6 +23,11 @@ class WebDatasetStream(InPlaceStream):
     ``abc.json`` are the fields ``jpg`` and ``json`` of the sample keyed ``abc``), and each
     sample carries its ``__key__`` and ``__url__``.
 
+    A remote tar is downloaded whole when it is needed; while it is on its way, samples
+    wanted from it are read by range, one GET of each sample's members, up to a budget
+    (:mod:`~streamx.format.webdataset.tar_ranges`; ``STREAMX_RANGE_READS=0`` turns this
+    off). The first sample of a cold epoch thus comes before its tar.
+
     Args:
         remote: A ``.tar`` file, a directory of them, or a glob, as a path or URL.
         local: Cache directory (``None``: a private one derived from ``remote``).

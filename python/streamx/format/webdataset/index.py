@@ -5,7 +5,9 @@ cached under ``folder/TABLES`` named by a digest of the tar's URL, size and vers
 that changed on the server gets a new table and a new cached copy, never a mix of old and
 new members. The table is read from the tar's headers, by range, when the dataset is
 built; or, where a wids shard index gives the sample counts
-(:mod:`~streamx.format.webdataset.shard_index`), from the tar's cached copy on first use.
+(:mod:`~streamx.format.webdataset.shard_index`), from the tar's cached copy on first use
+(or by range from the remote tar, as far as the samples read before that copy is here:
+:mod:`~streamx.format.webdataset.tar_ranges`).
 """
 
 from __future__ import annotations
@@ -53,6 +55,8 @@ class TarShard:
     table: str  # basename under TABLES
     decode: bool
     images: bool
+    timeout: float = 60.0  # what each GET of the tar may take (``download_timeout``)
+    retry: int = 2  # attempts of each GET (``download_retry``)
 
     @property
     def rows(self) -> int:
@@ -76,6 +80,8 @@ class WebDatasetIndex(UnitIndex[TarShard]):
             "table": unit.table,
             "decode": unit.decode,
             "images": unit.images,
+            "timeout": unit.timeout,
+            "retry": unit.retry,
         }
 
 
@@ -161,7 +167,9 @@ def build_index(
             tables = list(pool.map(lambda f: _table(f, folder, timeout, retry), files))
         listed = [(f, name, count) for f, (name, count) in zip(files, tables)]
     tars = [
-        TarShard(file, count, f"{_stem(file.url)}-{name[:12]}.tar", name, decode, images)
+        TarShard(
+            file, count, f"{_stem(file.url)}-{name[:12]}.tar", name, decode, images, timeout, retry
+        )
         for file, name, count in listed
         if count > 0
     ]

@@ -9,13 +9,13 @@ files at the top level are not samples' fields, as in WebDataset.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from streamx.exceptions import CorruptShardError
 from streamx.format.webdataset.tar_members import Member
 
-__all__ = ["Field", "TarSample", "group_samples"]
+__all__ = ["Field", "SampleGrouper", "TarSample", "group_samples"]
 
 _KEY_AND_FIELD = re.compile(r"^((?:.*/|)[^./]+)\.([^/]*)$")
 
@@ -39,29 +39,52 @@ def _is_metadata(name: str) -> bool:
     return "/" not in name and name.startswith("__") and name.endswith("__")
 
 
-def group_samples(members: Sequence[Member], shown: str) -> list[TarSample]:
+class SampleGrouper:
+    """Members fed one at a time, in archive order, into samples: :meth:`add` hands back a
+    sample once a member of the next one shows it is complete, :meth:`finish` the last."""
+
+    def __init__(self, shown: str) -> None:
+        self._shown = shown
+        self._key: str | None = None
+        self._fields: dict[str, Field] = {}
+
+    def add(self, member: Member) -> TarSample | None:
+        """Takes ``member``; returns the sample it completes, if any.
+
+        Raises:
+            CorruptShardError: If one sample holds the same field twice (naming the member).
+        """
+        found = _KEY_AND_FIELD.match(member.name)
+        if found is None or _is_metadata(member.name):
+            return None
+        member_key, name = found.group(1), found.group(2).lower()
+        done = None
+        if member_key != self._key:
+            done = self.finish()
+            self._key = member_key
+        if name in self._fields:
+            raise CorruptShardError(
+                f"{self._shown}: the sample {member_key!r} holds {name!r} twice ({member.name})"
+            )
+        self._fields[name] = Field(name, member.offset, member.size)
+        return done
+
+    def finish(self) -> TarSample | None:
+        """The sample being grouped, if any (the archive ended, or its next member began)."""
+        if self._key is None:
+            return None
+        sample = TarSample(self._key, tuple(self._fields.values()))
+        self._key, self._fields = None, {}
+        return sample
+
+
+def group_samples(members: Iterable[Member], shown: str) -> list[TarSample]:
     """The archive's samples in order.
 
     Raises:
         CorruptShardError: If one sample holds the same field twice (naming the member).
     """
-    samples: list[TarSample] = []
-    key: str | None = None
-    fields: dict[str, Field] = {}
-    for member in members:
-        found = _KEY_AND_FIELD.match(member.name)
-        if found is None or _is_metadata(member.name):
-            continue
-        member_key, name = found.group(1), found.group(2).lower()
-        if member_key != key:
-            if key is not None:
-                samples.append(TarSample(key, tuple(fields.values())))
-            key, fields = member_key, {}
-        if name in fields:
-            raise CorruptShardError(
-                f"{shown}: the sample {member_key!r} holds {name!r} twice ({member.name})"
-            )
-        fields[name] = Field(name, member.offset, member.size)
-    if key is not None:
-        samples.append(TarSample(key, tuple(fields.values())))
-    return samples
+    grouper = SampleGrouper(shown)
+    samples = [s for s in map(grouper.add, members) if s is not None]
+    last = grouper.finish()
+    return samples if last is None else [*samples, last]

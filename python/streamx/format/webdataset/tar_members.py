@@ -16,12 +16,12 @@ and the offset.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from streamx.exceptions import CorruptShardError
 
-__all__ = ["Member", "scan_members"]
+__all__ = ["Member", "iter_members", "scan_members"]
 
 BLOCK = 512
 # Bytes per remote read: from MIN_WINDOW after a skipped body, doubling up to MAX_WINDOW
@@ -131,10 +131,25 @@ def scan_members(read: Callable[[int, int], bytes], size: int, shown: str) -> li
         CorruptShardError: If the file is not a tar, a header is corrupt, or a member runs
             past the end of the file (a truncated archive).
     """
+    return list(iter_members(read, size, shown))
+
+
+def iter_members(read: Callable[[int, int], bytes], size: int, shown: str) -> Iterator[Member]:
+    """The archive's regular files in order, each as soon as its header is read (a scan
+    that stops early reads only the headers before the members it wanted).
+
+    Args:
+        read: ``read(start, length)`` returns the archive's bytes ``[start, start + length)``.
+        size: The archive's size in bytes.
+        shown: The archive's name, for errors.
+
+    Raises:
+        CorruptShardError: If the file is not a tar, a header is corrupt, or a member runs
+            past the end of the file (a truncated archive).
+    """
     if size < BLOCK:
         raise CorruptShardError(f"{shown} is not a tar file: {size} bytes, less than a header")
     windows = _Windows(read, size)
-    members: list[Member] = []
     at = 0
     body = 0  # the size of the body before the header at `at`
     long_name: str | None = None
@@ -142,7 +157,7 @@ def scan_members(read: Callable[[int, int], bytes], size: int, shown: str) -> li
     while at + BLOCK <= size:
         header = windows.get(at, BLOCK, body)
         if header == bytes(BLOCK):
-            return members  # the end-of-archive blocks
+            return  # the end-of-archive blocks
         _checked(header, shown, at)
         kind = header[156:157]
         length = _number(header[124:136], "size", shown, at)
@@ -180,7 +195,7 @@ def scan_members(read: Callable[[int, int], bytes], size: int, shown: str) -> li
                         f"{shown}: the pax size of the member at offset {at} is past the end"
                     )
                 following = data_at + -(-length // BLOCK) * BLOCK
-            members.append(Member(name, data_at, length))
+            yield Member(name, data_at, length)
             long_name, pax = None, {}
         elif kind in _SKIPPED:
             long_name, pax = None, {}
@@ -191,4 +206,4 @@ def scan_members(read: Callable[[int, int], bytes], size: int, shown: str) -> li
         at, body = following, length
     if at < size:
         raise CorruptShardError(f"{shown} is truncated: a header at offset {at} is cut short")
-    return members  # no end-of-archive blocks: tolerated, as tar itself does
+    # No end-of-archive blocks: tolerated, as tar itself does.

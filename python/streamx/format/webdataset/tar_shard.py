@@ -1,18 +1,27 @@
-"""One tar shard: fetched whole into the cache, its samples read by range from there."""
+"""One tar shard: fetched whole into the cache, its samples read by range from there (or
+from the remote tar while it is still on its way)."""
 
 from __future__ import annotations
 
+import errno
 import os
 from collections import OrderedDict
-from typing import Any
+from typing import Any, NoReturn
 
-from streamx.exceptions import CorruptShardError
+from streamx.exceptions import CorruptShardError, StaleIndexError
 from streamx.format.held_file import HeldFile
 from streamx.format.index import ShardInfo
-from streamx.format.remote_files import RemoteFile, check_unchanged
+from streamx.format.remote_files import RemoteFile, check_unchanged, stat_file
 from streamx.format.webdataset.decoders import decode_field
 from streamx.format.webdataset.index import TABLES, load_table, save_table, table_samples
 from streamx.format.webdataset.samples import TarSample
+from streamx.format.webdataset.tar_ranges import (
+    RangedTar,
+    TarTarget,
+    forget_ranged,
+    ranged_tar,
+    span_of,
+)
 from streamx.storage.download import download_file
 
 __all__ = ["TarShardReader", "fetch_tar"]
@@ -31,9 +40,19 @@ def fetch_tar(shard: ShardInfo, timeout: float, retry: int) -> int:
         StaleIndexError: If the tar changed since its member table was read.
     """
     source = _source(shard)
-    check_unchanged(source, source.url)
+    check_unchanged(source, source.url)  # once per process: a stale tar is not downloaded
     path = shard.local_path(shard.raw_data)
     download_file(source.url, path, retry=retry, timeout=timeout, expected_size=source.size)
+    # The download's parts are pinned to the version its first part got, which a rewrite
+    # since the check above may have changed (same size): compared now, it is the version
+    # the member table was read from, or the copy goes (the cache removes a failed fetch).
+    now = stat_file(source.url)
+    if (now.size, now.version) != (source.size, source.version):
+        raise StaleIndexError(
+            f"{source.url}: the file changed since its metadata was read (size {source.size} "
+            f"-> {now.size}, version {source.version!r} -> {now.version!r}); construct the "
+            "dataset again to read the new data"
+        )
     return source.size
 
 
@@ -41,54 +60,135 @@ _TABLES: OrderedDict[str, list[TarSample]] = OrderedDict()
 _KEEP_TABLES = 16
 
 
+def _table_path(shard: ShardInfo) -> str:
+    return os.path.join(shard.dirname, shard.split, TABLES, shard.extra["table"])
+
+
+def _remember(path: str, samples: list[TarSample]) -> None:
+    _TABLES[path] = samples
+    while len(_TABLES) > _KEEP_TABLES:
+        _TABLES.popitem(last=False)
+
+
+def _counted(shard: ShardInfo, samples: list[TarSample]) -> list[TarSample]:
+    if len(samples) != shard.samples:
+        raise CorruptShardError(
+            f"{shard.extra['source']} holds {len(samples)} samples; its index says {shard.samples}"
+        )
+    return samples
+
+
+def _cached_samples(shard: ShardInfo) -> list[TarSample] | None:
+    """The tar's member table where it is cached (in memory or in ``local``), else None."""
+    path = _table_path(shard)
+    found = _TABLES.get(path)
+    if found is not None:
+        _TABLES.move_to_end(path)
+    elif os.path.exists(path):
+        found = load_table(path, shard.extra["source"])
+        _remember(path, found)
+    return None if found is None else _counted(shard, found)
+
+
 def _samples(shard: ShardInfo, local: str) -> list[TarSample]:
     """The tar's member table: cached, or read from its cached copy ``local`` and saved
     (a tar listed by a shard index is not scanned before its first use)."""
-    path = os.path.join(shard.dirname, shard.split, TABLES, shard.extra["table"])
-    found = _TABLES.get(path)
-    if found is None:
-        if os.path.exists(path):
-            found = load_table(path, shard.extra["source"])
-        else:
-            source = _source(shard)
-            with open(local, "rb") as f:
-                found = table_samples(lambda start, n: os.pread(f.fileno(), n, start), source)
-            save_table(path, source, found)
-        _TABLES[path] = found
-        while len(_TABLES) > _KEEP_TABLES:
-            _TABLES.popitem(last=False)
-    else:
-        _TABLES.move_to_end(path)
-    if len(found) != shard.samples:
-        raise CorruptShardError(
-            f"{shard.extra['source']} holds {len(found)} samples; its index says {shard.samples}"
-        )
-    return found
+    found = _cached_samples(shard)
+    if found is not None:
+        return found
+    source = _source(shard)
+    with open(local, "rb") as f:
+        found = table_samples(lambda start, n: os.pread(f.fileno(), n, start), source)
+    _save(shard, found)
+    return _counted(shard, found)
+
+
+def _save(shard: ShardInfo, samples: list[TarSample]) -> None:
+    path = _table_path(shard)
+    save_table(path, _source(shard), samples)
+    _remember(path, samples)
+
+
+def _target(shard: ShardInfo) -> TarTarget:
+    extra = shard.extra
+    timeout, retry = float(extra.get("timeout", 60.0)), int(extra.get("retry", 2))
+    return TarTarget(_source(shard), shard.samples, timeout, retry)
+
+
+def _ranged(shard: ShardInfo, target: TarTarget) -> RangedTar | None:
+    """The process's range reads of the tar (None: it waits for the whole tar)."""
+    return ranged_tar(target, lambda: _cached_samples(shard), lambda found: _save(shard, found))
 
 
 class TarShardReader:
-    """Samples of one cached tar, as ``{"__key__", "__url__", field: value, ...}``."""
+    """Samples of one tar, as ``{"__key__", "__url__", field: value, ...}``: from its cached
+    copy, or by range while a remote tar is not here yet
+    (:mod:`~streamx.format.webdataset.tar_ranges`).
+
+    Raises ``FileNotFoundError`` (as it is built, or for a sample) while the tar is not
+    here and the sample cannot be read by range: the caller then fetches the whole tar.
+    """
 
     def __init__(self, shard: ShardInfo) -> None:
         self.shard = shard
+        self._url = str(shard.extra["source"])
         self._path = shard.local_path(shard.raw_data)
-        self._file = HeldFile(self._path, shard.raw_data.bytes, str(shard.extra["source"]))
-        self._samples = _samples(shard, self._path)
+        self._file: HeldFile | None = None
+        self._samples: list[TarSample] = []
         self._decode = bool(shard.extra.get("decode", True))
         self._images = bool(shard.extra.get("images", False))
+        self._target = _target(shard)
+        if not self._opened() and _ranged(shard, self._target) is None:
+            self._missing()
+
+    def __getstate__(self) -> dict[str, Any]:
+        # An open file descriptor means nothing in another process: it is opened again.
+        return {**self.__dict__, "_file": None}
+
+    def _missing(self) -> NoReturn:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), self._path)
+
+    def _opened(self) -> bool:
+        """Whether the cached copy is open (opened here once it has arrived)."""
+        if self._file is not None:
+            return True
+        try:
+            held = HeldFile(self._path, self.shard.raw_data.bytes, self._url)
+        except FileNotFoundError:
+            return False
+        try:
+            self._samples = _samples(self.shard, self._path)
+        except BaseException:
+            held.close()
+            raise
+        self._file = held
+        forget_ranged(self._target, arrived=True)
+        return True
 
     def get(self, index: int) -> dict[str, Any]:
-        sample = self._samples[index]
-        url = self.shard.extra["source"]
-        out: dict[str, Any] = {"__key__": sample.key, "__url__": url}
-        if not sample.fields:
-            return out
-        # A sample's members lie together in the tar: one read covers them all.
-        start = sample.fields[0].offset
-        end = max(f.offset + f.size for f in sample.fields)
-        span = self._file.pread(end - start, start)
+        if self._opened():
+            assert self._file is not None
+            sample = self._samples[index]
+            start, end = span_of(sample)
+            span = self._file.pread(end - start, start) if sample.fields else b""
+        else:
+            ranged = _ranged(self.shard, self._target)
+            found = None if ranged is None else ranged.read(index)
+            if found is None:  # the whole tar is needed: the caller fetches it
+                self._missing()
+            sample, start, span = found
+            end = start + len(span)
         if len(span) != end - start:
-            raise CorruptShardError(f"{url}, sample {sample.key!r} is cut short in {self._path}")
+            raise CorruptShardError(
+                f"{self._url}, sample {sample.key!r} is cut short in {self._path}"
+            )
+        return self._decoded(sample, start, span)
+
+    def _decoded(self, sample: TarSample, start: int, span: bytes) -> dict[str, Any]:
+        """The sample from the bytes of its members' span (which begins at ``start``)."""
+        url = self._url
+        out: dict[str, Any] = {"__key__": sample.key, "__url__": url}
+        # A sample's members lie together in the tar: one read covers them all.
         view = memoryview(span)
         for field in sample.fields:
             data = bytes(view[field.offset - start : field.offset - start + field.size])
