@@ -29,11 +29,9 @@ pub struct MappedFile {
 impl MappedFile {
     /// Maps `path` read-only. A missing file gives [`Error::NotFound`].
     pub fn open(path: &Path) -> Result<Self> {
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
-        if len == 0 {
+        let Some((file, _)) = open_with_bytes(path)? else {
             return Ok(Self::empty());
-        }
+        };
         let map = map_file(&file).map_err(|e| Error::io(path, e))?;
         Ok(Self {
             guard: Guard::register(map.as_ptr(), map.len()),
@@ -47,13 +45,12 @@ impl MappedFile {
     /// what they were even if someone truncates or rewrites the file. The map holds a read
     /// lease, so such a change first moves the bytes into private memory
     /// ([`crate::mmap_lease`]); where no lease can be had, the file is copied into private
-    /// memory now. Either way [`MappedFile::changed`] reports a change afterwards.
+    /// memory now (and never reports a change: it holds the bytes read at open, whole).
+    /// A leased map reports a change through [`MappedFile::changed`] once it was broken.
     pub fn open_for_views(path: &Path) -> Result<Self> {
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
-        if len == 0 {
+        let Some((file, len)) = open_with_bytes(path)? else {
             return Ok(Self::empty());
-        }
+        };
         let map = map_file(&file).map_err(|e| Error::io(path, e))?;
         let guard = Guard::register(map.as_ptr(), map.len());
         if let Some(lease) = Lease::take(&file, map.as_ptr(), map.len()) {
@@ -138,6 +135,14 @@ pub fn changed_error(path: &Path) -> Error {
                  (do not modify a dataset's files while it is read)"
             .into(),
     }
+}
+
+/// `path` opened with its length, or `None` for an empty file (which cannot be mapped on
+/// every platform).
+fn open_with_bytes(path: &Path) -> Result<Option<(File, u64)>> {
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+    Ok((len > 0).then_some((file, len)))
 }
 
 /// The file's `len` bytes in private, read-only memory.
