@@ -24,6 +24,7 @@ from streamx.storage.object_sources import source_for
 __all__ = [
     "RemoteFile",
     "check_unchanged",
+    "confirm_unchanged",
     "list_files",
     "read_json_bounded",
     "read_range",
@@ -146,6 +147,16 @@ def check_unchanged(file: RemoteFile, shown: str) -> None:
     key = (file.url, file.size, file.version)
     if key in _CONFIRMED:
         return
+    confirm_unchanged(file, shown)
+    _CONFIRMED.add(key)
+
+
+def confirm_unchanged(file: RemoteFile, shown: str) -> None:
+    """Like :func:`check_unchanged`, asking the store every time (after a download, say).
+
+    Raises:
+        StaleIndexError: Naming ``shown``, if the file changed since.
+    """
     now = stat_file(file.url)
     if (now.size, now.version) != (file.size, file.version):
         raise StaleIndexError(
@@ -153,7 +164,6 @@ def check_unchanged(file: RemoteFile, shown: str) -> None:
             f"{now.size}, version {file.version!r} -> {now.version!r}); construct the "
             "dataset again to read the new data"
         )
-    _CONFIRMED.add(key)
 
 
 def read_range(url: str, start: int, length: int, size: int, timeout: float, retry: int) -> bytes:

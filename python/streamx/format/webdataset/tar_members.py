@@ -120,17 +120,8 @@ def _pax(data: bytes, shown: str, at: int) -> dict[str, str]:
 
 
 def scan_members(read: Callable[[int, int], bytes], size: int, shown: str) -> list[Member]:
-    """The archive's regular files in order.
-
-    Args:
-        read: ``read(start, length)`` returns the archive's bytes ``[start, start + length)``.
-        size: The archive's size in bytes.
-        shown: The archive's name, for errors.
-
-    Raises:
-        CorruptShardError: If the file is not a tar, a header is corrupt, or a member runs
-            past the end of the file (a truncated archive).
-    """
+    """The archive's regular files in order: all of :func:`iter_members` (same arguments
+    and errors)."""
     return list(iter_members(read, size, shown))
 
 

@@ -8,10 +8,10 @@ import os
 from collections import OrderedDict
 from typing import Any, NoReturn
 
-from streamx.exceptions import CorruptShardError, StaleIndexError
+from streamx.exceptions import CorruptShardError
 from streamx.format.held_file import HeldFile
 from streamx.format.index import ShardInfo
-from streamx.format.remote_files import RemoteFile, check_unchanged, stat_file
+from streamx.format.remote_files import RemoteFile, check_unchanged, confirm_unchanged
 from streamx.format.webdataset.decoders import decode_field
 from streamx.format.webdataset.index import TABLES, load_table, save_table, table_samples
 from streamx.format.webdataset.samples import TarSample
@@ -46,13 +46,7 @@ def fetch_tar(shard: ShardInfo, timeout: float, retry: int) -> int:
     # The download's parts are pinned to the version its first part got, which a rewrite
     # since the check above may have changed (same size): compared now, it is the version
     # the member table was read from, or the copy goes (the cache removes a failed fetch).
-    now = stat_file(source.url)
-    if (now.size, now.version) != (source.size, source.version):
-        raise StaleIndexError(
-            f"{source.url}: the file changed since its metadata was read (size {source.size} "
-            f"-> {now.size}, version {source.version!r} -> {now.version!r}); construct the "
-            "dataset again to read the new data"
-        )
+    confirm_unchanged(source, source.url)
     return source.size
 
 
