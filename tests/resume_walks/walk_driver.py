@@ -260,11 +260,17 @@ def _kill_at_random(job: Job, config: WalkConfig, rng: random.Random, start: int
     """Waits for a random point of the job, then kills it. Returns what was done, or ""
     when the job ended first."""
     if rng.random() < config.startup_kills:
+        # A random moment of the start-up, or soon after it: at most max_span steps in, so
+        # that a fast machine does not spend the epoch before the walk's kills are done.
         pause = rng.uniform(0.0, 3.0)
         deadline = time.monotonic() + pause
-        while time.monotonic() < deadline and job.proc.poll() is None:
+        while (
+            time.monotonic() < deadline
+            and job.proc.poll() is None
+            and job.progress() < start + config.max_span
+        ):
             time.sleep(0.01)
-        what = f"{pause:.2f} s after its start"
+        what = f"{pause:.2f} s after its start, or {config.max_span} steps in"
     else:
         last = config.total_steps - 2  # leave the epoch's end to the last segment
         target = min(start + rng.randint(1, config.max_span), last)
