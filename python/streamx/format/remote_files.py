@@ -23,6 +23,7 @@ from streamx.storage.object_sources import source_for
 
 __all__ = [
     "RemoteFile",
+    "changed_since",
     "check_unchanged",
     "confirm_unchanged",
     "list_files",
@@ -151,14 +152,20 @@ def check_unchanged(file: RemoteFile, shown: str) -> None:
     _CONFIRMED.add(key)
 
 
+def changed_since(file: RemoteFile) -> RemoteFile | None:
+    """``file`` as the store has it now, if its size or version differs; else ``None``."""
+    now = stat_file(file.url)
+    return None if (now.size, now.version) == (file.size, file.version) else now
+
+
 def confirm_unchanged(file: RemoteFile, shown: str) -> None:
     """Like :func:`check_unchanged`, asking the store every time (after a download, say).
 
     Raises:
         StaleIndexError: Naming ``shown``, if the file changed since.
     """
-    now = stat_file(file.url)
-    if (now.size, now.version) != (file.size, file.version):
+    now = changed_since(file)
+    if now is not None:
         raise StaleIndexError(
             f"{shown}: the file changed since its metadata was read (size {file.size} -> "
             f"{now.size}, version {file.version!r} -> {now.version!r}); construct the "

@@ -50,7 +50,7 @@ from streamx.exceptions import (
     SizeMismatchError,
     StaleIndexError,
 )
-from streamx.format.remote_files import RemoteFile, stat_file
+from streamx.format.remote_files import RemoteFile, changed_since
 from streamx.format.webdataset.samples import SampleGrouper, TarSample
 from streamx.format.webdataset.tar_members import Member, iter_members
 from streamx.location import Location
@@ -307,8 +307,8 @@ class RangedTar:
             StaleIndexError: If the tar's size or version changed.
         """
         file = self.target.file
-        now = stat_file(file.url)
-        if (now.size, now.version) != (file.size, file.version):
+        now = changed_since(file)
+        if now is not None:
             raise self._stale(
                 f"changed since its member table was read (size {file.size} -> {now.size}, "
                 f"version {file.version!r} -> {now.version!r})"
