@@ -35,13 +35,17 @@ def _ffd_bins(lengths: list[int], cap: int) -> int:
     return len(free)
 
 
-def _streamx(root: Path, seq_len: int, mode: str, workers: int) -> tuple[int, float]:
-    from streamx import LocalDataset, PackedDataset
+def _streamx(
+    root: Path, seq_len: int, mode: str, workers: int, tracked: bool = True
+) -> tuple[int, float]:
+    """``tracked``: through ``StreamingDataLoader`` (exact resume, the documented way);
+    else a plain torch ``DataLoader``."""
+    from streamx import LocalDataset, PackedDataset, StreamingDataLoader
 
     packed = PackedDataset(
         LocalDataset(str(root)), seq_len=seq_len, mode=mode, buffer_size=1000, truncate=True
     )
-    loader = DataLoader(
+    loader = (StreamingDataLoader if tracked else DataLoader)(
         packed,
         batch_size=None,
         num_workers=workers,
@@ -104,10 +108,11 @@ def main() -> None:
             f"litdata TokensLoader : {lit_tokens / lit_s / 1e6:8.2f} M tokens/s "
             f"({lit_tokens} tokens)"
         )
-        for mode in ("concat", "best_fit"):
-            n, s = _streamx(mds, args.seq_len, mode, args.workers)
+        for mode, tracked in (("concat", True), ("best_fit", True), ("concat", False)):
+            n, s = _streamx(mds, args.seq_len, mode, args.workers, tracked)
+            how = "StreamingDataLoader" if tracked else "torch DataLoader"
             print(
-                f"streamx {mode:<12} : {n / s / 1e6:8.2f} M tokens/s ({n} tokens), "
+                f"streamx {mode:<8} {how:<19}: {n / s / 1e6:8.2f} M tokens/s ({n} tokens), "
                 f"{n / s / (lit_tokens / lit_s):.2f}x litdata"
             )
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 from rank_runs import run_ranks, tuples
 from torch.utils.data import DataLoader
 
@@ -82,6 +83,42 @@ def test_loader_gives_torch_batches(token_dir: tuple[Path, Any]) -> None:
         # A whole pass received: every window done, nothing partial.
         assert packed.state_dict()["done"] == list(range(packed.num_windows()))
         assert packed.state_dict()["partial"] == {}
+
+
+def _same(ours: Any, theirs: Any) -> bool:
+    """Equal items, type for type: tensors of the same dtype and values, equal scalars."""
+    if type(ours) is not type(theirs):
+        return False
+    if isinstance(ours, torch.Tensor):
+        return bool(ours.dtype == theirs.dtype and torch.equal(ours, theirs))
+    if isinstance(ours, dict):
+        return ours.keys() == theirs.keys() and all(_same(ours[k], theirs[k]) for k in ours)
+    if isinstance(ours, list):
+        return len(ours) == len(theirs) and all(map(_same, ours, theirs))
+    return bool(ours == theirs)
+
+
+@pytest.mark.parametrize(
+    "extra", [{}, {"mode": "best_fit", "truncate": True, "token_budget": 1500}]
+)
+def test_items_are_what_torch_converts_in_its_workers(
+    token_dir: tuple[Path, Any], extra: dict[str, Any]
+) -> None:
+    """One item per step: the workers send numpy and this process makes the tensors; the
+    items equal a plain DataLoader's, whose workers run ``default_convert`` themselves."""
+    local, _ = token_dir
+    config = CONFIG | extra
+    ours = list(_loader(_packed(local, config), 2, None))
+    plain = list(
+        DataLoader(
+            _packed(local, config), batch_size=None, num_workers=2, multiprocessing_context="fork"
+        )
+    )
+    assert len(ours) == len(plain) > 0
+    assert all(map(_same, ours, plain))
+    first = ours[0] if isinstance(ours[0], dict) else ours[0][0]
+    assert isinstance(first["input_ids"], torch.Tensor)
+    assert first["input_ids"].dtype == torch.int64
 
 
 @pytest.mark.parametrize(
