@@ -1,8 +1,15 @@
-"""Dataset construction over a very large index (issue 13): 650k shards, a ~200 MB
-``index.json``, local, no shard files (construction reads only the index).
+"""Dataset construction over a very large index (issues 13 and 24): 650k shards, a ~200 MB
+``index.json``, no shard files (construction reads only the index).
+
+Two cases (``--cases``):
+
+* ``local``: the index in ``local``, no remote;
+* ``remote``: the index served by nginx as an S3 bucket (``remote="s3://..."``) into an
+  empty cache directory, so construction also downloads the index and sets up the shard
+  cache (its ledger and the check of which shards are cached already).
 
 Each row is one fresh interpreter that imports its library (and torch), records its peak
-RSS, then times ``StreamingDataset(local=...)`` plus ``len(ds)``; ``rss_mb`` is the peak
+RSS, then times ``StreamingDataset(...)`` plus ``len(ds)``; ``rss_mb`` is the peak
 resident size of the whole process, ``rss_growth_mb`` how much construction added to the
 peak after imports. Libraries run interleaved, ``--repeat`` times each, and medians are
 reported (wall and CPU seconds; on a shared machine CPU time is the steadier figure).
@@ -14,7 +21,10 @@ reported (wall and CPU seconds; on a shared machine CPU time is the steadier fig
 
 ``correct``: the dataset reports the expected number of samples.
 
-Usage: ``python benches/bench_index.py [--shards N] [--repeat N]``.
+mosaicml-streaming runs the remote case only with ``--mosaic-remote`` (it took minutes in the
+local case alone).
+
+Usage: ``python benches/bench_index.py [--shards N] [--repeat N] [--cases local remote]``.
 """
 
 from __future__ import annotations
@@ -23,16 +33,19 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import statistics
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "storage"))
 from common import format_table, machine, run_worker, timed_cpu, worker_main, write_results
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "format"))
 from big_index import shard_samples, write_big_index
+from nginx_server import Nginx
 
 LIBS = ("streamx", "litdata", "streaming")
 
@@ -48,12 +61,21 @@ def _peak_mb() -> float:
 
 
 def _construct(spec: dict[str, Any]) -> dict[str, Any]:
-    lib, local = spec["lib"], spec["local"]
+    lib, local, remote = spec["lib"], spec["local"], spec.get("remote")
+    os.environ.update(spec.get("env", {}))
     if lib == "litdata":
         import litdata
+        from litdata.streaming.resolver import Dir
+
+        def build_lit() -> Any:
+            if remote is None:
+                return litdata.StreamingDataset(input_dir=f"local:{local}")
+            return litdata.StreamingDataset(
+                Dir(path=local, url=remote), storage_options={"endpoint_url": spec["endpoint"]}
+            )
 
         before = _peak_mb()
-        wall, cpu, ds = timed_cpu(lambda: litdata.StreamingDataset(input_dir=f"local:{local}"))
+        wall, cpu, ds = timed_cpu(build_lit)
         size = len(ds)
     else:
         if lib == "streamx":
@@ -66,7 +88,7 @@ def _construct(spec: dict[str, Any]) -> dict[str, Any]:
         before = _peak_mb()
 
         def build() -> Any:
-            return StreamingDataset(local=local, batch_size=8)
+            return StreamingDataset(remote=remote, local=local, batch_size=8)
 
         wall, cpu, ds = timed_cpu(build)
         size = ds.size
@@ -99,46 +121,106 @@ def _litdata_index(directory: str, num_shards: int) -> None:
     Path(directory, "index.json").write_text(json.dumps({"chunks": chunks, "config": config}))
 
 
+BUCKET = "bucket"
+S3_ENV = {
+    "AWS_ACCESS_KEY_ID": "bench",
+    "AWS_SECRET_ACCESS_KEY": "bench",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_EC2_METADATA_DISABLED": "true",
+}
+
+
+def _spec(lib: str, case: str, tmp: str, endpoint: str | None) -> dict[str, Any]:
+    """One worker's arguments; each remote run gets an empty cache directory."""
+    name = "lit" if lib == "litdata" else "mds"
+    if case == "local":
+        return {"lib": lib, "local": os.path.join(tmp, BUCKET, name)}
+    assert endpoint is not None
+    return {
+        "lib": lib,
+        "local": tempfile.mkdtemp(prefix=f"cache-{lib}-", dir=tmp),
+        "remote": f"s3://{BUCKET}/{name}",
+        "endpoint": endpoint,
+        "env": {**S3_ENV, "S3_ENDPOINT_URL": endpoint},
+    }
+
+
+def _run_case(
+    case: str, libs: list[str], repeat: int, tmp: str, endpoint: str | None
+) -> dict[str, list[dict[str, Any]]]:
+    runs: dict[str, list[dict[str, Any]]] = {lib: [] for lib in libs}
+    for _ in range(repeat):
+        for lib in libs:
+            spec = _spec(lib, case, tmp, endpoint)
+            runs[lib].append(run_worker(Path(__file__), spec))
+            if "remote" in spec:
+                shutil.rmtree(spec["local"], ignore_errors=True)
+            print(
+                case, lib, json.dumps(runs[lib][-1]), os.getloadavg(), file=sys.stderr, flush=True
+            )
+    return runs
+
+
+def _rows(
+    case: str, shards: int, expected: int, runs: dict[str, list[dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    rows = []
+    base_lib = next(lib for lib in ("streaming", "litdata", "streamx") if lib in runs)
+    base = {k: statistics.median(r[k] for r in runs[base_lib]) for k in ("wall_s", "cpu_s")}
+    for lib, results in runs.items():
+        row: dict[str, Any] = {"case": case, "lib": lib, "shards": shards}
+        for key in ("wall_s", "cpu_s", "rss_mb", "rss_growth_mb"):
+            row[key] = statistics.median(r[key] for r in results)
+        row["base"] = base_lib
+        row["wall_ratio"] = base["wall_s"] / row["wall_s"]
+        row["cpu_ratio"] = base["cpu_s"] / row["cpu_s"]
+        row["correct"] = all(r["samples"] == expected for r in results)
+        rows.append(row)
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--shards", type=int, default=650_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="65k shards, one repeat")
+    parser.add_argument(
+        "--cases", nargs="+", choices=("local", "remote"), default=["local", "remote"]
+    )
+    parser.add_argument("--libs", nargs="+", choices=LIBS, default=list(LIBS))
+    parser.add_argument("--mosaic-remote", action="store_true", help="also run mosaic remote")
     args = parser.parse_args()
     shards, repeat = (65_000, 1) if args.quick else (args.shards, args.repeat)
-    libs = [lib for lib in LIBS if lib != "litdata" or _has_litdata()]
+    libs = [lib for lib in args.libs if lib != "litdata" or _has_litdata()]
     expected = sum(shard_samples(i) for i in range(shards))
     info = machine()
+    rows: list[dict[str, Any]] = []
+    all_runs: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        mds = os.path.join(tmp, "mds")
+        mds = os.path.join(tmp, BUCKET, "mds")
         index_mb = os.path.getsize(write_big_index(mds, shards)) / 2**20
-        lit = os.path.join(tmp, "lit")
         if "litdata" in libs:
-            _litdata_index(lit, shards)
-        runs: dict[str, list[dict[str, Any]]] = {lib: [] for lib in libs}
-        for _ in range(repeat):
-            for lib in libs:
-                local = lit if lib == "litdata" else mds
-                runs[lib].append(run_worker(Path(__file__), {"lib": lib, "local": local}))
-                print(lib, json.dumps(runs[lib][-1]), os.getloadavg(), file=sys.stderr, flush=True)
-    rows = []
-    base = {k: statistics.median(r[k] for r in runs["streaming"]) for k in ("wall_s", "cpu_s")}
-    for lib, results in runs.items():
-        row: dict[str, Any] = {"lib": lib, "shards": shards}
-        for key in ("wall_s", "cpu_s", "rss_mb", "rss_growth_mb"):
-            row[key] = statistics.median(r[key] for r in results)
-        row["wall_ratio"] = base["wall_s"] / row["wall_s"]
-        row["cpu_ratio"] = base["cpu_s"] / row["cpu_s"]
-        row["correct"] = all(r["samples"] == expected for r in results)
-        rows.append(row)
+            _litdata_index(os.path.join(tmp, BUCKET, "lit"), shards)
+        for case in args.cases:
+            case_libs = [
+                lib for lib in libs if case == "local" or lib != "streaming" or args.mosaic_remote
+            ]
+            if case == "remote":
+                with Nginx(tmp) as server:
+                    runs = _run_case(case, case_libs, repeat, tmp, server.endpoint)
+            else:
+                runs = _run_case(case, case_libs, repeat, tmp, None)
+            all_runs[case] = runs
+            rows += _rows(case, shards, expected, runs)
     print(f"index.json: {index_mb:.0f} MB, {shards} shards; load average {os.getloadavg()}")
     print(format_table(rows, [
-        ("lib", "library", ""), ("shards", "shards", ","), ("wall_s", "wall s", ".2f"),
-        ("cpu_s", "CPU s", ".2f"), ("rss_mb", "peak RSS MB", ".0f"),
-        ("rss_growth_mb", "RSS growth MB", ".0f"), ("wall_ratio", "wall vs streaming", ".1f"),
-        ("cpu_ratio", "CPU vs streaming", ".1f"), ("correct", "correct", ""),
+        ("case", "case", ""), ("lib", "library", ""), ("shards", "shards", ","),
+        ("wall_s", "wall s", ".2f"), ("cpu_s", "CPU s", ".2f"), ("rss_mb", "peak RSS MB", ".0f"),
+        ("rss_growth_mb", "RSS growth MB", ".0f"), ("base", "vs", ""),
+        ("wall_ratio", "wall vs", ".2f"), ("cpu_ratio", "CPU vs", ".2f"),
+        ("correct", "correct", ""),
     ]))  # fmt: skip
-    write_results("index", {"machine": info, "index_mb": index_mb, "rows": rows, "runs": runs})
+    write_results("index", {"machine": info, "index_mb": index_mb, "rows": rows, "runs": all_runs})
 
 
 def _has_litdata() -> bool:
