@@ -3,9 +3,9 @@
 A drop-in replacement for mosaicml-streaming: the same MDS format, API and sample order.
 
 The names that subclass torch types (``StreamingDataset``, ``LocalDataset``,
-``StreamingDataLoader``) are imported on first use, so ``import streamx`` and writing
-data never import torch; the writers are too, so a training run that only reads does not
-pay for their imports before its first sample.
+``StreamingDataLoader``, ``PackedDataset``, ``MixedDataset``) are imported on first use, so
+``import streamx`` and writing data never import torch; the writers are too, so a training
+run that only reads does not pay for their imports before its first sample.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from streamx.dataset.streaming import StreamingDataset
     from streamx.dataset.webdataset_stream import WebDatasetStream
     from streamx.format.writers import CSVWriter, JSONWriter, MDSWriter, TSVWriter, XSVWriter
+    from streamx.mixture.dataset import MixedDataset
+    from streamx.mixture.schedule import MixtureSchedule
     from streamx.packing.dataset import PackedDataset
     from streamx.torch.dataloader import StreamingDataLoader
 
@@ -32,6 +34,8 @@ __all__ = [
     "LitDataStream",
     "LocalDataset",
     "MDSWriter",
+    "MixedDataset",
+    "MixtureSchedule",
     "PackedDataset",
     "ParquetStream",
     "Stream",
@@ -52,6 +56,8 @@ _LAZY = {
     "XSVWriter": "streamx.format.writers",
     "LitDataStream": "streamx.dataset.litdata_stream",
     "LocalDataset": "streamx.dataset.local",
+    "MixedDataset": "streamx.mixture.dataset",
+    "MixtureSchedule": "streamx.mixture.schedule",
     "PackedDataset": "streamx.packing.dataset",
     "ParquetStream": "streamx.dataset.parquet_stream",
     "WebDatasetStream": "streamx.dataset.webdataset_stream",

@@ -14,9 +14,15 @@ RANK_SCRIPT = Path(__file__).with_name("packed_rank.py")
 
 
 def run_ranks(
-    local: Path, world: int, config: dict[str, Any], tmp: Path, state: Path | None
+    local: Path,
+    world: int,
+    config: dict[str, Any],
+    tmp: Path,
+    state: Path | None,
+    script: Path = RANK_SCRIPT,
 ) -> list[dict[str, Any]]:
-    """Each rank's ``{"sequences": [...], "state": {...}}``, rank order."""
+    """Each rank's ``{"sequences": [...], "state": {...}}``, rank order (``script`` writes
+    them: ``packed_rank.py``'s arguments, another rank script's output)."""
     port = 29_500 + os.getpid() % 1000 + world
     procs, outs = [], []
     for rank in range(world):
@@ -28,7 +34,7 @@ def run_ranks(
             "MASTER_ADDR": "127.0.0.1",
             "MASTER_PORT": str(port),
         }
-        args = [sys.executable, str(RANK_SCRIPT), str(local), str(out), json.dumps(config)]
+        args = [sys.executable, str(script), str(local), str(out), json.dumps(config)]
         if state is not None:
             args.append(str(state))
         procs.append(subprocess.Popen(args, env=env))

@@ -150,12 +150,30 @@ class PackedDataset(_Base):  # type: ignore[misc,valid-type,type-arg]
         """Progress of this process: the windows done and the sequences yielded of the rest
         (with DataLoader workers, those this process received: see :meth:`tracked_batches`).
         Merge the ranks' dicts with :meth:`merge_states` to resume at any world size."""
-        return {
+        state: dict[str, object] = {
             "config": self.config(),
             "epoch": self.epoch,
             "done": sorted(self._done),
             "partial": dict(sorted(self._partial.items())),
         }
+        documents = self._documents_state()
+        if documents is not None:
+            state["documents"] = documents
+        return state
+
+    def _documents_state(self) -> dict[str, object] | None:
+        """The documents' own state (a ``MixedDataset``'s ``state_at``) over every document
+        this state touched, so that loading it checks the documents too; ``None`` for a
+        source without one."""
+        state_at = getattr(self.dataset, "state_at", None)
+        if state_at is None:
+            return None
+        touched = self._done | set(self._partial)
+        if self.shuffle or self.epoch > 0:
+            n = len(self.dataset)  # not a prefix of the documents: count them all
+        else:
+            n = min(len(self.dataset), (max(touched) + 1) * self.buffer_size) if touched else 0
+        return dict(state_at(n))
 
     @staticmethod
     def merge_states(states: Sequence[Mapping[str, Any]]) -> dict[str, object]:
@@ -172,12 +190,16 @@ class PackedDataset(_Base):  # type: ignore[misc,valid-type,type-arg]
             done.update(int(w) for w in state["done"])
             for w, n in dict(state["partial"]).items():
                 partial[int(w)] = max(partial.get(int(w), 0), int(n))
-        return {
+        merged: dict[str, object] = {
             "config": first["config"],
             "epoch": first["epoch"],
             "done": sorted(done),
             "partial": {w: n for w, n in sorted(partial.items()) if w not in done},
         }
+        documents = [state["documents"] for state in states if "documents" in state]
+        if documents:  # the documents' state over the furthest any rank touched
+            merged["documents"] = max(documents, key=lambda d: int(d["position"]))
+        return merged
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Resumes from ``state`` (one rank's, or merged); raises ``ValueError`` naming the
@@ -189,6 +211,9 @@ class PackedDataset(_Base):  # type: ignore[misc,valid-type,type-arg]
                     f"state dict is from a different packing configuration: {key!r} is "
                     f"{theirs.get(key)!r} there and {mine!r} here"
                 )
+        check = getattr(self.dataset, "check_state", None)
+        if check is not None and "documents" in state:
+            check(state["documents"])
         self.epoch = int(state["epoch"])
         self._done = {int(w) for w in state["done"]}
         self._partial = {int(w): int(n) for w, n in dict(state["partial"]).items()}
