@@ -19,7 +19,9 @@ from streamx.sim.build import expand_compare, parse_compare, streams_from
 from streamx.sim.calibrate import read_calibration
 from streamx.sim.config import SimConfig
 from streamx.sim.display import UNITS, summary_line
+from streamx.sim.link_fields import LINK_FIELDS, parse_link
 from streamx.sim.quality import shuffle_quality
+from streamx.sim.requests import S3_GET_PER_1000
 from streamx.sim.result import SimResult
 from streamx.sim.run import epoch_order, simulate
 from streamx.sim.ui import DEFAULT_PORT
@@ -86,6 +88,33 @@ def simulate_command(
     calibrate: str | None = typer.Option(None, "--calibrate", help="`streamx bench` JSON."),
     mosaic_rounding: bool = typer.Option(
         False, "--mosaic-rounding", help="Drop download waits to whole seconds, as mosaic does."
+    ),
+    connections: str | None = typer.Option(
+        None, "--connections", help="HTTP connections per node (STREAMX_DOWNLOAD_CONNECTIONS)."
+    ),
+    part_size: str | None = typer.Option(
+        None, "--part-size", help="Largest ranged GET, e.g. 8MiB (STREAMX_DOWNLOAD_PART_SIZE)."
+    ),
+    connection_bandwidth: str | None = typer.Option(
+        None, "--connection-bandwidth", help="Rate cap of one connection, e.g. 40MB."
+    ),
+    rtt: str | None = typer.Option(None, "--rtt", help="Seconds before a request's first byte."),
+    tls_handshake: str | None = typer.Option(
+        None, "--tls-handshake", help="Seconds a new TLS connection takes."
+    ),
+    throttled: str | None = typer.Option(
+        None, "--throttled", help="Share of requests answered 503/429, e.g. 0.1 or 10%."
+    ),
+    retry_after: str | None = typer.Option(
+        None, "--retry-after", help="Retry-After seconds of throttled answers (default: none)."
+    ),
+    decompression: str | None = typer.Option(
+        None, "--decompression", help="Decompression rate per process, e.g. 500MB."
+    ),
+    price_per_1000: str | None = typer.Option(
+        None,
+        "--price-per-1000",
+        help=f"Dollars per 1,000 GET/HEAD requests (default {S3_GET_PER_1000}, S3 Standard).",
     ),
     quality: bool = typer.Option(True, "--quality/--no-quality", help="Measure the shuffle."),
     out: str | None = typer.Option(None, "--out", help="Directory for plots and report.html."),
@@ -165,6 +194,8 @@ def _configs(a: dict[str, Any]) -> list[SimConfig]:
         "mosaic_rounding": a["mosaic_rounding"] or None,
     }
     kw.update({k: v for k, v in flags.items() if v is not None})
+    for key in (k for k in LINK_FIELDS if a[k] is not None):
+        kw.update(parse_link({key: a[key]}, "--" + key.replace("_", "-")))
     if run is not None:
         kw.setdefault("epochs", run.epochs)
         kw.setdefault("max_batches", run.max_batches)

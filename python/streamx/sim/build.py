@@ -9,6 +9,7 @@ from typing import Any, get_args
 
 from streamx.order.settings import PartitionAlgo, ShuffleAlgo
 from streamx.sim.config import SimConfig, SimStream
+from streamx.sim.link_fields import LINK_FIELDS
 from streamx.sim.shard_table import load_shards, synth_shards
 from streamx.sim.units import parse_count, parse_float, parse_int, parse_size
 
@@ -54,6 +55,7 @@ COMPARABLE: dict[str, Callable[[str], Any]] = {
     "bandwidth": lambda v: float(parse_size("bandwidth", v)),
     "time_per_sample": lambda v: parse_float("time_per_sample", v),
     "shuffle": lambda v: parse_bool("shuffle", v),
+    **LINK_FIELDS,
 }
 
 

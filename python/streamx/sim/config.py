@@ -15,6 +15,7 @@ from streamx.order.settings import (
     SamplingMethod,
     ShuffleAlgo,
 )
+from streamx.sim.requests import DEFAULT_CONNECTIONS, DEFAULT_PART_SIZE, S3_GET_PER_1000
 from streamx.sim.shard_table import ShardTable
 from streamx.sim.units import MAX_BYTES, MAX_COUNT, check_finite
 
@@ -105,6 +106,21 @@ class SimConfig:
         sampling_granularity: Samples drawn from one shard at a time when subsampling.
         mosaic_rounding: Drop each node's download wait per step to whole seconds, as
             mosaic's simulator does (it keeps waits in an integer array); for parity runs.
+        connections: HTTP connections a node's processes share
+            (``STREAMX_DOWNLOAD_CONNECTIONS``): they split files into parts and, with
+            ``connection_bandwidth``, bound the node's rate.
+        part_size: The largest ranged GET in bytes (``STREAMX_DOWNLOAD_PART_SIZE``).
+        connection_bandwidth: Bytes per second one connection gets (a server's or a store's
+            per-request cap); ``None``: no cap.
+        rtt: Seconds each request waits before its first byte (round trip, server latency).
+        tls_handshake: Seconds a new TLS connection takes before its first request.
+        throttled: Share of requests answered 503 or 429 and asked again (0 to < 1).
+        retry_after: The ``Retry-After`` seconds throttled answers carry; ``None``: none, so
+            the downloader's full-jitter backoff (:mod:`streamx.storage.throttle`).
+        decompression: Bytes per second one process decompresses a compressed shard at
+            (output bytes); ``None``: free.
+        price_per_1000: Dollars per 1,000 GET or HEAD requests (S3 Standard's by default).
+        (:mod:`~streamx.sim.link_model`: these fields at their defaults change nothing.)
     """
 
     streams: tuple[SimStream, ...]
@@ -131,6 +147,15 @@ class SimConfig:
     sampling_method: SamplingMethod = "balanced"
     sampling_granularity: int = 1
     mosaic_rounding: bool = False
+    connections: int = DEFAULT_CONNECTIONS
+    part_size: int = DEFAULT_PART_SIZE
+    connection_bandwidth: float | None = None
+    rtt: float = 0.0
+    tls_handshake: float = 0.0
+    throttled: float = 0.0
+    retry_after: float | None = None
+    decompression: float | None = None
+    price_per_1000: float = S3_GET_PER_1000
     name: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -150,6 +175,15 @@ class SimConfig:
         _check_float("bandwidth", self.bandwidth, positive=True)
         if self.shard_bandwidth is not None:
             _check_float("shard_bandwidth", self.shard_bandwidth, positive=True)
+        _check_int("connections", self.connections, 1)
+        _check_int("part_size", self.part_size, 1, MAX_BYTES)
+        for key in ("connection_bandwidth", "decompression", "retry_after"):
+            if getattr(self, key) is not None:
+                _check_float(key, getattr(self, key), positive=True)
+        for key in ("rtt", "tls_handshake", "price_per_1000", "throttled"):
+            _check_float(key, getattr(self, key), positive=False)
+        if self.throttled >= 1:
+            raise ValueError(f"`throttled` must be a share below 1, got {self.throttled!r}")
         if not isinstance(self.shuffle, bool):
             raise ValueError(f"`shuffle` must be true or false, got {self.shuffle!r}")
         if not self.streams:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from streamx.sim.result import Summary
 from streamx.sim.units import fmt_bytes, fmt_seconds
 
-__all__ = ["UNITS", "display_summary", "summary_line"]
+__all__ = ["UNITS", "display_summary", "fmt_dollars", "summary_line"]
 
 # The unit of each summary key, as printed in the JSON output's "units" and in the docs.
 UNITS: dict[str, str] = {
@@ -25,6 +25,12 @@ UNITS: dict[str, str] = {
     "slowed_steps_after_warmup": "global batches",
     "stall_time": "s",
     "min_cache_limit": "B (bytes, per node)",
+    "requests": "requests (GET, ranged GET, HEAD; all nodes)",
+    "throttled_requests": "requests (503/429 answers asked again; not billed)",
+    "requests_per_gb": "requests per 10^9 bytes downloaded",
+    "price_per_1000": "$ per 1,000 requests",
+    "request_cost": "$ (the whole run)",
+    "request_cost_per_epoch": "$ per epoch (the run's cost over its epochs)",
     "simulate_seconds": "s",
 }
 
@@ -50,11 +56,25 @@ def display_summary(summary: Summary) -> dict[str, str]:
             out[key] = fmt_bytes(float(value))  # type: ignore[arg-type]
         elif key in _TIMES:
             out[key] = fmt_seconds(float(value))  # type: ignore[arg-type]
+        elif key == "requests_per_gb":
+            out[key] = f"{float(value):,.1f} per 10^9 B"  # type: ignore[arg-type]
+        elif key in ("price_per_1000", "request_cost", "request_cost_per_epoch"):
+            out[key] = fmt_dollars(float(value))  # type: ignore[arg-type]
         elif key == "samples_per_s":
             out[key] = f"{float(value):,.1f} samples/s"  # type: ignore[arg-type]
         else:
             out[key] = f"{int(value):,}"  # type: ignore[call-overload]
     return out
+
+
+def fmt_dollars(value: float) -> str:
+    """Dollars: cents for a dollar or more, three significant digits below.
+
+    Examples:
+        >>> fmt_dollars(1234.5), fmt_dollars(0.0004), fmt_dollars(0.0123456), fmt_dollars(0)
+        ('$1,234.50', '$0.0004', '$0.0123', '$0')
+    """
+    return f"${value:,.2f}" if value >= 1 else f"${value:.3g}"
 
 
 def summary_line(summary: Summary) -> str:
@@ -64,5 +84,7 @@ def summary_line(summary: Summary) -> str:
         f"{d['name'] or 'run'}: {d['steps']} steps in {d['total_time']} "
         f"({d['samples_per_s']}), {d['bytes_downloaded']} downloaded, first batch "
         f"{d['time_to_first_batch']}, warm-up {d['warmup_time']} ({d['warmup_step']} steps), "
-        f"{d['slowed_steps']} steps slowed by downloads, cache needed {d['min_cache_limit']}"
+        f"{d['slowed_steps']} steps slowed by downloads, cache needed {d['min_cache_limit']}, "
+        f"{d['requests']} requests ({d['requests_per_gb']}), {d['request_cost_per_epoch']} per "
+        f"epoch at {d['price_per_1000']} per 1,000"
     )

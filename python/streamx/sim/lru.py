@@ -91,6 +91,7 @@ class _Node:
     pending: list[tuple[int, int, int]] = field(default_factory=list)
     progress: dict[int, float] = field(default_factory=dict)
     evictions: int = 0
+    fetched: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         starts = np.flatnonzero(np.r_[True, self.uses.shard[1:] != self.uses.shard[:-1]])
@@ -148,6 +149,7 @@ class _Node:
     def _finish(self, shard: int) -> int:
         del self.progress[shard]
         self.lru[shard] = None
+        self.fetched.append(shard)
         return int(self.sizes[shard])
 
     def stall(self, step: int, bandwidth: float) -> tuple[float, int]:
@@ -190,11 +192,12 @@ def run_lru(
     bandwidth: float,
     limit: int,
     rounding: bool = False,
-) -> tuple[LinkTrace, int, int]:
+) -> tuple[LinkTrace, int, int, NDArray[np.int64]]:
     """Runs every node's cache and link over ``steps`` steps under ``limit`` bytes.
 
     Returns:
-        The trace (``done_step`` is empty), the most bytes a node held, and evictions.
+        The trace (``done_step`` is empty), the most bytes a node held, evictions, and the
+        shard of every download completed (all nodes).
     """
     nodes = [_Node(u, sizes, raw, limit) for u in uses]
     step_times = np.empty(steps)
@@ -212,4 +215,5 @@ def run_lru(
         for n, node in enumerate(nodes):
             step_bytes[s] += node.prefetch(s, (compute_time + slowest - stall[s, n]) * bandwidth)
     trace = LinkTrace(step_times, step_bytes, stall, np.zeros(0, np.int64))
-    return trace, max(n.peak for n in nodes), sum(n.evictions for n in nodes)
+    fetched = np.array([s for n in nodes for s in n.fetched], np.int64)
+    return trace, max(n.peak for n in nodes), sum(n.evictions for n in nodes), fetched

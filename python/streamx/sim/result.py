@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from streamx.sim.config import SimConfig
+from streamx.sim.requests import RequestCount
 
 __all__ = ["SimResult", "Summary", "rolling_throughput"]
 
@@ -32,6 +33,12 @@ class Summary(TypedDict):
     slowed_steps_after_warmup: int
     stall_time: float
     min_cache_limit: int
+    requests: int
+    throttled_requests: int
+    requests_per_gb: float
+    price_per_1000: float
+    request_cost: float
+    request_cost_per_epoch: float
     simulate_seconds: float
 
 
@@ -55,6 +62,8 @@ class SimResult:
         min_cache_limit: The smallest per-node cache that holds every shard from its
             download to its last use (mosaic's definition).
         simulate_seconds: Wall time the simulation took.
+        requests: The requests the run sends (:mod:`~streamx.sim.requests`).
+        epoch_steps: Steps in one epoch (to price an epoch).
     """
 
     config: SimConfig
@@ -63,6 +72,8 @@ class SimResult:
     node_stall: NDArray[np.float64]
     min_cache_limit: int
     simulate_seconds: float = field(default=0.0, compare=False)
+    requests: RequestCount = field(default_factory=lambda: RequestCount(0, 0, 0, 0, 0))
+    epoch_steps: int = 0
 
     @property
     def global_batch(self) -> int:
@@ -104,5 +115,29 @@ class SimResult:
             "slowed_steps_after_warmup": int(slowed[warm_step:].sum()) if warm_step < steps else 0,
             "stall_time": float(self.node_stall.max(axis=1).sum()) if steps else 0.0,
             "min_cache_limit": self.min_cache_limit,
+            **self._request_figures(),
             "simulate_seconds": self.simulate_seconds,
         }
+
+    def _request_figures(self) -> _RequestFigures:
+        """The requests, their rate per GB and their price over the run and per epoch."""
+        req, price = self.requests, self.config.price_per_1000
+        steps = len(self.step_times)
+        epochs = steps / self.epoch_steps if self.epoch_steps else 1.0
+        return {
+            "requests": req.requests,
+            "throttled_requests": req.throttled,
+            "requests_per_gb": req.per_gb(),
+            "price_per_1000": price,
+            "request_cost": req.cost(price),
+            "request_cost_per_epoch": req.cost(price) / epochs if epochs else 0.0,
+        }
+
+
+class _RequestFigures(TypedDict):
+    requests: int
+    throttled_requests: int
+    requests_per_gb: float
+    price_per_1000: float
+    request_cost: float
+    request_cost_per_epoch: float

@@ -20,8 +20,10 @@ from streamx.order.epoch import plan_config, plan_epoch
 from streamx.order.world import World
 from streamx.sim.config import SimConfig
 from streamx.sim.first_chunks import first_chunk_ready
+from streamx.sim.link_model import link_rates
 from streamx.sim.lru import node_uses, run_lru
 from streamx.sim.network import SlowStart, run_links
+from streamx.sim.requests import INDEX_REQUESTS, backlog_files, count_requests
 from streamx.sim.result import SimResult
 from streamx.sim.schedule import NO_CHECK, Checks, NodeQueue, ShardOf, node_queue
 
@@ -163,6 +165,15 @@ def simulate(config: SimConfig) -> SimResult:
         True
     """
     began = time.perf_counter()
+    asked = config
+    rates = link_rates(config)
+    # The request model only changes the rates the link runs at (the same values when
+    # neutral): every step below reads them from ``config``.
+    config = config.with_(
+        bandwidth=rates.bandwidth,
+        shard_bandwidth=rates.shard_bandwidth,
+        startup_time=config.startup_time + rates.startup,
+    )
     shards = config.shards
     num_shards = len(shards.samples)
     shard_of = shards.shard_of()
@@ -217,9 +228,10 @@ def simulate(config: SimConfig) -> SimResult:
         config.mosaic_rounding,
     )
     cache = _cache_bound(queues, last_use, shards.raw_bytes, trace.done_step, sum(epoch_steps))
+    files = _files(config, queues, trace.done_step, sum(epoch_steps))
     if config.cache_limit and cache > config.cache_limit:
         uses = [node_uses(r, shard_of, config.predownload_samples) for r in reads]
-        trace, peak, _ = run_lru(
+        trace, peak, _, fetched = run_lru(
             uses,
             shards.download_bytes,
             shards.raw_bytes,
@@ -229,6 +241,9 @@ def simulate(config: SimConfig) -> SimResult:
             config.cache_limit,
             config.mosaic_rounding,
         )
+        # The LRU model does not track what is in flight: each shard counts as fetched
+        # alone (the most requests).
+        files = (fetched, np.ones(len(fetched), np.int64))
         if peak > config.cache_limit:
             warnings.warn(
                 f"cache_limit ({config.cache_limit:,} bytes) is below what single steps read at "
@@ -242,6 +257,36 @@ def simulate(config: SimConfig) -> SimResult:
         # step moves later by that much, so only the first step is longer.
         step_times = step_times.copy()
         step_times[0] += config.startup_time
-    return SimResult(
-        config, step_times, trace.step_bytes, trace.stall, cache, time.perf_counter() - began
+    requests = count_requests(
+        shards.download_bytes[files[0]],
+        files[1],
+        config.connections,
+        config.part_size,
+        INDEX_REQUESTS * len(config.streams) * config.nodes,
+        config.throttled,
     )
+    return SimResult(
+        asked,
+        step_times,
+        trace.step_bytes,
+        trace.stall,
+        cache,
+        time.perf_counter() - began,
+        requests,
+        per_epoch,
+    )
+
+
+def _files(
+    config: SimConfig, queues: list[NodeQueue], done: NDArray[np.int64], steps: int
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """(shard, files its process fetched at once) of every download completed in the run."""
+    processes = config.devices * config.workers
+    shards, files, start = [], [], 0
+    for queue in queues:
+        got = done[start : start + len(queue.shards)]
+        start += len(queue.shards)
+        kept = got < steps
+        shards.append(queue.shards[kept])
+        files.append(backlog_files(queue.release[kept], got[kept], processes))
+    return np.concatenate(shards), np.concatenate(files)

@@ -3,7 +3,11 @@
 The dataset settings come from ``train_loader.dataset`` (or ``dataset.train_dataset`` /
 ``train_dataset`` with ``streaming_kwargs``), the batch from ``global_train_batch_size``,
 the duration from ``max_duration`` (``"2ep"``, ``"1000ba"``) and the GPUs from
-``compute.gpus``. A ``parameters:`` wrapper (MosaicML platform YAMLs) is unwrapped.
+``compute.gpus``. A ``parameters:`` wrapper (MosaicML platform YAMLs) is unwrapped. A
+top-level ``simulator:`` mapping (which training ignores) gives the request model's
+settings (:mod:`~streamx.sim.link_fields`): ``connections``, ``part_size``,
+``connection_bandwidth``, ``rtt``, ``tls_handshake``, ``throttled``, ``retry_after``,
+``decompression`` and ``price_per_1000``.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from typing import Any
 
 from streamx.location import INDEX_BASENAME
 from streamx.sim.config import SimStream
+from streamx.sim.link_fields import parse_link
 from streamx.sim.shard_table import load_shards
 from streamx.sim.units import parse_count, parse_float, parse_int, parse_size
 
@@ -155,7 +160,7 @@ def read_run_yaml(path: str) -> RunYaml:
     if not isinstance(config, dict):
         raise ValueError(f"{path}: a training YAML must be a mapping")
     gpus = config.get("compute", {}).get("gpus")
-    config = config.get("parameters", config)
+    top, config = config, config.get("parameters", config)
     dataset, workers, _ = _unwrap(config, path)
     batch = config.get("global_train_batch_size", config.get("batch_size"))
     if batch is None:
@@ -172,6 +177,11 @@ def read_run_yaml(path: str) -> RunYaml:
         settings["cache_limit"] = parse_size(
             f"{path}: cache_limit", dataset["cache_limit"], minimum=0
         )
+    link = config.get("simulator", top.get("simulator"))
+    if link is not None:
+        if not isinstance(link, dict):
+            raise ValueError(f"{path}: `simulator` must be a mapping")
+        settings.update(parse_link(link, f"{path}: simulator"))
     if dataset.get("epoch_size") is not None:
         settings["epoch_size"] = parse_count(f"{path}: epoch_size", dataset["epoch_size"])
     return RunYaml(

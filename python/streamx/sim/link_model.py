@@ -1,0 +1,136 @@
+"""A node's two download rates from what its requests cost: caps, round trips, TLS,
+throttling and decompression.
+
+The link model (:mod:`~streamx.sim.network`) runs on two rates: ``bandwidth``, what the
+node's look-ahead moves over every connection, and ``shard_bandwidth``, what one process
+gets fetching one shard alone. :func:`link_rates` derives both from the request model:
+
+* a GET of ``p`` bytes holds its connection for ``rtt + p / r`` seconds, where ``r`` is the
+  connection's rate: its cap (``connection_bandwidth``), or its share of the node's
+  ``bandwidth`` among the connections busy at once, whichever is lower;
+* a share ``q`` of answers are throttled (503/429) and asked again after the downloader's
+  wait (:mod:`streamx.storage.throttle`: the ``Retry-After`` plus up to 0.5 s of jitter,
+  0.25 s on average; without one, a full-jitter backoff whose ceiling starts at 0.5 s and
+  doubles per try up to 20 s). A request is throttled ``t`` times or more with probability
+  ``q**t``, so it waits ``sum(q**t * wait(t))`` on average, plus ``rtt`` per throttled try;
+* every connection of the node is busy for the look-ahead: ``bandwidth`` becomes
+  ``connections * p / seconds(p)`` (at most the node's), with ``p`` the part of an average
+  shard spread over the connections (:func:`~streamx.sim.requests.part_bytes`);
+* one shard alone is ``n`` parts on ``min(n, connections)`` connections, in
+  ``ceil(n / connections)`` rounds: ``shard_bandwidth`` is its size over their time;
+* a compressed shard is decompressed as it arrives, by the process that fetches it, at
+  ``decompression`` output bytes per second: in download bytes that is ``decompression *
+  zip / raw`` per process, a ceiling on both rates (the node's: per process at once);
+* each process opens its connections at the start, in parallel: ``tls_handshake`` once,
+  before the first download (kept-alive connections pay no more).
+
+At the defaults (no cap, no round trip, no throttling, free decompression) both rates are
+left as given, so the model is the one mosaic's simulator runs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from streamx.sim.config import SimConfig
+from streamx.sim.requests import part_bytes
+
+__all__ = ["LinkRates", "link_rates", "request_seconds", "throttle_wait"]
+
+# streamx.storage.throttle's waits: Retry-After plus uniform(0, 0.5) jitter, or a
+# full-jitter backoff from 0.5 s doubling to 20 s; the tries it gives up after.
+_JITTER_S = 0.5
+_BASE_S = 0.5
+_CAP_S = 20.0
+_TRIES = 10
+
+
+@dataclass(frozen=True)
+class LinkRates:
+    """The rates a run's link model uses.
+
+    Attributes:
+        bandwidth: Bytes per second of a node's look-ahead over all its connections.
+        shard_bandwidth: Bytes per second one process gets for one shard alone, ``None``
+            when the model is neutral and nothing was calibrated (one rate, as mosaic).
+        startup: Seconds before the first download (the TLS handshake).
+    """
+
+    bandwidth: float
+    shard_bandwidth: float | None
+    startup: float
+
+
+def throttle_wait(share: float, retry_after: float | None) -> float:
+    """Seconds one request waits on throttled answers, on average.
+
+    Examples:
+        >>> throttle_wait(0.0, 1.0)
+        0.0
+        >>> round(throttle_wait(0.5, 1.0), 3)  # (0.5 + 0.25 + ...) tries of 1.25 s
+        1.248
+    """
+    if not share:
+        return 0.0
+    total = 0.0
+    for tries in range(1, _TRIES):
+        if retry_after is not None:
+            wait = retry_after + _JITTER_S / 2
+        else:
+            wait = min(_CAP_S, _BASE_S * 2 ** (tries - 1)) / 2
+        total += share**tries * wait
+    return total
+
+
+def request_seconds(part: float, rate: float, config: SimConfig) -> float:
+    """Seconds one GET of ``part`` bytes holds its connection at ``rate`` bytes per second,
+    throttled tries included.
+
+    Examples:
+        >>> from streamx.sim import SimConfig, SimStream, synth_shards
+        >>> c = SimConfig((SimStream(synth_shards(10, 10, 100)),), rtt=0.01)
+        >>> request_seconds(4e6, 40e6, c)  # 10 ms, then 4 MB at 40 MB/s
+        0.11
+    """
+    tries = config.throttled / (1 - config.throttled) if config.throttled else 0.0
+    wait = throttle_wait(config.throttled, config.retry_after)
+    return config.rtt * (1 + tries) + wait + part / rate
+
+
+def _neutral(config: SimConfig) -> bool:
+    return config.connection_bandwidth is None and not config.rtt and not config.throttled
+
+
+def _connection_rate(config: SimConfig, busy: int) -> float:
+    share = config.bandwidth / max(busy, 1)
+    cap = config.connection_bandwidth
+    return share if cap is None else min(cap, share)
+
+
+def link_rates(config: SimConfig) -> LinkRates:
+    """The node's look-ahead rate, one shard's rate and the start-up the model adds."""
+    shards = config.shards
+    download = shards.download_bytes
+    size = max(float(download.mean()), 1.0) if len(download) else 1.0
+    bandwidth, alone = config.bandwidth, config.shard_bandwidth
+    if not _neutral(config):
+        part = part_bytes(math.ceil(size), config.connections, config.part_size)
+        per_conn = part / request_seconds(
+            part, _connection_rate(config, config.connections), config
+        )
+        bandwidth = min(bandwidth, config.connections * per_conn)
+        if alone is None:
+            parts = math.ceil(size / part)
+            busy = min(parts, config.connections)
+            rounds = math.ceil(parts / config.connections)
+            seconds = rounds * request_seconds(part, _connection_rate(config, busy), config)
+            alone = min(bandwidth, size / seconds)
+    if config.decompression is not None and (shards.zip_bytes > 0).any():
+        zipped = shards.zip_bytes > 0
+        ratio = float(shards.zip_bytes[zipped].sum() / max(shards.raw_bytes[zipped].sum(), 1))
+        one = config.decompression * ratio  # download bytes per second of one process
+        processes = config.devices * max(config.workers, 1)
+        bandwidth = min(bandwidth, processes * one)
+        alone = min(alone, one) if alone is not None else None
+    return LinkRates(float(bandwidth), alone, config.tls_handshake)
