@@ -116,7 +116,12 @@ class StepCounts:
         end = max(steps, min(self.limit, -(-steps // _BLOCK) * _BLOCK))
         rows = []
         for step in range(done, end):
-            quota = self._quota(self._weights(step))
+            try:
+                quota = self._quota(self._weights(step))
+            except (ValueError, TypeError):
+                if step < steps:
+                    raise
+                break  # a bad step past the request raises when it is asked for
             active = tuple(q > 0 for q in quota)
             if active != self._active or self.schedule.restarts(step):
                 self._carry = [0] * len(quota)
