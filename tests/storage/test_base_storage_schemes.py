@@ -61,13 +61,13 @@ def test_legacy_function_checks_its_scheme(name: str, tmp_path: Path) -> None:
     assert not (tmp_path / "x").exists()
 
 
+# dbfs: is read through the Databricks SDK: tests/databricks downloads with
+# download_from_dbfs and download_from_databricks_unity_catalog from a stand-in workspace.
 @pytest.mark.parametrize(
     ("name", "url"),
     [
         ("sftp", "sftp://127.0.0.1:1/k"),
-        ("dbfs", "dbfs:/k"),
         ("alipan", "alipan://k"),
-        ("databricks_unity_catalog", "dbfs:/Volumes/c/k"),
     ],
 )
 def test_legacy_function_names_a_scheme_streamx_cannot_read(
@@ -103,7 +103,13 @@ def test_each_downloader_serves_its_scheme(cls_name: str, tmp_path: Path) -> Non
     assert type(download.CloudDownloader.get(url)) is cls
     assert cls.__doc__
     if scheme:  # the local downloader takes any path
-        with pytest.raises(ValueError, match="Expected remote path to start with url scheme"):
+        # mosaic's Unity Catalog downloader checks the path's prefix, not its scheme.
+        expected = (
+            "Expected path prefix to be `dbfs:/Volumes`"
+            if scheme == "dbfs-uc"
+            else "Expected remote path to start with url scheme"
+        )
+        with pytest.raises(ValueError, match=expected):
             cls().download("ftp://elsewhere/k", str(tmp_path / "x"))
 
 
@@ -124,11 +130,11 @@ def test_the_s3_downloader_downloads(s3: S3, tmp_path: Path) -> None:
     assert (tmp_path / "a" / "obj.bin").read_bytes() == b"abc"
 
 
+# The dbfs: uploaders (DatabricksUnityCatalogUploader, DBFSUploader) upload through the
+# Databricks SDK: tests/databricks/test_mosaic_names.py uploads with them.
 @pytest.mark.parametrize(
     ("remote", "cls_name"),
     [
-        ("dbfs:/Volumes/c/ds", "DatabricksUnityCatalogUploader"),
-        ("dbfs:/ds", "DBFSUploader"),
         ("alipan://ds", "AlipanUploader"),
     ],
 )

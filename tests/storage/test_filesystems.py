@@ -33,12 +33,6 @@ def test_unknown_scheme(url: str) -> None:
         get_filesystem(url)
 
 
-@pytest.mark.parametrize("url", ["dbfs:/Volumes/cat/schema/vol/ds", "dbfs:/tmp/x"])
-def test_dbfs_is_refused_clearly(url: str) -> None:
-    with pytest.raises(ValueError, match="Unsupported remote path: dbfs:.*no maintained fsspec"):
-        get_filesystem(url)
-
-
 @pytest.mark.parametrize(
     ("url", "module", "extra"),
     [
@@ -48,6 +42,8 @@ def test_dbfs_is_refused_clearly(url: str) -> None:
         ("azure-dl://fs/k", "adlfs", "azure"),
         ("oci://bucket@ns/k", "ocifs", "oci"),
         ("hf://datasets/org/repo/k", "huggingface_hub", "hf"),
+        ("dbfs:/Volumes/cat/schema/vol/k", "databricks.sdk", "databricks"),
+        ("dbfs:/tmp/k", "databricks.sdk", "databricks"),
     ],
 )
 def test_missing_package_names_the_extra(

@@ -217,11 +217,23 @@ class AzureDataLakeDownloader(CloudDownloader, scheme="azure-dl"):
 
 
 class DatabricksUnityCatalogDownloader(CloudDownloader, scheme="dbfs-uc"):
-    """Downloads files from Databricks Unity Catalog volumes."""
+    """Downloads files from Databricks Unity Catalog volumes (``dbfs:/Volumes/...``) with
+    the Databricks SDK's Files API; the SDK finds the workspace and credentials
+    (``DATABRICKS_HOST``/``DATABRICKS_TOKEN``, a profile...)."""
+
+    def _validate_remote_path(self, remote: str) -> None:
+        parts = remote.split("/")
+        prefix = "/".join(parts[:2])
+        if prefix != "dbfs:/Volumes":
+            raise ValueError(
+                "Expected path prefix to be `dbfs:/Volumes` if it is a Databricks Unity "
+                f"Catalog, instead, got {prefix} for remote={remote}."
+            )
 
 
 class DBFSDownloader(CloudDownloader, scheme="dbfs"):
-    """Downloads files from the Databricks File System."""
+    """Downloads files from the Databricks File System (``dbfs:/...``) with the Databricks
+    SDK's DBFS API (its Files API for ``dbfs:/Volumes/...``)."""
 
 
 class AlipanDownloader(CloudDownloader, scheme="alipan"):
@@ -284,12 +296,16 @@ download_from_alipan = _legacy_download("alipan", "alipan")
 
 
 def download_from_databricks_unity_catalog(remote: str, local: str) -> None:
-    """Download `remote` (``dbfs:/Volumes/...``) to `local` (mosaic before 0.13.0).
+    """Download `remote` (``dbfs:/Volumes/...``) to `local` with the Databricks SDK's Files
+    API (mosaic before 0.13.0).
 
     Raises:
-        ValueError: streamx has no Databricks client, so it cannot read ``dbfs:`` URLs.
+        ValueError: if `remote` is not a ``dbfs:`` URL under ``dbfs:/Volumes``.
+        FileNotFoundError: if the file does not exist.
+        PermissionError: if the workspace refuses the credentials; names it and `remote`.
     """
     _check_scheme(remote, "dbfs")
+    DatabricksUnityCatalogDownloader()._validate_remote_path(remote)
     _transfer("dbfs", remote, local, DEFAULT_TIMEOUT)
 
 

@@ -4,7 +4,8 @@ re-exports them), over streamx's uploads.
 ``CloudUploader.get(out, ...)`` picks a class by the remote's scheme, as mosaic does, and
 each class uploads one file per :meth:`CloudUploader.upload_file` call, synchronously (the
 caller brings its own threads). Every transfer is :func:`streamx.storage.upload.upload_file`:
-S3 by signed PUTs where the configuration allows it, everything else through fsspec. Only
+S3 by signed PUTs where the configuration allows it, everything else through fsspec
+(``dbfs:`` through the Databricks SDK, :mod:`~streamx.storage.databricks_fs`). Only
 argument checks, attributes and the wording of errors are mosaic's. Where mosaic raises a
 cloud SDK's own exception for a missing bucket, this raises ``FileNotFoundError`` with
 mosaic's message, since streamx needs none of those SDKs.
@@ -16,6 +17,7 @@ import logging
 import os
 import posixpath
 import weakref
+from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from tqdm import tqdm
@@ -27,6 +29,9 @@ from streamx.storage.s3fs_check import require_s3fs
 from streamx.storage.upload import parse_out
 from streamx.storage.upload import upload_file as _upload
 
+if TYPE_CHECKING:  # the SDK is imported when a dbfs: remote is used, not with streamx
+    from databricks.sdk import WorkspaceClient
+
 __all__ = [
     "AlipanUploader",
     "AzureDataLakeUploader",
@@ -34,6 +39,7 @@ __all__ = [
     "CloudUploader",
     "DBFSUploader",
     "DatabricksUnityCatalogUploader",
+    "DatabricksUploader",
     "GCSUploader",
     "HFUploader",
     "LocalUploader",
@@ -320,14 +326,53 @@ class _UnsupportedUploader(CloudUploader):
         raise ValueError(f"Unsupported remote path: {self.remote}")
 
 
-class DatabricksUnityCatalogUploader(_UnsupportedUploader):
-    """``dbfs:/Volumes/...``: streamx has no Databricks client; the constructor raises
-    ``ValueError``. Write to a supported store or to the volume's mounted local path."""
+class DatabricksUploader(CloudUploader):
+    """Uploads to a Databricks workspace through the Databricks SDK, which finds the
+    workspace and credentials (``DATABRICKS_HOST``/``DATABRICKS_TOKEN``, a profile...).
+    See :class:`CloudUploader` for the arguments.
+
+    Raises:
+        ValueError: if the SDK finds no workspace or credentials.
+        ImportError: if databricks-sdk is not installed.
+    """
+
+    def _check_remote(self) -> None:
+        assert self.remote is not None
+        get_filesystem(self.remote)  # the SDK's client: missing credentials fail here
+
+    @property
+    def client(self) -> WorkspaceClient:
+        """The Databricks SDK's ``WorkspaceClient`` the uploads go through."""
+        assert self.remote is not None
+        fs = get_filesystem(self.remote)[0]
+        client: WorkspaceClient = fs.client
+        return client
 
 
-class DBFSUploader(_UnsupportedUploader):
-    """``dbfs:/...``: streamx has no Databricks client; the constructor raises
-    ``ValueError``. Write to a supported store or to a mounted local path."""
+class DatabricksUnityCatalogUploader(DatabricksUploader):
+    """Uploads to a Unity Catalog volume (``dbfs:/Volumes/...``) with the SDK's Files API,
+    each file replacing what is there and its size checked once stored. See
+    :class:`DatabricksUploader`."""
+
+
+class DBFSUploader(DatabricksUploader):
+    """Uploads to the Databricks File System (``dbfs:/...``) with the SDK's DBFS API; the
+    constructor checks that the remote directory exists. See :class:`DatabricksUploader`.
+
+    Raises:
+        FileNotFoundError: if the remote directory does not exist.
+    """
+
+    def _check_remote(self) -> None:
+        super()._check_remote()
+        self.check_folder_exists()
+
+    def check_folder_exists(self) -> None:
+        """Raise ``FileNotFoundError`` unless the remote directory exists."""
+        assert self.remote is not None
+        fs, path = get_filesystem(self.remote)
+        if not fs.exists(path):
+            raise FileNotFoundError(f"Databricks File System path {path} not found")
 
 
 class AlipanUploader(_UnsupportedUploader):

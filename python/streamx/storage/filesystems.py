@@ -35,6 +35,7 @@ _PACKAGES = {
     "oci": ("ocifs", "oci"),
     "hf": ("huggingface_hub", "hf"),
     "http": ("aiohttp", "http"),
+    "dbfs": ("databricks.sdk", "databricks"),
 }
 
 
@@ -68,14 +69,15 @@ def get_filesystem(url: str) -> tuple[AbstractFileSystem, str]:
 
     Args:
         url: ``s3://``, ``gs://``/``gcs://``, ``azure://``, ``azure-dl://``, ``oci://``,
-            ``hf://datasets/...``, ``http(s)://``, ``file://`` or a local path.
+            ``hf://datasets/...``, ``http(s)://``, ``dbfs:/Volumes/...`` (a Unity Catalog
+            volume), ``dbfs:/...`` (the legacy DBFS root), ``file://`` or a local path.
 
     Returns:
         ``(filesystem, path)``; the same filesystem object for every call in one process
         with the same scheme, bucket-level settings and environment.
 
     Raises:
-        ValueError: for an unsupported scheme, including ``dbfs:``.
+        ValueError: for an unsupported scheme.
         ImportError: when the optional package for the scheme is missing; the message
             names the ``streamx-data[...]`` extra to install.
     """
@@ -116,10 +118,10 @@ def _plan(url: str, scheme: str, netloc: str, path: str) -> tuple[tuple[Any, ...
         _require("http", scheme)
         return ("http",), _http, url
     if scheme == "dbfs":
-        raise ValueError(
-            f"Unsupported remote path: {url} (dbfs: has no maintained fsspec filesystem; "
-            "copy the data to a supported store or mount the volume and use its local path)"
-        )
+        _require("dbfs", scheme)
+        # The SDK reads its configuration from these (and from the profile they name).
+        databricks = tuple(sorted((k, v) for k, v in os.environ.items() if "DATABRICKS" in k))
+        return ("dbfs", databricks), _dbfs, path
     raise ValueError(f"Unsupported remote path: {url}")
 
 
@@ -215,6 +217,12 @@ def _azure_plan(scheme: str, netloc: str, path: str) -> tuple[tuple[Any, ...], A
         return adlfs.AzureBlobFileSystem(**kwargs)
 
     return ("azure", account, access_key is not None), build, fs_path
+
+
+def _dbfs() -> AbstractFileSystem:
+    from streamx.storage.databricks_fs import DatabricksFileSystem
+
+    return DatabricksFileSystem(skip_instance_cache=True)
 
 
 def _oci() -> AbstractFileSystem:

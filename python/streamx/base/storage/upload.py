@@ -17,6 +17,9 @@ from streamx.storage.cloud_uploaders import (
     OCIUploader,
     S3Uploader,
 )
+from streamx.storage.cloud_uploaders import (
+    DatabricksUploader as DatabricksUploader,
+)
 
 __all__ = [
     "AlipanUploader",
