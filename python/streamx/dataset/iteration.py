@@ -25,6 +25,7 @@ __all__ = [
     "chunk_samples",
     "chunk_size",
     "loader_batches",
+    "worker_batches",
     "worker_ids",
     "worker_samples",
 ]
@@ -51,9 +52,12 @@ class SampleAccess:
             follows) to the shard cache and returns where the chunk should end; called with
             ``start == len(ids)`` it releases everything.
         chunk: Samples per ``get_many`` call.
-        get_columns: A batch of ids as one array (or list, for ``bytes`` and ``str``) per
-            column, equal to what stacking the decoded samples gives; set when the schema
-            allows (:mod:`~streamx.format.readers.batch_columns`).
+        get_columns: A batch of ids as one array per column, equal to what stacking the
+            decoded samples gives, or the list of its samples' values (``bytes`` and
+            ``str``; any column of a Parquet row group that is not numbers), for the loader
+            to collate; set when the schema allows
+            (:mod:`~streamx.format.readers.batch_columns`,
+            :mod:`~streamx.format.parquet.batch_rows`).
         idle: The pass reads nothing (a pipeline stage that needs no data): it yields
             nothing and declares nothing to the shard cache, so nothing is fetched.
     """
@@ -92,6 +96,40 @@ def worker_samples(
             begin = stop
     finally:
         access.prepare(ids, len(ids), len(ids))  # an empty window releases the shards held
+
+
+def worker_batches(
+    start: EpochStart,
+    layout: DatasetLayout,
+    world: World,
+    access: SampleAccess,
+    read: Callable[[list[int]], _Part],
+    *,
+    batch_size: int,
+    drop_last: bool,
+) -> Iterator[list[_Part]]:
+    """Yields this worker's samples of the epoch, as :func:`worker_samples` orders them, in
+    batches of ``batch_size`` (a short last one unless ``drop_last``), each as what ``read``
+    returned for its pieces: one, unless a cache limit made the shard cache cut it short."""
+    if access.idle:
+        return
+    ids = worker_ids(start, layout, world)
+    metrics.begin_epoch(start.epoch)
+    try:
+        for begin in range(0, len(ids), batch_size):
+            end = min(begin + batch_size, len(ids))
+            if drop_last and end - begin < batch_size:
+                return
+            parts: list[_Part] = []
+            position = begin
+            while position < end:
+                stop = access.prepare(ids, position, end)  # shorter under a cache limit
+                parts.append(read(ids[position:stop].tolist()))
+                position = stop
+            metrics.add_samples(end - begin)
+            yield parts
+    finally:
+        access.prepare(ids, len(ids), len(ids))
 
 
 def worker_ids(start: EpochStart, layout: DatasetLayout, world: World) -> NDArray[np.int64]:

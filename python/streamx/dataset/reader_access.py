@@ -2,7 +2,8 @@
 
 Chunks of ids are decoded in one call into Rust, through range reads while their shards
 still download; when the schema allows, whole batches come column by column
-(:mod:`~streamx.format.readers.batch_columns`). A subclass that overrides ``__getitem__``
+(:mod:`~streamx.format.readers.batch_columns`, and for Parquet row groups
+:mod:`~streamx.format.parquet.batch_rows`). A subclass that overrides ``__getitem__``
 or ``get_item`` gets neither: every id then goes through ``ds[i]``, as in
 mosaicml-streaming.
 """
@@ -20,6 +21,7 @@ from streamx.dataset.iteration import SampleAccess
 from streamx.format.readers.base import SampleReader
 from streamx.format.readers.batch_columns import Columns, stack_samples
 from streamx.format.readers.mds import MDSSampleReader
+from streamx.format.readers.mixed import MixedSampleReader
 
 __all__ = ["reader_access"]
 
@@ -54,6 +56,17 @@ def reader_access(
             columns = read_columns(ids)
             if columns is None:  # a shard not (wholly) here yet: the miss handler's way
                 return stack_samples(layout, get_many(ids))
+            return columns
+
+    rows = reader.parquet_rows if isinstance(reader, MixedSampleReader) else None
+    if rows is not None:
+        read_rows = rows.get_columns
+
+        def get_columns(ids: list[int]) -> Columns:
+            columns = read_rows(ids)
+            if columns is None:  # a row group not here yet: the miss handler's way
+                samples = get_many(ids)
+                return {name: [s[name] for s in samples] for name in samples[0]}
             return columns
 
     return SampleAccess(

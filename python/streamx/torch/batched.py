@@ -7,6 +7,11 @@ stacks a batch into one numpy array per fixed-size column instead, which pickles
 contiguous buffer through the worker's pipe, and the main process wraps it with
 ``torch.from_numpy`` (no copy). Nothing is left in ``/dev/shm`` if a process dies.
 
+When the dataset reads whole batches column by column (MDS columns of fixed width, Parquet
+row groups: ``SampleAccess.get_columns``) and no subclass hook runs per sample, a worker
+reads each batch that way instead of sample by sample: a column that comes as an array
+needs no stacking, and one that comes as its samples' values is packed as below.
+
 The batches equal torch's ``default_collate`` of the same samples: same samples, order,
 types and dtypes. A column this module cannot stack exactly as ``default_collate`` would
 (tensors a transform made, mixed types, ragged arrays, objects) is collated by
@@ -15,7 +20,7 @@ types and dtypes. A column this module cannot stack exactly as ``default_collate
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from typing import Any
 
@@ -23,9 +28,12 @@ import numpy as np
 import torch
 from torch.utils.data import IterableDataset, default_collate
 
+from streamx.dataset.iteration import worker_batches, worker_samples
 from streamx.dataset.streaming import StreamingDataset
+from streamx.format.readers.batch_columns import Columns
+from streamx.runtime.overrides import overridden
 
-__all__ = ["BatchedStream", "Packed", "pack_batch", "unpack_batch"]
+__all__ = ["BatchedStream", "Packed", "pack_batch", "pack_columns", "unpack_batch"]
 
 # A packed column: ("array", stacked ndarray) or ("done", what default_collate returned).
 Column = tuple[str, Any]
@@ -73,6 +81,35 @@ def pack_batch(samples: list[Any]) -> Packed:
     return ("dict", {name: _pack_column([s[name] for s in samples]) for name in first})
 
 
+def pack_columns(columns: Columns) -> Packed:
+    """Packs a batch read column by column: an array as it is, a column of the samples'
+    values as :func:`pack_batch` packs it."""
+    return (
+        "dict",
+        {
+            name: ("array", value) if isinstance(value, np.ndarray) else _pack_column(value)
+            for name, value in columns.items()
+        },
+    )
+
+
+def _joined(pieces: list[Columns]) -> Columns | None:
+    """The pieces of one batch as one, or ``None`` where they disagree on a column's kind."""
+    joined: Columns = {}
+    for name, first in pieces[0].items():
+        column = [piece[name] for piece in pieces]
+        if all(isinstance(c, list) for c in column):
+            joined[name] = [value for c in column for value in c]
+        elif isinstance(first, np.ndarray) and all(
+            isinstance(c, np.ndarray) and (c.dtype, c.shape[1:]) == (first.dtype, first.shape[1:])
+            for c in column
+        ):
+            joined[name] = np.concatenate(column)
+        else:
+            return None
+    return joined
+
+
 def _unpack_column(column: Column) -> Any:
     tag, value = column
     return torch.from_numpy(value) if tag == "array" else value
@@ -105,9 +142,36 @@ class BatchedStream(IterableDataset[Packed]):
         self.drop_last = drop_last
 
     def __iter__(self) -> Iterator[Packed]:
-        samples = iter(self.dataset)
+        dataset = self.dataset
+        if overridden(type(dataset), StreamingDataset, ("__iter__",)):
+            return self._packed(iter(dataset))
+        claimed = dataset.claim_pass()
+        access, get_columns = claimed.access, claimed.access.get_columns
+        walk = (claimed.start, claimed.layout, claimed.world, access)
+        if get_columns is None or access.get_many is None:
+            return self._packed(worker_samples(*walk))
+        get_many = access.get_many
+
+        def read(ids: list[int]) -> tuple[list[int], Columns]:
+            return ids, get_columns(ids)
+
+        batches = worker_batches(*walk, read, batch_size=self.batch_size, drop_last=self.drop_last)
+        return (_packed_pieces(pieces, get_many) for pieces in batches)
+
+    def _packed(self, samples: Iterator[Any]) -> Iterator[Packed]:
         while True:
             batch = list(islice(samples, self.batch_size))
             if not batch or (self.drop_last and len(batch) < self.batch_size):
                 return
             yield pack_batch(batch)
+
+
+def _packed_pieces(
+    pieces: list[tuple[list[int], Columns]], get_many: Callable[[list[int]], Iterable[Any]]
+) -> Packed:
+    """One batch read in pieces (a cache limit cut it short), packed; pieces that disagree
+    on a column's kind (two Parquet row groups, one with nulls) are read again as samples."""
+    columns = pieces[0][1] if len(pieces) == 1 else _joined([c for _, c in pieces])
+    if columns is None:
+        return pack_batch([sample for ids, _ in pieces for sample in get_many(ids)])
+    return pack_columns(columns)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 from collections import OrderedDict
@@ -18,7 +19,15 @@ from streamx.format.parquet.remapped import RemappedFile
 from streamx.format.remote_files import RemoteFile, check_unchanged, read_range
 from streamx.runtime.atomic_write import atomic_file
 
-__all__ = ["RowGroupReader", "fetch_row_group"]
+__all__ = [
+    "DecodedRowGroup",
+    "RowGroupReader",
+    "decoded",
+    "decoded_key",
+    "fetch_row_group",
+    "numeric_lists",
+    "python_column",
+]
 
 _CHUNK_THREADS = 8  # a row group's column chunks fetched at once
 
@@ -55,7 +64,7 @@ def fetch_row_group(shard: ShardInfo, timeout: float, retry: int) -> int:
 
 
 _FOOTERS: dict[str, Any] = {}
-_DECODED: OrderedDict[str, list[tuple[str, list[Any]]]] = OrderedDict()
+_DECODED: OrderedDict[str, DecodedRowGroup] = OrderedDict()
 _KEEP_DECODED = 4
 
 
@@ -67,19 +76,26 @@ def _metadata(path: str, shown: str) -> Any:
     return md
 
 
-def _python_column(column: Any) -> list[Any]:
+def python_column(column: Any) -> list[Any]:
     """Numbers and strings as Python values, lists as numpy arrays, binary as bytes."""
     import pyarrow as pa
 
     kind = column.type
     if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
-        inner = kind.value_type
-        numeric = pa.types.is_integer(inner) or pa.types.is_floating(inner)
         array = column.combine_chunks()
-        if numeric and array.null_count == 0 and array.values.null_count == 0:
+        if numeric_lists(array):
             return _numeric_lists(array, pa.types.is_fixed_size_list(kind))
         return [None if v is None else np.asarray(v) for v in column.to_pylist()]
     return list(column.to_pylist())
+
+
+def numeric_lists(array: Any) -> bool:
+    """Whether a list array's rows decode as numpy views (numbers, no null anywhere)."""
+    import pyarrow as pa
+
+    inner = array.type.value_type
+    numeric = pa.types.is_integer(inner) or pa.types.is_floating(inner)
+    return bool(numeric and array.null_count == 0 and array.values.null_count == 0)
 
 
 def _numeric_lists(array: Any, fixed: bool) -> list[Any]:
@@ -92,7 +108,8 @@ def _numeric_lists(array: Any, fixed: bool) -> list[Any]:
     return [values[offsets[i] : offsets[i + 1]] for i in range(len(array))]
 
 
-def _decode(shard: ShardInfo) -> list[tuple[str, list[Any]]]:
+def _decode(shard: ShardInfo) -> Any:
+    """The row group as an Arrow table: its read columns, cast and filtered."""
     import pyarrow.parquet as pq
 
     extra = shard.extra
@@ -121,12 +138,58 @@ def _decode(shard: ShardInfo) -> list[tuple[str, list[Any]]]:
         raise CorruptShardError(
             f"{_where(shard)}: {table.num_rows} rows decoded, the footer says {shard.samples}"
         )
-    images = set(extra.get("images") or ())
-    return [
-        (name, _images(values, shard) if name in images else values)
-        for name in table.column_names
-        for values in [_python_column(table.column(name))]
-    ]
+    return table
+
+
+class DecodedRowGroup:
+    """A row group's table, and each column's Python values once asked for."""
+
+    def __init__(self, shard: ShardInfo) -> None:
+        self.shard = shard
+        self.table = _decode(shard)
+        self.images = frozenset(shard.extra.get("images") or ())
+        self.values_of: dict[str, list[Any]] = {}  # the columns decoded to Python so far
+        self.arrays: dict[str, Any] = {}  # the batched path's array per column, or None
+
+    def values(self, name: str) -> list[Any]:
+        """Column ``name`` as the per-sample path hands it out, one value per row."""
+        found = self.values_of.get(name)
+        if found is None:
+            found = python_column(self.table.column(name))
+            if name in self.images:
+                found = _images(found, self.shard)
+            self.values_of[name] = found
+        return found
+
+    @functools.cached_property
+    def columns(self) -> list[tuple[str, list[Any]]]:
+        """Every column's Python values, in the table's order."""
+        return [(name, self.values(name)) for name in self.table.column_names]
+
+
+def decoded_key(shard: ShardInfo) -> str:
+    """What names the row group's decoded table among those of every dataset in this process:
+    two datasets over one cache may decode the same file differently."""
+    path = shard.local_path(shard.raw_data)
+    return f"{path}\0{shard.extra.get('images')}\0{shard.extra.get('cast')}"
+
+
+def decoded(shard: ShardInfo, key: str | None = None) -> DecodedRowGroup:
+    """The row group decoded (the last few are kept, per process); ``key``: its
+    :func:`decoded_key`, when the caller has it.
+
+    Raises:
+        FileNotFoundError: If its local file is not on disk.
+    """
+    key = decoded_key(shard) if key is None else key
+    found = _DECODED.get(key)
+    if found is None:
+        found = _DECODED[key] = DecodedRowGroup(shard)
+        while len(_DECODED) > _KEEP_DECODED:
+            _DECODED.popitem(last=False)
+    else:
+        _DECODED.move_to_end(key)
+    return found
 
 
 _KEPT: dict[str, Any] = {}
@@ -184,15 +247,8 @@ class RowGroupReader:
         path = shard.local_path(shard.raw_data)
         if not os.path.exists(path):
             raise FileNotFoundError(path)
-        # Two datasets over one cache may decode the same file differently.
-        self._key = f"{path}\0{shard.extra.get('images')}\0{shard.extra.get('cast')}"
+        self._key = decoded_key(shard)
 
     def get(self, index: int) -> dict[str, Any]:
-        columns = _DECODED.get(self._key)
-        if columns is None:
-            columns = _DECODED[self._key] = _decode(self.shard)
-            while len(_DECODED) > _KEEP_DECODED:
-                _DECODED.popitem(last=False)
-        else:
-            _DECODED.move_to_end(self._key)
+        columns = decoded(self.shard, self._key).columns
         return {name: values[index] for name, values in columns}

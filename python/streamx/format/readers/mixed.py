@@ -15,6 +15,7 @@ from streamx.exceptions import CorruptIndexError, CorruptShardError
 from streamx.format.encodings import SPLIT_ENCODINGS
 from streamx.format.index import FileInfo, ShardInfo
 from streamx.format.litdata.chunk import ChunkReader
+from streamx.format.parquet.batch_rows import ParquetRows
 from streamx.format.parquet.row_group import RowGroupReader
 from streamx.format.readers.mds import MDSSampleReader
 from streamx.format.webdataset.tar_shard import TarShardReader
@@ -52,6 +53,9 @@ class MixedSampleReader:
         self.num_samples = self._starts[-1]
         self._open: dict[int, Any] = {}
         self.fast_get: Callable[[int], dict[str, Any] | None] | None = None
+        # Set when every shard is a Parquet row group of one set of columns: a batch is
+        # then read column by column.
+        self.parquet_rows = ParquetRows.over(self._shards)
 
     def get(self, index: int) -> dict[str, Any]:
         """Returns sample ``index`` of the whole dataset."""

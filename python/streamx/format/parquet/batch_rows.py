@@ -1,0 +1,165 @@
+"""A batch of a Parquet source's rows, column by column, with no dict per row.
+
+The batched ``StreamingDataLoader`` path asks for whole batches of sample ids. Here the ids
+are grouped by row group; each row group's decoded, projected and filtered table is the one
+the per-sample path reads (shared through :func:`~streamx.format.parquet.row_group.decoded`).
+A column of numbers without nulls becomes one numpy array per row group, once, and a batch
+is one ``np.take`` from it; a list column whose rows all hold as many numbers becomes one
+2-D array, a view of Arrow's flattened values buffer where Arrow allows. Any other column
+comes as its rows' values, exactly those the per-sample path hands out, for the loader to
+collate as torch's ``default_collate`` would.
+
+The arrays equal what ``default_collate`` makes of the per-sample values: a Python ``int``
+column is ``int64`` whatever its Arrow width, a ``float`` one ``float64`` (``float16`` and
+``float32`` included) and a ``bool`` one ``bool``; a row's numpy list keeps its Arrow type's
+dtype. So the choices follow the per-sample path's own, made per row group over the whole
+column (where a null anywhere in a list column changes its rows' dtype there, so it does
+here): a column with nulls, a ``uint64`` column past ``int64``, lists of unequal lengths,
+images and every other type come as values. A batch whose row groups disagree on a column
+(one has nulls, or their lists differ in length) gets that column as values from all of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from streamx.format.index import ShardInfo
+from streamx.format.parquet.row_group import DecodedRowGroup, decoded, decoded_key, numeric_lists
+
+__all__ = ["ParquetRows", "RowColumns"]
+
+# A batch: per column, its array (a fast column) or its rows' per-sample values.
+RowColumns = dict[str, "np.ndarray[Any, Any] | list[Any]"]
+# The rows of one row group a batch reads: the group, where they go in the batch, which rows.
+_Part = tuple[DecodedRowGroup, "np.ndarray[Any, Any]", "np.ndarray[Any, Any]"]
+
+_INT64_MAX = np.iinfo(np.int64).max
+
+
+class ParquetRows:
+    """Batches of a dataset whose shards are all row groups of one set of columns.
+
+    Args:
+        shards: The dataset's shards, in order (see :meth:`over`).
+    """
+
+    def __init__(self, shards: Sequence[ShardInfo]) -> None:
+        self._shards = list(shards)
+        self._keys = [decoded_key(shard) for shard in self._shards]
+        counts = [shard.samples for shard in self._shards]
+        self._starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+
+    @classmethod
+    def over(cls, shards: Sequence[ShardInfo]) -> ParquetRows | None:
+        """The batches of ``shards``, or ``None`` unless every shard is a Parquet row group
+        and all read the same columns in the same order (every row then has the same keys,
+        as a batch of dicts must)."""
+        listed = list(shards)
+        if not listed or any(shard.format != "parquet" for shard in listed):
+            return None
+        if len({tuple(shard.extra["columns"]) for shard in listed}) != 1:
+            return None
+        return cls(listed)
+
+    def get_columns(self, ids: list[int]) -> RowColumns | None:
+        """Samples ``ids`` (dataset-wide), in order, one array or list of values per column;
+        ``None`` while a row group of theirs is not on local disk.
+
+        Raises:
+            IndexError: If an id lies outside the dataset.
+            CorruptShardError: If a row group does not decode, as on the per-sample path.
+        """
+        wanted = np.asarray(ids, np.int64)
+        if len(wanted) == 0 or wanted.min() < 0 or wanted.max() >= self._starts[-1]:
+            raise IndexError(f"Sample ids {ids[:8]}... outside 0..{int(self._starts[-1])}")
+        which = np.searchsorted(self._starts, wanted, side="right") - 1
+        rows = wanted - self._starts[which]
+        parts: list[_Part] = []
+        for shard in dict.fromkeys(which.tolist()):  # in order of first appearance
+            try:
+                group = decoded(self._shards[shard], self._keys[shard])
+            except FileNotFoundError:
+                return None
+            positions = np.flatnonzero(which == shard)
+            parts.append((group, positions, rows[positions]))
+        names = parts[0][0].table.column_names
+        return {name: _column(name, parts, len(wanted)) for name in names}
+
+
+def _column(name: str, parts: list[_Part], count: int) -> np.ndarray[Any, Any] | list[Any]:
+    found = [_array(group, name) for group, _, _ in parts]
+    arrays = [a for a in found if a is not None]
+    shapes = {(a.dtype, a.shape[1:]) for a in arrays}
+    if len(arrays) == len(parts) and len(shapes) == 1:
+        if len(parts) == 1:
+            taken: np.ndarray[Any, Any] = np.take(arrays[0], parts[0][2], axis=0)
+            return taken  # a fresh, writable array
+        dtype, shape = shapes.pop()
+        out = np.empty((count, *shape), dtype)
+        for (_, positions, rows), array in zip(parts, arrays, strict=True):
+            out[positions] = np.take(array, rows, axis=0)
+        return out
+    values: list[Any] = [None] * count
+    for group, positions, rows in parts:
+        for position, value in zip(positions.tolist(), _values(group, name, rows), strict=True):
+            values[position] = value
+    return values
+
+
+def _array(group: DecodedRowGroup, name: str) -> np.ndarray[Any, Any] | None:
+    """The column of the whole row group as one array, if it is a fast one (kept)."""
+    if name not in group.arrays:
+        group.arrays[name] = None if name in group.images else _as_array(group.table.column(name))
+    found: np.ndarray[Any, Any] | None = group.arrays[name]
+    return found
+
+
+def _as_array(column: Any) -> np.ndarray[Any, Any] | None:
+    import pyarrow as pa
+
+    kind = column.type
+    array = column.combine_chunks()
+    if pa.types.is_fixed_size_list(kind) or pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        return _list_array(array) if numeric_lists(array) else None
+    if array.null_count:
+        return None
+    if pa.types.is_boolean(kind):
+        return np.asarray(array.to_numpy(zero_copy_only=False), np.bool_)
+    if pa.types.is_floating(kind):
+        return np.asarray(array.to_numpy(zero_copy_only=False), np.float64)
+    if pa.types.is_integer(kind):
+        values = array.to_numpy(zero_copy_only=False)
+        if values.dtype == np.uint64 and len(values) and values.max() > _INT64_MAX:
+            return None  # default_collate refuses such ints: the values path raises as it does
+        return np.asarray(values, np.int64)
+    return None
+
+
+def _list_array(array: Any) -> np.ndarray[Any, Any] | None:
+    """Rows of as many numbers each as one 2-D array (zero-copy where Arrow allows)."""
+    import pyarrow as pa
+
+    if pa.types.is_fixed_size_list(array.type):
+        values = np.asarray(array.flatten().to_numpy(zero_copy_only=False))
+        return values.reshape(len(array), array.type.list_size)
+    offsets = array.offsets.to_numpy()
+    lengths = np.diff(offsets)
+    if len(lengths) == 0 or (lengths != lengths[0]).any():
+        return None  # ragged: each row's own array, as on the per-sample path
+    values = np.asarray(array.values.to_numpy(zero_copy_only=False))
+    return values[offsets[0] : offsets[-1]].reshape(len(array), int(lengths[0]))
+
+
+def _values(group: DecodedRowGroup, name: str, rows: np.ndarray[Any, Any]) -> list[Any]:
+    """The per-sample path's values of ``rows`` in column ``name``."""
+    import pyarrow as pa
+
+    known = group.values_of.get(name)
+    column = group.table.column(name)
+    if known is None and name not in group.images and not pa.types.is_nested(column.type):
+        return list(column.take(pa.array(rows)).to_pylist())  # these rows only
+    everything = group.values(name) if known is None else known
+    return [everything[row] for row in rows.tolist()]
