@@ -12,6 +12,7 @@ from test_volumes_round_trip import VOLUME, write
 from workspace_server import WorkspaceServer
 
 import streamx
+from streamx.exceptions import DownloadTimeoutError
 from streamx.storage import filesystems
 from streamx.storage.download import download_file
 
@@ -71,7 +72,8 @@ def test_a_broken_or_stalled_index_fails_and_leaves_nothing(
 ) -> None:
     write(f"{VOLUME}/ds", 20)
     workspace.fault = fault
-    with pytest.raises(OSError, match=f"Databricks workspace {workspace.host}: download"):
+    expected = DownloadTimeoutError if fault == "stall" else OSError
+    with pytest.raises(expected, match=f"Databricks workspace {workspace.host}: download"):
         streamx.StreamingDataset(remote=f"{VOLUME}/ds", local=str(tmp_path / "c"), batch_size=2)
     assert _cache_files(tmp_path / "c") == []
 
@@ -86,7 +88,8 @@ def test_a_broken_or_stalled_shard_fails_the_epoch_and_leaves_no_part_of_it(
     dataset = streamx.StreamingDataset(
         remote=f"{VOLUME}/ds", local=str(tmp_path / "c"), batch_size=2, download_retry=1
     )
-    with pytest.raises(OSError, match=r"shard\.00000\.mds"):
+    expected = DownloadTimeoutError if fault == "stall" else OSError
+    with pytest.raises(expected, match=r"shard\.00000\.mds"):
         list(dataset)
     assert _cache_files(tmp_path / "c") == ["index.json"]
 
@@ -102,6 +105,8 @@ def test_a_workspace_that_never_answers_fails_within_the_timeouts(
         silent.listen(64)
         monkeypatch.setenv("DATABRICKS_HOST", f"http://127.0.0.1:{silent.getsockname()[1]}")
         filesystems.clear_cache()
-        with pytest.raises(OSError, match=r"127\.0\.0\.1.*dbfs:/Volumes/main/default/vol/x"):
+        with pytest.raises(
+            DownloadTimeoutError, match=r"127\.0\.0\.1.*dbfs:/Volumes/main/default/vol/x"
+        ):
             download_file(f"{VOLUME}/x", str(tmp_path / "x"), retry=1)
     assert _cache_files(tmp_path) == []

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import filecmp
 import os
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 from workspace_server import WorkspaceServer
 
 import streamx
 from streamx.storage.databricks_fs import DatabricksFileSystem
+from streamx.storage.download import download_file
 from streamx.storage.filesystems import get_filesystem
 
 VOLUME = "dbfs:/Volumes/main/default/vol"
@@ -92,3 +96,49 @@ def test_streamx_cp_to_a_volume_and_back(workspace: WorkspaceServer, tmp_path: P
         tmp_path / "src", tmp_path / "back", names, shallow=False
     )
     assert (mismatch, errors) == ([], [])
+
+
+def test_a_file_larger_than_a_download_part_comes_whole(
+    workspace: WorkspaceServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files of a known size are fetched in ranged parts elsewhere; the SDK reads files
+    whole, so this one falls back to one stream, complete and byte for byte."""
+    monkeypatch.setenv("STREAMX_DOWNLOAD_PART_SIZE", str(1 << 20))
+    data = os.urandom(5 << 20)
+    workspace.local("/Volumes/c/s/v/big.bin").parent.mkdir(parents=True)
+    workspace.local("/Volumes/c/s/v/big.bin").write_bytes(data)
+    out = tmp_path / "out"
+    download_file("dbfs:/Volumes/c/s/v/big.bin", str(out / "big.bin"), expected_size=len(data))
+    assert (out / "big.bin").read_bytes() == data
+    assert os.listdir(out) == ["big.bin"]
+
+
+@pytest.mark.timeout(300)
+def test_dataloader_workers_each_read_through_their_own_client(
+    workspace: WorkspaceServer, tmp_path: Path
+) -> None:
+    from torch.utils.data import DataLoader
+
+    write(f"{VOLUME}/ds", 100)
+    get_filesystem(f"{VOLUME}/ds")  # the parent's client, which forked workers must not use
+    ds = streamx.StreamingDataset(remote=f"{VOLUME}/ds", local=str(tmp_path / "c"), batch_size=5)
+    loader = DataLoader(ds, batch_size=5, num_workers=2)
+    ids = sorted(int(i) for batch in loader for i in batch["id"])
+    assert ids == list(range(100))
+
+
+def test_the_sdk_is_imported_only_when_a_dbfs_url_is_used(workspace: WorkspaceServer) -> None:
+    code = """
+import sys
+import streamx
+from streamx.storage import cloud_downloaders, cloud_uploaders
+from streamx.storage import filesystems, upload as uploads
+print("databricks" in sys.modules)
+filesystems.get_filesystem("dbfs:/Volumes/c/s/v/x")
+print("databricks.sdk" in sys.modules)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "True"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 
 import requests
+import urllib3
 from databricks.sdk import WorkspaceClient
 from databricks.sdk.config import Config
 from databricks.sdk.errors import NotFound, PermissionDenied, Unauthenticated
@@ -85,6 +86,19 @@ def failure(err: BaseException, host: str | None, what: str, url: str) -> OSErro
             "DATABRICKS_HOST/DATABRICKS_TOKEN or a profile; check them and the volume's grants)"
         )
     message = f"{where}: {what} {url} failed: {type(err).__name__}: {err}"
-    if isinstance(err, (TimeoutError, requests.Timeout)) and not isinstance(err, DatabricksError):
+    if _timed_out(err):
         return DownloadTimeoutError(message)
     return OSError(message)
+
+
+def _timed_out(err: BaseException) -> bool:
+    """Whether a wait ran out: requests reports a body that stalls as a ``ConnectionError``
+    holding urllib3's ``ReadTimeoutError``; the SDK's retries, spent, as ``TimeoutError``."""
+    seen: list[BaseException] = [err]
+    while seen:
+        cause = seen.pop()
+        if isinstance(cause, (TimeoutError, requests.Timeout, urllib3.exceptions.TimeoutError)):
+            return not isinstance(cause, DatabricksError)
+        seen += [a for a in cause.args if isinstance(a, BaseException)]
+        seen += [c for c in (cause.__cause__, cause.__context__) if c is not None]
+    return False
