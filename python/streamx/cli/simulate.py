@@ -24,6 +24,7 @@ from streamx.sim.quality import shuffle_quality
 from streamx.sim.requests import S3_GET_PER_1000
 from streamx.sim.result import SimResult
 from streamx.sim.run import epoch_order, simulate
+from streamx.sim.tune import tune
 from streamx.sim.ui import DEFAULT_PORT
 from streamx.sim.units import parse_float, parse_size
 from streamx.sim.yaml_run import read_run_yaml
@@ -116,6 +117,18 @@ def simulate_command(
         "--price-per-1000",
         help=f"Dollars per 1,000 GET/HEAD requests (default {S3_GET_PER_1000}, S3 Standard).",
     ),
+    shards_ahead: str | None = typer.Option(
+        None, "--shards-ahead", help="Shards fetched past predownload (streamx's loader: 4)."
+    ),
+    tune_run: bool = typer.Option(
+        False,
+        "--tune",
+        help="Recommend the cheapest workers, predownload, connections, "
+        "part size and cache_limit that keep the run as fast as it gets.",
+    ),
+    tolerance: float = typer.Option(
+        0.02, "--tolerance", help="With --tune: the share of the best throughput to give up."
+    ),
     quality: bool = typer.Option(True, "--quality/--no-quality", help="Measure the shuffle."),
     out: str | None = typer.Option(None, "--out", help="Directory for plots and report.html."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
@@ -142,11 +155,32 @@ def simulate_command(
             raise typer.Exit(1)
     try:
         configs = _configs(locals())
+        if tune_run:
+            _tune(configs, tolerance, as_json)
+            return
         results, extra = run_simulations(configs, quality)
     except (ValueError, FileNotFoundError, OSError) as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(1) from err
     _emit(results, extra, out, as_json)
+
+
+def _tune(configs: list[SimConfig], tolerance: float, as_json: bool) -> None:
+    """Runs the planner on the one configuration and prints what it recommends."""
+    if len(configs) > 1:
+        raise ValueError("--tune searches the settings itself: leave out --compare")
+    found = tune(configs[0], tolerance=parse_float("--tolerance", tolerance))
+    if as_json:
+        typer.echo(json.dumps({"tune": found.as_json(), "units": UNITS}, indent=2))
+        return
+    typer.echo(f"given:       {found.given.line()}")
+    typer.echo(f"recommended: {found.recommended.line()}")
+    typer.echo(
+        f"(fastest seen {found.best_samples_per_s:,.1f} samples/s; the recommendation keeps "
+        f"within {found.tolerance:.0%} of it; {found.simulations} settings simulated)"
+    )
+    for line in found.advice():
+        typer.echo(f"  {line}")
 
 
 def _configs(a: dict[str, Any]) -> list[SimConfig]:
@@ -168,7 +202,11 @@ def _configs(a: dict[str, Any]) -> list[SimConfig]:
         tps = max(tps, calib["min_time_per_sample"])
     shard_rate = calib["shard_bandwidth"] if calib else None
     if calib:
-        kw_calib: dict[str, Any] = {"startup_time": calib["startup_time"]}
+        kw_calib: dict[str, Any] = {
+            "startup_time": calib["startup_time"],
+            "connections": calib["connections"],
+            "connection_bandwidth": calib["connection_bandwidth"],
+        }
     else:
         kw_calib = {}
     batch = a["batch_size"]
@@ -220,8 +258,7 @@ def _configs(a: dict[str, Any]) -> list[SimConfig]:
         time_per_sample=tps,
         bandwidth=bandwidth,
         shard_bandwidth=shard_rate,
-        **kw_calib,
-        **kw,
+        **{**kw_calib, **kw},  # the YAML and flags win over what the bench measured
     )
     return expand_compare(base, parse_compare(a["compare"] or []))
 

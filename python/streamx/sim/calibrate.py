@@ -12,7 +12,8 @@ __all__ = ["Calibration", "read_calibration"]
 class Calibration(TypedDict):
     """The measured figures the simulator uses.
 
-    ``bandwidth`` is the node's aggregate download rate over the loader's connections;
+    ``bandwidth`` is the node's aggregate download rate over the loader's ``connections``,
+    ``connection_bandwidth`` one connection's alone (the request model's cap);
     ``shard_bandwidth`` what one shard fetched alone gets (``None`` in files from before it
     was measured); ``min_time_per_sample`` is the fastest a device's DataLoader delivered a
     sample from a warm cache (downloads are the model's own part), a floor under the step
@@ -26,6 +27,7 @@ class Calibration(TypedDict):
     source: str
     bandwidth: float
     shard_bandwidth: float | None
+    connection_bandwidth: float
     connections: int
     min_time_per_sample: float
     startup_time: float
@@ -62,6 +64,7 @@ def read_calibration(path: str) -> Calibration:
         "source": cal["source"],
         "bandwidth": download["aggregate_bytes_per_s"],
         "shard_bandwidth": download.get("shard_bytes_per_s"),
+        "connection_bandwidth": download["per_connection_bytes_per_s"],
         "connections": download["connections"],
         "min_time_per_sample": 1.0
         / max(loader.get("warm_samples_per_s", 0.0), loader["samples_per_s"]),

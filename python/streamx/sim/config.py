@@ -120,6 +120,9 @@ class SimConfig:
         decompression: Bytes per second one process decompresses a compressed shard at
             (output bytes); ``None``: free.
         price_per_1000: Dollars per 1,000 GET or HEAD requests (S3 Standard's by default).
+        shards_ahead: Shards past the ``predownload`` window each process fetches ahead
+            (``STREAMX_DOWNLOAD_SHARDS_AHEAD``: streamx's loader fetches 4); modelled as that
+            many average shards' samples added to the window. 0 by default, as mosaic.
         (:mod:`~streamx.sim.link_model`: these fields at their defaults change nothing.)
     """
 
@@ -156,6 +159,7 @@ class SimConfig:
     retry_after: float | None = None
     decompression: float | None = None
     price_per_1000: float = S3_GET_PER_1000
+    shards_ahead: int = 0
     name: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -176,6 +180,7 @@ class SimConfig:
         if self.shard_bandwidth is not None:
             _check_float("shard_bandwidth", self.shard_bandwidth, positive=True)
         _check_int("connections", self.connections, 1)
+        _check_int("shards_ahead", self.shards_ahead, 0)
         _check_int("part_size", self.part_size, 1, MAX_BYTES)
         for key in ("connection_bandwidth", "decompression", "retry_after"):
             if getattr(self, key) is not None:
@@ -201,8 +206,13 @@ class SimConfig:
 
     @property
     def predownload_samples(self) -> int:
-        """The predownload in force (mosaic's default is eight batches)."""
-        return self.predownload if self.predownload is not None else 8 * self.batch_size
+        """The predownload in force (mosaic's default is eight batches), and the samples of
+        ``shards_ahead`` average shards past it."""
+        window = self.predownload if self.predownload is not None else 8 * self.batch_size
+        if self.shards_ahead:
+            shards = self.shards
+            window += self.shards_ahead * -(-shards.num_samples // max(len(shards.samples), 1))
+        return window
 
     @property
     def step_compute_time(self) -> float:

@@ -40,6 +40,7 @@ LINK_FIELDS: dict[str, Callable[[object], Any]] = {
     "retry_after": lambda v: parse_float("retry_after", v),
     "decompression": lambda v: float(parse_size("decompression", v)),
     "price_per_1000": lambda v: parse_float("price_per_1000", v),
+    "shards_ahead": lambda v: parse_int("shards_ahead", v, minimum=0),
 }
 
 
