@@ -7,7 +7,10 @@ A local server answers the Hub's API (``tests/in_place/hub_server.py``, reached 
 - ``text``: ``--rows`` rows in 4 files, row groups of ``rows / 64`` per file, 10 columns
   (``id``, ``text`` of 12-44 words, and 8 numeric or short-string columns);
 - ``images``: ``--images`` rows in 4 files, row groups of 64 rows, 3 columns (``id``,
-  ``label``, ``jpeg`` of 90-110 KB random bytes).
+  ``label``, ``jpeg`` of 90-110 KB random bytes);
+- ``numeric``: ``--numeric`` rows in 4 files, row groups of ``rows / 64`` per file, 16
+  columns of numbers (``id``, 8 ``float32``, 4 ``int32``, a ``bool``, a ``float32`` list of
+  16 and an ``int32`` list of 32 per row).
 
 Each reader reads the split cold (empty caches), in a fresh interpreter:
 
@@ -15,6 +18,10 @@ Each reader reads the split cold (empty caches), in a fresh interpreter:
   ``StreamingDataLoader`` with 2 workers, batch 32, identity collate, no shuffle;
 - ``streamx-2cols``: the same, ``columns=["id", "text"]`` (text) or ``["id", "label"]``
   (images): the projection;
+- ``streamx-batched``, ``streamx-per-sample``: the same loader with torch's default
+  collation, on its batched path (workers read each batch column by column into arrays)
+  and with ``batched=False`` (each worker decodes sample dicts and collates them with
+  ``default_collate``): the batches are equal, tensors and lists;
 - ``hf``: ``datasets.load_dataset("bench/NAME", split="train", streaming=True)`` through
   torch's ``DataLoader`` (2 workers, batch 32, identity collate);
 - ``pyarrow``: ``pyarrow.dataset`` over ``HfFileSystem``, ``to_batches()`` in one process;
@@ -25,7 +32,11 @@ Each reader reads the split cold (empty caches), in a fresh interpreter:
 Reported: rows/s over the epoch, time to the first batch (from building the dataset),
 bytes the server sent, and ``correct``: every id exactly once.
 
-Usage: ``nice python benches/bench_in_place.py [--rows N] [--images N] [--libs ...]``.
+``--local`` reads the same files from local disk instead (``ParquetStream`` and LitData
+over the directory; the other readers are Hub-only and refused).
+
+Usage: ``nice python benches/bench_in_place.py [--rows N] [--images N] [--numeric N]
+[--cases ...] [--libs ...] [--local]``.
 """
 
 from __future__ import annotations
@@ -47,7 +58,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "in_place
 from hub_server import HubServer
 
 SCRIPT = Path(__file__).resolve()
-LIBS = ("streamx", "streamx-2cols", "hf", "pyarrow", "litdata")
+LIBS = (
+    "streamx",
+    "streamx-2cols",
+    "streamx-batched",
+    "streamx-per-sample",
+    "hf",
+    "pyarrow",
+    "litdata",
+)
+LOCAL_LIBS = ("streamx", "streamx-2cols", "streamx-batched", "streamx-per-sample", "litdata")
+CASES = ("text", "images", "numeric")
 PEERS = ("hf", "pyarrow", "litdata")
 BATCH, WORKERS, FILES = 32, 2, 4
 EPOCH_TIMEOUT_S = 600
@@ -83,6 +104,31 @@ def _image_table(rows: int, start: int) -> Any:
     return pa.table({"id": ids, "label": ids % 1000, "jpeg": pa.array(blobs, pa.binary())})
 
 
+def _numeric_table(rows: int, start: int) -> Any:
+    import pyarrow as pa
+
+    rng = np.random.default_rng(start)
+    ids = np.arange(start, start + rows, dtype=np.int64)
+    columns: dict[str, Any] = {"id": ids}
+    for k in range(8):
+        columns[f"f{k}"] = rng.random(rows, np.float32)
+    for k in range(4):
+        columns[f"n{k}"] = (ids * (k + 3) % 100_003).astype(np.int32)
+    columns["flag"] = ids % 3 == 0
+    embedding = pa.array(rng.random(rows * 16, np.float32))
+    columns["embedding"] = pa.FixedSizeListArray.from_arrays(embedding, 16)
+    tokens = pa.array(rng.integers(0, 50_000, rows * 32, dtype=np.int32))
+    offsets = pa.array(np.arange(0, rows * 32 + 1, 32, dtype=np.int32))
+    columns["tokens"] = pa.ListArray.from_arrays(offsets, tokens)
+    return pa.table(columns)
+
+
+def _table(name: str, rows: int, start: int) -> Any:
+    if name == "text":
+        return _text_table(rows, start)
+    return _numeric_table(rows, start) if name == "numeric" else _image_table(rows, start)
+
+
 def write_repo(root: Path, name: str, rows: int) -> int:
     """Writes the repository ``bench/NAME``; returns its bytes."""
     import pyarrow.parquet as pq
@@ -92,8 +138,8 @@ def write_repo(root: Path, name: str, rows: int) -> int:
     per = -(-rows // FILES)
     for number in range(FILES):
         start, count = number * per, min(per, rows - number * per)
-        table = _text_table(count, start) if name == "text" else _image_table(count, start)
-        group = max(1, rows // 64) if name == "text" else 64
+        table = _table(name, count, start)
+        group = 64 if name == "images" else max(1, rows // 64)
         path = folder / f"train-{number:05d}-of-{FILES:05d}.parquet"
         pq.write_table(table, path, row_group_size=group)
     return sum(p.stat().st_size for p in folder.iterdir())
@@ -104,7 +150,14 @@ def _identity(batch: list[Any]) -> list[Any]:
 
 
 def _ids(batch: Any) -> list[int]:
+    if isinstance(batch, dict):  # torch's default collation: a tensor of ids
+        return [int(i) for i in batch["id"].tolist()]
     return [int(row["id"]) for row in batch]
+
+
+def _source(spec: dict[str, Any]) -> str:
+    """The split's files: on the Hub, or (``--local``) the directory they were written to."""
+    return spec["folder"] if spec.get("folder") else f"hf://datasets/bench/{spec['name']}/data"
 
 
 def _streamx(spec: dict[str, Any]) -> Any:
@@ -114,11 +167,16 @@ def _streamx(spec: dict[str, Any]) -> Any:
     if spec["lib"] == "streamx-2cols":
         columns = ["id", "text"] if spec["name"] == "text" else ["id", "label"]
     stream = streamx.ParquetStream(
-        remote=f"hf://datasets/bench/{spec['name']}/data/*.parquet",
-        local=spec["local"],
-        columns=columns,
+        remote=f"{_source(spec)}/*.parquet", local=spec["local"], columns=columns
     )
     ds = streamx.StreamingDataset(streams=[stream], batch_size=BATCH, shuffle=False)
+    if spec["lib"] in ("streamx-batched", "streamx-per-sample"):  # default collation
+        batched = spec["lib"] == "streamx-batched"
+        loader = streamx.StreamingDataLoader(
+            ds, batch_size=BATCH, num_workers=WORKERS, batched=batched
+        )
+        assert loader._batched == batched
+        return loader
     return streamx.StreamingDataLoader(
         ds, batch_size=BATCH, num_workers=WORKERS, collate_fn=_identity
     )
@@ -147,7 +205,7 @@ def _litdata(spec: dict[str, Any]) -> Any:
     import litdata
     from litdata.streaming.item_loader import ParquetLoader
 
-    url = f"hf://datasets/bench/{spec['name']}/data"
+    url = _source(spec)
     os.makedirs(spec["local"], exist_ok=True)
     litdata.index_parquet_dataset(url, cache_dir=spec["local"])
     ds = litdata.StreamingDataset(url, item_loader=ParquetLoader(), index_path=spec["local"])
@@ -181,7 +239,9 @@ def epoch(spec: dict[str, Any]) -> dict[str, Any]:
     return {"ttfs": first, "seconds": seconds, "rows_s": total / seconds, "correct": correct}
 
 
-def bench(root: Path, cases: dict[str, int], libs: tuple[str, ...]) -> list[dict[str, Any]]:
+def bench(
+    root: Path, cases: dict[str, int], libs: tuple[str, ...], local: bool
+) -> list[dict[str, Any]]:
     rows = []
     with HubServer(root) as hub:
         os.environ.update(HF_ENDPOINT=hub.endpoint, HF_HUB_DISABLE_TELEMETRY="1")
@@ -192,6 +252,8 @@ def bench(root: Path, cases: dict[str, int], libs: tuple[str, ...]) -> list[dict
                 scratch = Path(tempfile.mkdtemp(prefix=f"cache-{lib}-", dir=root.parent))
                 os.environ["HF_HOME"] = str(scratch / "hf")
                 spec = {"lib": lib, "name": name, "rows": count, "local": str(scratch / "c")}
+                if local:
+                    spec["folder"] = str(root / "datasets" / "bench" / name / "data")
                 before = hub.bytes_sent
                 try:
                     result = run_worker(SCRIPT, spec, timeout=EPOCH_TIMEOUT_S)
@@ -208,6 +270,10 @@ def bench(root: Path, cases: dict[str, int], libs: tuple[str, ...]) -> list[dict
             for peer in PEERS:
                 theirs, ours = row.get(f"{peer}_rows_s"), row.get("streamx_rows_s")
                 row[f"vs_{peer}"] = ours / theirs if theirs and ours else None
+            batched = row.get("streamx_batched_rows_s")
+            for other in ("streamx_per_sample", "litdata"):
+                theirs = row.get(f"{other}_rows_s")
+                row[f"batched_vs_{other}"] = batched / theirs if batched and theirs else None
             rows.append(row)
     return rows
 
@@ -217,12 +283,16 @@ COLUMNS = [
     ("mb", "MB", ".0f"),
     ("streamx_rows_s", "streamx rows/s", ",.0f"),
     ("streamx_2cols_rows_s", "streamx 2 cols rows/s", ",.0f"),
+    ("streamx_batched_rows_s", "streamx batched rows/s", ",.0f"),
+    ("streamx_per_sample_rows_s", "streamx per-sample rows/s", ",.0f"),
     ("hf_rows_s", "HF datasets rows/s", ",.0f"),
     ("pyarrow_rows_s", "pyarrow rows/s", ",.0f"),
     ("litdata_rows_s", "LitData rows/s", ",.0f"),
     ("vs_hf", "vs HF", ".2f"),
     ("vs_pyarrow", "vs pyarrow", ".2f"),
     ("vs_litdata", "vs LitData", ".2f"),
+    ("batched_vs_streamx_per_sample", "batched vs per-sample", ".2f"),
+    ("batched_vs_litdata", "batched vs LitData", ".2f"),
     ("streamx_ttfs", "streamx TTFS s", ".2f"),
     ("hf_ttfs", "HF TTFS s", ".2f"),
     ("pyarrow_ttfs", "pyarrow TTFS s", ".2f"),
@@ -238,22 +308,25 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--images", type=int, default=10_000)
+    parser.add_argument("--numeric", type=int, default=1_000_000)
     parser.add_argument("--libs", nargs="+", choices=LIBS, default=list(LIBS))
-    parser.add_argument(
-        "--cases", nargs="+", choices=["text", "images"], default=["text", "images"]
-    )
+    parser.add_argument("--cases", nargs="+", choices=CASES, default=["text", "images"])
+    parser.add_argument("--local", action="store_true", help="read the files from local disk")
     args = parser.parse_args(argv)
-    counts = {"text": args.rows, "images": args.images}
+    if args.local and set(args.libs) - set(LOCAL_LIBS):
+        parser.error(f"--local reads with {', '.join(LOCAL_LIBS)} only")
+    counts = {"text": args.rows, "images": args.images, "numeric": args.numeric}
     cases = {name: counts[name] for name in args.cases}
     root = Path(tempfile.mkdtemp(prefix="streamx-in-place-")) / "hub"
     try:
         for name, count in cases.items():
             write_repo(root, name, count)
-        rows = bench(root, cases, tuple(args.libs))
+        rows = bench(root, cases, tuple(args.libs), args.local)
     finally:
         shutil.rmtree(root.parent, ignore_errors=True)
     print(format_table(rows, COLUMNS))
-    path = write_results("in_place", {"machine": machine(), "cases": cases, "rows": rows})
+    payload = {"machine": machine(), "cases": cases, "local": args.local, "rows": rows}
+    path = write_results("in_place", payload)
     print(f"results: {path}")
     return 0
 
