@@ -86,8 +86,10 @@ class StepCounts:
         self.names = names
         self.batch = batch
         k = len(names)
-        self._counts = np.zeros((0, k), np.int64)
-        self._before = np.zeros((1, k), np.int64)  # row s: samples of each stream before s
+        self._n = 0  # steps computed
+        self._counts = np.zeros((_BLOCK, k), np.int64)  # rows below _n hold counts
+        self._before = np.zeros((_BLOCK + 1, k), np.int64)  # row s: samples before step s
+        self._chain = [b""]  # chain[b]: the fingerprint of the first b blocks of counts
         self._carry = [0] * k
         self._active: tuple[bool, ...] = ()
         self._memo: tuple[tuple[float, ...], list[int]] | None = None
@@ -108,30 +110,42 @@ class StepCounts:
             self._memo = (key, quotas(weights, self.batch))
         return self._memo[1]
 
-    def _extend(self, steps: int) -> None:
-        """Computes every step below ``steps``."""
-        done = len(self._counts)
-        if steps <= done:
-            return
-        end = max(steps, min(self.limit, -(-steps // _BLOCK) * _BLOCK))
+    def _block(self, first: int, end: int, needed: int) -> list[list[int]]:
+        """The counts of steps ``first`` to ``end`` (fewer when a step at or past ``needed``
+        has bad weights: it raises when it is asked for)."""
         rows = []
-        for step in range(done, end):
+        for step in range(first, end):
             try:
                 quota = self._quota(self._weights(step))
             except (ValueError, TypeError):
-                if step < steps:
+                if step < needed:
                     raise
-                break  # a bad step past the request raises when it is asked for
+                break
             active = tuple(q > 0 for q in quota)
             if active != self._active or self.schedule.restarts(step):
                 self._carry = [0] * len(quota)
                 self._active = active
             counts, self._carry = apportion(quota, self._carry, self.batch)
             rows.append(counts)
-        block = np.array(rows, np.int64).reshape(-1, len(self.names))
-        self._counts = np.concatenate([self._counts, block])
-        before = self._before[-1] + np.cumsum(block, axis=0)
-        self._before = np.concatenate([self._before, before])
+        return rows
+
+    def _extend(self, steps: int) -> None:
+        """Computes every step below ``steps`` (and on to the end of its block)."""
+        while self._n < steps:
+            # One block at a time, and within the run unless a step past it is asked for.
+            end = min((self._n // _BLOCK + 1) * _BLOCK, max(steps, self.limit))
+            rows = self._block(self._n, end, steps)
+            if not rows:
+                return
+            block = np.array(rows, np.int64)
+            n, m = self._n, len(rows)
+            if n + m > len(self._counts):  # double the storage: amortised O(1) per step
+                grow = max(n + m, 2 * len(self._counts))
+                self._counts = np.resize(self._counts, (grow, len(self.names)))
+                self._before = np.resize(self._before, (grow + 1, len(self.names)))
+            self._counts[n : n + m] = block
+            self._before[n + 1 : n + m + 1] = self._before[n] + np.cumsum(block, axis=0)
+            self._n = n + m
 
     def counts(self, step: int) -> NDArray[np.int64]:
         """Samples of each stream in ``step``."""
@@ -145,8 +159,16 @@ class StepCounts:
         row: NDArray[np.int64] = self._before[step]
         return row
 
+    def _hash(self, prefix: bytes, first: int, end: int) -> bytes:
+        rows = np.ascontiguousarray(self._counts[first:end], dtype="<i8").tobytes()
+        return hashlib.blake2b(prefix + rows, digest_size=16).digest()
+
     def digest(self, steps: int) -> str:
-        """A fingerprint of the counts of the first ``steps`` steps."""
+        """A fingerprint of the counts of the first ``steps`` steps: chained per block, so
+        a state taken every step costs O(block), not O(steps)."""
         self._extend(steps)
-        data = np.ascontiguousarray(self._counts[:steps], dtype="<i8").tobytes()
-        return hashlib.blake2b(data, digest_size=16).hexdigest()
+        while len(self._chain) <= steps // _BLOCK:
+            b = len(self._chain) - 1
+            self._chain.append(self._hash(self._chain[b], b * _BLOCK, (b + 1) * _BLOCK))
+        b = steps // _BLOCK
+        return self._hash(self._chain[b], b * _BLOCK, steps).hex()

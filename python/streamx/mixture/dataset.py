@@ -70,6 +70,12 @@ class MixedDataset(TorchIterableDataset):  # type: ignore[misc,type-arg]
 
     Map-style (``len`` and ``[]``, e.g. as the documents of a ``PackedDataset`` with
     ``shuffle=False``) and iterable (through a DataLoader, ranks and workers included).
+    Read it through ``StreamingDataLoader``, or a plain ``DataLoader`` through
+    :meth:`tracked_batches`: the loader's batch size then sets how its workers share the
+    rank's positions, so that batch ``t`` of every rank together is global step ``t`` (with
+    a per-rank batch of ``global_batch_size / world``), and the state follows what training
+    received. A plain ``DataLoader`` iterated directly gives the same samples in another
+    order, and records nothing.
 
     Args:
         sources: Name -> map-style source (``StreamingDataset``, ``LocalDataset``, any
@@ -189,7 +195,8 @@ class MixedDataset(TorchIterableDataset):  # type: ignore[misc,type-arg]
     def config(self) -> dict[str, object]:
         """The fields that fix the sequence besides the schedule; a state must match them."""
         return {
-            "sources": dict(zip(self.names, self.lengths)),
+            # In order: a source's place seeds its permutations and labels its positions.
+            "sources": [[name, n] for name, n in zip(self.names, self.lengths)],
             "seed": self.seed,
             "shuffle": self.shuffle,
             "global_batch_size": self.global_batch_size,

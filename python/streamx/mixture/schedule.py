@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import numbers
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Literal
 
@@ -42,7 +43,7 @@ def check_weights(weights: object, argument: str, step: int) -> dict[str, float]
     for name, value in weights.items():
         if not isinstance(name, str):
             raise TypeError(f"{argument}: stream names must be str, got {name!r} at step {step}")
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise TypeError(
                 f"{argument}: the weight of {name!r} at step {step} must be a number, "
                 f"got {type(value).__name__}"
@@ -92,8 +93,9 @@ class MixtureSchedule:
             raise ValueError("points: a schedule needs at least one point (at step 0)")
         checked: dict[int, dict[str, float]] = {}
         for step, weights in pairs:
-            if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+            if isinstance(step, bool) or not isinstance(step, numbers.Integral) or step < 0:
                 raise ValueError(f"points: steps must be integers >= 0, got {step!r}")
+            step = int(step)
             if step in checked:
                 raise ValueError(f"points: step {step} is given twice")
             checked[step] = _normalised(check_weights(weights, "points", step))
@@ -127,9 +129,9 @@ class MixtureSchedule:
         pairs = list(points.items()) if isinstance(points, Mapping) else list(points)
         steps: dict[int, Weights] = {}
         for tokens, weights in pairs:
-            if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
+            if isinstance(tokens, bool) or not isinstance(tokens, numbers.Integral) or tokens < 0:
                 raise ValueError(f"points: token counts must be integers >= 0, got {tokens!r}")
-            step = -(-tokens // tokens_per_step)
+            step = -(-int(tokens) // tokens_per_step)
             if step in steps:
                 raise ValueError(
                     f"points: token count {tokens} falls on step {step}, as an earlier "
