@@ -78,13 +78,14 @@ def test_a_broken_or_stalled_index_fails_and_leaves_nothing(
     assert _cache_files(tmp_path / "c") == []
 
 
+@pytest.mark.parametrize("presigned", [False, True], ids=["files-api", "presigned"])
 @pytest.mark.parametrize("fault", ["cut", "stall"])
 @pytest.mark.usefixtures("short_timeouts")
 def test_a_broken_or_stalled_shard_fails_the_epoch_and_leaves_no_part_of_it(
-    workspace: WorkspaceServer, tmp_path: Path, fault: str
+    workspace: WorkspaceServer, tmp_path: Path, fault: str, presigned: bool
 ) -> None:
     write(f"{VOLUME}/ds", 20)
-    workspace.fault, workspace.fault_on = fault, "shard."
+    workspace.fault, workspace.fault_on, workspace.presigned = fault, "shard.", presigned
     dataset = streamx.StreamingDataset(
         remote=f"{VOLUME}/ds", local=str(tmp_path / "c"), batch_size=2, download_retry=1
     )

@@ -100,3 +100,15 @@ def test_mosaic_reads_what_streamx_wrote_and_streamx_what_mosaic_wrote(
     )
     got = sorted((int(s["id"]), s["text"], s["blob"]) for s in ours)
     assert got == [(i, f"sample {i}", sample(i)["blob"]) for i in range(60)]
+
+
+def test_the_dbfs_uploader_tells_refused_credentials_from_a_missing_folder(
+    workspace: WorkspaceServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from streamx.storage import filesystems
+
+    workspace.local("/tmp/up").mkdir(parents=True)
+    monkeypatch.setenv("DATABRICKS_TOKEN", "dapi-wrong")
+    filesystems.clear_cache()
+    with pytest.raises(PermissionError, match=f"Databricks workspace {workspace.host}"):
+        upload.DBFSUploader((str(tmp_path / "l"), "dbfs:/tmp/up"))

@@ -142,3 +142,15 @@ print("databricks.sdk" in sys.modules)
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["False", "True"]
+
+
+def test_a_workspace_that_hands_out_presigned_urls(
+    workspace: WorkspaceServer, tmp_path: Path
+) -> None:
+    """The SDK's first choice: the bytes come from the (stand-in) cloud store at the URL the
+    workspace hands out, and the workspace's token is not sent there."""
+    write(f"{VOLUME}/ds", 60)
+    workspace.presigned = True
+    assert _read(f"{VOLUME}/ds", tmp_path / "cache") == [sample(i) for i in range(60)]
+    shards = len(list(workspace.local("/Volumes/main/default/vol/ds").iterdir()))
+    assert workspace.presigned_tokens == [None] * shards

@@ -9,9 +9,12 @@ It answers what the SDK (0.162) sends, read from its source and seen on the wire
   ``/api/2.0/fs/directories/<path>``;
 * the DBFS API (the legacy root): ``get-status``, ``read``, ``list``, ``create``,
   ``add-block``, ``close``, ``mkdirs``, ``delete`` under ``/api/2.0/dbfs/``;
-* anything else (the presigned-URL calls the SDK tries first, its host-metadata probe) is
-  answered as a workspace without that feature answers: 404 ``ENDPOINT_NOT_FOUND``, after
-  which the SDK goes on to the Files API.
+* with ``presigned`` set, ``POST /api/2.0/fs/create-download-url``, which the SDK tries
+  first: the answer sends it to ``/presigned/<path>`` on this server, a stand-in for the
+  cloud store (served without the token, as a presigned URL is);
+* anything else (the presigned-URL calls without ``presigned``, multipart uploads, the
+  SDK's host-metadata probe) is answered as a workspace without that feature answers: 404
+  ``ENDPOINT_NOT_FOUND``, after which the SDK goes on to the Files API.
 
 ``fault`` makes the Files API's bodies (of the paths containing ``fault_on``) fail:
 ``"cut"`` announces the whole length and closes the connection half-way (every time,
@@ -29,7 +32,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 __all__ = ["WorkspaceServer"]
 
@@ -46,6 +49,8 @@ class WorkspaceServer:
         self.fault: str | None = None
         self.fault_on = ""  # the fault hits only paths that contain this
         self.refused = 0  # requests without the token
+        self.presigned = False
+        self.presigned_tokens: list[str | None] = []  # the Authorization of presigned GETs
         self.requests: list[tuple[str, str]] = []  # (method, path with query)
         self._release = threading.Event()
         self._handles: dict[int, tuple[Path, bytearray]] = {}
@@ -96,6 +101,12 @@ class WorkspaceServer:
             with self._lock:
                 self.refused += 1
             _json(h, 401, {"error_code": "UNAUTHENTICATED", "message": "Invalid access token."})
+        elif url.path.startswith("/presigned/") and h.command == "GET":
+            with self._lock:
+                self.presigned_tokens.append(h.headers.get("Authorization"))
+            self._file(h, unquote(url.path[len("/presigned") :]), body)
+        elif url.path == "/api/2.0/fs/create-download-url" and self.presigned:
+            self._download_url(h, query.get("path", ""))
         elif url.path.startswith(_FILES + "/") and "action" not in query:
             self._file(h, unquote(url.path[len(_FILES) :]), body)
         elif url.path.startswith(_DIRECTORIES + "/"):
@@ -110,6 +121,14 @@ class WorkspaceServer:
         if path.startswith("/.well-known/"):
             return True  # the SDK's unauthenticated host-metadata probe
         return h.headers.get("Authorization") == f"Bearer {self.token}"
+
+    def _download_url(self, h: BaseHTTPRequestHandler, path: str) -> None:
+        if not self.local(path).is_file():
+            _json(h, 404, {"error_code": "NOT_FOUND", "message": f"The file {path} does not exist"})
+            return
+        # The cloud store's headers come with the URL; the SDK sends them back.
+        headers = [{"name": "x-presigned", "value": "yes"}]
+        _json(h, 200, {"url": f"{self.host}/presigned{quote(path)}", "headers": headers})
 
     # -- Files API --------------------------------------------------------------------
 

@@ -368,11 +368,17 @@ class DBFSUploader(DatabricksUploader):
         self.check_folder_exists()
 
     def check_folder_exists(self) -> None:
-        """Raise ``FileNotFoundError`` unless the remote directory exists."""
+        """Raise ``FileNotFoundError`` unless the remote directory exists.
+
+        Raises:
+            PermissionError: if the workspace refuses the credentials.
+        """
         assert self.remote is not None
         fs, path = get_filesystem(self.remote)
-        if not fs.exists(path):
-            raise FileNotFoundError(f"Databricks File System path {path} not found")
+        try:
+            fs.info(path)  # not fs.exists, which would take refused credentials for "no"
+        except FileNotFoundError as err:
+            raise FileNotFoundError(f"Databricks File System path {path} not found") from err
 
 
 class AlipanUploader(_UnsupportedUploader):
