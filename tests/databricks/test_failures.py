@@ -48,8 +48,9 @@ def test_no_credentials_at_all_is_the_sdks_clear_refusal(
 ) -> None:
     monkeypatch.delenv("DATABRICKS_TOKEN")
     filesystems.clear_cache()
-    with pytest.raises(ValueError, match="default auth: cannot configure default credentials"):
+    with pytest.raises(ValueError, match="default auth: cannot configure default credentials") as e:
         download_file(f"{VOLUME}/ds/index.json", str(tmp_path / "index.json"))
+    assert str(e.value).startswith(f"{VOLUME}/ds/index.json: the Databricks SDK found no")
 
 
 def test_a_missing_index_is_file_not_found_naming_it(

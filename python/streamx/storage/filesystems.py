@@ -121,7 +121,7 @@ def _plan(url: str, scheme: str, netloc: str, path: str) -> tuple[tuple[Any, ...
         _require("dbfs", scheme)
         # The SDK reads its configuration from these (and from the profile they name).
         databricks = tuple(sorted((k, v) for k, v in os.environ.items() if "DATABRICKS" in k))
-        return ("dbfs", databricks), _dbfs, path
+        return ("dbfs", databricks), lambda: _dbfs(url), path
     raise ValueError(f"Unsupported remote path: {url}")
 
 
@@ -219,10 +219,13 @@ def _azure_plan(scheme: str, netloc: str, path: str) -> tuple[tuple[Any, ...], A
     return ("azure", account, access_key is not None), build, fs_path
 
 
-def _dbfs() -> AbstractFileSystem:
+def _dbfs(url: str) -> AbstractFileSystem:
     from streamx.storage.databricks_fs import DatabricksFileSystem
 
-    return DatabricksFileSystem(skip_instance_cache=True)
+    try:
+        return DatabricksFileSystem(skip_instance_cache=True)
+    except ValueError as err:  # the SDK's: no workspace or credentials found
+        raise ValueError(f"{url}: the Databricks SDK found no workspace to use: {err}") from err
 
 
 def _oci() -> AbstractFileSystem:
