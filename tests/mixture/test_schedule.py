@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from streamx import MixedDataset, MixtureSchedule
+from streamx.mixture.counts import apportion, quotas
 
 
 def _lists(n: int = 50) -> dict[str, list[int]]:
@@ -169,3 +170,48 @@ def test_the_sequence_depends_on_the_seed_only() -> None:
 
     assert seq(3) == seq(3)
     assert seq(3) != seq(4)
+
+
+def _reference(schedule: MixtureSchedule, names: list[str], batch: int, steps: int) -> list[Any]:
+    """Step by step, as the counts are defined: quotas, carry restarts, apportion."""
+    out: list[Any] = []
+    carry, active_before = [0] * len(names), None
+    for t in range(steps):
+        w = schedule.weights(t)
+        quota = quotas([w.get(n, 0.0) for n in names], batch)
+        active = [q > 0 for q in quota]
+        if active != active_before or schedule.restarts(t):
+            carry, active_before = [0] * len(names), active
+        counts, carry = apportion(quota, carry, batch)
+        out.append(tuple(counts))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_counts_equal_a_step_by_step_reference(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    points: dict[int, dict[str, float]] = {}
+    for step in sorted({0, *rng.integers(1, 3000, size=5).tolist()}):
+        # Whole-count weights (eighths of a batch of 16) or arbitrary ones, zeros included.
+        raw = (
+            rng.integers(0, 8, size=3)
+            if rng.random() < 0.5
+            else rng.random(3) * (rng.random(3) < 0.8)
+        )
+        raw[rng.integers(0, 3)] += 1
+        points[int(step)] = dict(zip("abc", raw.tolist()))
+    for mode in ("step", "linear"):
+        schedule = MixtureSchedule(points, interpolate=mode)  # type: ignore[arg-type]
+        m = MixedDataset(_lists(), schedule, global_batch_size=16, num_steps=3500)
+        assert _counts(m, range(3500)) == _reference(schedule, list("abc"), 16, 3500), mode
+        before = np.cumsum([(0, 0, 0), *_counts(m, range(3499))], axis=0)
+        assert all(m._counts.before(t).tolist() == before[t].tolist() for t in range(0, 3500, 97))
+
+
+def test_half_sample_shares_alternate() -> None:
+    # b and c are due half a sample each per step: they take turns, never one of them twice.
+    m = MixedDataset(_lists(), {"a": 2, "b": 1, "c": 1}, global_batch_size=2, num_steps=8)
+    assert _counts(m, range(8)) == [(1, 1, 0), (1, 0, 1)] * 4
+    s = MixtureSchedule({0: {"a": 2, "b": 1, "c": 1}, 5: {"a": 1, "b": 1}})
+    m = MixedDataset(_lists(), s, global_batch_size=2, num_steps=8)
+    assert _counts(m, range(8)) == _reference(s, list("abc"), 2, 8)

@@ -113,8 +113,9 @@ class StepCounts:
     def _block(self, first: int, end: int, needed: int) -> list[list[int]]:
         """The counts of steps ``first`` to ``end`` (fewer when a step at or past ``needed``
         has bad weights: it raises when it is asked for)."""
-        rows = []
-        for step in range(first, end):
+        rows: list[list[int]] = []
+        step = first
+        while step < end:
             try:
                 quota = self._quota(self._weights(step))
             except (ValueError, TypeError):
@@ -125,8 +126,14 @@ class StepCounts:
             if active != self._active or self.schedule.restarts(step):
                 self._carry = [0] * len(quota)
                 self._active = active
+            carried = any(self._carry)
             counts, self._carry = apportion(quota, self._carry, self.batch)
-            rows.append(counts)
+            held = 1
+            if not carried and not any(self._carry):
+                # Nothing carried in or out: a fixed point, the same counts until a change.
+                held = min(end, self.schedule.held_until(step)) - step
+            rows.extend([counts] * held)
+            step += held
         return rows
 
     def _extend(self, steps: int) -> None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import bisect
 import math
 import numbers
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Literal
 
@@ -177,6 +178,16 @@ class MixtureSchedule:
             return False
         i = bisect.bisect_left(self._steps, step)
         return i < len(self._steps) and self._steps[i] == step
+
+    def held_until(self, step: int) -> int:
+        """The first step after ``step`` whose weights may differ from ``step``'s (the next
+        point; ``step + 1`` for a function or between linear points)."""
+        if self._fn is not None:
+            return step + 1
+        i = bisect.bisect_right(self._steps, step)
+        if i == len(self._steps):
+            return sys.maxsize
+        return self._steps[i] if self.interpolate == "step" else step + 1
 
     def describe(self) -> list[tuple[int, dict[str, float]]] | str:
         """The points, or the function's name: for error messages and ``repr``."""
