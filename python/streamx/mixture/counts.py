@@ -4,9 +4,10 @@ Each step's weights become integer quotas in units of ``1 / QUANTA`` of a sample
 remainder, so they sum to exactly ``batch * QUANTA``); from then on everything is integer
 arithmetic, identical on every machine. A stream's count at a step is its quota plus the
 error carried from earlier steps, rounded by largest remainder so the counts sum to the
-batch; what rounding left over is carried on. The carry keeps long-run proportions within
-a sample of the weights (independent rounding per step would favour one stream forever
-when ``weight * batch`` has the same fraction every step). A stream of weight 0 gets 0
+batch; what rounding left over is carried on. From one point to the next, the carry keeps
+each stream's running total within a sample of its share (independent rounding per step
+would favour one stream forever when ``weight * batch`` has the same fraction every
+step). A stream of weight 0 gets 0
 samples and carries nothing; the carry restarts at the schedule's points and when the set
 of weighted streams changes, so that a point's weights hold from its step exactly.
 
