@@ -177,7 +177,8 @@ def _energon_write(root: Path, docs: list[np.ndarray]) -> None:
 
 
 def _energon(root: Path, seq_len: int, workers: int, savable: bool) -> tuple[int, float]:
-    """One epoch (``repeat=False``) of energon's train dataset, packed by
+    """One epoch (``repeat=False``) of energon's train dataset in index order (no slice
+    shuffle, one shard iterator: the order streamx and LitData read in here), packed by
     :class:`_EnergonPacker` over a buffer of 1000 documents, one packed sequence per step
     (``batch_size=None``). ``savable``: ``get_savable_loader`` (resumable), else ``get_loader``.
     """
@@ -189,6 +190,8 @@ def _energon(root: Path, seq_len: int, workers: int, savable: bool) -> tuple[int
         packing_buffer_size=1000,
         shuffle_buffer_size=None,
         max_samples_per_sequence=None,
+        shuffle_over_epochs_multiplier=None,
+        parallel_shard_iters=1,
         task_encoder=_EnergonPacker(seq_len),
         repeat=False,
     )
