@@ -32,11 +32,12 @@ Each reader reads the split cold (empty caches), in a fresh interpreter:
 Reported: rows/s over the epoch, time to the first batch (from building the dataset),
 bytes the server sent, and ``correct``: every id exactly once.
 
+``--workers N`` sets the loaders' workers (default 2; 0 reads in the measuring process).
 ``--local`` reads the same files from local disk instead (``ParquetStream`` and LitData
 over the directory; the other readers are Hub-only and refused).
 
 Usage: ``nice python benches/bench_in_place.py [--rows N] [--images N] [--numeric N]
-[--cases ...] [--libs ...] [--local]``.
+[--cases ...] [--libs ...] [--workers N] [--local]``.
 """
 
 from __future__ import annotations
@@ -173,12 +174,12 @@ def _streamx(spec: dict[str, Any]) -> Any:
     if spec["lib"] in ("streamx-batched", "streamx-per-sample"):  # default collation
         batched = spec["lib"] == "streamx-batched"
         loader = streamx.StreamingDataLoader(
-            ds, batch_size=BATCH, num_workers=WORKERS, batched=batched
+            ds, batch_size=BATCH, num_workers=spec["workers"], batched=batched
         )
         assert loader._batched == batched
         return loader
     return streamx.StreamingDataLoader(
-        ds, batch_size=BATCH, num_workers=WORKERS, collate_fn=_identity
+        ds, batch_size=BATCH, num_workers=spec["workers"], collate_fn=_identity
     )
 
 
@@ -187,7 +188,7 @@ def _hf(spec: dict[str, Any]) -> Any:
     from torch.utils.data import DataLoader
 
     ds = datasets.load_dataset(f"bench/{spec['name']}", split="train", streaming=True)
-    return DataLoader(ds, batch_size=BATCH, num_workers=WORKERS, collate_fn=_identity)
+    return DataLoader(ds, batch_size=BATCH, num_workers=spec["workers"], collate_fn=_identity)
 
 
 def _pyarrow(spec: dict[str, Any]) -> Any:
@@ -213,9 +214,9 @@ def _litdata(spec: dict[str, Any]) -> Any:
     return litdata.StreamingDataLoader(
         ds,
         batch_size=BATCH,
-        num_workers=WORKERS,
+        num_workers=spec["workers"],
         collate_fn=_identity,
-        multiprocessing_context="spawn",
+        multiprocessing_context="spawn" if spec["workers"] else None,
     )
 
 
@@ -240,7 +241,7 @@ def epoch(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def bench(
-    root: Path, cases: dict[str, int], libs: tuple[str, ...], local: bool
+    root: Path, cases: dict[str, int], libs: tuple[str, ...], local: bool, workers: int
 ) -> list[dict[str, Any]]:
     rows = []
     with HubServer(root) as hub:
@@ -251,7 +252,13 @@ def bench(
             for lib in libs:
                 scratch = Path(tempfile.mkdtemp(prefix=f"cache-{lib}-", dir=root.parent))
                 os.environ["HF_HOME"] = str(scratch / "hf")
-                spec = {"lib": lib, "name": name, "rows": count, "local": str(scratch / "c")}
+                spec = {
+                    "lib": lib,
+                    "name": name,
+                    "rows": count,
+                    "local": str(scratch / "c"),
+                    "workers": workers,
+                }
                 if local:
                     spec["folder"] = str(root / "datasets" / "bench" / name / "data")
                 before = hub.bytes_sent
@@ -311,6 +318,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--numeric", type=int, default=1_000_000)
     parser.add_argument("--libs", nargs="+", choices=LIBS, default=list(LIBS))
     parser.add_argument("--cases", nargs="+", choices=CASES, default=["text", "images"])
+    parser.add_argument("--workers", type=int, default=WORKERS)
     parser.add_argument("--local", action="store_true", help="read the files from local disk")
     args = parser.parse_args(argv)
     if args.local and set(args.libs) - set(LOCAL_LIBS):
@@ -321,11 +329,17 @@ def main(argv: list[str]) -> int:
     try:
         for name, count in cases.items():
             write_repo(root, name, count)
-        rows = bench(root, cases, tuple(args.libs), args.local)
+        rows = bench(root, cases, tuple(args.libs), args.local, args.workers)
     finally:
         shutil.rmtree(root.parent, ignore_errors=True)
     print(format_table(rows, COLUMNS))
-    payload = {"machine": machine(), "cases": cases, "local": args.local, "rows": rows}
+    payload = {
+        "machine": machine(),
+        "cases": cases,
+        "local": args.local,
+        "workers": args.workers,
+        "rows": rows,
+    }
     path = write_results("in_place", payload)
     print(f"results: {path}")
     return 0

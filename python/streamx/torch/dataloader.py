@@ -40,7 +40,9 @@ class StreamingDataLoader(DataLoader):  # type: ignore[type-arg]
     process reads the batches itself, in the order ``num_workers`` workers would give them
     (:mod:`streamx.torch.inline`); otherwise workers send whole batches, one numpy array per
     fixed-size column (:mod:`streamx.torch.batched`), instead of torch tensors in fresh
-    shared memory. Either way the batches are torch's: same samples, order, types, dtypes.
+    shared memory, and read them column by column where the dataset can (MDS columns of
+    fixed width, Parquet row groups: numbers and lists of one length straight into arrays).
+    Either way the batches are torch's: same samples, order, types, dtypes.
 
     Over a ``PackedDataset``, ``state_dict`` is the dataset's own, recording the sequences
     this process received, however far the workers ran ahead (:mod:`streamx.packing.tracked`).

@@ -49,6 +49,7 @@ class ParquetRows:
     def __init__(self, shards: Sequence[ShardInfo]) -> None:
         self._shards = list(shards)
         self._keys = [decoded_key(shard) for shard in self._shards]
+        self._names = list(self._shards[0].extra["columns"])
         counts = [shard.samples for shard in self._shards]
         self._starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
 
@@ -73,7 +74,9 @@ class ParquetRows:
             CorruptShardError: If a row group does not decode, as on the per-sample path.
         """
         wanted = np.asarray(ids, np.int64)
-        if len(wanted) == 0 or wanted.min() < 0 or wanted.max() >= self._starts[-1]:
+        if len(wanted) == 0:
+            return {name: [] for name in self._names}
+        if wanted.min() < 0 or wanted.max() >= self._starts[-1]:
             raise IndexError(f"Sample ids {ids[:8]}... outside 0..{int(self._starts[-1])}")
         which = np.searchsorted(self._starts, wanted, side="right") - 1
         rows = wanted - self._starts[which]
@@ -85,7 +88,7 @@ class ParquetRows:
                 return None
             positions = np.flatnonzero(which == shard)
             parts.append((group, positions, rows[positions]))
-        names = parts[0][0].table.column_names
+        names = parts[0][0].table.column_names  # the keys of the per-sample path's dicts
         return {name: _column(name, parts, len(wanted)) for name in names}
 
 
@@ -154,12 +157,7 @@ def _list_array(array: Any) -> np.ndarray[Any, Any] | None:
 
 
 def _values(group: DecodedRowGroup, name: str, rows: np.ndarray[Any, Any]) -> list[Any]:
-    """The per-sample path's values of ``rows`` in column ``name``."""
-    import pyarrow as pa
-
-    known = group.values_of.get(name)
-    column = group.table.column(name)
-    if known is None and name not in group.images and not pa.types.is_nested(column.type):
-        return list(column.take(pa.array(rows)).to_pylist())  # these rows only
-    everything = group.values(name) if known is None else known
+    """The per-sample path's values of ``rows`` in column ``name`` (decoded once per row
+    group: per batch, Arrow's ``take`` costs more than indexing a list)."""
+    everything = group.values(name)
     return [everything[row] for row in rows.tolist()]
