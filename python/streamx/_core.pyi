@@ -1,6 +1,6 @@
 """Type stubs for the Rust extension ``streamx._core``. Users never import it directly."""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, final
 
 import numpy as np
@@ -231,6 +231,10 @@ class ShardIndex:
     def schema_ids(self) -> NDArray[np.int64]: ...
     def schemas(self) -> list[tuple[list[str], list[str], list[int | None]] | None]: ...
     def formats(self) -> list[str]: ...
+    def file_dirs(self) -> list[str]:
+        """The distinct directory parts of the shards' file names (``""``: the top)."""
+    def shards_with(self, found: Sequence[tuple[str, str]]) -> list[int]:
+        """The shards with a file named by one of ``found``'s ``(directory part, name)``."""
     def entry(
         self, shard: int
     ) -> tuple[
@@ -258,7 +262,12 @@ class CacheLedger:
         limit: int | None = None,
         shard_files: Sequence[Sequence[str]] | None = None,
         shard_sizes: Sequence[Sequence[int]] | None = None,
+        indexed: Sequence[tuple[ShardIndex, int, Mapping[str, str]]] | None = None,
     ) -> Self: ...
+    def files_manifest(self) -> bytes:
+        """Every shard's registered files and sizes, as the manifest ``streamx cache`` reads."""
+    def held_shards(self) -> list[int]:
+        """The shards that are local or being prepared, in order."""
     @property
     def path(self) -> str: ...
     @property

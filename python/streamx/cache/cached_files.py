@@ -32,6 +32,7 @@ __all__ = [
     "check_size",
     "evict_files",
     "files_ready",
+    "listed_names",
     "normalize",
     "remote_url",
     "remove_counted",
@@ -156,6 +157,22 @@ def _list_temps(directory: str) -> dict[str, list[str]]:
             match = parser.fullmatch(entry)
             if match is not None:
                 found.setdefault(match["name"], []).append(os.path.join(directory, entry))
+    return found
+
+
+def listed_names(directory: str) -> list[str]:
+    """The names in ``directory`` (none when it cannot be listed), and for each temporary
+    there the name of the file it is a temporary of."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return []
+    found = list(names)
+    for entry in names:
+        for parser in _TEMP_PARSERS:
+            match = parser.fullmatch(entry)
+            if match is not None:
+                found.append(match["name"])
     return found
 
 

@@ -23,7 +23,13 @@ from dataclasses import dataclass
 
 from streamx.runtime.atomic_write import write_atomic
 
-__all__ = ["LedgerFiles", "manifest_path", "read_manifest", "write_manifest"]
+__all__ = [
+    "LedgerFiles",
+    "manifest_path",
+    "read_manifest",
+    "write_manifest",
+    "write_manifest_data",
+]
 
 _VERSION = 1
 # Refuse to read a manifest larger than this: a hostile or corrupt file is never read whole.
@@ -52,8 +58,13 @@ def write_manifest(
     ledger_path: str, files: Sequence[Sequence[str]], sizes: Sequence[Sequence[int]]
 ) -> None:
     """Records the ledger's files, unless the manifest already says exactly this."""
+    write_manifest_data(ledger_path, _encode(files, sizes))
+
+
+def write_manifest_data(ledger_path: str, data: bytes) -> None:
+    """Records a manifest already encoded (``CacheLedger.files_manifest``), unless the
+    manifest already says exactly this."""
     path = manifest_path(ledger_path)
-    data = _encode(files, sizes)
     try:
         with open(path, "rb") as existing:
             if existing.read(len(data) + 1) == data:

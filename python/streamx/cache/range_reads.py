@@ -293,14 +293,13 @@ class RangeReads:
     """
 
     def __init__(self, layout: CacheLayout, cache: ShardCache, *, zero_copy: bool) -> None:
-        enabled = range_reads_enabled()
-        streams, own_way = layout.streams, layout.fetches_own_way
-        self._targets = [
-            _target(streams[s], shard, remote, own_way[s]) if enabled else None
-            for s, shard, remote in zip(
-                layout.stream_per_shard.tolist(), layout.shards, cache.remote_shards
-            )
-        ]
+        self._enabled = range_reads_enabled()
+        self._streams, self._own_way = layout.streams, layout.fetches_own_way
+        self._stream_of_shard = layout.stream_per_shard
+        self._shards = layout.shards
+        self._remote = cache.remote_shards
+        # Each shard's target is made when the shard is first read (not per shard here).
+        self._targets: dict[int, _Target | None] = {}
         self._first: NDArray[np.int64] = np.asarray(layout.sample_offset_per_shard, np.int64)
         self._ends = self._first + np.asarray(layout.samples_per_shard, np.int64)
         self._cache = cache
@@ -312,7 +311,18 @@ class RangeReads:
 
     def reads_first(self, shard_id: int) -> bool:
         """Whether shard ``shard_id`` is read by range before its download is started."""
-        return self._targets[shard_id] is not None and not self._cache.limited
+        return self._target(shard_id) is not None and not self._cache.limited
+
+    def _target(self, shard_id: int) -> _Target | None:
+        """What shard ``shard_id`` is read by range from, or None when it is not."""
+        if shard_id in self._targets:
+            return self._targets[shard_id]
+        target = None
+        if self._enabled and self._remote[shard_id]:
+            stream = int(self._stream_of_shard[shard_id])
+            shard = self._shards[shard_id]
+            target = _target(self._streams[stream], shard, True, self._own_way[stream])
+        return self._targets.setdefault(shard_id, target)  # one per shard across threads
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -371,7 +381,7 @@ class RangeReads:
 
     def _usable(self, shard_id: int) -> _Partial | None:
         """The shard's partial, opened if needed, while its download is under way."""
-        target = self._targets[shard_id]
+        target = self._target(shard_id)
         if target is None:
             return None
         with self._lock:
@@ -411,7 +421,7 @@ class RangeReads:
         return partial
 
     def _shard(self, shard_id: int) -> ShardInfo:
-        target = self._targets[shard_id]
+        target = self._target(shard_id)
         assert target is not None  # only range-readable shards have partials
         return target.shard
 

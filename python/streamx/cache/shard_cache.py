@@ -29,19 +29,23 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from typing import Any
 
+import numpy as np
+from numpy.typing import NDArray
+
 from streamx import _core
 from streamx.cache import process_holds
 from streamx.cache.cache_dir import writable
-from streamx.cache.cached_files import TempScan, ledger_entries, remove_stale_temps
+from streamx.cache.cached_files import TempScan, remove_stale_temps
 from streamx.cache.cached_files import bytes_present as _bytes_present
 from streamx.cache.cached_files import files_ready as _files_ready
 from streamx.cache.cached_files import normalize as _normalize
-from streamx.cache.ledger_manifest import write_manifest
+from streamx.cache.ledger_files import cached_shards, ledger_parts, remote_indexes
+from streamx.cache.ledger_manifest import write_manifest_data
 from streamx.cache.read_only_ledger import ReadOnlyLedger
 from streamx.cache.room import begin_within_limit
 from streamx.cache.views import CachedStream, CacheLayout
 from streamx.exceptions import ChecksumError
-from streamx.format.index import ShardInfo
+from streamx.format.index import ShardInfo, ShardList
 from streamx.format.readers import SampleReader
 from streamx.order.world import World
 from streamx.runtime import metrics
@@ -76,26 +80,22 @@ class ShardCache:
 
     def __init__(self, layout: CacheLayout, reader: SampleReader, limit: int | None) -> None:
         self._streams: Sequence[CachedStream] = layout.streams
-        self._stream_of_shard: list[int] = layout.stream_per_shard.tolist()
-        self._shards: Sequence[ShardInfo] = layout.shards
+        self._stream_of_shard: NDArray[np.int64] = layout.stream_per_shard
+        self._shards: ShardList = layout.shards
         self._reader = reader
-        self._remote = [_has_remote(layout.streams[s]) for s in self._stream_of_shard]
-        # Eviction deletes only a regular file of the index's size (never a symlink, or a
-        # file planted under the name), and nothing out of the stream's `local`.
-        real_dirs: dict[str, str] = {}
-        registered = [
-            ledger_entries(shard, real_dirs) if remote else []
-            for shard, remote in zip(layout.shards, self._remote)
-        ]
-        files = [[path for path, _ in shard] for shard in registered]
-        sizes = [[size for _, size in shard] for shard in registered]
+        has_remote = np.array([_has_remote(s) for s in layout.streams] or [False], bool)
+        self._remote: NDArray[np.bool_] = has_remote[self._stream_of_shard]
+        # Nothing here is done per shard: the ledger reads a shard's files from the index
+        # tables when it evicts it, and the cache is checked by listing its directories.
+        self._indexes = remote_indexes(layout.shards, self._remote)
+        num_shards = len(layout.shards)
         key = hashlib.blake2s(
             repr([(s.local, s.split, s.remote) for s in layout.streams]).encode(), digest_size=8
         ).hexdigest()
         # The ledger lives in the first remote stream's cache directory: never among the
         # user's own files.
         home = next(d for d, s in zip(layout.local_dirs, layout.streams) if _has_remote(s))
-        path = os.path.join(home, ".streamx", f"ledger-{key}-{len(files)}")
+        path = os.path.join(home, ".streamx", f"ledger-{key}-{num_shards}")
         # cache_limit counts the index files too, as in mosaicml-streaming.
         self.index_bytes = sum(stream.get_index_size() for stream in layout.streams)
         shard_limit = None if limit is None else max(limit - self.index_bytes, 0)
@@ -106,16 +106,18 @@ class ShardCache:
             slots_dir = os.path.join(user_root(), "connections")
         else:
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            self.ledger = _core.CacheLedger(path, len(files), shard_limit, files, sizes)
+            # Eviction deletes only a regular file of the index's size (never a symlink, or
+            # a file planted under the name), and nothing out of the stream's `local`.
+            parts = ledger_parts(self._indexes)
+            self.ledger = _core.CacheLedger(path, num_shards, shard_limit, indexed=parts)
             if len(layout.streams) > 1:
                 # `streamx cache` names one stream's shards from its index.json; several
                 # streams' shards are named by what was registered here.
-                write_manifest(path, files, sizes)
+                write_manifest_data(path, self.ledger.files_manifest())
             slots_dir = os.path.join(os.path.dirname(path), "connections")
         self._slots = ConnectionSlots(slots_dir, download_connections())
-        self.max_shard_bytes = max(
-            (s.get_max_size() for s, r in zip(self._shards, self._remote) if r), default=0
-        )
+        sizes = layout.shards.max_sizes()[self._remote]
+        self.max_shard_bytes = int(sizes.max()) if sizes.size else 0
         self._init_ledger(layout)
         self._pool_pid = -1
         self._in_flight: dict[int, Future[bool]] = {}
@@ -143,9 +145,9 @@ class ShardCache:
         self._lock = threading.Lock()
 
     @property
-    def remote_shards(self) -> list[bool]:
+    def remote_shards(self) -> NDArray[np.bool_]:
         """Per shard, whether it comes from a remote (False: the user's own local files)."""
-        return list(self._remote)
+        return self._remote.copy()
 
     @property
     def limited(self) -> bool:
@@ -190,10 +192,12 @@ class ShardCache:
                 shards = layout.shard_range(stream_id)
                 self.ledger.set_evictable(shards.start, shards.stop, False)
         self.ledger.recover()
+        # Only the shards the ledger holds or whose files (or temporaries) are in the cache
+        # can need anything done: for the others, a sync would record them absent again.
+        held = {s for s in self.ledger.held_shards() if self._remote[s]}
         scan = TempScan()  # each directory listed once, not once per shard
-        for shard_id, shard in enumerate(self._shards):
-            if not self._remote[shard_id]:
-                continue
+        for shard_id in sorted(held.union(cached_shards(self._indexes))):
+            shard = self._shards[shard_id]
             stream = self._streams[self._stream_of_shard[shard_id]]
             state = self.ledger.state(shard_id)
             if state == "preparing":

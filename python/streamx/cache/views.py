@@ -13,7 +13,7 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from streamx.format.index import ShardInfo
+from streamx.format.index import ShardInfo, ShardList
 
 __all__ = ["CacheLayout", "CachedStream"]
 
@@ -51,7 +51,7 @@ class CacheLayout(Protocol):
     def streams(self) -> Sequence[CachedStream]: ...
 
     @property
-    def shards(self) -> Sequence[ShardInfo]: ...
+    def shards(self) -> ShardList: ...
 
     @property
     def local_dirs(self) -> Sequence[str]: ...

@@ -103,6 +103,10 @@ class ShardList(Sequence[ShardInfo]):
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(state["parts"])  # type: ignore[misc]
 
+    def spans(self) -> list[tuple[int, IndexPart]]:
+        """Each index with the global id of its first shard."""
+        return [(int(start), part) for start, part in zip(self._starts, self.parts)]
+
     @property
     def samples(self) -> NDArray[np.int64]:
         """Samples of each shard."""

@@ -1,17 +1,22 @@
 //! `CacheLedger`: the node-wide shard cache ledger, as the dataset's download path sees it.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
-use streamx_core::cache::{Decision, Ledger, ShardState};
+use pyo3::types::{PyBytes, PyTuple};
+use streamx_core::cache::{Decision, IndexedPart, Ledger, ShardState};
 
 use crate::enter::enter_core;
+use crate::shard_index::ShardIndex;
 
 /// A shard cache ledger shared by every process on the node that opens the same `path`.
 ///
 /// Eviction deletes `shard_files` only when each is a regular file reached without a
-/// symlink and, given `shard_sizes` (same shape), of that size.
+/// symlink and, given `shard_sizes` (same shape), of that size. `indexed` gives the files
+/// instead as index tables: `(index, first shard id, {directory part: real directory})`,
+/// read when a shard is evicted (nothing is held per shard).
 ///
 /// `begin_download` returns `("download", evicted)`, `("local", [])`, `("wait", [])` or, with
 /// `must_fit`, `("noroom", [])`.
@@ -22,12 +27,16 @@ pub struct CacheLedger {
     limit: Option<u64>,
     shard_files: Option<Vec<Vec<PathBuf>>>,
     shard_sizes: Option<Vec<Vec<u64>>>,
+    indexed: Option<Vec<IndexedArg>>,
 }
+
+/// One index's shards as the constructor takes them.
+type IndexedArg = (Py<ShardIndex>, usize, HashMap<String, PathBuf>);
 
 #[pymethods]
 impl CacheLedger {
     #[new]
-    #[pyo3(signature = (path, num_shards, limit=None, shard_files=None, shard_sizes=None))]
+    #[pyo3(signature = (path, num_shards, limit=None, shard_files=None, shard_sizes=None, indexed=None))]
     fn new(
         py: Python<'_>,
         path: PathBuf,
@@ -35,12 +44,24 @@ impl CacheLedger {
         limit: Option<u64>,
         shard_files: Option<Vec<Vec<PathBuf>>>,
         shard_sizes: Option<Vec<Vec<u64>>>,
+        indexed: Option<Vec<IndexedArg>>,
     ) -> PyResult<Self> {
         let (files, sizes) = (shard_files.clone(), shard_sizes.clone());
+        let parts: Option<Vec<IndexedPart>> = indexed.as_ref().map(|parts| {
+            let part = |(index, first_shard, dirs): &IndexedArg| IndexedPart {
+                table: Arc::clone(&index.get().table),
+                first_shard: *first_shard,
+                dirs: dirs.clone(),
+            };
+            parts.iter().map(part).collect()
+        });
         let inner = enter_core(py, move || {
             let mut ledger = Ledger::open(path, num_shards, limit)?;
             if let Some(files) = files {
                 ledger = ledger.with_shard_files(files)?;
+            }
+            if let Some(parts) = parts {
+                ledger = ledger.with_indexed_files(parts)?;
             }
             match sizes {
                 Some(sizes) => ledger.with_file_sizes(sizes),
@@ -52,6 +73,7 @@ impl CacheLedger {
             limit,
             shard_files,
             shard_sizes,
+            indexed,
         })
     }
 
@@ -59,14 +81,35 @@ impl CacheLedger {
         slf: &Bound<'py, Self>,
     ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
         let this = slf.get();
+        let py = slf.py();
+        let indexed = this.indexed.as_ref().map(|parts| {
+            let part =
+                |(index, first, dirs): &IndexedArg| (index.clone_ref(py), *first, dirs.clone());
+            parts.iter().map(part).collect::<Vec<_>>()
+        });
         let args = (
             this.inner.path().to_path_buf(),
             this.inner.num_shards(),
             this.limit,
             this.shard_files.clone(),
             this.shard_sizes.clone(),
+            indexed,
         );
-        Ok((slf.get_type().into_any(), args.into_pyobject(slf.py())?))
+        Ok((slf.get_type().into_any(), args.into_pyobject(py)?))
+    }
+
+    /// The registered files of every shard and their sizes, as the JSON manifest
+    /// `streamx cache` reads.
+    fn files_manifest<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        let inner = &self.inner;
+        let data = py.detach(|| inner.files_manifest());
+        PyBytes::new(py, &data)
+    }
+
+    /// The shards that are local or being prepared, in order.
+    fn held_shards(&self, py: Python<'_>) -> Vec<usize> {
+        let inner = &self.inner;
+        py.detach(|| inner.held_shards())
     }
 
     /// The ledger file.

@@ -1,7 +1,9 @@
 //! `ShardIndex`: an `index.json` read by the core into columns; Python materializes one
 //! shard's entry only when asked for it.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
@@ -14,7 +16,7 @@ use crate::errors::{to_py, PyExc};
 /// The shard entries of one index, as compact columns. Pickles by its columns.
 #[pyclass(frozen, module = "streamx._core")]
 pub struct ShardIndex {
-    pub table: IndexTable,
+    pub table: Arc<IndexTable>,
 }
 
 type FilePy = Option<(String, u64, Vec<(String, String)>)>;
@@ -129,10 +131,29 @@ impl ShardIndex {
         values.into_pyobject(py)
     }
 
+    /// The distinct directory parts of the shards' file names (`""`: the top), sorted.
+    fn file_dirs(&self) -> Vec<&str> {
+        self.table.file_dirs()
+    }
+
+    /// The shards (in order) with a file named by one of `found`'s `(directory part, name)`.
+    fn shards_with(&self, py: Python<'_>, found: Vec<(String, String)>) -> Vec<usize> {
+        let table = &self.table;
+        py.detach(|| {
+            let wanted: BTreeSet<(&str, &str)> = found
+                .iter()
+                .map(|(d, n)| (d.as_str(), n.as_str()))
+                .collect();
+            table.shards_with(&wanted)
+        })
+    }
+
     #[staticmethod]
     fn _from_state(py: Python<'_>, state: Vec<u8>) -> PyResult<Self> {
         let table = enter_core(py, move || IndexTable::from_state(&state))?;
-        Ok(Self { table })
+        Ok(Self {
+            table: Arc::new(table),
+        })
     }
 
     fn __reduce__<'py>(
@@ -149,7 +170,10 @@ impl ShardIndex {
     /// The index, the JSON parser's message (str), or the exception for an invalid index.
     fn answer(py: Python<'_>, outcome: Result<IndexTable, IndexFault>) -> PyResult<Py<PyAny>> {
         match outcome {
-            Ok(table) => Ok(Py::new(py, Self { table })?.into_any()),
+            Ok(table) => {
+                let table = Arc::new(table);
+                Ok(Py::new(py, Self { table })?.into_any())
+            }
             Err(IndexFault::Syntax { reason, .. }) => {
                 Ok(reason.into_pyobject(py)?.into_any().unbind())
             }

@@ -13,6 +13,7 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
 use super::ledger::Ledger;
+use super::shard_files::ShardFiles;
 use crate::error::{Error, Result};
 
 impl Ledger {
@@ -22,17 +23,23 @@ impl Ledger {
     /// # Errors
     /// [`Error::InvalidArgument`] if the shape differs from the registered files'.
     pub fn with_file_sizes(mut self, sizes: Vec<Vec<u64>>) -> Result<Self> {
-        let same = sizes.len() == self.files.len()
-            && sizes
-                .iter()
-                .zip(&self.files)
-                .all(|(s, f)| s.len() == f.len());
+        let ShardFiles::Listed {
+            files,
+            sizes: known,
+        } = &mut self.files
+        else {
+            return Err(Error::InvalidArgument(
+                "shard_sizes needs shard_files".into(),
+            ));
+        };
+        let same = sizes.len() == files.len()
+            && sizes.iter().zip(&*files).all(|(s, f)| s.len() == f.len());
         if !same {
             return Err(Error::InvalidArgument(
                 "shard_sizes must give one size per file of shard_files".into(),
             ));
         }
-        self.sizes = sizes
+        *known = sizes
             .into_iter()
             .map(|s| s.into_iter().map(Some).collect())
             .collect();
@@ -40,10 +47,8 @@ impl Ledger {
     }
 
     pub(super) fn delete_files(&self, victim: usize) -> io::Result<()> {
-        let sizes = self.sizes.get(victim);
-        for (i, path) in self.files[victim].iter().enumerate() {
-            let expected = sizes.and_then(|s| s.get(i).copied().flatten());
-            remove_ours(path, expected)?;
+        for (path, expected) in self.files.of(victim) {
+            remove_ours(&path, expected)?;
         }
         Ok(())
     }

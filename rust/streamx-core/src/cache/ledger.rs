@@ -9,6 +9,7 @@ use super::layout::{Entry, View, LOCAL, NO_LIMIT, PINNED_FOREVER, PREPARING, REM
 use super::lock::{FileLock, ProcessId};
 use super::lru::{select_victims, Candidate};
 use super::owner::Owner;
+use super::shard_files::{IndexedPart, ShardFiles};
 use crate::error::{Error, Result};
 
 /// Where a shard stands in the cache.
@@ -52,9 +53,9 @@ pub struct Ledger {
     pub(super) path: PathBuf,
     lock_path: PathBuf,
     pub(super) view: View,
-    pub(super) files: Vec<Vec<PathBuf>>,
-    /// The index's size of each of `files` (None: unknown, any size is deleted).
-    pub(super) sizes: Vec<Vec<Option<u64>>>,
+    num_shards: usize,
+    /// Each shard's files, with the index's size of each (None: any size is deleted).
+    pub(super) files: ShardFiles,
     pub(super) owner: Owner,
 }
 
@@ -83,8 +84,8 @@ impl Ledger {
             path,
             lock_path,
             view,
-            files: vec![Vec::new(); num_shards],
-            sizes: Vec::new(),
+            num_shards,
+            files: ShardFiles::Indexed(Vec::new()),
             owner: Owner::new(&dir),
         };
         ledger.owner.sweep();
@@ -101,9 +102,36 @@ impl Ledger {
                 self.num_shards()
             )));
         }
-        self.files = files;
-        self.sizes = Vec::new();
+        let sizes = files.iter().map(|f| vec![None; f.len()]).collect();
+        self.files = ShardFiles::Listed { files, sizes };
         Ok(self)
+    }
+
+    /// Registers the shards' files as index tables give them, read when a shard is evicted
+    /// (nothing held per shard); the sizes are the index's.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if a part's shards lie beyond the ledger's.
+    pub fn with_indexed_files(mut self, parts: Vec<IndexedPart>) -> Result<Self> {
+        let files = ShardFiles::Indexed(parts);
+        files.check(self.num_shards)?;
+        self.files = files;
+        Ok(self)
+    }
+
+    /// The registered files of every shard and their sizes, as the JSON manifest that
+    /// `streamx cache` reads (`{"version": 1, "files": [...], "sizes": [...]}`).
+    pub fn files_manifest(&self) -> Vec<u8> {
+        self.files.manifest(self.num_shards)
+    }
+
+    /// The shards that are local or being prepared, in order (one pass over the mapping).
+    pub fn held_shards(&self) -> Vec<usize> {
+        let entries = self.view.entries().iter().enumerate();
+        entries
+            .filter(|(_, e)| e.state.load(Acquire) != REMOTE)
+            .map(|(shard, _)| shard)
+            .collect()
     }
 
     /// The ledger file.
@@ -113,7 +141,7 @@ impl Ledger {
 
     /// Number of shards tracked.
     pub fn num_shards(&self) -> usize {
-        self.files.len()
+        self.num_shards
     }
 
     /// The node's byte limit, if any.

@@ -24,7 +24,9 @@ mod lock;
 pub mod lru;
 mod owner;
 mod pins;
+mod shard_files;
 
 pub use inspect::{snapshot, LedgerSnapshot, PinHolder, ShardSnapshot};
 pub use ledger::{Decision, Ledger, RecoveryReport, ShardState};
 pub use lock::ProcessId;
+pub use shard_files::IndexedPart;

@@ -29,6 +29,7 @@
 mod columns;
 mod document;
 mod entry;
+mod names;
 mod paths;
 mod repr;
 mod table;
@@ -40,6 +41,7 @@ use std::path::Path;
 use serde::de::DeserializeSeed;
 
 pub use entry::Schema;
+pub use names::split_name;
 pub use paths::{is_contained, normpath, INDEX_BASENAME};
 pub use table::{FileTuple, IndexTable};
 

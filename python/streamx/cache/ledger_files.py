@@ -1,0 +1,85 @@
+"""A dataset's files as the cache ledger sees them, found without a walk over the shards.
+
+An index of 650k shards is read into Rust columns (:class:`~streamx.format.lazy_shards.
+ShardList`); building a :class:`~streamx.format.index.ShardInfo` per shard to register its
+files with the ledger, and looking for each shard's files in the cache, took most of a
+remote dataset's construction. Instead the ledger reads a shard's files from the index
+tables when it evicts the shard, and the cache is checked by listing each directory the
+shards' files live in once: only the shards found there (or that the ledger holds) get the
+per-shard checks.
+
+A file name may hold sub-directories (merged indexes). Each such directory part is resolved
+to its real path here, once: the ledger deletes a file only under that path (never through a
+symlink planted there later), and never a file whose directory leads out of the stream's
+``local``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from streamx import _core
+from streamx.cache.cached_files import listed_names
+from streamx.format.lazy_shards import IndexPart, ShardList
+
+__all__ = ["RemoteIndex", "cached_shards", "ledger_parts", "remote_indexes"]
+
+
+@dataclass(frozen=True)
+class RemoteIndex:
+    """The shards of one index of a stream with a remote, from global shard id ``start``."""
+
+    start: int
+    part: IndexPart
+    dirs: list[str]  # the directory parts of its file names ("": the top)
+
+    def directory(self, key: str) -> str:
+        """Where the files of directory part ``key`` live."""
+        return os.path.join(self.part.dirname, self.part.split, key)
+
+
+def remote_indexes(shards: ShardList, remote: NDArray[np.bool_]) -> list[RemoteIndex]:
+    """The indexes whose shards come from a remote (``remote``: per shard)."""
+    return [
+        RemoteIndex(start, part, part.index.file_dirs())
+        for start, part in shards.spans()
+        if len(part.index) and bool(remote[start])
+    ]
+
+
+def ledger_parts(indexes: list[RemoteIndex]) -> list[tuple[_core.ShardIndex, int, dict[str, str]]]:
+    """The ledger's ``indexed`` argument: each index with the real path of each directory
+    part of its file names that lies inside the stream's ``local``."""
+    parts = []
+    real_dirs: dict[str, str] = {}
+
+    def real(directory: str) -> str:
+        found = real_dirs.get(directory)
+        if found is None:
+            found = real_dirs[directory] = os.path.realpath(directory)
+        return found
+
+    for index in indexes:
+        root = real(index.part.dirname)
+        dirs = {}
+        for key in index.dirs:
+            where = real(index.directory(key))
+            if where == root or where.startswith(root + os.sep):
+                dirs[key] = where
+        parts.append((index.part.index, index.start, dirs))
+    return parts
+
+
+def cached_shards(indexes: list[RemoteIndex]) -> list[int]:
+    """Global ids of the shards with a file, or a temporary of one, in the cache now (by
+    name: whether it is of use is for the per-shard checks to say)."""
+    found: list[int] = []
+    for index in indexes:
+        names = [(key, name) for key in index.dirs for name in listed_names(index.directory(key))]
+        if names:
+            found += [index.start + s for s in index.part.index.shards_with(names)]
+    return found
