@@ -4,6 +4,7 @@ against LitData's TokensLoader and Megatron-Energon's packing (a ``TaskEncoder``
 tokens, and best_fit's packing efficiency against offline first-fit decreasing (FFD).
 
     .venv/bin/python benches/bench_packing.py [--docs 20000] [--seq-len 2048] [--workers 1]
+                                              [--quick]
 
 Energon is measured when ``megatron-energon`` is installed (``requirements/bench.txt``).
 """
@@ -217,7 +218,10 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=20_000)
     parser.add_argument("--seq-len", type=int, default=2048)
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 2000 documents")
     args = parser.parse_args()
+    if args.quick:
+        args.docs = min(args.docs, 2000)
     docs = _docs(args.docs)
     total = sum(len(d) for d in docs)
     with tempfile.TemporaryDirectory() as tmp:
