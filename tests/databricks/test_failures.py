@@ -112,3 +112,13 @@ def test_a_workspace_that_never_answers_fails_within_the_timeouts(
         ):
             download_file(f"{VOLUME}/x", str(tmp_path / "x"), retry=1)
     assert _cache_files(tmp_path) == []
+
+
+@pytest.mark.usefixtures("short_timeouts")
+def test_an_upload_the_workspace_never_answers_fails_the_writer(
+    workspace: WorkspaceServer, tmp_path: Path
+) -> None:
+    workspace.fault, workspace.fault_on = "stall", "index.json"
+    with pytest.raises(TimeoutError, match=rf"{workspace.host}: upload {VOLUME}/ds/index\.json"):
+        write(f"{VOLUME}/ds", 20)
+    assert not workspace.local("/Volumes/main/default/vol/ds/index.json").exists()

@@ -19,7 +19,8 @@ It answers what the SDK (0.162) sends, read from its source and seen on the wire
 ``fault`` makes the Files API's bodies (of the paths containing ``fault_on``) fail:
 ``"cut"`` announces the whole length and closes the connection half-way (every time,
 resumed requests included); ``"stall"`` sends nothing and holds the connection until the
-server stops. ``refused`` counts the requests that came without the token.
+server stops, and does the same to uploads (``PUT``) of those paths. ``refused`` counts the
+requests that came without the token.
 """
 
 from __future__ import annotations
@@ -135,6 +136,9 @@ class WorkspaceServer:
     def _file(self, h: BaseHTTPRequestHandler, path: str, body: bytes) -> None:
         target = self.local(path)
         if h.command == "PUT":
+            if self.fault == "stall" and self.fault_on in path:
+                self._release.wait()  # the body is read; the answer never comes
+                return
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(body)
             _empty(h, 204)

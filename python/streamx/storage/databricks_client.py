@@ -74,8 +74,9 @@ def failure(err: BaseException, host: str | None, what: str, url: str) -> OSErro
     """``err`` (raised by the SDK while doing `what` to `url`) as the error streamx raises.
 
     A missing file is ``FileNotFoundError`` in the words of every other scheme; refused
-    credentials are ``PermissionError``; both, like any other failure, name the workspace
-    and the URL.
+    credentials are ``PermissionError``; a request or retries that ran out of time are
+    ``TimeoutError`` (``DownloadTimeoutError`` while reading); each, like any other
+    failure, names the workspace and the URL.
     """
     where = f"Databricks workspace {host or '(no host configured)'}"
     if isinstance(err, NotFound):
@@ -87,7 +88,8 @@ def failure(err: BaseException, host: str | None, what: str, url: str) -> OSErro
         )
     message = f"{where}: {what} {url} failed: {type(err).__name__}: {err}"
     if _timed_out(err):
-        return DownloadTimeoutError(message)
+        reading = what in ("download", "look up", "list")
+        return DownloadTimeoutError(message) if reading else TimeoutError(message)
     return OSError(message)
 
 
