@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mixture_data import SOURCES, schedule
+from mixture_data import mixed
 
-from streamx import MixedDataset, PackedDataset, StreamingDataLoader, StreamingDataset
+from streamx import PackedDataset, StreamingDataLoader
 
 
 def _commit(path: Path, record: dict[str, Any]) -> None:
@@ -33,10 +33,10 @@ def _commit(path: Path, record: dict[str, Any]) -> None:
 
 
 def packed(root: Path, spec: dict[str, Any]) -> PackedDataset:
-    """The packed mixture the walk reads (``sources`` builds each source)."""
-    sources = {n: StreamingDataset(local=str(root / n), batch_size=1) for n in SOURCES}
-    mixed = MixedDataset(sources, schedule(spec["points"]), **spec["mixture"])
-    return PackedDataset(mixed, **spec["packing"])
+    """The packed mixture the walk reads."""
+    return PackedDataset(
+        mixed(root, spec["points"], streaming=True, **spec["mixture"]), **spec["packing"]
+    )
 
 
 def main() -> None:

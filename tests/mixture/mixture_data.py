@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from streamx import LocalDataset, MDSWriter, MixedDataset, MixtureSchedule
+from streamx import LocalDataset, MDSWriter, MixedDataset, MixtureSchedule, StreamingDataset
 
 SOURCES = ("web", "code", "math")
 
@@ -35,10 +35,18 @@ def schedule(points: list[list[Any]], interpolate: str = "step") -> MixtureSched
     return MixtureSchedule([(int(s), w) for s, w in points], interpolate=interpolate)  # type: ignore[arg-type]
 
 
-def mixed(root: Path, points: list[list[Any]], **kwargs: Any) -> MixedDataset:
-    """A ``MixedDataset`` over the sources under ``root`` (``LocalDataset`` each)."""
+def mixed(
+    root: Path, points: list[list[Any]], streaming: bool = False, **kwargs: Any
+) -> MixedDataset:
+    """A ``MixedDataset`` over the sources under ``root``: a ``LocalDataset`` each, or with
+    ``streaming`` a ``StreamingDataset`` (whose ``len`` is this rank's share)."""
     interpolate = kwargs.pop("interpolate", "step")
-    sources = {name: LocalDataset(str(root / name)) for name in SOURCES}
+    sources: dict[str, Any] = {
+        name: StreamingDataset(local=str(root / name), batch_size=1)
+        if streaming
+        else LocalDataset(str(root / name))
+        for name in SOURCES
+    }
     return MixedDataset(sources, schedule(points, interpolate), **kwargs)
 
 

@@ -57,13 +57,14 @@ def test_steps_equal_at_world_sizes_and_workers(sources_dir: Path, tmp_path: Pat
 def test_resume_on_another_world_with_a_schedule_change(sources_dir: Path, tmp_path: Path) -> None:
     changed = [*POINTS, [5, {"code": 1, "math": 2}]]
     want = _steps(mixed(sources_dir, changed, **CONFIG))
-    config = {**CONFIG, "points": POINTS, "workers": 2, "stop": 5}
+    # StreamingDataset sources: their len is a rank's share, their [] takes any sample.
+    config = {**CONFIG, "points": POINTS, "workers": 2, "stop": 5, "streaming": True}
     first = run_ranks(sources_dir, 2, config, tmp_path, None, RANK_SCRIPT)
     states = [r["state"] for r in first]
     assert states[0] == states[1]  # ranks in lockstep agree: the state is global
     assert states[0]["position"] == 5 * 12
     state = tmp_path / "state.json"
     state.write_text(json.dumps(MixedDataset.merge_states(states)))
-    config = {**CONFIG, "points": changed, "workers": 0}
+    config = {**CONFIG, "points": changed, "workers": 0, "streaming": True}
     second = run_ranks(sources_dir, 3, config, tmp_path, state, RANK_SCRIPT)
     assert _joined(first) + _joined(second) == want

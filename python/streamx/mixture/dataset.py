@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from streamx.dataset.streaming import StreamingDataset
 from streamx.mixture.counts import StepCounts
 from streamx.mixture.permutation import Permutation
 from streamx.mixture.schedule import MixtureSchedule, check_weights, unknown_streams
@@ -55,6 +56,14 @@ class Source(Protocol):
     def __len__(self) -> int: ...
 
     def __getitem__(self, index: int) -> Any: ...
+
+
+def source_length(source: Source) -> int:
+    """The indices ``source[i]`` takes: a ``StreamingDataset``'s ``len`` is one rank's share
+    of its epoch, but its ``[]`` takes any of its ``size`` samples, whatever the world."""
+    if isinstance(source, StreamingDataset):
+        return int(source.size)
+    return len(source)
 
 
 def _positive_int(value: object, name: str, low: int) -> int:
@@ -113,7 +122,7 @@ class MixedDataset(TorchIterableDataset):  # type: ignore[misc,type-arg]
         self.shuffle = bool(shuffle)
         self.sources = dict(sources)
         self.names = list(self.sources)
-        self.lengths = [len(s) for s in self.sources.values()]
+        self.lengths = [source_length(s) for s in self.sources.values()]
         for name, n in zip(self.names, self.lengths):
             if n < 1:
                 raise ValueError(f"sources[{name!r}] is empty: a mixed source needs samples")
