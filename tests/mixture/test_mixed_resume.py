@@ -136,6 +136,8 @@ def test_foreign_states_are_refused_naming_the_field(sources_dir: Path) -> None:
     reordered.lengths.reverse()
     with pytest.raises(ValueError, match="'sources'"):
         reordered.load_state_dict(state)
+    with pytest.raises(ValueError, match=r"lacks \['position', 'schedule'\]"):
+        mixed(sources_dir, POINTS, **CONFIG).load_state_dict({"config": state["config"]})
     # A schedule that differs only from step 11 on is accepted.
     later = mixed(sources_dir, [*POINTS, [11, {"math": 1}]], **CONFIG)
     later.load_state_dict(state)

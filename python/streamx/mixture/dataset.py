@@ -233,6 +233,12 @@ class MixedDataset(TorchIterableDataset):  # type: ignore[misc,type-arg]
     def check_state(self, state: Mapping[str, Any]) -> int:
         """The position of ``state`` after checking that it comes from this mixture: a
         ``ValueError`` names the first field that differs."""
+        missing = [k for k in ("position", "config", "schedule") if k not in state]
+        if missing:
+            raise ValueError(
+                f"state dict lacks {missing}: not a MixedDataset state (a PackedDataset's "
+                "loads into the PackedDataset)"
+            )
         theirs = dict(state["config"])
         for key, mine in self.config().items():
             if theirs.get(key) != mine:
