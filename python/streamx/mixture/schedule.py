@@ -121,8 +121,10 @@ class MixtureSchedule:
         interpolate: Literal["step", "linear"] = "step",
     ) -> MixtureSchedule:
         """Points at token counts: the weights of ``tokens`` apply from the first step that
-        starts at or after that many tokens, ``ceil(tokens / tokens_per_step)`` (for packed
-        sequences, ``tokens_per_step = seq_len * global batch``)."""
+        starts at or after that many tokens, ``ceil(tokens / tokens_per_step)``. Exact for
+        samples of a fixed ``seq_len`` tokens (``tokens_per_step = seq_len * global batch``);
+        for documents of varying length (a mixture packed by ``PackedDataset``), an
+        estimate from their mean length."""
         if isinstance(tokens_per_step, bool) or not isinstance(tokens_per_step, int):
             raise TypeError(f"tokens_per_step must be an int, got {tokens_per_step!r}")
         if tokens_per_step < 1:
