@@ -21,6 +21,7 @@ images and every other type come as values. A batch whose row groups disagree on
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from typing import Any
 
@@ -33,8 +34,10 @@ __all__ = ["ParquetRows", "RowColumns"]
 
 # A batch: per column, its array (a fast column) or its rows' per-sample values.
 RowColumns = dict[str, "np.ndarray[Any, Any] | list[Any]"]
-# The rows of one row group a batch reads: the group, where they go in the batch, which rows.
-_Part = tuple[DecodedRowGroup, "np.ndarray[Any, Any]", "np.ndarray[Any, Any]"]
+# The rows of one row group a batch reads: the row group (its shard number, then its decoded
+# table), where they go in the batch (``None``: the whole batch is theirs), which rows.
+_Part = tuple[int, "np.ndarray[Any, Any] | None", "np.ndarray[Any, Any]"]
+_Piece = tuple[DecodedRowGroup, "np.ndarray[Any, Any] | None", "np.ndarray[Any, Any]"]
 
 _INT64_MAX = np.iinfo(np.int64).max
 
@@ -50,8 +53,9 @@ class ParquetRows:
         self._shards = list(shards)
         self._keys = [decoded_key(shard) for shard in self._shards]
         self._names = list(self._shards[0].extra["columns"])
-        counts = [shard.samples for shard in self._shards]
-        self._starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        self._counts = [shard.samples for shard in self._shards]
+        self._starts = np.concatenate([[0], np.cumsum(self._counts)]).astype(np.int64)
+        self._ends = self._starts[1:].tolist()  # one past each row group's last id
 
     @classmethod
     def over(cls, shards: Sequence[ShardInfo]) -> ParquetRows | None:
@@ -73,40 +77,54 @@ class ParquetRows:
             IndexError: If an id lies outside the dataset.
             CorruptShardError: If a row group does not decode, as on the per-sample path.
         """
-        wanted = np.asarray(ids, np.int64)
-        if len(wanted) == 0:
+        if not ids:
             return {name: [] for name in self._names}
-        if wanted.min() < 0 or wanted.max() >= self._starts[-1]:
-            raise IndexError(f"Sample ids {ids[:8]}... outside 0..{int(self._starts[-1])}")
-        which = np.searchsorted(self._starts, wanted, side="right") - 1
-        rows = wanted - self._starts[which]
+        low, high = min(ids), max(ids)
+        if low < 0 or high >= self._ends[-1]:
+            raise IndexError(f"Sample ids {ids[:8]}... outside 0..{self._ends[-1]}")
+        first = bisect.bisect_right(self._ends, low)
+        wanted = np.asarray(ids, np.int64)
         parts: list[_Part] = []
-        for shard in dict.fromkeys(which.tolist()):  # in order of first appearance
+        if high < self._ends[first]:  # one row group: the usual batch
+            parts.append((first, None, wanted - (self._ends[first] - self._counts[first])))
+        else:
+            starts = self._starts
+            which = np.searchsorted(starts, wanted, side="right") - 1
+            rows = wanted - starts[which]
+            for shard in dict.fromkeys(which.tolist()):  # in order of first appearance
+                positions = np.flatnonzero(which == shard)
+                parts.append((shard, positions, rows[positions]))
+        groups = []
+        for shard, _, _ in parts:
             try:
-                group = decoded(self._shards[shard], self._keys[shard])
+                groups.append(decoded(self._shards[shard], self._keys[shard]))
             except FileNotFoundError:
                 return None
-            positions = np.flatnonzero(which == shard)
-            parts.append((group, positions, rows[positions]))
-        names = parts[0][0].table.column_names  # the keys of the per-sample path's dicts
-        return {name: _column(name, parts, len(wanted)) for name in names}
+        names = groups[0].table.column_names  # the keys of the per-sample path's dicts
+        pieces = [(group, positions, rows) for group, (_, positions, rows) in zip(groups, parts)]
+        return {name: _column(name, pieces, len(ids)) for name in names}
 
 
-def _column(name: str, parts: list[_Part], count: int) -> np.ndarray[Any, Any] | list[Any]:
+def _column(name: str, parts: list[_Piece], count: int) -> np.ndarray[Any, Any] | list[Any]:
+    if len(parts) == 1:
+        group, _, rows = parts[0]
+        array = _array(group, name)
+        if array is None:
+            return _values(group, name, rows)
+        taken: np.ndarray[Any, Any] = array.take(rows, axis=0)
+        return taken  # a fresh, writable array
     found = [_array(group, name) for group, _, _ in parts]
     arrays = [a for a in found if a is not None]
     shapes = {(a.dtype, a.shape[1:]) for a in arrays}
     if len(arrays) == len(parts) and len(shapes) == 1:
-        if len(parts) == 1:
-            taken: np.ndarray[Any, Any] = np.take(arrays[0], parts[0][2], axis=0)
-            return taken  # a fresh, writable array
         dtype, shape = shapes.pop()
         out = np.empty((count, *shape), dtype)
         for (_, positions, rows), array in zip(parts, arrays, strict=True):
-            out[positions] = np.take(array, rows, axis=0)
+            out[positions] = array.take(rows, axis=0)
         return out
     values: list[Any] = [None] * count
     for group, positions, rows in parts:
+        assert positions is not None
         for position, value in zip(positions.tolist(), _values(group, name, rows), strict=True):
             values[position] = value
     return values
