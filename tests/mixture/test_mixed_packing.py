@@ -10,6 +10,7 @@ import json
 import os
 import random
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -63,18 +64,29 @@ def test_packed_resume_with_a_schedule_change(sources_dir: Path) -> None:
         _packed(sources_dir, POINTS, seed=3).load_state_dict(state)
 
 
-def _last_step(ckpt: Path) -> int:
-    steps = [int(p.name[4:-5]) for p in ckpt.glob("step*.json")]
-    return max(steps, default=0)
+def _progress(ckpt: Path, world: int) -> int:
+    """The last global step every rank of a job has committed (0 for none)."""
+    ends = []
+    for rank in range(world):
+        steps = [int(p.name[4:-5]) for p in (ckpt / f"rank{rank}").glob("step*.json")]
+        ends.append(max(steps, default=0))
+    return min(ends)
 
 
-def _segment(spec: dict[str, Any], out: Path, kill_after: int | None, rng: random.Random) -> None:
-    """Runs one job; with ``kill_after``, SIGKILLs its process group once it has committed
-    that many more steps (plus a random pause, to land mid-step)."""
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _segment(spec: dict[str, Any], out: Path, kill_after: int | None, rng: random.Random) -> int:
+    """Runs one job; with ``kill_after``, SIGKILLs its process group once every rank has
+    committed that many more steps (plus a random pause, to land mid-step). Returns the
+    last step every rank committed."""
     path = out / "spec.json"
     path.write_text(json.dumps(spec))
-    ckpt = Path(spec["ckpt"])
-    start = _last_step(ckpt)
+    ckpt, world = Path(spec["ckpt"]), int(spec["world"])
+    start = int(spec["start_step"])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(WALK_SCRIPT.parent), *sys.path])}
     with (out / "log.txt").open("w") as log:
         proc = subprocess.Popen(
@@ -87,9 +99,10 @@ def _segment(spec: dict[str, Any], out: Path, kill_after: int | None, rng: rando
         try:
             if kill_after is None:
                 assert proc.wait(timeout=240) == 0, (out / "log.txt").read_text()
-                return
+                assert all((ckpt / f"rank{r}" / "done.json").exists() for r in range(world))
+                return max(start, _progress(ckpt, world))
             deadline = time.monotonic() + 240
-            while _last_step(ckpt) < start + kill_after and proc.poll() is None:
+            while _progress(ckpt, world) < start + kill_after and proc.poll() is None:
                 assert time.monotonic() < deadline, "the job made no progress"
                 time.sleep(0.01)
             time.sleep(rng.uniform(0, spec["step_s"] * 2))
@@ -100,41 +113,54 @@ def _segment(spec: dict[str, Any], out: Path, kill_after: int | None, rng: rando
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
+    return max(start, _progress(ckpt, world))
 
 
-def _walk(root: Path, tmp: Path, kills: int, seed: int, mixture: dict[str, Any]) -> None:
+def _record(ckpt: Path, rank: int, step: int) -> dict[str, Any]:
+    return dict(json.loads((ckpt / f"rank{rank}" / f"step{step:06d}.json").read_text()))
+
+
+def _walk(
+    root: Path, tmp: Path, kills: int, seed: int, worlds: tuple[int, ...], mixture: dict[str, Any]
+) -> None:
+    """Kills and resumes a job ``kills`` times, cycling through ``worlds``, changing the
+    schedule at the resume point halfway; the steps every rank committed must hold the
+    uninterrupted run's sequences of the final schedule, each once."""
     rng = random.Random(seed)
-    ckpt = tmp / "ckpt"
     points = list(POINTS)
     spec: dict[str, Any] = {
         "root": str(root),
-        "ckpt": str(ckpt),
         "points": points,
         "mixture": {**MIXTURE, **mixture},
         "packing": PACKING,
         "step_s": 0.02,
         "load_state": None,
+        "start_step": 0,
     }
-    change_at = kills // 2  # the resume where the schedule changes
+    got: Counter[Key] = Counter()
     for k in range(kills + 1):
-        spec["workers"] = rng.choice([0, 2])
-        last = _last_step(ckpt)
-        if last:
-            spec["load_state"] = str(ckpt / f"step{last:06d}.json")
-        if k == change_at and last:
-            state = json.loads(Path(spec["load_state"]).read_text())["state"]
+        out = tmp / f"seg{k}"
+        out.mkdir()
+        world = worlds[k % len(worlds)]
+        spec.update(world=world, workers=rng.choice([0, 2]), port=_free_port(), ckpt=str(out))
+        if k == kills // 2 and spec["load_state"]:  # the schedule changes at this resume
+            state = json.loads(Path(spec["load_state"]).read_text())
             first_free = state["documents"]["schedule"]["steps"]
             assert first_free < spec["mixture"]["num_steps"]  # the change reaches the data
             spec["points"] = [*points, [first_free, {"code": 1, "math": 3}]]
-        out = tmp / f"seg{k}"
-        out.mkdir()
-        _segment(spec, out, rng.randint(1, 4) if k < kills else None, rng)
-    assert (ckpt / "done.json").exists()
-    steps = json.loads((ckpt / "done.json").read_text())["steps"]
-    got = Counter(
-        tuple(json.loads((ckpt / f"step{t:06d}.json").read_text())["tokens"])
-        for t in range(1, steps + 1)
-    )
+        start = spec["start_step"]
+        end = _segment(spec, out, rng.randint(1, 4) if k < kills else None, rng)
+        for t in range(start + 1, end + 1):  # later steps, some ranks only: delivered again
+            for r in range(world):
+                tokens = _record(out, r, t)["tokens"]
+                if tokens is not None:
+                    got[tuple(tokens)] += 1
+        if end > start:
+            merged = PackedDataset.merge_states(
+                [_record(out, r, end)["state"] for r in range(world)]
+            )
+            (out / "merged.json").write_text(json.dumps(merged))
+            spec.update(load_state=str(out / "merged.json"), start_step=end)
     final = PackedDataset(mixed(root, spec["points"], **spec["mixture"]), **PACKING)
     want = Counter(_key(s) for s in final)
     duplicated, missing = sum((got - want).values()), sum((want - got).values())
@@ -147,10 +173,10 @@ def _walk(root: Path, tmp: Path, kills: int, seed: int, mixture: dict[str, Any])
 
 @pytest.mark.timeout(600)
 def test_kill_walk_with_a_schedule_change(sources_dir: Path, tmp_path: Path) -> None:
-    _walk(sources_dir, tmp_path, kills=3, seed=1, mixture={})
+    _walk(sources_dir, tmp_path, kills=3, seed=1, worlds=(2, 1), mixture={})
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
 def test_long_kill_walk_with_a_schedule_change(sources_dir: Path, tmp_path: Path) -> None:
-    _walk(sources_dir, tmp_path, kills=16, seed=2, mixture={"num_steps": 60})
+    _walk(sources_dir, tmp_path, kills=16, seed=2, worlds=(2, 1, 3), mixture={"num_steps": 60})
