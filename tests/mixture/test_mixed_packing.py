@@ -1,8 +1,9 @@
 """A ``MixedDataset`` as the documents of ``PackedDataset`` (``shuffle=False`` keeps the mixed
 order): every token of the mixture packed once, resume with a schedule change at the resume
 point, a foreign schedule refused through the packed state, and kill -9 resume walks (real
-``StreamingDataset`` sources, real processes, DataLoader workers) with 0 tokens duplicated
-and 0 missing against the uninterrupted run of the final schedule."""
+``StreamingDataset`` sources, gloo ranks as real processes, DataLoader workers; the world
+size changes at each resume and the schedule at one) with 0 sequences duplicated and 0
+missing against the uninterrupted run of the final schedule."""
 
 from __future__ import annotations
 
