@@ -1,7 +1,8 @@
 """One rank of a packing job (run as a real process, torch.distributed on gloo): packs the MDS
 token dataset and writes the sequences it got, and its state after ``stop`` of them, as JSON.
 With ``workers`` in the config, the rank reads through a ``StreamingDataLoader`` with that
-many DataLoader workers (``batch_size=None``: one sequence a batch) and saves its state.
+many DataLoader workers (``batch_size=None``: one sequence a batch) and saves its state;
+``"source": "streaming"`` reads the documents as a ``StreamingDataset``, not a ``LocalDataset``.
 
     python packed_rank.py <mds dir> <out json> <config json> [<state json to load>]
 """
@@ -15,7 +16,7 @@ from typing import Any
 
 import torch.distributed as dist
 
-from streamx import LocalDataset, PackedDataset, StreamingDataLoader
+from streamx import LocalDataset, PackedDataset, StreamingDataLoader, StreamingDataset
 
 
 def main() -> None:
@@ -23,7 +24,12 @@ def main() -> None:
     dist.init_process_group("gloo")
     stop = config.pop("stop", None)
     workers = config.pop("workers", None)
-    packed = PackedDataset(LocalDataset(local), **config)
+    # "streaming": the documents are a StreamingDataset (whose len is this rank's share).
+    if config.pop("source", "local") == "streaming":
+        documents: LocalDataset | StreamingDataset = StreamingDataset(local=local, batch_size=1)
+    else:
+        documents = LocalDataset(local)
+    packed = PackedDataset(documents, **config)
     loader = None
     if workers is not None:
         loader = StreamingDataLoader(packed, batch_size=None, num_workers=workers)

@@ -78,6 +78,24 @@ def test_world_size_and_resume_at_another_world_size(
     _check_worlds(token_dir[0], tmp_path, (2,), (2, 1))
 
 
+def test_streaming_documents_are_all_read_on_two_ranks(
+    token_dir: tuple[Path, Any], tmp_path: Path
+) -> None:
+    """A ``StreamingDataset``'s ``len`` is one rank's share of its epoch; the packer deals
+    windows out itself, so the two ranks together must still pack every document, and a
+    state from two ranks resumes on one (same ``num_documents``)."""
+    local, _ = token_dir
+    config = {**CONFIG, "mode": "concat", "eos_id": 0}
+    want = Counter(_all(local, **config))
+    streaming = {**config, "source": "streaming"}
+    assert tuples(run_ranks(local, 2, streaming, tmp_path, None)) == want
+    first = run_ranks(local, 2, {**streaming, "stop": 13}, tmp_path, None)
+    state = tmp_path / "state.json"
+    state.write_text(json.dumps(PackedDataset.merge_states([r["state"] for r in first])))
+    second = run_ranks(local, 1, streaming, tmp_path, state)
+    assert tuples(first) + tuples(second) == want
+
+
 @pytest.mark.slow
 def test_world_sizes_sweep_and_resume_2_to_3(token_dir: tuple[Path, Any], tmp_path: Path) -> None:
     _check_worlds(token_dir[0], tmp_path, (1, 2, 3), (2, 3))

@@ -29,16 +29,16 @@ are unchanged), and the resumed run then equals an uninterrupted run of the new 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from streamx.dataset.streaming import StreamingDataset
 from streamx.mixture.counts import StepCounts
 from streamx.mixture.permutation import Permutation
 from streamx.mixture.schedule import MixtureSchedule, check_weights, unknown_streams
 from streamx.order.world import World
+from streamx.packing.documents import Documents, document_count
 from streamx.packing.provenance import Provenance, Tagged
 from streamx.runtime.torch_bases import TorchIterableDataset
 
@@ -48,22 +48,6 @@ if TYPE_CHECKING:
 __all__ = ["MixedDataset"]
 
 _STEP_KEY = 0x6D6978  # separates the interleave's seeds from the sources' permutations
-
-
-class Source(Protocol):
-    """A map-style source: a ``StreamingDataset``, or anything with ``len`` and ``[]``."""
-
-    def __len__(self) -> int: ...
-
-    def __getitem__(self, index: int) -> Any: ...
-
-
-def source_length(source: Source) -> int:
-    """The indices ``source[i]`` takes: a ``StreamingDataset``'s ``len`` is one rank's share
-    of its epoch, but its ``[]`` takes any of its ``size`` samples, whatever the world."""
-    if isinstance(source, StreamingDataset):
-        return int(source.size)
-    return len(source)
 
 
 def _positive_int(value: object, name: str, low: int) -> int:
@@ -101,7 +85,7 @@ class MixedDataset(TorchIterableDataset):  # type: ignore[misc,type-arg]
 
     def __init__(
         self,
-        sources: Mapping[str, Source],
+        sources: Mapping[str, Documents],
         schedule: MixtureSchedule | Mapping[str, float],
         *,
         global_batch_size: int,
@@ -122,7 +106,7 @@ class MixedDataset(TorchIterableDataset):  # type: ignore[misc,type-arg]
         self.shuffle = bool(shuffle)
         self.sources = dict(sources)
         self.names = list(self.sources)
-        self.lengths = [source_length(s) for s in self.sources.values()]
+        self.lengths = [document_count(s) for s in self.sources.values()]
         for name, n in zip(self.names, self.lengths):
             if n < 1:
                 raise ValueError(f"sources[{name!r}] is empty: a mixed source needs samples")

@@ -15,11 +15,12 @@ it), whose items carry their provenance back to this process (:mod:`streamx.pack
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from streamx.packing.documents import Documents, document_count
 from streamx.packing.pack import PackedSequence, pack_best_fit, pack_concat
 from streamx.packing.provenance import Provenance, Tagged
 
@@ -29,12 +30,6 @@ if TYPE_CHECKING:
 __all__ = ["PackedDataset"]
 
 _MODES = ("concat", "best_fit")
-
-
-class _Documents(Protocol):
-    def __len__(self) -> int: ...
-
-    def __getitem__(self, index: int) -> Any: ...
 
 
 def _consumer() -> tuple[int, int]:
@@ -88,7 +83,7 @@ class PackedDataset(_Base):  # type: ignore[misc,valid-type,type-arg]
 
     def __init__(
         self,
-        dataset: _Documents,
+        dataset: Documents,
         *,
         column: str = "tokens",
         seq_len: int,
@@ -143,7 +138,7 @@ class PackedDataset(_Base):  # type: ignore[misc,valid-type,type-arg]
             "token_budget": self.token_budget,
             "shuffle": self.shuffle,
             "seed": self.seed,
-            "num_documents": len(self.dataset),
+            "num_documents": document_count(self.dataset),
         }
 
     def state_dict(self) -> dict[str, object]:
@@ -170,9 +165,13 @@ class PackedDataset(_Base):  # type: ignore[misc,valid-type,type-arg]
             return None
         touched = self._done | set(self._partial)
         if self.shuffle or self.epoch > 0:
-            n = len(self.dataset)  # not a prefix of the documents: count them all
+            n = document_count(self.dataset)  # not a prefix of the documents: count them all
         else:
-            n = min(len(self.dataset), (max(touched) + 1) * self.buffer_size) if touched else 0
+            n = (
+                min(document_count(self.dataset), (max(touched) + 1) * self.buffer_size)
+                if touched
+                else 0
+            )
         return dict(state_at(n))
 
     @staticmethod
@@ -226,14 +225,14 @@ class PackedDataset(_Base):  # type: ignore[misc,valid-type,type-arg]
     # -- the stream ----------------------------------------------------------------------
 
     def _order(self) -> NDArray[np.int64]:
-        n = len(self.dataset)
+        n = document_count(self.dataset)
         if not self.shuffle:
             return np.arange(n, dtype=np.int64)
         return np.random.default_rng([self.seed, self.epoch]).permutation(n).astype(np.int64)
 
     def num_windows(self) -> int:
         """Windows of ``buffer_size`` documents in an epoch."""
-        return -(-len(self.dataset) // self.buffer_size)
+        return -(-document_count(self.dataset) // self.buffer_size)
 
     def pack_window(self, window: int) -> list[PackedSequence]:
         """The packed sequences of ``window``: a function of the seed, epoch and config only."""
