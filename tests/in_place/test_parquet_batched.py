@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from streamx import ParquetStream, StreamingDataLoader, StreamingDataset
-from streamx.torch.batched import _packed_pieces, pack_batch, unpack_batch
+from streamx.torch.batched import _joined, pack_batch, pack_columns, unpack_batch
 
 torch = pytest.importorskip("torch")
 pytestmark = [
@@ -234,9 +234,9 @@ def test_row_groups_that_disagree_give_values(tmp_path: Path) -> None:
     mixed = access.get_columns([40, 3, 50])
     assert isinstance(mixed["x"], list) and mixed["x"] == [40, 3, 50]
     assert isinstance(mixed["id"], np.ndarray) and mixed["id"].tolist() == [40, 3, 50]
-    pieces = [([40, 3], access.get_columns([40, 3])), ([50], access.get_columns([50]))]
-    assert isinstance(pieces[1][1]["x"], np.ndarray)
-    batch = unpack_batch(_packed_pieces(pieces, access.get_many))
+    pieces = [access.get_columns([40, 3]), access.get_columns([50])]
+    assert isinstance(pieces[0]["x"], list) and isinstance(pieces[1]["x"], np.ndarray)
+    batch = unpack_batch(pack_columns(_joined(pieces)))
     _assert_same([batch], [unpack_batch(pack_batch(list(access.get_many([40, 3, 50]))))])
     assert batch["x"].tolist() == [40, 3, 50]
 

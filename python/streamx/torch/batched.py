@@ -20,7 +20,7 @@ types and dtypes. A column this module cannot stack exactly as ``default_collate
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from itertools import islice
 from typing import Any
 
@@ -33,7 +33,7 @@ from streamx.dataset.streaming import StreamingDataset
 from streamx.format.readers.batch_columns import Columns
 from streamx.runtime.overrides import overridden
 
-__all__ = ["BatchedStream", "Packed", "pack_batch", "pack_columns", "unpack_batch"]
+__all__ = ["BatchedStream", "Packed", "as_sent", "pack_batch", "pack_columns", "unpack_batch"]
 
 # A packed column: ("array", stacked ndarray) or ("done", what default_collate returned).
 Column = tuple[str, Any]
@@ -93,21 +93,32 @@ def pack_columns(columns: Columns) -> Packed:
     )
 
 
-def _joined(pieces: list[Columns]) -> Columns | None:
-    """The pieces of one batch as one, or ``None`` where they disagree on a column's kind."""
+def _joined(pieces: list[Columns]) -> Columns:
+    """The pieces of one batch (a cache limit cut it short) as one.
+
+    Pieces disagree on a column's kind only over Parquet row groups (one has nulls, or
+    another list length): the column then goes as its samples' values, an array piece's
+    rows as the per-sample path decodes them there (a 1-D array holds ``int``, ``float`` or
+    ``bool`` values, a 2-D one the rows' numpy lists; see
+    :mod:`streamx.format.parquet.batch_rows`).
+    """
     joined: Columns = {}
     for name, first in pieces[0].items():
         column = [piece[name] for piece in pieces]
-        if all(isinstance(c, list) for c in column):
-            joined[name] = [value for c in column for value in c]
-        elif isinstance(first, np.ndarray) and all(
+        if isinstance(first, np.ndarray) and all(
             isinstance(c, np.ndarray) and (c.dtype, c.shape[1:]) == (first.dtype, first.shape[1:])
             for c in column
         ):
             joined[name] = np.concatenate(column)
         else:
-            return None
+            joined[name] = [value for c in column for value in _values(c)]
     return joined
+
+
+def _values(column: np.ndarray[Any, Any] | list[Any]) -> list[Any]:
+    if isinstance(column, list):
+        return column
+    return column.tolist() if column.ndim == 1 else list(column)
 
 
 def _unpack_column(column: Column) -> Any:
@@ -121,6 +132,12 @@ def unpack_batch(packed: Packed) -> Any:
     if tag == "dict":
         return {name: _unpack_column(column) for name, column in value.items()}
     return value
+
+
+def as_sent(packed: Packed) -> Packed:
+    """A worker's collate_fn that leaves the packed batch as it is, for the main process to
+    unpack (a module function: spawned workers unpickle it by name)."""
+    return packed
 
 
 class BatchedStream(IterableDataset[Packed]):
@@ -148,15 +165,11 @@ class BatchedStream(IterableDataset[Packed]):
         claimed = dataset.claim_pass()
         access, get_columns = claimed.access, claimed.access.get_columns
         walk = (claimed.start, claimed.layout, claimed.world, access)
-        if get_columns is None or access.get_many is None:
+        if get_columns is None:
             return self._packed(worker_samples(*walk))
-        get_many = access.get_many
-
-        def read(ids: list[int]) -> tuple[list[int], Columns]:
-            return ids, get_columns(ids)
-
-        batches = worker_batches(*walk, read, batch_size=self.batch_size, drop_last=self.drop_last)
-        return (_packed_pieces(pieces, get_many) for pieces in batches)
+        size, drop_last = self.batch_size, self.drop_last
+        batches = worker_batches(*walk, get_columns, batch_size=size, drop_last=drop_last)
+        return (pack_columns(p[0] if len(p) == 1 else _joined(p)) for p in batches)
 
     def _packed(self, samples: Iterator[Any]) -> Iterator[Packed]:
         while True:
@@ -164,14 +177,3 @@ class BatchedStream(IterableDataset[Packed]):
             if not batch or (self.drop_last and len(batch) < self.batch_size):
                 return
             yield pack_batch(batch)
-
-
-def _packed_pieces(
-    pieces: list[tuple[list[int], Columns]], get_many: Callable[[list[int]], Iterable[Any]]
-) -> Packed:
-    """One batch read in pieces (a cache limit cut it short), packed; pieces that disagree
-    on a column's kind (two Parquet row groups, one with nulls) are read again as samples."""
-    columns = pieces[0][1] if len(pieces) == 1 else _joined([c for _, c in pieces])
-    if columns is None:
-        return pack_batch([sample for ids, _ in pieces for sample in get_many(ids)])
-    return pack_columns(columns)

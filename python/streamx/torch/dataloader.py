@@ -10,7 +10,7 @@ from torch.utils.data import DataLoader, default_collate
 
 from streamx.dataset.streaming import StreamingDataset
 from streamx.order.world import World
-from streamx.torch.batched import BatchedStream, unpack_batch
+from streamx.torch.batched import BatchedStream, as_sent, unpack_batch
 from streamx.torch.inline import can_read_inline, inline_batches
 
 __all__ = ["StreamingDataLoader"]
@@ -98,7 +98,10 @@ class StreamingDataLoader(DataLoader):  # type: ignore[type-arg]
                 BatchedStream(self.dataset, self.batch_size, self.drop_last),
                 batch_size=None,
                 num_workers=self.num_workers,
-                collate_fn=unpack_batch,  # type: ignore[arg-type]  # one packed batch, not a list
+                # torch applies collate_fn in the worker: a batch crosses as numpy arrays
+                # (one pipe message) and becomes tensors here, unless pinned memory is asked
+                # for, which the pin thread gives tensors only.
+                collate_fn=unpack_batch if self.pin_memory else as_sent,  # type: ignore[arg-type]
                 pin_memory=self.pin_memory,
                 timeout=self.timeout,
                 worker_init_fn=self.worker_init_fn,
@@ -140,8 +143,10 @@ class StreamingDataLoader(DataLoader):  # type: ignore[type-arg]
                 batch_size=self.batch_size,
                 drop_last=self.drop_last,
             )
-        else:
+        elif self.pin_memory:
             batches = self._batched_batches()
+        else:
+            batches = map(unpack_batch, self._batched_batches())
         for batch in batches:
             self.num_samples_yielded += self._get_batch_size(batch)
             yield batch
