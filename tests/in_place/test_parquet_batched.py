@@ -133,6 +133,8 @@ def test_batches_equal_the_per_sample_path(typed_dir: str, tmp_path: Path, worke
         _assert_same(mine, theirs)
     ids = [i for batch in got[0] for i in batch["id"].tolist()]
     assert sorted(set(ids)) == list(range(123)) and ids != sorted(ids)
+    # Workers send numpy arrays, which become tensors here: no shared-memory segment each.
+    assert not got[0][0]["id"].is_shared() and expected[0][0]["id"].is_shared() == bool(workers)
     kinds = {
         name: (value.dtype, tuple(value.shape[1:]))
         for name, value in got[0][0].items()
