@@ -64,6 +64,9 @@ pub struct Interner<T: Eq + Hash> {
     values: Vec<T>,
     #[serde(skip)]
     ids: HashMap<T, u32>,
+    /// The id `intern` returned last.
+    #[serde(skip)]
+    last: Option<u32>,
 }
 
 impl<T: Eq + Hash> Default for Interner<T> {
@@ -71,6 +74,7 @@ impl<T: Eq + Hash> Default for Interner<T> {
         Self {
             values: Vec::new(),
             ids: HashMap::new(),
+            last: None,
         }
     }
 }
@@ -78,12 +82,21 @@ impl<T: Eq + Hash> Default for Interner<T> {
 impl<T: Eq + Hash + Clone> Interner<T> {
     /// The id of `value`, adding it if new.
     pub fn intern(&mut self, value: T) -> u32 {
-        if let Some(&id) = self.ids.get(&value) {
-            return id;
+        // Entries mostly repeat the previous one's value: a compare is cheaper than a hash.
+        if let Some(last) = self.last {
+            if self.values[last as usize] == value {
+                return last;
+            }
         }
-        let id = self.values.len() as u32;
-        self.ids.insert(value.clone(), id);
-        self.values.push(value);
+        let id = if let Some(&id) = self.ids.get(&value) {
+            id
+        } else {
+            let id = self.values.len() as u32;
+            self.ids.insert(value.clone(), id);
+            self.values.push(value);
+            id
+        };
+        self.last = Some(id);
         id
     }
 
@@ -95,6 +108,7 @@ impl<T: Eq + Hash + Clone> Interner<T> {
     /// Drops the lookup table once building is done.
     pub fn freeze(&mut self) {
         self.ids = HashMap::new();
+        self.last = None;
     }
 }
 

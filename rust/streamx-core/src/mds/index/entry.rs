@@ -7,6 +7,7 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor
 use serde::Deserializer;
 use serde_json::{Map, Value};
 
+use super::file_value::{FileSeed, FileValue};
 use super::paths::{is_contained, is_in_ledger_dir};
 use super::repr::{py_repr, py_str};
 use crate::compression::Compression;
@@ -33,8 +34,13 @@ pub(super) enum RawEntry {
     NotObject(&'static str),
 }
 
-/// The values of [`KEYS`] by position, and every other key in order.
-pub(super) type KnownAndRest = ([Option<Value>; 10], Map<String, Value>);
+/// The values of [`KEYS`] by position (the files' in the second array, by [`FILE_KEYS`]
+/// position), and every other key in order.
+pub(super) type KnownAndRest = (
+    [Option<Value>; 10],
+    [Option<FileValue>; 4],
+    Map<String, Value>,
+);
 
 /// A file of an entry, checked.
 pub(super) struct FileEntry {
@@ -104,17 +110,20 @@ impl<'de> Visitor<'de> for EntryVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawEntry, A::Error> {
         let mut known: [Option<Value>; 10] = Default::default();
+        let mut files: [Option<FileValue>; 4] = Default::default();
         let mut rest = Map::new();
         while let Some(key) = map.next_key_seed(KeySeed)? {
-            let value: Value = map.next_value()?;
             match key {
-                Key::Known(i) => known[i] = Some(value),
+                Key::Known(i) => match FILE_KEYS.iter().position(|k| *k == KEYS[i]) {
+                    Some(f) => files[f] = Some(map.next_value_seed(FileSeed)?),
+                    None => known[i] = Some(map.next_value()?),
+                },
                 Key::Other(name) => {
-                    rest.insert(name, value);
+                    rest.insert(name, map.next_value()?);
                 }
             }
         }
-        Ok(RawEntry::Object(Box::new((known, rest))))
+        Ok(RawEntry::Object(Box::new((known, files, rest))))
     }
 }
 
@@ -150,7 +159,7 @@ impl Visitor<'_> for KeySeed {
 
 /// Checks one entry; the error is the whole message, naming `place` (file and shard).
 pub(super) fn check(raw: RawEntry, place: &str) -> Result<Entry, String> {
-    let (mut known, mut rest) = match raw {
+    let (mut known, raw_files, mut rest) = match raw {
         RawEntry::Object(parts) => *parts,
         RawEntry::NotObject(kind) => {
             return Err(format!(
@@ -194,8 +203,8 @@ pub(super) fn check(raw: RawEntry, place: &str) -> Result<Entry, String> {
         )
     })?;
     let mut files: [Option<FileEntry>; 4] = Default::default();
-    for (slot, key) in files.iter_mut().zip(FILE_KEYS) {
-        *slot = file(take(key).unwrap_or(Value::Null), key, place)?;
+    for ((slot, value), key) in files.iter_mut().zip(raw_files).zip(FILE_KEYS) {
+        *slot = file(value, key, place)?;
     }
     let Some(raw) = &files[0] else {
         return Err(format!("Missing raw_data in {place}."));
@@ -242,18 +251,22 @@ pub(super) fn check(raw: RawEntry, place: &str) -> Result<Entry, String> {
     })
 }
 
-fn file(value: Value, key: &str, place: &str) -> Result<Option<FileEntry>, String> {
-    let mut obj = match value {
-        Value::Null => return Ok(None),
-        Value::Object(obj) => obj,
-        _ => {
+fn file(value: Option<FileValue>, key: &str, place: &str) -> Result<Option<FileEntry>, String> {
+    let (basename, size, hashes) = match value {
+        None | Some(FileValue::Other(Value::Null)) => return Ok(None),
+        Some(FileValue::Object {
+            basename,
+            bytes,
+            hashes,
+        }) => (basename, bytes, hashes),
+        Some(FileValue::Other(_)) => {
             return Err(format!(
                 "Invalid shard entry in {place}: TypeError('{key} is not an object')"
             ))
         }
     };
     let missing = |k: &str| format!("Invalid shard entry in {place}: KeyError({})", py_str(k));
-    let basename = match obj.remove("basename").ok_or_else(|| missing("basename"))? {
+    let basename = match basename.ok_or_else(|| missing("basename"))? {
         Value::String(s) if is_in_ledger_dir(&s) => {
             return Err(format!(
                 "Shard file name {} points into the cache's own .streamx/ directory in \
@@ -269,7 +282,7 @@ fn file(value: Value, key: &str, place: &str) -> Result<Option<FileEntry>, Strin
             ))
         }
     };
-    let size = obj.remove("bytes").ok_or_else(|| missing("bytes"))?;
+    let size = size.ok_or_else(|| missing("bytes"))?;
     let bytes = count(&size).ok_or_else(|| {
         format!(
             "Invalid size {} of {} in {place}.",
@@ -277,7 +290,7 @@ fn file(value: Value, key: &str, place: &str) -> Result<Option<FileEntry>, Strin
             py_str(&basename)
         )
     })?;
-    let hashes = match obj.remove("hashes") {
+    let hashes = match hashes {
         None => Vec::new(),
         Some(v) if is_falsy(&v) => Vec::new(),
         Some(Value::Object(map)) if map.values().all(Value::is_string) => map

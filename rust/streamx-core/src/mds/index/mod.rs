@@ -29,13 +29,13 @@
 mod columns;
 mod document;
 mod entry;
+mod file_value;
 mod names;
 mod paths;
 mod repr;
 mod table;
 
-use std::fs::File;
-use std::io::{BufReader, Read};
+use std::io::Read;
 use std::path::Path;
 
 use serde::de::DeserializeSeed;
@@ -46,6 +46,7 @@ pub use paths::{is_contained, normpath, INDEX_BASENAME};
 pub use table::{FileTuple, IndexTable};
 
 use crate::error::Error;
+use crate::mmap::MappedFile;
 use document::DocumentSeed;
 use entry::py_display;
 
@@ -79,24 +80,15 @@ impl From<IndexFault> for Error {
     }
 }
 
-/// Indexes up to this size are read whole and parsed from memory (about a third faster);
-/// larger ones are streamed, so memory stays the size of the table and not of the file.
-const WHOLE_FILE_MAX: u64 = 64 << 20;
-
-/// Reads and checks the index at `path`.
+/// Reads and checks the index at `path`, parsed from a read-only map of the file: parsing
+/// from memory is a third faster than from a reader, and the map's pages are the page
+/// cache's (released when the map is, never copied into the process's own memory).
 pub fn read_index(path: &Path) -> Result<IndexTable, IndexFault> {
-    let io = |e| IndexFault::Io(Error::io(path, e));
-    let file = File::open(path).map_err(io)?;
-    let shown = path.to_string_lossy();
-    if file.metadata().map_err(io)?.len() <= WHOLE_FILE_MAX {
-        let mut bytes = Vec::new();
-        BufReader::new(file).read_to_end(&mut bytes).map_err(io)?;
-        return parse_index_slice(&bytes, &shown);
-    }
-    parse_index(BufReader::with_capacity(1 << 20, file), &shown).map_err(|fault| match fault {
-        IndexFault::Io(Error::Io { source, .. }) => IndexFault::Io(Error::io(path, source)),
-        other => other,
-    })
+    let map = MappedFile::open(path).map_err(IndexFault::Io)?;
+    let parsed = parse_index_slice(map.as_slice(), &path.to_string_lossy());
+    // A file truncated while mapped reads as zeros from there on: not the index it was.
+    map.check(path).map_err(IndexFault::Io)?;
+    parsed
 }
 
 /// Reads and checks an index from `reader`; `shown` names it in errors.
