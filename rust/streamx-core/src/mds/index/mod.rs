@@ -1,8 +1,9 @@
 //! `index.json` read into compact columns ([`IndexTable`]), checked as it is read.
 //!
-//! Large datasets have indexes of hundreds of megabytes (650k shards). The file is read in
-//! one streaming pass: no document tree and no per-shard object is ever built, so reading
-//! takes about as long as scanning the bytes, and memory is the table, not the file.
+//! Large datasets have indexes of hundreds of megabytes (650k shards). The file is parsed
+//! in one pass over a read-only map of it: no document tree and no per-shard object is ever
+//! built, so reading takes about as long as scanning the bytes, and the process's own
+//! memory is the table (the map's pages are the page cache's, gone with the map).
 //!
 //! Every check names the index file and the shard: counts and sizes are JSON integers >= 0,
 //! a shard's sample count fits its size, file names stay in the dataset and appear once, and
