@@ -43,6 +43,10 @@ batch_size=16, shuffle=True)`` and sleeps ``16 * 0.004`` s per batch (the "model
 end to end, bytes from ``streamx.runtime.metrics``. Prediction: ``streamx.sim`` with one
 node, one device, one worker, the same batch and time per sample, ``--calibrate``'d.
 
+``--validate --servers unthrottled,40m,https,https-10ms,https-40m-503`` checks the
+request model and ``--tune`` against cold epochs from each of ``bench_objstore.py``'s nginx
+servers instead (``sim_servers.py`` says how).
+
 ``--mosaic-timeout S`` runs each size's mosaic side in a child process instead (imports,
 warm-up and ``gc.freeze()`` there too, before its clock is read), killed after ``S``
 seconds of wall time: a row then gives mosaic's CPU seconds so far as a lower bound
@@ -449,6 +453,11 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--validate", action="store_true")
     parser.add_argument("--rate", default="16m")
+    parser.add_argument(
+        "--servers",
+        help="With --validate: the request model and --tune against these bench_objstore "
+        "servers (commas), e.g. unthrottled,40m,https,https-10ms,https-40m-503.",
+    )
     parser.add_argument("--workers", type=int, default=0, help="DataLoader workers (--validate).")
     parser.add_argument(
         "--mosaic-timeout", type=float, help="Run mosaic in a child killed after S s."
@@ -460,6 +469,12 @@ def main() -> None:
         mosaic_child(args.mosaic_child, args.root)
         return
     logging.getLogger("simulation").setLevel(logging.WARNING)
+    if args.validate and args.servers:
+        from sim_servers import HEADER, validate_servers  # imports torch and nginx helpers
+
+        print(HEADER)
+        validate_servers(args.servers.split(","))
+        return
     if args.validate:
         print("| run | measured | predicted | time error | first batch error | bytes error |")
         print("|---|---|---|---|---|---|")

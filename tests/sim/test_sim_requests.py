@@ -46,38 +46,44 @@ def test_counts_by_hand() -> None:
     # 64 MiB over 32 connections alone: 2 MiB parts, 32 GETs; with 4 files at once, 8 MiB
     # parts (8 GETs); 100 KB: one plain GET. Two index requests: a HEAD and a GET.
     sizes = np.array([64 * MIB, 64 * MIB, 100_000], np.int64)
-    got = count_requests(sizes, np.array([1, 4, 1]), 32, DEFAULT_PART_SIZE, 2)
+    got = count_requests(sizes, np.array([1, 4, 1]), 32, DEFAULT_PART_SIZE, (1, 1))
     assert got == RequestCount(gets=2, ranged_gets=40, heads=1, throttled=0, bytes=sizes.sum())
     assert got.requests == 43
     assert got.per_gb() == pytest.approx(43 / (sizes.sum() / 1e9))
     assert got.cost(0.0004) == pytest.approx(43 * 0.0004 / 1000)
     # All alone: 32 + 32 + 1 + 2 = 67 requests. A quarter of answers throttled: each is
     # sent 4/3 times on average, 67 / 3 = 22 more tries.
-    alone = count_requests(sizes, np.ones(3, np.int64), 32, DEFAULT_PART_SIZE, 2, 0.25)
+    alone = count_requests(sizes, np.ones(3, np.int64), 32, DEFAULT_PART_SIZE, (1, 1), 0.25)
     assert (alone.requests, alone.throttled) == (67, 22)
 
 
 def test_backlog_by_hand() -> None:
-    # Three shards released at step 0; each takes a step: the first starts with 3 in
-    # flight, the second with 2 (the first is done at step 0), the third with 1.
-    release, done = np.array([0, 0, 0]), np.array([0, 1, 2])
-    assert backlog_files(release, done, 1).tolist() == [3, 2, 1]
-    assert backlog_files(release, done, 2).tolist() == [2, 1, 1]
+    # Three shards handed over at step 0, done in steps 0, 1, 2: started together, the
+    # first sees itself, the second two files, the third three. A fourth released at step
+    # 2 finds only the third still running.
+    release, done = np.array([0, 0, 0, 2]), np.array([0, 1, 2, 3])
+    assert backlog_files(release, done, 1).tolist() == [1, 2, 3, 2]
+    # Two processes share them: the node's pending downloads are split between them.
+    assert backlog_files(release, done, 2).tolist() == [1, 1, 2, 1]
 
 
 def test_summary_prices_the_run() -> None:
     shards = synth_shards(8_000, 1_000, 20 * MIB)
     base = SimConfig((SimStream(shards),), devices=1, workers=1, batch_size=8, epochs=2)
     summary = simulate(base).summary()
-    # 8 shards of 20 MiB, each alone on 32 connections: 1 MiB parts (the floor).
-    assert summary["requests"] == 8 * 20 + 2
+    # 8 shards of 20 MiB on 32 connections: 1 MiB parts (the floor) with up to 20 files at
+    # once; and the index's GET.
+    assert summary["requests"] == 8 * 20 + 1
     assert summary["price_per_1000"] == S3_GET_PER_1000
-    assert summary["request_cost"] == pytest.approx(162 * S3_GET_PER_1000 / 1000)
+    assert summary["request_cost"] == pytest.approx(161 * S3_GET_PER_1000 / 1000)
     assert summary["request_cost_per_epoch"] == pytest.approx(summary["request_cost"] / 2)
-    assert summary["requests_per_gb"] == pytest.approx(162 / (160 * MIB / 1e9))
-    cheaper = simulate(base.with_(connections=4, price_per_1000=0.001)).summary()
-    assert cheaper["requests"] == 8 * 4 + 2  # 20 MiB over 4 connections: 5 MiB parts
-    assert cheaper["request_cost"] == pytest.approx(34 * 0.001 / 1000)
+    assert summary["requests_per_gb"] == pytest.approx(161 / (160 * MIB / 1e9))
+    # 4 connections and one file at a time (each shard needed before the next is
+    # released): 5 MiB parts. From a plain HTTP remote the index costs a HEAD too.
+    cheaper = base.with_(connections=4, price_per_1000=0.001, index_requests=2, predownload=8)
+    summary = simulate(cheaper).summary()
+    assert summary["requests"] == 8 * 4 + 2
+    assert summary["request_cost"] == pytest.approx(34 * 0.001 / 1000)
 
 
 @pytest.mark.parametrize(
@@ -123,6 +129,7 @@ def test_an_epoch_sends_what_nginx_logs(
         workers=1,
         batch_size=4,
         part_size=part_size,
+        index_requests=2,
         connections=connections,
     )
     predicted = simulate(config).requests

@@ -120,6 +120,8 @@ class SimConfig:
         decompression: Bytes per second one process decompresses a compressed shard at
             (output bytes); ``None``: free.
         price_per_1000: Dollars per 1,000 GET or HEAD requests (S3 Standard's by default).
+        index_requests: Requests for each stream's ``index.json`` per node: 1 from an object
+            store (one GET), 2 from a plain ``http(s)://`` remote (a HEAD, then the GET).
         shards_ahead: Shards past the ``predownload`` window each process fetches ahead
             (``STREAMX_DOWNLOAD_SHARDS_AHEAD``: streamx's loader fetches 4); modelled as that
             many average shards' samples added to the window. 0 by default, as mosaic.
@@ -160,6 +162,7 @@ class SimConfig:
     decompression: float | None = None
     price_per_1000: float = S3_GET_PER_1000
     shards_ahead: int = 0
+    index_requests: int = 1
     name: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -181,6 +184,7 @@ class SimConfig:
             _check_float("shard_bandwidth", self.shard_bandwidth, positive=True)
         _check_int("connections", self.connections, 1)
         _check_int("shards_ahead", self.shards_ahead, 0)
+        _check_int("index_requests", self.index_requests, 0, 2)
         _check_int("part_size", self.part_size, 1, MAX_BYTES)
         for key in ("connection_bandwidth", "decompression", "retry_after"):
             if getattr(self, key) is not None:

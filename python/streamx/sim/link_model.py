@@ -17,7 +17,8 @@ gets fetching one shard alone. :func:`link_rates` derives both from the request 
   ``connections * p / seconds(p)`` (at most the node's), with ``p`` the part of an average
   shard spread over the connections (:func:`~streamx.sim.requests.part_bytes`);
 * one shard alone is ``n`` parts on ``min(n, connections)`` connections, in
-  ``ceil(n / connections)`` rounds: ``shard_bandwidth`` is its size over their time;
+  ``ceil(n / connections)`` rounds: ``shard_bandwidth`` is its size over their time (at
+  most the calibrated one, when ``streamx bench`` measured one);
 * a compressed shard is decompressed as it arrives, by the process that fetches it, at
   ``decompression`` output bytes per second: in download bytes that is ``decompression *
   zip / raw`` per process, a ceiling on both rates (the node's: per process at once);
@@ -120,12 +121,12 @@ def link_rates(config: SimConfig) -> LinkRates:
             part, _connection_rate(config, config.connections), config
         )
         bandwidth = min(bandwidth, config.connections * per_conn)
-        if alone is None:
-            parts = math.ceil(size / part)
-            busy = min(parts, config.connections)
-            rounds = math.ceil(parts / config.connections)
-            seconds = rounds * request_seconds(part, _connection_rate(config, busy), config)
-            alone = min(bandwidth, size / seconds)
+        parts = math.ceil(size / part)
+        busy = min(parts, config.connections)
+        rounds = math.ceil(parts / config.connections)
+        seconds = rounds * request_seconds(part, _connection_rate(config, busy), config)
+        # A calibrated rate (measured without these costs, or with them) is an upper bound.
+        alone = min(alone or math.inf, bandwidth, size / seconds)
     if config.decompression is not None and (shards.zip_bytes > 0).any():
         zipped = shards.zip_bytes > 0
         ratio = float(shards.zip_bytes[zipped].sum() / max(shards.raw_bytes[zipped].sum(), 1))

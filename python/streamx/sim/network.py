@@ -52,12 +52,16 @@ class LinkTrace:
         step_bytes: Bytes all nodes completed downloading during each step.
         stall: Seconds each node waited on downloads, per (step, node).
         done_step: For each queue entry (concatenated over nodes), the step it completed in.
+        ahead_end: Per (step, node), where the look-ahead's share of the concatenated list
+            ended (its bytes below it were handed to the look-ahead, the others fetched
+            alone); ``None`` when every download is the look-ahead's (one rate).
     """
 
     step_times: NDArray[np.float64]
     step_bytes: NDArray[np.int64]
     stall: NDArray[np.float64]
     done_step: NDArray[np.int64]
+    ahead_end: NDArray[np.float64] | None = None
 
 
 def _per_step(
@@ -135,6 +139,7 @@ def run_links(
     step_times = np.empty(steps)
     stall = np.empty((steps, len(queues)))
     pos_after = np.empty((steps, len(queues)), np.int64)
+    ahead_end = None
     # Bytes of the list below ``fast_end`` were handed to the look-ahead: they move at
     # ``bandwidth``; later ones at the slow rate until a step's first shard is local.
     fast_end = np.full(len(queues), np.inf)
@@ -155,6 +160,7 @@ def run_links(
         )
     else:
         assert first is not None  # set with ``slow`` above
+        ahead_end = np.empty((steps, len(queues)))
         for s in range(steps):
             behind = target[s] > pos
             at = prefix[pos] + progress
@@ -175,6 +181,7 @@ def run_links(
             h = horizon[s]
             window = prefix[np.maximum(limit[h, nodes], target[h, nodes])]
             fast_end = np.where(ahead, np.maximum(fast_end, window), fast_end)
+            ahead_end[s] = fast_end
             stop = np.maximum(prefix[target[s]], at)
             wait = np.where(behind, wait + _seconds(at, stop, fast_end, bandwidth, step_rate), 0)
             busy = np.where(behind, busy + _seconds(at, stop, fast_end, bandwidth, slow_rate), 0)
@@ -210,7 +217,7 @@ def run_links(
             for n in range(len(queues))
         ]
     )
-    return LinkTrace(step_times, step_bytes, stall, done.astype(np.int64))
+    return LinkTrace(step_times, step_bytes, stall, done.astype(np.int64), ahead_end)
 
 
 def _seconds(

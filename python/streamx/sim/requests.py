@@ -5,11 +5,13 @@ GETs of ``part_size(size, connections // files)`` bytes, where ``files`` is how 
 the process fetches at that moment: a shard fetched alone spreads over every connection
 (parts down to 1 MiB), shards fetched together take fewer, larger parts (up to
 ``STREAMX_DOWNLOAD_PART_SIZE``, 8 MiB by default). A file of one part is one plain GET.
-Each stream's ``index.json`` costs a HEAD and a GET per node (its size is not declared).
+Each stream's ``index.json`` costs one GET per node from an object store, a HEAD and a GET
+from a plain ``http(s)://`` remote (nothing declares its size; S3 checks a whole GET
+itself): ``SimConfig.index_requests``.
 
 The simulator knows which downloads a node makes and when each is released to its
-look-ahead and completed, so ``files`` is the node's backlog at the download's start (the
-shards released and not yet complete) shared among its processes, at least one. Where the
+look-ahead and completed, so ``files`` is the node's backlog as the download starts (its
+earlier downloads released and not yet complete, and itself) shared among its processes. Where the
 largest part is at most 1 MiB, or each shard spread over the connections needs parts of the
 largest size, ``files`` changes nothing and the count is exact; otherwise it is the model's
 estimate. Not counted: the two small GETs of a range read (``STREAMX_RANGE_READS``) of an
@@ -27,7 +29,6 @@ from numpy.typing import NDArray
 __all__ = [
     "DEFAULT_CONNECTIONS",
     "DEFAULT_PART_SIZE",
-    "INDEX_REQUESTS",
     "MIN_PART_SIZE",
     "S3_GET_PER_1000",
     "RequestCount",
@@ -44,8 +45,6 @@ DEFAULT_CONNECTIONS = 32
 MIN_PART_SIZE = 1 << 20
 # S3 Standard's price of 1,000 GET or HEAD requests (us-east-1), in dollars.
 S3_GET_PER_1000 = 0.0004
-# A HEAD and a GET for each stream's index.json, per node.
-INDEX_REQUESTS = 2
 _GB = 1e9
 
 
@@ -113,24 +112,22 @@ def count_requests(
     files: NDArray[np.int64],
     connections: int,
     largest: int,
-    index_requests: int,
+    index: tuple[int, int] = (0, 0),
     throttled_share: float = 0.0,
 ) -> RequestCount:
     """Counts the GETs of downloads of ``sizes`` bytes, each made while its process fetched
-    ``files`` files, plus ``index_requests`` (half HEADs, half GETs).
+    ``files`` files, plus ``index``: the index files' ``(GETs, HEADs)``.
 
     A ``throttled_share`` of answers being 503 or 429 means each request is sent
     ``1 / (1 - share)`` times on average; the extra tries are counted as ``throttled``.
     """
     parts = parts_of(sizes, np.maximum(connections // np.maximum(files, 1), 1), largest)
-    sent = int(parts.sum())
-    heads = index_requests // 2
-    billed = sent + index_requests
+    billed = int(parts.sum()) + sum(index)
     extra = round(billed * throttled_share / (1 - throttled_share)) if throttled_share else 0
     return RequestCount(
-        gets=int((parts == 1).sum()) + index_requests - heads,
+        gets=int((parts == 1).sum()) + index[0],
         ranged_gets=int(parts[parts > 1].sum()),
-        heads=heads,
+        heads=index[1],
         throttled=extra,
         bytes=int(sizes.sum()),
     )
@@ -139,15 +136,19 @@ def count_requests(
 def backlog_files(
     release: NDArray[np.int64], done: NDArray[np.int64], processes: int
 ) -> NDArray[np.int64]:
-    """Per download of one node's list (in download order), the files its process fetches
-    when it starts: the node's shards released and not yet complete at that step, shared
-    among ``processes``, at least one."""
+    """Per download of one node's list (in download order), the files its process is
+    fetching when it starts: itself and the node's earlier downloads released and not yet
+    complete at its release (all of them in flight at once, as the loader hands a window
+    over), shared among ``processes``.
+
+    The downloader counts a file when it starts it, so of a window handed over at once the
+    first sees one file, the next two, and so on.
+    """
     if not len(done):
         return np.zeros(0, np.int64)
-    # A download starts when the one before it completes, or at its release if later; the
-    # link takes the list in order, so the ones before it are done and every later one
-    # released by then is in flight with it.
-    start = np.maximum(release, np.concatenate([[0], done[:-1]]))
-    released = np.searchsorted(np.sort(release), start, side="right")
-    backlog = np.maximum(released - np.arange(len(done)), 1)
-    return np.maximum(-(-backlog // max(processes, 1)), 1).astype(np.int64)
+    order = np.arange(len(done))
+    # The link takes the list in order: ``done`` does not decrease along it.
+    finished = np.minimum(np.searchsorted(done, release, side="left"), order)
+    pending = order - finished
+    files: NDArray[np.int64] = (1 + pending // max(processes, 1)).astype(np.int64)
+    return files

@@ -22,8 +22,8 @@ from streamx.sim.config import SimConfig
 from streamx.sim.first_chunks import first_chunk_ready
 from streamx.sim.link_model import link_rates
 from streamx.sim.lru import node_uses, run_lru
-from streamx.sim.network import SlowStart, run_links
-from streamx.sim.requests import INDEX_REQUESTS, backlog_files, count_requests
+from streamx.sim.network import LinkTrace, SlowStart, run_links
+from streamx.sim.requests import backlog_files, count_requests
 from streamx.sim.result import SimResult
 from streamx.sim.schedule import NO_CHECK, Checks, NodeQueue, ShardOf, node_queue
 
@@ -228,7 +228,7 @@ def simulate(config: SimConfig) -> SimResult:
         config.mosaic_rounding,
     )
     cache = _cache_bound(queues, last_use, shards.raw_bytes, trace.done_step, sum(epoch_steps))
-    files = _files(config, queues, trace.done_step, sum(epoch_steps))
+    files = _files(config, queues, trace, sum(epoch_steps))
     if config.cache_limit and cache > config.cache_limit:
         uses = [node_uses(r, shard_of, config.predownload_samples) for r in reads]
         trace, peak, _, fetched = run_lru(
@@ -262,7 +262,7 @@ def simulate(config: SimConfig) -> SimResult:
         files[1],
         config.connections,
         config.part_size,
-        INDEX_REQUESTS * len(config.streams) * config.nodes,
+        _index_requests(config),
         config.throttled,
     )
     return SimResult(
@@ -277,16 +277,41 @@ def simulate(config: SimConfig) -> SimResult:
     )
 
 
+def _index_requests(config: SimConfig) -> tuple[int, int]:
+    """(GETs, HEADs) of the index files: each stream's, on every node."""
+    files = len(config.streams) * config.nodes
+    return files * min(config.index_requests, 1), files * max(config.index_requests - 1, 0)
+
+
 def _files(
-    config: SimConfig, queues: list[NodeQueue], done: NDArray[np.int64], steps: int
+    config: SimConfig, queues: list[NodeQueue], trace: LinkTrace, steps: int
 ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """(shard, files its process fetched at once) of every download completed in the run."""
+    """(shard, files its process fetched at once) of every download completed in the run:
+    one for a shard fetched alone (the loader's slow start), the backlog for the
+    look-ahead's (:func:`~streamx.sim.requests.backlog_files`)."""
     processes = config.devices * config.workers
+    sizes = config.shards.download_bytes
     shards, files, start = [], [], 0
-    for queue in queues:
-        got = done[start : start + len(queue.shards)]
+    for n, queue in enumerate(queues):
+        got = trace.done_step[start : start + len(queue.shards)]
         start += len(queue.shards)
         kept = got < steps
+        count = backlog_files(queue.release[kept], got[kept], processes)
+        if trace.ahead_end is not None:
+            ends = trace.ahead_end[got[kept], n]
+            count = np.where(_byte_starts(queues, sizes, n)[kept] < ends, count, 1)
         shards.append(queue.shards[kept])
-        files.append(backlog_files(queue.release[kept], got[kept], processes))
-    return np.concatenate(shards), np.concatenate(files)
+        files.append(count)
+    # A process's pool has one thread per connection: no more files at once.
+    return np.concatenate(shards), np.minimum(np.concatenate(files), config.connections)
+
+
+def _byte_starts(
+    queues: list[NodeQueue], sizes: NDArray[np.int64], node: int
+) -> NDArray[np.float64]:
+    """Where each of ``node``'s downloads starts in the concatenated lists' bytes (the
+    coordinates of :attr:`LinkTrace.ahead_end`)."""
+    before = sum(float(sizes[q.shards].sum()) for q in queues[:node])
+    own = sizes[queues[node].shards].astype(np.float64)
+    starts = before + np.concatenate([[0.0], np.cumsum(own)[:-1]])
+    return starts.astype(np.float64)
