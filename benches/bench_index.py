@@ -24,7 +24,9 @@ reported (wall and CPU seconds; on a shared machine CPU time is the steadier fig
 mosaicml-streaming runs the remote case only with ``--mosaic-remote`` (it took minutes in the
 local case alone).
 
-Usage: ``python benches/bench_index.py [--shards N] [--repeat N] [--cases local remote]``.
+Usage: ``python benches/bench_index.py [--shards N] [--repeat N] [--cases local remote]
+[--before OTHER_CHECKOUT/python]`` (``--before``: also runs that tree's streamx, as
+``streamx-before``, in the same run).
 """
 
 from __future__ import annotations
@@ -63,6 +65,9 @@ def _peak_mb() -> float:
 def _construct(spec: dict[str, Any]) -> dict[str, Any]:
     lib, local, remote = spec["lib"], spec["local"], spec.get("remote")
     os.environ.update(spec.get("env", {}))
+    if spec.get("tree"):  # another streamx checkout's python/ (--before)
+        sys.path.insert(0, spec["tree"])
+        lib = "streamx"
     if lib == "litdata":
         import litdata
         from litdata.streaming.resolver import Dir
@@ -130,14 +135,18 @@ S3_ENV = {
 }
 
 
-def _spec(lib: str, case: str, tmp: str, endpoint: str | None) -> dict[str, Any]:
+def _spec(
+    lib: str, case: str, tmp: str, endpoint: str | None, before: str | None
+) -> dict[str, Any]:
     """One worker's arguments; each remote run gets an empty cache directory."""
     name = "lit" if lib == "litdata" else "mds"
+    tree = before if lib == "streamx-before" else None
     if case == "local":
-        return {"lib": lib, "local": os.path.join(tmp, BUCKET, name)}
+        return {"lib": lib, "local": os.path.join(tmp, BUCKET, name), "tree": tree}
     assert endpoint is not None
     return {
         "lib": lib,
+        "tree": tree,
         "local": tempfile.mkdtemp(prefix=f"cache-{lib}-", dir=tmp),
         "remote": f"s3://{BUCKET}/{name}",
         "endpoint": endpoint,
@@ -146,12 +155,12 @@ def _spec(lib: str, case: str, tmp: str, endpoint: str | None) -> dict[str, Any]
 
 
 def _run_case(
-    case: str, libs: list[str], repeat: int, tmp: str, endpoint: str | None
+    case: str, libs: list[str], repeat: int, tmp: str, endpoint: str | None, before: str | None
 ) -> dict[str, list[dict[str, Any]]]:
     runs: dict[str, list[dict[str, Any]]] = {lib: [] for lib in libs}
     for _ in range(repeat):
         for lib in libs:
-            spec = _spec(lib, case, tmp, endpoint)
+            spec = _spec(lib, case, tmp, endpoint, before)
             runs[lib].append(run_worker(Path(__file__), spec))
             if "remote" in spec:
                 shutil.rmtree(spec["local"], ignore_errors=True)
@@ -189,9 +198,14 @@ def main() -> None:
     )
     parser.add_argument("--libs", nargs="+", choices=LIBS, default=list(LIBS))
     parser.add_argument("--mosaic-remote", action="store_true", help="also run mosaic remote")
+    parser.add_argument(
+        "--before", help="another checkout's python/ directory, run as streamx-before"
+    )
     args = parser.parse_args()
     shards, repeat = (65_000, 1) if args.quick else (args.shards, args.repeat)
     libs = [lib for lib in args.libs if lib != "litdata" or _has_litdata()]
+    if args.before:
+        libs.insert(1, "streamx-before")
     expected = sum(shard_samples(i) for i in range(shards))
     info = machine()
     rows: list[dict[str, Any]] = []
@@ -207,9 +221,9 @@ def main() -> None:
             ]
             if case == "remote":
                 with Nginx(tmp) as server:
-                    runs = _run_case(case, case_libs, repeat, tmp, server.endpoint)
+                    runs = _run_case(case, case_libs, repeat, tmp, server.endpoint, args.before)
             else:
-                runs = _run_case(case, case_libs, repeat, tmp, None)
+                runs = _run_case(case, case_libs, repeat, tmp, None, args.before)
             all_runs[case] = runs
             rows += _rows(case, shards, expected, runs)
     print(f"index.json: {index_mb:.0f} MB, {shards} shards; load average {os.getloadavg()}")

@@ -25,8 +25,12 @@ from numpy.typing import NDArray
 from streamx import _core
 from streamx.cache.cached_files import listed_names
 from streamx.format.lazy_shards import IndexPart, ShardList
+from streamx.location import INDEX_BASENAME
 
 __all__ = ["RemoteIndex", "cached_shards", "ledger_parts", "remote_indexes"]
+
+# What a cache directory holds at its top that the index refuses as a shard file's name.
+_NOT_SHARD_FILES = frozenset((INDEX_BASENAME, ".streamx"))
 
 
 @dataclass(frozen=True)
@@ -79,7 +83,12 @@ def cached_shards(indexes: list[RemoteIndex]) -> list[int]:
     name: whether it is of use is for the per-shard checks to say)."""
     found: list[int] = []
     for index in indexes:
-        names = [(key, name) for key in index.dirs for name in listed_names(index.directory(key))]
-        if names:
+        names = [
+            (key, name)
+            for key in index.dirs
+            for name in listed_names(index.directory(key))
+            if key or name not in _NOT_SHARD_FILES
+        ]
+        if names:  # a cold cache holds only what no shard file may be named
             found += [index.start + s for s in index.part.index.shards_with(names)]
     return found

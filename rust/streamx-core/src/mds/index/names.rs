@@ -26,9 +26,15 @@ impl IndexTable {
     pub fn file_dirs(&self) -> Vec<&str> {
         let mut dirs = BTreeSet::new();
         for column in self.file_columns() {
+            let mut last = None;
             for shard in 0..self.len() {
                 if let Some(file) = column.get(shard) {
-                    dirs.insert(split_name(file.basename).0);
+                    // Consecutive shards mostly share a directory: skip the set for those.
+                    let dir = split_name(file.basename).0;
+                    if last != Some(dir) {
+                        dirs.insert(dir);
+                        last = Some(dir);
+                    }
                 }
             }
         }
