@@ -28,6 +28,7 @@ UNITS: dict[str, str] = {
     "requests": "requests (GET, ranged GET, HEAD; all nodes)",
     "throttled_requests": "requests (503/429 answers asked again; not billed)",
     "requests_per_gb": "requests per 10^9 bytes downloaded",
+    "requests_per_epoch": "requests (the run's over its epochs)",
     "price_per_1000": "$ per 1,000 requests",
     "request_cost": "$ (the whole run)",
     "request_cost_per_epoch": "$ per epoch (the run's cost over its epochs)",
@@ -60,6 +61,8 @@ def display_summary(summary: Summary) -> dict[str, str]:
             out[key] = f"{float(value):,.1f} per 10^9 B"  # type: ignore[arg-type]
         elif key in ("price_per_1000", "request_cost", "request_cost_per_epoch"):
             out[key] = fmt_dollars(float(value))  # type: ignore[arg-type]
+        elif key == "requests_per_epoch":
+            out[key] = f"{float(value):,.0f}"  # type: ignore[arg-type]
         elif key == "samples_per_s":
             out[key] = f"{float(value):,.1f} samples/s"  # type: ignore[arg-type]
         else:

@@ -36,6 +36,7 @@ class Summary(TypedDict):
     requests: int
     throttled_requests: int
     requests_per_gb: float
+    requests_per_epoch: float
     price_per_1000: float
     request_cost: float
     request_cost_per_epoch: float
@@ -128,6 +129,7 @@ class SimResult:
             "requests": req.requests,
             "throttled_requests": req.throttled,
             "requests_per_gb": req.per_gb(),
+            "requests_per_epoch": req.requests / epochs if epochs else 0.0,
             "price_per_1000": price,
             "request_cost": req.cost(price),
             "request_cost_per_epoch": req.cost(price) / epochs if epochs else 0.0,
@@ -138,6 +140,7 @@ class _RequestFigures(TypedDict):
     requests: int
     throttled_requests: int
     requests_per_gb: float
+    requests_per_epoch: float
     price_per_1000: float
     request_cost: float
     request_cost_per_epoch: float

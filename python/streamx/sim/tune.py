@@ -78,8 +78,8 @@ class Point:
             f"workers={knobs['workers']} predownload={knobs['predownload']} "
             f"connections={knobs['connections']} part_size={fmt_bytes(knobs['part_size'])} "
             f"cache_limit={fmt_bytes(limit) if limit else 'none'}: "
-            f"{s['samples_per_s']:,.1f} samples/s, {s['requests']:,} requests "
-            f"({fmt_dollars(s['request_cost_per_epoch'])} per epoch), cache {fmt_bytes(self.cache)}"
+            f"{s['samples_per_s']:,.1f} samples/s, {s['requests_per_epoch']:,.0f} requests and "
+            f"{fmt_dollars(s['request_cost_per_epoch'])} per epoch, cache {fmt_bytes(self.cache)}"
         )
 
     def as_json(self) -> dict[str, Any]:
