@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TypedDict
 
 from streamx.runtime.metrics import Snapshot
+from streamx.sim.requests import S3_GET_PER_1000, S3_PUT_PER_1000
 
 __all__ = [
     "S3_GET_PER_1000",
@@ -21,8 +22,6 @@ __all__ = [
     "request_rows",
 ]
 
-S3_GET_PER_1000 = 0.0004
-S3_PUT_PER_1000 = 0.005
 _GB = 1e9
 
 

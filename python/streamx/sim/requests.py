@@ -26,11 +26,15 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+# The downloader's defaults and floor, re-exported: the part rule here is the downloader's.
+from streamx.storage.settings import DEFAULT_CONNECTIONS, DEFAULT_PART_SIZE, MIN_PART_SIZE
+
 __all__ = [
     "DEFAULT_CONNECTIONS",
     "DEFAULT_PART_SIZE",
     "MIN_PART_SIZE",
     "S3_GET_PER_1000",
+    "S3_PUT_PER_1000",
     "RequestCount",
     "backlog_files",
     "count_requests",
@@ -38,13 +42,10 @@ __all__ = [
     "parts_of",
 ]
 
-# streamx.storage.settings' defaults (STREAMX_DOWNLOAD_PART_SIZE, _CONNECTIONS) and floor;
-# tests/sim/test_sim_requests.py checks them against the downloader's own rule.
-DEFAULT_PART_SIZE = 8 << 20
-DEFAULT_CONNECTIONS = 32
-MIN_PART_SIZE = 1 << 20
-# S3 Standard's price of 1,000 GET or HEAD requests (us-east-1), in dollars.
+# S3 Standard's prices of 1,000 requests (us-east-1), in dollars: GET and HEAD; PUT, POST
+# and LIST.
 S3_GET_PER_1000 = 0.0004
+S3_PUT_PER_1000 = 0.005
 _GB = 1e9
 
 

@@ -31,7 +31,9 @@ from __future__ import annotations
 import os
 
 __all__ = [
+    "DEFAULT_CONNECTIONS",
     "DEFAULT_MAX_INDEX_BYTES",
+    "DEFAULT_PART_SIZE",
     "MIN_PART_SIZE",
     "download_connections",
     "download_threads",
@@ -42,8 +44,8 @@ __all__ = [
 ]
 
 MIN_PART_SIZE = 1 << 20
-_DEFAULT_CONNECTIONS = 32
-_DEFAULT_PART_SIZE = 8 << 20
+DEFAULT_CONNECTIONS = 32
+DEFAULT_PART_SIZE = 8 << 20
 _DEFAULT_SHARDS_AHEAD = 4
 
 
@@ -67,7 +69,7 @@ def download_connections() -> int:
     Raises:
         ValueError: If the variable is set to something other than a positive integer.
     """
-    return _positive_env("STREAMX_DOWNLOAD_CONNECTIONS", _DEFAULT_CONNECTIONS)
+    return _positive_env("STREAMX_DOWNLOAD_CONNECTIONS", DEFAULT_CONNECTIONS)
 
 
 def download_threads() -> int:
@@ -85,7 +87,7 @@ def part_size(size: int, connections: int) -> int:
     Raises:
         ValueError: If ``STREAMX_DOWNLOAD_PART_SIZE`` is not a positive integer.
     """
-    largest = _positive_env("STREAMX_DOWNLOAD_PART_SIZE", _DEFAULT_PART_SIZE)
+    largest = _positive_env("STREAMX_DOWNLOAD_PART_SIZE", DEFAULT_PART_SIZE)
     spread = -(-size // max(connections, 1))
     return max(min(largest, spread), min(MIN_PART_SIZE, largest))
 
