@@ -23,11 +23,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from streamx import _core
-from streamx.cache.cached_files import listed_names
+from streamx.cache.cached_files import ledger_entries, listed_names
 from streamx.format.lazy_shards import IndexPart, ShardList
 from streamx.location import INDEX_BASENAME
 
-__all__ = ["RemoteIndex", "cached_shards", "ledger_parts", "remote_indexes"]
+__all__ = ["RemoteIndex", "cached_shards", "ledger_parts", "listed_files", "remote_indexes"]
 
 # What a cache directory holds at its top that the index refuses as a shard file's name.
 _NOT_SHARD_FILES = frozenset((INDEX_BASENAME, ".streamx"))
@@ -46,13 +46,31 @@ class RemoteIndex:
         return os.path.join(self.part.dirname, self.part.split, key)
 
 
-def remote_indexes(shards: ShardList, remote: NDArray[np.bool_]) -> list[RemoteIndex]:
-    """The indexes whose shards come from a remote (``remote``: per shard)."""
-    return [
-        RemoteIndex(start, part, part.index.file_dirs())
-        for start, part in shards.spans()
-        if len(part.index) and bool(remote[start])
+def remote_indexes(shards: ShardList, remote: NDArray[np.bool_]) -> list[RemoteIndex] | None:
+    """The indexes whose shards come from a remote (``remote``: per shard), or None when
+    one is not an index read into columns (a source read in place lists its units in Python:
+    the ledger then takes each shard's files, see :func:`listed_files`)."""
+    found = []
+    for start, part in shards.spans():
+        if len(part.index) and bool(remote[start]):
+            index: object = part.index
+            if not isinstance(index, _core.ShardIndex):
+                return None
+            found.append(RemoteIndex(start, part, index.file_dirs()))
+    return found
+
+
+def listed_files(
+    shards: ShardList, remote: NDArray[np.bool_]
+) -> tuple[list[list[str]], list[list[int]]]:
+    """Each shard's files the ledger may delete and the sizes the index gives them, shard by
+    shard (``ledger_entries``; none for a shard without a remote)."""
+    real_dirs: dict[str, str] = {}
+    entries = [
+        ledger_entries(shard, real_dirs) if there else []
+        for shard, there in zip(shards, remote.tolist())
     ]
+    return [[path for path, _ in e] for e in entries], [[size for _, size in e] for e in entries]
 
 
 def ledger_parts(indexes: list[RemoteIndex]) -> list[tuple[_core.ShardIndex, int, dict[str, str]]]:

@@ -39,7 +39,7 @@ from streamx.cache.cached_files import TempScan, remove_stale_temps
 from streamx.cache.cached_files import bytes_present as _bytes_present
 from streamx.cache.cached_files import files_ready as _files_ready
 from streamx.cache.cached_files import normalize as _normalize
-from streamx.cache.ledger_files import cached_shards, ledger_parts, remote_indexes
+from streamx.cache.ledger_files import cached_shards, ledger_parts, listed_files, remote_indexes
 from streamx.cache.ledger_manifest import write_manifest_data
 from streamx.cache.read_only_ledger import ReadOnlyLedger
 from streamx.cache.room import begin_within_limit
@@ -85,8 +85,9 @@ class ShardCache:
         self._reader = reader
         has_remote = np.array([_has_remote(s) for s in layout.streams] or [False], bool)
         self._remote: NDArray[np.bool_] = has_remote[self._stream_of_shard]
-        # Nothing here is done per shard: the ledger reads a shard's files from the index
-        # tables when it evicts it, and the cache is checked by listing its directories.
+        # Over indexes read into columns nothing here is done per shard: the ledger reads a
+        # shard's files from the index tables when it evicts it, and the cache is checked by
+        # listing its directories (None: a source read in place, whose units are walked).
         self._indexes = remote_indexes(layout.shards, self._remote)
         num_shards = len(layout.shards)
         key = hashlib.blake2s(
@@ -108,8 +109,12 @@ class ShardCache:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             # Eviction deletes only a regular file of the index's size (never a symlink, or
             # a file planted under the name), and nothing out of the stream's `local`.
-            parts = ledger_parts(self._indexes)
-            self.ledger = _core.CacheLedger(path, num_shards, shard_limit, indexed=parts)
+            if self._indexes is not None:
+                parts = ledger_parts(self._indexes)
+                self.ledger = _core.CacheLedger(path, num_shards, shard_limit, indexed=parts)
+            else:
+                files, sizes = listed_files(layout.shards, self._remote)
+                self.ledger = _core.CacheLedger(path, num_shards, shard_limit, files, sizes)
             if len(layout.streams) > 1:
                 # `streamx cache` names one stream's shards from its index.json; several
                 # streams' shards are named by what was registered here.
@@ -194,9 +199,13 @@ class ShardCache:
         self.ledger.recover()
         # Only the shards the ledger holds or whose files (or temporaries) are in the cache
         # can need anything done: for the others, a sync would record them absent again.
-        held = {s for s in self.ledger.held_shards() if self._remote[s]}
+        if self._indexes is None:  # units listed in Python: each is looked at
+            candidates = np.flatnonzero(self._remote).tolist()
+        else:
+            held = {s for s in self.ledger.held_shards() if self._remote[s]}
+            candidates = sorted(held.union(cached_shards(self._indexes)))
         scan = TempScan()  # each directory listed once, not once per shard
-        for shard_id in sorted(held.union(cached_shards(self._indexes))):
+        for shard_id in candidates:
             shard = self._shards[shard_id]
             stream = self._streams[self._stream_of_shard[shard_id]]
             state = self.ledger.state(shard_id)
