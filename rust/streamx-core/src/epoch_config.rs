@@ -163,6 +163,12 @@ impl EpochConfig {
     }
 
     pub(crate) fn validate(&self) -> Result<()> {
+        self.validate_bounded(true)
+    }
+
+    /// [`EpochConfig::validate`]; with `whole_epoch` false, sizes are only checked for
+    /// overflow, not against memory: a plan made in pieces never holds the epoch's ids.
+    pub(crate) fn validate_bounded(&self, whole_epoch: bool) -> Result<()> {
         let w = &self.world;
         let dims = [
             self.batch_size,
@@ -189,12 +195,12 @@ impl EpochConfig {
                 "need at least one stream".to_string(),
             ));
         }
-        self.validate_sizes()
+        self.validate_sizes(whole_epoch)
     }
 
     /// Settings can come from an untrusted state dict: bound every size the plan allocates
     /// by, so absurd values give an error and never an overflow or a failed allocation.
-    fn validate_sizes(&self) -> Result<()> {
+    fn validate_sizes(&self, whole_epoch: bool) -> Result<()> {
         let w = &self.world;
         let dims = [
             self.batch_size,
@@ -229,6 +235,9 @@ impl EpochConfig {
         let ids = total
             .checked_add(padding)
             .ok_or_else(|| Error::InvalidArgument("epoch size overflows".to_string()))?;
+        if !whole_epoch {
+            return Ok(());
+        }
         // Shuffle and partition each hold the epoch's ids once.
         check_alloc(ids, 16, "the epoch's sample ids")
     }

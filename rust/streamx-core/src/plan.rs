@@ -78,6 +78,96 @@ pub fn plan_worker_with(
     batching::generate_worker(cfg, [node, rank, worker], warnings)
 }
 
+/// One worker's share of the epoch, handed out in pieces: `plan_worker(...).ids` cut at the
+/// pieces asked for. With `random` batching and the `py1e` shuffle (or none) each piece is
+/// computed when asked, in memory bounded by the piece plus a few words per shard and
+/// canonical node, whatever the epoch's size; other configurations plan the worker's share
+/// whole at the start and slice it.
+pub struct WorkerCursor {
+    inner: Cursor,
+    /// Warnings streaming would have emitted, in order (all known at the start).
+    pub warnings: Warnings,
+}
+
+enum Cursor {
+    Lazy(Box<batching::LazyWorker>),
+    Whole { ids: Vec<i64>, next: usize },
+}
+
+/// [`plan_worker`] as a [`WorkerCursor`] at the worker's first slot.
+pub fn plan_worker_pieces(
+    cfg: &EpochConfig,
+    node: usize,
+    rank: usize,
+    worker: usize,
+) -> Result<WorkerCursor> {
+    cfg.validate_bounded(false)?;
+    let w = &cfg.world;
+    if node >= w.num_nodes || rank >= w.ranks_per_node || worker >= w.workers_per_rank {
+        return Err(Error::InvalidArgument(format!(
+            "worker ({node}, {rank}, {worker}) is outside the world ({}, {}, {})",
+            w.num_nodes, w.ranks_per_node, w.workers_per_rank
+        )));
+    }
+    let mut warnings = Warnings::new();
+    if let Some(lazy) = batching::lazy_worker(cfg, [node, rank, worker], &mut warnings)? {
+        return Ok(WorkerCursor {
+            inner: Cursor::Lazy(Box::new(lazy)),
+            warnings,
+        });
+    }
+    let plan = plan_worker(cfg, node, rank, worker)?;
+    Ok(WorkerCursor {
+        inner: Cursor::Whole {
+            ids: plan.ids,
+            next: 0,
+        },
+        warnings: plan.warnings,
+    })
+}
+
+impl WorkerCursor {
+    /// The length of the worker's share, padding included.
+    pub fn len(&self) -> usize {
+        match &self.inner {
+            Cursor::Lazy(lazy) => lazy.len(),
+            Cursor::Whole { ids, .. } => ids.len(),
+        }
+    }
+
+    /// Whether the worker's share is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// How many slots were handed out.
+    pub fn position(&self) -> usize {
+        match &self.inner {
+            Cursor::Lazy(lazy) => lazy.position(),
+            Cursor::Whole { next, .. } => *next,
+        }
+    }
+
+    /// Whether the pieces are computed as they are asked for (else the share was planned
+    /// whole at the start).
+    pub fn is_lazy(&self) -> bool {
+        matches!(self.inner, Cursor::Lazy(_))
+    }
+
+    /// The ids of the next `max` slots (-1 for padding), fewer at the end, none past it.
+    pub fn next_piece(&mut self, max: usize) -> Result<Vec<i64>> {
+        match &mut self.inner {
+            Cursor::Lazy(lazy) => lazy.next_piece(max),
+            Cursor::Whole { ids, next } => {
+                let end = next.saturating_add(max).min(ids.len());
+                let piece = ids[*next..end].to_vec();
+                *next = end;
+                Ok(piece)
+            }
+        }
+    }
+}
+
 /// A plan holds about two arrays of 8-byte ids as long as the epoch plus its padding (the
 /// partition and a sample map): refuse with `MemoryError` what cannot be allocated, rather
 /// than abort midway (`batch_size=2**28` or `epoch_size=2**30` under `ulimit -v`).

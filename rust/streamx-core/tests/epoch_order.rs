@@ -7,7 +7,7 @@ use serde_json::Value;
 use streamx_core::batching::BatchingMethod;
 use streamx_core::partition::{get_partitions, worker_slice, PartitionAlgo, PartitionSpec};
 use streamx_core::plan::{
-    plan_epoch, plan_epoch_with, plan_worker, EpochConfig, StreamSpec, World,
+    plan_epoch, plan_epoch_with, plan_worker, plan_worker_pieces, EpochConfig, StreamSpec, World,
 };
 use streamx_core::resample::{resample_streams, ResampleParams, StreamShards};
 use streamx_core::sampling::get_sampling;
@@ -311,6 +311,24 @@ fn batching_methods_match_streaming() {
                     part.worker(pi, ri, wi).unwrap(),
                     "{case} worker {pi},{ri},{wi}"
                 );
+                // In pieces (one slot, an odd count, all at once): the same ids and warnings.
+                for piece in [1, 7, usize::MAX] {
+                    let mut cursor = plan_worker_pieces(&cfg, pi, ri, wi).unwrap();
+                    assert_eq!(cursor.warnings, one.warnings, "{case}");
+                    assert_eq!(cursor.len(), one.ids.len(), "{case}");
+                    let mut got = Vec::new();
+                    loop {
+                        let ids = cursor.next_piece(piece).unwrap();
+                        if ids.is_empty() {
+                            break;
+                        }
+                        got.extend(ids);
+                    }
+                    assert_eq!(
+                        got, one.ids,
+                        "{case} worker {pi},{ri},{wi} pieces of {piece}"
+                    );
+                }
             }
         });
     }

@@ -1,6 +1,8 @@
 //! Epoch order entry points: the whole plan, one worker's share, and the building blocks
 //! (shuffle, partition, sampling) that the parity tests compare with mosaicml-streaming.
 
+use std::sync::Mutex;
+
 use numpy::{IntoPyArray, PyArray1, PyArrayDyn, PyArrayMethods};
 use pyo3::prelude::*;
 use streamx_core::partition::{self, PartitionAlgo, PartitionSpec};
@@ -108,6 +110,77 @@ fn plan_worker<'py>(
     let cfg = config.build()?;
     let plan = enter_core(py, move || plan::plan_worker(&cfg, node, rank, worker))?;
     Ok((plan.ids.into_pyarray(py), py_warnings(plan.warnings)))
+}
+
+/// One worker's ids of the epoch in pieces, `plan_worker(...)` cut where they are asked for.
+#[pyclass(frozen, module = "streamx._core")]
+struct WorkerPieces {
+    cursor: Mutex<plan::WorkerCursor>,
+}
+
+impl WorkerPieces {
+    fn cursor(&self) -> std::sync::MutexGuard<'_, plan::WorkerCursor> {
+        // A panic inside a call is caught at its boundary; the cursor stays usable.
+        self.cursor.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[pymethods]
+impl WorkerPieces {
+    /// The ids of the next `max_len` slots (-1 for padding); empty once all were handed out.
+    fn next_piece<'py>(
+        &self,
+        py: Python<'py>,
+        max_len: usize,
+    ) -> PyResult<Bound<'py, PyArray1<i64>>> {
+        if max_len == 0 {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "max_len must be a positive number of slots",
+            ));
+        }
+        let cursor = &self.cursor;
+        let ids = enter_core(py, move || {
+            let mut cursor = cursor.lock().unwrap_or_else(|e| e.into_inner());
+            cursor.next_piece(max_len)
+        })?;
+        Ok(ids.into_pyarray(py))
+    }
+
+    fn __len__(&self) -> usize {
+        self.cursor().len()
+    }
+
+    /// How many slots were handed out.
+    #[getter]
+    fn position(&self) -> usize {
+        self.cursor().position()
+    }
+
+    /// Whether pieces are computed as they are asked for (else planned whole at the start).
+    #[getter]
+    fn lazy(&self) -> bool {
+        self.cursor().is_lazy()
+    }
+}
+
+/// One worker's ids of the epoch as a [`WorkerPieces`] at its first slot, and the warnings.
+#[pyfunction]
+fn plan_worker_pieces(
+    py: Python<'_>,
+    config: ConfigArg,
+    node: usize,
+    rank: usize,
+    worker: usize,
+) -> PyResult<(WorkerPieces, PyWarnings)> {
+    let cfg = config.build()?;
+    let mut cursor = enter_core(py, move || {
+        plan::plan_worker_pieces(&cfg, node, rank, worker)
+    })?;
+    let warnings = std::mem::take(&mut cursor.warnings);
+    let pieces = WorkerPieces {
+        cursor: Mutex::new(cursor),
+    };
+    Ok((pieces, py_warnings(warnings)))
 }
 
 /// mosaicml-streaming's `get_shuffle(algo, shard_sizes, ncn, seed, epoch, block_size)`.
@@ -239,6 +312,8 @@ fn resample_streams<'py>(
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(plan_epoch, m)?)?;
     m.add_function(wrap_pyfunction!(plan_worker, m)?)?;
+    m.add_function(wrap_pyfunction!(plan_worker_pieces, m)?)?;
+    m.add_class::<WorkerPieces>()?;
     m.add_function(wrap_pyfunction!(get_shuffle, m)?)?;
     m.add_function(wrap_pyfunction!(get_partitions, m)?)?;
     m.add_function(wrap_pyfunction!(get_sampling, m)?)?;

@@ -50,6 +50,21 @@ pub(crate) fn generate_worker(
     Ok(ids.to_vec())
 }
 
+/// One worker's share in pieces, or `None` when the configuration is only planned whole
+/// (every batching method but `random`; every shuffle but `py1e`).
+pub(crate) fn lazy_worker(
+    cfg: &EpochConfig,
+    index: [usize; 3],
+    warnings: &mut Warnings,
+) -> Result<Option<random::LazyWorker>> {
+    if cfg.batching_method != BatchingMethod::Random {
+        return Ok(None);
+    }
+    random::LazyWorker::new(cfg, index, warnings)
+}
+
+pub(crate) use random::LazyWorker;
+
 /// Replaces every non-padding big id by `small_per_big[perm[id]]` (or `small_per_big[id]`).
 pub(crate) fn map_ids(ids: &mut [i64], perm: Option<&[i64]>, small_per_big: &[i64]) {
     let map = |id: &mut i64| {

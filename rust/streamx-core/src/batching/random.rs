@@ -5,7 +5,8 @@ use super::{map_resampled, shuffle_perm};
 use crate::epoch_config::EpochConfig;
 use crate::partition::{Layout, Partition, PartitionSpec};
 use crate::resample::resample_units;
-use crate::shuffle::{get_shuffle_parts, ShuffleArgs};
+use crate::resample::ResampledUnits;
+use crate::shuffle::{get_shuffle_parts, LazyShuffle, ShuffleArgs};
 use crate::warning::Warnings;
 use crate::{Error, Result};
 
@@ -76,6 +77,98 @@ pub(crate) fn worker(
     }
     remap(&mut ids, |id| units.small(id))?;
     Ok(ids)
+}
+
+/// One worker's share evaluated in pieces: the partition's closed form at the piece's slots,
+/// the shuffle at the positions they read (its generator's progress kept between pieces), and
+/// the resampling's units. Memory is the piece plus a few words per shard and canonical node.
+pub(crate) struct LazyWorker {
+    layout: Layout,
+    units: ResampledUnits,
+    shuffle: Option<LazyShuffle>,
+    index: [usize; 3],
+    /// `(batches, batch_size)` of the worker's slice.
+    slots: (usize, usize),
+    next: usize,
+}
+
+impl LazyWorker {
+    /// The worker's cursor at its first slot, or `None` when the configured shuffle is only
+    /// evaluated whole. Checks, errors and warnings are those of [`worker`].
+    pub(crate) fn new(
+        cfg: &EpochConfig,
+        [node, rank, worker]: [usize; 3],
+        warnings: &mut Warnings,
+    ) -> Result<Option<Self>> {
+        let units = resample_units(&cfg.stream_shards(), &cfg.resample_params())?;
+        let spec = spec(cfg, units.len() as u64);
+        let layout = Layout::new_bounded(cfg.partition_algo, &spec, false, warnings)?;
+        let [p, r, w, b, s] = layout.shape();
+        if node >= p || rank >= r || worker >= w {
+            return Err(Error::InvalidArgument(format!(
+                "worker ({node}, {rank}, {worker}) is outside the world ({p}, {r}, {w})"
+            )));
+        }
+        let shuffle = if cfg.shuffle {
+            let args = ShuffleArgs {
+                algo: cfg.shuffle_algo,
+                shard_sizes: &units.shuffle_units,
+                num_canonical_nodes: cfg.num_canonical_nodes,
+                seed: cfg.seed,
+                epoch: cfg.epoch,
+                block_size: cfg.shuffle_block_size,
+            };
+            match LazyShuffle::new(&args, warnings)? {
+                Some(lazy) => Some(lazy),
+                None => return Ok(None),
+            }
+        } else {
+            None
+        };
+        Ok(Some(LazyWorker {
+            layout,
+            units,
+            shuffle,
+            index: [node, rank, worker],
+            slots: (b, s),
+            next: 0,
+        }))
+    }
+
+    /// The length of the worker's slice, padding included.
+    pub(crate) fn len(&self) -> usize {
+        self.slots.0 * self.slots.1
+    }
+
+    /// The next slot to come.
+    pub(crate) fn position(&self) -> usize {
+        self.next
+    }
+
+    /// The worker's ids at its next `max` slots (fewer at the end, none past it).
+    pub(crate) fn next_piece(&mut self, max: usize) -> Result<Vec<i64>> {
+        let [node, rank, worker] = self.index;
+        let s = self.slots.1;
+        let end = self.next.saturating_add(max).min(self.len());
+        let mut ids: Vec<i64> = (self.next..end)
+            .map(|i| self.layout.get([node, rank, worker, i / s, i % s]))
+            .collect();
+        if let Some(shuffle) = &mut self.shuffle {
+            let mut positions: Vec<i64> = ids.iter().copied().filter(|&id| id >= 0).collect();
+            positions.sort_unstable();
+            positions.dedup();
+            let values = shuffle.values_at(&positions)?;
+            let mut at = 0;
+            remap(&mut ids, |id| {
+                at = seek(&positions, id, at)?;
+                Some(values[at])
+            })?;
+        }
+        let units = &self.units;
+        remap(&mut ids, |id| units.small(id))?;
+        self.next = end;
+        Ok(ids)
+    }
 }
 
 /// Replaces every non-padding id through `f`.

@@ -151,18 +151,28 @@ pub enum Layout {
 impl Layout {
     /// Validates `spec` as streaming's `get_partitions(algo, ...)` does and prepares the layout.
     pub fn new(algo: PartitionAlgo, spec: &PartitionSpec, warnings: &mut Warnings) -> Result<Self> {
-        check_sizes(spec)?;
+        Self::new_bounded(algo, spec, true, warnings)
+    }
+
+    /// [`Layout::new`]; with `whole` false, sizes are only checked for overflow, not against
+    /// memory (for a caller that evaluates a few elements at a time).
+    pub fn new_bounded(
+        algo: PartitionAlgo,
+        spec: &PartitionSpec,
+        whole: bool,
+        warnings: &mut Warnings,
+    ) -> Result<Self> {
+        check_sizes(spec, whole)?;
         check_resume(spec)?;
         let layout = match algo {
             PartitionAlgo::Orig => Layout::Orig(OrigLayout::new(spec, warnings)?),
             PartitionAlgo::Relaxed => relaxed::layout(spec, warnings)?,
         };
         let shape = layout.shape().map(|d| d as u64);
-        check_alloc(
-            checked_product(&shape, "the partition's shape")?,
-            8,
-            "the partition",
-        )?;
+        let count = checked_product(&shape, "the partition's shape")?;
+        if whole {
+            check_alloc(count, 8, "the partition")?;
+        }
         Ok(layout)
     }
 
@@ -240,7 +250,7 @@ pub fn worker_slice(
 
 /// Arguments may come from an untrusted state dict: refuse sizes whose products overflow, or
 /// whose partition could not fit in memory, before any arithmetic or allocation uses them.
-fn check_sizes(spec: &PartitionSpec) -> Result<()> {
+fn check_sizes(spec: &PartitionSpec, whole: bool) -> Result<()> {
     let dims = [
         spec.num_canonical_nodes,
         spec.num_physical_nodes,
@@ -258,6 +268,9 @@ fn check_sizes(spec: &PartitionSpec) -> Result<()> {
         .checked_add(padding)
         .and_then(|n| n.checked_add(spec.drop_first))
         .ok_or_else(|| Error::InvalidArgument("the partition's size overflows".to_string()))?;
+    if !whole {
+        return Ok(());
+    }
     check_alloc(ids, 8, "the partition")
 }
 

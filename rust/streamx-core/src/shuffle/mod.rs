@@ -222,6 +222,77 @@ pub fn get_shuffle_parts(
     })
 }
 
+/// A shuffle evaluated at a few positions at a time, its generator's progress kept between
+/// calls so that no draw is counted twice: for a reader that walks its positions in pieces.
+/// Only `py1e` has one; see [`LazyShuffle::new`].
+pub struct LazyShuffle {
+    /// Where each canonical node's positions start, plus the total.
+    bounds: Vec<i64>,
+    py1e: py1e::LazyPy1e,
+}
+
+impl LazyShuffle {
+    /// Checks `args` as the whole shuffle does and pushes its warnings; `None` for the
+    /// algorithms evaluated whole (every one but `py1e`).
+    pub fn new(args: &ShuffleArgs<'_>, warnings: &mut Warnings) -> Result<Option<Self>> {
+        if args.algo != ShuffleAlgo::Py1e {
+            return Ok(None);
+        }
+        if let Some(bad) = args.shard_sizes.iter().find(|&&s| s < 0) {
+            return Err(Error::InvalidArgument(format!(
+                "Shard sizes must be non-negative, but got: {bad}."
+            )));
+        }
+        let ncn = args.num_canonical_nodes;
+        if ncn == 0 {
+            return Err(Error::InvalidArgument(
+                "`num_canonical_nodes` must be a positive integer, but got: 0.".to_string(),
+            ));
+        }
+        // A few words per canonical node and per span: refuse what cannot be held.
+        let words = (ncn as u64).saturating_add(args.shard_sizes.len() as u64);
+        crate::limits::probe_alloc(words.saturating_mul(128), "the shuffle's canonical nodes")?;
+        let total: i64 = args.shard_sizes.iter().sum();
+        let run_seed = u128::from(args.seed);
+        let py1e = py1e::LazyPy1e::new(
+            args.shard_sizes,
+            ncn,
+            run_seed,
+            run_seed + u128::from(args.epoch),
+            args.block_size,
+            warnings,
+        )?;
+        Ok(Some(LazyShuffle {
+            bounds: spans::node_bounds(total, ncn),
+            py1e,
+        }))
+    }
+
+    /// The values at `positions` (sorted, unique), in their order.
+    pub fn values_at(&mut self, positions: &[i64]) -> Result<Vec<i64>> {
+        let total = *self.bounds.last().unwrap_or(&0);
+        if let Some(bad) = positions.iter().find(|&&x| x < 0 || x >= total) {
+            return Err(Error::InvalidArgument(format!(
+                "position {bad} is outside the epoch of {total} samples"
+            )));
+        }
+        let mut out = Vec::with_capacity(positions.len());
+        let mut from = 0;
+        while from < positions.len() {
+            let node = self.bounds.partition_point(|&b| b <= positions[from]) - 1;
+            let (lo, hi) = (self.bounds[node], self.bounds[node + 1]);
+            let to = from + positions[from..].partition_point(|&x| x < hi);
+            let ranks: Vec<usize> = positions[from..to]
+                .iter()
+                .map(|&x| (x - lo) as usize)
+                .collect();
+            out.extend(self.py1e.pick(node, &ranks)?);
+            from = to;
+        }
+        Ok(out)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

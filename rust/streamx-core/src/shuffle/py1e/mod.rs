@@ -1,6 +1,7 @@
 //! `py1e` (streaming's default): per canonical node, shuffle each span, then spread every
 //! span's samples by a bounded uniform offset and sort by the jittered positions.
 
+mod lazy;
 mod pipeline;
 mod rank;
 mod sort;
@@ -13,6 +14,7 @@ use super::{Parts, Want};
 use crate::warning::{Warning, Warnings};
 use crate::{Error, Result};
 
+pub(crate) use lazy::LazyPy1e;
 use pipeline::Laid;
 use sort::{jittered_positions, node_samples};
 use window::pick_node;

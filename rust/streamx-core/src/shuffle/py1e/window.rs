@@ -17,14 +17,14 @@ use crate::shuffle::spans::Span;
 use crate::Result;
 
 /// A span's shift range, and the generator at its first shift draw.
-struct Shifts {
-    low: f64,
-    high: f64,
+pub(super) struct Shifts {
+    pub(super) low: f64,
+    pub(super) high: f64,
     draws: Pcg64,
 }
 
 impl Shifts {
-    fn is_zero(&self) -> bool {
+    pub(super) fn is_zero(&self) -> bool {
         self.low == 0.0 && self.high == 0.0
     }
 }
@@ -88,13 +88,13 @@ fn max_reach(sizes: &[usize], hi: i64) -> usize {
 }
 
 /// The node indices that can hold or outrank the wanted ranks, given a rank `margin`.
-fn window(ranks: &[usize], margin: usize, n: usize) -> Range<usize> {
+pub(super) fn window(ranks: &[usize], margin: usize, n: usize) -> Range<usize> {
     let (first, last) = (ranks[0], ranks[ranks.len() - 1]);
     first.saturating_sub(margin)..(last + margin + 1).min(n)
 }
 
 /// Per span, its size and the part of `window` it holds, as offsets into the span.
-fn span_parts<'a>(
+pub(super) fn span_parts<'a>(
     sizes: &'a [usize],
     window: &'a Range<usize>,
 ) -> impl Iterator<Item = (usize, (usize, usize))> + 'a {
@@ -109,7 +109,7 @@ fn span_parts<'a>(
 
 /// Draws every span's block size, keeping its shift range and where its shifts are drawn, and
 /// moves the generator past all the shifts.
-fn draw_shifts(
+pub(super) fn draw_shifts(
     rng: &mut Pcg64,
     sizes: &[usize],
     bounds: (i64, i64),
@@ -132,7 +132,13 @@ fn draw_shifts(
 }
 
 /// Appends the span's shuffled samples at offsets `part`, from its swaps.
-fn shuffled_part(swaps: &Swaps, begin: i64, size: usize, part: Range<usize>, out: &mut Vec<i64>) {
+pub(super) fn shuffled_part(
+    swaps: &Swaps,
+    begin: i64,
+    size: usize,
+    part: Range<usize>,
+    out: &mut Vec<i64>,
+) {
     if let Ok(size) = u32::try_from(size) {
         // Offsets into the span: half the memory traffic of sample ids.
         let mut offsets: Vec<u32> = (0..size).collect();
@@ -147,7 +153,7 @@ fn shuffled_part(swaps: &Swaps, begin: i64, size: usize, part: Range<usize>, out
 
 /// The jittered positions of the window's samples; a span without shifts draws nothing here,
 /// since `uniform(0, 0)` is exactly zero.
-fn window_positions(
+pub(super) fn window_positions(
     sizes: &[usize],
     parts: &[(usize, usize)],
     shifts: &[Shifts],

@@ -1,0 +1,231 @@
+//! The py1e order of a canonical node at a few ranks at a time, for a reader that walks its
+//! positions in pieces.
+//!
+//! A node's draws are counted once, in order, when a piece first needs the node (or a later
+//! one): per span, the generator where its shuffle starts, then its block size, shift range
+//! and the generator where its shifts start. That is a few words per span. A piece then lays
+//! out only the window its ranks need, redrawing the shuffles of the spans in that window from
+//! their kept generators, exactly as [`super::window::pick_node`] does for one whole call.
+
+use super::rank::pick_in_window;
+use super::window::{draw_shifts, shuffled_part, span_parts, window, window_positions, Shifts};
+use super::{tail_warns, EMPTY_NODE, SMALL_BLOCK};
+use crate::limits::probe_alloc;
+use crate::shuffle::py1br::block_bounds;
+use crate::shuffle::rng::Pcg64;
+use crate::shuffle::spans::{NodeSpans, Span};
+use crate::warning::{Warning, Warnings};
+use crate::{Error, Result};
+
+/// Ranks of one node laid out at once are at most this far apart, or the node's shift margin
+/// if larger: a window (spread plus twice the margin) stays a few margins wide however a
+/// piece's ranks are spread, and its margins cost at most twice the spread.
+const RANK_SPREAD: usize = 1 << 20;
+
+/// What a node's later pieces need from its draws.
+struct NodeDraws {
+    /// Per span, its size.
+    sizes: Vec<usize>,
+    /// Per span, the generator at its shuffle's first draw.
+    shuffles: Vec<Pcg64>,
+    /// Per span, its shift range and the generator at its first shift.
+    shifts: Vec<Shifts>,
+    /// The rank margin of the node's actual shifts (see `window`).
+    margin: usize,
+    /// The node's sample count.
+    total: usize,
+}
+
+/// py1e over a whole epoch, evaluated node by node as pieces ask for ranks.
+pub(crate) struct LazyPy1e {
+    spans: Vec<Span>,
+    groups: Vec<(usize, usize)>,
+    bounds: (i64, i64),
+    /// The epoch generator at the first draw of node `nodes.len()`.
+    rng: Pcg64,
+    /// The nodes counted so far, in order.
+    nodes: Vec<NodeDraws>,
+}
+
+impl LazyPy1e {
+    /// Checks what the whole shuffle checks up front and decides streaming's small-block
+    /// warning: from the span sizes where they decide it, else by counting every node now.
+    pub(crate) fn new(
+        sizes: &[i64],
+        num_nodes: usize,
+        seed: u128,
+        epoch_seed: u128,
+        block_size: usize,
+        warnings: &mut Warnings,
+    ) -> Result<Self> {
+        let NodeSpans {
+            spans,
+            groups,
+            epoch_rng,
+            ..
+        } = NodeSpans::new(sizes, num_nodes, seed, epoch_seed);
+        let bounds = block_bounds(block_size);
+        for &(a, b) in &groups {
+            if spans[a..b].iter().all(|&(begin, end)| begin == end) {
+                let msg = EMPTY_NODE.replace("{ncn}", &num_nodes.to_string());
+                return Err(Error::InvalidArgument(msg));
+            }
+            epoch_rng.clone().integers(bounds.0, bounds.1)?;
+        }
+        let mut lazy = LazyPy1e {
+            spans,
+            groups,
+            bounds,
+            rng: epoch_rng,
+            nodes: Vec::new(),
+        };
+        let warns = match tail_warns(&lazy.spans, bounds) {
+            Some(warns) => warns,
+            None => lazy.count_through(lazy.groups.len())?,
+        };
+        if warns {
+            warnings.push(Warning::user(SMALL_BLOCK));
+        }
+        Ok(lazy)
+    }
+
+    /// Counts nodes until `end` of them are known; whether any of them drew a block smaller
+    /// than its span.
+    fn count_through(&mut self, end: usize) -> Result<bool> {
+        let mut small_block = false;
+        while self.nodes.len() < end {
+            let (a, b) = self.groups[self.nodes.len()];
+            let node = count_node(
+                &mut self.rng,
+                &self.spans[a..b],
+                self.bounds,
+                &mut small_block,
+            )?;
+            self.nodes.push(node);
+        }
+        Ok(small_block)
+    }
+
+    /// Node `node`'s order at the sorted, unique `ranks`.
+    pub(crate) fn pick(&mut self, node: usize, ranks: &[usize]) -> Result<Vec<i64>> {
+        self.count_through(node + 1)?;
+        let (a, b) = self.groups[node];
+        let draws = &self.nodes[node];
+        let mut out = Vec::with_capacity(ranks.len());
+        let spread = RANK_SPREAD.max(draws.margin);
+        let mut from = 0;
+        while from < ranks.len() {
+            let limit = ranks[from].saturating_add(spread);
+            let to = from + ranks[from..].partition_point(|&r| r < limit);
+            out.extend(pick_ranks(draws, &self.spans[a..b], &ranks[from..to])?);
+            from = to;
+        }
+        Ok(out)
+    }
+}
+
+/// One node's draws, the generator moved past them.
+fn count_node(
+    rng: &mut Pcg64,
+    node: &[Span],
+    bounds: (i64, i64),
+    small_block: &mut bool,
+) -> Result<NodeDraws> {
+    let sizes: Vec<usize> = node.iter().map(|&(b, e)| (e - b) as usize).collect();
+    let shuffles = sizes
+        .iter()
+        .map(|&size| {
+            let at = rng.clone();
+            rng.skip_shuffle(size);
+            at
+        })
+        .collect();
+    let shifts = draw_shifts(rng, &sizes, bounds, small_block)?;
+    let high = shifts.iter().map(|s| s.high).fold(0.0, f64::max);
+    let low = shifts.iter().map(|s| s.low).fold(0.0, f64::min);
+    Ok(NodeDraws {
+        total: sizes.iter().sum(),
+        sizes,
+        shuffles,
+        shifts,
+        margin: (high - low).ceil() as usize + 2,
+    })
+}
+
+/// The node's order at the sorted, unique, non-empty `ranks`, from its kept draws.
+fn pick_ranks(draws: &NodeDraws, node: &[Span], ranks: &[usize]) -> Result<Vec<i64>> {
+    let window = window(ranks, draws.margin, draws.total);
+    // Samples, positions and sort keys: refuse a window that cannot be held rather than abort.
+    let bytes = (window.len() as u64).saturating_mul(32);
+    probe_alloc(bytes, "the shuffle window of a piece of the epoch")?;
+    let parts: Vec<(usize, usize)> = span_parts(&draws.sizes, &window).map(|(_, p)| p).collect();
+    let mut samples = Vec::with_capacity(window.len());
+    for (k, &(from, to)) in parts.iter().enumerate() {
+        if from < to {
+            let size = draws.sizes[k];
+            let swaps = draws.shuffles[k].clone().draw_swaps(size, from);
+            shuffled_part(&swaps, node[k].0, size, from..to, &mut samples);
+        }
+    }
+    let in_window = |k: &usize| parts[*k].0 < parts[*k].1;
+    if (0..node.len())
+        .filter(in_window)
+        .all(|k| draws.shifts[k].is_zero())
+    {
+        return Ok(ranks.iter().map(|&r| samples[r - window.start]).collect());
+    }
+    let positions = window_positions(&draws.sizes, &parts, &draws.shifts, window.len());
+    Ok(pick_in_window(&samples, &positions, window.start, ranks))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shuffle::{get_shuffle_warn, ShuffleAlgo};
+
+    /// Every piece of every node equals the whole shuffle at those positions, whatever the
+    /// piece size, and the warning is the whole shuffle's.
+    #[test]
+    fn pieces_equal_the_whole_shuffle() {
+        let cases: [(&[i64], usize, usize); 4] = [
+            (&[3, 5, 4, 6, 9, 1, 7], 2, 8),
+            (&[100, 250, 90, 300, 41], 3, 64),
+            (&[1000; 12], 4, 3000),
+            (&[7, 0, 13, 2000, 5], 1, 1 << 18),
+        ];
+        for (sizes, ncn, block) in cases {
+            for epoch in 0..3_u64 {
+                let mut want_warn = Vec::new();
+                let whole = get_shuffle_warn(
+                    ShuffleAlgo::Py1e,
+                    sizes,
+                    ncn,
+                    7,
+                    epoch,
+                    block,
+                    &mut want_warn,
+                )
+                .unwrap();
+                let total: i64 = sizes.iter().sum();
+                let bounds = crate::shuffle::spans::node_bounds(total, ncn);
+                for piece in [1, 3, 17, 1000, 100_000] {
+                    let mut warns = Vec::new();
+                    let mut lazy =
+                        LazyPy1e::new(sizes, ncn, 7, 7 + u128::from(epoch), block, &mut warns)
+                            .unwrap();
+                    assert_eq!(warns, want_warn);
+                    for node in 0..ncn {
+                        let n = (bounds[node + 1] - bounds[node]) as usize;
+                        let mut got = Vec::new();
+                        for start in (0..n).step_by(piece) {
+                            let ranks: Vec<usize> = (start..(start + piece).min(n)).collect();
+                            got.extend(lazy.pick(node, &ranks).unwrap());
+                        }
+                        let lo = bounds[node] as usize;
+                        assert_eq!(got, whole[lo..lo + n], "{sizes:?} ncn {ncn} piece {piece}");
+                    }
+                }
+            }
+        }
+    }
+}
