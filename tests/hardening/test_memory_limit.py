@@ -1,6 +1,8 @@
 """Under an address-space limit (``ulimit -v``), sizes from arguments or a state dict that
 cannot be allocated raise ``MemoryError``, as in mosaicml-streaming, instead of aborting the
-process (Rust aborts on a failed allocation). Each case runs in its own interpreter."""
+process (Rust aborts on a failed allocation). An order planned in pieces (``random`` batching
+with ``py1e`` or no shuffle, the defaults) never holds the epoch, so the same sizes run there.
+Each case runs in its own interpreter."""
 
 from __future__ import annotations
 
@@ -15,7 +17,19 @@ import streamx
 
 LIMIT = 4 << 30
 
+# Planned whole (another batching method or shuffle): the order cannot be held.
 CASES = {
+    "batch_size": (
+        "ds = streamx.StreamingDataset(local=data, batch_size=2**28, batching_method='per_stream')"
+    ),
+    "epoch_size": (
+        "ds = streamx.StreamingDataset(local=data, batch_size=4, epoch_size=2**30, "
+        "shuffle=True, shuffle_algo='py1s')"
+    ),
+}
+
+# Planned in pieces: the same sizes run in bounded memory under the limit.
+PIECES_CASES = {
     "batch_size": "ds = streamx.StreamingDataset(local=data, batch_size=2**28)",
     "epoch_size": "ds = streamx.StreamingDataset(local=data, batch_size=4, epoch_size=2**30)",
     "num_canonical_nodes": (
@@ -70,6 +84,14 @@ def test_sizes_beyond_the_limit_raise_memory_error(data: Path, case: str) -> Non
     done = _run(CASES[case], data)
     assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
     assert "MemoryError:" in done.stdout, done.stdout
+    assert "alive" in done.stdout
+
+
+@pytest.mark.parametrize("case", sorted(PIECES_CASES))
+def test_sizes_planned_in_pieces_run_under_the_limit(data: Path, case: str) -> None:
+    done = _run(PIECES_CASES[case], data)
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    assert "first " in done.stdout and "MemoryError" not in done.stdout, done.stdout
     assert "alive" in done.stdout
 
 

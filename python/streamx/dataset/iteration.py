@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 
 from streamx.dataset.layout import DatasetLayout
 from streamx.format.readers.batch_columns import Columns
-from streamx.order.epoch import plan_config, worker_sample_ids
+from streamx.order.epoch import plan_config, worker_id_pieces, worker_sample_ids
 from streamx.order.epoch_state import EpochStart
 from streamx.order.world import World
 from streamx.runtime import metrics
@@ -34,6 +34,8 @@ __all__ = [
 # chunk of large samples is kept small so its buffers are reused, not faulted in afresh.
 _CHUNK = 256
 _CHUNK_BYTES = 1 << 20
+
+_NO_IDS: NDArray[np.int64] = np.zeros(0, np.int64)
 
 # Samples are whatever the dataset's reader or ``get_item`` returns (a dict by default).
 Sample = Any
@@ -77,23 +79,25 @@ def worker_samples(
     ``world`` is where this worker reads among the ranks that read distinct samples."""
     if access.idle:
         return
-    ids = worker_ids(start, layout, world)
+    pieces = _worker_pieces(start, layout, world)
     metrics.begin_epoch(start.epoch)
+    ids = _NO_IDS
     try:
-        if access.get_many is None:
-            for position, sample_id in enumerate(ids.tolist()):
-                if position % _CHUNK == 0:
-                    access.prepare(ids, position, position + _CHUNK)
-                    metrics.add_samples(min(_CHUNK, len(ids) - position))
-                yield access.get_one(sample_id)
-            return
-        begin = 0
-        while begin < len(ids):
-            # Under a cache limit, prepare may shorten the chunk.
-            stop = access.prepare(ids, begin, begin + access.chunk)
-            yield from access.get_many(ids[begin:stop].tolist())
-            metrics.add_samples(min(stop, len(ids)) - begin)
-            begin = stop
+        for ids in pieces:  # one piece of the worker's ids at a time
+            if access.get_many is None:
+                for position, sample_id in enumerate(ids.tolist()):
+                    if position % _CHUNK == 0:
+                        access.prepare(ids, position, position + _CHUNK)
+                        metrics.add_samples(min(_CHUNK, len(ids) - position))
+                    yield access.get_one(sample_id)
+                continue
+            begin = 0
+            while begin < len(ids):
+                # Under a cache limit, prepare may shorten the chunk.
+                stop = access.prepare(ids, begin, begin + access.chunk)
+                yield from access.get_many(ids[begin:stop].tolist())
+                metrics.add_samples(min(stop, len(ids)) - begin)
+                begin = stop
     finally:
         access.prepare(ids, len(ids), len(ids))  # an empty window releases the shards held
 
@@ -113,23 +117,50 @@ def worker_batches(
     returned for its pieces: one, unless a cache limit made the shard cache cut it short."""
     if access.idle:
         return
-    ids = worker_ids(start, layout, world)
+    pieces = _worker_pieces(start, layout, world)
     metrics.begin_epoch(start.epoch)
+    ids = _NO_IDS
     try:
-        for begin in range(0, len(ids), batch_size):
-            end = min(begin + batch_size, len(ids))
-            if drop_last and end - begin < batch_size:
-                return
-            parts: list[_Part] = []
-            position = begin
-            while position < end:
-                stop = access.prepare(ids, position, end)  # shorter under a cache limit
-                parts.append(read(ids[position:stop].tolist()))
-                position = stop
-            metrics.add_samples(end - begin)
-            yield parts
+        for ids in _whole_batches(pieces, batch_size):
+            for begin in range(0, len(ids), batch_size):
+                end = min(begin + batch_size, len(ids))
+                if drop_last and end - begin < batch_size:
+                    return
+                parts: list[_Part] = []
+                position = begin
+                while position < end:
+                    stop = access.prepare(ids, position, end)  # shorter under a cache limit
+                    parts.append(read(ids[position:stop].tolist()))
+                    position = stop
+                metrics.add_samples(end - begin)
+                yield parts
     finally:
         access.prepare(ids, len(ids), len(ids))
+
+
+def _worker_pieces(
+    start: EpochStart, layout: DatasetLayout, world: World
+) -> Iterator[NDArray[np.int64]]:
+    """The ids :func:`worker_ids` returns, in pieces planned as the pass reaches them."""
+    config = plan_config(
+        layout.plan_streams(), start.settings, start.epoch, start.sample_in_epoch, world
+    )
+    return worker_id_pieces(config, world)
+
+
+def _whole_batches(
+    pieces: Iterator[NDArray[np.int64]], batch_size: int
+) -> Iterator[NDArray[np.int64]]:
+    """The pieces regrouped so that only the last may end inside a batch."""
+    pending = _NO_IDS
+    for piece in pieces:
+        ids = np.concatenate((pending, piece)) if len(pending) else piece
+        cut = len(ids) - len(ids) % batch_size
+        if cut:
+            yield ids[:cut]
+        pending = ids[cut:]
+    if len(pending):
+        yield pending
 
 
 def worker_ids(start: EpochStart, layout: DatasetLayout, world: World) -> NDArray[np.int64]:

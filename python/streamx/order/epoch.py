@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -18,8 +18,15 @@ __all__ = [
     "plan_config",
     "plan_epoch",
     "resample_streams",
+    "worker_id_pieces",
     "worker_sample_ids",
 ]
+
+# Slots of a worker's share planned at once: the first piece is small, so that the first
+# batch comes soon whatever the epoch's size; each next one doubles, up to the cap, which
+# bounds the memory a piece needs (its ids, and the shuffle's window around them).
+FIRST_PIECE = 1 << 14
+MAX_PIECE = 1 << 20
 
 logger = logging.getLogger("streamx")
 
@@ -78,6 +85,43 @@ def worker_sample_ids(config: PlanConfig, world: World) -> NDArray[np.int64]:
     ids, messages = _core.plan_worker(config, world.node, world.rank_of_node, world.worker_of_rank)
     emit_planner_messages(messages)
     return ids
+
+
+def worker_id_pieces(
+    config: PlanConfig, world: World, first: int | None = None, cap: int | None = None
+) -> Iterator[NDArray[np.int64]]:
+    """This worker's sample ids for the epoch, as :func:`worker_sample_ids` orders them with
+    the padding dropped, in consecutive non-empty pieces of at most ``cap``, each planned when
+    it is asked for (with ``random`` batching and the ``py1e`` shuffle, or none; other
+    configurations are planned whole now and handed out in pieces). The first piece plans
+    ``first`` slots (default :data:`FIRST_PIECE`), each next one twice as many, up to ``cap``
+    (default :data:`MAX_PIECE`).
+
+    Planning starts here: errors are raised and warnings emitted by this call.
+
+    Raises:
+        ValueError: If ``first`` or ``cap`` is not a positive count with ``first <= cap``.
+    """
+    first = FIRST_PIECE if first is None else first
+    cap = MAX_PIECE if cap is None else cap
+    if first < 1 or cap < first:
+        raise ValueError(f"piece sizes must satisfy 1 <= first <= cap, got {first} and {cap}")
+    pieces, messages = _core.plan_worker_pieces(
+        config, world.node, world.rank_of_node, world.worker_of_rank
+    )
+    emit_planner_messages(messages)
+    return _pieces(pieces, first, cap)
+
+
+def _pieces(pieces: _core.WorkerPieces, size: int, cap: int) -> Iterator[NDArray[np.int64]]:
+    while True:
+        ids = pieces.next_piece(size)
+        if not len(ids):
+            return
+        ids = ids[ids >= 0]
+        if len(ids):
+            yield ids
+        size = min(2 * size, cap)
 
 
 def plan_epoch(config: PlanConfig) -> NDArray[np.int64]:
