@@ -121,7 +121,9 @@ struct WorkerPieces {
 impl WorkerPieces {
     fn cursor(&self) -> std::sync::MutexGuard<'_, plan::WorkerCursor> {
         // A panic inside a call is caught at its boundary; the cursor stays usable.
-        self.cursor.lock().unwrap_or_else(|e| e.into_inner())
+        self.cursor
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
@@ -140,7 +142,9 @@ impl WorkerPieces {
         }
         let cursor = &self.cursor;
         let ids = enter_core(py, move || {
-            let mut cursor = cursor.lock().unwrap_or_else(|e| e.into_inner());
+            let mut cursor = cursor
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             cursor.next_piece(max_len)
         })?;
         Ok(ids.into_pyarray(py))

@@ -9,8 +9,9 @@ const FINE: usize = 4;
 /// positions of the node's indices `start..start + len`, all other samples sorting entirely
 /// before (indices below `start`) or after the wanted ranks. Bucket counts on
 /// `floor(position) / FINE` give each bucket's first rank; only the buckets holding a wanted
-/// rank are gathered and sorted. Sample ids and window lengths must fit in `u32` for the
-/// bucketed path; otherwise the window is sorted whole.
+/// rank are gathered and sorted. Window lengths must fit in `u32` for the bucketed path
+/// (otherwise the window is sorted whole); sample ids that fit in `u32` ride in the sort keys,
+/// larger ones (epochs past 2^32 samples) are read back by their index.
 pub(super) fn pick_in_window(
     samples: &[i64],
     positions: &[f64],
@@ -18,7 +19,8 @@ pub(super) fn pick_in_window(
     ranks: &[usize],
 ) -> Vec<i64> {
     let fits = |&s: &i64| u32::try_from(s).is_ok();
-    let (Ok(len32), true) = (u32::try_from(positions.len()), samples.iter().all(fits)) else {
+    let carried = samples.iter().all(fits);
+    let Ok(len32) = u32::try_from(positions.len()) else {
         let all = sort_by_position(samples, positions);
         return ranks.iter().map(|&r| all[r - start]).collect();
     };
@@ -44,7 +46,7 @@ pub(super) fn pick_in_window(
         {
             // Ordered by (position, index); the sample rides along in the low bits, sparing a
             // random read per rank later.
-            let low = (u64::from(i) << 32) | sample as u64;
+            let low = (u64::from(i) << 32) | if carried { sample as u64 } else { 0 };
             keys[*slot as usize] = (u128::from(total_order_bits(p)) << 64) | u128::from(low);
             *slot += 1;
         }
@@ -57,7 +59,12 @@ pub(super) fn pick_in_window(
             let run = &mut keys[first - offset as usize..end - offset as usize];
             sort_small(run);
             while let Some(r) = ranks.next_if(|&r| r < end) {
-                out.push(i64::from(run[r - first] as u32));
+                let key = run[r - first];
+                out.push(if carried {
+                    i64::from(key as u32)
+                } else {
+                    samples[(key >> 32) as u32 as usize]
+                });
             }
         }
     }
@@ -87,4 +94,37 @@ fn first_ranks(buckets: impl Iterator<Item = usize>, count: usize) -> Vec<u32> {
         first[b] += first[b - 1];
     }
     first
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shuffle::rng::Pcg64;
+
+    /// Sample ids below and past `u32::MAX` pick the same ranks as the whole sort.
+    #[test]
+    fn wide_and_narrow_ids_match_the_whole_sort() {
+        let mut rng = Pcg64::new(24);
+        let n = 5000;
+        let positions: Vec<f64> = rng
+            .uniform(-40.0, 40.0, n)
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (i as f64 + d).max(0.0))
+            .collect();
+        for base in [0_i64, 1 << 33] {
+            let samples: Vec<i64> = (0..n as i64)
+                .map(|i| base + (i * 7919) % n as i64)
+                .collect();
+            let whole = sort_by_position(&samples, &positions);
+            for ranks in [vec![0, 1, 2], vec![100, 2500, 2501, 4999], (0..n).collect()] {
+                let want: Vec<i64> = ranks.iter().map(|&r| whole[r]).collect();
+                assert_eq!(
+                    pick_in_window(&samples, &positions, 0, &ranks),
+                    want,
+                    "{base}"
+                );
+            }
+        }
+    }
 }

@@ -1,0 +1,198 @@
+"""Scale (issue 24): dataset construction plus one worker's first batch at 10^8 to 10^10
+samples, and the first batch after a resume.
+
+Setup: a synthetic ``index.json`` of shards of 100,000 samples (no shard files: nothing is
+read), ``StreamingDataset(local=..., batch_size=32, shuffle=True)`` with every other setting
+at its default (``py1e``, ``relaxed``, ``random`` batching; ``num_canonical_nodes`` and
+``shuffle_block_size`` as resolved for the world). Two worlds, each worker 0 of rank 0:
+
+* ``1x8x2``: 1 node x 8 ranks x 2 workers, ``num_canonical_nodes`` = 1 (the default for one
+  node): the worker reads the one canonical node, whose draws are all counted first.
+* ``8x8x2 node 0`` / ``node 7``: 8 nodes, ``num_canonical_nodes`` = 8; node 0 counts its own
+  canonical node's draws, node 7 those of all 8.
+
+streamx: ``StreamingDataset(...)``, ``claim_pass()`` and the first piece of the worker's ids
+(what iterating does before its first read), first 32 ids. mosaicml-streaming (``--mosaic``,
+10^8 only): ``StreamingDataset(...)`` and ``generate_work('random', ...)`` for the world, then
+the worker's first batch. Resume: after ``load_state_dict`` at half the epoch, the time from
+``claim_pass()`` to the first batch.
+
+Each measurement runs in a fresh interpreter; imports (torch's included) are not timed.
+*peak MiB* is the process's RSS high-water mark (``VmHWM``, imports included), *plan MiB*
+that mark minus the RSS just before ``StreamingDataset(...)``.
+
+Usage: ``python benches/bench_scale.py [--sizes 1e8,1e9,1e10] [--worlds 1x8x2,8x8x2:0,8x8x2:7]
+[--mosaic | --mosaic-only] [--resume] [--timeout S]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from common import run_worker
+
+SCRIPT = Path(__file__).resolve()
+SHARD = 100_000
+BATCH = 32
+SEED = 9176
+
+_ENTRY = (
+    '{"column_encodings": ["int"], "column_names": ["id"], "column_sizes": [8], '
+    '"compression": null, "format": "mds", "hashes": [], '
+    '"raw_data": {"basename": "shard.%06d.mds", "bytes": %d, "hashes": {}}, '
+    '"samples": %d, "size_limit": 67108864, "version": 2, "zip_data": null}'
+)
+
+
+def write_index(directory: Path, n: int) -> Path:
+    """``directory/index.json`` for ``n`` samples in shards of ``SHARD`` (no shard files)."""
+    path = directory / "index.json"
+    if path.exists():
+        return path
+    directory.mkdir(parents=True, exist_ok=True)
+    shards = n // SHARD
+    with open(path, "w", encoding="utf-8") as file:
+        file.write('{"shards": [')
+        file.write(
+            ", ".join(_ENTRY % (s, 4 * (SHARD + 1) + 8 * SHARD, SHARD) for s in range(shards))
+        )
+        file.write('], "version": 2}')
+    return path
+
+
+def _status_mib(field: str) -> float:
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError(f"{field} missing")
+
+
+def _hwm_mib() -> float:
+    return _status_mib("VmHWM")
+
+
+def _world(spec: dict[str, Any]) -> tuple[int, int, int, int]:
+    """(nodes, ranks per node, workers per rank, node of the measured worker)."""
+    shape, _, node = spec["world"].partition(":")
+    nodes, ranks, workers = (int(x) for x in shape.split("x"))
+    return nodes, ranks, workers, int(node or 0)
+
+
+def do_streamx(spec: dict[str, Any]) -> dict[str, Any]:
+    import numpy as np
+
+    import streamx
+    from streamx.dataset.iteration import _worker_pieces
+    from streamx.order.world import World
+
+    nodes, ranks, workers, node = _world(spec)
+    world = World(nodes, ranks, node * ranks, workers, 0)
+    dataset_class = streamx.StreamingDataset  # imports torch: not timed
+    before = _status_mib("VmRSS")
+    start = time.perf_counter()
+    ds = dataset_class(
+        local=spec["local"],
+        batch_size=BATCH,
+        shuffle=True,
+        shuffle_seed=SEED,
+        num_canonical_nodes=nodes,
+    )
+    if spec.get("resume"):
+        ds.load_state_dict(
+            {
+                "epoch": 0,
+                "sample_in_epoch": spec["n"] // 2,
+                "num_canonical_nodes": nodes,
+                "shuffle_seed": SEED,
+                "initial_physical_nodes": None,
+            }
+        )
+        start = time.perf_counter()
+    claimed = ds.claim_pass()
+    batch = next(_worker_pieces(claimed.start, claimed.layout, world))[:BATCH]
+    seconds = time.perf_counter() - start
+    return {
+        "seconds": seconds,
+        "peak_mib": _hwm_mib(),
+        "plan_mib": _hwm_mib() - before,
+        "first": np.asarray(batch).tolist()[:4],
+    }
+
+
+def do_mosaic(spec: dict[str, Any]) -> dict[str, Any]:
+    from streaming import StreamingDataset
+    from streaming.base.batching import generate_work
+    from streaming.base.util import clean_stale_shared_memory
+    from streaming.base.world import World
+
+    clean_stale_shared_memory()
+    nodes, ranks, workers, node = _world(spec)
+    before = _status_mib("VmRSS")
+    start = time.perf_counter()
+    ds = StreamingDataset(
+        local=spec["local"],
+        batch_size=BATCH,
+        shuffle=True,
+        shuffle_seed=SEED,
+        num_canonical_nodes=nodes,
+        shuffle_block_size=max(4_000_000 // nodes, 1 << 18),  # resolved when it iterates
+    )
+    world = World(num_nodes=nodes, ranks_per_node=ranks, workers_per_rank=workers, worker=0)
+    work = generate_work("random", ds, world, 0, 0)
+    batch = work[node, 0, 0].flatten()
+    batch = batch[batch >= 0][:BATCH]
+    seconds = time.perf_counter() - start
+    return {
+        "seconds": seconds,
+        "peak_mib": _hwm_mib(),
+        "plan_mib": _hwm_mib() - before,
+        "first": batch.tolist()[:4],
+    }
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--worker"]:
+        spec = json.loads(argv[1])
+        out = (do_mosaic if spec["lib"] == "streaming" else do_streamx)(spec)
+        print(json.dumps(out))
+        return 0
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default="1e8,1e9,1e10")
+    parser.add_argument("--worlds", default="1x8x2,8x8x2:0,8x8x2:7")
+    parser.add_argument("--mosaic", action="store_true", help="mosaicml-streaming at 10^8")
+    parser.add_argument("--resume", action="store_true", help="first batch after a resume")
+    parser.add_argument("--mosaic-only", action="store_true", help="only mosaicml-streaming")
+    parser.add_argument("--timeout", type=float, default=300)
+    parser.add_argument("--data", default=str(Path(tempfile.gettempdir()) / "streamx_scale"))
+    args = parser.parse_args(argv)
+    rows = []
+    for size in args.sizes.split(","):
+        n = int(float(size))
+        local = write_index(Path(args.data) / f"n{n:.0e}", n).parent
+        for world in args.worlds.split(","):
+            kinds = [] if args.mosaic_only else [("streamx", False)]
+            if args.resume and not args.mosaic_only:
+                kinds.append(("streamx", True))
+            if (args.mosaic or args.mosaic_only) and n <= 10**8:
+                kinds.append(("streaming", False))
+            for lib, resume in kinds:
+                spec = {"lib": lib, "n": n, "world": world, "local": str(local), "resume": resume}
+                try:
+                    result = run_worker(SCRIPT, spec, args.timeout)
+                except (RuntimeError, TimeoutError, OSError) as err:
+                    result = {"error": str(err).strip().splitlines()[-1][:120]}
+                row = {"n": f"{n:.0e}", "world": world, "lib": lib, "resume": resume, **result}
+                print(json.dumps(row), flush=True)
+                rows.append(row)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
