@@ -89,6 +89,7 @@ def plan_epoch(config: PlanConfig) -> tuple[NDArray[np.int64], _Warnings]: ...
 def plan_worker(
     config: PlanConfig, node: int, rank: int, worker: int
 ) -> tuple[NDArray[np.int64], _Warnings]: ...
+
 @final
 class WorkerPieces:
     """One worker's ids of an epoch (``plan_worker``'s array), handed out in pieces."""
