@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from numpy.typing import NDArray
 
 import streamx
 import streamx.order.epoch as epoch_module
@@ -48,8 +49,8 @@ def _config(sizes: list[int], **changes: Any) -> PlanConfig:
     return config  # type: ignore[return-value]
 
 
-def _concat(pieces: _core.WorkerPieces, size: int) -> np.ndarray[Any, np.dtype[np.int64]]:
-    out = []
+def _concat(pieces: _core.WorkerPieces, size: int) -> NDArray[np.int64]:
+    out: list[NDArray[np.int64]] = []
     while True:
         ids = pieces.next_piece(size)
         if not len(ids):
@@ -121,6 +122,7 @@ def test_random_configurations_in_random_pieces() -> None:
             epoch=rng.randint(0, 5),
         )
         index = tuple(rng.randrange(d) for d in world)
+        message: str | None
         try:
             want, want_messages = _core.plan_worker(config, *index)
         except ValueError as err:
