@@ -268,3 +268,40 @@ def test_ten_billion_samples_first_piece_in_bounded_memory(tmp_path: Path) -> No
     assert lines["piece"] == "32768 32768", done.stdout  # distinct ids
     assert lines["range"] == "True True", done.stdout
     assert int(lines["maxrss_kib"]) < 1 << 20, done.stdout
+
+
+def test_the_look_ahead_reaches_into_the_next_piece(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read in pieces of 50 samples from a remote of 20-sample shards with a look-ahead of
+    200 samples: every shard is declared ahead to the shard cache before a chunk reads it,
+    the next piece's included. Were each piece's look-ahead to stop at its own end, the
+    first shards of every next piece would be read without ever having been fetched ahead."""
+    remote = tmp_path / "remote"
+    with streamx.MDSWriter(out=str(remote), columns={"id": "int"}, size_limit=256) as writer:
+        for i in range(300):
+            writer.write({"id": i})
+    monkeypatch.setattr(epoch_module, "FIRST_PIECE", 50)
+    monkeypatch.setattr(epoch_module, "MAX_PIECE", 50)
+    ds = streamx.StreamingDataset(
+        remote=str(remote), local=str(tmp_path / "cache"), batch_size=4, predownload=200
+    )
+    cache = ds._shard_cache
+    assert cache is not None
+    calls: list[tuple[list[int], list[int]]] = []
+    set_window = cache.set_window
+
+    def recorded(reading: Any, ahead: Any = (), *, same: bool = False) -> Any:
+        calls.append(([int(s) for s in reading], [int(s) for s in ahead]))
+        return set_window(reading, ahead, same=same)
+
+    monkeypatch.setattr(cache, "set_window", recorded)
+    got = [int(s["id"]) for s in ds]
+    assert got == list(range(300))
+    declared = set(calls[0][0]) | set(calls[0][1])
+    late = []
+    for reading, ahead in calls[1:]:
+        late += [s for s in reading if s not in declared]
+        declared |= set(reading) | set(ahead)
+    assert len(calls) > 6  # several pieces, each read in at least one chunk
+    assert late == []

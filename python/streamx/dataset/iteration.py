@@ -83,20 +83,21 @@ def worker_samples(
     metrics.begin_epoch(start.epoch)
     ids = _NO_IDS
     try:
-        for ids in pieces:  # one piece of the worker's ids at a time
+        # One piece of the worker's ids at a time, the next one behind it for the look-ahead.
+        for ids, own in _with_next(pieces):
             if access.get_many is None:
-                for position, sample_id in enumerate(ids.tolist()):
+                for position, sample_id in enumerate(ids[:own].tolist()):
                     if position % _CHUNK == 0:
-                        access.prepare(ids, position, position + _CHUNK)
-                        metrics.add_samples(min(_CHUNK, len(ids) - position))
+                        access.prepare(ids, position, min(position + _CHUNK, own))
+                        metrics.add_samples(min(_CHUNK, own - position))
                     yield access.get_one(sample_id)
                 continue
             begin = 0
-            while begin < len(ids):
+            while begin < own:
                 # Under a cache limit, prepare may shorten the chunk.
-                stop = access.prepare(ids, begin, begin + access.chunk)
+                stop = access.prepare(ids, begin, min(begin + access.chunk, own))
                 yield from access.get_many(ids[begin:stop].tolist())
-                metrics.add_samples(min(stop, len(ids)) - begin)
+                metrics.add_samples(stop - begin)
                 begin = stop
     finally:
         access.prepare(ids, len(ids), len(ids))  # an empty window releases the shards held
@@ -121,9 +122,9 @@ def worker_batches(
     metrics.begin_epoch(start.epoch)
     ids = _NO_IDS
     try:
-        for ids in _whole_batches(pieces, batch_size):
-            for begin in range(0, len(ids), batch_size):
-                end = min(begin + batch_size, len(ids))
+        for ids, own in _with_next(_whole_batches(pieces, batch_size)):
+            for begin in range(0, own, batch_size):
+                end = min(begin + batch_size, own)
                 if drop_last and end - begin < batch_size:
                     return
                 parts: list[_Part] = []
@@ -146,6 +147,23 @@ def _worker_pieces(
         layout.plan_streams(), start.settings, start.epoch, start.sample_in_epoch, world
     )
     return worker_id_pieces(config, world)
+
+
+def _with_next(
+    pieces: Iterator[NDArray[np.int64]],
+) -> Iterator[tuple[NDArray[np.int64], int]]:
+    """Each piece joined with the next one, and the piece's own length. Only the piece is
+    read; the next one is there for the shard cache's look-ahead (``predownload`` and the
+    shards ahead), which would otherwise stop at the piece's end and leave the next piece's
+    first shards to be fetched when they are already needed."""
+    current = next(pieces, None)
+    while current is not None:
+        following = next(pieces, None)
+        if following is None:
+            yield current, len(current)
+            return
+        yield np.concatenate((current, following)), len(current)
+        current = following
 
 
 def _whole_batches(
