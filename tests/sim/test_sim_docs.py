@@ -25,7 +25,8 @@ def test_announced_differences_match_the_list() -> None:
 def test_flags_named_in_the_docs_exist() -> None:
     text = DOC.read_text()
     help_text = CliRunner().invoke(app, ["simulate", "--help"], env={"COLUMNS": "200"}).output
-    flags = ("--mosaic-rounding", "--shuffle", "--ui", "--port", "--compare", "--calibrate")
+    flags: tuple[str, ...] = ("--mosaic-rounding", "--shuffle", "--ui", "--port", "--compare")
+    flags += ("--calibrate",)
     flags += ("--tune", "--tolerance", "--price-per-1000", "--connections", "--part-size")
     flags += ("--connection-bandwidth", "--rtt", "--tls-handshake", "--throttled")
     flags += ("--retry-after", "--decompression", "--shards-ahead")
