@@ -127,12 +127,7 @@ def worker_batches(
                 end = min(begin + batch_size, own)
                 if drop_last and end - begin < batch_size:
                     return
-                parts: list[_Part] = []
-                position = begin
-                while position < end:
-                    stop = access.prepare(ids, position, end)  # shorter under a cache limit
-                    parts.append(read(ids[position:stop].tolist()))
-                    position = stop
+                parts = _read_batch(access, read, ids, begin, end)
                 metrics.add_samples(end - begin)
                 yield parts
     finally:
@@ -147,6 +142,24 @@ def _worker_pieces(
         layout.plan_streams(), start.settings, start.epoch, start.sample_in_epoch, world
     )
     return worker_id_pieces(config, world)
+
+
+def _read_batch(
+    access: SampleAccess,
+    read: Callable[[list[int]], _Part],
+    ids: NDArray[np.int64],
+    begin: int,
+    end: int,
+) -> list[_Part]:
+    """The batch ``ids[begin:end]`` as what ``read`` returns for its parts: one, unless a
+    cache limit made the shard cache hold fewer of its shards at once."""
+    parts: list[_Part] = []
+    position = begin
+    while position < end:
+        stop = access.prepare(ids, position, end)  # shorter under a cache limit
+        parts.append(read(ids[position:stop].tolist()))
+        position = stop
+    return parts
 
 
 def _with_next(
@@ -221,12 +234,7 @@ def loader_batches(
     np.maximum.at(last_use, shards, np.arange(len(ids), dtype=np.int64))
     try:
         for begin, end in spans:
-            parts: list[_Part] = []
-            position = begin
-            while position < end:
-                stop = access.prepare(ids, position, end)  # shorter under a cache limit
-                parts.append(read(ids[position:stop].tolist()))
-                position = stop
+            parts = _read_batch(access, read, ids, begin, end)
             metrics.add_samples(end - begin)
             if release is not None:
                 for shard in sorted(set(shards[begin:end].tolist())):  # a batch is short
