@@ -141,6 +141,21 @@ pub struct ShuffleArgs<'a> {
     /// py1e/py1br block size.
     pub block_size: usize,
 }
+/// What every shuffle refuses before drawing: a negative shard size, or no canonical node.
+fn check_args(args: &ShuffleArgs<'_>) -> Result<()> {
+    if let Some(bad) = args.shard_sizes.iter().find(|&&s| s < 0) {
+        return Err(Error::InvalidArgument(format!(
+            "Shard sizes must be non-negative, but got: {bad}."
+        )));
+    }
+    if args.num_canonical_nodes == 0 {
+        return Err(Error::InvalidArgument(
+            "`num_canonical_nodes` must be a positive integer, but got: 0.".to_string(),
+        ));
+    }
+    Ok(())
+}
+
 /// [`get_shuffle_warn`] computing only the values at `positions` (sorted, unique; all when
 /// `None`); draws, warnings and errors are exactly those of the whole shuffle.
 pub fn get_shuffle_parts(
@@ -148,17 +163,8 @@ pub fn get_shuffle_parts(
     positions: Option<&[i64]>,
     warnings: &mut Warnings,
 ) -> Result<PartialShuffle> {
-    if let Some(bad) = args.shard_sizes.iter().find(|&&s| s < 0) {
-        return Err(Error::InvalidArgument(format!(
-            "Shard sizes must be non-negative, but got: {bad}."
-        )));
-    }
+    check_args(args)?;
     let ncn = args.num_canonical_nodes;
-    if ncn == 0 {
-        return Err(Error::InvalidArgument(
-            "`num_canonical_nodes` must be a positive integer, but got: 0.".to_string(),
-        ));
-    }
     let total: i64 = args.shard_sizes.iter().sum();
     if let Some(bad) = positions.and_then(|p| p.iter().find(|&&x| x < 0 || x >= total)) {
         return Err(Error::InvalidArgument(format!(
@@ -238,17 +244,8 @@ impl LazyShuffle {
         if args.algo != ShuffleAlgo::Py1e {
             return Ok(None);
         }
-        if let Some(bad) = args.shard_sizes.iter().find(|&&s| s < 0) {
-            return Err(Error::InvalidArgument(format!(
-                "Shard sizes must be non-negative, but got: {bad}."
-            )));
-        }
+        check_args(args)?;
         let ncn = args.num_canonical_nodes;
-        if ncn == 0 {
-            return Err(Error::InvalidArgument(
-                "`num_canonical_nodes` must be a positive integer, but got: 0.".to_string(),
-            ));
-        }
         // A few words per canonical node and per span: refuse what cannot be held.
         let words = (ncn as u64).saturating_add(args.shard_sizes.len() as u64);
         crate::limits::probe_alloc(words.saturating_mul(128), "the shuffle's canonical nodes")?;

@@ -9,13 +9,13 @@
 
 use super::rank::pick_in_window;
 use super::window::{draw_shifts, shuffled_part, span_parts, window, window_positions, Shifts};
-use super::{tail_warns, EMPTY_NODE, SMALL_BLOCK};
+use super::{check_nodes, tail_warns, SMALL_BLOCK};
 use crate::limits::probe_alloc;
 use crate::shuffle::py1br::block_bounds;
 use crate::shuffle::rng::Pcg64;
 use crate::shuffle::spans::{NodeSpans, Span};
 use crate::warning::{Warning, Warnings};
-use crate::{Error, Result};
+use crate::Result;
 
 /// Ranks of one node laid out at once are at most this far apart, or the node's shift margin
 /// if larger: a window (spread plus twice the margin) stays a few margins wide however a
@@ -65,13 +65,7 @@ impl LazyPy1e {
             ..
         } = NodeSpans::new(sizes, num_nodes, seed, epoch_seed);
         let bounds = block_bounds(block_size);
-        for &(a, b) in &groups {
-            if spans[a..b].iter().all(|&(begin, end)| begin == end) {
-                let msg = EMPTY_NODE.replace("{ncn}", &num_nodes.to_string());
-                return Err(Error::InvalidArgument(msg));
-            }
-            epoch_rng.clone().integers(bounds.0, bounds.1)?;
-        }
+        check_nodes(&spans, &groups, &epoch_rng, bounds, num_nodes)?;
         let mut lazy = LazyPy1e {
             spans,
             groups,

@@ -24,6 +24,25 @@ likely indicates that the number of samples in this stream is less than the numb
 nodes, which is {ncn}. Please check your index.json file and ensure that your dataset has been \
 written out correctly. If this was intended, reduce num_canonical_nodes.";
 
+/// streaming fails at the first node that is empty or whose first block draw fails (an empty
+/// block range): every node is checked up front, since trailing ones may not be visited.
+pub(crate) fn check_nodes(
+    spans: &[Span],
+    groups: &[(usize, usize)],
+    epoch_rng: &Pcg64,
+    bounds: (i64, i64),
+    num_nodes: usize,
+) -> Result<()> {
+    for &(a, b) in groups {
+        if spans[a..b].iter().all(|&(begin, end)| begin == end) {
+            let msg = EMPTY_NODE.replace("{ncn}", &num_nodes.to_string());
+            return Err(Error::InvalidArgument(msg));
+        }
+        epoch_rng.clone().integers(bounds.0, bounds.1)?;
+    }
+    Ok(())
+}
+
 const SMALL_BLOCK: &str = "Shuffle block size was smaller than shard size for some shards. This \
 will result in these shards not being shuffled with other shards. Set shuffle_block_size to a \
 larger value for a higher quality shuffle.";
@@ -46,15 +65,7 @@ pub(crate) fn shuffle(
         ..
     } = NodeSpans::new(sizes, num_nodes, seed, epoch_seed);
     let bounds = block_bounds(block_size);
-    // streaming fails at the first node that is empty or whose first block draw fails (an
-    // empty block range); check every node up front, since trailing ones may not be visited.
-    for &(a, b) in &groups {
-        if spans[a..b].iter().all(|&(begin, end)| begin == end) {
-            let msg = EMPTY_NODE.replace("{ncn}", &num_nodes.to_string());
-            return Err(Error::InvalidArgument(msg));
-        }
-        epoch_rng.clone().integers(bounds.0, bounds.1)?;
-    }
+    check_nodes(&spans, &groups, &epoch_rng, bounds, num_nodes)?;
     // Nodes after the last wanted one matter only for the warning; see `tail_warns`.
     let last = Want::end(wants);
     let mut small_block = false;
