@@ -27,6 +27,11 @@ __all__ = [
 # bounds the memory a piece needs (its ids, and the shuffle's window around them).
 FIRST_PIECE = 1 << 14
 MAX_PIECE = 1 << 20
+# The most slots the world's shares may hold beyond 16 per sample of the epoch: padding is
+# read in pieces like samples, so a batch size or canonical node count that pads a small
+# epoch by orders of magnitude (2**60 canonical nodes) would keep a pass reading padding
+# for days. The whole plan refused those sizes by memory; pieces refuse them by count.
+MAX_PADDED_SLOTS = 1 << 32
 
 logger = logging.getLogger("streamx")
 
@@ -110,6 +115,16 @@ def worker_id_pieces(
         config, world.node, world.rank_of_node, world.worker_of_rank
     )
     emit_planner_messages(messages)
+    epoch = sum(int(choose) for _, choose, _ in config["streams"])
+    nodes, ranks, workers = config["world"]
+    slots = len(pieces) * nodes * ranks * workers
+    if slots > max(MAX_PADDED_SLOTS, 16 * epoch):
+        raise ValueError(
+            f"The epoch of {epoch} samples would be padded to {slots} slots across "
+            f"{nodes} node(s) x {ranks} rank(s) x {workers} worker(s) "
+            f"(batch_size={config['batch_size']}, "
+            f"num_canonical_nodes={config['num_canonical_nodes']}): lower them"
+        )
     return _pieces(pieces, first, cap)
 
 
