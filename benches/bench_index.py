@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import statistics
 import sys
@@ -43,7 +42,15 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "storage"))
-from common import format_table, machine, run_worker, timed_cpu, worker_main, write_results
+from common import (
+    format_table,
+    machine,
+    run_worker,
+    status_mib,
+    timed_cpu,
+    worker_main,
+    write_results,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "format"))
 from big_index import shard_samples, write_big_index
@@ -53,13 +60,7 @@ LIBS = ("streamx", "litdata", "streaming")
 
 
 def _peak_mb() -> float:
-    """This process's peak resident size. ``VmHWM``, not ``ru_maxrss``: Linux carries the
-    parent's high-water mark over ``fork`` + ``exec`` into ``ru_maxrss``."""
-    with open("/proc/self/status", encoding="ascii") as status:
-        for line in status:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return status_mib("VmHWM")
 
 
 def _construct(spec: dict[str, Any]) -> dict[str, Any]:

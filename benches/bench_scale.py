@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import run_worker
+from common import run_worker, status_mib
 
 SCRIPT = Path(__file__).resolve()
 SHARD = 100_000
@@ -66,16 +66,8 @@ def write_index(directory: Path, n: int) -> Path:
     return path
 
 
-def _status_mib(field: str) -> float:
-    with open("/proc/self/status", encoding="ascii") as status:
-        for line in status:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) / 1024
-    raise RuntimeError(f"{field} missing")
-
-
 def _hwm_mib() -> float:
-    return _status_mib("VmHWM")
+    return status_mib("VmHWM")
 
 
 def _world(spec: dict[str, Any]) -> tuple[int, int, int, int]:
@@ -95,7 +87,7 @@ def do_streamx(spec: dict[str, Any]) -> dict[str, Any]:
     nodes, ranks, workers, node = _world(spec)
     world = World(nodes, ranks, node * ranks, workers, 0)
     dataset_class = streamx.StreamingDataset  # imports torch: not timed
-    before = _status_mib("VmRSS")
+    before = status_mib("VmRSS")
     start = time.perf_counter()
     ds = dataset_class(
         local=spec["local"],
@@ -134,7 +126,7 @@ def do_mosaic(spec: dict[str, Any]) -> dict[str, Any]:
 
     clean_stale_shared_memory()
     nodes, ranks, workers, node = _world(spec)
-    before = _status_mib("VmRSS")
+    before = status_mib("VmRSS")
     start = time.perf_counter()
     ds = StreamingDataset(
         local=spec["local"],

@@ -79,6 +79,7 @@ import numpy as np
 from numpy.typing import NDArray
 from sim_oracle import mosaic_simulate, write_index
 
+from common import status_mib
 from streamx.sim import SimConfig, SimResult, SimStream, load_shards, simulate, synth_shards
 from streamx.sim import run as sim_run
 
@@ -189,8 +190,6 @@ def _compare_config(root: Path) -> SimConfig:
 
 def mosaic_child(samples: int, root: str) -> None:
     """The mosaic side alone (``--mosaic-child``): CPU seconds after imports, then at the end."""
-    import resource
-
     settle(streamx_side=False)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", force=True)
     logging.getLogger("simulation").setLevel(logging.INFO)
@@ -198,7 +197,7 @@ def mosaic_child(samples: int, root: str) -> None:
     gc.collect()
     print(f"ready {time.process_time():.3f}", flush=True)
     times, downloads, cache = _theirs(Path(root), cfg)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak = status_mib("VmHWM")
     print(f"done {time.process_time():.3f} {int(downloads.sum())} {cache} {len(times)} {peak}")
 
 
@@ -229,6 +228,7 @@ def compare_limited(samples: int, timeout: float, repeats: int) -> None:
                 out, _ = child.communicate(timeout=timeout)
                 finished = True
             except subprocess.TimeoutExpired:
+                killed_peak = status_mib("VmHWM", child.pid)
                 child.kill()
                 out, _ = child.communicate()
                 finished = False
@@ -238,11 +238,11 @@ def compare_limited(samples: int, timeout: float, repeats: int) -> None:
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     # Killed before its imports were done: nothing of the simulation was timed.
     ready = next((float(ln.split()[1]) for ln in out.splitlines() if ln.startswith("ready")), cpu)
-    peak_gib = after.ru_maxrss / 2**20  # KiB on Linux; the largest child so far
     if finished:
-        _, end, total, cache, steps, _ = next(
+        _, end, total, cache, steps, peak = next(
             line.split() for line in out.splitlines() if line.startswith("done")
         )
+        peak_gib = float(peak) / 1024
         t_mosaic = float(end) - ready
         correct = int(total) == int(ours.step_bytes.sum()) and int(cache) == ours.min_cache_limit
         print(
@@ -253,6 +253,7 @@ def compare_limited(samples: int, timeout: float, repeats: int) -> None:
         )
         return
     t_mosaic = cpu - ready
+    peak_gib = killed_peak / 1024
     print(
         f"| {samples:,} samples, {len(ours.step_times):,} steps | > {t_mosaic:.0f} s CPU, "
         f"killed after {wall:.0f} s wall, last progress: "

@@ -81,6 +81,17 @@ def worker_main(argv: list[str], dispatch: Callable[[dict[str, Any]], dict[str, 
     return True
 
 
+def status_mib(field: str, pid: int | str = "self") -> float:
+    """A memory figure of ``/proc/<pid>/status`` in MiB (``VmHWM``: the peak resident size).
+    Not ``ru_maxrss``: Linux carries the parent's high-water mark into it over ``fork`` and
+    ``exec``, so a child of a large process reports the parent's peak."""
+    with open(f"/proc/{pid}/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError(f"{field} missing from /proc/{pid}/status")
+
+
 def digest(values: Iterable[Any]) -> str:
     """A short sha256 over ``repr`` of each value (bytes are hashed as they are)."""
     hasher = hashlib.sha256()
