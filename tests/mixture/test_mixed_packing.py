@@ -181,3 +181,11 @@ def test_kill_walk_with_a_schedule_change(sources_dir: Path, tmp_path: Path) -> 
 @pytest.mark.timeout(1800)
 def test_long_kill_walk_with_a_schedule_change(sources_dir: Path, tmp_path: Path) -> None:
     _walk(sources_dir, tmp_path, kills=16, seed=2, worlds=(2, 1, 3), mixture={"num_steps": 60})
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(7200)
+def test_walk_100_kills_8_2_8_with_a_schedule_change(sources_dir: Path, tmp_path: Path) -> None:
+    """The issue's walk in full: 100 kills, 8 -> 2 -> 8 ranks, mixing with a schedule change
+    at the 50th resume, packing; 0 sequences duplicated, 0 missing."""
+    _walk(sources_dir, tmp_path, kills=100, seed=3, worlds=(8, 2), mixture={"num_steps": 400})
