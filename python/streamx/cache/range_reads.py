@@ -1,32 +1,35 @@
 """Samples of a remote shard read by byte range while the whole shard is still downloading.
 
-An MDS shard opens with its sample count and a table of absolute sample offsets, so one
-small ranged GET says where every sample lies and one more fetches the samples a reader needs
-now. The first sample of a shard is served after two short GETs instead of after the whole
-shard (64 MiB, at the tens of MB/s S3 gives each GET), and later samples read their own
-ranges until the shard's download, which runs on meanwhile, has landed. Only a shard that
-no download of this process has started is opened for range reads (the first shard of an
-epoch, a resumption, a random access): a shard this process is already prefetching lands
-over its parallel parts sooner than reading its bytes twice pays off, so a reader waits for
-it.
+An MDS shard, like a LitData chunk, opens with its sample count and a table of absolute
+sample offsets, so one small ranged GET says where every sample lies and one more fetches
+the samples a reader needs now. The first sample of a shard is served after two short GETs
+instead of after the whole shard (64 MiB, at the tens of MB/s S3 gives each GET), and later
+samples read their own ranges until the shard's download, which runs on meanwhile, has
+landed. Only a shard that no download of this process has started is opened for range reads
+(the first shard of an epoch, a resumption, a random access): a shard this process is
+already prefetching lands over its parallel parts sooner than reading its bytes twice pays
+off, so a reader waits for it.
 
 The ranges land at their own offsets in a *partial*: an anonymous in-memory file the size of
 the shard (``memfd``; elsewhere a deleted temporary file), holes except for what was read.
-The same Rust reader that maps a downloaded shard maps it, so a sample decodes exactly as it
-would from the file, zero-copy views included. Partials belong to one process and are not
-cache: the ledger never sees them, ``cache_limit`` does not count them (each holds at most
-``_BUDGET`` bytes, and a quarter of its shard; past that, a reader waits for the shard) and
-they are dropped once the shard's file is ready.
+The reader that reads a downloaded shard reads it (for MDS the Rust reader, which maps it;
+for a LitData chunk its ``ChunkReader``), so a sample decodes exactly as it would from the
+file, zero-copy views included. What differs by format is in :mod:`range_formats`. Partials
+belong to one process and are not cache: the ledger never sees them, ``cache_limit`` does
+not count them (each holds at most ``_BUDGET`` bytes, and a quarter of its shard; past that,
+a reader waits for the shard) and they are dropped once the shard's file is ready.
 
 What is read by range: uncompressed MDS shards of at least ``MIN_SHARD_BYTES`` (a smaller
 one arrives about as soon as its ranges would) of a remote stream that downloads through
-streamx's own ``Stream._download_file``, read without ``validate_hash``. A digest covers the
-whole file, so a sample served from a range could not be checked before it is handed out:
-with ``validate_hash`` every sample waits for its verified shard. A compressed shard cannot
-be read by range (a sample's bytes lie somewhere in the compressed stream) and keeps the
-whole-file path. Every GET checks the object's size against the index (``Content-Range``),
-and the header's sample count is checked against the index's, so a rewritten remote raises
-``StaleIndexError`` here as the download would.
+streamx's own ``Stream._download_file``, read without ``validate_hash``, and LitData chunks
+of that size whose samples hold their leaves (not ``json`` leaves or rows kept in the
+chunk's Arrow footer, which is read whole), from the URL the chunk's entry records. A digest
+covers the whole file, so a sample served from a range could not be checked before it is
+handed out: with ``validate_hash`` every sample waits for its verified shard. A compressed
+shard cannot be read by range (a sample's bytes lie somewhere in the compressed stream) and
+keeps the whole-file path. Every GET checks the object's size against the index
+(``Content-Range``), and the header's sample count is checked against the index's, so a
+rewritten remote raises ``StaleIndexError`` here as the download would.
 
 A range GET holds no connection slot: it is small, and it is what a reader is waiting for,
 so it must not queue behind the whole-shard parts holding every slot. A process reads from
@@ -35,39 +38,25 @@ one thread, usually, so this adds about one connection per process.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
-import tempfile
 import threading
-import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from streamx.cache.cached_files import files_ready, remote_url, stale_size
+from streamx.cache.cached_files import files_ready
+from streamx.cache.range_formats import NotByRange, range_format
+from streamx.cache.range_partial import Partial, Target
 from streamx.cache.shard_cache import ShardCache
 from streamx.cache.views import CachedStream, CacheLayout
-from streamx.exceptions import (
-    CorruptShardError,
-    ObjectChangedError,
-    SizeMismatchError,
-    StaleIndexError,
-)
+from streamx.exceptions import CorruptShardError, StaleIndexError
 from streamx.format.index import ShardInfo
 from streamx.format.readers.base import SampleReader
-from streamx.format.readers.mds import MDSSampleReader
 from streamx.location import Location
-from streamx.storage import throttle
-from streamx.storage.object_pin import ObjectPin
-from streamx.storage.object_sources import Source, source_for
-from streamx.storage.parts import backoff_delay
-from streamx.storage.pool import range_pool
 from streamx.storage.settings import range_reads_enabled
-from streamx.storage.throttle import ThrottledError
 
 __all__ = ["RangeReads"]
 
@@ -75,187 +64,27 @@ logger = logging.getLogger(__name__)
 
 # Smaller shards arrive in about the time of the GETs that would read them by range.
 MIN_SHARD_BYTES = 4 << 20
-# Bytes fetched with the offset table, for the writer's config JSON that follows it.
-_HEADER_SLACK = 16 << 10
-# The most bytes read by range into one partial (and at most a quarter of the shard): every
-# byte read by range is fetched twice, so ranges only bridge the wait for the first samples.
-_BUDGET = 8 << 20
-# Samples closer than this are fetched in one GET (a gap costs less than a request).
-_MERGE_GAP = 64 << 10
-# The most bytes one range GET asks for (larger ranges are split, fetched in parallel).
-_PIECE = 256 << 10
 # Partials one process keeps; the oldest is dropped past this.
 _MAX_PARTIALS = 4
 # fsspec's own local and in-memory file systems: no network between us and the bytes.
 _NO_NETWORK_SCHEMES = ("local", "memory")
 
 
-@dataclass(frozen=True)
-class _Target:
-    """Where a shard's bytes come from, and what its stream allows a GET."""
-
-    shard: ShardInfo
-    url: str
-    index_path: str
-    timeout: float
-    retry: int
-
-
-def _target(stream: CachedStream, shard: ShardInfo, remote: bool, own_way: bool) -> _Target | None:
-    if not remote or stream.remote is None or shard.format != "mds" or shard.compression:
+def _target(stream: CachedStream, shard: ShardInfo, remote: bool, own_way: bool) -> Target | None:
+    form = range_format(shard)
+    if not remote or stream.remote is None or form is None or shard.compression:
         return None
     if shard.raw_data.bytes < MIN_SHARD_BYTES:
         return None
-    # A subclass that fetches files its own way may not fetch them from `remote` at all.
-    if stream.validate_hash or own_way:
+    url = None if stream.validate_hash else form.source(stream, shard, own_way)
+    if url is None:
         return None
-    url = remote_url(stream.remote, stream.split, shard.raw_data.basename)
     where = Location.parse(url)
     if not where.is_remote or where.scheme in _NO_NETWORK_SCHEMES:
         return None  # the bytes are local already: nothing to gain from ranges
     timeout = float(getattr(stream, "download_timeout", 60.0))
     retry = max(int(getattr(stream, "download_retry", 1)), 1)
-    return _Target(shard, url, stream.index_path, timeout, retry)
-
-
-def _anonymous_file(size: int) -> tuple[int, str]:
-    """An unnamed file of ``size`` bytes (holes) and a path that opens it in this process."""
-    if hasattr(os, "memfd_create"):
-        fd = os.memfd_create("streamx-range", os.MFD_CLOEXEC)
-        path = f"/proc/self/fd/{fd}"
-    else:
-        fd, name = tempfile.mkstemp(prefix="streamx-range-")
-        os.unlink(name)
-        path = f"/dev/fd/{fd}"
-    try:
-        os.ftruncate(fd, size)
-        if not os.path.exists(path):
-            raise FileNotFoundError(f"{path}: no /proc or /dev/fd to reopen an unnamed file")
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd, path
-
-
-class _Partial:
-    """The ranges of one shard read so far, in an anonymous file the shard's size."""
-
-    def __init__(self, target: _Target, zero_copy: bool) -> None:
-        self.target = target
-        self.size = target.shard.raw_data.bytes
-        self.source: Source = source_for(target.url)
-        # Header and samples of one version: a rewrite fails a GET, and readers then wait
-        # for the (pinned) download of the whole shard.
-        self.pin = ObjectPin(target.url)
-        self.fd, path = _anonymous_file(self.size)
-        try:
-            self.offsets = self._header()
-        except BaseException:
-            os.close(self.fd)
-            raise
-        self.read = int(self.offsets[0])
-        self.fetched = np.zeros(target.shard.samples, bool)
-        self.lock = threading.Lock()
-        self.closed = False
-        raw = dataclasses.replace(target.shard.raw_data, basename=os.path.basename(path))
-        mapped = dataclasses.replace(
-            target.shard, dirname=os.path.dirname(path), split="", raw_data=raw, zip_data=None
-        )
-        self.reader = MDSSampleReader([mapped], zero_copy=zero_copy)
-
-    def close(self) -> None:
-        # Under the lock, and never reopened after: the descriptor's number may be reused
-        # by another file, which `/proc/self/fd/<n>` would then name.
-        with self.lock:
-            if not self.closed:
-                self.closed = True
-                self.reader.evict(0)  # zero-copy views handed out keep their own mapping
-                os.close(self.fd)
-
-    def sample(self, local: int) -> Any:
-        """Sample ``local`` (fetched already), or None once the partial is closed."""
-        with self.lock:
-            return None if self.closed else self.reader.get(local)
-
-    def _header(self) -> NDArray[np.int64]:
-        """The validated offset table (and the config JSON after it, fetched)."""
-        shard = self.target.shard
-        n, size = shard.samples, self.size
-        table = 4 * (n + 2)
-        if table > size:
-            self._stale(f"is {size} bytes, too small for the {n} samples the cached index gives")
-        head_end = min(size, table + _HEADER_SLACK)
-        self.get(0, head_end)
-        head = os.pread(self.fd, table, 0)
-        count = int.from_bytes(head[:4], "little")
-        if count != n:
-            self._stale(f"holds {count} samples, the cached index says {n}")
-        offsets = np.frombuffer(head, "<u4", offset=4).astype(np.int64)
-        if offsets[0] < table or offsets[-1] != size or (np.diff(offsets) < 0).any():
-            raise CorruptShardError(
-                f"{self.target.url}: the offset table contradicts the shard's {size} bytes"
-            )
-        if offsets[0] > head_end:
-            self.get(head_end, int(offsets[0]) - head_end)
-        return offsets
-
-    def _stale(self, what: str) -> None:
-        raise StaleIndexError(
-            f"{self.target.url} {what}: the cached {self.target.index_path} appears stale "
-            "versus the remote (was the dataset rewritten?). Delete "
-            f"{os.path.dirname(self.target.index_path)} or use a fresh `local` directory."
-        )
-
-    def get(self, start: int, length: int) -> None:
-        """GETs bytes ``[start, start + length)`` into place, retrying like a download."""
-        target = self.target
-        for attempt in range(1, target.retry + 1):
-            try:
-                # Throttled answers are waited out, not failed attempts.
-                throttle.waiting_out(lambda: self._get_once(start, length), target.url)
-                return
-            except SizeMismatchError as err:
-                if attempt == target.retry:
-                    stale_size(target.shard.raw_data, target.index_path, err.size, err)
-            except (FileNotFoundError, PermissionError, ObjectChangedError, ThrottledError):
-                raise
-            except Exception:
-                if attempt == target.retry:
-                    raise
-            time.sleep(backoff_delay(attempt))
-
-    def _get_once(self, start: int, length: int) -> None:
-        deadline = time.monotonic() + self.target.timeout
-        self.source.fetch_range(self.fd, start, length, self.size, deadline, self.pin)
-
-    def _get_all(self, pieces: list[tuple[int, int]]) -> None:
-        """GETs every ``(start, length)`` piece, in parallel on the range threads; this
-        thread takes the first one itself."""
-        futures = [range_pool().submit(self.get, *piece) for piece in pieces[1:]]
-        try:
-            self.get(*pieces[0])
-        finally:
-            errors = [f.exception() for f in futures]
-        for error in errors:
-            if error is not None:
-                raise error
-
-    def fetch(self, local_ids: NDArray[np.int64]) -> bool:
-        """Reads the samples ``local_ids`` lacks; False when that would pass the budget."""
-        with self.lock:
-            if self.closed:
-                return False
-            need = np.unique(local_ids[~self.fetched[local_ids]])
-            if not len(need):
-                return True
-            spans = _merged(self.offsets[need], self.offsets[need + 1])
-            total = sum(end - start for start, end in spans)
-            if self.read + total > min(_BUDGET, self.size // 4):
-                return False
-            self._get_all(_pieces(spans))
-            self.fetched[need] = True
-            self.read += total
-            return True
+    return Target(shard, url, stream.index_path, timeout, retry, form)
 
 
 class _Missing(Exception):
@@ -264,23 +93,6 @@ class _Missing(Exception):
 
 def _missing(_: int) -> Any:
     raise _Missing
-
-
-def _pieces(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """``(start, length)`` pieces of at most ``_PIECE`` bytes covering ``spans``: a GET is
-    capped at tens of MB/s, so a range arrives sooner as several."""
-    return [(at, min(_PIECE, end - at)) for start, end in spans for at in range(start, end, _PIECE)]
-
-
-def _merged(starts: NDArray[np.int64], ends: NDArray[np.int64]) -> list[tuple[int, int]]:
-    """Sorted byte ranges joined where they are less than ``_MERGE_GAP`` apart."""
-    spans: list[tuple[int, int]] = []
-    for start, end in zip(starts.tolist(), ends.tolist()):
-        if spans and start - spans[-1][1] < _MERGE_GAP:
-            spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
-        else:
-            spans.append((start, end))
-    return spans
 
 
 class RangeReads:
@@ -299,12 +111,12 @@ class RangeReads:
         self._shards = layout.shards
         self._remote = cache.remote_shards
         # Each shard's target is made when the shard is first read (not per shard here).
-        self._targets: dict[int, _Target | None] = {}
+        self._targets: dict[int, Target | None] = {}
         self._first: NDArray[np.int64] = np.asarray(layout.sample_offset_per_shard, np.int64)
         self._ends = self._first + np.asarray(layout.samples_per_shard, np.int64)
         self._cache = cache
         self._zero_copy = zero_copy
-        self._partials: dict[int, _Partial] = {}
+        self._partials: dict[int, Partial] = {}
         self._pid = os.getpid()
         self._lock = threading.Lock()
         cache.ranges_first = self.reads_first
@@ -313,7 +125,7 @@ class RangeReads:
         """Whether shard ``shard_id`` is read by range before its download is started."""
         return self._target(shard_id) is not None and not self._cache.limited
 
-    def _target(self, shard_id: int) -> _Target | None:
+    def _target(self, shard_id: int) -> Target | None:
         """What shard ``shard_id`` is read by range from, or None when it is not."""
         if shard_id in self._targets:
             return self._targets[shard_id]
@@ -379,7 +191,7 @@ class RangeReads:
                 self._fetch(shard_id, partial, ids[shards == shard_id] - self._first[shard_id])
                 self._start(shard_id)
 
-    def _usable(self, shard_id: int) -> _Partial | None:
+    def _usable(self, shard_id: int) -> Partial | None:
         """The shard's partial, opened if needed, while its download is under way."""
         target = self._target(shard_id)
         if target is None:
@@ -397,9 +209,13 @@ class RangeReads:
             # than reading the shard twice, once by range and once whole, pays off.
             return None
         try:
-            partial = _Partial(target, self._zero_copy)
+            partial = Partial(target, self._zero_copy)
         except StaleIndexError:
             raise
+        except NotByRange as err:
+            logger.info("%s; waiting for the shard", err)
+            self._targets[shard_id] = None  # its header says so once: no GET of it again
+            return None
         except (OSError, CorruptShardError) as err:
             logger.info("range reads of %s failed (%r); waiting for the shard", target.url, err)
             return None
@@ -425,7 +241,7 @@ class RangeReads:
         assert target is not None  # only range-readable shards have partials
         return target.shard
 
-    def _fetch(self, shard_id: int, partial: _Partial, local_ids: NDArray[np.int64]) -> bool:
+    def _fetch(self, shard_id: int, partial: Partial, local_ids: NDArray[np.int64]) -> bool:
         try:
             return partial.fetch(local_ids)
         except StaleIndexError:
