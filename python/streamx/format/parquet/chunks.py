@@ -1,4 +1,5 @@
-"""Where a row group's column chunks lie in its file, checked to lie inside its data."""
+"""Where a row group's column chunks lie in its file, checked to lie inside its data, and
+the ranged GETs that fetch them."""
 
 from __future__ import annotations
 
@@ -7,7 +8,11 @@ from typing import Any
 from streamx.exceptions import CorruptShardError
 from streamx.format.remote_files import RemoteFile
 
-__all__ = ["column_chunks"]
+__all__ = ["GAP_BYTES", "column_chunks", "ranged_parts"]
+
+# Unread bytes between two chunks that one GET may still span: a request costs more than a
+# few KiB (Arrow's pre-buffering uses the same bound for the holes it reads through).
+GAP_BYTES = 8 << 10
 
 
 def column_chunks(md: Any, number: int, wanted: set[str], file: RemoteFile) -> list[list[int]]:
@@ -45,3 +50,27 @@ def column_chunks(md: Any, number: int, wanted: set[str], file: RemoteFile) -> l
         else:
             merged.append([start, length])
     return merged
+
+
+def ranged_parts(chunks: list[tuple[int, int]], part: int) -> list[tuple[int, int]]:
+    """``(start, length)`` of the ranged GETs that fetch ``chunks`` (sorted, apart), each at
+    most ``part`` bytes: a chunk larger than ``part`` is split, small chunks share one GET
+    where no more than :data:`GAP_BYTES` of unread bytes lie between them.
+
+    Examples:
+        >>> ranged_parts([(0, 10), (12, 5), (100, 30)], 20)
+        [(0, 17), (100, 20), (120, 10)]
+    """
+    spans: list[list[int]] = []
+    for start, length in chunks:
+        last = spans[-1] if spans else None
+        near = last is not None and start - (last[0] + last[1]) <= GAP_BYTES
+        if last is not None and near and start + length - last[0] <= part:
+            last[1] = start + length - last[0]
+            continue
+        spans.append([start, length])
+    return [
+        (at, min(part, start + length - at))
+        for start, length in spans
+        for at in range(start, start + length, part)
+    ]

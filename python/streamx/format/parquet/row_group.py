@@ -6,18 +6,17 @@ import functools
 import io
 import os
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
 from streamx.exceptions import CorruptShardError
 from streamx.format.index import ShardInfo
+from streamx.format.parquet.fetch import Fetch, fetch_chunks
 from streamx.format.parquet.footer import parse_footer
 from streamx.format.parquet.index import FOOTERS
 from streamx.format.parquet.remapped import RemappedFile
-from streamx.format.remote_files import RemoteFile, check_unchanged, read_range
-from streamx.runtime.atomic_write import atomic_file
+from streamx.format.remote_files import RemoteFile, check_unchanged
 
 __all__ = [
     "DecodedRowGroup",
@@ -29,8 +28,6 @@ __all__ = [
     "python_column",
 ]
 
-_CHUNK_THREADS = 8  # a row group's column chunks fetched at once
-
 
 def _where(shard: ShardInfo) -> str:
     return f"{shard.extra['source']} row group {shard.extra['row_group']}"
@@ -38,29 +35,20 @@ def _where(shard: ShardInfo) -> str:
 
 def fetch_row_group(shard: ShardInfo, timeout: float, retry: int) -> int:
     """Writes the row group's projected column chunks, one after the other, to its local
-    file (atomically); returns the bytes written.
+    file (atomically), fetched as parallel ranged parts (:mod:`.fetch`); returns the bytes
+    written.
 
     Raises:
         StaleIndexError: If the source file changed since its footer was read.
     """
     extra = shard.extra
-    url, size, version = extra["source"], int(extra["source_size"]), extra["source_version"]
-    check_unchanged(RemoteFile(url, size, version), _where(shard))
-    path = shard.local_path(shard.raw_data)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+    file = RemoteFile(extra["source"], int(extra["source_size"]), extra["source_version"])
+    where = _where(shard)
+    check_unchanged(file, where)
     chunks = [(int(start), int(length)) for start, length in extra["chunks"]]
-
-    def fetch(chunk: tuple[int, int]) -> bytes:
-        return read_range(url, chunk[0], chunk[1], size, timeout, retry)
-
-    written = 0
-    # The chunks of a projection lie apart: fetched together, one round trip's wait in all.
-    threads = min(_CHUNK_THREADS, max(len(chunks), 1))
-    with ThreadPoolExecutor(threads) as pool, atomic_file(path) as out:
-        for data in pool.map(fetch, chunks):
-            out.write(data)
-            written += len(data)
-    return written
+    return fetch_chunks(
+        Fetch(file, chunks, shard.local_path(shard.raw_data), where), timeout, retry
+    )
 
 
 _FOOTERS: dict[str, Any] = {}

@@ -1,0 +1,210 @@
+"""A row group's projected column chunks fetched into its local file, as the MDS download
+fetches a shard: ranged GETs of the store's part size in parallel, over the connections the
+settings allow, with its retries, timeouts, throttling and version pin.
+
+The local file is the chunks one after the other (what :class:`RemappedFile` maps back),
+while every ranged GET writes its bytes at the object's own offsets. So the parts land in
+an unnamed file of the object's layout beside the local file (sparse: only the fetched
+ranges take blocks, and a crash leaves nothing behind), and each part, once complete, is
+moved to its place in the local file by ``copy_file_range``: in the kernel, and while the
+other parts still download. The local file is renamed into place once every part is in.
+
+A row group's bytes are one version of the object: the parts are pinned to the ``ETag``
+the footer was read at when the listing gave one (else to the first part's answer), so a
+file rewritten on the server, before the fetch or mid-way, fails with
+:class:`~streamx.exceptions.StaleIndexError` and never mixes two versions.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import os
+import tempfile
+from dataclasses import dataclass
+
+from streamx.exceptions import (
+    ObjectChangedError,
+    RangeIgnoredError,
+    SizeMismatchError,
+    StaleIndexError,
+)
+from streamx.format.parquet.chunks import ranged_parts
+from streamx.format.remote_files import RemoteFile
+from streamx.runtime.atomic_write import atomic_file
+from streamx.storage.download import _limit, _local_slots, _sharing, temp_path_for
+from streamx.storage.object_pin import ObjectPin
+from streamx.storage.object_sources import source_for
+from streamx.storage.parts import fetch_parts
+from streamx.storage.retry_budget import PERMANENT, RetryBudget
+from streamx.storage.settings import part_size
+from streamx.storage.slots import current_slots
+
+__all__ = ["Fetch", "fetch_chunks"]
+
+_STALE = (ObjectChangedError, SizeMismatchError)
+
+
+@dataclass(frozen=True)
+class Fetch:
+    """What to fetch: ``chunks`` (``(offset, length)``, sorted, apart) of ``file`` into
+    ``path``; ``where`` names the row group in errors."""
+
+    file: RemoteFile
+    chunks: list[tuple[int, int]]
+    path: str
+    where: str
+
+
+def fetch_chunks(job: Fetch, timeout: float, retry: int) -> int:
+    """Writes the chunks one after the other to ``job.path`` (atomically); returns the
+    bytes written.
+
+    Raises:
+        StaleIndexError: Naming the file and row group, if the object is not the version
+            (or size) its footer was read at.
+        RangeIgnoredError: If the server answers ranged GETs with the whole object.
+        DownloadTimeoutError: If a GET ran past ``timeout`` on every attempt.
+        OSError: The last attempt's error otherwise, naming the URL.
+    """
+    total = sum(length for _, length in job.chunks)
+    os.makedirs(os.path.dirname(job.path) or ".", exist_ok=True)
+    local = _local_path(job.file.url)
+    with atomic_file(job.path) as out:
+        if total:
+            _reserve(out.fileno(), total)
+        if local is not None:
+            _copy_local(local, out.fileno(), job.chunks)
+        elif total:
+            _fetch_remote(job, out.fileno(), timeout, retry)
+    return total
+
+
+def _local_path(url: str) -> str | None:
+    """The path of a local file (no network: a plain copy), else None."""
+    if url.startswith("file://"):
+        return url[len("file://") :]
+    return None if "://" in url else url
+
+
+def _copy_local(source: str, out: int, chunks: list[tuple[int, int]]) -> None:
+    fd = os.open(source, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        at = 0
+        for start, length in chunks:
+            _move(fd, out, start, at, length, source)
+            at += length
+    finally:
+        os.close(fd)
+
+
+def _fetch_remote(job: Fetch, out: int, timeout: float, retry: int) -> None:
+    source = source_for(job.file.url)
+    slots = current_slots() or _local_slots()
+    placed = _Placement(job.chunks)
+    with _sharing() as files:
+        # Like a shard: one row group alone spreads over every connection.
+        size = part_size(placed.total, max(slots.count // files, 1))
+        parts = ranged_parts(job.chunks, size)
+    pin = ObjectPin(job.file.url)
+    if _is_etag(job.file.version):
+        pin.check(job.file.version, None)  # every part then asks If-Match the footer's one
+    with tempfile.TemporaryFile(dir=os.path.dirname(job.path) or ".") as staging:
+        into = staging.fileno()
+
+        def fetch(fd: int, start: int, length: int, deadline: float) -> None:
+            source.fetch_range(fd, start, length, job.file.size, deadline, pin)
+
+        failed: list[OSError] = []
+
+        def done(start: int) -> None:
+            try:
+                for src, dst, length in placed.pieces(start, _length_at(parts, start)):
+                    _move(into, out, src, dst, length, job.file.url)
+            except OSError as err:  # the part counts as fetched: raised once all have ended
+                failed.append(err)
+
+        try:
+            fetch_parts(
+                fetch,
+                into,
+                parts,
+                tmp=temp_path_for(job.path),  # names a hedge's scratch files, never created
+                budget=RetryBudget(job.file.url, retry, timeout),
+                slots=slots,
+                limit=_limit(source, slots),
+                done=done,
+                permanent=(*PERMANENT, *_STALE, RangeIgnoredError),
+            )
+            if failed:
+                raise failed[0]
+        except _STALE as err:
+            raise StaleIndexError(
+                f"{job.where}: the file changed on the server since its footer was read "
+                f"({err}); construct the dataset again to read the new data"
+            ) from err
+
+
+def _is_etag(version: str) -> bool:
+    """Whether a listing's version is an ``ETag`` as answers carry it (quoted, strong)."""
+    return len(version) > 2 and version.startswith('"') and version.endswith('"')
+
+
+def _length_at(parts: list[tuple[int, int]], start: int) -> int:
+    return parts[bisect.bisect_left(parts, (start, 0))][1]
+
+
+class _Placement:
+    """Where each byte of the chunks goes in the local file (the chunks back to back)."""
+
+    def __init__(self, chunks: list[tuple[int, int]]) -> None:
+        self.starts = [start for start, _ in chunks]
+        self.chunks = chunks
+        self.local: list[int] = []
+        at = 0
+        for _, length in chunks:
+            self.local.append(at)
+            at += length
+        self.total = at
+
+    def pieces(self, start: int, length: int) -> list[tuple[int, int, int]]:
+        """``(object offset, local offset, length)`` of the chunk bytes in the object's
+        range ``[start, start + length)`` (the gaps a GET read through are left out)."""
+        end = start + length
+        out = []
+        i = max(bisect.bisect_right(self.starts, start) - 1, 0)
+        while i < len(self.chunks) and self.chunks[i][0] < end:
+            first, size = self.chunks[i]
+            lo, hi = max(first, start), min(first + size, end)
+            if lo < hi:
+                out.append((lo, self.local[i] + lo - first, hi - lo))
+            i += 1
+        return out
+
+
+def _reserve(fd: int, size: int) -> None:
+    """Reserves the local file's blocks (a full disk fails here, not mid-fetch)."""
+    try:
+        os.posix_fallocate(fd, 0, size)
+    except (AttributeError, OSError):
+        os.ftruncate(fd, size)
+
+
+def _move(src: int, dst: int, at: int, to: int, length: int, shown: str) -> None:
+    """Copies ``length`` bytes from offset ``at`` of ``src`` to offset ``to`` of ``dst``:
+    in the kernel where it can, else through a buffer."""
+    done = 0
+    with contextlib.suppress(OSError):
+        while done < length:
+            moved = os.copy_file_range(src, dst, length - done, at + done, to + done)
+            if not moved:
+                break
+            done += moved
+    while done < length:
+        data = os.pread(src, min(length - done, 1 << 20), at + done)
+        if not data:
+            raise OSError(f"{shown} ended at byte {at + done}, inside a column chunk")
+        view = memoryview(data)
+        while view:
+            written = os.pwrite(dst, view, to + done)
+            view, done = view[written:], done + written
