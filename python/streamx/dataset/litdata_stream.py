@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from streamx.cache.cached_files import stale_size
 from streamx.dataset.in_place_stream import InPlaceStream
+from streamx.exceptions import SizeMismatchError
 from streamx.format.index import ShardInfo
 from streamx.format.litdata.chunk import fetch_chunk
 from streamx.format.litdata.index import MANIFEST, LitDataIndex, build_index
@@ -26,6 +28,11 @@ class LitDataStream(InPlaceStream):
     leaf formats ``str``, ``text``, ``int``, ``float``, ``bool``, ``bytes``, ``numpy``,
     ``tensor`` (with or without header), ``pil``, ``jpeg`` and, when allowed, ``pickle``.
     Anything else is refused when the dataset is built, naming it.
+
+    A remote chunk of at least 4 MiB whose samples hold their leaves serves its first
+    samples by range while it downloads, as an MDS shard does
+    (:mod:`~streamx.cache.range_reads`); a chunk whose rows live in its Arrow footer is
+    read once it has arrived whole.
 
     Args:
         remote: The dataset's directory (holding ``index.json``), as a path or URL.
@@ -68,5 +75,12 @@ class LitDataStream(InPlaceStream):
         )
 
     def prepare_shard(self, shard: ShardInfo) -> int:
-        """Fetches the whole chunk into its local file."""
-        return fetch_chunk(shard, float(self.download_timeout), int(self.download_retry))
+        """Fetches the whole chunk into its local file.
+
+        Raises:
+            StaleIndexError: If the remote chunk's size is not the one its index gives.
+        """
+        try:
+            return fetch_chunk(shard, float(self.download_timeout), int(self.download_retry))
+        except SizeMismatchError as err:  # as a ranged read of it reports it
+            stale_size(shard.raw_data, self.index_path, err.size, err)
