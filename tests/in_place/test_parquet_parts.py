@@ -4,8 +4,11 @@ scripted servers that change a file mid-way or stall mid-body."""
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
@@ -16,9 +19,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from https_certs import make_certs
 from nginx_server import LogEntry, Nginx, find_nginx, max_overlap  # tests/storage, on the path
 from scripted_http import Request, ScriptedServer, serve_bytes
 
+import streamx
 from streamx import ParquetStream, StreamingDataset
 from streamx.exceptions import StaleIndexError
 from streamx.format.parquet.chunks import GAP_BYTES, ranged_parts
@@ -60,10 +65,23 @@ def _served(tmp_path: Path, data: bytes) -> Path:
     return root
 
 
-def _nginx(root: Path, limit_rate: str | None = None) -> Nginx:
+def _nginx(
+    root: Path, limit_rate: str | None = None, tls: tuple[Path, Path] | None = None
+) -> Nginx:
     if find_nginx() is None:
         pytest.skip("nginx is not installed (make install sets it up)")
-    return Nginx(root, limit_rate=limit_rate)
+    return Nginx(root, limit_rate=limit_rate, tls=tls)
+
+
+def _trusted(directory: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """A server certificate (chain, key) that this process's clients trust."""
+    directory.mkdir()
+    certs = make_certs(directory)
+    for name in ("SSL_CERT_DIR", "REQUESTS_CA_BUNDLE"):
+        monkeypatch.delenv(name, raising=False)
+    for name in ("AWS_CA_BUNDLE", "SSL_CERT_FILE"):
+        monkeypatch.setenv(name, str(certs.ca))
+    return certs.chain, certs.key
 
 
 def _span(entry: LogEntry) -> tuple[int, int]:
@@ -84,6 +102,20 @@ def _local(ds: StreamingDataset, shard: int) -> str:
 
 def _expected_rows(data: bytes, columns: list[str] | None = None) -> list[dict[str, Any]]:
     return list(pq.read_table(io.BytesIO(data), columns=columns).to_pylist())
+
+
+def _parts_of(server: Nginx, start: int, length: int) -> list[LogEntry]:
+    """The ranged GETs within ``[start, start + length)``, once the log holds them all."""
+    parts = ranged_parts([(start, length)], MIB)
+
+    def ours(entries: list[LogEntry]) -> list[LogEntry]:
+        ranged = [e for e in entries if e.range.startswith("bytes=")]
+        return [e for e in ranged if sum(_span(e)) <= start + length]
+
+    found = ours(server.log_when(lambda entries: len(ours(entries)) >= len(parts)))
+    assert sorted(_span(e) for e in found) == parts  # the row group's bytes, once each
+    assert [e.status for e in found] == [206] * len(found)
+    return found
 
 
 def test_a_row_group_arrives_as_parallel_ranged_parts(
@@ -113,20 +145,43 @@ def test_a_row_group_arrives_as_parallel_ranged_parts(
         finally:
             stop.set()
             watcher.join()
-        parts = ranged_parts([(start, length)], MIB)
-
-        def ours(entries: list[LogEntry]) -> list[LogEntry]:
-            ranged = [e for e in entries if e.range.startswith("bytes=")]
-            return [e for e in ranged if sum(_span(e)) <= start + length]
-
-        data = ours(server.log_when(lambda entries: len(ours(entries)) >= len(parts)))
+        data = _parts_of(server, start, length)
     assert first == _expected_rows(parquet)[0]
     assert set(seen) <= {length}
-    assert sorted(_span(e) for e in data) == parts  # the row group's bytes, once each
-    assert len(parts) >= 6 and max_overlap(data) >= 2
+    assert len(data) >= 6 and max_overlap(data) >= 2
     with open(path, "rb") as f:  # the local layout: the chunks back to back
         assert f.read() == parquet[start : start + length]
-    assert [e.status for e in data] == [206] * len(data)
+
+
+# aiohttp (fsspec's listing) reads the CA bundle once, at import: a fresh process trusts it.
+_READ_FIRST = """
+import json, sys
+import pyarrow.parquet as pq
+from streamx import ParquetStream, StreamingDataset
+ds = StreamingDataset(streams=[ParquetStream(remote=sys.argv[1], local=sys.argv[2])])
+row = ds[0]
+print(json.dumps([row == pq.read_table(sys.argv[3]).slice(0, 1).to_pylist()[0],
+                  ds.shards[0].extra["chunks"]]))
+"""
+
+
+def test_parallel_ranged_parts_over_https(
+    tmp_path: Path, parquet: bytes, parts_of_1mib: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tls = _trusted(tmp_path / "certs", monkeypatch)
+    root = _served(tmp_path, parquet)
+    package = os.path.dirname(os.path.dirname(streamx.__file__))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([package, os.environ.get("PYTHONPATH", "")]))
+    with _nginx(root, limit_rate="8m", tls=tls) as server:
+        url, local = f"{server.endpoint}/t.parquet", str(tmp_path / "c")
+        args = [sys.executable, "-c", _READ_FIRST, url, local, str(root / "t.parquet")]
+        done = subprocess.run(args, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        same, chunks = json.loads(done.stdout)
+        ((start, length),) = chunks
+        data = _parts_of(server, start, length)
+    assert same
+    assert len(data) >= 6 and max_overlap(data) >= 2
 
 
 def test_rows_and_a_projection_over_nginx(

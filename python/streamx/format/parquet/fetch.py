@@ -34,11 +34,11 @@ from streamx.format.remote_files import RemoteFile
 from streamx.runtime.atomic_write import atomic_file
 from streamx.storage.download import _limit, _local_slots, _sharing, temp_path_for
 from streamx.storage.object_pin import ObjectPin
-from streamx.storage.object_sources import source_for
+from streamx.storage.object_sources import Source, source_for
 from streamx.storage.parts import fetch_parts
 from streamx.storage.retry_budget import PERMANENT, RetryBudget
 from streamx.storage.settings import part_size
-from streamx.storage.slots import current_slots
+from streamx.storage.slots import Slots, current_slots
 
 __all__ = ["Fetch", "fetch_chunks"]
 
@@ -101,21 +101,40 @@ def _copy_local(source: str, out: int, chunks: list[tuple[int, int]]) -> None:
 def _fetch_remote(job: Fetch, out: int, timeout: float, retry: int) -> None:
     source = source_for(job.file.url)
     slots = current_slots() or _local_slots()
-    placed = _Placement(job.chunks)
     with _sharing() as files:
-        # Like a shard: one row group alone spreads over every connection.
-        size = part_size(placed.total, max(slots.count // files, 1))
+        # As a shard: a row group alone spreads over every connection, several share them.
+        size = part_size(sum(n for _, n in job.chunks), max(slots.count // files, 1))
         parts = ranged_parts(job.chunks, size)
+        budget = RetryBudget(job.file.url, retry, timeout)
+        try:
+            _fetch_parts(job, source, out, parts, (slots, budget))
+        except _STALE as err:
+            raise StaleIndexError(
+                f"{job.where}: the file changed on the server since its footer was read "
+                f"({err}); construct the dataset again to read the new data"
+            ) from err
+
+
+def _fetch_parts(
+    job: Fetch,
+    source: Source,
+    out: int,
+    parts: list[tuple[int, int]],
+    gates: tuple[Slots, RetryBudget],
+) -> None:
+    """Fetches ``parts`` into a staging file of the object's layout, moving each part's
+    chunk bytes into ``out`` once it is complete."""
+    slots, budget = gates
+    placed = _Placement(job.chunks)
     pin = ObjectPin(job.file.url)
     if _is_etag(job.file.version):
         pin.check(job.file.version, None)  # every part then asks If-Match the footer's one
+    failed: list[OSError] = []
     with tempfile.TemporaryFile(dir=os.path.dirname(job.path) or ".") as staging:
         into = staging.fileno()
 
         def fetch(fd: int, start: int, length: int, deadline: float) -> None:
             source.fetch_range(fd, start, length, job.file.size, deadline, pin)
-
-        failed: list[OSError] = []
 
         def done(start: int) -> None:
             try:
@@ -124,25 +143,19 @@ def _fetch_remote(job: Fetch, out: int, timeout: float, retry: int) -> None:
             except OSError as err:  # the part counts as fetched: raised once all have ended
                 failed.append(err)
 
-        try:
-            fetch_parts(
-                fetch,
-                into,
-                parts,
-                tmp=temp_path_for(job.path),  # names a hedge's scratch files, never created
-                budget=RetryBudget(job.file.url, retry, timeout),
-                slots=slots,
-                limit=_limit(source, slots),
-                done=done,
-                permanent=(*PERMANENT, *_STALE, RangeIgnoredError),
-            )
-            if failed:
-                raise failed[0]
-        except _STALE as err:
-            raise StaleIndexError(
-                f"{job.where}: the file changed on the server since its footer was read "
-                f"({err}); construct the dataset again to read the new data"
-            ) from err
+        fetch_parts(
+            fetch,
+            into,
+            parts,
+            tmp=temp_path_for(job.path),  # names a hedge's scratch files, never created
+            budget=budget,
+            slots=slots,
+            limit=_limit(source, slots),
+            done=done,
+            permanent=(*PERMANENT, *_STALE, RangeIgnoredError),
+        )
+    if failed:
+        raise failed[0]
 
 
 def _is_etag(version: str) -> bool:
@@ -160,12 +173,11 @@ class _Placement:
     def __init__(self, chunks: list[tuple[int, int]]) -> None:
         self.starts = [start for start, _ in chunks]
         self.chunks = chunks
-        self.local: list[int] = []
+        self.local: list[int] = []  # each chunk's offset in the local file
         at = 0
         for _, length in chunks:
             self.local.append(at)
             at += length
-        self.total = at
 
     def pieces(self, start: int, length: int) -> list[tuple[int, int, int]]:
         """``(object offset, local offset, length)`` of the chunk bytes in the object's
