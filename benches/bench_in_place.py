@@ -34,20 +34,28 @@ bytes the server sent, and ``correct``: every id exactly once.
 
 ``--workers N`` sets the loaders' workers (default 2; 0 reads in the measuring process).
 ``--local`` reads the same files from local disk instead (``ParquetStream`` and LitData
-over the directory; the other readers are Hub-only and refused).
+over the directory; the other readers are Hub-only and refused). ``--server https-40m``
+serves them from nginx over HTTPS instead of the Hub, capped at 40 MB/s per connection as
+S3 serves each GET (a CA made by the bench, trusted through ``AWS_CA_BUNDLE`` and
+``SSL_CERT_FILE``); streamx reads the files by name (``train-{00000..00003}-of-00004``:
+a plain HTTP server cannot list), and only its readers run. ``--image-group N`` sets the
+images' row group (default 64 rows, about 6.4 MB; 640 rows is a 64 MB row group).
 
 Usage: ``nice python benches/bench_in_place.py [--rows N] [--images N] [--numeric N]
-[--cases ...] [--libs ...] [--workers N] [--local]``.
+[--cases ...] [--libs ...] [--workers N] [--local] [--server hub|https-40m]
+[--image-group N]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +64,10 @@ import numpy as np
 from common import format_table, machine, run_worker, worker_main, write_results
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "in_place"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "storage"))
+from https_certs import make_certs
 from hub_server import HubServer
+from nginx_server import Nginx
 
 SCRIPT = Path(__file__).resolve()
 LIBS = (
@@ -69,6 +80,9 @@ LIBS = (
     "litdata",
 )
 LOCAL_LIBS = ("streamx", "streamx-2cols", "streamx-batched", "streamx-per-sample", "litdata")
+HTTPS_LIBS = LOCAL_LIBS[:-1]
+# name -> nginx's limit_rate per connection ("hub": the Hub's API, unthrottled)
+SERVERS: dict[str, str | None] = {"hub": None, "https-40m": "40m"}
 CASES = ("text", "images", "numeric")
 PEERS = ("hf", "pyarrow", "litdata")
 BATCH, WORKERS, FILES = 32, 2, 4
@@ -130,7 +144,7 @@ def _table(name: str, rows: int, start: int) -> Any:
     return _numeric_table(rows, start) if name == "numeric" else _image_table(rows, start)
 
 
-def write_repo(root: Path, name: str, rows: int) -> int:
+def write_repo(root: Path, name: str, rows: int, image_group: int = 64) -> int:
     """Writes the repository ``bench/NAME``; returns its bytes."""
     import pyarrow.parquet as pq
 
@@ -140,7 +154,7 @@ def write_repo(root: Path, name: str, rows: int) -> int:
     for number in range(FILES):
         start, count = number * per, min(per, rows - number * per)
         table = _table(name, count, start)
-        group = 64 if name == "images" else max(1, rows // 64)
+        group = image_group if name == "images" else max(1, rows // 64)
         path = folder / f"train-{number:05d}-of-{FILES:05d}.parquet"
         pq.write_table(table, path, row_group_size=group)
     return sum(p.stat().st_size for p in folder.iterdir())
@@ -161,15 +175,22 @@ def _source(spec: dict[str, Any]) -> str:
     return spec["folder"] if spec.get("folder") else f"hf://datasets/bench/{spec['name']}/data"
 
 
+def _files(spec: dict[str, Any]) -> str:
+    """The split's Parquet files as streamx names them: a glob, or over plain HTTPS (which
+    cannot list) by brace expansion."""
+    if not spec.get("endpoint"):
+        return f"{_source(spec)}/*.parquet"
+    folder = f"{spec['endpoint']}/datasets/bench/{spec['name']}/data"
+    return f"{folder}/train-{{00000..{FILES - 1:05d}}}-of-{FILES:05d}.parquet"
+
+
 def _streamx(spec: dict[str, Any]) -> Any:
     import streamx
 
     columns = None
     if spec["lib"] == "streamx-2cols":
         columns = ["id", "text"] if spec["name"] == "text" else ["id", "label"]
-    stream = streamx.ParquetStream(
-        remote=f"{_source(spec)}/*.parquet", local=spec["local"], columns=columns
-    )
+    stream = streamx.ParquetStream(remote=_files(spec), local=spec["local"], columns=columns)
     ds = streamx.StreamingDataset(streams=[stream], batch_size=BATCH, shuffle=False)
     if spec["lib"] in ("streamx-batched", "streamx-per-sample"):  # default collation
         batched = spec["lib"] == "streamx-batched"
@@ -240,15 +261,35 @@ def epoch(spec: dict[str, Any]) -> dict[str, Any]:
     return {"ttfs": first, "seconds": seconds, "rows_s": total / seconds, "correct": correct}
 
 
+@contextlib.contextmanager
+def _serving(root: Path, server: str) -> Iterator[tuple[str | None, Callable[[], int]]]:
+    """Serves ``root``; yields nginx's endpoint (None for the Hub) and the bytes it has sent."""
+    if server == "hub":
+        with HubServer(root) as hub:
+            os.environ.update(HF_ENDPOINT=hub.endpoint, HF_HUB_DISABLE_TELEMETRY="1")
+            yield None, lambda: hub.bytes_sent
+        return
+    certs = make_certs(Path(tempfile.mkdtemp(prefix="certs-", dir=root.parent)))
+    for variable in ("AWS_CA_BUNDLE", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE"):
+        os.environ[variable] = str(certs.ca)  # read by each worker, a fresh interpreter
+    with Nginx(root, limit_rate=SERVERS[server], tls=(certs.chain, certs.key)) as nginx:
+        yield nginx.endpoint, lambda: sum(entry.sent for entry in nginx.log())
+
+
 def bench(
-    root: Path, cases: dict[str, int], libs: tuple[str, ...], local: bool, workers: int
+    root: Path,
+    cases: dict[str, int],
+    libs: tuple[str, ...],
+    local: bool,
+    workers: int,
+    server: str = "hub",
 ) -> list[dict[str, Any]]:
     rows = []
-    with HubServer(root) as hub:
-        os.environ.update(HF_ENDPOINT=hub.endpoint, HF_HUB_DISABLE_TELEMETRY="1")
+    with _serving(root, server) as (endpoint, bytes_sent):
         for name, count in cases.items():
             size = sum(p.stat().st_size for p in (root / "datasets" / "bench" / name).rglob("*"))
-            row: dict[str, Any] = {"case": name, "rows": count, "mb": size / 1e6}
+            row: dict[str, Any] = {"case": name, "server": server, "rows": count}
+            row["mb"] = size / 1e6
             for lib in libs:
                 scratch = Path(tempfile.mkdtemp(prefix=f"cache-{lib}-", dir=root.parent))
                 os.environ["HF_HOME"] = str(scratch / "hf")
@@ -261,7 +302,9 @@ def bench(
                 }
                 if local:
                     spec["folder"] = str(root / "datasets" / "bench" / name / "data")
-                before = hub.bytes_sent
+                if endpoint is not None:
+                    spec["endpoint"] = endpoint
+                before = bytes_sent()
                 try:
                     result = run_worker(SCRIPT, spec, timeout=EPOCH_TIMEOUT_S)
                 except Exception as err:  # recorded, not fatal: one reader failing
@@ -271,7 +314,7 @@ def bench(
                 key = lib.replace("-", "_")
                 row[f"{key}_rows_s"] = result["rows_s"]
                 row[f"{key}_ttfs"] = result["ttfs"]
-                row[f"{key}_mb_sent"] = (hub.bytes_sent - before) / 1e6
+                row[f"{key}_mb_sent"] = (bytes_sent() - before) / 1e6
                 row[f"{key}_correct"] = result["correct"]
                 print(lib, name, result, f"{row[f'{key}_mb_sent']:.1f} MB sent", flush=True)
             for peer in PEERS:
@@ -287,6 +330,7 @@ def bench(
 
 COLUMNS = [
     ("case", "case", ""),
+    ("server", "server", ""),
     ("mb", "MB", ".0f"),
     ("streamx_rows_s", "streamx rows/s", ",.0f"),
     ("streamx_2cols_rows_s", "streamx 2 cols rows/s", ",.0f"),
@@ -320,16 +364,28 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--cases", nargs="+", choices=CASES, default=["text", "images"])
     parser.add_argument("--workers", type=int, default=WORKERS)
     parser.add_argument("--local", action="store_true", help="read the files from local disk")
+    parser.add_argument(
+        "--server",
+        choices=list(SERVERS),
+        default="hub",
+        help="hub: the Hub's API; https-40m: nginx over HTTPS, 40 MB/s per connection",
+    )
+    parser.add_argument("--image-group", type=int, default=64, help="rows per images row group")
     args = parser.parse_args(argv)
     if args.local and set(args.libs) - set(LOCAL_LIBS):
         parser.error(f"--local reads with {', '.join(LOCAL_LIBS)} only")
+    if args.server != "hub":
+        if args.local:
+            parser.error("--local reads no server")
+        if set(args.libs) - set(HTTPS_LIBS):
+            parser.error(f"--server {args.server} reads with {', '.join(HTTPS_LIBS)} only")
     counts = {"text": args.rows, "images": args.images, "numeric": args.numeric}
     cases = {name: counts[name] for name in args.cases}
     root = Path(tempfile.mkdtemp(prefix="streamx-in-place-")) / "hub"
     try:
         for name, count in cases.items():
-            write_repo(root, name, count)
-        rows = bench(root, cases, tuple(args.libs), args.local, args.workers)
+            write_repo(root, name, count, args.image_group)
+        rows = bench(root, cases, tuple(args.libs), args.local, args.workers, args.server)
     finally:
         shutil.rmtree(root.parent, ignore_errors=True)
     print(format_table(rows, COLUMNS))
@@ -337,6 +393,8 @@ def main(argv: list[str]) -> int:
         "machine": machine(),
         "cases": cases,
         "local": args.local,
+        "server": args.server,
+        "image_group": args.image_group,
         "workers": args.workers,
         "rows": rows,
     }
