@@ -2,9 +2,9 @@
 
 Chunks of ids are decoded in one call into Rust, through range reads while their shards
 still download; when the schema allows, whole batches come column by column
-(:mod:`~streamx.format.readers.batch_columns`, and for Parquet row groups
-:mod:`~streamx.format.parquet.batch_rows`). A subclass that overrides ``__getitem__``
-or ``get_item`` gets neither: every id then goes through ``ds[i]``, as in
+(:mod:`~streamx.format.readers.batch_columns`; for Parquet row groups and LitData chunks,
+the reader's :class:`~streamx.format.batch_parts.BatchReader`). A subclass that overrides
+``__getitem__`` or ``get_item`` gets neither: every id then goes through ``ds[i]``, as in
 mosaicml-streaming.
 """
 
@@ -58,15 +58,19 @@ def reader_access(
                 return stack_samples(layout, get_many(ids))
             return columns
 
-    rows = reader.parquet_rows if isinstance(reader, MixedSampleReader) else None
+    rows = reader.batch_reader if isinstance(reader, MixedSampleReader) else None
     if rows is not None:
         read_rows = rows.get_columns
 
         def get_columns(ids: list[int]) -> Columns:
             columns = read_rows(ids)
-            if columns is None:  # a row group not here yet: the miss handler's way
+            if columns is None:  # a shard not here yet: the miss handler's way fetches it
                 samples = get_many(ids)
-                return {name: [s[name] for s in samples] for name in samples[0]}
+                # Read again by column now that the shards are here, so that the pieces of a
+                # batch agree (one by column, one as values would stack unlike the rest).
+                columns = read_rows(ids)
+                if columns is None:  # evicted again meanwhile
+                    return {name: [s[name] for s in samples] for name in samples[0]}
             return columns
 
     return SampleAccess(

@@ -10,8 +10,14 @@ offset equal), and its compact ``json`` leaves are read from there.
 from __future__ import annotations
 
 import itertools
+import mmap
+import os
 import struct
+from collections.abc import Callable
 from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
 
 from streamx.exceptions import CorruptShardError
 from streamx.format.held_file import HeldFile
@@ -51,6 +57,47 @@ class ChunkReader:
         self._rows = self._arrow_rows(size) if not body or "json" in formats else None
         if not body and self._rows is None:
             raise CorruptShardError(f"{self._shown}: the chunk holds neither leaves nor rows")
+        # For batches. Mapped now, as the held file is opened: a copy evicted or replaced
+        # later still reads whole.
+        self._mapped: NDArray[np.uint8] | None = None
+        self.mapped()
+
+    @property
+    def rows(self) -> list[Any] | None:
+        """The samples of the chunk's Arrow footer, when they are read from there."""
+        return self._rows
+
+    @property
+    def decoders(self) -> list[Callable[[bytes], Any]]:
+        """Each leaf's decoder, in the order of a sample's leaves."""
+        return self._decoders
+
+    def offsets(self) -> NDArray[np.int64]:
+        """Where each sample starts, and one past the last sample's end."""
+        return np.asarray(self._offsets, np.int64)
+
+    def mapped(self) -> NDArray[np.uint8]:
+        """The chunk's bytes, mapped once (read-only): when the reader opens, or in a process
+        that unpickled it, at the first call.
+
+        Raises:
+            FileNotFoundError: If the cached copy is gone (evicted): it is fetched again.
+            CorruptShardError: If the copy is not as large as the index says.
+        """
+        if self._mapped is None:
+            with open(self._path, "rb") as file:
+                found = os.fstat(file.fileno()).st_size
+                if found != self.shard.raw_data.bytes:
+                    raise CorruptShardError(
+                        f"{self._shown}: its cached copy {self._path} is {found} bytes, the "
+                        f"index says {self.shard.raw_data.bytes}"
+                    )
+                view = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+            self._mapped = np.frombuffer(view, np.uint8)
+        return self._mapped
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_mapped": None}  # a map is this process's own
 
     def _arrow_rows(self, size: int) -> list[Any] | None:
         """The rows of the chunk's Arrow footer, or None when it has none."""
@@ -100,12 +147,12 @@ class ChunkReader:
         count = len(self._decoders)
         if len(data) < 4 * count:
             raise CorruptShardError(
-                f"{self._where(index)}: {len(data)} bytes, too few for its leaf sizes"
+                f"{self.where(index)}: {len(data)} bytes, too few for its leaf sizes"
             )
         sizes = struct.unpack_from(f"<{count}I", data, 0)
         if 4 * count + sum(sizes) != len(data):
             raise CorruptShardError(
-                f"{self._where(index)}: its leaf sizes do not add up to its bytes"
+                f"{self.where(index)}: its leaf sizes do not add up to its bytes"
             )
         leaves, at = [], 4 * count
         for number, (size, decode) in enumerate(zip(sizes, self._decoders)):
@@ -113,11 +160,12 @@ class ChunkReader:
                 leaves.append(decode(data[at : at + size]))
             except Exception as err:  # each format's own error: struct, PIL, numpy, UTF-8
                 raise CorruptShardError(
-                    f"{self._where(index)}, leaf {number}: does not decode ({err})"
+                    f"{self.where(index)}, leaf {number}: does not decode ({err})"
                 ) from err
             at += size
         return self._spec.build(iter(leaves))
 
-    def _where(self, index: int) -> str:
+    def where(self, index: int) -> str:
+        """The chunk and sample ``index``, as errors name them."""
         # Built on failure only: ``get`` is the hot path.
         return f"{self._shown}, sample {index}"

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from streamx import _core
+from streamx.format.batch_parts import Columns
 from streamx.format.columns import ColumnPlan
 from streamx.format.ndarray import NDArray
 
@@ -38,9 +39,6 @@ __all__ = [
 _SCALARS = frozenset(name for name, _ in _core.ndarray_dtype_codes()) - {"uint64"}
 # Columns default_collate leaves as the list of their values.
 _LISTED = frozenset(["bytes", "str"])
-
-# A batch: each column's array (fixed width) or list of values, in the schema's order.
-Columns = dict[str, "np.ndarray[Any, Any] | list[Any]"]
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,10 @@ from typing import Any
 
 from streamx import _core
 from streamx.exceptions import CorruptIndexError, CorruptShardError
+from streamx.format.batch_parts import BatchReader
 from streamx.format.encodings import SPLIT_ENCODINGS
 from streamx.format.index import FileInfo, ShardInfo
+from streamx.format.litdata.batch_samples import LitDataBatches
 from streamx.format.litdata.chunk import ChunkReader
 from streamx.format.parquet.batch_rows import ParquetRows
 from streamx.format.parquet.row_group import RowGroupReader
@@ -53,20 +55,31 @@ class MixedSampleReader:
         self.num_samples = self._starts[-1]
         self._open: dict[int, Any] = {}
         self.fast_get: Callable[[int], dict[str, Any] | None] | None = None
-        # Set when every shard is a Parquet row group of one set of columns: a batch is
-        # then read column by column.
-        self.parquet_rows = ParquetRows.over(self._shards)
+        # Set when the shards' format reads a batch column by column: every shard a Parquet
+        # row group of one set of columns, or a LitData chunk of one config of dict samples.
+        self.batch_reader: BatchReader | None = ParquetRows.over(
+            self._shards
+        ) or LitDataBatches.over(self._shards, self._chunk)
 
     def get(self, index: int) -> dict[str, Any]:
         """Returns sample ``index`` of the whole dataset."""
         if not 0 <= index < self.num_samples:
             raise IndexError(f"Sample index {index} out of range for {self.num_samples} samples")
         shard = bisect.bisect_right(self._starts, index) - 1
+        sample: dict[str, Any] = self._reader(shard).get(index - self._starts[shard])
+        return sample
+
+    def _reader(self, shard: int) -> Any:
         reader = self._open.get(shard)
         if reader is None:
             reader = self._open[shard] = _open_shard(self._shards[shard])
-        sample: dict[str, Any] = reader.get(index - self._starts[shard])
-        return sample
+        return reader
+
+    def _chunk(self, shard: int) -> ChunkReader:
+        """The reader of shard ``shard``, a LitData chunk (opened once, until evicted)."""
+        reader = self._reader(shard)
+        assert isinstance(reader, ChunkReader)
+        return reader
 
     def get_if_local(self, index: int) -> dict[str, Any] | None:
         """Sample ``index``, or ``None`` while its shard is not on local disk."""
