@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import os
 import shutil
 import sys
 import tempfile

@@ -61,6 +61,7 @@ class ChunkReader:
         # later still reads whole.
         self._mapped: NDArray[np.uint8] | None = None
         self.mapped()
+        self._offset_array: NDArray[np.int64] | None = None
 
     @property
     def rows(self) -> list[Any] | None:
@@ -73,8 +74,10 @@ class ChunkReader:
         return self._decoders
 
     def offsets(self) -> NDArray[np.int64]:
-        """Where each sample starts, and one past the last sample's end."""
-        return np.asarray(self._offsets, np.int64)
+        """Where each sample starts, and one past the last sample's end (made once)."""
+        if self._offset_array is None:
+            self._offset_array = np.asarray(self._offsets, np.int64)
+        return self._offset_array
 
     def mapped(self) -> NDArray[np.uint8]:
         """The chunk's bytes, mapped once (read-only): when the reader opens, or in a process
