@@ -1,14 +1,15 @@
 """The loader's chunks in the calibrated model: a worker yields nothing of a chunk before all
-of its shards are local, and at the start every worker fetches its first chunk's shards one
-by one, a shard two workers share fetched once (the first batch was 26-30% early with 0 or
-1 worker: it waited for the batch's shards, not the chunk's). No timing of this machine."""
+of its shards are local, and at the start every worker fetches all its first chunk's shards
+at once over the node's link, a shard two workers share fetched once (the first batch was
+26-30% early with 0 or 1 worker: it waited for the batch's shards, not the chunk's). No
+timing of this machine."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from streamx.sim.first_chunks import first_chunk_ready
+from streamx.sim.first_chunks import first_chunk_ready, shared_finish_times
 from streamx.sim.schedule import chunk_rows, node_queue
 
 
@@ -59,39 +60,43 @@ def test_chunked_queue_fetches_in_sample_order_within_a_chunk() -> None:
     assert queue.shards.tolist() == [3, 0, 2, 1]
 
 
-def test_one_worker_fetches_its_chunk_one_by_one() -> None:
-    # Samples of shards 0, 0, 1, 2 (chunk of 4; shard 3 is in the next chunk).
+def test_downloads_share_the_link_and_speed_up_as_others_end() -> None:
+    # 10, 20 and 30 bytes at once over a 30 B/s link, at most 20 B/s each: 10 B/s each
+    # until the first ends (t=1), then 15 B/s each for 10 more bytes of the second (t=1.67),
+    # then the third's last 10 bytes at its cap of 20 B/s (t=2.17).
+    ends = shared_finish_times(np.array([30, 10, 20], np.int64), 20.0, 30.0)
+    assert ends.tolist() == [pytest.approx(1 + 10 / 15 + 10 / 20), 1.0, pytest.approx(1 + 10 / 15)]
+    # One download alone runs at its own cap, not the link's.
+    assert shared_finish_times(np.array([40], np.int64), 10.0, 100.0).tolist() == [4.0]
+
+
+def test_one_worker_fetches_its_chunks_shards_at_once() -> None:
+    # Samples of shards 0, 0, 1, 2 (chunk of 4; shard 3 is in the next chunk): shards 0-2
+    # start together; a fast link leaves each at its own rate, so the largest sets the time.
     ids = np.array([0, 1, 2, 4, 6, 6], np.int64).reshape(1, 1, 3, 2)
     sizes = np.array([10, 20, 30, 40], np.int64)
-    ready = first_chunk_ready(ids, _shard_of(2), 4, sizes, 10.0)
-    assert ready.tolist() == [pytest.approx(6.0)]  # (10 + 20 + 30) / 10
+    ready = first_chunk_ready(ids, _shard_of(2), 4, sizes, 10.0, 1000.0)
+    assert ready.tolist() == [pytest.approx(3.0)]  # 30 / 10, not (10 + 20 + 30) / 10
+    # A link of one shard's rate: the three share it, the chunk's 60 bytes in 6 s.
+    ready = first_chunk_ready(ids, _shard_of(2), 4, sizes, 10.0, 10.0)
+    assert ready.tolist() == [pytest.approx(6.0)]
 
 
 def test_workers_fetch_a_shared_shard_once() -> None:
-    # Two workers: worker 0 reads shards 0, 1; worker 1 reads shards 2, 1 (chunk of 2).
+    # Two workers: worker 0 reads shards 0, 1; worker 1 reads shards 2, 1 (chunk of 2). The
+    # node fetches shards 0, 1, 2 once each, side by side, over a 30 B/s link.
     ids = np.array([[[[0, 1]], [[2, 1]]]], np.int64)  # (1 device, 2 workers, 1 batch, 2)
     sizes = np.array([10, 10, 30], np.int64)
-    ready = first_chunk_ready(ids, _shard_of(1), 2, sizes, 10.0)
-    # Worker 0: shard 0 by t=1, shard 1 by t=2 (it starts first: worker 1 is busy with
-    # shard 2 until t=3, then finds shard 1 already here).
-    assert ready.tolist() == [pytest.approx(2.0), pytest.approx(3.0)]
-    # Had worker 1 started shard 1 first, worker 0 would wait for that download.
-    ids = np.array([[[[0, 1]], [[1, 2]]]], np.int64)
-    sizes = np.array([30, 10, 10], np.int64)
-    ready = first_chunk_ready(ids, _shard_of(1), 2, sizes, 10.0)
-    assert ready.tolist() == [pytest.approx(3.0), pytest.approx(2.0)]
-
-
-def test_a_worker_waits_for_a_shard_another_is_fetching() -> None:
-    # Worker 1 starts shard 1 at t=0 (3 s); worker 0 reaches it at t=1 and waits until t=3.
-    ids = np.array([[[[0, 1]], [[1, 1]]]], np.int64)
-    sizes = np.array([10, 30], np.int64)
-    ready = first_chunk_ready(ids, _shard_of(1), 2, sizes, 10.0)
-    assert ready.tolist() == [pytest.approx(3.0), pytest.approx(3.0)]
+    ready = first_chunk_ready(ids, _shard_of(1), 2, sizes, 100.0, 30.0)
+    # Shards 0 and 1 end at t=1 (10 B/s each); shard 2 has 20 bytes left at 30 B/s.
+    assert ready.tolist() == [pytest.approx(1.0), pytest.approx(1 + 20 / 30)]
+    # Fetched twice, shard 1 would have taken a share of the link: 40 bytes, not 30, by t=1.
+    assert ready[1] < (10 + 10 + 10 + 30) / 30
 
 
 def test_the_slowest_device_sets_a_workers_ready_time() -> None:
-    # Two devices, one worker each: device 1's chunk is twice as large.
+    # Two devices, one worker each: device 1's chunk holds two shards of device 0's one.
     ids = np.array([[[[0, 0]]], [[[1, 2]]]], np.int64)
-    sizes = np.array([10, 10, 10], np.int64)
-    assert first_chunk_ready(ids, _shard_of(1), 2, sizes, 10.0).tolist() == [pytest.approx(2.0)]
+    sizes = np.array([10, 10, 20], np.int64)
+    ready = first_chunk_ready(ids, _shard_of(1), 2, sizes, 10.0, 1000.0)
+    assert ready.tolist() == [pytest.approx(2.0)]  # shard 2 alone, at 10 B/s

@@ -2,11 +2,11 @@
 than measured, and the first batch two thirds too early).
 
 Three things the loader does that the model now follows: a step's missing shards are
-fetched by the one worker per device that reads it (one shard at a time), while the other
-workers fetch theirs at once (the link); a worker yields no sample of a chunk before the
-whole chunk is local, so the first batch waits for the first chunk's shards, which the
-workers fetch one by one, a shard two of them need fetched once (issue: the first batch
-26-30% early with 0 or 1 worker); and the DataLoader starts its workers before anything is
+fetched by the one worker per device that reads it, while the other workers fetch theirs at
+once (the link); a worker yields no sample of a chunk before the whole chunk is local, so
+the first batch waits for the first chunk's shards, which the workers fetch all at once over
+the node's link, a shard two of them need fetched once (issue: the first batch 26-30% early
+with 0 or 1 worker); and the DataLoader starts its workers before anything is
 read, which ``streamx bench`` measures from a warm cache (``warm_first_batch_s``) and the
 first step pays. The accuracy against measured runs is in ``benches/README.md``
 (``benches/bench_sim.py --validate --workers W``); here no timing of this machine is used.
@@ -52,28 +52,34 @@ def _chunk_shards(cfg: SimConfig, worker: int) -> list[int]:
 
 
 def test_first_step_waits_for_its_whole_first_chunk() -> None:
-    cfg = _config(workers=1)
+    # A 40 MB/s link: the chunk's shards, fetched all at once, share it (5 each, under the
+    # one-shard rate of 8).
+    cfg = _config(workers=1, bandwidth=40 * MB)
     result = simulate(cfg)
     # The worker yields nothing before its first chunk (26 samples, more than the batch of
-    # 16) is decoded: every shard of the chunk, one at a time.
+    # 16) is decoded: every shard of the chunk, side by side over the link.
     shards = _chunk_shards(cfg, 0)
     ids = epoch_order(cfg, 0)[0, 0, 0, 0]
     assert len(shards) > len(set((ids[ids >= 0] // 100).tolist()))  # more than the batch's
-    expected = cfg.step_compute_time + len(shards) * 4 * MB / (8 * MB)
+    expected = cfg.step_compute_time + len(shards) * 4 * MB / (40 * MB)
     assert result.step_times[0] == pytest.approx(expected, rel=1e-6)
+    # With a fast link each shard runs at its own rate: the chunk takes one shard's time.
+    fast = simulate(_config(workers=1))
+    assert fast.step_times[0] == pytest.approx(cfg.step_compute_time + 4 * MB / (8 * MB))
 
 
 @pytest.mark.parametrize("workers", [2, 4])
 def test_workers_share_the_shards_of_their_first_chunks(workers: int) -> None:
-    cfg = _config(workers=workers)
+    cfg = _config(workers=workers, bandwidth=40 * MB)
     first = simulate(cfg).step_times[0] - cfg.step_compute_time
     mine = _chunk_shards(cfg, 0)
-    others = set().union(*(_chunk_shards(cfg, w) for w in range(1, workers)))
-    # Worker 0 fetches its chunk's shards one at a time, at most all of them; the other
-    # workers, fetching their own chunks meanwhile, bring some of those it shares with them.
-    assert others & set(mine)
-    assert first < len(mine) * 4 * MB / (8 * MB) - 1e-9
-    assert first >= len(set(mine) - others) * 4 * MB / (8 * MB) - 1e-9
+    others = [_chunk_shards(cfg, w) for w in range(1, workers)]
+    union = set(mine).union(*others)
+    # The node fetches every worker's first-chunk shards side by side, a shard two workers
+    # read once: equal shards all end when the union's bytes have crossed the link.
+    assert set(mine) & set().union(*others)
+    assert first == pytest.approx(len(union) * 4 * MB / (40 * MB), rel=1e-6)
+    assert len(union) < len(mine) + sum(len(o) for o in others)
 
 
 def test_more_workers_fill_the_link() -> None:

@@ -372,11 +372,13 @@ class ShardCache:
         if wanted:
             urgent = wanted[0]
             if urgent not in self._in_flight and not _files_ready(self._shards[urgent]):
-                # The shard needed now gets the bandwidth to itself; the look-ahead starts
-                # at the next call, once it is here (what makes the first sample quick).
-                # One read by range first starts its download once its first samples are
-                # in: the whole shard's GETs would compete with them.
-                wanted = [] if self.ranges_first(urgent) else [urgent]
+                # The shards read now get the bandwidth; the look-ahead starts at the next
+                # call, once they are here (what makes the first sample quick). All of them
+                # at once: a chunk yields nothing before its last shard is in, and a shuffled
+                # chunk touches dozens, which one at a time took a shard's time each. One
+                # read by range first starts its download once its first samples are in:
+                # the whole shard's GETs would compete with them.
+                wanted = [s for s in now if not self.ranges_first(s)]
             elif not self.limited:
                 # Every shard of the window is here or on its way (a failed prefetch is
                 # retried when the read needs it); under a limit, pins and recency are kept

@@ -10,20 +10,22 @@ Per step and node, as in mosaic's simulator:
    step that completes the shard.
 
 With a calibrated ``shard_bandwidth`` the link has two speeds, as streamx's loader has: a
-process whose next sample's shard is missing fetches that shard alone (its ranged parts
-over a few connections, ``shard_bandwidth``) before it looks ahead; once it is present,
-the look-ahead runs on every connection (``bandwidth``). So a step whose first shard is
-not yet local runs its node's link at ``min(bandwidth, processes * shard_bandwidth)``,
-every worker of every device fetching its own next shard; but the step itself waits for
-its shards at ``min(bandwidth, devices * shard_bandwidth)``, the rate of the one worker per
-device that reads it. The link keeps going while it waits: the other workers' shards
-further down the list arrive meanwhile, so the first batch of a run with ``W`` workers
+process whose chunk's first shard is missing fetches the chunk's missing shards (each at
+most ``shard_bandwidth``: its ranged parts over a few connections) before it looks ahead;
+once they are present, the look-ahead runs on every connection (``bandwidth``). With
+``k`` shards a chunk reads on average, a step whose first shard is not yet local runs its
+node's link at ``min(bandwidth, processes * k * shard_bandwidth)``, every worker of every
+device fetching its own chunk; but the step itself waits for its shards at
+``min(bandwidth, devices * k * shard_bandwidth)``, the rate of the one worker per device
+that reads it. The link keeps going while it waits: the other workers' shards further down
+the list arrive meanwhile, so the first batch of a run with ``W`` workers
 takes about as long as with one, and the next ``W - 1`` come soon after.
 
 A worker yields nothing of a chunk before all of its shards are local, so a step needs the
 shards of every chunk it starts (:mod:`~streamx.sim.schedule`). The run's first round of
 steps (each worker's first batch) waits as :mod:`~streamx.sim.first_chunks` finds: every
-worker fetching its first chunk's shards alone, a shard two workers share fetched once.
+worker fetching all its first chunk's shards at once over the node's link, a shard two
+workers share fetched once.
 
 Each node's lists are concatenated into one array with a running byte prefix ``P``, so a
 step is a handful of vectorised operations over the nodes.
@@ -81,7 +83,8 @@ def _per_step(
 
 @dataclass(frozen=True)
 class SlowStart:
-    """The loader's one-shard-at-a-time mode (see the module note).
+    """The loader's slow start: a chunk's missing shards before the look-ahead (see the
+    module note).
 
     Attributes:
         first: Per (step, node), :attr:`Checks.first <streamx.sim.schedule.Checks.first>`:

@@ -103,37 +103,45 @@ def _join(epochs: list[NodeQueue], first_steps: list[int]) -> NodeQueue:
 
 
 def _slow_start(
-    config: SimConfig, queues: list[NodeQueue], ready: NDArray[np.float64] | None
+    config: SimConfig,
+    queues: list[NodeQueue],
+    ready: NDArray[np.float64] | None,
+    chunk_shards: float,
 ) -> SlowStart | None:
-    """The loader's one-shard-at-a-time mode, when ``shard_bandwidth`` is calibrated."""
+    """The loader's slow start (a chunk's missing shards before the look-ahead), when
+    ``shard_bandwidth`` is calibrated."""
     if config.shard_bandwidth is None:
         return None
-    # Every worker of every device fetches its own missing shard at once (the link), but a
-    # step's shards are fetched by the one worker of each device that reads the step.
+    # A worker missing its chunk's next shard fetches every shard of the chunk at once
+    # (``chunk_shards`` of them on average), and every worker of every device does (the
+    # link); but a step's shards are fetched by the one worker of each device that reads it.
+    shard_rate = max(chunk_shards, 1.0) * config.shard_bandwidth
     processes = config.devices * config.workers
     return SlowStart(
         np.stack([q.checks.first for q in queues], axis=1),
         np.stack([q.checks.horizon for q in queues], axis=1),
         np.stack([q.checks.before for q in queues], axis=1),
-        min(config.bandwidth, processes * config.shard_bandwidth),
-        min(config.bandwidth, config.devices * config.shard_bandwidth),
+        min(config.bandwidth, processes * shard_rate),
+        min(config.bandwidth, config.devices * shard_rate),
         ready,
     )
 
 
 def _first_round(
     config: SimConfig, ids: NDArray[np.int64], shard_of: ShardOf, chunk: int, steps: int
-) -> NDArray[np.float64]:
-    """Per (step, node) of the first round, when its readers have their first chunks."""
+) -> tuple[NDArray[np.float64], float]:
+    """Per (step, node) of the first round, when its readers have their first chunks; and
+    how many distinct shards a chunk reads, on average over those first chunks."""
     assert config.shard_bandwidth is not None  # a chunk is modelled only with it
-    processes = config.devices * config.workers
-    rate = min(config.shard_bandwidth, config.bandwidth / processes)
     sizes = config.shards.download_bytes
+    rates = (config.shard_bandwidth, config.bandwidth)
     ready = np.stack(
-        [first_chunk_ready(ids[n], shard_of, chunk, sizes, rate) for n in range(config.nodes)],
+        [first_chunk_ready(ids[n], shard_of, chunk, sizes, *rates) for n in range(config.nodes)],
         axis=1,
     )
-    return ready[:steps]
+    firsts = ids[0].reshape(-1, ids.shape[3] * ids.shape[4])
+    counts = [len(np.unique(shard_of(row[row >= 0][:chunk]))) for row in firsts]
+    return ready[:steps], float(np.mean(counts)) if counts else 1.0
 
 
 def _chunk(config: SimConfig) -> int | None:
@@ -182,7 +190,7 @@ def simulate(config: SimConfig) -> SimResult:
     last_use = [np.full(num_shards, -1, np.int64) for _ in range(config.nodes)]
     parts: list[list[NodeQueue]] = [[] for _ in range(config.nodes)]
     chunk = _chunk(config)
-    ready = None
+    ready, chunk_shards = None, 1.0
     limited = config.limited
     reads: list[list[tuple[NDArray[np.int64], int, int]]] = [[] for _ in range(config.nodes)]
     # Nodes are independent and numpy releases the GIL in their array work: one thread per
@@ -194,7 +202,7 @@ def simulate(config: SimConfig) -> SimResult:
         for epoch, steps in enumerate(epoch_steps):
             ids = epoch_order(config, epoch)
             if epoch == 0 and chunk is not None:
-                ready = _first_round(config, ids, shard_of, chunk, steps)
+                ready, chunk_shards = _first_round(config, ids, shard_of, chunk, steps)
             args = [
                 (
                     ids[n],
@@ -224,7 +232,7 @@ def simulate(config: SimConfig) -> SimResult:
         sum(epoch_steps),
         config.step_compute_time,
         config.bandwidth,
-        _slow_start(config, queues, ready),
+        _slow_start(config, queues, ready, chunk_shards),
         config.mosaic_rounding,
     )
     cache = _cache_bound(queues, last_use, shards.raw_bytes, trace.done_step, sum(epoch_steps))
