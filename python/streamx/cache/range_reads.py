@@ -112,6 +112,9 @@ class RangeReads:
         self._remote = cache.remote_shards
         # Each shard's target is made when the shard is first read (not per shard here).
         self._targets: dict[int, Target | None] = {}
+        # Streams one of whose shards said its samples cannot be read by range: its
+        # siblings share its config (LitData's chunks), so no GET of their tables either.
+        self._not_by_range: set[int] = set()
         self._first: NDArray[np.int64] = np.asarray(layout.sample_offset_per_shard, np.int64)
         self._ends = self._first + np.asarray(layout.samples_per_shard, np.int64)
         self._cache = cache
@@ -127,11 +130,13 @@ class RangeReads:
 
     def _target(self, shard_id: int) -> Target | None:
         """What shard ``shard_id`` is read by range from, or None when it is not."""
+        stream = int(self._stream_of_shard[shard_id])
+        if stream in self._not_by_range:
+            return None
         if shard_id in self._targets:
             return self._targets[shard_id]
         target = None
         if self._enabled and self._remote[shard_id]:
-            stream = int(self._stream_of_shard[shard_id])
             shard = self._shards[shard_id]
             target = _target(self._streams[stream], shard, True, self._own_way[stream])
         return self._targets.setdefault(shard_id, target)  # one per shard across threads
@@ -214,7 +219,7 @@ class RangeReads:
             raise
         except NotByRange as err:
             logger.info("%s; waiting for the shard", err)
-            self._targets[shard_id] = None  # its header says so once: no GET of it again
+            self._not_by_range.add(int(self._stream_of_shard[shard_id]))
             return None
         except (OSError, CorruptShardError) as err:
             logger.info("range reads of %s failed (%r); waiting for the shard", target.url, err)
@@ -223,7 +228,7 @@ class RangeReads:
             raced = self._partials.get(shard_id)
             if raced is None:
                 self._partials[shard_id] = partial
-            done = [s for s in self._partials if files_ready(self._shard(s))]
+            done = [s for s, p in self._partials.items() if files_ready(p.target.shard)]
             stale = [
                 self._partials.pop(old)
                 for old in dict.fromkeys(done + list(self._partials)[:-_MAX_PARTIALS])
@@ -235,11 +240,6 @@ class RangeReads:
             partial.close()
             return raced
         return partial
-
-    def _shard(self, shard_id: int) -> ShardInfo:
-        target = self._target(shard_id)
-        assert target is not None  # only range-readable shards have partials
-        return target.shard
 
     def _fetch(self, shard_id: int, partial: Partial, local_ids: NDArray[np.int64]) -> bool:
         try:
