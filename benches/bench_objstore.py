@@ -43,6 +43,10 @@ members whole), and ``streamx-wds-index`` reads a wids shard index written besid
 
 ``--lit-too`` adds streamx reading LitData's own chunks in place (``LitDataStream``).
 
+``--shuffle`` reads shuffled epochs (``shuffle=True``; WebDataset left out: its shuffle is
+a buffer over shards streamed in order, another thing), where the first batch touches many
+shards.
+
 ``--whole-too`` adds streamx with range reads off (``STREAMX_RANGE_READS=0``: every sample
 waits for its whole shard), in the same run.
 
@@ -214,6 +218,7 @@ def _loader(spec: dict[str, Any]) -> Any:
         ds = litdata.StreamingDataset(
             Dir(path=spec["local"], url=remote),
             storage_options={"endpoint_url": spec["endpoint"]},
+            shuffle=spec.get("shuffle", False),
         )
         return litdata.StreamingDataLoader(
             ds, batch_size=BATCH, num_workers=WORKERS, **_collate(spec)
@@ -239,7 +244,7 @@ def _loader(spec: dict[str, Any]) -> Any:
 
         clean_stale_shared_memory()
     ds = module.StreamingDataset(
-        remote=remote, local=spec["local"], batch_size=BATCH, shuffle=False
+        remote=remote, local=spec["local"], batch_size=BATCH, shuffle=spec.get("shuffle", False)
     )
     return module.StreamingDataLoader(ds, batch_size=BATCH, num_workers=WORKERS, **_collate(spec))
 
@@ -297,6 +302,7 @@ def bench(
     libs: tuple[str, ...] = LIBS,
     collate: str = "identity",
     servers: tuple[str, ...] = ("unthrottled", "40m"),
+    shuffle: bool = False,
 ) -> list[dict[str, Any]]:
     rows = []
     env = {
@@ -335,6 +341,7 @@ def bench(
                             "local": local,
                             "endpoint": server.endpoint,
                             "collate": collate,
+                            "shuffle": shuffle,
                             "wds_shards": sorted(
                                 p.name for p in (root / BUCKET / f"wds-{workload}").glob("*.tar")
                             ),
@@ -438,6 +445,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--lit-too", action="store_true", help="also streamx reading LitData's chunks in place"
     )
+    parser.add_argument(
+        "--shuffle",
+        action="store_true",
+        help="shuffled epochs (streamx, mosaic and LitData with shuffle=True; not WebDataset)",
+    )
     args = parser.parse_args(argv)
     counts = {"img": args.img, "tokens": args.tokens}
     if args.quick:
@@ -459,7 +471,11 @@ def main(argv: list[str]) -> int:
         libs = (*libs, "streamx-lit") if args.lit_too else libs
         if args.libs:
             libs = tuple(args.libs)
-        rows = bench(root, counts, args.repeat, libs, args.collate, tuple(args.servers))
+        if args.shuffle:  # WebDataset's shuffle is a buffer over streamed shards: not comparable
+            libs = tuple(lib for lib in libs if lib != "webdataset")
+        rows = bench(
+            root, counts, args.repeat, libs, args.collate, tuple(args.servers), args.shuffle
+        )
     finally:
         shutil.rmtree(root, ignore_errors=True)
     columns = COLUMNS + WHOLE_COLUMNS if args.whole_too else COLUMNS
