@@ -68,7 +68,8 @@ def _dataset(remote: str, local: Path, **kwargs: Any) -> StreamingDataset:
 
 
 def _loader(ds: StreamingDataset, workers: int, batched: bool, **kwargs: Any) -> Any:
-    context = "fork" if workers else None
+    context = kwargs.pop("context", "fork")
+    context = context if workers else None
     return StreamingDataLoader(
         ds,
         batch_size=8,
@@ -111,17 +112,23 @@ def _outcome(loader: Any) -> tuple[list[Any], str | None]:
     return batches, None
 
 
-@pytest.mark.parametrize(("workers", "drop_last"), [(0, False), (2, True)])
+@pytest.mark.parametrize(
+    ("workers", "drop_last", "context"), [(0, False, None), (2, True, "fork"), (2, False, "spawn")]
+)
 def test_batches_equal_default_collate(
-    lit_dir: str, tmp_path: Path, workers: int, drop_last: bool
+    lit_dir: str, tmp_path: Path, workers: int, drop_last: bool, context: str | None
 ) -> None:
+    """Spawned workers get the dataset by pickle: each maps the chunks again (one epoch:
+    the oracle's workers fork, the order is the same)."""
     per_sample = _loader(_dataset(lit_dir, tmp_path / "a"), workers, False, drop_last=drop_last)
-    expected = [list(per_sample), list(per_sample)]  # the second epoch reshuffles
+    epochs = 1 if context == "spawn" else 2  # the second epoch reshuffles
+    expected = [list(per_sample) for _ in range(epochs)]
     ds = _dataset(lit_dir, tmp_path / "b")
     assert ds._sample_access().get_columns is not None
-    loader = _loader(ds, workers, batched=True, drop_last=drop_last)
+    assert ds[0]["id"] == 0  # a chunk open (mapped) here, before the workers start
+    loader = _loader(ds, workers, batched=True, drop_last=drop_last, context=context)
     assert loader._batched and not loader._inline()  # workers read batches key by key
-    got = [list(loader), list(loader)]
+    got = [list(loader) for _ in range(epochs)]
     _assert_same(got, expected)
     ids = [i for batch in got[0] for i in batch["id"].tolist()]
     assert ids != sorted(ids) and set(ids) <= set(range(COUNT))

@@ -19,6 +19,7 @@ chunk, the sample and the leaf.
 
 from __future__ import annotations
 
+import functools
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -107,19 +108,15 @@ def _one_size(frame: Frame, leaf: int) -> int | None:
     return int(sizes[0]) if len(sizes) and bool((sizes == sizes[0]).all()) else None
 
 
-def _scalar(dtype: str, width: int) -> LeafBatcher:
+def _scalar(dtype: str, width: int, frame: Frame, leaf: int) -> NDArray[Any] | None:
     """A number of ``width`` bytes (a bool: one byte, true unless zero)."""
-
-    def batch(frame: Frame, leaf: int) -> NDArray[Any] | None:
-        if _one_size(frame, leaf) != width:
-            return None  # the per-sample decoder says what is wrong
-        raw = _gather(frame.data, frame.starts[:, leaf], width)
-        if dtype == "bool":
-            flags: NDArray[np.bool_] = raw[:, 0] != 0
-            return flags
-        return raw.view(dtype).reshape(len(raw)).astype(dtype[1:])
-
-    return batch
+    if _one_size(frame, leaf) != width:
+        return None  # the per-sample decoder says what is wrong
+    raw = _gather(frame.data, frame.starts[:, leaf], width)
+    if dtype == "bool":
+        flags: NDArray[np.bool_] = raw[:, 0] != 0
+        return flags
+    return raw.view(dtype).reshape(len(raw)).astype(dtype[1:])
 
 
 def _array_of(names: tuple[str, ...], code: int) -> np.dtype[Any] | None:
@@ -132,51 +129,46 @@ def _array_of(names: tuple[str, ...], code: int) -> np.dtype[Any] | None:
         return None
 
 
-def _with_header(order: str, names: tuple[str, ...]) -> LeafBatcher:
+def _with_header(
+    order: str, names: tuple[str, ...], frame: Frame, leaf: int
+) -> NDArray[Any] | None:
     """An array after its dtype code, rank and dims (uint32s in ``order``)."""
-
-    def batch(frame: Frame, leaf: int) -> NDArray[Any] | None:
-        size = _one_size(frame, leaf)
-        if size is None or size < 8:
-            return None
-        starts = frame.starts[:, leaf]
-        first = int(starts[0])
-        code, rank = struct.unpack(f"{order}II", frame.data[first : first + 8].tobytes())
-        head = 8 + 4 * rank
-        dtype = _array_of(names, code)
-        if dtype is None or head > size:
-            return None
-        heads = _gather(frame.data, starts, head)
-        if not (heads == heads[0]).all():
-            return None
-        shape = struct.unpack(f"{order}{rank}I", heads[0, 8:].tobytes())
-        if size - head != dtype.itemsize * int(np.prod(shape, dtype=np.int64)):
-            return None
-        body = _gather(frame.data, starts + head, size - head)
-        return body.view(dtype).reshape(len(body), *shape)
-
-    return batch
+    size = _one_size(frame, leaf)
+    if size is None or size < 8:
+        return None
+    starts = frame.starts[:, leaf]
+    first = int(starts[0])
+    code, rank = struct.unpack(f"{order}II", frame.data[first : first + 8].tobytes())
+    head = 8 + 4 * rank
+    dtype = _array_of(names, code)
+    if dtype is None or head > size:
+        return None
+    heads = _gather(frame.data, starts, head)
+    if not (heads == heads[0]).all():
+        return None
+    shape = struct.unpack(f"{order}{rank}I", heads[0, 8:].tobytes())
+    if size - head != dtype.itemsize * int(np.prod(shape, dtype=np.int64)):
+        return None
+    body = _gather(frame.data, starts + head, size - head)
+    return body.view(dtype).reshape(len(body), *shape)
 
 
-def _flat(dtype: np.dtype[Any] | None) -> LeafBatcher:
+def _flat(dtype: np.dtype[Any] | None, frame: Frame, leaf: int) -> NDArray[Any] | None:
     """A 1-D array with no header."""
-
-    def batch(frame: Frame, leaf: int) -> NDArray[Any] | None:
-        size = _one_size(frame, leaf)
-        if dtype is None or size is None or size % dtype.itemsize:
-            return None
-        body = _gather(frame.data, frame.starts[:, leaf], size)
-        return body.view(dtype).reshape(len(body), size // dtype.itemsize)
-
-    return batch
+    size = _one_size(frame, leaf)
+    if dtype is None or size is None or size % dtype.itemsize:
+        return None
+    body = _gather(frame.data, frame.starts[:, leaf], size)
+    return body.view(dtype).reshape(len(body), size // dtype.itemsize)
 
 
+# Partials of module functions: a dataset's batch reader goes to spawned workers by pickle.
 _BATCHERS: dict[str, LeafBatcher] = {
-    "int": _scalar("<i8", 8),
-    "float": _scalar("<f8", 8),
-    "bool": _scalar("bool", 1),
-    "numpy": _with_header("<", NUMPY_DTYPES),
-    "tensor": _with_header(">", TORCH_DTYPES),
+    "int": functools.partial(_scalar, "<i8", 8),
+    "float": functools.partial(_scalar, "<f8", 8),
+    "bool": functools.partial(_scalar, "bool", 1),
+    "numpy": functools.partial(_with_header, "<", NUMPY_DTYPES),
+    "tensor": functools.partial(_with_header, ">", TORCH_DTYPES),
 }
 
 
@@ -186,7 +178,7 @@ def leaf_batcher(name: str) -> LeafBatcher | None:
         return _BATCHERS[name]
     kind, _, code = name.partition(":")
     if kind == "no_header_numpy" and code.isdigit():
-        return _flat(_array_of(NUMPY_DTYPES, int(code)))
+        return functools.partial(_flat, _array_of(NUMPY_DTYPES, int(code)))
     if kind == "no_header_tensor" and code.isdigit():
-        return _flat(_array_of(TORCH_DTYPES, int(code)))
+        return functools.partial(_flat, _array_of(TORCH_DTYPES, int(code)))
     return None

@@ -13,6 +13,7 @@ format.
 
 from __future__ import annotations
 
+import functools
 import io
 import pickle
 import struct
@@ -70,17 +71,15 @@ def _tensor(data: bytes) -> Any:
     return torch.frombuffer(body, dtype=dtype).reshape(shape)
 
 
-def _flat_tensor(code: int) -> Decoder:
+def _flat_tensor(code: int, data: bytes) -> Any:
+    import torch
+
     dtype = _torch_dtype(code)
+    return torch.frombuffer(bytearray(data), dtype=dtype) if data else torch.empty(0, dtype=dtype)
 
-    def decode(data: bytes) -> Any:
-        import torch
 
-        return (
-            torch.frombuffer(bytearray(data), dtype=dtype) if data else torch.empty(0, dtype=dtype)
-        )
-
-    return decode
+def _flat_numpy(dtype: np.dtype[Any], data: bytes) -> Any:
+    return np.frombuffer(data, dtype).copy()
 
 
 def _pil(data: bytes) -> Any:
@@ -97,12 +96,31 @@ def _jpeg(data: bytes) -> Any:
     return Image.open(io.BytesIO(data))
 
 
+def _str(data: bytes) -> str:
+    return data.decode("utf-8")
+
+
+def _int(data: bytes) -> int:
+    value: int = struct.unpack("<q", data)[0]
+    return value
+
+
+def _float(data: bytes) -> float:
+    value: float = struct.unpack("<d", data)[0]
+    return value
+
+
+def _bool(data: bytes) -> bool:
+    return data[0] != 0
+
+
+# Module functions and partials, not closures: a reader goes to spawned workers by pickle.
 _FIXED: dict[str, Decoder] = {
-    "str": lambda data: data.decode("utf-8"),
-    "text": lambda data: data.decode("utf-8"),
-    "int": lambda data: struct.unpack("<q", data)[0],
-    "float": lambda data: struct.unpack("<d", data)[0],
-    "bool": lambda data: data[0] != 0,
+    "str": _str,
+    "text": _str,
+    "int": _int,
+    "float": _float,
+    "bool": _bool,
     "bytes": bytes,
     "numpy": _numpy,
     "tensor": _tensor,
@@ -125,10 +143,10 @@ def leaf_decoder(name: str, allow_pickle: bool) -> Decoder:
         return _FIXED[name]
     kind, _, code = name.partition(":")
     if kind == "no_header_numpy" and code.isdigit():
-        dtype = _numpy_dtype(int(code))
-        return lambda data: np.frombuffer(data, dtype).copy()
+        return functools.partial(_flat_numpy, _numpy_dtype(int(code)))
     if kind == "no_header_tensor" and code.isdigit():
-        return _flat_tensor(int(code))
+        _torch_dtype(int(code))  # refused here, not at the first sample
+        return functools.partial(_flat_tensor, int(code))
     if name == "json":  # LitData's compact nesting; its rows are in the chunk's Arrow footer
         return _json_outside_arrow
     if name == "pickle":
