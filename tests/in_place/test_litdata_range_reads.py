@@ -57,18 +57,17 @@ def _check(sample: dict[str, Any], i: int) -> None:
     assert sample["data"].dtype == np.uint8 and sample["data"].tobytes() == _payload(i)
 
 
-def _optimize(fn: Any, out: Path) -> None:
-    import litdata
+def _write(fn: Any, out: Path) -> None:
+    """``fn(i)`` for every sample, in chunks of ``PER_CHUNK``, by LitData's own writer (the
+    one ``litdata.optimize`` runs in its workers; here in this process)."""
+    from litdata.streaming.writer import BinaryWriter
 
-    litdata.optimize(
-        fn=fn,
-        inputs=list(range(SAMPLES)),
-        output_dir=str(out),
-        chunk_size=PER_CHUNK,
-        num_workers=1,
-        mode="overwrite",
-        verbose=False,
-    )
+    out.mkdir(parents=True)
+    writer = BinaryWriter(str(out), chunk_size=PER_CHUNK)
+    for i in range(SAMPLES):
+        writer[i] = fn(i)
+    writer.done()
+    writer.merge(1)
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +75,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The served directory: ``bucket/ds`` (leaves), ``bucket/rows`` and ``bucket/json``."""
     root = tmp_path_factory.mktemp("served")
     for fn, name in ((leafy, "ds"), (tabular, "rows"), (listed, "json")):
-        _optimize(fn, root / "bucket" / name)
+        _write(fn, root / "bucket" / name)
         chunks = sorted((root / "bucket" / name).glob("chunk-*.bin"))
         assert len(chunks) == 2
         assert all(p.stat().st_size >= MIN_SHARD_BYTES for p in chunks)
