@@ -13,6 +13,7 @@ import os
 import random
 import shutil
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -192,8 +193,6 @@ def test_resume_mid_chunk_is_served_by_range(env: Nginx, served: Path, tmp_path:
 def test_concurrent_threads_read_one_downloading_chunk(
     env: Nginx, served: Path, tmp_path: Path
 ) -> None:
-    from concurrent.futures import ThreadPoolExecutor
-
     name = _copy(served)
     ds = _dataset(f"{env.endpoint}/bucket/{name}", tmp_path / "c")
     ids = list(range(PER_CHUNK, SAMPLES, 7))
