@@ -19,9 +19,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+import torch
 from nginx_server import LogEntry, Nginx, find_nginx  # tests/storage, on the path by conftest
 
-from streamx import LitDataStream, StreamingDataset
+from streamx import LitDataStream, StreamingDataLoader, StreamingDataset
 from streamx.cache.range_reads import MIN_SHARD_BYTES
 from streamx.exceptions import StaleIndexError
 from streamx.storage import filesystems
@@ -245,3 +246,28 @@ def test_rows_in_the_arrow_footer_keep_the_whole_chunk_path(
         assert not ranged
     else:  # the first chunk's offset table says so, for its siblings too: one GET in all
         assert len(ranged) == 1 and ranged[0] < 64 << 10
+
+
+def test_the_batched_loader_reads_by_range_as_the_whole_chunk(
+    env: Nginx, served: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The batched path reads a chunk not yet here through the ranges (the samples' values,
+    packed as the per-sample path packs them): its batches are the whole-chunk path's."""
+    name = _copy(served)
+    epochs, ranged = [], []
+    for setting in ("1", "0"):
+        monkeypatch.setenv("STREAMX_RANGE_READS", setting)
+        before = len(env.log())
+        ds = _dataset(f"{env.endpoint}/bucket/{name}", tmp_path / f"c{setting}", batch_size=8)
+        loader = StreamingDataLoader(ds, batch_size=8, num_workers=0, batched=True)
+        epochs.append(list(loader))
+        ranged.append(_gets(env.log()[before:], f"{name}/chunk-")[0])
+    assert ranged[0] and not ranged[1]
+    assert len(epochs[0]) == len(epochs[1]) == SAMPLES // 8
+    for ours, whole in zip(*epochs, strict=True):
+        assert ours["name"] == whole["name"]
+        for key in ("id", "data"):
+            assert ours[key].dtype == whole[key].dtype and torch.equal(ours[key], whole[key])
+    ids = [i for batch in epochs[0] for i in batch["id"].tolist()]
+    assert ids == list(range(SAMPLES))
+    assert bytes(epochs[0][0]["data"][3].numpy()) == _payload(3)
