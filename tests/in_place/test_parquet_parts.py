@@ -259,6 +259,22 @@ def test_a_file_rewritten_mid_way_is_stale(
     assert not [p for p in (tmp_path / "c").rglob("*") if p.name.endswith(".tmp")]
 
 
+def test_a_listing_etag_the_gets_do_not_carry_is_not_stale(
+    tmp_path: Path, parquet: bytes, parts_of_1mib: None
+) -> None:
+    # A CDN's answers: HEAD gives one ETag, GETs another (and refuse If-Match the first).
+    def answer(request: Request, handler: BaseHTTPRequestHandler) -> None:
+        etag = '"listing"' if request.method == "HEAD" else '"cdn"'
+        serve_bytes(handler, request, parquet, etag=etag)
+
+    with ScriptedServer(answer) as server:
+        stream = ParquetStream(remote=server.url("/t.parquet"), local=str(tmp_path / "c"))
+        ds = StreamingDataset(streams=[stream])
+        assert ds[0] == _expected_rows(parquet)[0]
+        refused = [r for r in server.requests if r.headers.get("if-match") == '"listing"']
+    assert refused  # the footer's ETag was asked for first
+
+
 class _Stalling:
     """Answers the footer's ranges; a row group's GETs get half their body, then silence."""
 

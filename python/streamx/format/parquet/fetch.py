@@ -12,7 +12,9 @@ other parts still download. The local file is renamed into place once every part
 A row group's bytes are one version of the object: the parts are pinned to the ``ETag``
 the footer was read at when the listing gave one (else to the first part's answer), so a
 file rewritten on the server, before the fetch or mid-way, fails with
-:class:`~streamx.exceptions.StaleIndexError` and never mixes two versions.
+:class:`~streamx.exceptions.StaleIndexError` and never mixes two versions. A refusal while
+the listing still gives the footer's ``ETag`` means the GETs answer with another one (a
+CDN's): the parts are then fetched again, pinned to their first answer.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from streamx.exceptions import (
     StaleIndexError,
 )
 from streamx.format.parquet.chunks import ranged_parts
-from streamx.format.remote_files import RemoteFile
+from streamx.format.remote_files import RemoteFile, changed_since
 from streamx.runtime.atomic_write import atomic_file
 from streamx.storage.download import _limit, _local_slots, _sharing, temp_path_for
 from streamx.storage.object_pin import ObjectPin
@@ -105,9 +107,18 @@ def _fetch_remote(job: Fetch, out: int, timeout: float, retry: int) -> None:
         # As a shard: a row group alone spreads over every connection, several share them.
         size = part_size(sum(n for _, n in job.chunks), max(slots.count // files, 1))
         parts = ranged_parts(job.chunks, size)
-        budget = RetryBudget(job.file.url, retry, timeout)
+        pinned = _is_etag(job.file.version)
         try:
-            _fetch_parts(job, source, out, parts, (slots, budget))
+            try:
+                budget = RetryBudget(job.file.url, retry, timeout)
+                _fetch_parts(job, source, out, parts, (slots, budget), pinned)
+            except ObjectChangedError:
+                # The listing still gives the footer's version: its ETag is not the one the
+                # GETs answer with (a CDN's, say). The parts then pin the first answer's.
+                if not pinned or changed_since(job.file) is not None:
+                    raise
+                budget = RetryBudget(job.file.url, retry, timeout)
+                _fetch_parts(job, source, out, parts, (slots, budget), False)
         except _STALE as err:
             raise StaleIndexError(
                 f"{job.where}: the file changed on the server since its footer was read "
@@ -121,14 +132,16 @@ def _fetch_parts(
     out: int,
     parts: list[tuple[int, int]],
     gates: tuple[Slots, RetryBudget],
+    pinned: bool,
 ) -> None:
     """Fetches ``parts`` into a staging file of the object's layout, moving each part's
-    chunk bytes into ``out`` once it is complete."""
+    chunk bytes into ``out`` once it is complete; ``pinned``: every part asks for the
+    footer's ``ETag`` (``If-Match``)."""
     slots, budget = gates
     placed = _Placement(job.chunks)
     pin = ObjectPin(job.file.url)
-    if _is_etag(job.file.version):
-        pin.check(job.file.version, None)  # every part then asks If-Match the footer's one
+    if pinned:
+        pin.check(job.file.version, None)
     failed: list[OSError] = []
     with tempfile.TemporaryFile(dir=os.path.dirname(job.path) or ".") as staging:
         into = staging.fileno()
