@@ -23,6 +23,7 @@ from pq_data import write_mds_like
 
 from streamx import LitDataStream, Stream, StreamingDataLoader, StreamingDataset
 from streamx.exceptions import CorruptShardError
+from streamx.format.litdata.batch_leaves import _gather
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("litdata")
@@ -275,6 +276,23 @@ def test_chunks_fetched_under_a_cache_limit(lit_dir: str, tmp_path: Path) -> Non
         got.append(list(_loader(limited, 2, batched)))
     _assert_same(got[1], got[0])
     assert sorted(i for b in got[1] for i in b["id"].tolist()) == list(range(COUNT))
+
+
+@pytest.mark.parametrize("width", [0, 3, 9000])
+def test_leaf_bytes_gathered_as_sliced(width: int) -> None:
+    """Evenly spaced leaves (one strided copy), others (one fancy index, or a copy per
+    sample when large), repeated and reversed: each row the bytes a slice gives."""
+    data = np.frombuffer(np.random.default_rng(5).bytes(200_000), np.uint8)
+    for begins in (
+        [0, 10_000, 20_000, 30_000],
+        [500, 70_000, 9, 12_345],
+        [7, 7, 100],
+        [40_000, 20_000, 0],
+        [3],
+    ):
+        rows = _gather(data, np.asarray(begins, np.int64), width)
+        assert rows.shape == (len(begins), width) and rows.flags.writeable
+        assert [r.tobytes() for r in rows] == [data[b : b + width].tobytes() for b in begins]
 
 
 def _corrupt(lit_dir: str, tmp_path: Path, sample: int, edit: Any) -> tuple[str, str]:

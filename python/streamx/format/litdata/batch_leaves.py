@@ -94,6 +94,15 @@ def leaf_values(frame: Frame, leaf: int) -> list[Any]:
 
 def _gather(data: NDArray[np.uint8], begins: NDArray[np.int64], width: int) -> NDArray[np.uint8]:
     """``width`` bytes from each of ``begins``, one row each (a fresh array)."""
+    if len(begins) > 1:
+        steps = np.diff(begins)
+        step = int(steps[0])
+        if step > 0 and bool((steps == step).all()):  # evenly spaced: one strided copy
+            shape, strides = (len(begins), width), (step, 1)
+            rows = np.lib.stride_tricks.as_strided(
+                data[begins[0] :], shape, strides, writeable=False
+            )
+            return rows.copy()
     if len(begins) * width <= _FANCY_BYTES:
         gathered: NDArray[np.uint8] = data[begins[:, None] + np.arange(width)]
         return gathered

@@ -66,7 +66,9 @@ class LitDataBatches:
         open_chunk: The reader of shard ``n`` (the dataset's own, so evicting it drops it).
     """
 
-    def __init__(self, shards: Sequence[ShardInfo], open_chunk: Callable[[int], ChunkReader]):
+    def __init__(
+        self, shards: Sequence[ShardInfo], open_chunk: Callable[[int], ChunkReader]
+    ) -> None:
         self._open = open_chunk
         self._ends = np.cumsum([shard.samples for shard in shards]).tolist()
         spec = parse_spec(shards[0].extra["data_spec"], str(shards[0].extra["source"]))
