@@ -20,6 +20,7 @@ use crate::shuffle::rng::Pcg64;
 use crate::shuffle::spans::Span;
 
 const MAGIC: [u8; 8] = *b"SXPY1EDR";
+/// Bumped whenever what a count keeps, or how it draws, changes: older files are then ignored.
 const VERSION: u32 = 1;
 const RNG: usize = 16 + 1 + 4;
 const SPAN: usize = 2 * RNG + 16;
