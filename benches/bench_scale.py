@@ -17,18 +17,25 @@ streamx: ``StreamingDataset(...)``, ``claim_pass()`` and the first piece of the 
 the worker's first batch. Resume: after ``load_state_dict`` at half the epoch, the time from
 ``claim_pass()`` to the first batch.
 
+The py1e count cache: a pass keeps its counted draws under ``<local>/.streamx/order-<uid>``
+(epochs of 5x10^6 samples and more). Rows without ``cache`` remove that directory first, so
+they count; ``--cache`` adds the rows with it (written by the row before, or by an untimed
+run of the same worker first): a fresh process that reads the counted draws from the file.
+
 Each measurement runs in a fresh interpreter; imports (torch's included) are not timed.
 *peak MiB* is the process's RSS high-water mark (``VmHWM``, imports included), *plan MiB*
 that mark minus the RSS just before ``StreamingDataset(...)``.
 
 Usage: ``python benches/bench_scale.py [--sizes 1e8,1e9,1e10] [--worlds 1x8x2,8x8x2:0,8x8x2:7]
-[--mosaic | --mosaic-only] [--resume] [--timeout S]``.
+[--mosaic | --mosaic-only] [--resume] [--cache] [--timeout S]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import sys
 import tempfile
 import time
@@ -66,6 +73,11 @@ def write_index(directory: Path, n: int) -> Path:
     return path
 
 
+def _count_dir(local: str) -> Path:
+    """Where a pass keeps the py1e count cache for ``local`` (``streamx.cache.order_counts``)."""
+    return Path(local) / ".streamx" / f"order-{os.getuid()}"
+
+
 def _hwm_mib() -> float:
     return status_mib("VmHWM")
 
@@ -87,6 +99,8 @@ def do_streamx(spec: dict[str, Any]) -> dict[str, Any]:
     nodes, ranks, workers, node = _world(spec)
     world = World(nodes, ranks, node * ranks, workers, 0)
     dataset_class = streamx.StreamingDataset  # imports torch: not timed
+    count_dir = _count_dir(spec["local"])
+    cached = count_dir.is_dir() and any(count_dir.iterdir())
     before = status_mib("VmRSS")
     start = time.perf_counter()
     ds = dataset_class(
@@ -115,6 +129,7 @@ def do_streamx(spec: dict[str, Any]) -> dict[str, Any]:
         "peak_mib": _hwm_mib(),
         "plan_mib": _hwm_mib() - before,
         "first": np.asarray(batch).tolist()[:4],
+        "cached": cached,
     }
 
 
@@ -161,6 +176,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--mosaic", action="store_true", help="mosaicml-streaming at 10^8")
     parser.add_argument("--resume", action="store_true", help="first batch after a resume")
     parser.add_argument("--mosaic-only", action="store_true", help="only mosaicml-streaming")
+    parser.add_argument("--cache", action="store_true", help="also with the py1e count cache")
     parser.add_argument("--timeout", type=float, default=300)
     parser.add_argument("--data", default=str(Path(tempfile.gettempdir()) / "streamx_scale"))
     args = parser.parse_args(argv)
@@ -169,21 +185,35 @@ def main(argv: list[str]) -> int:
         n = int(float(size))
         local = write_index(Path(args.data) / f"n{n:.0e}", n).parent
         for world in args.worlds.split(","):
-            kinds = [] if args.mosaic_only else [("streamx", False)]
+            kinds = [] if args.mosaic_only else [("streamx", False, False)]
             if args.resume and not args.mosaic_only:
-                kinds.append(("streamx", True))
+                kinds.append(("streamx", True, False))
+            if args.cache and not args.mosaic_only:
+                kinds += [("streamx", False, True), ("streamx", True, True)]
             if (args.mosaic or args.mosaic_only) and n <= 10**8:
-                kinds.append(("streaming", False))
-            for lib, resume in kinds:
+                kinds.append(("streaming", False, False))
+            for lib, resume, cache in kinds:
                 spec = {"lib": lib, "n": n, "world": world, "local": str(local), "resume": resume}
                 try:
+                    _prepare_counts(spec, cache, args.timeout)
                     result = run_worker(SCRIPT, spec, args.timeout)
                 except (RuntimeError, TimeoutError, OSError) as err:
                     result = {"error": str(err).strip().splitlines()[-1][:120]}
-                row = {"n": f"{n:.0e}", "world": world, "lib": lib, "resume": resume, **result}
+                row = {"n": f"{n:.0e}", "world": world, "lib": lib, "resume": resume}
+                row.update({"cache": cache, **result})
                 print(json.dumps(row), flush=True)
                 rows.append(row)
     return 0
+
+
+def _prepare_counts(spec: dict[str, Any], cache: bool, timeout: float) -> None:
+    """No count cache for a row without it; for a row with it, the cache the row before
+    left, or one an untimed run of the same worker writes now."""
+    count_dir = _count_dir(spec["local"])
+    if not cache:
+        shutil.rmtree(count_dir, ignore_errors=True)
+    elif not (count_dir.is_dir() and any(count_dir.iterdir())):
+        run_worker(SCRIPT, {**spec, "resume": False}, timeout)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """Type stubs for the Rust extension ``streamx._core``. Users never import it directly."""
 
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, final
 
@@ -100,9 +101,20 @@ class WorkerPieces:
     def position(self) -> int: ...
     @property
     def lazy(self) -> bool: ...
+    @property
+    def count_cache_stats(self) -> tuple[int, int, str | None] | None:
+        """``(canonical nodes read from the count cache, nodes written to it, why a file
+        found was not used or none could be written)``; ``None`` without a cache or where
+        no py1e shuffle is planned in pieces."""
 
 def plan_worker_pieces(
-    config: PlanConfig, node: int, rank: int, worker: int
+    config: PlanConfig,
+    node: int,
+    rank: int,
+    worker: int,
+    *,
+    count_cache_dir: str | os.PathLike[str] | None = None,
+    count_cache_min_samples: int = 0,
 ) -> tuple[WorkerPieces, _Warnings]: ...
 def get_shuffle(
     algo: str,

@@ -13,10 +13,13 @@ from typing import Any, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
+from streamx.cache.order_counts import count_cache_dir
 from streamx.dataset.layout import DatasetLayout
 from streamx.format.readers.batch_columns import Columns
+from streamx.order import epoch as epoch_order
 from streamx.order.epoch import plan_config, worker_id_pieces, worker_sample_ids
 from streamx.order.epoch_state import EpochStart
+from streamx.order.settings import PlanConfig
 from streamx.order.world import World
 from streamx.runtime import metrics
 
@@ -141,7 +144,19 @@ def _worker_pieces(
     config = plan_config(
         layout.plan_streams(), start.settings, start.epoch, start.sample_in_epoch, world
     )
-    return worker_id_pieces(config, world)
+    return worker_id_pieces(config, world, count_cache=_count_cache(config, layout))
+
+
+def _count_cache(config: PlanConfig, layout: DatasetLayout) -> str | None:
+    """Where the py1e shuffle keeps counted draws, for an epoch long enough to count them for
+    a while (no directory is made for smaller ones)."""
+    samples = sum(int(choose) for _, choose, _ in config["streams"])
+    lazy_py1e = config["batching_method"] == "random" and config["shuffle_algo"] == "py1e"
+    if not config["shuffle"] or not lazy_py1e:
+        return None
+    if samples < epoch_order.COUNT_CACHE_MIN_SAMPLES or not layout.local_dirs:
+        return None
+    return count_cache_dir(layout.local_dirs[0])
 
 
 def _read_batch(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import warnings
 from collections.abc import Iterator, Sequence
 
@@ -14,6 +15,7 @@ from streamx.order.settings import EpochSettings, PlanConfig, PlanStream
 from streamx.order.world import World
 
 __all__ = [
+    "COUNT_CACHE_MIN_SAMPLES",
     "emit_planner_messages",
     "plan_config",
     "plan_epoch",
@@ -32,6 +34,10 @@ MAX_PIECE = 1 << 20
 # epoch by orders of magnitude (2**60 canonical nodes) would keep a pass reading padding
 # for days. The whole plan refused those sizes by memory; pieces refuse them by count.
 MAX_PADDED_SLOTS = 1 << 32
+# The py1e shuffle's counted draws are kept in the count cache once a plan counted this many
+# samples' draws (about two draws a sample, 3-6 ns each: some 50 ms), so that a later start of
+# the epoch skips them; smaller epochs leave no file.
+COUNT_CACHE_MIN_SAMPLES = 5_000_000
 
 logger = logging.getLogger("streamx")
 
@@ -93,7 +99,12 @@ def worker_sample_ids(config: PlanConfig, world: World) -> NDArray[np.int64]:
 
 
 def worker_id_pieces(
-    config: PlanConfig, world: World, first: int | None = None, cap: int | None = None
+    config: PlanConfig,
+    world: World,
+    first: int | None = None,
+    cap: int | None = None,
+    *,
+    count_cache: str | os.PathLike[str] | None = None,
 ) -> Iterator[NDArray[np.int64]]:
     """This worker's sample ids for the epoch, as :func:`worker_sample_ids` orders them with
     the padding dropped, in consecutive non-empty pieces of at most ``cap``, each planned when
@@ -101,6 +112,12 @@ def worker_id_pieces(
     configurations are planned whole now and handed out in pieces). The first piece plans
     ``first`` slots (default :data:`FIRST_PIECE`), each next one twice as many, up to ``cap``
     (default :data:`MAX_PIECE`).
+
+    With ``count_cache``, a directory only this user can write, the ``py1e`` shuffle reads
+    the epoch's counted draws from there where an earlier plan of the same epoch left them,
+    and leaves them there once it counted :data:`COUNT_CACHE_MIN_SAMPLES` samples' draws
+    itself. What it did is logged to the ``streamx`` logger at debug level; a cache that
+    cannot be used is counted around, never an error.
 
     Planning starts here: errors are raised and warnings emitted by this call.
 
@@ -112,7 +129,12 @@ def worker_id_pieces(
     if first < 1 or cap < first:
         raise ValueError(f"piece sizes must satisfy 1 <= first <= cap, got {first} and {cap}")
     pieces, messages = _core.plan_worker_pieces(
-        config, world.node, world.rank_of_node, world.worker_of_rank
+        config,
+        world.node,
+        world.rank_of_node,
+        world.worker_of_rank,
+        count_cache_dir=count_cache,
+        count_cache_min_samples=COUNT_CACHE_MIN_SAMPLES,
     )
     emit_planner_messages(messages)
     epoch = sum(int(choose) for _, choose, _ in config["streams"])
@@ -129,14 +151,35 @@ def worker_id_pieces(
 
 
 def _pieces(pieces: _core.WorkerPieces, size: int, cap: int) -> Iterator[NDArray[np.int64]]:
+    logged = _log_count_cache(pieces, None)
     while True:
         ids = pieces.next_piece(size)
+        logged = _log_count_cache(pieces, logged)
         if not len(ids):
             return
         ids = ids[ids >= 0]
         if len(ids):
             yield ids
         size = min(2 * size, cap)
+
+
+_CountCacheStats = tuple[int, int, str | None] | None
+
+
+def _log_count_cache(pieces: _core.WorkerPieces, logged: _CountCacheStats) -> _CountCacheStats:
+    """Logs what the count cache did since ``logged`` (each change once); the new stats."""
+    stats = pieces.count_cache_stats
+    if stats is None or stats == logged:
+        return stats
+    loaded, saved, problem = stats
+    before = logged or (0, 0, None)
+    if loaded != before[0]:
+        logger.debug("py1e: %d canonical nodes' draws read from the count cache", loaded)
+    if saved != before[1]:
+        logger.debug("py1e: %d canonical nodes' draws kept in the count cache", saved)
+    if problem != before[2]:
+        logger.debug("py1e count cache: %s", problem)
+    return stats
 
 
 def plan_epoch(config: PlanConfig) -> NDArray[np.int64]:

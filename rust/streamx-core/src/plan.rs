@@ -7,6 +7,7 @@
 
 use crate::batching;
 use crate::partition::Partition;
+use crate::shuffle::{CountCache, CountCacheStats};
 use crate::warning::Warnings;
 use crate::{Error, Result};
 
@@ -101,6 +102,17 @@ pub fn plan_worker_pieces(
     rank: usize,
     worker: usize,
 ) -> Result<WorkerCursor> {
+    plan_worker_pieces_cached(cfg, [node, rank, worker], None)
+}
+
+/// [`plan_worker_pieces`], reading py1e's counted draws from `cache` where it holds this
+/// epoch's, and keeping them there once counting them took long enough (best effort: a cache
+/// that cannot be used is reported in [`WorkerCursor::count_cache_stats`], never an error).
+pub fn plan_worker_pieces_cached(
+    cfg: &EpochConfig,
+    [node, rank, worker]: [usize; 3],
+    cache: Option<&CountCache>,
+) -> Result<WorkerCursor> {
     cfg.validate_bounded(false)?;
     let w = &cfg.world;
     if node >= w.num_nodes || rank >= w.ranks_per_node || worker >= w.workers_per_rank {
@@ -110,7 +122,7 @@ pub fn plan_worker_pieces(
         )));
     }
     let mut warnings = Warnings::new();
-    if let Some(lazy) = batching::lazy_worker(cfg, [node, rank, worker], &mut warnings)? {
+    if let Some(lazy) = batching::lazy_worker(cfg, [node, rank, worker], cache, &mut warnings)? {
         return Ok(WorkerCursor {
             inner: Cursor::Lazy(Box::new(lazy)),
             warnings,
@@ -152,6 +164,15 @@ impl WorkerCursor {
     /// whole at the start).
     pub fn is_lazy(&self) -> bool {
         matches!(self.inner, Cursor::Lazy(_))
+    }
+
+    /// What the plan did with its [`CountCache`]: `None` without one, or where no py1e
+    /// shuffle is evaluated in pieces.
+    pub fn count_cache_stats(&self) -> Option<&CountCacheStats> {
+        match &self.inner {
+            Cursor::Lazy(lazy) => lazy.count_cache_stats(),
+            Cursor::Whole { .. } => None,
+        }
     }
 
     /// The ids of the next `max` slots (-1 for padding), fewer at the end, none past it.

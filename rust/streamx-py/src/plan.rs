@@ -1,6 +1,7 @@
 //! Epoch order entry points: the whole plan, one worker's share, and the building blocks
 //! (shuffle, partition, sampling) that the parity tests compare with mosaicml-streaming.
 
+use std::path::PathBuf;
 use std::sync::Mutex;
 
 use numpy::{IntoPyArray, PyArray1, PyArrayDyn, PyArrayMethods};
@@ -9,7 +10,7 @@ use streamx_core::partition::{self, PartitionAlgo, PartitionSpec};
 use streamx_core::plan::{self, EpochConfig, StreamSpec, World};
 use streamx_core::resample::{self, ResampleParams, StreamShards};
 use streamx_core::sampling;
-use streamx_core::shuffle::{self, ShuffleAlgo};
+use streamx_core::shuffle::{self, CountCache, ShuffleAlgo};
 use streamx_core::warning::{Warning, WarningKind};
 
 use crate::enter::enter_core;
@@ -165,20 +166,36 @@ impl WorkerPieces {
     fn lazy(&self) -> bool {
         self.cursor().is_lazy()
     }
+
+    /// `(nodes loaded, nodes saved, problem)` of the py1e count cache; `None` without one.
+    #[getter]
+    fn count_cache_stats(&self) -> Option<(usize, usize, Option<String>)> {
+        let cursor = self.cursor();
+        let stats = cursor.count_cache_stats()?;
+        Some((stats.loaded_nodes, stats.saved_nodes, stats.problem.clone()))
+    }
 }
 
-/// One worker's ids of the epoch as a [`WorkerPieces`] at its first slot, and the warnings.
+/// One worker's ids of the epoch as a [`WorkerPieces`] at its first slot, and the warnings;
+/// py1e's counted draws read from and kept in `count_cache_dir` (best effort).
 #[pyfunction]
+#[pyo3(signature = (config, node, rank, worker, *, count_cache_dir=None, count_cache_min_samples=0))]
 fn plan_worker_pieces(
     py: Python<'_>,
     config: ConfigArg,
     node: usize,
     rank: usize,
     worker: usize,
+    count_cache_dir: Option<PathBuf>,
+    count_cache_min_samples: u64,
 ) -> PyResult<(WorkerPieces, PyWarnings)> {
     let cfg = config.build()?;
+    let cache = count_cache_dir.map(|dir| CountCache {
+        dir,
+        min_samples: count_cache_min_samples,
+    });
     let mut cursor = enter_core(py, move || {
-        plan::plan_worker_pieces(&cfg, node, rank, worker)
+        plan::plan_worker_pieces_cached(&cfg, [node, rank, worker], cache.as_ref())
     })?;
     let warnings = std::mem::take(&mut cursor.warnings);
     let pieces = WorkerPieces {

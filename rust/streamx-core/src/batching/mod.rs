@@ -55,12 +55,13 @@ pub(crate) fn generate_worker(
 pub(crate) fn lazy_worker(
     cfg: &EpochConfig,
     index: [usize; 3],
+    cache: Option<&crate::shuffle::CountCache>,
     warnings: &mut Warnings,
 ) -> Result<Option<random::LazyWorker>> {
     if cfg.batching_method != BatchingMethod::Random {
         return Ok(None);
     }
-    random::LazyWorker::new(cfg, index, warnings)
+    random::LazyWorker::new(cfg, index, cache, warnings)
 }
 
 pub(crate) use random::LazyWorker;

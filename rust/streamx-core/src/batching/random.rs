@@ -6,7 +6,7 @@ use crate::epoch_config::EpochConfig;
 use crate::partition::{Layout, Partition, PartitionSpec};
 use crate::resample::resample_units;
 use crate::resample::ResampledUnits;
-use crate::shuffle::{get_shuffle_parts, LazyShuffle, ShuffleArgs};
+use crate::shuffle::{get_shuffle_parts, CountCache, CountCacheStats, LazyShuffle, ShuffleArgs};
 use crate::warning::Warnings;
 use crate::{Error, Result};
 
@@ -94,10 +94,12 @@ pub(crate) struct LazyWorker {
 
 impl LazyWorker {
     /// The worker's cursor at its first slot, or `None` when the configured shuffle is only
-    /// evaluated whole. Checks, errors and warnings are those of [`worker`].
+    /// evaluated whole. Checks, errors and warnings are those of [`worker`]; py1e's counted
+    /// draws are read from and kept in `cache`, if given.
     pub(crate) fn new(
         cfg: &EpochConfig,
         [node, rank, worker]: [usize; 3],
+        cache: Option<&CountCache>,
         warnings: &mut Warnings,
     ) -> Result<Option<Self>> {
         let units = resample_units(&cfg.stream_shards(), &cfg.resample_params())?;
@@ -118,7 +120,7 @@ impl LazyWorker {
                 epoch: cfg.epoch,
                 block_size: cfg.shuffle_block_size,
             };
-            match LazyShuffle::new(&args, warnings)? {
+            match LazyShuffle::new(&args, cache, warnings)? {
                 Some(lazy) => Some(lazy),
                 None => return Ok(None),
             }
@@ -138,6 +140,11 @@ impl LazyWorker {
     /// The length of the worker's slice, padding included.
     pub(crate) fn len(&self) -> usize {
         self.slots.0 * self.slots.1
+    }
+
+    /// What the shuffle did with its [`CountCache`], if one was given.
+    pub(crate) fn count_cache_stats(&self) -> Option<&CountCacheStats> {
+        self.shuffle.as_ref()?.count_cache_stats()
     }
 
     /// The next slot to come.

@@ -21,6 +21,7 @@ use std::str::FromStr;
 use crate::warning::Warnings;
 use crate::{Error, Result};
 pub use partial::PartialShuffle;
+pub use py1e::{CountCache, CountCacheStats};
 pub(crate) use want::{Parts, Picker, Want};
 
 /// streaming's default `shuffle_block_size` argument of `get_shuffle` (`1 << 18`).
@@ -239,8 +240,13 @@ pub struct LazyShuffle {
 
 impl LazyShuffle {
     /// Checks `args` as the whole shuffle does and pushes its warnings; `None` for the
-    /// algorithms evaluated whole (every one but `py1e`).
-    pub fn new(args: &ShuffleArgs<'_>, warnings: &mut Warnings) -> Result<Option<Self>> {
+    /// algorithms evaluated whole (every one but `py1e`). Counted draws are read from and kept
+    /// in `cache`, if given.
+    pub fn new(
+        args: &ShuffleArgs<'_>,
+        cache: Option<&CountCache>,
+        warnings: &mut Warnings,
+    ) -> Result<Option<Self>> {
         if args.algo != ShuffleAlgo::Py1e {
             return Ok(None);
         }
@@ -257,12 +263,18 @@ impl LazyShuffle {
             run_seed,
             run_seed + u128::from(args.epoch),
             args.block_size,
+            cache,
             warnings,
         )?;
         Ok(Some(LazyShuffle {
             bounds: spans::node_bounds(total, ncn),
             py1e,
         }))
+    }
+
+    /// What was done with the [`CountCache`], if one was given.
+    pub fn count_cache_stats(&self) -> Option<&CountCacheStats> {
+        self.py1e.count_cache_stats()
     }
 
     /// The values at `positions` (sorted, unique), in their order.

@@ -6,7 +6,12 @@
 //! and the generator where its shifts start. That is a few words per span. A piece then lays
 //! out only the window its ranks need, redrawing the shuffles of the spans in that window from
 //! their kept generators, exactly as [`super::window::pick_node`] does for one whole call.
+//!
+//! Given a [`CountCache`], the counted draws are read from the epoch's file where one holds
+//! them, and written there once a count took long enough to be worth skipping next time.
 
+use super::draws_file::{decode, encode, max_len, Key};
+use super::draws_store::{self, CountCache, CountCacheStats};
 use super::rank::pick_in_window;
 use super::window::{draw_shifts, shuffled_part, span_parts, window, window_positions, Shifts};
 use super::{check_nodes, tail_warns, SMALL_BLOCK};
@@ -23,17 +28,50 @@ use crate::Result;
 const RANK_SPREAD: usize = 1 << 20;
 
 /// What a node's later pieces need from its draws.
-struct NodeDraws {
+pub(super) struct NodeDraws {
     /// Per span, its size.
-    sizes: Vec<usize>,
+    pub(super) sizes: Vec<usize>,
     /// Per span, the generator at its shuffle's first draw.
-    shuffles: Vec<Pcg64>,
+    pub(super) shuffles: Vec<Pcg64>,
     /// Per span, its shift range and the generator at its first shift.
-    shifts: Vec<Shifts>,
+    pub(super) shifts: Vec<Shifts>,
     /// The rank margin of the node's actual shifts (see `window`).
-    margin: usize,
+    pub(super) margin: usize,
     /// The node's sample count.
-    total: usize,
+    pub(super) total: usize,
+    /// Whether a block drawn for the node was smaller than its span (streaming's warning).
+    pub(super) small_block: bool,
+}
+
+impl NodeDraws {
+    pub(super) fn new(
+        sizes: Vec<usize>,
+        shuffles: Vec<Pcg64>,
+        shifts: Vec<Shifts>,
+        small_block: bool,
+    ) -> Self {
+        let high = shifts.iter().map(|s| s.high).fold(0.0, f64::max);
+        let low = shifts.iter().map(|s| s.low).fold(0.0, f64::min);
+        NodeDraws {
+            total: sizes.iter().sum(),
+            sizes,
+            shuffles,
+            shifts,
+            margin: (high - low).ceil() as usize + 2,
+            small_block,
+        }
+    }
+}
+
+/// The epoch's [`CountCache`], the key of its draws, and what was done with it.
+struct Store {
+    cache: CountCache,
+    key: Key,
+    /// Samples whose draws were counted here since the file was last read or written.
+    unsaved: u64,
+    /// No file is written: the directory is not private, or a write failed.
+    off: bool,
+    stats: CountCacheStats,
 }
 
 /// py1e over a whole epoch, evaluated node by node as pieces ask for ranks.
@@ -45,6 +83,7 @@ pub(crate) struct LazyPy1e {
     rng: Pcg64,
     /// The nodes counted so far, in order.
     nodes: Vec<NodeDraws>,
+    store: Option<Store>,
 }
 
 impl LazyPy1e {
@@ -56,6 +95,7 @@ impl LazyPy1e {
         seed: u128,
         epoch_seed: u128,
         block_size: usize,
+        cache: Option<&CountCache>,
         warnings: &mut Warnings,
     ) -> Result<Self> {
         let NodeSpans {
@@ -66,16 +106,27 @@ impl LazyPy1e {
         } = NodeSpans::new(sizes, num_nodes, seed, epoch_seed);
         let bounds = block_bounds(block_size);
         check_nodes(&spans, &groups, &epoch_rng, bounds, num_nodes)?;
+        let store = cache.map(|cache| Store {
+            cache: cache.clone(),
+            key: Key::new(sizes, num_nodes, seed, epoch_seed, block_size),
+            unsaved: 0,
+            off: false,
+            stats: CountCacheStats::default(),
+        });
         let mut lazy = LazyPy1e {
             spans,
             groups,
             bounds,
             rng: epoch_rng,
             nodes: Vec::new(),
+            store,
         };
-        let warns = match tail_warns(&lazy.spans, bounds) {
-            Some(warns) => warns,
-            None => lazy.count_through(lazy.groups.len())?,
+        lazy.load();
+        let warns = if let Some(warns) = tail_warns(&lazy.spans, bounds) {
+            warns
+        } else {
+            lazy.count_through(lazy.groups.len())?;
+            lazy.nodes.iter().any(|n| n.small_block)
         };
         if warns {
             warnings.push(Warning::user(SMALL_BLOCK));
@@ -83,21 +134,82 @@ impl LazyPy1e {
         Ok(lazy)
     }
 
-    /// Counts nodes until `end` of them are known; whether any of them drew a block smaller
-    /// than its span.
-    fn count_through(&mut self, end: usize) -> Result<bool> {
-        let mut small_block = false;
+    /// What was done with the [`CountCache`], if one was given.
+    pub(crate) fn count_cache_stats(&self) -> Option<&CountCacheStats> {
+        self.store.as_ref().map(|s| &s.stats)
+    }
+
+    /// Counts nodes until `end` of them are known, then keeps them if that took long enough.
+    fn count_through(&mut self, end: usize) -> Result<()> {
+        let mut counted = 0;
         while self.nodes.len() < end {
             let (a, b) = self.groups[self.nodes.len()];
-            let node = count_node(
-                &mut self.rng,
-                &self.spans[a..b],
-                self.bounds,
-                &mut small_block,
-            )?;
+            let node = count_node(&mut self.rng, &self.spans[a..b], self.bounds)?;
+            counted += node.total as u64;
             self.nodes.push(node);
         }
-        Ok(small_block)
+        if counted > 0 {
+            self.save(counted);
+        }
+        Ok(())
+    }
+
+    /// Takes the counted nodes from the epoch's file, if it holds them.
+    fn load(&mut self) {
+        let Some(store) = &mut self.store else {
+            return;
+        };
+        let dir = &store.cache.dir;
+        if let Err(err) = draws_store::check_private(dir) {
+            store.stats.problem = Some(err.to_string());
+            store.off = true;
+            return;
+        }
+        let name = draws_store::file_name(store.key.digest);
+        let bytes = match draws_store::read(dir, &name, max_len(&self.groups)) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return,
+            Err(err) => {
+                store.stats.problem = Some(format!("{}: {err}", dir.join(&name).display()));
+                return;
+            }
+        };
+        let inc = self.rng.words().1;
+        if let Some((nodes, after)) = decode(&bytes, &store.key, inc, &self.spans, &self.groups) {
+            store.stats.loaded_nodes = nodes.len();
+            self.nodes = nodes;
+            self.rng = after;
+        } else {
+            let path = dir.join(&name);
+            store.stats.problem = Some(format!(
+                "{} does not hold this epoch's draws: ignored",
+                path.display()
+            ));
+        }
+    }
+
+    /// Writes every node counted so far, once `counted` more samples make it worth it.
+    fn save(&mut self, counted: u64) {
+        let Some(store) = &mut self.store else {
+            return;
+        };
+        store.unsaved = store.unsaved.saturating_add(counted);
+        if store.off || store.unsaved < store.cache.min_samples {
+            return;
+        }
+        let bytes = encode(&store.key, self.rng.words().1, &self.nodes, &self.rng);
+        let name = draws_store::file_name(store.key.digest);
+        match draws_store::write(&store.cache.dir, &name, &bytes) {
+            Ok(()) => {
+                store.stats.saved_nodes = self.nodes.len();
+                store.unsaved = 0;
+            }
+            Err(err) => {
+                let path = store.cache.dir.join(&name);
+                store.stats.problem = Some(format!("{}: {err}", path.display()));
+                store.off = true;
+            }
+        }
     }
 
     /// Node `node`'s order at the sorted, unique `ranks`.
@@ -119,12 +231,7 @@ impl LazyPy1e {
 }
 
 /// One node's draws, the generator moved past them.
-fn count_node(
-    rng: &mut Pcg64,
-    node: &[Span],
-    bounds: (i64, i64),
-    small_block: &mut bool,
-) -> Result<NodeDraws> {
+pub(super) fn count_node(rng: &mut Pcg64, node: &[Span], bounds: (i64, i64)) -> Result<NodeDraws> {
     let sizes: Vec<usize> = node.iter().map(|&(b, e)| (e - b) as usize).collect();
     let shuffles = sizes
         .iter()
@@ -134,16 +241,9 @@ fn count_node(
             at
         })
         .collect();
-    let shifts = draw_shifts(rng, &sizes, bounds, small_block)?;
-    let high = shifts.iter().map(|s| s.high).fold(0.0, f64::max);
-    let low = shifts.iter().map(|s| s.low).fold(0.0, f64::min);
-    Ok(NodeDraws {
-        total: sizes.iter().sum(),
-        sizes,
-        shuffles,
-        shifts,
-        margin: (high - low).ceil() as usize + 2,
-    })
+    let mut small_block = false;
+    let shifts = draw_shifts(rng, &sizes, bounds, &mut small_block)?;
+    Ok(NodeDraws::new(sizes, shuffles, shifts, small_block))
 }
 
 /// The node's order at the sorted, unique, non-empty `ranks`, from its kept draws.
@@ -204,9 +304,16 @@ mod tests {
                 let bounds = crate::shuffle::spans::node_bounds(total, ncn);
                 for piece in [1, 3, 17, 1000, 100_000] {
                     let mut warns = Vec::new();
-                    let mut lazy =
-                        LazyPy1e::new(sizes, ncn, 7, 7 + u128::from(epoch), block, &mut warns)
-                            .unwrap();
+                    let mut lazy = LazyPy1e::new(
+                        sizes,
+                        ncn,
+                        7,
+                        7 + u128::from(epoch),
+                        block,
+                        None,
+                        &mut warns,
+                    )
+                    .unwrap();
                     assert_eq!(warns, want_warn);
                     for node in 0..ncn {
                         let n = (bounds[node + 1] - bounds[node]) as usize;

@@ -1,6 +1,10 @@
 //! `py1e` (streaming's default): per canonical node, shuffle each span, then spread every
 //! span's samples by a bounded uniform offset and sort by the jittered positions.
 
+mod draws_file;
+mod draws_store;
+#[cfg(test)]
+mod draws_tests;
 mod lazy;
 mod pipeline;
 mod rank;
@@ -14,6 +18,7 @@ use super::{Parts, Want};
 use crate::warning::{Warning, Warnings};
 use crate::{Error, Result};
 
+pub use draws_store::{CountCache, CountCacheStats};
 pub(crate) use lazy::LazyPy1e;
 use pipeline::Laid;
 use sort::{jittered_positions, node_samples};

@@ -24,6 +24,15 @@ pub(super) struct Shifts {
 }
 
 impl Shifts {
+    pub(super) fn new(low: f64, high: f64, draws: Pcg64) -> Self {
+        Shifts { low, high, draws }
+    }
+
+    /// The generator at the span's first shift draw.
+    pub(super) fn draws(&self) -> &Pcg64 {
+        &self.draws
+    }
+
     pub(super) fn is_zero(&self) -> bool {
         self.low == 0.0 && self.high == 0.0
     }

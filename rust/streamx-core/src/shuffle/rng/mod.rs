@@ -75,6 +75,16 @@ impl Pcg64 {
         rng
     }
 
+    /// The generator's words `(state, inc, buffered half)`, for keeping it in a file.
+    pub(crate) fn words(&self) -> (u128, u128, Option<u32>) {
+        (self.state, self.inc, self.buf32)
+    }
+
+    /// The generator whose [`Pcg64::words`] these are.
+    pub(crate) fn from_words(state: u128, inc: u128, buf32: Option<u32>) -> Self {
+        Pcg64 { state, inc, buf32 }
+    }
+
     fn step(&mut self) {
         self.state = self.state.wrapping_mul(PCG_MULT).wrapping_add(self.inc);
     }
