@@ -45,6 +45,9 @@ __all__ = [
     "TruncatedDownloadError",
     "backoff_delay",
     "download_file",
+    "fetching_files",
+    "host_limit",
+    "process_slots",
     "temp_path_for",
 ]
 
@@ -133,7 +136,7 @@ def download_file(
         raise ValueError(f"timeout must be positive, got {timeout}")
     source = source_for(remote_url)
     os.makedirs(os.path.dirname(local_path) or ".", exist_ok=True)
-    slots = slots or current_slots() or _local_slots()
+    slots = slots or current_slots() or process_slots()
     tmp = temp_path_for(local_path)
     owner = _own(tmp)
     try:
@@ -149,7 +152,8 @@ def download_file(
         os.close(owner)
 
 
-def _local_slots() -> LocalSlots:
+def process_slots() -> LocalSlots:
+    """This process's own connection slots (where no node-wide slots are set up)."""
     pid = os.getpid()
     if pid not in _LOCAL_SLOTS:
         _LOCAL_SLOTS.clear()
@@ -177,7 +181,7 @@ def _fetch(
                 "bytes for a file whose size no index gives (STREAMX_MAX_INDEX_BYTES)"
             )
     if size is not None and not ranges_ignored(source.url):
-        with _sharing() as files:
+        with fetching_files() as files:
             # The connections are shared by the files fetched at once: one alone spreads
             # over all of them (it is needed now), several take fewer, larger parts.
             parts = split(size, part_size(size, max(slots.count // files, 1)))
@@ -190,7 +194,7 @@ def _fetch(
         lambda deadline: source.fetch_whole(tmp, size, deadline - time.monotonic(), most),
         f"GET {source.url}",
         slots,
-        _limit(source, slots),
+        host_limit(source, slots),
         permanent=(*PERMANENT, RemoteTooLargeError),
     )
 
@@ -200,7 +204,7 @@ _FETCHING_LOCK = threading.Lock()
 
 
 @contextlib.contextmanager
-def _sharing() -> Iterator[int]:
+def fetching_files() -> Iterator[int]:
     """Counts this file among those this process fetches; yields how many there are."""
     with _FETCHING_LOCK:
         _FETCHING[0] += 1
@@ -212,7 +216,7 @@ def _sharing() -> Iterator[int]:
             _FETCHING[0] -= 1
 
 
-def _limit(source: Source, slots: Slots) -> AdaptiveLimit:
+def host_limit(source: Source, slots: Slots) -> AdaptiveLimit:
     """The throttling limit of ``source``'s host; the node's slots follow it."""
     publish = slots.publish_limit if isinstance(slots, ConnectionSlots) else None
     return limit_for(urlparse(source.url).netloc, slots.count, publish)
@@ -272,7 +276,7 @@ def _fetch_in_parts(
             tmp=tmp,
             budget=RetryBudget(source.url, retry, timeout),
             slots=slots,
-            limit=_limit(source, slots),
+            limit=host_limit(source, slots),
             done=None if prefix is None else prefix.done,
             permanent=(*PERMANENT, RangeIgnoredError, ObjectChangedError),
         )

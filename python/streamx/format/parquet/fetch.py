@@ -34,7 +34,7 @@ from streamx.exceptions import (
 from streamx.format.parquet.chunks import ranged_parts
 from streamx.format.remote_files import RemoteFile, changed_since
 from streamx.runtime.atomic_write import atomic_file
-from streamx.storage.download import _limit, _local_slots, _sharing, temp_path_for
+from streamx.storage.download import fetching_files, host_limit, process_slots, temp_path_for
 from streamx.storage.object_pin import ObjectPin
 from streamx.storage.object_sources import Source, source_for
 from streamx.storage.parts import fetch_parts
@@ -102,8 +102,8 @@ def _copy_local(source: str, out: int, chunks: list[tuple[int, int]]) -> None:
 
 def _fetch_remote(job: Fetch, out: int, timeout: float, retry: int) -> None:
     source = source_for(job.file.url)
-    slots = current_slots() or _local_slots()
-    with _sharing() as files:
+    slots = current_slots() or process_slots()
+    with fetching_files() as files:
         # As a shard: a row group alone spreads over every connection, several share them.
         size = part_size(sum(n for _, n in job.chunks), max(slots.count // files, 1))
         parts = ranged_parts(job.chunks, size)
@@ -163,7 +163,7 @@ def _fetch_parts(
             tmp=temp_path_for(job.path),  # names a hedge's scratch files, never created
             budget=budget,
             slots=slots,
-            limit=_limit(source, slots),
+            limit=host_limit(source, slots),
             done=done,
             permanent=(*PERMANENT, *_STALE, RangeIgnoredError),
         )
