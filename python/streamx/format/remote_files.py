@@ -17,6 +17,7 @@ from streamx.exceptions import (
     SizeMismatchError,
     StaleIndexError,
 )
+from streamx.storage.certificate_errors import certificate_error
 from streamx.storage.filesystems import get_filesystem, split_url
 from streamx.storage.hub_errors import hub_access_error
 from streamx.storage.object_sources import source_for
@@ -74,7 +75,7 @@ def list_files(source: str, suffix: str = ".parquet", kind: str = "Parquet") -> 
     try:
         return _listed(source, suffix, kind)
     except FileNotFoundError as err:
-        refused = hub_access_error(err, source)
+        refused = hub_access_error(err, source) or certificate_error(err, source)
         if refused is not None:
             raise refused from err
         raise
@@ -123,12 +124,13 @@ def stat_file(url: str) -> RemoteFile:
     Raises:
         FileNotFoundError: If it does not exist.
         PermissionError: If the Hugging Face Hub refuses its repository (the Hub's message).
+        TlsCertificateError: If the server's certificate failed verification.
     """
     fs, path = get_filesystem(url)
     try:
         info = fs.info(path)
     except FileNotFoundError as err:
-        refused = hub_access_error(err, url)
+        refused = hub_access_error(err, url) or certificate_error(err, url)
         if refused is not None:
             raise refused from err
         raise
