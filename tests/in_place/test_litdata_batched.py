@@ -119,14 +119,14 @@ def _outcome(loader: Any) -> tuple[list[Any], str | None]:
 def test_batches_equal_default_collate(
     lit_dir: str, tmp_path: Path, workers: int, drop_last: bool, context: str | None
 ) -> None:
-    """Spawned workers get the dataset by pickle: each maps the chunks again (one epoch:
+    """Spawned workers get the dataset by pickle, open chunk readers included (one epoch:
     the oracle's workers fork, the order is the same)."""
     per_sample = _loader(_dataset(lit_dir, tmp_path / "a"), workers, False, drop_last=drop_last)
     epochs = 1 if context == "spawn" else 2  # the second epoch reshuffles
     expected = [list(per_sample) for _ in range(epochs)]
     ds = _dataset(lit_dir, tmp_path / "b")
     assert ds._sample_access().get_columns is not None
-    assert ds[0]["id"] == 0  # a chunk open (mapped) here, before the workers start
+    assert ds[0]["id"] == 0  # a chunk open here, before the workers start
     loader = _loader(ds, workers, batched=True, drop_last=drop_last, context=context)
     assert loader._batched and not loader._inline()  # workers read batches key by key
     got = [list(loader) for _ in range(epochs)]

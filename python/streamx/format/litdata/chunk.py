@@ -57,10 +57,9 @@ class ChunkReader:
         self._rows = self._arrow_rows(size) if not body or "json" in formats else None
         if not body and self._rows is None:
             raise CorruptShardError(f"{self._shown}: the chunk holds neither leaves nor rows")
-        # For batches. Mapped now, as the held file is opened: a copy evicted or replaced
-        # later still reads whole.
+        # For batches only, mapped at the first (range reads open readers over partial
+        # copies, which nothing must map).
         self._mapped: NDArray[np.uint8] | None = None
-        self.mapped()
         self._offset_array: NDArray[np.int64] | None = None
 
     @property
@@ -80,11 +79,11 @@ class ChunkReader:
         return self._offset_array
 
     def mapped(self) -> NDArray[np.uint8]:
-        """The chunk's bytes, mapped once (read-only): when the reader opens, or in a process
-        that unpickled it, at the first call.
+        """The chunk's bytes, mapped at the first call (read-only), in each process.
 
         Raises:
-            FileNotFoundError: If the cached copy is gone (evicted): it is fetched again.
+            FileNotFoundError: If the cached copy is gone (evicted): the caller reads the
+                batch sample by sample, which fetches it again.
             CorruptShardError: If the copy is not as large as the index says.
         """
         if self._mapped is None:
