@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from lit_data import _optimize, write_litdata, write_rows
+from lit_data import row, sample
 from pq_data import write_mds_like
 
 from streamx import LitDataStream, Stream, StreamingDataLoader, StreamingDataset
@@ -55,10 +55,23 @@ def as_tuple(i: int) -> tuple[int, str, Any]:
     return (i, f"t{i}", np.full(3, i, np.int16))
 
 
+def _write(fn: Any, out: Path, count: int, chunk: int) -> None:
+    """``fn(i)`` for ``i < count`` in chunks of ``chunk``, by LitData's own writer (the one
+    ``litdata.optimize`` runs in its workers; here in this process, which starts none)."""
+    from litdata.streaming.writer import BinaryWriter
+
+    out.mkdir(parents=True)
+    writer = BinaryWriter(str(out), chunk_size=chunk)
+    for i in range(count):
+        writer[i] = fn(i)
+    writer.done()
+    writer.merge(1)
+
+
 @pytest.fixture(scope="module")
 def lit_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
     out = tmp_path_factory.mktemp("lit") / "ds"
-    _optimize(typed, str(out), COUNT, CHUNK)
+    _write(typed, out, COUNT, CHUNK)
     return str(out)
 
 
@@ -177,7 +190,7 @@ def test_ragged_arrays_and_images_fail_as_default_collate_does(tmp_path: Path) -
     """Arrays whose shapes differ within a batch, and PIL images, come as their values, and
     the batch fails with torch's own error, as on the per-sample path; a batch whose arrays
     agree (even across chunks) still stacks."""
-    write_litdata(str(tmp_path / "img"), 30, 8)  # ``vec`` has i % 5 values; PIL and JPEG
+    _write(sample, tmp_path / "img", 30, 8)  # ``vec`` has i % 5 values; PIL and JPEG
     outcomes = []
     for batched in (False, True):
         ds = _dataset(str(tmp_path / "img"), tmp_path / f"c{batched}")
@@ -195,7 +208,7 @@ def test_ragged_arrays_and_images_fail_as_default_collate_does(tmp_path: Path) -
 
 def test_rows_chunks(tmp_path: Path) -> None:
     """Tabular samples LitData stores as Arrow rows: each key its rows' values."""
-    write_rows(str(tmp_path / "rows"), 45, 8)
+    _write(row, tmp_path / "rows", 45, 8)
     got = []
     for workers, batched in ((0, False), (0, True), (2, True)):
         ds = _dataset(str(tmp_path / "rows"), tmp_path / f"c{workers}{batched}")
@@ -233,7 +246,7 @@ def test_resume_mid_epoch(lit_dir: str, tmp_path: Path, workers: int) -> None:
 def test_mixed_with_mds_reads_per_sample(tmp_path: Path) -> None:
     """A LitData stream beside an MDS one: no batch reader, the per-sample path's batches."""
     write_mds_like(str(tmp_path / "mds"), [16, 16, 8])
-    _optimize(_id_only, str(tmp_path / "lit"), 40, 16)
+    _write(_id_only, tmp_path / "lit", 40, 16)
     got = []
     for batched in (False, True):
         streams = [
@@ -253,7 +266,7 @@ def _id_only(i: int) -> dict[str, int]:
 
 
 def test_samples_that_are_not_dicts_read_per_sample(tmp_path: Path) -> None:
-    _optimize(as_tuple, str(tmp_path / "t"), 20, 8)
+    _write(as_tuple, tmp_path / "t", 20, 8)
     got = []
     for batched in (False, True):
         ds = _dataset(str(tmp_path / "t"), tmp_path / f"c{batched}")
