@@ -57,9 +57,9 @@ class MixedSampleReader:
         self.fast_get: Callable[[int], dict[str, Any] | None] | None = None
         # Set when the shards' format reads a batch column by column: every shard a Parquet
         # row group of one set of columns, or a LitData chunk of one config of dict samples.
-        self.batch_reader: BatchReader | None = ParquetRows.over(
-            self._shards
-        ) or LitDataBatches.over(self._shards, self._chunk)
+        self.batch_reader: BatchReader | None = ParquetRows.over(self._shards)
+        if self.batch_reader is None:
+            self.batch_reader = LitDataBatches.over(self._shards, self._chunk)
 
     def get(self, index: int) -> dict[str, Any]:
         """Returns sample ``index`` of the whole dataset."""
