@@ -5,8 +5,9 @@ Formats read: ``str``/``text`` (UTF-8), ``int`` (little-endian int64), ``float``
 then C-order data), ``no_header_numpy:CODE`` (1-D data), ``tensor`` (big-endian uint32
 dtype code and rank, dims, then data; a torch tensor), ``no_header_tensor:CODE``, ``pil``
 (uint32 width, height and mode length, the mode, raw pixels), ``jpeg`` (the encoded file,
-handed out as a PIL image), ``json`` (from the chunk's Arrow rows, see
-:mod:`~streamx.format.litdata.chunk`) and, when allowed, ``pickle``. The dtype codes index
+handed out as a PIL image), ``json`` (LitData's compact nesting,
+:mod:`~streamx.format.litdata.nested`; read from the chunk's Arrow rows where it has them,
+see :mod:`~streamx.format.litdata.chunk`) and, when allowed, ``pickle``. The dtype codes index
 the tables below, which follow LitData's order (its ``constants.py``): they are part of the
 format.
 """
@@ -21,6 +22,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
+from streamx.format.litdata.nested import decode_nested
 
 __all__ = ["leaf_decoder"]
 
@@ -129,10 +132,6 @@ _FIXED: dict[str, Decoder] = {
 }
 
 
-def _json_outside_arrow(data: bytes) -> Any:
-    raise ValueError("a json leaf is read from the chunk's Arrow footer, which this chunk lacks")
-
-
 def leaf_decoder(name: str, allow_pickle: bool) -> Decoder:
     """The decoder of the ``data_format`` entry ``name``.
 
@@ -147,8 +146,8 @@ def leaf_decoder(name: str, allow_pickle: bool) -> Decoder:
     if kind == "no_header_tensor" and code.isdigit():
         _torch_dtype(int(code))  # refused here, not at the first sample
         return functools.partial(_flat_tensor, int(code))
-    if name == "json":  # LitData's compact nesting; its rows are in the chunk's Arrow footer
-        return _json_outside_arrow
+    if name == "json":  # LitData's compact nesting (rows with a footer are read from it)
+        return decode_nested
     if name == "pickle":
         if not allow_pickle:
             raise ValueError(
