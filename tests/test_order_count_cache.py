@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 
 import streamx
 import streamx.order.epoch as epoch_module
+from plan_configs import plan_config
 from streamx import _core
 from streamx.cache.order_counts import count_cache_dir
 from streamx.order.epoch import worker_id_pieces
@@ -35,25 +36,7 @@ NOBODY = 65534
 
 
 def _config(**changes: Any) -> PlanConfig:
-    config: dict[str, Any] = {
-        "streams": [(SIZES, sum(SIZES), 1.0)],
-        "seed": 9,
-        "epoch": 1,
-        "shuffle": True,
-        "shuffle_algo": "py1e",
-        "shuffle_block_size": 500,
-        "num_canonical_nodes": 4,
-        "partition_algo": "relaxed",
-        "batching_method": "random",
-        "batch_size": 4,
-        "world": (2, 2, 2),
-        "sample_in_epoch": 0,
-        "initial_physical_nodes": None,
-        "sampling_method": "balanced",
-        "sampling_granularity": 1,
-    }
-    config.update(changes)
-    return config  # type: ignore[return-value]
+    return plan_config(SIZES, **changes)
 
 
 def _private(path: Path) -> Path:

@@ -20,33 +20,11 @@ from numpy.typing import NDArray
 
 import streamx
 import streamx.order.epoch as epoch_module
+from plan_configs import plan_config
 from streamx import _core
 from streamx.dataset.iteration import worker_batches
 from streamx.order.epoch import worker_id_pieces, worker_sample_ids
-from streamx.order.settings import PlanConfig
 from streamx.order.world import World
-
-
-def _config(sizes: list[int], **changes: Any) -> PlanConfig:
-    config: dict[str, Any] = {
-        "streams": [(sizes, sum(sizes), 1.0)],
-        "seed": 9,
-        "epoch": 1,
-        "shuffle": True,
-        "shuffle_algo": "py1e",
-        "shuffle_block_size": 500,
-        "num_canonical_nodes": 4,
-        "partition_algo": "relaxed",
-        "batching_method": "random",
-        "batch_size": 4,
-        "world": (2, 2, 2),
-        "sample_in_epoch": 0,
-        "initial_physical_nodes": None,
-        "sampling_method": "balanced",
-        "sampling_granularity": 1,
-    }
-    config.update(changes)
-    return config  # type: ignore[return-value]
 
 
 def _concat(pieces: _core.WorkerPieces, size: int) -> NDArray[np.int64]:
@@ -91,7 +69,7 @@ CONFIGS: list[tuple[dict[str, Any], bool]] = [
 
 @pytest.mark.parametrize(("changes", "lazy"), CONFIGS)
 def test_pieces_equal_the_whole_worker_plan(changes: dict[str, Any], lazy: bool) -> None:
-    config = _config(SIZES, **changes)
+    config = plan_config(SIZES, **changes)
     nodes, ranks, workers = config["world"]
     for index in itertools.product(range(nodes), range(ranks), range(workers)):
         want, want_messages = _core.plan_worker(config, *index)
@@ -112,7 +90,7 @@ def test_random_configurations_in_random_pieces() -> None:
         if not sum(sizes):
             continue
         world = rng.choice([(1, 1, 1), (2, 2, 2), (1, 4, 2), (4, 1, 1)])
-        config = _config(
+        config = plan_config(
             sizes,
             world=world,
             num_canonical_nodes=rng.choice([1, 2, 4, 8]),
@@ -144,7 +122,7 @@ def test_random_configurations_in_random_pieces() -> None:
 
 
 def test_bad_arguments_are_clear_errors() -> None:
-    config = _config(SIZES)
+    config = plan_config(SIZES)
     with pytest.raises(ValueError, match="outside the world"):
         _core.plan_worker_pieces(config, 2, 0, 0)
     pieces, _ = _core.plan_worker_pieces(config, 0, 0, 0)
@@ -155,7 +133,7 @@ def test_bad_arguments_are_clear_errors() -> None:
 
 
 def test_worker_id_pieces_are_the_worker_ids_without_padding() -> None:
-    config = _config(SIZES, world=(1, 2, 2), batch_size=16)
+    config = plan_config(SIZES, world=(1, 2, 2), batch_size=16)
     for worker in range(2):
         world = World(
             num_nodes=1, ranks_per_node=2, rank=1, workers_per_rank=2, worker_of_rank=worker

@@ -17,12 +17,12 @@ nothing is hedged while the host throttles. ``STREAMX_HEDGE=0`` turns it off.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import statistics
 import threading
 
 from streamx.storage.cancel import Scope
+from streamx.storage.file_copy import copy_between
 
 __all__ = [
     "HEDGE_AFTER_S",
@@ -114,18 +114,4 @@ def scratch_path(tmp: str, start: int) -> str:
 
 def copy_range(src: int, dst: int, start: int, length: int) -> None:
     """Copies bytes ``[start, start + length)`` of ``src`` to the same offsets of ``dst``."""
-    done = 0
-    with contextlib.suppress(OSError):
-        while done < length:
-            moved = os.copy_file_range(src, dst, length - done, start + done, start + done)
-            if not moved:
-                break
-            done += moved
-    while done < length:
-        data = os.pread(src, min(length - done, 1 << 20), start + done)
-        if not data:
-            raise OSError(f"the hedge's scratch file ended at {start + done}")
-        view = memoryview(data)
-        while view:
-            written = os.pwrite(dst, view, start + done)
-            view, done = view[written:], done + written
+    copy_between(src, dst, length, start, start, "the hedge's scratch file")

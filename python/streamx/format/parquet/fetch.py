@@ -20,7 +20,6 @@ CDN's): the parts are then fetched again, pinned to their first answer.
 from __future__ import annotations
 
 import bisect
-import contextlib
 import os
 import tempfile
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ from streamx.format.parquet.chunks import ranged_parts
 from streamx.format.remote_files import RemoteFile, changed_since
 from streamx.runtime.atomic_write import atomic_file
 from streamx.storage.download import fetching_files, host_limit, process_slots, temp_path_for
+from streamx.storage.file_copy import copy_between
 from streamx.storage.object_pin import ObjectPin
 from streamx.storage.object_sources import Source, source_for
 from streamx.storage.parts import fetch_parts
@@ -94,7 +94,7 @@ def _copy_local(source: str, out: int, chunks: list[tuple[int, int]]) -> None:
     try:
         at = 0
         for start, length in chunks:
-            _move(fd, out, start, at, length, source)
+            copy_between(fd, out, length, start, at, source)
             at += length
     finally:
         os.close(fd)
@@ -152,7 +152,7 @@ def _fetch_parts(
         def done(start: int) -> None:
             try:
                 for src, dst, length in placed.pieces(start, _length_at(parts, start)):
-                    _move(into, out, src, dst, length, job.file.url)
+                    copy_between(into, out, length, src, dst, job.file.url)
             except OSError as err:  # the part counts as fetched: raised once all have ended
                 failed.append(err)
 
@@ -213,23 +213,3 @@ def _reserve(fd: int, size: int) -> None:
         os.posix_fallocate(fd, 0, size)
     except (AttributeError, OSError):
         os.ftruncate(fd, size)
-
-
-def _move(src: int, dst: int, at: int, to: int, length: int, shown: str) -> None:
-    """Copies ``length`` bytes from offset ``at`` of ``src`` to offset ``to`` of ``dst``:
-    in the kernel where it can, else through a buffer."""
-    done = 0
-    with contextlib.suppress(OSError):
-        while done < length:
-            moved = os.copy_file_range(src, dst, length - done, at + done, to + done)
-            if not moved:
-                break
-            done += moved
-    while done < length:
-        data = os.pread(src, min(length - done, 1 << 20), at + done)
-        if not data:
-            raise OSError(f"{shown} ended at byte {at + done}, inside a column chunk")
-        view = memoryview(data)
-        while view:
-            written = os.pwrite(dst, view, to + done)
-            view, done = view[written:], done + written
