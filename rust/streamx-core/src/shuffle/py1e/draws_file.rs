@@ -14,7 +14,7 @@
 
 use xxhash_rust::xxh3::{xxh3_128, Xxh3};
 
-use super::lazy::NodeDraws;
+use super::node_draws::NodeDraws;
 use super::window::Shifts;
 use crate::shuffle::rng::Pcg64;
 use crate::shuffle::spans::Span;

@@ -7,7 +7,8 @@ use std::path::Path;
 
 use super::draws_file::{decode, encode, max_len, Key};
 use super::draws_store::{self, CountCache, CountCacheStats};
-use super::lazy::{count_node, LazyPy1e, NodeDraws};
+use super::lazy::LazyPy1e;
+use super::node_draws::{count_node, NodeDraws};
 use crate::shuffle::py1br::block_bounds;
 use crate::shuffle::rng::Pcg64;
 use crate::shuffle::spans::NodeSpans;

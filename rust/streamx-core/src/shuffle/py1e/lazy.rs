@@ -12,8 +12,9 @@
 
 use super::draws_file::{decode, encode, max_len, Key};
 use super::draws_store::{self, CountCache, CountCacheStats};
+use super::node_draws::{count_node, NodeDraws};
 use super::rank::pick_in_window;
-use super::window::{draw_shifts, shuffled_part, span_parts, window, window_positions, Shifts};
+use super::window::{shuffled_part, span_parts, window, window_positions};
 use super::{check_nodes, tail_warns, SMALL_BLOCK};
 use crate::limits::probe_alloc;
 use crate::shuffle::py1br::block_bounds;
@@ -26,42 +27,6 @@ use crate::Result;
 /// if larger: a window (spread plus twice the margin) stays a few margins wide however a
 /// piece's ranks are spread, and its margins cost at most twice the spread.
 const RANK_SPREAD: usize = 1 << 20;
-
-/// What a node's later pieces need from its draws.
-pub(super) struct NodeDraws {
-    /// Per span, its size.
-    pub(super) sizes: Vec<usize>,
-    /// Per span, the generator at its shuffle's first draw.
-    pub(super) shuffles: Vec<Pcg64>,
-    /// Per span, its shift range and the generator at its first shift.
-    pub(super) shifts: Vec<Shifts>,
-    /// The rank margin of the node's actual shifts (see `window`).
-    pub(super) margin: usize,
-    /// The node's sample count.
-    pub(super) total: usize,
-    /// Whether a block drawn for the node was smaller than its span (streaming's warning).
-    pub(super) small_block: bool,
-}
-
-impl NodeDraws {
-    pub(super) fn new(
-        sizes: Vec<usize>,
-        shuffles: Vec<Pcg64>,
-        shifts: Vec<Shifts>,
-        small_block: bool,
-    ) -> Self {
-        let high = shifts.iter().map(|s| s.high).fold(0.0, f64::max);
-        let low = shifts.iter().map(|s| s.low).fold(0.0, f64::min);
-        NodeDraws {
-            total: sizes.iter().sum(),
-            sizes,
-            shuffles,
-            shifts,
-            margin: (high - low).ceil() as usize + 2,
-            small_block,
-        }
-    }
-}
 
 /// The epoch's [`CountCache`], the key of its draws, and what was done with it.
 struct Store {
@@ -228,22 +193,6 @@ impl LazyPy1e {
         }
         Ok(out)
     }
-}
-
-/// One node's draws, the generator moved past them.
-pub(super) fn count_node(rng: &mut Pcg64, node: &[Span], bounds: (i64, i64)) -> Result<NodeDraws> {
-    let sizes: Vec<usize> = node.iter().map(|&(b, e)| (e - b) as usize).collect();
-    let shuffles = sizes
-        .iter()
-        .map(|&size| {
-            let at = rng.clone();
-            rng.skip_shuffle(size);
-            at
-        })
-        .collect();
-    let mut small_block = false;
-    let shifts = draw_shifts(rng, &sizes, bounds, &mut small_block)?;
-    Ok(NodeDraws::new(sizes, shuffles, shifts, small_block))
 }
 
 /// The node's order at the sorted, unique, non-empty `ranks`, from its kept draws.

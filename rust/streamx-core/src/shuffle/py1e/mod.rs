@@ -6,6 +6,7 @@ mod draws_store;
 #[cfg(test)]
 mod draws_tests;
 mod lazy;
+mod node_draws;
 mod pipeline;
 mod rank;
 mod sort;

@@ -1,0 +1,60 @@
+//! What counting a canonical node's py1e draws yields: per span, the generators where its
+//! shuffle and its shifts start, and its shift range. [`super::lazy`] keeps these to lay
+//! out pieces, and [`super::draws_file`] stores them between processes.
+
+use super::window::{draw_shifts, Shifts};
+use crate::shuffle::rng::Pcg64;
+use crate::shuffle::spans::Span;
+use crate::Result;
+
+/// What a node's later pieces need from its draws.
+pub(super) struct NodeDraws {
+    /// Per span, its size.
+    pub(super) sizes: Vec<usize>,
+    /// Per span, the generator at its shuffle's first draw.
+    pub(super) shuffles: Vec<Pcg64>,
+    /// Per span, its shift range and the generator at its first shift.
+    pub(super) shifts: Vec<Shifts>,
+    /// The rank margin of the node's actual shifts (see `window`).
+    pub(super) margin: usize,
+    /// The node's sample count.
+    pub(super) total: usize,
+    /// Whether a block drawn for the node was smaller than its span (streaming's warning).
+    pub(super) small_block: bool,
+}
+
+impl NodeDraws {
+    pub(super) fn new(
+        sizes: Vec<usize>,
+        shuffles: Vec<Pcg64>,
+        shifts: Vec<Shifts>,
+        small_block: bool,
+    ) -> Self {
+        let high = shifts.iter().map(|s| s.high).fold(0.0, f64::max);
+        let low = shifts.iter().map(|s| s.low).fold(0.0, f64::min);
+        NodeDraws {
+            total: sizes.iter().sum(),
+            sizes,
+            shuffles,
+            shifts,
+            margin: (high - low).ceil() as usize + 2,
+            small_block,
+        }
+    }
+}
+
+/// One node's draws, the generator moved past them.
+pub(super) fn count_node(rng: &mut Pcg64, node: &[Span], bounds: (i64, i64)) -> Result<NodeDraws> {
+    let sizes: Vec<usize> = node.iter().map(|&(b, e)| (e - b) as usize).collect();
+    let shuffles = sizes
+        .iter()
+        .map(|&size| {
+            let at = rng.clone();
+            rng.skip_shuffle(size);
+            at
+        })
+        .collect();
+    let mut small_block = false;
+    let shifts = draw_shifts(rng, &sizes, bounds, &mut small_block)?;
+    Ok(NodeDraws::new(sizes, shuffles, shifts, small_block))
+}
