@@ -70,8 +70,9 @@ from typing import Any
 import numpy as np
 
 import wds_peer
-from common import format_table, machine, run_worker, worker_main, write_results
+from common import S3_BENCH_ENV, format_table, machine, run_worker, worker_main, write_results
 from curl_limit import curl_limit
+from objstore_columns import COLUMNS, PYSSL_COLUMNS, WHOLE_COLUMNS
 from objstore_in_place import IN_PLACE_LIBS, LIT_COLUMNS, WDS_COLUMNS, in_place_loader
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "storage"))
@@ -305,13 +306,7 @@ def bench(
     shuffle: bool = False,
 ) -> list[dict[str, Any]]:
     rows = []
-    env = {
-        "AWS_ACCESS_KEY_ID": "bench",
-        "AWS_SECRET_ACCESS_KEY": "bench",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_EC2_METADATA_DISABLED": "true",
-    }
-    os.environ.update(env)
+    os.environ.update(S3_BENCH_ENV)
     for name in servers:
         rate, delay_ms, limit_req, https = SERVERS[name]
         tls = None
@@ -375,36 +370,6 @@ def bench(
                 row["correct"] = all(row[f"{lib.replace('-', '_')}_correct"] for lib in libs)
                 rows.append(row)
     return rows
-
-
-COLUMNS = [
-    ("server", "server", ""),
-    ("workload", "workload", ""),
-    ("streamx_sps", "streamx samples/s", ",.0f"),
-    ("litdata_sps", "LitData samples/s", ",.0f"),
-    ("webdataset_sps", "WebDataset samples/s", ",.0f"),
-    ("streaming_sps", "mosaic samples/s", ",.0f"),
-    ("vs_litdata", "vs LitData", ".2f"),
-    ("vs_webdataset", "vs WebDataset", ".2f"),
-    ("vs_streaming", "vs mosaic", ".2f"),
-    ("streamx_ttfs", "streamx TTFS s", ".2f"),
-    ("litdata_ttfs", "LitData TTFS s", ".2f"),
-    ("webdataset_ttfs", "WebDataset TTFS s", ".2f"),
-    ("streaming_ttfs", "mosaic TTFS s", ".2f"),
-    ("streamx_mbps", "streamx MB/s", ".0f"),
-    ("curl_mbps", "curl MB/s", ".0f"),
-    ("of_curl", "of curl", ".2f"),
-    ("correct", "correct", ""),
-]
-
-
-PYSSL_COLUMNS = [
-    ("streamx_pyssl_sps", "streamx via Python ssl samples/s", ",.0f"),
-]
-WHOLE_COLUMNS = [
-    ("streamx_whole_sps", "streamx no-ranges samples/s", ",.0f"),
-    ("streamx_whole_ttfs", "streamx no-ranges TTFS s", ".2f"),
-]
 
 
 def main(argv: list[str]) -> int:

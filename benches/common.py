@@ -23,6 +23,16 @@ RESULTS_DIR = Path(__file__).resolve().parent / "results"
 LIBS = ("streamx", "streaming")
 
 
+# Credentials for the benches' local S3 servers (nginx and moto ignore signatures), so that
+# every library takes its S3 route and none looks for an instance profile.
+S3_BENCH_ENV = {
+    "AWS_ACCESS_KEY_ID": "bench",
+    "AWS_SECRET_ACCESS_KEY": "bench",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_EC2_METADATA_DISABLED": "true",
+}
+
+
 def import_lib(lib: str) -> Any:
     """Imports ``streamx`` or mosaicml-streaming (``streaming``), cleaning mosaic's stale shm."""
     if lib == "streamx":

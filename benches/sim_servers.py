@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_objstore import SERVERS
-from common import run_worker
+from common import S3_BENCH_ENV, run_worker
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "storage"))
 from https_certs import make_certs
@@ -190,14 +190,7 @@ def _config(data: Path, cal: Calibration, name: str, share: float) -> SimConfig:
 def validate_servers(names: list[str]) -> None:
     """Prints one table row per server (see the module note)."""
     # Credentials (nginx ignores signatures) so that streamx takes its own S3 route.
-    os.environ.update(
-        {
-            "AWS_ACCESS_KEY_ID": "bench",
-            "AWS_SECRET_ACCESS_KEY": "bench",
-            "AWS_DEFAULT_REGION": "us-east-1",
-            "AWS_EC2_METADATA_DISABLED": "true",
-        }
-    )
+    os.environ.update(S3_BENCH_ENV)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         data = root / "bucket" / "ds"

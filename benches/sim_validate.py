@@ -20,6 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from common import S3_BENCH_ENV
 from streamx.sim import SimConfig, SimStream, load_shards, simulate
 
 
@@ -32,14 +33,7 @@ def validate(rate: str, workers: int = 0) -> None:
     from streamx.sim.calibrate import read_calibration
 
     batch, tps = 16, 0.004
-    os.environ.update(
-        {
-            "AWS_ACCESS_KEY_ID": "bench",
-            "AWS_SECRET_ACCESS_KEY": "bench",
-            "AWS_DEFAULT_REGION": "us-east-1",
-            "AWS_EC2_METADATA_DISABLED": "true",
-        }
-    )
+    os.environ.update(S3_BENCH_ENV)
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "bucket" / "ds"
         with MDSWriter(out=str(data), columns={"x": "bytes"}, size_limit=4_000_000) as w:
