@@ -21,12 +21,12 @@ images and every other type come as values. A batch whose row groups disagree on
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from streamx.format.batch_parts import scatter, shard_parts
 from streamx.format.index import ShardInfo
 from streamx.format.parquet.row_group import DecodedRowGroup, decoded, decoded_key, numeric_lists
 
@@ -36,7 +36,6 @@ __all__ = ["ParquetRows", "RowColumns"]
 RowColumns = dict[str, "np.ndarray[Any, Any] | list[Any]"]
 # The rows of one row group a batch reads: the row group (its shard number, then its decoded
 # table), where they go in the batch (``None``: the whole batch is theirs), which rows.
-_Part = tuple[int, "np.ndarray[Any, Any] | None", "np.ndarray[Any, Any]"]
 _Piece = tuple[DecodedRowGroup, "np.ndarray[Any, Any] | None", "np.ndarray[Any, Any]"]
 
 _INT64_MAX = np.iinfo(np.int64).max
@@ -53,9 +52,8 @@ class ParquetRows:
         self._shards = list(shards)
         self._keys = [decoded_key(shard) for shard in self._shards]
         self._names = list(self._shards[0].extra["columns"])
-        self._counts = [shard.samples for shard in self._shards]
-        self._starts = np.concatenate([[0], np.cumsum(self._counts)]).astype(np.int64)
-        self._ends = self._starts[1:].tolist()  # one past each row group's last id
+        # One past each row group's last id.
+        self._ends = np.cumsum([shard.samples for shard in self._shards]).tolist()
 
     @classmethod
     def over(cls, shards: Sequence[ShardInfo]) -> ParquetRows | None:
@@ -79,21 +77,7 @@ class ParquetRows:
         """
         if not ids:
             return {name: [] for name in self._names}
-        low, high = min(ids), max(ids)
-        if low < 0 or high >= self._ends[-1]:
-            raise IndexError(f"Sample ids {ids[:8]}... outside 0..{self._ends[-1]}")
-        first = bisect.bisect_right(self._ends, low)
-        wanted = np.asarray(ids, np.int64)
-        parts: list[_Part] = []
-        if high < self._ends[first]:  # one row group: the usual batch
-            parts.append((first, None, wanted - (self._ends[first] - self._counts[first])))
-        else:
-            starts = self._starts
-            which = np.searchsorted(starts, wanted, side="right") - 1
-            rows = wanted - starts[which]
-            for shard in dict.fromkeys(which.tolist()):  # in order of first appearance
-                positions = np.flatnonzero(which == shard)
-                parts.append((shard, positions, rows[positions]))
+        parts = shard_parts(self._ends, ids)
         groups = []
         for shard, _, _ in parts:
             try:
@@ -122,12 +106,9 @@ def _column(name: str, parts: list[_Piece], count: int) -> np.ndarray[Any, Any] 
         for (_, positions, rows), array in zip(parts, arrays, strict=True):
             out[positions] = array.take(rows, axis=0)
         return out
-    values: list[Any] = [None] * count
-    for group, positions, rows in parts:
-        assert positions is not None
-        for position, value in zip(positions.tolist(), _values(group, name, rows), strict=True):
-            values[position] = value
-    return values
+    return scatter(
+        [(positions, _values(group, name, rows)) for group, positions, rows in parts], count
+    )
 
 
 def _array(group: DecodedRowGroup, name: str) -> np.ndarray[Any, Any] | None:
