@@ -297,6 +297,7 @@ def test_pieces_of_arrays_and_of_samples_join_as_default_collate(
     """A batch cut in pieces where one piece came as arrays and another as the samples'
     values (a chunk read as samples): the tensor leaves' array rows join the other piece's
     tensors, and the batch is ``default_collate``'s of the samples."""
+    from streamx.format.batch_parts import Columns
     from streamx.torch.batched import _joined, pack_columns, unpack_batch
 
     ds = _dataset(lit_dir, tmp_path / "c", shuffle=False)
@@ -307,7 +308,7 @@ def test_pieces_of_arrays_and_of_samples_join_as_default_collate(
     arrays = access.get_columns(ids[1:])
     assert arrays is not None and isinstance(arrays["mask"], np.ndarray)
     samples = list(access.get_many(ids[:1]))
-    as_values = {key: [s[key] for s in samples] for key in arrays}
+    as_values: Columns = {key: [s[key] for s in samples] for key in arrays}
     assert torch.is_tensor(as_values["mask"][0])
     # The samples' piece first: default_collate dispatches on the first value.
     batch = unpack_batch(pack_columns(_joined([as_values, arrays])))
