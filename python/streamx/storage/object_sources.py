@@ -245,7 +245,9 @@ def _precondition_failed(err: BaseException) -> bool:
     error into an ``OSError`` carrying only the server's message, which need not name the
     code: the code is read from the botocore error it chains."""
     seen: BaseException | None = err
-    while seen is not None:
+    visited: set[int] = set()
+    while seen is not None and id(seen) not in visited:
+        visited.add(id(seen))
         response = getattr(seen, "response", None)
         if isinstance(response, dict):
             code = response.get("Error", {}).get("Code")
