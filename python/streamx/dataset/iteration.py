@@ -6,6 +6,7 @@ The dataset decides how samples are read (a :class:`SampleAccess`) and which epo
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
@@ -84,7 +85,7 @@ def worker_samples(
         return
     pieces = _worker_pieces(start, layout, world)
     metrics.begin_epoch(start.epoch)
-    ids = _NO_IDS
+    ids, release = _NO_IDS, _releaser(access)
     try:
         # One piece of the worker's ids at a time, the next one behind it for the look-ahead.
         for ids, own in _with_next(pieces):
@@ -103,7 +104,7 @@ def worker_samples(
                 metrics.add_samples(stop - begin)
                 begin = stop
     finally:
-        access.prepare(ids, len(ids), len(ids))  # an empty window releases the shards held
+        release(ids)
 
 
 def worker_batches(
@@ -123,7 +124,7 @@ def worker_batches(
         return
     pieces = _worker_pieces(start, layout, world)
     metrics.begin_epoch(start.epoch)
-    ids = _NO_IDS
+    ids, release = _NO_IDS, _releaser(access)
     try:
         for ids, own in _with_next(_whole_batches(pieces, batch_size)):
             for begin in range(0, own, batch_size):
@@ -134,7 +135,23 @@ def worker_batches(
                 metrics.add_samples(end - begin)
                 yield parts
     finally:
-        access.prepare(ids, len(ids), len(ids))
+        release(ids)
+
+
+def _releaser(access: SampleAccess) -> Callable[[NDArray[np.int64]], None]:
+    """What ends a pass: an empty window, which releases the shards the pass held.
+
+    An iterator left unfinished at interpreter exit is closed only once the modules were
+    torn down (their globals are ``None`` then), so the release and the check are bound
+    here, at the pass's start; at exit nothing is left to release, and it does nothing.
+    """
+    prepare, finalizing = access.prepare, sys.is_finalizing
+
+    def release(ids: NDArray[np.int64]) -> None:
+        if not finalizing():
+            prepare(ids, len(ids), len(ids))
+
+    return release
 
 
 def _worker_pieces(
