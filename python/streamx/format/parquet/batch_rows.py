@@ -28,6 +28,7 @@ import numpy as np
 
 from streamx.format.batch_parts import scatter, shard_parts
 from streamx.format.index import ShardInfo
+from streamx.format.parquet.arrow_numpy import numpy_values
 from streamx.format.parquet.row_group import DecodedRowGroup, decoded, decoded_key, numeric_lists
 
 __all__ = ["ParquetRows", "RowColumns"]
@@ -129,11 +130,11 @@ def _as_array(column: Any) -> np.ndarray[Any, Any] | None:
     if array.null_count:
         return None
     if pa.types.is_boolean(kind):
-        return np.asarray(array.to_numpy(zero_copy_only=False), np.bool_)
+        return np.asarray(numpy_values(array), np.bool_)
     if pa.types.is_floating(kind):
-        return np.asarray(array.to_numpy(zero_copy_only=False), np.float64)
+        return np.asarray(numpy_values(array), np.float64)
     if pa.types.is_integer(kind):
-        values = array.to_numpy(zero_copy_only=False)
+        values = numpy_values(array)
         if values.dtype == np.uint64 and len(values) and values.max() > _INT64_MAX:
             return None  # default_collate refuses such ints: the values path raises as it does
         return np.asarray(values, np.int64)
@@ -145,13 +146,13 @@ def _list_array(array: Any) -> np.ndarray[Any, Any] | None:
     import pyarrow as pa
 
     if pa.types.is_fixed_size_list(array.type):
-        values = np.asarray(array.flatten().to_numpy(zero_copy_only=False))
+        values = numpy_values(array.flatten())
         return values.reshape(len(array), array.type.list_size)
-    offsets = array.offsets.to_numpy()
+    offsets = numpy_values(array.offsets)
     lengths = np.diff(offsets)
     if len(lengths) == 0 or (lengths != lengths[0]).any():
         return None  # ragged: each row's own array, as on the per-sample path
-    values = np.asarray(array.values.to_numpy(zero_copy_only=False))
+    values = numpy_values(array.values)
     return values[offsets[0] : offsets[-1]].reshape(len(array), int(lengths[0]))
 
 

@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from streamx.exceptions import CorruptShardError
+from streamx.format.parquet.arrow_numpy import numpy_values
 from streamx.format.parquet.chunks import column_chunks
 from streamx.format.parquet.remapped import RemappedFile
 from streamx.format.remote_files import RemoteFile, read_range
@@ -118,9 +119,11 @@ class RowFilter:
             raise CorruptShardError(
                 f"{file.url} row group {number}: the filter's columns do not decode ({err})"
             ) from err
-        rows = pa.array(np.arange(read.num_rows, dtype=np.int32))
+        # Built from the buffer: ``pa.array`` of numpy, and ``to_numpy``, import pandas.
+        numbers = pa.py_buffer(np.arange(read.num_rows, dtype=np.int32))
+        rows = pa.Array.from_buffers(pa.int32(), read.num_rows, [None, numbers])
         kept = read.append_column(_ROW, rows).filter(self.expression).column(_ROW)
-        return np.asarray(kept.to_numpy(), dtype=np.int32)
+        return np.asarray(numpy_values(kept.combine_chunks()), dtype=np.int32)
 
 
 def as_row_filter(filters: object) -> RowFilter | None:

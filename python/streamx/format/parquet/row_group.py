@@ -12,6 +12,7 @@ import numpy as np
 
 from streamx.exceptions import CorruptShardError
 from streamx.format.index import ShardInfo
+from streamx.format.parquet.arrow_numpy import numpy_values
 from streamx.format.parquet.fetch import Fetch, fetch_chunks
 from streamx.format.parquet.footer import parse_footer
 from streamx.format.parquet.index import FOOTERS
@@ -89,10 +90,10 @@ def numeric_lists(array: Any) -> bool:
 def _numeric_lists(array: Any, fixed: bool) -> list[Any]:
     """Each row's list as a numpy view into one array of the column's values."""
     if fixed:
-        values = np.asarray(array.flatten().to_numpy(zero_copy_only=False))
+        values = numpy_values(array.flatten())
         return list(values.reshape(len(array), array.type.list_size))
-    values = np.asarray(array.values.to_numpy(zero_copy_only=False))
-    offsets = array.offsets.to_numpy().tolist()
+    values = numpy_values(array.values)
+    offsets = numpy_values(array.offsets).tolist()
     return [values[offsets[i] : offsets[i + 1]] for i in range(len(array))]
 
 
