@@ -25,6 +25,7 @@ from wds_data import add
 
 from streamx import Stream, StreamingDataLoader, StreamingDataset, WebDatasetStream
 from streamx.exceptions import CorruptShardError
+from streamx.format.readers.mixed import MixedSampleReader
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.timeout(180)
@@ -48,7 +49,6 @@ def typed(i: int) -> dict[str, bytes]:
         "id": f" {i * 1000}\n".encode(),
         "grid.npy": _npy(np.full((2, 3), i / 4, np.float32)),
         "mask.npy": _npy(np.array([i % 2 == 0, i % 3 == 0])),
-        "ragged.npy": _npy(np.arange(i % 3 + 1, dtype=np.int16)),
         "json": json.dumps({"id": i, "name": f"n{i}"}).encode(),
         "txt": f"row {i} ".encode() * (i % 3),
         "seg.bin": bytes([i % 251]) * (i % 5),
@@ -162,7 +162,10 @@ def test_columns_come_field_by_field(tars: str, tmp_path: Path) -> None:
     ds = _dataset(tars, tmp_path / "c", shuffle=False)
     get_columns = ds._sample_access().get_columns
     assert get_columns is not None
-    assert get_columns([3]) is None  # no tar fetched yet: the miss handler's way
+    assert isinstance(ds._reader, MixedSampleReader)
+    reader = ds._reader.batch_reader
+    assert reader is not None and reader.get_columns([3]) is None  # no tar here yet
+    assert get_columns([3]) is not None  # ...fetched by the miss handler's way
     list(ds)  # every tar local
     ids = [30, 3, 41, 17, 3, 18, 19, 20]  # four tars, out of order, one sample twice
     columns = get_columns(ids)
@@ -178,8 +181,6 @@ def test_columns_come_field_by_field(tars: str, tmp_path: Path) -> None:
         assert array.dtype == want.dtype and np.array_equal(array, want), name
     for name in set(columns) - set(arrays):
         _assert_same(columns[name], [s[name] for s in samples], name)
-    stacked = get_columns([1, 4, 7])["ragged.npy"]  # i % 3 == 1: one shape
-    assert isinstance(stacked, np.ndarray) and stacked.tolist() == [[0, 1]] * 3
     assert get_columns([]) == {}
     with pytest.raises(IndexError):
         get_columns([3, COUNT])
@@ -192,6 +193,31 @@ def test_undecoded_fields_are_bytes(tars: str, tmp_path: Path) -> None:
         got.append(list(_loader(ds, 0, batched)))
     _assert_same(got[1], got[0])
     assert got[1][0]["cls"][0] == str(int(got[1][0]["__key__"][0][2:])).encode()
+
+
+def _ragged(i: int) -> dict[str, bytes]:
+    return {"cls": str(i).encode(), "vec.npy": _npy(np.arange(i % 3 + 1, dtype=np.int16))}
+
+
+def test_ragged_arrays_fail_as_default_collate_does(tmp_path: Path) -> None:
+    """``.npy`` arrays whose shapes differ within a batch come as their values, and the
+    batch fails with torch's own error, as on the per-sample path; a batch whose arrays
+    agree (even across tars) still stacks."""
+    src = _write(tmp_path / "ragged", _ragged, [10, 6])
+    outcomes = []
+    for batched in (False, True):
+        ds = _dataset(src, tmp_path / f"c{batched}")
+        outcomes.append(_outcome(_loader(ds, 0, batched)))
+    assert outcomes[0] == ([], outcomes[1][1]) and outcomes[1][1] is not None
+    ds = _dataset(src, tmp_path / "cTrue", shuffle=False)
+    assert ds[0]["cls"] == 0 and ds[12]["cls"] == 12  # both tars local
+    get_columns = ds._sample_access().get_columns
+    assert get_columns is not None
+    columns = get_columns([1, 2])
+    assert columns is not None and isinstance(columns["vec.npy"], list)
+    stacked = get_columns([1, 4, 13])["vec.npy"]  # i % 3 == 1: one shape
+    assert isinstance(stacked, np.ndarray) and stacked.tolist() == [[0, 1]] * 3
+    assert stacked.dtype == np.int16
 
 
 def _image(i: int) -> dict[str, bytes]:
@@ -221,7 +247,7 @@ def test_images_come_as_lists(tmp_path: Path) -> None:
     columns = get_columns([0, 1, 12])
     assert columns is not None and isinstance(columns["png"], list)
     assert [image.size for image in columns["png"]] == [(4, 3), (5, 3), (4, 3)]
-    assert columns["cls"].tolist() == [0, 1, 12]
+    assert isinstance(columns["cls"], np.ndarray) and columns["cls"].tolist() == [0, 1, 12]
 
 
 def _some_have(i: int) -> dict[str, bytes]:

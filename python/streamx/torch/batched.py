@@ -97,10 +97,11 @@ def _joined(pieces: list[Columns]) -> Columns:
     """The pieces of one batch (a cache limit cut it short) as one.
 
     Pieces disagree on a column's kind only over Parquet row groups (one has nulls, or
-    another list length): the column then goes as its samples' values, an array piece's
-    rows as the per-sample path decodes them there (a 1-D array holds ``int``, ``float`` or
-    ``bool`` values, a 2-D one the rows' numpy lists; see
-    :mod:`streamx.format.parquet.batch_rows`).
+    another list length) and tars (``.npy`` headers that differ, a label past ``int64``):
+    the column then goes as its samples' values, an array piece's rows as the per-sample
+    path decodes them there (a 1-D array holds ``int``, ``float`` or ``bool`` values, a 2-D
+    one the rows' numpy arrays; see :mod:`streamx.format.parquet.batch_rows` and
+    :mod:`streamx.format.webdataset.batch_members`, which never stacks 0-d arrays).
     """
     joined: Columns = {}
     for name, first in pieces[0].items():
