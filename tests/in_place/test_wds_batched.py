@@ -47,6 +47,7 @@ def typed(i: int) -> dict[str, bytes]:
     return {
         "cls": str(i).encode(),
         "id": f" {i * 1000}\n".encode(),
+        "count": f"\x1f{i % 7}".encode(),  # str.strip takes \x1f, int(bytes) does not
         "grid.npy": _npy(np.full((2, 3), i / 4, np.float32)),
         "mask.npy": _npy(np.array([i % 2 == 0, i % 3 == 0])),
         "json": json.dumps({"id": i, "name": f"n{i}"}).encode(),
@@ -173,7 +174,7 @@ def test_columns_come_field_by_field(tars: str, tmp_path: Path) -> None:
     samples = [ds[i] for i in ids]
     assert list(columns) == list(samples[0])
     arrays = {k: v for k, v in columns.items() if isinstance(v, np.ndarray)}
-    assert set(arrays) == {"cls", "id", "grid.npy", "mask.npy"}
+    assert set(arrays) == {"cls", "id", "count", "grid.npy", "mask.npy"}
     assert all(a.flags.writeable and len(a) == len(ids) for a in arrays.values())
     assert arrays["cls"].tolist() == ids and arrays["id"].dtype == np.int64
     for name, array in arrays.items():

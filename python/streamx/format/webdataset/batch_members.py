@@ -94,12 +94,13 @@ class TarBatches:
             pieces.append((positions, [_Read(*found, reader) for found in spans]))
         reads: list[_Read] = scatter(pieces, len(ids))
         first = reads[0]
-        names = [member.name for member in first.sample.fields]
-        if len({piece[1][0].reader.options for piece in pieces}) != 1 or not all(
-            len(r.sample.fields) == len(names)
-            and all(m.name == n for m, n in zip(r.sample.fields, names, strict=True))
-            for r in reads
-        ):
+        readers = [piece[1][0].reader for piece in pieces]
+        names = readers[0].field_names()
+        if names is None or any(r.field_names() != names for r in readers[1:]):
+            if not _same_fields(reads):
+                return _from_samples(reads)
+            names = tuple(member.name for member in first.sample.fields)
+        if len({reader.options for reader in readers}) != 1:
             return _from_samples(reads)
         decode, images = first.reader.options
         columns: Columns = {
@@ -122,10 +123,13 @@ def _column(
     if not decode:
         return [bytes(r.field(number)) for r in reads]
     extension = name.rsplit(".", 1)[-1]
+    stacked = None
     if extension == "npy":
         stacked = _stacked_npy(reads, number)
-        if stacked is not None:
-            return stacked
+    elif extension in LABEL_EXTENSIONS:
+        stacked = _labels(reads, number)
+    if stacked is not None:
+        return stacked
     values = [
         decode_field(name, bytes(r.field(number)), images, r.reader.url, r.sample.key)
         for r in reads
@@ -136,6 +140,17 @@ def _column(
         except OverflowError:  # past int64: default_collate refuses it, from the values
             return values
     return values
+
+
+def _labels(reads: list[_Read], number: int) -> np.ndarray[Any, Any] | None:
+    """The labels as ``int64``, parsed from the bytes as they are: ``int`` takes ASCII
+    digits and strips ASCII whitespace, which the per-sample decoder (ASCII, then
+    ``str.strip``) also does, so a value it takes is the same; ``None`` for anything else
+    (a value past ``int64`` too), left to that decoder."""
+    try:
+        return np.array([int(r.field(number)) for r in reads], np.int64)
+    except (ValueError, OverflowError):
+        return None
 
 
 def _stacked_npy(reads: list[_Read], number: int) -> np.ndarray[Any, Any] | None:
@@ -168,6 +183,16 @@ def _stacked_npy(reads: list[_Read], number: int) -> np.ndarray[Any, Any] | None
     for row, view in zip(rows, data, strict=True):
         row[:] = np.frombuffer(view, np.uint8, count=width, offset=offset)
     return out
+
+
+def _same_fields(reads: list[_Read]) -> bool:
+    """Whether every sample holds the first one's fields, in its order."""
+    names = [member.name for member in reads[0].sample.fields]
+    return all(
+        len(r.sample.fields) == len(names)
+        and all(m.name == n for m, n in zip(r.sample.fields, names, strict=True))
+        for r in reads
+    )
 
 
 def _from_samples(reads: list[_Read]) -> Columns:

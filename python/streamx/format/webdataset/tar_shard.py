@@ -133,6 +133,8 @@ class TarShardReader:
         self._path = shard.local_path(shard.raw_data)
         self._file: HeldFile | None = None
         self._samples: list[TarSample] = []
+        self._names: tuple[str, ...] | None = None
+        self._names_seen = False
         self._decode = bool(shard.extra.get("decode", True))
         self._images = bool(shard.extra.get("images", False))
         self._target = _target(shard)
@@ -172,6 +174,15 @@ class TarShardReader:
     def options(self) -> tuple[bool, bool]:
         """Whether fields are decoded, and images as PIL images (the stream's options)."""
         return self._decode, self._images
+
+    def field_names(self) -> tuple[str, ...] | None:
+        """The fields every sample of the cached copy holds, in its order, or ``None`` if
+        they differ between samples (or the tar is not here): looked at once per tar."""
+        if not self._names_seen and self._opened():
+            found = {tuple(f.name for f in sample.fields) for sample in self._samples}
+            self._names = found.pop() if len(found) == 1 else None
+            self._names_seen = True
+        return self._names
 
     def local_spans(self, rows: list[int]) -> list[tuple[TarSample, int, memoryview]] | None:
         """Samples ``rows`` of the cached copy: each sample's members, where their span
