@@ -176,13 +176,9 @@ def _stacked_npy(reads: list[_Read], number: int) -> np.ndarray[Any, Any] | None
     width = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     if any(len(d) < offset + width or d[:offset] != header for d in data):
         return None
-    out = np.empty((len(data), *shape), dtype)
-    if width == 0:
-        return out
-    rows = out.reshape(len(data), -1).view(np.uint8)
-    for row, view in zip(rows, data, strict=True):
-        row[:] = np.frombuffer(view, np.uint8, count=width, offset=offset)
-    return out
+    # One join copies every array's bytes into one writable buffer, in the batch's order.
+    joined = bytearray().join(view[offset : offset + width] for view in data)
+    return np.frombuffer(joined, dtype).reshape(len(data), *shape)
 
 
 def _same_fields(reads: list[_Read]) -> bool:
