@@ -383,3 +383,23 @@ def test_a_corrupt_member_is_named(
             list(_loader(ds, workers, batched))
         errors.append(str(err.value).splitlines()[-1])
     assert errors[0] == errors[1]
+
+
+def _dtype_by_tar(i: int) -> dict[str, bytes]:
+    """Tars of 6 whose ``vec.npy`` arrays are ``int16`` and ``int32`` by turns."""
+    dtype = np.int16 if i // 6 % 2 else np.int32
+    return {"cls": str(i).encode(), "vec.npy": _npy(np.full(3, i, dtype))}
+
+
+def test_arrays_of_two_dtypes_promote_as_default_collate_does(tmp_path: Path) -> None:
+    """A batch whose ``.npy`` dtypes differ (within one read, or between the pieces a cache
+    limit cuts it into) is torch's type promotion of the per-sample arrays."""
+    src = _write(tmp_path / "dtypes", _dtype_by_tar, [6] * 8)
+    got = []
+    for batched in (False, True):
+        ds = _dataset(src, tmp_path / f"c{batched}")
+        limit = 4 * max(int(s.raw_data.bytes) for s in ds.shards) + ds.cache_usage + 64
+        limited = _dataset(src, tmp_path / f"l{batched}", cache_limit=limit)
+        got.append([list(_loader(ds, 0, batched)), list(_loader(limited, 0, batched))])
+    _assert_same(got[1], got[0])
+    assert {b["vec.npy"].dtype for b in got[1][0]} == {torch.int32}
