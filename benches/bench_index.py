@@ -43,6 +43,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "storage"))
 from common import (
+    S3_BENCH_ENV,
     format_table,
     machine,
     run_worker,
@@ -128,12 +129,6 @@ def _litdata_index(directory: str, num_shards: int) -> None:
 
 
 BUCKET = "bucket"
-S3_ENV = {
-    "AWS_ACCESS_KEY_ID": "bench",
-    "AWS_SECRET_ACCESS_KEY": "bench",
-    "AWS_DEFAULT_REGION": "us-east-1",
-    "AWS_EC2_METADATA_DISABLED": "true",
-}
 
 
 def _spec(
@@ -151,7 +146,7 @@ def _spec(
         "local": tempfile.mkdtemp(prefix=f"cache-{lib}-", dir=tmp),
         "remote": f"s3://{BUCKET}/{name}",
         "endpoint": endpoint,
-        "env": {**S3_ENV, "S3_ENDPOINT_URL": endpoint},
+        "env": {**S3_BENCH_ENV, "S3_ENDPOINT_URL": endpoint},
     }
 
 

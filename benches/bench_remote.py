@@ -34,7 +34,15 @@ from typing import Any
 
 import numpy as np
 
-from common import format_table, import_lib, machine, run_worker, worker_main, write_results
+from common import (
+    S3_BENCH_ENV,
+    format_table,
+    import_lib,
+    machine,
+    run_worker,
+    worker_main,
+    write_results,
+)
 
 SCRIPT = Path(__file__).resolve()
 BUCKET = "bench"
@@ -152,13 +160,7 @@ def s3_server() -> Iterator[str]:
     )
     proc = subprocess.Popen([sys.executable, "-c", code])
     endpoint = f"http://127.0.0.1:{port}"
-    os.environ.update(
-        S3_ENDPOINT_URL=endpoint,
-        AWS_ACCESS_KEY_ID="bench",
-        AWS_SECRET_ACCESS_KEY="bench",
-        AWS_DEFAULT_REGION="us-east-1",
-        AWS_EC2_METADATA_DISABLED="true",
-    )
+    os.environ.update(S3_BENCH_ENV, S3_ENDPOINT_URL=endpoint)
     try:
         deadline = time.monotonic() + 120
         while True:

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from common import format_table, machine, run_worker, worker_main, write_results
+from common import S3_BENCH_ENV, format_table, machine, run_worker, worker_main, write_results
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "storage"))
 from nginx_server import Nginx
@@ -36,12 +36,6 @@ from nginx_server import Nginx
 SCRIPT = Path(__file__).resolve()
 SHARD = 64 << 20
 LIBS = ("streamx", "streamx-sequential", "litdata", "streaming")
-ENV = {
-    "AWS_ACCESS_KEY_ID": "bench",
-    "AWS_SECRET_ACCESS_KEY": "bench",
-    "AWS_DEFAULT_REGION": "us-east-1",
-    "AWS_EC2_METADATA_DISABLED": "true",
-}
 
 
 def _tokens(i: int) -> dict[str, Any]:
@@ -114,7 +108,7 @@ def epoch(spec: dict[str, Any]) -> dict[str, Any]:
 
     import torch  # noqa: F401  (imported before the clock starts, by every library)
 
-    os.environ.update(ENV)
+    os.environ.update(S3_BENCH_ENV)
     os.environ["S3_ENDPOINT_URL"] = spec["endpoint"]
     count = spec["count"]
     correct, first, seen = True, None, 0

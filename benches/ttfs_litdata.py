@@ -23,6 +23,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "storage"))
 from nginx_server import Nginx
 
+from common import S3_BENCH_ENV
+
 CODE = """
 import sys, time, torch, streamx
 t0 = time.perf_counter()
@@ -63,14 +65,7 @@ def _once(remote: str) -> tuple[float, float]:
 def main() -> None:
     root = Path(sys.argv[1])
     _write(root)
-    os.environ.update(
-        {
-            "AWS_ACCESS_KEY_ID": "bench",
-            "AWS_SECRET_ACCESS_KEY": "bench",
-            "AWS_DEFAULT_REGION": "us-east-1",
-            "AWS_EC2_METADATA_DISABLED": "true",
-        }
-    )
+    os.environ.update(S3_BENCH_ENV)
     res: dict[tuple[str, str], list[tuple[float, float]]] = {}
     with Nginx(root, limit_rate="40m") as server:
         os.environ["S3_ENDPOINT_URL"] = server.endpoint

@@ -21,14 +21,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "storage"))
 from nginx_server import Nginx
 
-os.environ.update(
-    {
-        "AWS_ACCESS_KEY_ID": "bench",
-        "AWS_SECRET_ACCESS_KEY": "bench",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_EC2_METADATA_DISABLED": "true",
-    }
-)
+from common import S3_BENCH_ENV
+
+os.environ.update(S3_BENCH_ENV)
 CODE = """
 import time, streamx, sys, torch
 from streamx.dataset import streaming

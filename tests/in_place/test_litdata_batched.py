@@ -291,6 +291,31 @@ def test_chunks_fetched_under_a_cache_limit(lit_dir: str, tmp_path: Path) -> Non
     assert sorted(i for b in got[1] for i in b["id"].tolist()) == list(range(COUNT))
 
 
+def test_pieces_of_arrays_and_of_samples_join_as_default_collate(
+    lit_dir: str, tmp_path: Path
+) -> None:
+    """A batch cut in pieces where one piece came as arrays and another as the samples'
+    values (a chunk read as samples): the tensor leaves' array rows join the other piece's
+    tensors, and the batch is ``default_collate``'s of the samples."""
+    from streamx.format.batch_parts import Columns
+    from streamx.torch.batched import _joined, pack_columns, unpack_batch
+
+    ds = _dataset(lit_dir, tmp_path / "c", shuffle=False)
+    list(ds)  # every chunk local
+    access = ds._sample_access()
+    assert access.get_columns is not None and access.get_many is not None
+    ids = [7, 3, 40]
+    arrays = access.get_columns(ids[1:])
+    assert arrays is not None and isinstance(arrays["mask"], np.ndarray)
+    samples = list(access.get_many(ids[:1]))
+    as_values: Columns = {key: [s[key] for s in samples] for key in arrays}
+    assert torch.is_tensor(as_values["mask"][0])
+    # The samples' piece first: default_collate dispatches on the first value.
+    batch = unpack_batch(pack_columns(_joined([as_values, arrays])))
+    want = torch.utils.data.default_collate(list(access.get_many(ids)))
+    _assert_same(batch, want)
+
+
 @pytest.mark.parametrize("width", [0, 3, 9000])
 def test_leaf_bytes_gathered_as_sliced(width: int) -> None:
     """Evenly spaced leaves (one strided copy), others (one fancy index, or a copy per

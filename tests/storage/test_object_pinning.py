@@ -47,7 +47,7 @@ class Rewritten:
     def __init__(self, after: int) -> None:
         rng = random.Random(after)
         self.versions = [rng.randbytes(SIZE), rng.randbytes(SIZE)]
-        self.after, self.answered, self.conditional = after, 0, 0
+        self.after, self.answered, self.conditional, self.refused = after, 0, 0, 0
         self._lock = threading.Lock()
 
     def answer(self, request: Request, handler: BaseHTTPRequestHandler) -> None:
@@ -58,6 +58,8 @@ class Rewritten:
             version = self.answered if self.after == 0 else int(self.answered >= self.after)
             self.answered += ranged
         data = self.versions[min(version, 1)] if self.after else random.randbytes(SIZE)
+        with self._lock:
+            self.refused += request.headers.get("if-match", f'"v{version}"') != f'"v{version}"'
         serve_bytes(handler, request, data, etag=f'"v{version}"')
 
 
@@ -98,6 +100,26 @@ def test_an_object_that_never_holds_still_fails_naming_it(
             download_file(url, str(tmp_path / "out"), retry=2, timeout=30, expected_size=SIZE)
     assert "ds/shard.00000.mds" in str(caught.value)
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("route", ["http", "s3-direct", "s3fs"])
+def test_a_412_to_a_later_part_fetches_every_part_again(
+    route: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One connection, so every part after the first carries the pin's If-Match: the part
+    asked after the rewrite gets a 412, which starts the object over (through s3fs the 412
+    reaches us as an ``OSError`` with only the server's message, not its code)."""
+    monkeypatch.setenv("STREAMX_DOWNLOAD_CONNECTIONS", "1")
+    monkeypatch.setattr(download, "_LOCAL_SLOTS", {})  # built with the variable above
+    rewritten = Rewritten(after=3)
+    dest = tmp_path / "shard.00000.mds"
+    with ScriptedServer(rewritten.answer) as server:
+        download_file(
+            _url(server, route, monkeypatch), str(dest), retry=2, timeout=30, expected_size=SIZE
+        )
+    assert dest.read_bytes() == rewritten.versions[1]
+    assert rewritten.refused > 0  # a part was refused with 412, not taken as an error
+    assert rewritten.answered > 16
 
 
 @pytest.mark.skipif(find_nginx() is None, reason="nginx is not installed")

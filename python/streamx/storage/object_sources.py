@@ -240,6 +240,26 @@ def _append_bounded(out: BinaryIO, chunk: bytes, written: int, limit: int | None
     return written + len(chunk)
 
 
+def _precondition_failed(err: BaseException) -> bool:
+    """Whether S3 refused the request's ``If-Match`` (HTTP 412). s3fs turns the botocore
+    error into an ``OSError`` carrying only the server's message, which need not name the
+    code: the code is read from the botocore error it chains."""
+    seen: BaseException | None = err
+    visited: set[int] = set()
+    while seen is not None and id(seen) not in visited:
+        visited.add(id(seen))
+        response = getattr(seen, "response", None)
+        if isinstance(response, dict):
+            code = response.get("Error", {}).get("Code")
+            status = response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+            if code == "PreconditionFailed" or status == 412:
+                return True
+        if "PreconditionFailed" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 async def _range_s3(
     fs: Any, path: str, fd: int, span: tuple[int, int, int], pin: ObjectPin | None, url: str
 ) -> int:
@@ -252,7 +272,7 @@ async def _range_s3(
     try:
         response = await _get_object(fs, path, **extra)
     except OSError as err:
-        if pin is not None and "IfMatch" in extra and "PreconditionFailed" in str(err):
+        if pin is not None and "IfMatch" in extra and _precondition_failed(err):
             raise pin.refused() from err
         raise
     body = response["Body"]

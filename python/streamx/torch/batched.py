@@ -96,11 +96,13 @@ def pack_columns(columns: Columns) -> Packed:
 def _joined(pieces: list[Columns]) -> Columns:
     """The pieces of one batch (a cache limit cut it short) as one.
 
-    Pieces disagree on a column's kind only over Parquet row groups (one has nulls, or
-    another list length) and tars (``.npy`` headers that differ, a label past ``int64``):
-    the column then goes as its samples' values, an array piece's rows as the per-sample
-    path decodes them there (a 1-D array holds ``int``, ``float`` or ``bool`` values, a 2-D
-    one the rows' numpy arrays; see :mod:`streamx.format.parquet.batch_rows` and
+    Pieces disagree on a column's kind over Parquet row groups (one has nulls, or another
+    list length), over LitData chunks (one read as samples) and over tars (``.npy`` headers
+    that differ, a label past ``int64``): the column then goes as its
+    samples' values, an array piece's rows as the per-sample path decodes them. Where another
+    piece holds those values, its rows take their kind (LitData's tensor leaves are tensors
+    there); otherwise a 1-D array holds ``int``, ``float`` or ``bool`` values and a 2-D one
+    the rows' numpy arrays (Parquet, tars; see :mod:`streamx.format.parquet.batch_rows` and
     :mod:`streamx.format.webdataset.batch_members`, which never stacks 0-d arrays).
     """
     joined: Columns = {}
@@ -112,13 +114,16 @@ def _joined(pieces: list[Columns]) -> Columns:
         ):
             joined[name] = np.concatenate(column)
         else:
-            joined[name] = [value for c in column for value in _values(c)]
+            as_tensors = any(isinstance(c, list) and c and torch.is_tensor(c[0]) for c in column)
+            joined[name] = [value for c in column for value in _values(c, as_tensors)]
     return joined
 
 
-def _values(column: np.ndarray[Any, Any] | list[Any]) -> list[Any]:
+def _values(column: np.ndarray[Any, Any] | list[Any], as_tensors: bool) -> list[Any]:
     if isinstance(column, list):
         return column
+    if as_tensors:
+        return list(torch.from_numpy(column).unbind(0))
     return column.tolist() if column.ndim == 1 else list(column)
 
 
