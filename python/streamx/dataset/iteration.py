@@ -63,7 +63,7 @@ class SampleAccess:
             ``str``; any column of a Parquet row group that is not numbers), for the loader
             to collate; set when the schema allows
             (:mod:`~streamx.format.readers.batch_columns`,
-            :mod:`~streamx.format.parquet.batch_rows`).
+            :mod:`~streamx.format.parquet.batch_rows`, the other formats' ``BatchReader``).
         idle: The pass reads nothing (a pipeline stage that needs no data): it yields
             nothing and declares nothing to the shard cache, so nothing is fetched.
     """

@@ -2,10 +2,10 @@
 
 Chunks of ids are decoded in one call into Rust, through range reads while their shards
 still download; when the schema allows, whole batches come column by column
-(:mod:`~streamx.format.readers.batch_columns`; for Parquet row groups and LitData chunks,
-the reader's :class:`~streamx.format.batch_parts.BatchReader`). A subclass that overrides
-``__getitem__`` or ``get_item`` gets neither: every id then goes through ``ds[i]``, as in
-mosaicml-streaming.
+(:mod:`~streamx.format.readers.batch_columns`; for Parquet row groups, LitData chunks and
+WebDataset tars, the reader's :class:`~streamx.format.batch_parts.BatchReader`). A subclass
+that overrides ``__getitem__`` or ``get_item`` gets neither: every id then goes through
+``ds[i]``, as in mosaicml-streaming.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """What reads a batch of a dataset's samples column by column, shard by shard.
 
 The batched ``StreamingDataLoader`` path asks a reader for whole batches of ids. A reader of
-one format (Parquet row groups, LitData chunks) that can answer with one array per column
-offers a :class:`BatchReader`; :class:`~streamx.format.readers.mixed.MixedSampleReader`
-holds the one that fits its shards, if any. A batch's ids are grouped by the shard that
+one format (Parquet row groups, LitData chunks, WebDataset tars) that can answer with one
+array per column offers a :class:`BatchReader`;
+:class:`~streamx.format.readers.mixed.MixedSampleReader` holds the one that fits its
+shards, if any. A batch's ids are grouped by the shard that
 holds them (:func:`shard_parts`), each shard's part read at once, and the parts joined.
 """
 

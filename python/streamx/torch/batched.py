@@ -97,11 +97,13 @@ def _joined(pieces: list[Columns]) -> Columns:
     """The pieces of one batch (a cache limit cut it short) as one.
 
     Pieces disagree on a column's kind over Parquet row groups (one has nulls, or another
-    list length) and over LitData chunks (one read as samples): the column then goes as its
+    list length), over LitData chunks (one read as samples) and over tars (``.npy`` headers
+    that differ, a label past ``int64``): the column then goes as its
     samples' values, an array piece's rows as the per-sample path decodes them. Where another
     piece holds those values, its rows take their kind (LitData's tensor leaves are tensors
     there); otherwise a 1-D array holds ``int``, ``float`` or ``bool`` values and a 2-D one
-    the rows' numpy arrays (Parquet; see :mod:`streamx.format.parquet.batch_rows`).
+    the rows' numpy arrays (Parquet, tars; see :mod:`streamx.format.parquet.batch_rows` and
+    :mod:`streamx.format.webdataset.batch_members`, which never stacks 0-d arrays).
     """
     joined: Columns = {}
     for name, first in pieces[0].items():

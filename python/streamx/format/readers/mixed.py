@@ -20,6 +20,7 @@ from streamx.format.litdata.chunk import ChunkReader
 from streamx.format.parquet.batch_rows import ParquetRows
 from streamx.format.parquet.row_group import RowGroupReader
 from streamx.format.readers.mds import MDSSampleReader
+from streamx.format.webdataset.batch_members import TarBatches
 from streamx.format.webdataset.tar_shard import TarShardReader
 
 __all__ = ["MixedSampleReader"]
@@ -56,10 +57,13 @@ class MixedSampleReader:
         self._open: dict[int, Any] = {}
         self.fast_get: Callable[[int], dict[str, Any] | None] | None = None
         # Set when the shards' format reads a batch column by column: every shard a Parquet
-        # row group of one set of columns, or a LitData chunk of one config of dict samples.
+        # row group of one set of columns, a LitData chunk of one config of dict samples, or
+        # a WebDataset tar.
         self.batch_reader: BatchReader | None = ParquetRows.over(self._shards)
         if self.batch_reader is None:
             self.batch_reader = LitDataBatches.over(self._shards, self._chunk)
+        if self.batch_reader is None:
+            self.batch_reader = TarBatches.over(self._shards, self._tar)
 
     def get(self, index: int) -> dict[str, Any]:
         """Returns sample ``index`` of the whole dataset."""
@@ -79,6 +83,12 @@ class MixedSampleReader:
         """The reader of shard ``shard``, a LitData chunk (opened once, until evicted)."""
         reader = self._reader(shard)
         assert isinstance(reader, ChunkReader)
+        return reader
+
+    def _tar(self, shard: int) -> TarShardReader:
+        """The reader of shard ``shard``, a tar (opened once, until evicted)."""
+        reader = self._reader(shard)
+        assert isinstance(reader, TarShardReader)
         return reader
 
     def get_if_local(self, index: int) -> dict[str, Any] | None:

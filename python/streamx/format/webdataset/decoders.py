@@ -17,11 +17,15 @@ import numpy as np
 
 from streamx.exceptions import CorruptShardError
 
-__all__ = ["IMAGE_EXTENSIONS", "decode_field"]
+__all__ = ["IMAGE_EXTENSIONS", "LABEL_EXTENSIONS", "NpyHeader", "decode_field", "npy_header"]
 
 IMAGE_EXTENSIONS = frozenset(
     ["jpg", "jpeg", "png", "ppm", "pgm", "pbm", "pnm", "webp", "bmp", "gif", "tif", "tiff"]
 )
+
+
+# Extensions whose fields decode to an ``int``.
+LABEL_EXTENSIONS = frozenset(["cls", "cls2", "class", "count", "index", "inx", "id"])
 
 
 def _text(data: bytes) -> str:
@@ -38,11 +42,13 @@ def _json(data: bytes) -> Any:
 
 # Parsed .npy headers: the arrays of one dataset share a few, and parsing one (a Python
 # literal) costs more than reading the array. Bounded: headers come from the input.
-_NPY_HEADERS: dict[bytes, tuple[tuple[int, ...], bool, np.dtype[Any], int]] = {}
+# A .npy's shape, whether it is in Fortran order, its dtype and where its data begins.
+NpyHeader = tuple[tuple[int, ...], bool, "np.dtype[Any]", int]
+_NPY_HEADERS: dict[bytes, NpyHeader] = {}
 _KEEP_HEADERS = 256
 
 
-def _npy_header(data: bytes) -> tuple[tuple[int, ...], bool, np.dtype[Any], int] | None:
+def npy_header(data: bytes) -> NpyHeader | None:
     """The shape, order, dtype and data offset of a version 1 or 2 ``.npy``, or ``None``
     for another version (read by numpy itself)."""
     if data[:6] != b"\x93NUMPY" or data[6:7] not in (b"\x01", b"\x02"):
@@ -69,7 +75,7 @@ def _npy_header(data: bytes) -> tuple[tuple[int, ...], bool, np.dtype[Any], int]
 
 
 def _npy(data: bytes) -> Any:
-    header = _npy_header(data)
+    header = npy_header(data)
     if header is None:
         return np.load(io.BytesIO(data), allow_pickle=False)
     shape, fortran, dtype, offset = header
@@ -93,7 +99,7 @@ def _image(data: bytes) -> Any:
 
 _BY_EXTENSION: dict[str, Callable[[bytes], Any]] = {
     **dict.fromkeys(("txt", "text", "transcript"), _text),
-    **dict.fromkeys(("cls", "cls2", "class", "count", "index", "inx", "id"), _label),
+    **dict.fromkeys(LABEL_EXTENSIONS, _label),
     **dict.fromkeys(("json", "jsn"), _json),
     "npy": _npy,
     "npz": _npz,

@@ -26,6 +26,10 @@ from streamx.storage.download import download_file
 
 __all__ = ["TarShardReader", "fetch_tar"]
 
+# Samples of one batch whose spans lie at most this far apart are read in one go: the gap
+# between two neighbours is the next one's header (and padding), a few hundred bytes.
+_GAP = 16 << 10
+
 
 def _source(shard: ShardInfo) -> RemoteFile:
     extra = shard.extra
@@ -129,6 +133,8 @@ class TarShardReader:
         self._path = shard.local_path(shard.raw_data)
         self._file: HeldFile | None = None
         self._samples: list[TarSample] = []
+        self._names: tuple[str, ...] | None = None
+        self._names_seen = False
         self._decode = bool(shard.extra.get("decode", True))
         self._images = bool(shard.extra.get("images", False))
         self._target = _target(shard)
@@ -159,6 +165,61 @@ class TarShardReader:
         forget_ranged(self._target, arrived=True)
         return True
 
+    @property
+    def url(self) -> str:
+        """The tar's source, as each sample's ``__url__`` names it."""
+        return self._url
+
+    @property
+    def options(self) -> tuple[bool, bool]:
+        """Whether fields are decoded, and images as PIL images (the stream's options)."""
+        return self._decode, self._images
+
+    def field_names(self) -> tuple[str, ...] | None:
+        """The fields every sample of the cached copy holds, in its order, or ``None`` if
+        they differ between samples (or the tar is not here): looked at once per tar."""
+        if not self._names_seen and self._opened():
+            found = {tuple(f.name for f in sample.fields) for sample in self._samples}
+            self._names = found.pop() if len(found) == 1 else None
+            self._names_seen = True
+        return self._names
+
+    def local_spans(self, rows: list[int]) -> list[tuple[TarSample, int, memoryview]] | None:
+        """Samples ``rows`` of the cached copy: each sample's members, where their span
+        begins in the tar, and its bytes (neighbouring samples in one read); ``None`` while
+        the tar is not here (its samples then come one by one, by range or once fetched).
+
+        Raises:
+            CorruptShardError: If the copy cuts a span short, naming the sample.
+        """
+        if not self._opened():
+            return None
+        assert self._file is not None
+        samples = [self._samples[row] for row in rows]
+        spans = [span_of(sample) for sample in samples]
+        order = sorted(set(spans))
+        views: dict[tuple[int, int], memoryview] = {}
+        first = 0
+        while first < len(order):
+            start, end = order[first]
+            last = first + 1
+            while last < len(order) and order[last][0] - end <= _GAP:
+                end = max(end, order[last][1])
+                last += 1
+            run = memoryview(self._file.pread(end - start, start) if end > start else b"")
+            for span in order[first:last]:
+                views[span] = run[span[0] - start : span[1] - start]
+            first = last
+        out = []
+        for sample, span in zip(samples, spans, strict=True):
+            view = views[span]
+            if len(view) != span[1] - span[0]:
+                raise CorruptShardError(
+                    f"{self._url}, sample {sample.key!r} is cut short in {self._path}"
+                )
+            out.append((sample, span[0], view))
+        return out
+
     def get(self, index: int) -> dict[str, Any]:
         if self._opened():
             assert self._file is not None
@@ -176,9 +237,9 @@ class TarShardReader:
             raise CorruptShardError(
                 f"{self._url}, sample {sample.key!r} is cut short in {self._path}"
             )
-        return self._decoded(sample, start, span)
+        return self.decoded(sample, start, span)
 
-    def _decoded(self, sample: TarSample, start: int, span: bytes) -> dict[str, Any]:
+    def decoded(self, sample: TarSample, start: int, span: bytes | memoryview) -> dict[str, Any]:
         """The sample from the bytes of its members' span (which begins at ``start``)."""
         url = self._url
         out: dict[str, Any] = {"__key__": sample.key, "__url__": url}
