@@ -13,12 +13,15 @@ from typing import Any
 
 from streamx.exceptions import (
     CorruptIndexError,
+    HttpResponseError,
     ObjectChangedError,
     SizeMismatchError,
     StaleIndexError,
+    TruncatedDownloadError,
 )
 from streamx.storage.certificate_errors import certificate_error
 from streamx.storage.filesystems import get_filesystem, split_url
+from streamx.storage.http_source import HttpSource, plain_target
 from streamx.storage.hub_errors import hub_access_error
 from streamx.storage.object_sources import source_for
 
@@ -126,6 +129,9 @@ def stat_file(url: str) -> RemoteFile:
         PermissionError: If the Hugging Face Hub refuses its repository (the Hub's message).
         TlsCertificateError: If the server's certificate failed verification.
     """
+    found = _stat_http(url)
+    if found is not None:
+        return found
     fs, path = get_filesystem(url)
     try:
         info = fs.info(path)
@@ -135,6 +141,33 @@ def stat_file(url: str) -> RemoteFile:
             raise refused from err
         raise
     return RemoteFile(url, int(info["size"]), _version(info))
+
+
+# A HEAD answers at once or the server is in trouble: not the long timeout of a download.
+_HEAD_TIMEOUT = 30.0
+
+
+def _stat_http(url: str) -> RemoteFile | None:
+    """``url``'s size and ``ETag`` from one ``HEAD`` on the downloader's own connections,
+    for a plain http(s) URL: fsspec's HTTP file system would import aiohttp for it (0.15 s
+    of a first sample) and open a session of its own. ``None`` where fsspec must answer: not
+    such a URL, or a server that refuses ``HEAD`` or announces no length."""
+    target = plain_target(url)
+    if target is None:
+        return None
+    try:
+        size, etag = HttpSource(target).stat(_HEAD_TIMEOUT)
+    except (TruncatedDownloadError, HttpResponseError) as err:
+        if isinstance(err, HttpResponseError) and err.status not in (405, 501):
+            raise
+        return None  # no length, or HEAD not allowed: fsspec asks another way
+    except OSError as err:
+        refused = certificate_error(err, url)
+        if refused is not None:
+            raise refused from err
+        raise
+    # The version is the ETag exactly as sent, as fsspec reports it (or none).
+    return RemoteFile(url, size, etag or "")
 
 
 _CONFIRMED: set[tuple[str, int, str]] = set()  # files whose version this process confirmed

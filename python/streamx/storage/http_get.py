@@ -52,6 +52,7 @@ __all__ = [
     "Redirected",
     "Target",
     "get_into",
+    "head_object",
     "head_size",
 ]
 
@@ -160,6 +161,15 @@ def head_size(target: Target, timeout: float) -> int:
     Raises:
         FileNotFoundError, PermissionError, OSError: As :func:`get_into`.
     """
+    return head_object(target, timeout)[0]
+
+
+def head_object(target: Target, timeout: float) -> tuple[int, str | None]:
+    """The object's size and ``ETag`` (``None`` without one) from a ``HEAD``.
+
+    Raises:
+        FileNotFoundError, PermissionError, OSError: As :func:`get_into`.
+    """
     conn, _ = pool_for(target.scheme, target.host, target.port).take(timeout, fresh=True)
     try:
         conn.request("HEAD", target.path, headers=target.headers({}))
@@ -173,7 +183,7 @@ def head_size(target: Target, timeout: float) -> int:
         length = response.getheader("Content-Length")
         if length is None:
             raise TruncatedDownloadError(f"{target.url}: HEAD announced no Content-Length")
-        return int(length)
+        return int(length), response.getheader("ETag")
     finally:
         conn.close()
 

@@ -21,7 +21,14 @@ from urllib.parse import urljoin, urlparse
 
 from streamx.exceptions import HttpResponseError, RangeIgnoredError
 from streamx.storage.errors import DownloadTimeoutError, TruncatedDownloadError
-from streamx.storage.http_get import PlainHttp, Redirected, Target, get_into, head_size
+from streamx.storage.http_get import (
+    PlainHttp,
+    Redirected,
+    Target,
+    get_into,
+    head_object,
+    head_size,
+)
 from streamx.storage.object_pin import ObjectPin
 
 __all__ = ["MAX_REDIRECTS", "HttpSource", "plain_target"]
@@ -86,6 +93,15 @@ class HttpSource:
             # HEAD refused, or answered without a length: one GET checks its own length.
             logger.info("HEAD %s failed (%s); fetching it in one GET", self.url, err)
             return None
+
+    def stat(self, timeout: float) -> tuple[int, str | None]:
+        """The object's size and ``ETag`` from a ``HEAD``, redirects followed.
+
+        Raises:
+            FileNotFoundError, PermissionError, OSError: As a GET's; ``TruncatedDownloadError``
+                if the answer has no ``Content-Length``.
+        """
+        return self._call(lambda target: head_object(target, timeout), f"HEAD {self.url}")
 
     def fetch_range(
         self,
