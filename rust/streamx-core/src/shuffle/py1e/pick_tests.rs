@@ -5,6 +5,7 @@
 use super::node_draws::{count_node, NodeDraws};
 use super::pick::{pick_ranks, pick_with};
 use super::sort::{jittered_positions, node_samples, sort_by_position};
+use super::window::Shifts;
 use crate::shuffle::rng::Pcg64;
 use crate::shuffle::spans::Span;
 
@@ -102,7 +103,7 @@ fn picks_equal_the_whole_node_order() {
 fn zero_shifts_leave_the_shuffled_spans_in_place() {
     let node = spans_from(3, &[500, 300, 800]);
     let (whole, draws) = whole_and_draws(5, &node, (10, 50));
-    assert!(draws.shifts.iter().all(|s| s.is_zero()));
+    assert!(draws.shifts.iter().all(Shifts::is_zero));
     let mut rng = Pcg64::new(5);
     let shuffled = node_samples(&mut rng, &node);
     assert_eq!(whole, shuffled);
