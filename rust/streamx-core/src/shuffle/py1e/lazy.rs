@@ -3,9 +3,9 @@
 //!
 //! A node's draws are counted once, in order, when a piece first needs the node (or a later
 //! one): per span, the generator where its shuffle starts, then its block size, shift range
-//! and the generator where its shifts start. That is a few words per span. A piece then lays
-//! out only the window its ranks need, redrawing the shuffles of the spans in that window from
-//! their kept generators, exactly as [`super::window::pick_node`] does for one whole call.
+//! and the generator where its shifts start. That is a few words per span. A piece then draws
+//! the shifts of the indices its ranks may come from, and redraws the shuffles of only the
+//! spans holding the samples at those ranks ([`super::pick`]), from their kept generators.
 //!
 //! Given a [`CountCache`], the counted draws are read from the epoch's file where one holds
 //! them, and written there once a count took long enough to be worth skipping next time.
@@ -13,10 +13,8 @@
 use super::draws_file::{decode, encode, max_len, Key};
 use super::draws_store::{self, CountCache, CountCacheStats};
 use super::node_draws::{count_node, NodeDraws};
-use super::rank::pick_in_window;
-use super::window::{shuffled_part, span_parts, window, window_positions};
+use super::pick::pick_ranks;
 use super::{check_nodes, tail_warns, SMALL_BLOCK};
-use crate::limits::probe_alloc;
 use crate::shuffle::py1br::block_bounds;
 use crate::shuffle::rng::Pcg64;
 use crate::shuffle::spans::{NodeSpans, Span};
@@ -193,32 +191,6 @@ impl LazyPy1e {
         }
         Ok(out)
     }
-}
-
-/// The node's order at the sorted, unique, non-empty `ranks`, from its kept draws.
-fn pick_ranks(draws: &NodeDraws, node: &[Span], ranks: &[usize]) -> Result<Vec<i64>> {
-    let window = window(ranks, draws.margin, draws.total);
-    // Samples, positions and sort keys: refuse a window that cannot be held rather than abort.
-    let bytes = (window.len() as u64).saturating_mul(32);
-    probe_alloc(bytes, "the shuffle window of a piece of the epoch")?;
-    let parts: Vec<(usize, usize)> = span_parts(&draws.sizes, &window).map(|(_, p)| p).collect();
-    let mut samples = Vec::with_capacity(window.len());
-    for (k, &(from, to)) in parts.iter().enumerate() {
-        if from < to {
-            let size = draws.sizes[k];
-            let swaps = draws.shuffles[k].clone().draw_swaps(size, from);
-            shuffled_part(&swaps, node[k].0, size, from..to, &mut samples);
-        }
-    }
-    let in_window = |k: &usize| parts[*k].0 < parts[*k].1;
-    if (0..node.len())
-        .filter(in_window)
-        .all(|k| draws.shifts[k].is_zero())
-    {
-        return Ok(ranks.iter().map(|&r| samples[r - window.start]).collect());
-    }
-    let positions = window_positions(&draws.sizes, &parts, &draws.shifts, window.len());
-    Ok(pick_in_window(&samples, &positions, window.start, ranks))
 }
 
 #[cfg(test)]

@@ -7,6 +7,9 @@ mod draws_store;
 mod draws_tests;
 mod lazy;
 mod node_draws;
+mod pick;
+#[cfg(test)]
+mod pick_tests;
 mod pipeline;
 mod rank;
 mod sort;

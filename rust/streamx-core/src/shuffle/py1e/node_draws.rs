@@ -15,6 +15,10 @@ pub(super) struct NodeDraws {
     pub(super) shuffles: Vec<Pcg64>,
     /// Per span, its shift range and the generator at its first shift.
     pub(super) shifts: Vec<Shifts>,
+    /// Per span, the node index of its first sample.
+    pub(super) starts: Vec<usize>,
+    /// The lowest and highest shift of the node's spans (with zero: `low <= 0 <= high`).
+    pub(super) reach: (f64, f64),
     /// The rank margin of the node's actual shifts (see `window`).
     pub(super) margin: usize,
     /// The node's sample count.
@@ -32,8 +36,18 @@ impl NodeDraws {
     ) -> Self {
         let high = shifts.iter().map(|s| s.high).fold(0.0, f64::max);
         let low = shifts.iter().map(|s| s.low).fold(0.0, f64::min);
+        let starts = sizes
+            .iter()
+            .scan(0, |at, &size| {
+                let start = *at;
+                *at += size;
+                Some(start)
+            })
+            .collect();
         NodeDraws {
             total: sizes.iter().sum(),
+            starts,
+            reach: (low, high),
             sizes,
             shuffles,
             shifts,

@@ -19,6 +19,19 @@ impl Pcg64 {
     /// The swaps of `shuffle` on `len` elements down to step `stop`, with exactly the draws
     /// of the whole shuffle (the steps below `stop` are drawn and dropped).
     pub fn draw_swaps(&mut self, len: usize, stop: usize) -> Swaps {
+        let swaps = self.top_swaps(len, stop);
+        self.skip_shuffle(stop.max(1).min(len));
+        swaps
+    }
+
+    /// The swaps of [`Pcg64::draw_swaps`], the generator dropped where they end: for a caller
+    /// that needs nothing drawn after them, the steps below `stop` are not drawn at all.
+    pub fn into_swaps(mut self, len: usize, stop: usize) -> Swaps {
+        self.top_swaps(len, stop)
+    }
+
+    /// The swaps down to `stop`, the generator left after the last of them.
+    fn top_swaps(&mut self, len: usize, stop: usize) -> Swaps {
         let stop = stop.max(1);
         let top = len.saturating_sub(1);
         let mut i = top;
@@ -32,7 +45,6 @@ impl Pcg64 {
             let count = narrow.len();
             self.scan_blocks(i as u32, count, Some(&mut narrow));
         }
-        self.skip_shuffle(stop.min(len));
         Swaps { top, wide, narrow }
     }
 }

@@ -1,0 +1,185 @@
+//! A piece's ranks of one node from its kept draws: the jittered positions decide which node
+//! indices sit at the wanted ranks, and only the spans holding those indices have their
+//! shuffles redrawn.
+//!
+//! A sample's position is its node index plus a shift drawn for that index of its span,
+//! whatever sample the shuffle put there: the shuffle only decides which sample id an index
+//! holds. With `low <= 0 <= high` the node's extreme shifts, every index below `p0 - high`
+//! has a position before `p0`, and every index from `p1 - low` on one at or after `p1`. One
+//! pass over the indices between (drawing only their shifts) thus counts the samples before
+//! `p0` and collects those in `p0..p1`; sorted by (position, index) after the count, they
+//! hold every wanted rank once the count before `p0` is at most the first wanted rank and the
+//! count before `p1` exceeds the last. The indices passed over span the ranks plus one
+//! margin, where laying out every position a rank could take ([`super::window`]) spans two.
+//! `p0..p1` starts a little outside the ranks and widens until it holds them.
+
+use std::ops::Range;
+
+use super::node_draws::NodeDraws;
+use super::rank::pick_in_window;
+use super::window::shuffled_part;
+use crate::limits::probe_alloc;
+use crate::shuffle::spans::Span;
+use crate::{Error, Result};
+
+/// Positions first tried on each side of the wanted ranks, at least. The count of samples
+/// before a position strays from it by the imbalance of the shifts around it, more near a
+/// node's ends; the bounds widen where that is not enough.
+const SLACK: usize = 1 << 12;
+
+/// The samples at `p0..p1`, in node index order, and how many sort before `p0`.
+struct Found {
+    before: usize,
+    indices: Vec<i64>,
+    positions: Vec<f64>,
+}
+
+impl Found {
+    /// Counts the positions `i + d[j]` of indices `i + j` before `p0`, and keeps those in
+    /// `p0..p1`.
+    fn add_shifted(&mut self, i: usize, d: &[f64], p0: f64, p1: f64) {
+        let mut before = 0;
+        // The index as a float too (exact below 2^53): a conversion per sample costs more.
+        let mut index = i as f64;
+        for (j, &d) in (i..).zip(d) {
+            let p = index + d;
+            index += 1.0;
+            before += usize::from(p < p0);
+            if p >= p0 && p < p1 {
+                self.indices.push(j as i64);
+                self.positions.push(p);
+            }
+        }
+        self.before += before;
+    }
+}
+
+/// The node's order at the sorted, unique, non-empty `ranks`, from its kept draws.
+pub(super) fn pick_ranks(draws: &NodeDraws, node: &[Span], ranks: &[usize]) -> Result<Vec<i64>> {
+    // The count before a position strays from it by some 10 times the root of the margin.
+    let slack = ((draws.margin as f64).sqrt() * 48.0) as usize;
+    pick_with(draws, node, ranks, slack.max(SLACK))
+}
+
+/// [`pick_ranks`], the bounds first tried `slack` positions outside the ranks.
+pub(super) fn pick_with(
+    draws: &NodeDraws,
+    node: &[Span],
+    ranks: &[usize],
+    slack: usize,
+) -> Result<Vec<i64>> {
+    let (first, last) = (ranks[0], ranks[ranks.len() - 1]);
+    let mut grow = slack;
+    let mut bounds = first.saturating_sub(grow)..last.saturating_add(1 + grow);
+    loop {
+        let found = collect(draws, &bounds)?;
+        let after = found.before + found.indices.len();
+        if found.before <= first && after > last {
+            let indices = pick_in_window(&found.indices, &found.positions, found.before, ranks);
+            return Ok(sample_ids(draws, node, &indices));
+        }
+        // Every position lies in `0..total`, so these bounds hold every rank: not reached.
+        if bounds.start == 0 && bounds.end > draws.total {
+            return Err(Error::InvalidValue(format!(
+                "py1e: positions {bounds:?} of a canonical node of {} samples hold its ranks \
+                 {}..{after}, not {first}..={last}",
+                draws.total, found.before
+            )));
+        }
+        grow = grow.saturating_mul(2);
+        if found.before > first {
+            bounds.start = bounds.start.saturating_sub(found.before - first + grow);
+        }
+        if after <= last {
+            let end = bounds.end.saturating_add(last + 1 - after + grow);
+            bounds.end = end.min(draws.total + 1);
+        }
+    }
+}
+
+/// One pass over the node indices whose positions may lie before `bounds.end`.
+fn collect(draws: &NodeDraws, bounds: &Range<usize>) -> Result<Found> {
+    let (low, high) = draws.reach;
+    let (p0, p1) = (bounds.start as f64, bounds.end as f64);
+    // Two beyond the bounds the shifts allow: a rounded position strays by far less than one.
+    let start = ((p0 - high).floor() - 2.0).max(0.0) as usize;
+    let end = (((p1 - low).ceil() + 2.0) as usize).min(draws.total);
+    let expect = bounds.len().min(end.saturating_sub(start));
+    probe_alloc(
+        (expect as u64).saturating_mul(40),
+        "the shuffle positions of a piece of the epoch",
+    )?;
+    let mut found = Found {
+        before: start,
+        indices: Vec::with_capacity(expect + expect / 8),
+        positions: Vec::with_capacity(expect + expect / 8),
+    };
+    let mut k = draws
+        .starts
+        .partition_point(|&s| s <= start)
+        .saturating_sub(1);
+    while k < draws.sizes.len() && draws.starts[k] < end {
+        let at = draws.starts[k];
+        let part = start.max(at)..end.min(at + draws.sizes[k]);
+        let shifts = &draws.shifts[k];
+        k += 1;
+        if part.is_empty() || at as f64 + shifts.low - 2.0 >= p1 {
+            continue; // the span's positions all lie at or after `p1`
+        }
+        if (at + draws.sizes[k - 1]) as f64 + shifts.high + 2.0 <= p0 {
+            found.before += part.len(); // ... or all before `p0`: no draw decides that
+        } else if shifts.is_zero() {
+            // `uniform(0, 0)` is exactly zero: each position is its index, and no draw is made.
+            found.before += bounds.start.clamp(part.start, part.end) - part.start;
+            for i in part.start.max(bounds.start)..part.end.min(bounds.end) {
+                found.indices.push(i as i64);
+                found.positions.push(i as f64);
+            }
+        } else {
+            let mut rng = shifts.draws().clone();
+            rng.skip_uniform(part.start - at);
+            let mut i = part.start;
+            rng.uniform_chunks(shifts.low, shifts.high, part.len(), |d| {
+                found.add_shifted(i, d, p0, p1);
+                i += d.len();
+            });
+        }
+    }
+    Ok(found)
+}
+
+/// The sample ids at the node `indices`: each span holding some redraws its shuffle down to
+/// the lowest of them, and no further.
+fn sample_ids(draws: &NodeDraws, node: &[Span], indices: &[i64]) -> Vec<i64> {
+    let mut order: Vec<(usize, usize)> =
+        (0..).zip(indices).map(|(s, &i)| (i as usize, s)).collect();
+    order.sort_unstable();
+    let mut out = vec![0; indices.len()];
+    let mut offsets: Vec<u32> = Vec::new();
+    let mut wide = Vec::new();
+    let mut from = 0;
+    while from < order.len() {
+        let k = draws.starts.partition_point(|&s| s <= order[from].0) - 1;
+        let (at, size, begin) = (draws.starts[k], draws.sizes[k], node[k].0);
+        let to = from + order[from..].partition_point(|&(i, _)| i < at + size);
+        let (lo, hi) = (order[from].0 - at, order[to - 1].0 - at + 1);
+        let swaps = draws.shuffles[k].clone().into_swaps(size, lo);
+        if let Ok(size) = u32::try_from(size) {
+            // Offsets into the span: half the memory traffic of sample ids.
+            offsets.clear();
+            offsets.extend(0..size);
+            swaps.apply(&mut offsets, lo);
+            for &(i, slot) in &order[from..to] {
+                out[slot] = begin + i64::from(offsets[i - at]);
+            }
+        } else {
+            wide.clear();
+            shuffled_part(&swaps, begin, size, lo..hi, &mut wide);
+            for &(i, slot) in &order[from..to] {
+                out[slot] = wide[i - at - lo];
+            }
+        }
+        from = to;
+    }
+    out
+}
