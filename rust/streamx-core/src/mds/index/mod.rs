@@ -27,10 +27,12 @@
 //! # std::fs::remove_dir_all(&dir).ok();
 //! ```
 
+mod check;
 mod columns;
 mod document;
 mod entry;
 mod file_value;
+mod lean;
 mod names;
 mod paths;
 mod repr;
@@ -41,15 +43,15 @@ use std::path::Path;
 
 use serde::de::DeserializeSeed;
 
-pub use entry::Schema;
+pub use check::Schema;
 pub use names::split_name;
 pub use paths::{is_contained, normpath, INDEX_BASENAME};
 pub use table::{FileTuple, IndexTable};
 
 use crate::error::Error;
 use crate::mmap::MappedFile;
+use check::py_display;
 use document::DocumentSeed;
-use entry::py_display;
 
 /// Why an index could not be read.
 #[derive(Debug, thiserror::Error)]
