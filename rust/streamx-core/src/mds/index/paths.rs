@@ -2,6 +2,7 @@
 //! and the index itself) name the same file. Names compare as `os.path.normpath` makes them.
 
 use std::borrow::Cow;
+use std::hash::{BuildHasher, RandomState};
 
 use super::repr::py_str;
 use super::IndexTable;
@@ -65,11 +66,34 @@ pub fn is_in_ledger_dir(basename: &str) -> bool {
     normal.split('/').next() == Some(LEDGER_DIR)
 }
 
+/// Whether the file names (normalized) and the index's own name are all distinct, judged
+/// by keyed 64-bit hashes, sorted: distinct hashes prove distinct names, and sorting 8-byte
+/// words is several times faster than sorting the names. Equal hashes (an alias, or a
+/// collision, about one index in 10^7 at 650k shards) leave the answer to the exact check.
+/// The key is random, so an index cannot be written to collide.
+fn surely_distinct(table: &IndexTable) -> bool {
+    let state = RandomState::new();
+    let mut hashes: Vec<u64> = Vec::with_capacity(2 * table.len() + 1);
+    hashes.push(state.hash_one(INDEX_BASENAME));
+    for column in table.file_columns() {
+        for shard in 0..table.len() {
+            if let Some(file) = column.get(shard) {
+                hashes.push(state.hash_one(normpath(file.basename).as_ref()));
+            }
+        }
+    }
+    hashes.sort_unstable();
+    hashes.windows(2).all(|w| w[0] != w[1])
+}
+
 /// The first file that another entry (or the index) also names, as an error message.
 ///
 /// "First" is in index order: the file whose name was already taken when it was reached.
 /// The names are sorted rather than hashed: a hostile index cannot make that slow.
 pub fn find_alias(table: &IndexTable, path: &str) -> Option<String> {
+    if surely_distinct(table) {
+        return None;
+    }
     // (normalized name, place in index order): place 0 is the index itself, and file
     // `column` of shard `s` is place 4 s + column + 1. Two words a name, as 1.3M are sorted.
     let mut names: Vec<(Cow<'_, str>, u64)> = Vec::with_capacity(2 * table.len() + 1);
