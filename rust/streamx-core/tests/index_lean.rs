@@ -15,7 +15,7 @@ fn entry(i: usize) -> Value {
     })
 }
 
-fn doc(shards: Vec<Value>) -> Vec<u8> {
+fn doc(shards: &[Value]) -> Vec<u8> {
     serde_json::to_vec(&json!({"version": 2, "shards": shards})).unwrap()
 }
 
@@ -49,7 +49,7 @@ fn entries_differing_in_stored_once_values_keep_theirs() {
     shards[4]["column_sizes"] = json!([null, null]);
     shards[5]["format"] = json!("json");
     shards[5]["newline"] = json!("\n");
-    let table = both(&doc(shards)).unwrap();
+    let table = both(&doc(&shards)).unwrap();
     assert_eq!(table.compression(0), Some("zstd"));
     assert_eq!(table.compression(1), None);
     assert_eq!(table.compression(2), Some("zstd"));
@@ -80,7 +80,7 @@ fn escaped_strings_read_as_their_text() {
     let mut shard = entry(0);
     shard["raw_data"]["basename"] = json!("sub/caf\u{e9}\"q.mds");
     shard["column_names"] = json!(["t\u{e9}xt", "i\nd"]);
-    let text = String::from_utf8(doc(vec![shard])).unwrap();
+    let text = String::from_utf8(doc(&[shard])).unwrap();
     // Written with \u escapes, as Python's json.dump writes non-ASCII text.
     let text = text
         .replace('\u{e9}', "\\u00e9")
@@ -170,7 +170,7 @@ fn values_of_another_shape_are_shown_as_written() {
     for (edit, needle) in cases {
         let mut bad = entry(1);
         edit(&mut bad);
-        let message = both(&doc(vec![entry(0), bad])).unwrap_err();
+        let message = both(&doc(&[entry(0), bad])).unwrap_err();
         assert!(message.contains(needle), "{message:?} lacks {needle:?}");
         assert!(message.contains("/d/index.json, shard 1"), "{message:?}");
     }
@@ -179,7 +179,7 @@ fn values_of_another_shape_are_shown_as_written() {
     fine["raw_data"]["hashes"] = json!(null);
     fine["version"] = json!(2.0);
     fine["size_limit"] = json!(-1);
-    let table = both(&doc(vec![entry(0), fine])).unwrap();
+    let table = both(&doc(&[entry(0), fine])).unwrap();
     assert_eq!(table.size_limit(1), Some(-1));
 }
 
@@ -194,6 +194,6 @@ fn a_hostile_entry_is_a_clean_error() {
     let long = "a".repeat(1 << 20);
     let mut shard = entry(0);
     shard["column_names"] = json!([long.clone(), long]);
-    let message = both(&doc(vec![shard])).unwrap_err();
+    let message = both(&doc(&[shard])).unwrap_err();
     assert!(message.contains("are not distinct strings in /d/index.json, shard 0"));
 }

@@ -48,7 +48,7 @@ impl SchemaView<'_> {
 
     /// The layout, owned.
     pub fn to_schema(&self) -> Schema {
-        let owned = |v: &[Cow<'_, str>]| v.iter().map(|s| s.to_string()).collect();
+        let owned = |v: &[Cow<'_, str>]| v.iter().map(ToString::to_string).collect();
         Schema {
             names: owned(&self.names),
             encodings: owned(&self.encodings),
@@ -79,15 +79,20 @@ fn missing(key: &str, place: &impl Display) -> String {
 }
 
 /// Checks one entry; the error is the whole message, naming `place` (file and shard).
-pub(super) fn check<'de>(raw: RawEntry<'de>, place: &impl Display) -> Result<Entry<'de>, String> {
-    let mut o = match raw {
-        RawEntry::Object(o) => o,
+/// An object's values are taken from `o`.
+pub(super) fn check<'de>(
+    raw: RawEntry,
+    o: &mut RawObject<'de>,
+    place: &impl Display,
+) -> Result<Entry<'de>, String> {
+    match raw {
+        RawEntry::Object => {}
         RawEntry::NotObject(kind) => {
             return Err(format!(
                 "Invalid shard entry in {place}: TypeError('a {kind} is not a shard entry')"
             ))
         }
-    };
+    }
     let format = match o.format.take().ok_or_else(|| missing("format", place))? {
         Lean::Typed(s) if FORMATS.contains(&s.as_ref()) => s,
         other => {
@@ -162,7 +167,10 @@ pub(super) fn check<'de>(raw: RawEntry<'de>, place: &impl Display) -> Result<Ent
         }
     };
     let (schema, extra) = if format == "mds" {
-        (Some(schema(&mut o, place)?), object_text(o.rest))
+        (
+            Some(schema(o, place)?),
+            object_text(std::mem::take(&mut o.rest)),
+        )
     } else {
         (None, object_text(rest_with_columns(o)))
     };
@@ -188,12 +196,13 @@ fn object_text(rest: Map<String, Value>) -> String {
 }
 
 /// The other keys of a non-MDS entry with its column keys put back where they were written.
-fn rest_with_columns(o: RawObject<'_>) -> Map<String, Value> {
+fn rest_with_columns(o: &mut RawObject<'_>) -> Map<String, Value> {
     let values = [
-        o.names.map(Lean::into_value),
-        o.encodings.map(Lean::into_value),
-        o.sizes.map(Lean::into_value),
+        o.names.take().map(Lean::into_value),
+        o.encodings.take().map(Lean::into_value),
+        o.sizes.take().map(Lean::into_value),
     ];
+    let rest = std::mem::take(&mut o.rest);
     let mut columns: Vec<((usize, usize), &str, Value)> = o
         .column_places
         .into_iter()
@@ -202,12 +211,12 @@ fn rest_with_columns(o: RawObject<'_>) -> Map<String, Value> {
         .filter_map(|((at, key), value)| Some((at?, key, value?)))
         .collect();
     if columns.is_empty() {
-        return o.rest;
+        return rest;
     }
     columns.sort_by_key(|c| c.0);
     let mut columns = columns.into_iter().peekable();
     let mut map = Map::new();
-    for (i, (key, value)) in o.rest.into_iter().enumerate() {
+    for (i, (key, value)) in rest.into_iter().enumerate() {
         while let Some((_, k, v)) = columns.next_if(|c| c.0 .0 <= i) {
             map.insert(k.to_owned(), v);
         }
@@ -317,7 +326,7 @@ fn schema<'de>(o: &mut RawObject<'de>, place: &impl Display) -> Result<SchemaVie
     }
     let names = match names {
         Lean::Typed(names) if distinct(&names) => names,
-        other => {
+        other @ (Lean::Typed(_) | Lean::Other(_)) => {
             return Err(format!(
                 "Column names {} are not distinct strings in {place}: a sample is a dict, so \
                  a repeated name would lose a column.",
@@ -327,7 +336,7 @@ fn schema<'de>(o: &mut RawObject<'de>, place: &impl Display) -> Result<SchemaVie
     };
     let sizes = match sizes {
         Lean::Typed(sizes) => sizes,
-        other => {
+        other @ Lean::Other(_) => {
             return Err(format!(
                 "Invalid column sizes {} in {place}.",
                 py_repr(&other.into_value())

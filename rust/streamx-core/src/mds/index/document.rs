@@ -9,7 +9,7 @@ use serde::Deserializer;
 use serde_json::Value;
 
 use super::check::check;
-use super::entry::EntrySeed;
+use super::entry::{EntrySeed, RawObject};
 use super::table::TableBuilder;
 
 /// What the top level of the document held.
@@ -129,16 +129,17 @@ impl<'de> Visitor<'de> for ShardsSeed<'_> {
             first_error: None,
         };
         let mut number = 0usize;
+        let mut slot = RawObject::default();
         while shards.first_error.is_none() {
-            let Some(raw) = seq.next_element_seed(EntrySeed)? else {
+            let Some(raw) = seq.next_element_seed(EntrySeed { slot: &mut slot })? else {
                 return Ok(Some(shards));
             };
             let place = Place {
                 path: self.path,
                 shard: number,
             };
-            match check(raw, &place) {
-                Ok(entry) => shards.table.push(entry),
+            match check(raw, &mut slot, &place) {
+                Ok(entry) => shards.table.push(&entry),
                 Err(message) => shards.first_error = Some(message),
             }
             number += 1;

@@ -20,9 +20,11 @@ pub(super) const COLUMN_KEYS: [&str; 3] = ["column_names", "column_encodings", "
 /// A list of strings as read.
 pub(super) type Texts<'de> = Lean<Vec<Cow<'de, str>>>;
 
-/// An entry as read.
-pub(super) enum RawEntry<'de> {
-    Object(RawObject<'de>),
+/// What an entry was: an object (its values then in the [`RawObject`] the seed filled), or
+/// another kind of value (its Python type name, for the message).
+#[derive(Clone, Copy)]
+pub(super) enum RawEntry {
+    Object,
     NotObject(&'static str),
 }
 
@@ -48,17 +50,19 @@ pub(super) struct RawObject<'de> {
     pub rest: Map<String, Value>,
 }
 
-/// Reads one element of the `shards` array into a [`RawEntry`]; fails only on bad JSON.
-pub(super) struct EntrySeed;
-
-impl<'de> DeserializeSeed<'de> for EntrySeed {
-    type Value = RawEntry<'de>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<RawEntry<'de>, D::Error> {
-        d.deserialize_any(EntryVisitor)
-    }
+/// Reads one element of the `shards` array, an object's values into `slot` (one
+/// [`RawObject`] for every entry: it is several hundred bytes, better filled in place than
+/// moved out of the parser and into the checks); fails only on bad JSON.
+pub(super) struct EntrySeed<'s, 'de> {
+    pub slot: &'s mut RawObject<'de>,
 }
 
-struct EntryVisitor;
+impl<'de> DeserializeSeed<'de> for EntrySeed<'_, 'de> {
+    type Value = RawEntry;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<RawEntry, D::Error> {
+        d.deserialize_any(self)
+    }
+}
 
 macro_rules! not_object {
     ($($method:ident: $ty:ty => $kind:literal),*) => {$(
@@ -68,8 +72,8 @@ macro_rules! not_object {
     )*};
 }
 
-impl<'de> Visitor<'de> for EntryVisitor {
-    type Value = RawEntry<'de>;
+impl<'de> Visitor<'de> for EntrySeed<'_, 'de> {
+    type Value = RawEntry;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a shard entry")
@@ -88,7 +92,8 @@ impl<'de> Visitor<'de> for EntryVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut o = RawObject::default();
+        let o = self.slot;
+        *o = RawObject::default();
         let mut columns_seen = 0;
         while let Some(key) = map.next_key_seed(KeySeed)? {
             match key {
@@ -115,7 +120,7 @@ impl<'de> Visitor<'de> for EntryVisitor {
                 }
             }
         }
-        Ok(RawEntry::Object(o))
+        Ok(RawEntry::Object)
     }
 }
 

@@ -117,7 +117,7 @@ impl<'de> Scalar<'de> for Option<Cow<'de, str>> {
 }
 
 /// An integer >= 0 or `null` (a column size).
-impl<'de> Scalar<'de> for Option<u64> {
+impl Scalar<'_> for Option<u64> {
     fn from_u64(n: u64) -> Option<Self> {
         Some(Some(n))
     }

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::check::{same_texts, Entry, Schema};
+use super::check::{same_texts, Entry, Schema, SchemaView};
 use super::columns::{FileColumn, HashRef, Interner, StrArena};
 
 /// The shard entries of one `index.json`, in index order.
@@ -178,7 +178,7 @@ pub(super) struct TableBuilder {
 
 impl TableBuilder {
     /// Adds a checked entry; its strings are copied only where the table has not seen them.
-    pub fn push(&mut self, entry: Entry<'_>) {
+    pub fn push(&mut self, entry: &Entry<'_>) {
         let t = &mut self.table;
         t.samples.push(entry.samples);
         let format: &str = &entry.format;
@@ -193,7 +193,7 @@ impl TableBuilder {
         t.hash_list_ids.push(t.hash_lists.intern_like(
             entry.hashes.as_slice(),
             |a, b| same_texts(a, b),
-            |names| names.iter().map(|n| n.to_string()).collect(),
+            |names| names.iter().map(ToString::to_string).collect(),
         ));
         t.size_limit_ids
             .push(t.size_limits.intern(entry.size_limit));
@@ -203,7 +203,7 @@ impl TableBuilder {
                 (Some(a), Some(b)) => b.is(a),
                 (a, b) => a.is_none() && b.is_none(),
             },
-            |s| s.as_ref().map(|s| s.to_schema()),
+            |s| s.as_ref().map(SchemaView::to_schema),
         ));
         let extra: &str = &entry.extra;
         t.extra_ids
