@@ -58,6 +58,9 @@ impl StrArena {
     }
 }
 
+/// Up to this many distinct values, a value is found by comparing it with each (no hash).
+const FEW: usize = 8;
+
 /// Distinct values, each stored once; `ids` finds a value's id while building.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Interner<T: Eq + Hash> {
@@ -98,6 +101,29 @@ impl<T: Eq + Hash + Clone> Interner<T> {
         };
         self.last = Some(id);
         id
+    }
+
+    /// The id of the value that `view` stands for, adding it (made by `own`) if new. The
+    /// value is looked for among the few values kept (the last id's first) before one is
+    /// made, so that an entry like those before it costs no allocation.
+    pub fn intern_like<V: ?Sized>(
+        &mut self,
+        view: &V,
+        same: impl Fn(&T, &V) -> bool,
+        own: impl FnOnce(&V) -> T,
+    ) -> u32 {
+        if let Some(last) = self.last {
+            if same(&self.values[last as usize], view) {
+                return last;
+            }
+        }
+        if self.values.len() <= FEW {
+            if let Some(id) = self.values.iter().position(|v| same(v, view)) {
+                self.last = Some(id as u32);
+                return id as u32;
+            }
+        }
+        self.intern(own(view))
     }
 
     /// Every distinct value, by id.

@@ -8,7 +8,8 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor
 use serde::Deserializer;
 use serde_json::Value;
 
-use super::entry::{check, EntrySeed};
+use super::check::check;
+use super::entry::{EntrySeed, RawObject};
 use super::table::TableBuilder;
 
 /// What the top level of the document held.
@@ -91,6 +92,18 @@ impl<'de> Visitor<'de> for DocumentSeed<'_> {
     }
 }
 
+/// Where an entry is, as errors name it ("PATH, shard N"): formatted only for an error.
+struct Place<'p> {
+    path: &'p str,
+    shard: usize,
+}
+
+impl fmt::Display for Place<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}, shard {}", self.path, self.shard)
+    }
+}
+
 /// Reads the `shards` value: `Some` for a list, `None` for anything else.
 struct ShardsSeed<'p> {
     path: &'p str,
@@ -116,12 +129,17 @@ impl<'de> Visitor<'de> for ShardsSeed<'_> {
             first_error: None,
         };
         let mut number = 0usize;
+        let mut slot = RawObject::default();
         while shards.first_error.is_none() {
-            let Some(raw) = seq.next_element_seed(EntrySeed)? else {
+            let Some(raw) = seq.next_element_seed(EntrySeed { slot: &mut slot })? else {
                 return Ok(Some(shards));
             };
-            match check(raw, &format!("{}, shard {number}", self.path)) {
-                Ok(entry) => shards.table.push(entry),
+            let place = Place {
+                path: self.path,
+                shard: number,
+            };
+            match check(raw, &mut slot, &place) {
+                Ok(entry) => shards.table.push(&entry),
                 Err(message) => shards.first_error = Some(message),
             }
             number += 1;

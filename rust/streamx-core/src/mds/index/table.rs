@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::check::{same_texts, Entry, Schema, SchemaView};
 use super::columns::{FileColumn, HashRef, Interner, StrArena};
-use super::entry::{Entry, Schema};
 
 /// The shard entries of one `index.json`, in index order.
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
@@ -177,17 +177,37 @@ pub(super) struct TableBuilder {
 }
 
 impl TableBuilder {
-    pub fn push(&mut self, entry: Entry) {
+    /// Adds a checked entry; its strings are copied only where the table has not seen them.
+    pub fn push(&mut self, entry: &Entry<'_>) {
         let t = &mut self.table;
         t.samples.push(entry.samples);
-        t.format_ids.push(t.formats.intern(entry.format));
-        t.compression_ids
-            .push(t.compressions.intern(entry.compression));
-        t.hash_list_ids.push(t.hash_lists.intern(entry.hashes));
+        let format: &str = &entry.format;
+        t.format_ids
+            .push(t.formats.intern_like(format, |a, b| a == b, str::to_owned));
+        let compression = entry.compression.as_deref();
+        t.compression_ids.push(t.compressions.intern_like(
+            &compression,
+            |a, b| a.as_deref() == *b,
+            |c| c.map(str::to_owned),
+        ));
+        t.hash_list_ids.push(t.hash_lists.intern_like(
+            entry.hashes.as_slice(),
+            |a, b| same_texts(a, b),
+            |names| names.iter().map(ToString::to_string).collect(),
+        ));
         t.size_limit_ids
             .push(t.size_limits.intern(entry.size_limit));
-        t.schema_ids.push(t.schemas.intern(entry.schema));
-        t.extra_ids.push(t.extras.intern(entry.extra));
+        t.schema_ids.push(t.schemas.intern_like(
+            &entry.schema,
+            |a, b| match (a, b) {
+                (Some(a), Some(b)) => b.is(a),
+                (a, b) => a.is_none() && b.is_none(),
+            },
+            |s| s.as_ref().map(SchemaView::to_schema),
+        ));
+        let extra: &str = &entry.extra;
+        t.extra_ids
+            .push(t.extras.intern_like(extra, |a, b| a == b, str::to_owned));
         for (column, file) in t.files.iter_mut().zip(&entry.files) {
             let Some(file) = file else {
                 column.push(None);
@@ -197,7 +217,9 @@ impl TableBuilder {
                 .hashes
                 .iter()
                 .map(|(algo, digest)| HashRef {
-                    algo: t.hash_algos.intern(algo.clone()),
+                    algo: t
+                        .hash_algos
+                        .intern_like(algo.as_ref(), |a, b| a == b, str::to_owned),
                     digest: t.digests.push(digest) as u32,
                 })
                 .collect();
