@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
-from nginx_server import Nginx, find_nginx  # tests/storage, on the path by conftest
+from nginx_server import Nginx, find_nginx, max_overlap  # tests/storage, on the path by conftest
 from scripted_http import Request, ScriptedServer, serve_bytes
 
 from streamx.exceptions import HttpResponseError
@@ -118,3 +118,33 @@ def test_listing_a_parquet_source_over_http_imports_no_aiohttp(tmp_path: Path) -
         )
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["100", "73", "False"]
+
+
+@needs_nginx
+def test_files_and_footers_are_asked_side_by_side(tmp_path: Path) -> None:
+    """Twenty Parquet files named one by one, from a server that answers every request
+    100 ms late: their HEADs overlap, and so do their footers' GETs (one after another,
+    each file would cost its own round trips)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import streamx
+
+    for number in range(20):
+        pq.write_table(pa.table({"id": [number]}), tmp_path / f"p{number:02d}.parquet")
+    try:
+        server = Nginx(tmp_path, delay_ms=100)
+    except FileNotFoundError as err:  # the echo module
+        pytest.skip(str(err))
+    with server as nginx:
+        stream = streamx.ParquetStream(
+            remote=f"{nginx.endpoint}/p{{00..19}}.parquet", local=str(tmp_path / "cache")
+        )
+        ds = streamx.StreamingDataset(streams=[stream], batch_size=4, shuffle=False)
+        log = nginx.log_when(lambda log: len(log) >= 40)
+    assert len(ds) == 20
+    heads = [e for e in log if e.method == "HEAD"]
+    footers = [e for e in log if e.method == "GET" and e.uri.endswith(".parquet")]
+    assert len(heads) == 20 and len(footers) >= 20
+    assert max_overlap(heads) >= 4
+    assert max_overlap(footers) >= 4

@@ -8,6 +8,7 @@ import json
 import os
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,15 +111,19 @@ def _listed(source: str, suffix: str, kind: str) -> list[RemoteFile]:
 
 
 def _expanded(source: str) -> list[RemoteFile]:
+    """The files a brace pattern names, looked at side by side (one round trip each: a
+    thousand files one after another would take a thousand round trips)."""
     from braceexpand import braceexpand
 
-    files = []
-    for url in braceexpand(source):
+    def stat(url: str) -> RemoteFile:
         try:
-            files.append(stat_file(url))
+            return stat_file(url)
         except FileNotFoundError as err:
             raise FileNotFoundError(f"{url} (named by {source}) does not exist") from err
-    return files
+
+    urls = list(braceexpand(source))
+    with ThreadPoolExecutor(max(1, min(_STAT_THREADS, len(urls)))) as pool:
+        return list(pool.map(stat, urls))  # in order; the first failure in order is raised
 
 
 def stat_file(url: str) -> RemoteFile:
@@ -142,6 +147,9 @@ def stat_file(url: str) -> RemoteFile:
         raise
     return RemoteFile(url, int(info["size"]), _version(info))
 
+
+# Files looked at side by side when a pattern names them one by one.
+_STAT_THREADS = 16
 
 # A HEAD answers at once or the server is in trouble: not the long timeout of a download.
 _HEAD_TIMEOUT = 30.0

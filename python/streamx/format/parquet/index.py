@@ -8,6 +8,7 @@ import json
 import os
 import re
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +23,7 @@ __all__ = ["FOOTERS", "MANIFEST", "ParquetIndex", "RowGroup", "build_index"]
 
 MANIFEST = "streamx-parquet.json"
 FOOTERS = "streamx-parquet"
+_FOOTER_THREADS = 16  # footers fetched at once (each one or two ranged GETs)
 
 
 @dataclass(frozen=True)
@@ -118,7 +120,13 @@ def build_index(
     """
     files = list_files(source)
     footers = os.path.join(folder, FOOTERS)
-    read = [(file, *load_footer(file, footers, timeout, retry)) for file in files]
+
+    def footer(file: RemoteFile) -> tuple[RemoteFile, Any, str]:
+        return (file, *load_footer(file, footers, timeout, retry))
+
+    # Side by side: each footer not cached yet is a round trip or two.
+    with ThreadPoolExecutor(max(1, min(_FOOTER_THREADS, len(files)))) as pool:
+        read = list(pool.map(footer, files))
     schemas = [_projected(file, md, columns, allow_schema_drift) for file, md, _ in read]
     target = _target_schema(files, schemas, allow_schema_drift)
     projection = "\0".join(columns) if columns is not None else "*"
