@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from batch_compare import assert_same_batches
 from lit_data import row, sample
 from pq_data import write_mds_like
 
@@ -94,27 +95,6 @@ def _loader(ds: StreamingDataset, workers: int, batched: bool, **kwargs: Any) ->
     )
 
 
-def _assert_same(ours: Any, theirs: Any, where: str = "batch") -> None:
-    """Equal type for type (dict order, nesting, dtypes and shapes included)."""
-    assert type(ours) is type(theirs), where
-    if isinstance(theirs, dict):
-        assert list(ours) == list(theirs), where
-        for name in theirs:
-            _assert_same(ours[name], theirs[name], f"{where}.{name}")
-    elif isinstance(theirs, (list, tuple)):
-        assert len(ours) == len(theirs), where
-        for number, (mine, other) in enumerate(zip(ours, theirs, strict=True)):
-            _assert_same(mine, other, f"{where}[{number}]")
-    elif isinstance(theirs, torch.Tensor):
-        assert (ours.dtype, ours.shape) == (theirs.dtype, theirs.shape), where
-        assert torch.equal(ours, theirs), where
-    elif isinstance(theirs, np.ndarray):
-        assert (ours.dtype, ours.shape) == (theirs.dtype, theirs.shape), where
-        assert np.array_equal(ours, theirs), where
-    else:
-        assert ours == theirs, where
-
-
 def _outcome(loader: Any) -> tuple[list[Any], str | None]:
     """The batches up to the first error, and that error (its type and message)."""
     batches: list[Any] = []
@@ -143,7 +123,7 @@ def test_batches_equal_default_collate(
     loader = _loader(ds, workers, batched=True, drop_last=drop_last, context=context)
     assert loader._batched and not loader._inline()  # workers read batches key by key
     got = [list(loader) for _ in range(epochs)]
-    _assert_same(got, expected)
+    assert_same_batches(got, expected)
     ids = [i for batch in got[0] for i in batch["id"].tolist()]
     assert ids != sorted(ids) and set(ids) <= set(range(COUNT))
     if drop_last:
@@ -180,7 +160,7 @@ def test_columns_come_leaf_by_leaf(lit_dir: str, tmp_path: Path) -> None:
     assert np.array_equal(arrays["grid"], np.stack([s["grid"] for s in samples]))
     assert arrays["tokens"].tolist() == [s["tokens"].tolist() for s in samples]
     for name in set(columns) - set(arrays):
-        _assert_same(columns[name], [s[name] for s in samples], name)
+        assert_same_batches(columns[name], [s[name] for s in samples], name)
     assert get_columns([]) == {name: [] for name in columns}
     with pytest.raises(IndexError):
         get_columns([3, COUNT])
@@ -213,8 +193,8 @@ def test_rows_chunks(tmp_path: Path) -> None:
     for workers, batched in ((0, False), (0, True), (2, True)):
         ds = _dataset(str(tmp_path / "rows"), tmp_path / f"c{workers}{batched}")
         got.append(list(_loader(ds, workers, batched)))
-    _assert_same(got[1], got[0])
-    _assert_same(got[2], got[0])
+    assert_same_batches(got[1], got[0])
+    assert_same_batches(got[2], got[0])
     assert got[1][0]["weight"].dtype == torch.float64 and isinstance(got[1][0]["tags"], list)
 
 
@@ -234,12 +214,12 @@ def test_resume_mid_epoch(lit_dir: str, tmp_path: Path, workers: int) -> None:
         resumed = _loader(_dataset(lit_dir, local), workers, batched)
         resumed.load_state_dict(state)
         rest = list(resumed)
-        _assert_same(head, full[:4])
+        assert_same_batches(head, full[:4])
         ids = [i for batch in head + rest for i in batch["id"].tolist()]
         assert sorted(ids) == sorted(i for b in full for i in b["id"].tolist())
         runs.append((full, head + rest, state))
-    _assert_same(runs[1][0], runs[0][0])
-    _assert_same(runs[1][1], runs[0][1])
+    assert_same_batches(runs[1][0], runs[0][0])
+    assert_same_batches(runs[1][1], runs[0][1])
     assert runs[1][2] == runs[0][2]
 
 
@@ -256,7 +236,7 @@ def test_mixed_with_mds_reads_per_sample(tmp_path: Path) -> None:
         ds = StreamingDataset(streams=streams, batch_size=8, shuffle=True, shuffle_seed=2)
         assert ds._sample_access().get_columns is None
         got.append(list(_loader(ds, 2, batched)))
-    _assert_same(got[1], got[0])
+    assert_same_batches(got[1], got[0])
     ids = sorted(i for batch in got[1] for i in batch["id"].tolist())
     assert ids == sorted(list(range(40)) * 2)
 
@@ -272,7 +252,7 @@ def test_samples_that_are_not_dicts_read_per_sample(tmp_path: Path) -> None:
         ds = _dataset(str(tmp_path / "t"), tmp_path / f"c{batched}")
         assert ds._sample_access().get_columns is None
         got.append(list(_loader(ds, 0, batched)))
-    _assert_same(got[1], got[0])
+    assert_same_batches(got[1], got[0])
     assert isinstance(got[1][0], list) and got[1][0][2].dtype == torch.int16
 
 
@@ -287,7 +267,7 @@ def test_chunks_fetched_under_a_cache_limit(lit_dir: str, tmp_path: Path) -> Non
             lit_dir, tmp_path / f"l{batched}", cache_limit=limit, shuffle_block_size=200
         )
         got.append(list(_loader(limited, 2, batched)))
-    _assert_same(got[1], got[0])
+    assert_same_batches(got[1], got[0])
     assert sorted(i for b in got[1] for i in b["id"].tolist()) == list(range(COUNT))
 
 
@@ -313,7 +293,7 @@ def test_pieces_of_arrays_and_of_samples_join_as_default_collate(
     # The samples' piece first: default_collate dispatches on the first value.
     batch = unpack_batch(pack_columns(_joined([as_values, arrays])))
     want = torch.utils.data.default_collate(list(access.get_many(ids)))
-    _assert_same(batch, want)
+    assert_same_batches(batch, want)
 
 
 @pytest.mark.parametrize("width", [0, 3, 9000])

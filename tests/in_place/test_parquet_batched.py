@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from batch_compare import assert_same_batches
 
 from streamx import ParquetStream, StreamingDataLoader, StreamingDataset
 from streamx.torch.batched import _joined, pack_batch, pack_columns, unpack_batch
@@ -96,19 +97,6 @@ def _loader(ds: StreamingDataset, workers: int, batched: bool, **kwargs: Any) ->
     )
 
 
-def _assert_same(ours: list[dict[str, Any]], theirs: list[dict[str, Any]]) -> None:
-    assert len(ours) == len(theirs)
-    for mine, other in zip(ours, theirs, strict=True):
-        assert list(mine) == list(other)
-        for name, value in mine.items():
-            assert type(value) is type(other[name]), name
-            if isinstance(value, torch.Tensor):
-                assert (value.dtype, value.shape) == (other[name].dtype, other[name].shape), name
-                assert torch.equal(value, other[name]), name
-            else:
-                assert value == other[name], name
-
-
 def _outcome(loader: Any) -> tuple[list[dict[str, Any]], str | None]:
     """The batches up to the first error, and that error (its type and message)."""
     batches: list[dict[str, Any]] = []
@@ -134,7 +122,7 @@ def test_batches_equal_the_per_sample_path(
     assert loader._batched and not loader._inline()  # workers read batches column by column
     got = [list(loader), list(loader)]
     for mine, theirs in zip(got, expected, strict=True):
-        _assert_same(mine, theirs)
+        assert_same_batches(mine, theirs)
     ids = [i for batch in got[0] for i in batch["id"].tolist()]
     assert ids != sorted(ids) and set(ids) <= set(range(123))
     if drop_last:  # each worker's short last batch is dropped
@@ -193,7 +181,7 @@ def test_lists_of_one_length_per_batch(tmp_path: Path) -> None:
         ds = _dataset(remote, tmp_path / f"c{batched}", shuffle=False)
         outcomes.append(_outcome(_loader(ds, 0, batched)))
     assert outcomes[0][1] is None and outcomes[1][1] is None
-    _assert_same(outcomes[1][0], outcomes[0][0])
+    assert_same_batches(outcomes[1][0], outcomes[0][0])
     widths = {(b["steps"].shape[1], b["wide"].shape[1]) for b in outcomes[1][0]}
     assert widths == {(1, 1), (2, 1), (3, 1), (1, 2), (2, 2), (3, 2), (1, 3), (2, 3), (3, 3)}
 
@@ -224,7 +212,7 @@ def test_nulls_fail_as_on_the_per_sample_path(tmp_path: Path, case: str) -> None
     (theirs, their_error), (ours, our_error) = outcomes
     assert their_error is not None and our_error == their_error
     assert len(ours) == 2  # rows 0-15; rows 16-23 hold row 21
-    _assert_same(ours, theirs)
+    assert_same_batches(ours, theirs)
     ds = _dataset(remote, tmp_path / "cTrue", shuffle=False)
     list(ds)  # every row group local
     get_columns = ds._sample_access().get_columns
@@ -247,7 +235,7 @@ def test_row_groups_that_disagree_give_values(tmp_path: Path) -> None:
     pieces = [access.get_columns([40, 3]), access.get_columns([50])]
     assert isinstance(pieces[0]["x"], list) and isinstance(pieces[1]["x"], np.ndarray)
     batch = unpack_batch(pack_columns(_joined(pieces)))
-    _assert_same([batch], [unpack_batch(pack_batch(list(access.get_many([40, 3, 50]))))])
+    assert_same_batches([batch], [unpack_batch(pack_batch(list(access.get_many([40, 3, 50]))))])
     assert batch["x"].tolist() == [40, 3, 50]
 
 
@@ -287,7 +275,7 @@ def test_filter_and_projection(typed_dir: str, tmp_path: Path, workers: int) -> 
     }
     expected = list(_loader(_dataset(typed_dir, tmp_path / "a", **kwargs), workers, False))
     got = list(_loader(_dataset(typed_dir, tmp_path / "b", **kwargs), workers, True))
-    _assert_same(got, expected)
+    assert_same_batches(got, expected)
     assert list(got[0]) == ["vec", "id", "text", "i8"]
     ids = sorted(i for batch in got for i in batch["id"].tolist())
     assert ids == [i for i in range(10, 123) if i % 3 != 0]
@@ -319,7 +307,7 @@ def test_collate_fn_or_transform_keeps_the_per_sample_path(typed_dir: str, tmp_p
         transformed = _Transformed(streams=[stream], batch_size=8, shuffle=True)
         assert transformed._sample_access().get_columns is None  # ds[i] runs per sample
         batches.append(list(_loader(transformed, 2, batched)))
-    _assert_same(batches[1], batches[0])
+    assert_same_batches(batches[1], batches[0])
     assert batches[1][0]["t"].shape == (8, 2)
     stream = ParquetStream(remote=typed_dir, local=str(tmp_path / "i"), columns=["id"])
     iterated = _Iterated(streams=[stream], batch_size=8, shuffle=False)
@@ -347,13 +335,13 @@ def test_resume_mid_epoch(typed_dir: str, tmp_path: Path, workers: int) -> None:
         resumed = _loader(make(), workers, batched)
         resumed.load_state_dict(state)
         rest = list(resumed)
-        _assert_same(head, full[:5])
+        assert_same_batches(head, full[:5])
         ids = [i for batch in head + rest for i in batch["id"].tolist()]
         assert sorted(ids) == sorted(i for b in full for i in b["id"].tolist())
         runs.append((full, head, state, rest))
     (full, head, state, rest), (b_full, b_head, b_state, b_rest) = runs
-    _assert_same(b_full, full)
-    _assert_same(b_head + b_rest, head + rest)
+    assert_same_batches(b_full, full)
+    assert_same_batches(b_head + b_rest, head + rest)
     assert b_state == state
 
 
@@ -374,7 +362,7 @@ def test_remote_row_groups_under_a_cache_limit(typed_dir: str, tmp_path: Path) -
             shuffle_block_size=200,
         )
         got.append(list(_loader(limited, 2, batched)))
-    _assert_same(got[1], got[0])
+    assert_same_batches(got[1], got[0])
     assert sorted(i for b in got[1] for i in b["id"].tolist()) == list(range(123))
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from batch_compare import assert_same_batches
 from pq_data import write_mds_like
 from wds_data import add
 
@@ -94,24 +95,6 @@ def _loader(ds: StreamingDataset, workers: int, batched: bool, **kwargs: Any) ->
     )
 
 
-def _assert_same(ours: Any, theirs: Any, where: str = "batch") -> None:
-    """Equal type for type (dict order, nesting, dtypes and shapes included)."""
-    assert type(ours) is type(theirs), where
-    if isinstance(theirs, dict):
-        assert list(ours) == list(theirs), where
-        for name in theirs:
-            _assert_same(ours[name], theirs[name], f"{where}.{name}")
-    elif isinstance(theirs, (list, tuple)):
-        assert len(ours) == len(theirs), where
-        for number, (mine, other) in enumerate(zip(ours, theirs, strict=True)):
-            _assert_same(mine, other, f"{where}[{number}]")
-    elif isinstance(theirs, torch.Tensor):
-        assert (ours.dtype, ours.shape) == (theirs.dtype, theirs.shape), where
-        assert torch.equal(ours, theirs), where
-    else:
-        assert ours == theirs, where
-
-
 def _outcome(loader: Any) -> tuple[list[Any], str | None]:
     """The batches up to the first error, and that error's type and last line."""
     batches: list[Any] = []
@@ -139,7 +122,7 @@ def test_batches_equal_default_collate(
     loader = _loader(ds, workers, batched=True, drop_last=drop_last, context=context)
     assert loader._batched and not loader._inline()  # workers read batches field by field
     got = [list(loader) for _ in range(epochs)]
-    _assert_same(got, expected)
+    assert_same_batches(got, expected)
     ids = [i for batch in got[0] for i in batch["cls"].tolist()]
     assert ids != sorted(ids) and set(ids) <= set(range(COUNT))
     if drop_last:
@@ -181,7 +164,7 @@ def test_columns_come_field_by_field(tars: str, tmp_path: Path) -> None:
         want = np.array([s[name] for s in samples])
         assert array.dtype == want.dtype and np.array_equal(array, want), name
     for name in set(columns) - set(arrays):
-        _assert_same(columns[name], [s[name] for s in samples], name)
+        assert_same_batches(columns[name], [s[name] for s in samples], name)
     assert get_columns([]) == {}
     with pytest.raises(IndexError):
         get_columns([3, COUNT])
@@ -192,7 +175,7 @@ def test_undecoded_fields_are_bytes(tars: str, tmp_path: Path) -> None:
     for batched in (False, True):
         ds = _dataset(tars, tmp_path / f"c{batched}", decode=False)
         got.append(list(_loader(ds, 0, batched)))
-    _assert_same(got[1], got[0])
+    assert_same_batches(got[1], got[0])
     assert got[1][0]["cls"][0] == str(int(got[1][0]["__key__"][0][2:])).encode()
 
 
@@ -238,7 +221,7 @@ def test_images_come_as_lists(tmp_path: Path) -> None:
         for batched in (False, True):
             ds = _dataset(src, tmp_path / f"c{decode_images}{batched}", decode_images=decode_images)
             outcomes.append(_outcome(_loader(ds, 0, batched)))
-        _assert_same(outcomes[1][0], outcomes[0][0])
+        assert_same_batches(outcomes[1][0], outcomes[0][0])
         assert outcomes[1][1] == outcomes[0][1]
         assert (outcomes[1][1] is None) != decode_images
     ds = _dataset(src, tmp_path / "cTrueTrue", decode_images=True, shuffle=False)
@@ -271,7 +254,7 @@ def test_fields_only_some_samples_hold(tmp_path: Path, workers: int) -> None:
         ds = _dataset(src, tmp_path / f"c{batched}", shuffle=False)
         outcomes.append(_outcome(_loader(ds, workers, batched)))
     assert outcomes[1][1] == outcomes[0][1] and str(outcomes[0][1]).endswith("'json'")
-    _assert_same(outcomes[1][0], outcomes[0][0])
+    assert_same_batches(outcomes[1][0], outcomes[0][0])
     assert outcomes[0][0]  # a batch without sample 10 came first
     ds = _dataset(src, tmp_path / "cTrue", shuffle=False)
     get_columns = ds._sample_access().get_columns
@@ -298,12 +281,12 @@ def test_resume_mid_epoch(tars: str, tmp_path: Path, workers: int) -> None:
         resumed = _loader(_dataset(tars, local), workers, batched)
         resumed.load_state_dict(state)
         rest = list(resumed)
-        _assert_same(head, full[:3])
+        assert_same_batches(head, full[:3])
         ids = [i for batch in head + rest for i in batch["cls"].tolist()]
         assert sorted(ids) == sorted(i for b in full for i in b["cls"].tolist())
         runs.append((full, head + rest, state))
-    _assert_same(runs[1][0], runs[0][0])
-    _assert_same(runs[1][1], runs[0][1])
+    assert_same_batches(runs[1][0], runs[0][0])
+    assert_same_batches(runs[1][1], runs[0][1])
     assert runs[1][2] == runs[0][2]
 
 
@@ -320,7 +303,7 @@ def test_mixed_with_mds_reads_per_sample(tmp_path: Path) -> None:
         ds = StreamingDataset(streams=streams, batch_size=8, shuffle=True, shuffle_seed=2)
         assert ds._sample_access().get_columns is None
         got.append(_outcome(_loader(ds, 2, batched)))
-    _assert_same(got[1], got[0])
+    assert_same_batches(got[1], got[0])
 
 
 def test_tars_fetched_under_a_cache_limit(tmp_path: Path) -> None:
@@ -336,7 +319,7 @@ def test_tars_fetched_under_a_cache_limit(tmp_path: Path) -> None:
         got.append([list(_loader(limited, 2, batched)) for _ in range(2)])
         kept = list((tmp_path / f"l{batched}").glob("shard-*.tar"))
         assert 0 < len(kept) < len(sizes)
-    _assert_same(got[1], got[0])
+    assert_same_batches(got[1], got[0])
     assert sorted(i for b in got[1][0] for i in b["cls"].tolist()) == list(range(sum(sizes)))
 
 
@@ -401,5 +384,5 @@ def test_arrays_of_two_dtypes_promote_as_default_collate_does(tmp_path: Path) ->
         limit = 4 * max(int(s.raw_data.bytes) for s in ds.shards) + ds.cache_usage + 64
         limited = _dataset(src, tmp_path / f"l{batched}", cache_limit=limit)
         got.append([list(_loader(ds, 0, batched)), list(_loader(limited, 0, batched))])
-    _assert_same(got[1], got[0])
+    assert_same_batches(got[1], got[0])
     assert {b["vec.npy"].dtype for b in got[1][0]} == {torch.int32}
