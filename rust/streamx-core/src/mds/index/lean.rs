@@ -242,11 +242,7 @@ impl<'de, T: Scalar<'de>> Visitor<'de> for ListSeed<T> {
         f.write_str("a JSON value")
     }
 
-    other_scalars!(visit_bool: bool, visit_i64: i64, visit_u64: u64, visit_f64: f64);
-
-    fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
-        Ok(other(Value::from(s)))
-    }
+    other_scalars!(visit_bool: bool, visit_i64: i64, visit_u64: u64, visit_f64: f64, visit_str: &str);
     fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
         Ok(other(Value::Null))
     }
@@ -291,11 +287,7 @@ impl<'de> Visitor<'de> for PairsSeed {
         f.write_str("a JSON value")
     }
 
-    other_scalars!(visit_bool: bool, visit_i64: i64, visit_u64: u64, visit_f64: f64);
-
-    fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
-        Ok(other(Value::from(s)))
-    }
+    other_scalars!(visit_bool: bool, visit_i64: i64, visit_u64: u64, visit_f64: f64, visit_str: &str);
     fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
         Ok(other(Value::Null))
     }
