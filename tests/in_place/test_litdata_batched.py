@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from batch_compare import assert_same_batches
+from batch_compare import assert_resume_matches, assert_same_batches
 from lit_data import row, sample
 from pq_data import write_mds_like
 
@@ -200,27 +200,10 @@ def test_rows_chunks(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("workers", [0, 2])
 def test_resume_mid_epoch(lit_dir: str, tmp_path: Path, workers: int) -> None:
-    runs = []
-    for batched in (False, True):
-        local = tmp_path / f"c{batched}"
-        full = list(_loader(_dataset(lit_dir, local), workers, batched))
-        head_loader = _loader(_dataset(lit_dir, local), workers, batched)
-        head = []
-        for batch in head_loader:
-            head.append(batch)
-            if len(head) == 4:
-                break
-        state = head_loader.state_dict()
-        resumed = _loader(_dataset(lit_dir, local), workers, batched)
-        resumed.load_state_dict(state)
-        rest = list(resumed)
-        assert_same_batches(head, full[:4])
-        ids = [i for batch in head + rest for i in batch["id"].tolist()]
-        assert sorted(ids) == sorted(i for b in full for i in b["id"].tolist())
-        runs.append((full, head + rest, state))
-    assert_same_batches(runs[1][0], runs[0][0])
-    assert_same_batches(runs[1][1], runs[0][1])
-    assert runs[1][2] == runs[0][2]
+    def loader(local: str, batched: bool) -> Any:
+        return _loader(_dataset(lit_dir, tmp_path / local), workers, batched)
+
+    assert_resume_matches(loader, "id", 4)
 
 
 def test_mixed_with_mds_reads_per_sample(tmp_path: Path) -> None:
