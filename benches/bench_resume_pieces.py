@@ -97,7 +97,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--before", help="another python tree to alternate with this one")
     parser.add_argument("--data", default="/tmp/py1e_scale")
+    parser.add_argument("--quick", action="store_true", help="10^8 samples, one run")
     args = parser.parse_args()
+    if args.quick:
+        args.size, args.runs = "1e8", 1
     n = int(float(args.size))
     local = scale.write_index(Path(args.data) / f"n{n:.0e}", n).parent
     trees = {"after": REPO_PYTHON, **({"before": args.before} if args.before else {})}

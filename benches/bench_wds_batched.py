@@ -198,7 +198,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--cases", nargs="+", choices=CASES, default=list(CASES))
     parser.add_argument("--workers", type=int, default=WORKERS)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="8,192 samples, one run")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.samples, args.runs = 8192, 1
     root = Path(tempfile.mkdtemp(prefix="streamx-wds-batched-"))
     try:
         rows = bench(root, args)
