@@ -393,6 +393,13 @@ class StreamingDataset(Array, ShardMembers, TorchIterableDataset):  # type: igno
         through this mark."""
         self._state.begin_pass()
 
+    def end_loader_pass(self) -> None:
+        """Marks the end of a DataLoader's pass, once its workers are gone: they end by
+        ``os._exit``, so the pins and owner files they left in the node's cache ledger are
+        released here rather than by the next process that opens it."""
+        if self._shard_cache is not None:
+            self._shard_cache.ledger.recover()
+
     def state_dict(self, num_samples: int, from_beginning: bool) -> dict[str, Any]:
         """Returns the five-key resumption state after ``num_samples`` global samples."""
         nodes = self._parallel_rank_world.num_nodes

@@ -150,6 +150,8 @@ class StreamingDataLoader(DataLoader):  # type: ignore[type-arg]
         for batch in batches:
             self.num_samples_yielded += self._get_batch_size(batch)
             yield batch
+        if isinstance(self.dataset, StreamingDataset):
+            self.dataset.end_loader_pass()  # torch joined the workers before the pass ended
 
     def state_dict(self) -> dict[str, Any] | None:
         """The dataset's resumption state after the samples yielded so far, or ``None``."""

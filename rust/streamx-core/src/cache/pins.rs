@@ -73,10 +73,14 @@ impl Ledger {
         Ok(())
     }
 
-    /// Undoes downloads and pins left by dead processes.
+    /// Undoes downloads and pins left by dead processes, and removes their owner files.
+    /// `DataLoader` workers end by `os._exit`, so nothing of theirs drops its owner file: a
+    /// process that outlives them calls this once they are gone (at open, or at a pass's end).
     pub fn recover(&self) -> Result<RecoveryReport> {
         let _lock = self.lock()?;
-        Ok(self.recover_locked())
+        let report = self.recover_locked();
+        self.owner.sweep();
+        Ok(report)
     }
 
     pub(super) fn recover_locked(&self) -> RecoveryReport {

@@ -1,0 +1,110 @@
+"""DataLoader workers end by ``os._exit``, so no destructor removes the owner file each one
+made in the node's cache ledger. The loader's pass releases them once torch has joined the
+workers; owners that still live keep theirs."""
+
+from __future__ import annotations
+
+import fcntl
+import gc
+from pathlib import Path
+
+import pytest
+
+import streamx
+from streamx import _core
+from streamx.cli.ledger_types import LedgerPinSnapshot
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.dist
+
+N = 96
+
+
+@pytest.fixture(scope="module")
+def remote(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("owners") / "remote"
+    with streamx.MDSWriter(out=str(out), columns={"id": "int"}, size_limit=200) as writer:
+        for i in range(N):
+            writer.write({"id": i})
+    return out
+
+
+def _sample_ids(batch: list[dict[str, int]]) -> dict[str, list[int]]:
+    return {"id": [sample["id"] for sample in batch]}
+
+
+def _loader(remote: Path, local: Path, persistent: bool = False) -> streamx.StreamingDataLoader:
+    """A loader whose workers read sample by sample (a collate of ours), so that they, not
+    this process, pin the shards."""
+    ds = streamx.StreamingDataset(
+        remote=str(remote), local=str(local), batch_size=4, shuffle=True, shuffle_block_size=32
+    )
+    return streamx.StreamingDataLoader(
+        ds,
+        batch_size=4,
+        num_workers=2,
+        multiprocessing_context="fork",
+        collate_fn=_sample_ids,
+        persistent_workers=persistent,
+    )
+
+
+def _owner_files(local: Path) -> list[Path]:
+    return sorted((local / ".streamx" / "owners").iterdir())
+
+
+def _is_held(path: Path) -> bool:
+    """Whether a live process holds the owner file's lock (a fresh open of ours conflicts
+    with any other open file's lock, our own process's included)."""
+    with path.open("rb") as file:
+        try:
+            fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        return False
+
+
+def _pins(local: Path) -> list[LedgerPinSnapshot]:
+    (ledger,) = (p for p in (local / ".streamx").glob("ledger-*") if p.suffix != ".lock")
+    return _core.ledger_snapshot(str(ledger))["pins"]
+
+
+def test_a_pass_leaves_no_file_of_its_exited_workers(remote: Path, tmp_path: Path) -> None:
+    local = tmp_path / "cache"
+    loader = _loader(remote, local)
+    seen: list[int] = []
+    made: set[Path] = set()
+    for batch in loader:
+        seen += batch["id"]
+        made.update(_owner_files(local))
+    assert sorted(seen) == list(range(N))
+    assert len(made) >= 2, f"fewer owner files than workers: {made}"
+    # torch joined the workers before the pass ended: only live owners' files are left.
+    left = _owner_files(local)
+    assert all(map(_is_held, left)), left
+    assert len(left) < len(made)
+    assert _pins(local) == []
+    del loader
+    gc.collect()
+    assert _owner_files(local) == []  # and this process's own went with its dataset
+
+
+def test_live_workers_keep_their_files_until_they_exit(remote: Path, tmp_path: Path) -> None:
+    local = tmp_path / "cache"
+    loader = _loader(remote, local, persistent=True)
+    assert sorted(i for batch in loader for i in batch["id"]) == list(range(N))
+    live = _owner_files(local)
+    assert len(live) >= 2 and all(map(_is_held, live)), live  # the workers, alive
+    iterator = loader._iterator
+    assert iterator is not None
+    iterator._shutdown_workers()  # type: ignore[attr-defined]
+    assert _owner_files(local) == live  # gone, but nobody has looked yet
+    dead = [p for p in live if not _is_held(p)]
+    assert len(dead) >= 2, live
+    ds = loader.dataset
+    assert isinstance(ds, streamx.StreamingDataset)
+    ds.end_loader_pass()
+    assert _owner_files(local) == sorted(set(live) - set(dead))
+    del loader, ds, iterator
+    gc.collect()
+    assert _owner_files(local) == []
