@@ -287,3 +287,33 @@ def test_the_look_ahead_reaches_into_the_next_piece(
         declared |= set(reading) | set(ahead)
     assert len(calls) > 6  # several pieces, each read in at least one chunk
     assert late == []
+
+
+@pytest.mark.parametrize("unit", [1, 4])
+def test_the_first_batch_waits_for_one_piece_only(unit: int) -> None:
+    """The pass's first part is yielded before the second piece is planned (a plan costs a
+    shift margin whatever the piece's size); every part is read once, in order, cut at
+    batch boundaries, and each looks ahead into what follows it."""
+    from streamx.dataset.iteration import _with_next
+
+    planned: list[int] = []
+    sizes = [40, 80, 160, 13]
+
+    def pieces() -> Any:
+        start = 0
+        for size in sizes:
+            planned.append(size)
+            yield np.arange(start, start + size, dtype=np.int64)
+            start += size
+
+    parts = _with_next(pieces(), unit)
+    ids, own = next(parts)
+    assert planned == [40]  # the first part came before the second piece was planned
+    assert (own, ids.tolist()) == (20, list(range(40)))  # its look-ahead: the piece's rest
+    read, rest = list(ids[:own]), list(parts)
+    for ids, own in rest:
+        assert own % unit == 0 or ids is rest[-1][0]  # only the last part ends mid-batch
+        read += ids[:own].tolist()
+    assert read == list(range(sum(sizes)))
+    assert [own for _, own in rest] == [20, 80, 160, 13]
+    assert [len(ids) for ids, _ in rest] == [100, 240, 173, 13]  # each with the next piece

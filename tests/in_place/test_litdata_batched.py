@@ -18,7 +18,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from batch_compare import assert_resume_matches, assert_same_batches
+from batch_compare import (
+    assert_batched_equals_per_sample,
+    assert_resume_matches,
+    assert_same_batches,
+)
 from lit_data import row, sample
 from pq_data import write_mds_like
 
@@ -114,25 +118,15 @@ def test_batches_equal_default_collate(
 ) -> None:
     """Spawned workers get the dataset by pickle, open chunk readers included (one epoch:
     the oracle's workers fork, the order is the same)."""
-    per_sample = _loader(_dataset(lit_dir, tmp_path / "a"), workers, False, drop_last=drop_last)
-    epochs = 1 if context == "spawn" else 2  # the second epoch reshuffles
-    expected = [list(per_sample) for _ in range(epochs)]
-    ds = _dataset(lit_dir, tmp_path / "b")
-    assert ds._sample_access().get_columns is not None
-    assert ds[0]["id"] == 0  # a chunk open here, before the workers start
-    loader = _loader(ds, workers, batched=True, drop_last=drop_last, context=context)
-    assert loader._batched and not loader._inline()  # workers read batches key by key
-    got = [list(loader) for _ in range(epochs)]
-    assert_same_batches(got, expected)
-    ids = [i for batch in got[0] for i in batch["id"].tolist()]
-    assert ids != sorted(ids) and set(ids) <= set(range(COUNT))
-    if drop_last:
-        assert all(len(b["id"]) == 8 for b in got[0]) and len(set(ids)) < COUNT
-    else:
-        assert sorted(ids) == list(range(COUNT))
-    first = got[0][0]
-    # Workers send numpy arrays, which become tensors here: no shared-memory segment each.
-    assert not first["id"].is_shared() and expected[0][0]["id"].is_shared() == bool(workers)
+    first = assert_batched_equals_per_sample(
+        lambda local: _dataset(lit_dir, tmp_path / local),
+        _loader,
+        key="id",
+        count=COUNT,
+        workers=workers,
+        drop_last=drop_last,
+        context=context,
+    )
     kinds = {k: (v.dtype, tuple(v.shape)) for k, v in first.items() if torch.is_tensor(v)}
     assert kinds["id"] == (torch.int64, (8,)) and kinds["flag"] == (torch.bool, (8,))
     assert kinds["grid"] == (torch.float16, (8, 2, 3)) and kinds["vec"][0] == torch.int32

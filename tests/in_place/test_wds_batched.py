@@ -20,7 +20,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from batch_compare import assert_resume_matches, assert_same_batches
+from batch_compare import (
+    assert_batched_equals_per_sample,
+    assert_resume_matches,
+    assert_same_batches,
+)
 from pq_data import write_mds_like
 from wds_data import add
 
@@ -113,24 +117,15 @@ def test_batches_equal_default_collate(
     tars: str, tmp_path: Path, workers: int, drop_last: bool, context: str | None
 ) -> None:
     """Spawned workers get the dataset by pickle, open tar readers included."""
-    per_sample = _loader(_dataset(tars, tmp_path / "a"), workers, False, drop_last=drop_last)
-    epochs = 1 if context == "spawn" else 2  # the second epoch reshuffles
-    expected = [list(per_sample) for _ in range(epochs)]
-    ds = _dataset(tars, tmp_path / "b")
-    assert ds._sample_access().get_columns is not None
-    assert ds[0]["cls"] == 0  # a tar open here, before the workers start
-    loader = _loader(ds, workers, batched=True, drop_last=drop_last, context=context)
-    assert loader._batched and not loader._inline()  # workers read batches field by field
-    got = [list(loader) for _ in range(epochs)]
-    assert_same_batches(got, expected)
-    ids = [i for batch in got[0] for i in batch["cls"].tolist()]
-    assert ids != sorted(ids) and set(ids) <= set(range(COUNT))
-    if drop_last:
-        assert all(len(b["cls"]) == 8 for b in got[0]) and len(set(ids)) < COUNT
-    else:
-        assert sorted(ids) == list(range(COUNT))
-    first = got[0][0]
-    assert not first["cls"].is_shared() and expected[0][0]["cls"].is_shared() == bool(workers)
+    first = assert_batched_equals_per_sample(
+        lambda local: _dataset(tars, tmp_path / local),
+        _loader,
+        key="cls",
+        count=COUNT,
+        workers=workers,
+        drop_last=drop_last,
+        context=context,
+    )
     assert list(first) == ["__key__", "__url__", *typed(0)]
     kinds = {k: (v.dtype, tuple(v.shape)) for k, v in first.items() if torch.is_tensor(v)}
     assert kinds["cls"] == (torch.int64, (8,)) and kinds["id"] == (torch.int64, (8,))

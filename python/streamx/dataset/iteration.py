@@ -88,7 +88,7 @@ def worker_samples(
     ids, release = _NO_IDS, _releaser(access)
     try:
         # One piece of the worker's ids at a time, the next one behind it for the look-ahead.
-        for ids, own in _with_next(pieces):
+        for ids, own in _with_next(pieces, 1):
             if access.get_many is None:
                 for position, sample_id in enumerate(ids[:own].tolist()):
                     if position % _CHUNK == 0:
@@ -126,7 +126,7 @@ def worker_batches(
     metrics.begin_epoch(start.epoch)
     ids, release = _NO_IDS, _releaser(access)
     try:
-        for ids, own in _with_next(_whole_batches(pieces, batch_size)):
+        for ids, own in _with_next(_whole_batches(pieces, batch_size), batch_size):
             for begin in range(0, own, batch_size):
                 end = min(begin + batch_size, own)
                 if drop_last and end - begin < batch_size:
@@ -195,13 +195,25 @@ def _read_batch(
 
 
 def _with_next(
-    pieces: Iterator[NDArray[np.int64]],
+    pieces: Iterator[NDArray[np.int64]], unit: int
 ) -> Iterator[tuple[NDArray[np.int64], int]]:
     """Each piece joined with the next one, and the piece's own length. Only the piece is
     read; the next one is there for the shard cache's look-ahead (``predownload`` and the
     shards ahead), which would otherwise stop at the piece's end and leave the next piece's
-    first shards to be fetched when they are already needed."""
+    first shards to be fetched when they are already needed.
+
+    The first piece goes in two parts, cut at a multiple of ``unit`` (a batch: only the
+    last part may end inside one): its first half with its second half as the look-ahead,
+    then the second half with the next piece. Planning a piece costs about the same whatever
+    its size (a shift margin of py1e positions), so the first batch, after a resume too,
+    waits for one piece's plan instead of two."""
     current = next(pieces, None)
+    if current is None:
+        return
+    half = len(current) // 2 // unit * unit
+    if half:
+        yield current, half
+        current = current[half:]
     while current is not None:
         following = next(pieces, None)
         if following is None:
