@@ -11,17 +11,26 @@ use std::path::Path;
 ///
 /// Each acquisition opens its own descriptor: `flock` belongs to the open file description, so
 /// sharing one descriptor would let two threads, or a parent and its forked child, both "hold"
-/// the lock at once. Dropping the file closes the descriptor, which releases the lock; so does
-/// the death of the process.
+/// the lock at once. Dropping the value unlocks before it closes: a child forked while the
+/// lock was held has a copy of the descriptor, and closing ours alone would leave the lock to
+/// that copy, which the child never closes (the thread that held it does not exist there), so
+/// the child, and every process after it, would wait for it forever. The death of the process
+/// releases it too.
 pub(crate) struct FileLock {
-    _file: File,
+    file: File,
 }
 
 impl FileLock {
     pub(crate) fn exclusive(path: &Path) -> io::Result<Self> {
         let file = open_no_follow(path, true)?;
         flock(&file, libc::LOCK_EX)?;
-        Ok(Self { _file: file })
+        Ok(Self { file })
+    }
+}
+
+impl Drop for FileLock {
+    fn drop(&mut self) {
+        let _ = flock(&self.file, libc::LOCK_UN); // for a forked child's copy too; then closed
     }
 }
 
