@@ -20,9 +20,11 @@ from streamx.exceptions import (
     StaleIndexError,
     TruncatedDownloadError,
 )
+from streamx.storage import s3_direct
 from streamx.storage.certificate_errors import certificate_error
 from streamx.storage.filesystems import get_filesystem, split_url
 from streamx.storage.http_source import HttpSource, plain_target
+from streamx.storage.http_target import Target
 from streamx.storage.hub_errors import hub_access_error
 from streamx.storage.object_sources import source_for
 
@@ -86,8 +88,15 @@ def list_files(source: str, suffix: str = ".parquet", kind: str = "Parquet") -> 
 
 
 def _listed(source: str, suffix: str, kind: str) -> list[RemoteFile]:
+    scheme, netloc, named = split_url(source)
+    if named.endswith(suffix) and not any(c in named for c in "*?["):
+        # One file: no file system to import or build for it. A missing one is asked again
+        # below, whose answer says what the source names (a directory, or nothing).
+        with contextlib.suppress(FileNotFoundError):
+            one = _stat_direct(source)
+            if one is not None:
+                return [one]
     fs, path = get_filesystem(source)
-    scheme, netloc, _ = split_url(source)
     if any(c in path for c in "*?["):
         found: dict[str, Any] = fs.glob(path, detail=True)
     elif path.endswith(suffix):  # over HTTP, `isdir` would GET the whole file
@@ -131,10 +140,10 @@ def stat_file(url: str) -> RemoteFile:
 
     Raises:
         FileNotFoundError: If it does not exist.
-        PermissionError: If the Hugging Face Hub refuses its repository (the Hub's message).
+        PermissionError: If the store refuses it (the Hugging Face Hub: in its words).
         TlsCertificateError: If the server's certificate failed verification.
     """
-    found = _stat_http(url)
+    found = _stat_direct(url)
     if found is not None:
         return found
     fs, path = get_filesystem(url)
@@ -155,12 +164,21 @@ _STAT_THREADS = 16
 _HEAD_TIMEOUT = 30.0
 
 
-def _stat_http(url: str) -> RemoteFile | None:
-    """``url``'s size and ``ETag`` from one ``HEAD`` on the downloader's own connections,
-    for a plain http(s) URL: fsspec's HTTP file system would import aiohttp for it (0.15 s
-    of a first sample) and open a session of its own. ``None`` where fsspec must answer: not
-    such a URL, or a server that refuses ``HEAD`` or announces no length."""
-    target = plain_target(url)
+def _direct_target(url: str) -> Target | None:
+    """Where a ``HEAD`` of ``url`` goes without a file system: a plain http(s) URL, or an
+    ``s3://`` object on the signed route the GETs take (``None`` where fsspec must answer)."""
+    scheme, bucket, path = split_url(url)
+    if scheme == "s3":
+        return s3_direct.route_for(bucket, path.lstrip("/"))
+    return plain_target(url)
+
+
+def _stat_direct(url: str) -> RemoteFile | None:
+    """``url``'s size and ``ETag`` from one ``HEAD`` on the downloader's own pooled
+    connections: fsspec would import aiohttp (0.15 s of a first sample) or s3fs (0.9 s) for
+    it and open sessions of its own. ``None`` where fsspec must answer: no direct route, or
+    a server that refuses ``HEAD`` or announces no length."""
+    target = _direct_target(url)
     if target is None:
         return None
     try:
@@ -174,7 +192,7 @@ def _stat_http(url: str) -> RemoteFile | None:
         if refused is not None:
             raise refused from err
         raise
-    # The version is the ETag exactly as sent, as fsspec reports it (or none).
+    # The version is the ETag exactly as sent, as fsspec (and s3fs) report it (or none).
     return RemoteFile(url, size, etag or "")
 
 
