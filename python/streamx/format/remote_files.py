@@ -90,12 +90,9 @@ def list_files(source: str, suffix: str = ".parquet", kind: str = "Parquet") -> 
 def _listed(source: str, suffix: str, kind: str) -> list[RemoteFile]:
     scheme, netloc, named = split_url(source)
     if named.endswith(suffix) and not any(c in named for c in "*?["):
-        # One file: no file system to import or build for it. A missing one is asked again
-        # below, whose answer says what the source names (a directory, or nothing).
-        with contextlib.suppress(FileNotFoundError):
-            one = _stat_direct(source)
-            if one is not None:
-                return [one]
+        one = _stat_direct(source)  # one file: no file system to import or build for it
+        if one is not None:
+            return [one]
     fs, path = get_filesystem(source)
     if any(c in path for c in "*?["):
         found: dict[str, Any] = fs.glob(path, detail=True)
