@@ -107,10 +107,14 @@ def main() -> None:
                         env={**env, "PYTHONPATH": trees[name]},
                         check=False,
                     )
-                    if got.returncode != 0:
+                    fields = got.stdout.split()
+                    if len(fields) != 4:
                         raise RuntimeError(f"{name} {kind} {route} failed:\n{got.stderr[-2000:]}")
-                    build, first, total, s3fs = got.stdout.split()
+                    build, first, total, s3fs = fields
                     row = {"kind": kind, "route": route, "tree": name, "run": run}
+                    # A process that printed its sample and then died at exit is counted
+                    # (its exit status is kept: pyarrow's threads abort at times, both trees).
+                    row["exit"] = got.returncode
                     row |= {"build_s": float(build), "first_s": float(first)}
                     row |= {"ttfs_s": float(total), "s3fs": s3fs == "True"}
                     print(json.dumps(row), flush=True)
