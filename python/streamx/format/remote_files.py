@@ -21,11 +21,9 @@ from streamx.exceptions import (
     TruncatedDownloadError,
 )
 from streamx.storage import s3_direct
-from streamx.storage.certificate_errors import certificate_error
-from streamx.storage.filesystems import get_filesystem, split_url
+from streamx.storage.filesystems import fsspec_errors, get_filesystem, split_url
 from streamx.storage.http_source import HttpSource, plain_target
 from streamx.storage.http_target import Target
-from streamx.storage.hub_errors import hub_access_error
 from streamx.storage.object_sources import source_for
 
 __all__ = [
@@ -78,13 +76,8 @@ def list_files(source: str, suffix: str = ".parquet", kind: str = "Parquet") -> 
     """
     if "{" in source and "}" in source:
         return _expanded(source)
-    try:
+    with fsspec_errors(source):
         return _listed(source, suffix, kind)
-    except FileNotFoundError as err:
-        refused = hub_access_error(err, source) or certificate_error(err, source)
-        if refused is not None:
-            raise refused from err
-        raise
 
 
 def _listed(source: str, suffix: str, kind: str) -> list[RemoteFile]:
@@ -144,13 +137,8 @@ def stat_file(url: str) -> RemoteFile:
     if found is not None:
         return found
     fs, path = get_filesystem(url)
-    try:
+    with fsspec_errors(url):
         info = fs.info(path)
-    except FileNotFoundError as err:
-        refused = hub_access_error(err, url) or certificate_error(err, url)
-        if refused is not None:
-            raise refused from err
-        raise
     return RemoteFile(url, int(info["size"]), _version(info))
 
 
@@ -184,11 +172,6 @@ def _stat_direct(url: str) -> RemoteFile | None:
         if isinstance(err, HttpResponseError) and err.status not in (405, 501):
             raise
         return None  # no length, or HEAD not allowed: fsspec asks another way
-    except OSError as err:
-        refused = certificate_error(err, url)
-        if refused is not None:
-            raise refused from err
-        raise
     # The version is the ETag exactly as sent, as fsspec (and s3fs) report it (or none).
     return RemoteFile(url, size, etag or "")
 

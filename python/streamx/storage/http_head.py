@@ -10,8 +10,9 @@ has no body to drain). A kept-alive connection the server has since closed is re
 from __future__ import annotations
 
 import http.client
+import ssl
 
-from streamx.exceptions import HttpResponseError, TruncatedDownloadError
+from streamx.exceptions import HttpResponseError, TlsCertificateError, TruncatedDownloadError
 from streamx.storage.http_pool import STALE_CONNECTION, pool_for
 from streamx.storage.http_target import REDIRECTS, PlainHttp, Redirected, Target
 
@@ -37,7 +38,8 @@ def head_object(target: Target, timeout: float) -> tuple[int, str | None]:
         HttpResponseError: Another error status (``S3ResponseError`` for S3).
         Redirected: A plain HTTP server redirected the request.
         TruncatedDownloadError: The answer announced no ``Content-Length``.
-        OSError: The connection failed (``TlsCertificateError`` for a certificate).
+        TlsCertificateError: The server's certificate failed verification (host and reason).
+        OSError: The connection failed.
     """
     pool = pool_for(target.scheme, target.host, target.port)
     conn, reused = pool.take(timeout)
@@ -51,6 +53,11 @@ def head_object(target: Target, timeout: float) -> tuple[int, str | None]:
             conn.close()
             conn, reused = pool.take(timeout, fresh=True)
             response = _head(conn, target)
+    except ssl.SSLCertVerificationError as err:
+        conn.close()
+        where = target.host if target.port is None else f"{target.host}:{target.port}"
+        reason = err.verify_message or str(err)
+        raise TlsCertificateError(where, f"{reason} (HEAD {target.url})") from err
     except BaseException as err:
         conn.close()
         if reused and isinstance(err, TimeoutError):
