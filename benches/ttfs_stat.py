@@ -1,6 +1,7 @@
-"""Cold time to the first sample of a ``ParquetStream`` (4 files named by a brace pattern)
-and a ``LitDataStream``, over HTTPS and over ``s3://``, in fresh processes that alternate
-this tree with another (``--before DIR``: a python tree with its own extension).
+"""Cold time to the first sample of a ``ParquetStream`` (``--files`` files named by a brace
+pattern, 4 by default) and a ``LitDataStream``, over HTTPS and over ``s3://``, in fresh
+processes that alternate this tree with another (``--before DIR``: a python tree with its
+own extension).
 
 Both routes are nginx at 40 MB/s per connection: HTTPS with a CA the bench makes, and plain
 HTTP standing in for S3 (``S3_ENDPOINT_URL``, path-style; nginx answers the signed
@@ -31,7 +32,7 @@ from nginx_server import Nginx
 from common import S3_BENCH_ENV
 
 REPO_PYTHON = str(Path(__file__).resolve().parents[1] / "python")
-FILES, ROWS, LIT_SAMPLES = 4, 50_000, 4_000
+ROWS, LIT_SAMPLES = 50_000, 4_000
 
 CODE = """
 import sys, time
@@ -49,14 +50,14 @@ print(round(built - start, 3), round(first - built, 3), round(first - start, 3),
 """
 
 
-def _write(root: Path) -> None:
+def _write(root: Path, files: int) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
     from litdata.streaming.writer import BinaryWriter
 
-    per = ROWS // FILES
+    per = ROWS // files
     (root / "bucket" / "pq").mkdir(parents=True)
-    for number in range(FILES):
+    for number in range(files):
         ids = list(range(number * per, (number + 1) * per))
         table = pa.table({"id": ids, "text": [f"row {i} " * 8 for i in ids]})
         pq.write_table(table, root / "bucket" / "pq" / f"p{number}.parquet", row_group_size=4096)
@@ -68,8 +69,8 @@ def _write(root: Path) -> None:
     writer.merge(1)
 
 
-def _remotes(https: str, s3: str) -> dict[tuple[str, str], str]:
-    pattern = f"bucket/pq/p{{0..{FILES - 1}}}.parquet"
+def _remotes(https: str, files: int) -> dict[tuple[str, str], str]:
+    pattern = f"bucket/pq/p{{0..{files - 1}}}.parquet"
     return {
         ("parquet", "https"): f"{https}/{pattern}",
         ("parquet", "s3"): f"s3://{pattern}",
@@ -82,10 +83,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=4)
     parser.add_argument("--before", help="another python tree to alternate with this one")
+    parser.add_argument("--files", type=int, default=4, help="Parquet files (one HEAD each)")
+    parser.add_argument(
+        "--cases",
+        default="parquet/https,parquet/s3,litdata/https,litdata/s3",
+        help="kind/route,...",
+    )
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="ttfs-stat-")) / "root"
     root.mkdir()
-    _write(root)
+    _write(root, args.files)
     (root.parent / "certs").mkdir()
     certs = make_certs(root.parent / "certs")
     env = {**os.environ, **S3_BENCH_ENV, "SSL_CERT_FILE": str(certs.ca)}
@@ -96,7 +103,9 @@ def main() -> None:
     ):
         env["S3_ENDPOINT_URL"] = plain.endpoint
         for run in range(args.runs):
-            for (kind, route), remote in _remotes(https.endpoint, plain.endpoint).items():
+            for (kind, route), remote in _remotes(https.endpoint, args.files).items():
+                if f"{kind}/{route}" not in args.cases.split(","):
+                    continue
                 for name in sorted(trees, reverse=run % 2 == 1):  # alternate which goes first
                     local = str(root.parent / f"cache-{kind}-{route}-{name}-{run}")
                     got = subprocess.run(
