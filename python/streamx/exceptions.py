@@ -147,10 +147,11 @@ class HttpResponseError(StreamxError, OSError):
         status: The HTTP status.
         code: The server's error code (S3's ``NoSuchKey``, ``AccessDenied``...), or ``''``.
         message: The server's error message, or ``''``.
+        method: The request's method, for the message.
     """
 
-    def __init__(self, url: str, status: int, code: str, message: str) -> None:
-        super().__init__(f"GET {url}: HTTP {status} {code}: {message}".rstrip(": "))
+    def __init__(self, url: str, status: int, code: str, message: str, method: str = "GET") -> None:
+        super().__init__(f"{method} {url}: HTTP {status} {code}: {message}".rstrip(": "))
         self.status = status
         self.code = code
 

@@ -8,17 +8,23 @@ fork holds sockets and an event loop that belong to the parent.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from streamx.location import Location
 from streamx.storage.aws_credentials import credentials_found, env_fingerprint, forget_credentials
+from streamx.storage.certificate_errors import certificate_error
+from streamx.storage.hub_errors import hub_access_error
 
 if TYPE_CHECKING:  # fsspec is imported when a filesystem is built, not with streamx
     from fsspec import AbstractFileSystem
 
-__all__ = ["clear_cache", "get_filesystem", "split_url"]
+    from streamx.storage.object_pin import ObjectPin
+
+__all__ = ["clear_cache", "fsspec_errors", "get_filesystem", "split_url", "translated"]
 
 _LOCK = threading.Lock()
 _CACHE: dict[tuple[Any, ...], AbstractFileSystem] = {}
@@ -240,3 +246,51 @@ def _hf() -> AbstractFileSystem:
 
     fs: AbstractFileSystem = HfFileSystem(skip_instance_cache=True)
     return fs
+
+
+@contextlib.contextmanager
+def fsspec_errors(url: str, pin: ObjectPin | None = None) -> Iterator[None]:
+    """Raises what a file system from :func:`get_filesystem` raised for ``url`` in streamx's
+    words, where :func:`translated` knows them (the original is the ``__cause__``)."""
+    try:
+        yield
+    except OSError as err:
+        ours = translated(err, url, pin)
+        if ours is None:
+            raise
+        raise ours from err
+
+
+def translated(err: BaseException, url: str, pin: ObjectPin | None = None) -> OSError | None:
+    """streamx's error for what an fsspec file system raised for ``url``, or ``None`` where
+    it means what it says. fsspec's file systems keep the real failure only down the chain:
+
+    - a ``412`` to a request that carried ``pin``'s ``If-Match`` (s3fs: an ``OSError`` with
+      the server's message): ``pin``'s :class:`~streamx.exceptions.ObjectChangedError`;
+    - the Hugging Face Hub refusing a repository (``FileNotFoundError``): a
+      ``PermissionError`` with the Hub's message;
+    - a certificate that failed verification (fsspec's HTTP: ``FileNotFoundError``):
+      :class:`~streamx.exceptions.TlsCertificateError` naming the host and the reason.
+    """
+    if pin is not None and _precondition_failed(err):
+        return pin.refused()
+    return hub_access_error(err, url) or certificate_error(err, url)
+
+
+def _precondition_failed(err: BaseException) -> bool:
+    """Whether the server refused the request's ``If-Match`` (HTTP 412): s3fs's error need
+    not name it, so the code is read from the botocore error it chains."""
+    seen: BaseException | None = err
+    visited: set[int] = set()
+    while seen is not None and id(seen) not in visited:
+        visited.add(id(seen))
+        response = getattr(seen, "response", None)
+        if isinstance(response, dict):
+            code = response.get("Error", {}).get("Code")
+            status = response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+            if code == "PreconditionFailed" or status == 412:
+                return True
+        if "PreconditionFailed" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False

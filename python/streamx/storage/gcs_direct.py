@@ -52,6 +52,9 @@ class GcsRoute:
         self.credentials.apply(headers)
         return headers
 
+    def head_headers(self) -> dict[str, str]:
+        return self.headers({})
+
     def error(self, status: int, body: bytes) -> OSError:
         message = _json_message(body)
         if status == 404:

@@ -40,9 +40,10 @@ from streamx.exceptions import (
     TruncatedDownloadError,
 )
 from streamx.storage import accounting, cancel, throttle
+from streamx.storage.http_head import head_object, head_size
 from streamx.storage.http_pool import STALE_CONNECTION, pool_for
 from streamx.storage.http_rust import ranged_in_rust, tls_in_rust
-from streamx.storage.http_target import PlainHttp, Redirected, Target
+from streamx.storage.http_target import REDIRECTS, PlainHttp, Redirected, Target
 from streamx.storage.object_pin import ObjectPin
 
 __all__ = [
@@ -60,7 +61,6 @@ logger = logging.getLogger(__name__)
 
 _BUFFER = 1 << 20
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
-_REDIRECTS = (301, 302, 303, 307, 308)
 
 
 def get_into(
@@ -154,40 +154,6 @@ def get_into(
     return total
 
 
-def head_size(target: Target, timeout: float) -> int:
-    """The object's size from a ``HEAD`` (plain HTTP: a GET's body size cannot be checked
-    against anything else).
-
-    Raises:
-        FileNotFoundError, PermissionError, OSError: As :func:`get_into`.
-    """
-    return head_object(target, timeout)[0]
-
-
-def head_object(target: Target, timeout: float) -> tuple[int, str | None]:
-    """The object's size and ``ETag`` (``None`` without one) from a ``HEAD``.
-
-    Raises:
-        FileNotFoundError, PermissionError, OSError: As :func:`get_into`.
-    """
-    conn, _ = pool_for(target.scheme, target.host, target.port).take(timeout, fresh=True)
-    try:
-        conn.request("HEAD", target.path, headers=target.headers({}))
-        response = conn.getresponse()
-        response.read()
-        location = response.getheader("Location")
-        if response.status in _REDIRECTS and location and isinstance(target, PlainHttp):
-            raise Redirected(target.url, response.status, location)
-        if response.status != 200:
-            raise target.error(response.status, b"")
-        length = response.getheader("Content-Length")
-        if length is None:
-            raise TruncatedDownloadError(f"{target.url}: HEAD announced no Content-Length")
-        return int(length), response.getheader("ETag")
-    finally:
-        conn.close()
-
-
 def _send(
     conn: http.client.HTTPConnection, path: str, headers: dict[str, str]
 ) -> tuple[http.client.HTTPResponse, Any]:
@@ -216,7 +182,7 @@ def _check_status(
     """(bytes the body must have, the object's size); -1 for either when not announced."""
     status = response.status
     location = response.getheader("Location")
-    if status in _REDIRECTS and location and isinstance(target, PlainHttp):
+    if status in REDIRECTS and location and isinstance(target, PlainHttp):
         raise Redirected(target.url, status, location)
     if status == 412 and pin is not None:
         raise pin.refused()

@@ -8,7 +8,10 @@ from typing import Protocol
 
 from streamx.exceptions import HttpResponseError
 
-__all__ = ["PlainHttp", "Redirected", "Target"]
+__all__ = ["REDIRECTS", "PlainHttp", "Redirected", "Target"]
+
+# The statuses that send a plain HTTP client elsewhere (``Location``).
+REDIRECTS = (301, 302, 303, 307, 308)
 
 
 class Redirected(Exception):
@@ -37,6 +40,10 @@ class Target(Protocol):
         """The request's headers, ``extra`` (e.g. ``range``) included."""
         ...
 
+    def head_headers(self) -> dict[str, str]:
+        """The headers of a ``HEAD`` for the object (signed as a ``HEAD`` where signed)."""
+        ...
+
     def error(self, status: int, body: bytes) -> OSError:
         """The exception for an error status."""
         ...
@@ -54,6 +61,9 @@ class PlainHttp:
 
     def headers(self, extra: dict[str, str]) -> dict[str, str]:
         return dict(extra)
+
+    def head_headers(self) -> dict[str, str]:
+        return {}
 
     def error(self, status: int, body: bytes) -> OSError:
         if status == 404:

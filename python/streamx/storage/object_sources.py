@@ -14,7 +14,7 @@ from urllib.parse import urlparse
 from streamx.exceptions import RemoteTooLargeError, SizeMismatchError
 from streamx.storage import gcs_direct, s3_direct
 from streamx.storage.errors import DownloadTimeoutError, TruncatedDownloadError
-from streamx.storage.filesystems import get_filesystem, split_url
+from streamx.storage.filesystems import fsspec_errors, get_filesystem, split_url
 from streamx.storage.http_source import HttpSource, plain_target
 from streamx.storage.object_pin import ObjectPin
 
@@ -119,6 +119,12 @@ class FsspecSource:
     def fetch_whole(
         self, tmp: str, expected: int | None, timeout: float, most: int | None = None
     ) -> None:
+        with fsspec_errors(self.url):
+            self._fetch_whole(tmp, expected, timeout, most)
+
+    def _fetch_whole(
+        self, tmp: str, expected: int | None, timeout: float, most: int | None
+    ) -> None:
         fs, path = self.fs, self.path
         if _is_s3(fs):
             _run_async(fs, _whole_s3(fs, path, tmp, (expected, most), self.url), timeout)
@@ -146,14 +152,15 @@ class FsspecSource:
     ) -> None:
         fs, path = self.fs, self.path
         timeout = max(deadline - time.monotonic(), 0.001)
-        if _is_s3(fs):
-            fetch = _range_s3(fs, path, fd, (start, length, size), pin, self.url)
-            got = _run_async(fs, fetch, timeout)
-        elif getattr(fs, "async_impl", False):
-            data = _run_async(fs, fs._cat_file(path, start=start, end=start + length), timeout)
-            got = _write_at(fd, data, start)
-        else:
-            got = _write_at(fd, _read_exact(fs, path, start, length), start)
+        with fsspec_errors(self.url, pin):
+            if _is_s3(fs):
+                fetch = _range_s3(fs, path, fd, (start, length, size), pin, self.url)
+                got = _run_async(fs, fetch, timeout)
+            elif getattr(fs, "async_impl", False):
+                data = _run_async(fs, fs._cat_file(path, start=start, end=start + length), timeout)
+                got = _write_at(fd, data, start)
+            else:
+                got = _write_at(fd, _read_exact(fs, path, start, length), start)
         if got != length:
             raise TruncatedDownloadError(
                 f"{self.url}: received {got} of {length} bytes at offset {start}"
@@ -240,26 +247,6 @@ def _append_bounded(out: BinaryIO, chunk: bytes, written: int, limit: int | None
     return written + len(chunk)
 
 
-def _precondition_failed(err: BaseException) -> bool:
-    """Whether S3 refused the request's ``If-Match`` (HTTP 412). s3fs turns the botocore
-    error into an ``OSError`` carrying only the server's message, which need not name the
-    code: the code is read from the botocore error it chains."""
-    seen: BaseException | None = err
-    visited: set[int] = set()
-    while seen is not None and id(seen) not in visited:
-        visited.add(id(seen))
-        response = getattr(seen, "response", None)
-        if isinstance(response, dict):
-            code = response.get("Error", {}).get("Code")
-            status = response.get("ResponseMetadata", {}).get("HTTPStatusCode")
-            if code == "PreconditionFailed" or status == 412:
-                return True
-        if "PreconditionFailed" in str(seen):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
-
-
 async def _range_s3(
     fs: Any, path: str, fd: int, span: tuple[int, int, int], pin: ObjectPin | None, url: str
 ) -> int:
@@ -269,12 +256,8 @@ async def _range_s3(
     condition = pin.headers() if pin is not None else {}
     if "if-match" in condition:
         extra["IfMatch"] = condition["if-match"]
-    try:
-        response = await _get_object(fs, path, **extra)
-    except OSError as err:
-        if pin is not None and "IfMatch" in extra and _precondition_failed(err):
-            raise pin.refused() from err
-        raise
+    # A 412 to the If-Match is pin.refused() by the caller's fsspec_errors.
+    response = await _get_object(fs, path, **extra)
     body = response["Body"]
     total = str(response.get("ContentRange", "")).rpartition("/")[2]
     if total.isdigit() and int(total) != size:

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
+from streamx.exceptions import TlsCertificateError
 from streamx.runtime import metrics
 from streamx.storage.errors import DownloadTimeoutError
 from streamx.storage.slots import Slots
@@ -41,8 +42,8 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-# Errors no retry can fix: a missing or refused object.
-PERMANENT = (FileNotFoundError, PermissionError)
+# Errors no retry can fix: a missing or refused object, a certificate that fails verification.
+PERMANENT = (FileNotFoundError, PermissionError, TlsCertificateError)
 _BACKOFF_BASE_S = 0.25
 _BACKOFF_CAP_S = 8.0
 

@@ -29,6 +29,7 @@ from streamx.storage.aws_credentials import (
     has_credentials,
 )
 from streamx.storage.sigv4 import Credentials, quote_key, sign_get
+from streamx.storage.sigv4_request import sign_request
 
 __all__ = [
     "AWS_CREDENTIAL_ENV",
@@ -103,6 +104,12 @@ class S3Route:
             extra["x-amz-request-payer"] = "requester"
         host = self.host if self.port is None else f"{self.host}:{self.port}"
         return sign_get(host, self.path, self.region, self.credentials.current(), extra)
+
+    def head_headers(self) -> dict[str, str]:
+        """Signed headers for a ``HEAD`` of the object (its size and ``ETag``)."""
+        extra = {"x-amz-request-payer": "requester"} if self.requester_pays else {}
+        host = self.host if self.port is None else f"{self.host}:{self.port}"
+        return sign_request("HEAD", host, self.path, self.region, self.credentials.current(), extra)
 
     def error(self, status: int, body: bytes) -> OSError:
         return _error(self.url, status, body)
