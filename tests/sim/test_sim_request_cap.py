@@ -3,16 +3,20 @@ the downloader's clumps of parts, waits and adaptive limit (streamx.sim.request_
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from streamx.cli.app import app
 from streamx.sim import SimConfig, SimStream, simulate, synth_shards
 from streamx.sim.link_fields import parse_link, parse_rate
 from streamx.sim.link_model import link_rates
 from streamx.sim.request_cap import _Bucket, capped_link
 from streamx.sim.requests import part_bytes
 from streamx.sim.tune import tune
+from streamx.sim.yaml_run import read_run_yaml
 
 MIB = 1 << 20
 
@@ -81,6 +85,22 @@ def test_fewer_larger_parts_pay_under_a_request_cap() -> None:
     assert rates.shard_bandwidth is not None and rates.shard_bandwidth <= rates.bandwidth
 
 
+def test_the_first_chunks_range_reads_wait_once_each() -> None:
+    # 4 shards in the first chunk, each reached by a header read and a sample read that
+    # follow an admitted request at once: refused, then 1 s + 0.25 s of jitter each.
+    capped = link_rates(_config(request_rate=40.0), files_at_once=6, chunk_shards=4.0)
+    assert capped.startup == pytest.approx(4 * 2 * 1.25)
+    # With a burst a read is refused only as often as any request.
+    burst = link_rates(
+        _config(request_rate=40.0, request_burst=8), files_at_once=6, chunk_shards=4.0
+    )
+    assert burst.startup == pytest.approx(4 * 2 * 1.25 * burst.throttled)
+    # No limit, no wait; and the simulated run starts that much later.
+    assert link_rates(_config(), files_at_once=6, chunk_shards=4.0).startup == 0.0
+    first = simulate(_config(request_rate=40.0)).step_times[0]
+    assert first > simulate(_config(request_rate=40.0, request_burst=1000)).step_times[0]
+
+
 def test_tune_trades_connections_for_larger_parts_under_a_request_cap() -> None:
     found = tune(_config(request_rate=40.0), only={"workers": [1]})
     given, best = found.given, found.recommended
@@ -132,3 +152,29 @@ def test_a_real_limit_req_refuses_what_the_model_refuses(
     model = capped_link(20.0, 0, 8, 1, size, part, 0.0, 1e9, 1.0, 1)
     assert sum(1 for e in log if e.status == 503) > 0
     assert model.throttled_share > 0
+
+
+def test_flags_and_yaml_take_a_request_rate(tmp_path: Path) -> None:
+    args = [
+        "simulate", "-n", "1", "-d", "1", "-w", "1", "-t", "0.001", "-b", "1GB",
+        "--batch-size", "8", "--samples", "800", "--shard-samples", "100",
+        "--shard-bytes", "8MiB", "--connection-bandwidth", "40MB", "--retry-after", "1",
+        "--no-quality", "--json",
+    ]  # fmt: skip
+    free = CliRunner().invoke(app, args)
+    capped = CliRunner().invoke(app, [*args, "--request-rate", "5r/s", "--request-burst", "0"])
+    assert free.exit_code == 0 and capped.exit_code == 0, capped.output
+    ours = json.loads(capped.stdout)["runs"][0]
+    theirs = json.loads(free.stdout)["runs"][0]
+    assert ours["samples_per_s"] < theirs["samples_per_s"]
+    assert ours["throttled_requests"] > 0 == theirs["throttled_requests"]
+    both = CliRunner().invoke(app, [*args, "--request-rate", "5", "--throttled", "10%"])
+    assert both.exit_code == 1 and "not both" in both.output
+    run = tmp_path / "run.yaml"
+    run.write_text(
+        "global_train_batch_size: 8\nmax_duration: 1ep\n"
+        "train_loader: {num_workers: 1, dataset: {remote: /nowhere}}\n"
+        "simulator: {request_rate: 40r/s, request_burst: 2, retry_after: 1}\n"
+    )
+    settings = read_run_yaml(str(run)).settings
+    assert settings == {"request_rate": 40.0, "request_burst": 2, "retry_after": 1.0}

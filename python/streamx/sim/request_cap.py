@@ -22,7 +22,8 @@ them out: a window of ``files`` files fetched at once (the loader's look-ahead),
 parts, moving on as its oldest file is complete, until ``total`` files are complete, over a few
 fixed seeds (the simulation stays deterministic). It returns the bytes per second and the
 share of requests refused, which the link model uses for the node's rate and for the
-throttled requests' count.
+throttled requests' count. :func:`range_read_start` adds the throttled start: the first
+chunk's shards reached one after another through range reads, each refused once.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import random
 from collections import deque
 from dataclasses import dataclass
 
-__all__ = ["CapResult", "capped_link"]
+__all__ = ["RANGE_READS_PER_SHARD", "CapResult", "capped_link", "range_read_start"]
 
 # streamx.storage.throttle's waits: Retry-After plus uniform(0, 0.5), or a full-jitter
 # backoff from 0.5 s doubling to 20 s.
@@ -43,6 +44,34 @@ _CAP_S = 20.0
 _SEEDS = (0, 1, 2)
 # Past this many simulated seconds a run stops (a limit far below the demand).
 _MOST_S = 3600.0
+
+
+# A missing shard's first sample is read in place before its download (the shard's header,
+# then the sample: ``STREAMX_RANGE_READS``), two requests one after the other.
+RANGE_READS_PER_SHARD = 2
+
+
+def range_read_start(
+    chunk_shards: float, burst: int, share: float, retry_after: float | None
+) -> float:
+    """Seconds the first chunk's range reads add at the start, under a request-rate limit.
+
+    Each process starts on its first chunk's shards one after another: for each, the header
+    and then the sample are read in place, and only then does the shard's download begin
+    (as nginx's log of a throttled run shows). Each read follows an admitted request within
+    milliseconds, so with no ``burst`` the store refuses it (with one, it is refused as
+    often as any request, ``share``) and it waits one throttled wait; its second try comes
+    alone and is admitted. The processes of a node do this side by side.
+
+    Examples:
+        >>> range_read_start(4.0, 0, 0.5, 1.0)  # 4 shards x 2 reads x (1 s + 0.25 s)
+        10.0
+        >>> range_read_start(4.0, 10, 0.0, 1.0)
+        0.0
+    """
+    refused = 1.0 if burst == 0 else share
+    wait = retry_after + _JITTER_S / 2 if retry_after is not None else _BASE_S / 2
+    return chunk_shards * RANGE_READS_PER_SHARD * refused * wait
 
 
 @dataclass(frozen=True)

@@ -175,7 +175,9 @@ def simulate(config: SimConfig) -> SimResult:
     began = time.perf_counter()
     asked = config
     first_ids = epoch_order(config, 0) if config.request_rate is not None else None
-    rates = link_rates(config, _files_at_once(config, first_ids))
+    rates = link_rates(
+        config, _files_at_once(config, first_ids), _first_chunk_shards(config, first_ids)
+    )
     # The request model only changes the rates the link runs at (the same values when
     # neutral): every step below reads them from ``config``.
     config = config.with_(
@@ -300,6 +302,19 @@ def _files_at_once(config: SimConfig, ids: NDArray[np.int64] | None) -> int:
         row = row[row >= 0][: max(window, 1)]
         files += len(np.unique(shard_of(row))) + config.shards_ahead if len(row) else 0
     return max(files, 1)
+
+
+def _first_chunk_shards(config: SimConfig, ids: NDArray[np.int64] | None) -> float:
+    """Distinct shards of a process's first chunk, on average over the first node's
+    processes (they read side by side); 0 without ``ids``."""
+    if ids is None:
+        return 0.0
+    shards = config.shards
+    chunk = chunk_samples(int(shards.raw_bytes.sum()), shards.num_samples)
+    shard_of = shards.shard_of()
+    firsts = ids[0].reshape(-1, ids.shape[3] * ids.shape[4])
+    counts = [len(np.unique(shard_of(row[row >= 0][:chunk]))) for row in firsts]
+    return float(np.mean(counts)) if counts else 0.0
 
 
 def _index_requests(config: SimConfig) -> tuple[int, int]:
