@@ -103,7 +103,8 @@ class _Bucket:
 
     def __init__(self, rate: float, burst: int) -> None:
         self.rate, self.burst = rate, burst
-        self.excess, self.last = 0.0, None  # type: float, float | None
+        self.excess = 0.0
+        self.last: float | None = None
 
     def admit(self, now: float) -> bool:
         if self.last is None:  # the key's first request
