@@ -16,8 +16,10 @@ plain HTTP and once over HTTPS, for the node's aggregate rate and one shard's, t
 DataLoader's start-up and its fastest time per sample, again before each server (the
 machine's load drifts). Prediction: ``streamx.sim`` with that
 calibration and the server's known settings as the request model (``connection_bandwidth``
-40 MiB/s, ``rtt`` 0.01 s, ``retry_after`` 1 s; the throttled share is the 503s' share of the
-measured run's requests, which nothing else gives), ``shards_ahead`` 4 as the loader.
+40 MiB/s, ``rtt`` 0.01 s, ``retry_after`` 1 s, and ``limit_req``'s rate as ``request_rate``: the
+model finds the 503s' share itself, :mod:`streamx.sim.request_cap`), ``shards_ahead`` 4
+as the loader. On a throttled server one more line gives the model without that term (the
+503s' share of the measured run given as ``throttled``, as before).
 
 Then ``--tune`` (workers limited to 1 and 2: the model does not see this machine's two
 cores) recommends settings; they are measured the same way, with
@@ -45,8 +47,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "storage"
 from https_certs import make_certs
 from nginx_server import Nginx
 
-from streamx.sim import SimConfig, SimStream, load_shards
+from streamx.sim import SimConfig, SimStream, load_shards, simulate
 from streamx.sim.calibrate import Calibration, read_calibration
+from streamx.sim.link_fields import parse_rate
 from streamx.sim.tune import tune
 
 SCRIPT = Path(__file__).resolve()
@@ -182,7 +185,9 @@ def _config(data: Path, cal: Calibration, name: str, share: float) -> SimConfig:
         shards_ahead=4,
         connection_bandwidth=40 * MIB if rate == "40m" else None,
         rtt=(delay_ms or 0) / 1000,
-        throttled=share,
+        # The store's admitted rate, as nginx is told it: the model finds the 503s' share.
+        request_rate=parse_rate("limit_req", limit_req) if limit_req else None,
+        throttled=0.0 if limit_req else share,
         retry_after=1.0 if limit_req else None,
     )
 
@@ -213,6 +218,15 @@ def validate_servers(names: list[str]) -> None:
                 tuned_knobs = {**found.recommended.settings(), "workers": DEFAULTS["workers"]}
                 tuned = _run(server, root, tuned_knobs)
             _row(name, given, found.given.summary, tuned, found.recommended.summary, tuned_knobs)
+            if SERVERS[name][2]:
+                # The model before the request-rate term: the measured share as given.
+                old = simulate(config.with_(request_rate=None, throttled=share)).summary()
+                print(
+                    f"  (without the request-rate term, the measured share {share:.2f} given: "
+                    f"{old['samples_per_s']:,.0f} samples/s; the term's share "
+                    f"{found.given.summary['throttled_requests']:,} 503 predicted)",
+                    flush=True,
+                )
         for https, cal in cals.items():
             print(
                 f"\nlast calibration over {'HTTPS' if https else 'HTTP'}: node "

@@ -109,6 +109,15 @@ def simulate_command(
     retry_after: str | None = typer.Option(
         None, "--retry-after", help="Retry-After seconds of throttled answers (default: none)."
     ),
+    request_rate: str | None = typer.Option(
+        None,
+        "--request-rate",
+        help="Requests per second the store admits per node, e.g. 40 or 40r/s "
+        "(503/429 past it; the model finds the throttled share).",
+    ),
+    request_burst: str | None = typer.Option(
+        None, "--request-burst", help="Requests the store admits past --request-rate at once."
+    ),
     decompression: str | None = typer.Option(
         None, "--decompression", help="Decompression rate per process, e.g. 500MB."
     ),

@@ -117,6 +117,12 @@ class SimConfig:
         throttled: Share of requests answered 503 or 429 and asked again (0 to < 1).
         retry_after: The ``Retry-After`` seconds throttled answers carry; ``None``: none, so
             the downloader's full-jitter backoff (:mod:`streamx.storage.throttle`).
+        request_rate: Requests per second the store admits from a node (nginx's
+            ``limit_req`` rate, a store's per-prefix limit), answering 503/429 past it;
+            ``None``: no limit. The model then finds the throttled share itself
+            (:mod:`~streamx.sim.request_cap`), so ``throttled`` stays 0.
+        request_burst: Requests past ``request_rate`` the store admits in a burst
+            (``limit_req``'s ``burst``); 0 by default.
         decompression: Bytes per second one process decompresses a compressed shard at
             (output bytes); ``None``: free.
         price_per_1000: Dollars per 1,000 GET or HEAD requests (S3 Standard's by default).
@@ -159,6 +165,8 @@ class SimConfig:
     tls_handshake: float = 0.0
     throttled: float = 0.0
     retry_after: float | None = None
+    request_rate: float | None = None
+    request_burst: int = 0
     decompression: float | None = None
     price_per_1000: float = S3_GET_PER_1000
     shards_ahead: int = 0
@@ -186,13 +194,19 @@ class SimConfig:
         _check_int("shards_ahead", self.shards_ahead, 0)
         _check_int("index_requests", self.index_requests, 0, 2)
         _check_int("part_size", self.part_size, 1, MAX_BYTES)
-        for key in ("connection_bandwidth", "decompression", "retry_after"):
+        _check_int("request_burst", self.request_burst, 0)
+        for key in ("connection_bandwidth", "decompression", "retry_after", "request_rate"):
             if getattr(self, key) is not None:
                 _check_float(key, getattr(self, key), positive=True)
         for key in ("rtt", "tls_handshake", "price_per_1000", "throttled"):
             _check_float(key, getattr(self, key), positive=False)
         if self.throttled >= 1:
             raise ValueError(f"`throttled` must be a share below 1, got {self.throttled!r}")
+        if self.throttled and self.request_rate is not None:
+            raise ValueError(
+                "give `request_rate` (the model finds the throttled share) or `throttled` "
+                "(a share measured elsewhere), not both"
+            )
         if not isinstance(self.shuffle, bool):
             raise ValueError(f"`shuffle` must be true or false, got {self.shuffle!r}")
         if not self.streams:

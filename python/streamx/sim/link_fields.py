@@ -2,7 +2,8 @@
 command line, a training YAML's ``simulator:`` section, ``--compare`` and ``--tune``.
 
 Sizes and rates are binary (``40MB`` is 40 x 2^20 bytes per second, as nginx's ``40m``),
-times are seconds, ``throttled`` is a share of requests (``0.1``, or ``10%``).
+times are seconds, ``throttled`` is a share of requests (``0.1``, or ``10%``),
+``request_rate`` requests per second (``40``, or nginx's ``40r/s``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from streamx.sim.units import parse_float, parse_int, parse_size
 
-__all__ = ["LINK_FIELDS", "parse_link", "parse_share"]
+__all__ = ["LINK_FIELDS", "parse_link", "parse_rate", "parse_share"]
 
 
 def parse_share(name: str, value: object) -> float:
@@ -29,6 +30,22 @@ def parse_share(name: str, value: object) -> float:
     return share
 
 
+def parse_rate(name: str, value: object) -> float:
+    """Requests per second above zero: ``40``, or as nginx writes it, ``40r/s`` or
+    ``600r/m``; named in every error.
+
+    Examples:
+        >>> parse_rate("request_rate", "40r/s"), parse_rate("request_rate", "120r/m")
+        (40.0, 2.0)
+    """
+    text = str(value).strip()
+    per = 1.0
+    for unit, seconds in (("r/s", 1.0), ("r/m", 60.0)):
+        if text.endswith(unit):
+            text, per = text[: -len(unit)], seconds
+    return parse_float(name, text, positive=True) / per
+
+
 # Field -> parser of one value as written (each names its field in errors).
 LINK_FIELDS: dict[str, Callable[[object], Any]] = {
     "connections": lambda v: parse_int("connections", v),
@@ -38,6 +55,8 @@ LINK_FIELDS: dict[str, Callable[[object], Any]] = {
     "tls_handshake": lambda v: parse_float("tls_handshake", v),
     "throttled": lambda v: parse_share("throttled", v),
     "retry_after": lambda v: parse_float("retry_after", v),
+    "request_rate": lambda v: parse_rate("request_rate", v),
+    "request_burst": lambda v: parse_int("request_burst", v, minimum=0),
     "decompression": lambda v: float(parse_size("decompression", v)),
     "price_per_1000": lambda v: parse_float("price_per_1000", v),
     "shards_ahead": lambda v: parse_int("shards_ahead", v, minimum=0),

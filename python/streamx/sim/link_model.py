@@ -23,7 +23,14 @@ gets fetching one shard alone. :func:`link_rates` derives both from the request 
   ``decompression`` output bytes per second: in download bytes that is ``decompression *
   zip / raw`` per process, a ceiling on both rates (the node's: per process at once);
 * each process opens its connections at the start, in parallel: ``tls_handshake`` once,
-  before the first download (kept-alive connections pay no more).
+  before the first download (kept-alive connections pay no more);
+* a store that admits ``request_rate`` requests per second (plus ``request_burst``) caps
+  both rates at what :func:`~streamx.sim.request_cap.capped_link` finds when the
+  downloader's clumps of parts, its waits and its adaptive limit meet that limit: the node's
+  for the files its look-ahead holds at once (``files_at_once``, their parts split as the
+  downloader splits them), one shard's for a file alone. The refused share it finds is the
+  throttled share the request count uses; and the start waits for the first chunk's range
+  reads, each refused once (:func:`~streamx.sim.request_cap.range_read_start`).
 
 At the defaults (no cap, no round trip, no throttling, free decompression) both rates are
 left as given, so the model is the one mosaic's simulator runs.
@@ -35,6 +42,7 @@ import math
 from dataclasses import dataclass
 
 from streamx.sim.config import SimConfig
+from streamx.sim.request_cap import CapResult, capped_link, range_read_start
 from streamx.sim.requests import part_bytes
 
 __all__ = ["LinkRates", "link_rates", "request_seconds", "throttle_wait"]
@@ -45,6 +53,8 @@ _JITTER_S = 0.5
 _BASE_S = 0.5
 _CAP_S = 20.0
 _TRIES = 10
+# The most files the request-rate play runs (its cost grows with them).
+_MOST_FILES = 256
 
 
 @dataclass(frozen=True)
@@ -55,12 +65,16 @@ class LinkRates:
         bandwidth: Bytes per second of a node's look-ahead over all its connections.
         shard_bandwidth: Bytes per second one process gets for one shard alone, ``None``
             when the model is neutral and nothing was calibrated (one rate, as mosaic).
-        startup: Seconds before the first download (the TLS handshake).
+        startup: Seconds before the first download (the TLS handshake; under a request-rate
+            limit, the first chunk's throttled range reads).
+        throttled: Share of requests answered 503/429: ``throttled`` as given, or what the
+            request-rate limit draws.
     """
 
     bandwidth: float
     shard_bandwidth: float | None
     startup: float
+    throttled: float = 0.0
 
 
 def throttle_wait(share: float, retry_after: float | None) -> float:
@@ -100,7 +114,12 @@ def request_seconds(part: float, rate: float, config: SimConfig) -> float:
 
 
 def _neutral(config: SimConfig) -> bool:
-    return config.connection_bandwidth is None and not config.rtt and not config.throttled
+    return (
+        config.connection_bandwidth is None
+        and not config.rtt
+        and not config.throttled
+        and config.request_rate is None
+    )
 
 
 def _connection_rate(config: SimConfig, busy: int) -> float:
@@ -109,12 +128,38 @@ def _connection_rate(config: SimConfig, busy: int) -> float:
     return share if cap is None else min(cap, share)
 
 
-def link_rates(config: SimConfig) -> LinkRates:
-    """The node's look-ahead rate, one shard's rate and the start-up the model adds."""
+def _capped(config: SimConfig, size: int, files: int, total: int, bandwidth: float) -> CapResult:
+    """The request-rate limit's result for ``files`` files of ``size`` bytes at once."""
+    assert config.request_rate is not None
+    part = part_bytes(size, max(config.connections // files, 1), config.part_size)
+    # Under the limit few requests move bytes at once (the others wait to ask again), so a
+    # part moves at its connection's cap; the node's rate bounds the result afterwards.
+    rate = _connection_rate(config.with_(bandwidth=bandwidth), 1)
+    return capped_link(
+        config.request_rate,
+        config.request_burst,
+        config.connections,
+        files,
+        size,
+        part,
+        config.rtt,
+        rate,
+        config.retry_after,
+        total,
+    )
+
+
+def link_rates(config: SimConfig, files_at_once: int = 1, chunk_shards: float = 0.0) -> LinkRates:
+    """The node's look-ahead rate, one shard's rate and the start-up the model adds;
+    ``files_at_once`` is how many files the node's look-ahead fetches at once and
+    ``chunk_shards`` how many shards a process's first chunk reads (both matter only under a
+    ``request_rate``)."""
     shards = config.shards
     download = shards.download_bytes
     size = max(float(download.mean()), 1.0) if len(download) else 1.0
     bandwidth, alone = config.bandwidth, config.shard_bandwidth
+    throttled = config.throttled
+    startup = config.tls_handshake
     if not _neutral(config):
         part = part_bytes(math.ceil(size), config.connections, config.part_size)
         per_conn = part / request_seconds(
@@ -127,6 +172,18 @@ def link_rates(config: SimConfig) -> LinkRates:
         seconds = rounds * request_seconds(part, _connection_rate(config, busy), config)
         # A calibrated rate (measured without these costs, or with them) is an upper bound.
         alone = min(alone or math.inf, bandwidth, size / seconds)
+    if config.request_rate is not None:
+        whole, count = math.ceil(size), len(download)
+        files = max(1, min(files_at_once, count, _MOST_FILES))
+        total = max(1, min(count, max(4 * files, 16), _MOST_FILES))
+        node = _capped(config, whole, files, total, config.bandwidth)
+        solo = _capped(config, whole, 1, min(count, 8) or 1, config.bandwidth)
+        bandwidth = min(bandwidth, node.bytes_per_s)
+        alone = min(alone or math.inf, solo.bytes_per_s, bandwidth)
+        throttled = node.throttled_share
+        startup += range_read_start(
+            chunk_shards, config.request_burst, throttled, config.retry_after
+        )
     if config.decompression is not None and (shards.zip_bytes > 0).any():
         zipped = shards.zip_bytes > 0
         ratio = float(shards.zip_bytes[zipped].sum() / max(shards.raw_bytes[zipped].sum(), 1))
@@ -134,4 +191,4 @@ def link_rates(config: SimConfig) -> LinkRates:
         processes = config.devices * max(config.workers, 1)
         bandwidth = min(bandwidth, processes * one)
         alone = min(alone, one) if alone is not None else None
-    return LinkRates(float(bandwidth), alone, config.tls_handshake)
+    return LinkRates(float(bandwidth), alone, startup, throttled)

@@ -174,7 +174,10 @@ def simulate(config: SimConfig) -> SimResult:
     """
     began = time.perf_counter()
     asked = config
-    rates = link_rates(config)
+    first_ids = epoch_order(config, 0) if config.request_rate is not None else None
+    rates = link_rates(
+        config, _files_at_once(config, first_ids), _first_chunk_shards(config, first_ids)
+    )
     # The request model only changes the rates the link runs at (the same values when
     # neutral): every step below reads them from ``config``.
     config = config.with_(
@@ -200,7 +203,7 @@ def simulate(config: SimConfig) -> SimResult:
         threads = 1
     with ThreadPoolExecutor(max_workers=threads) if threads > 1 else nullcontext() as pool:
         for epoch, steps in enumerate(epoch_steps):
-            ids = epoch_order(config, epoch)
+            ids = first_ids if epoch == 0 and first_ids is not None else epoch_order(config, epoch)
             if epoch == 0 and chunk is not None:
                 ready, chunk_shards = _first_round(config, ids, shard_of, chunk, steps)
             args = [
@@ -271,7 +274,7 @@ def simulate(config: SimConfig) -> SimResult:
         config.connections,
         config.part_size,
         _index_requests(config),
-        config.throttled,
+        rates.throttled,
     )
     return SimResult(
         asked,
@@ -283,6 +286,35 @@ def simulate(config: SimConfig) -> SimResult:
         requests,
         per_epoch,
     )
+
+
+def _files_at_once(config: SimConfig, ids: NDArray[np.int64] | None) -> int:
+    """Files one node's look-ahead holds at once as its first epoch starts: per process, the
+    shards of its first ``predownload`` samples (a shuffled order spreads them over many)
+    and the ``shards_ahead`` past them; 1 without ``ids``."""
+    if ids is None:
+        return 1
+    window = config.predownload if config.predownload is not None else 8 * config.batch_size
+    shard_of = config.shards.shard_of()
+    node = ids[0].reshape(ids.shape[1] * ids.shape[2], -1)
+    files = 0
+    for row in node:
+        row = row[row >= 0][: max(window, 1)]
+        files += len(np.unique(shard_of(row))) + config.shards_ahead if len(row) else 0
+    return max(files, 1)
+
+
+def _first_chunk_shards(config: SimConfig, ids: NDArray[np.int64] | None) -> float:
+    """Distinct shards of a process's first chunk, on average over the first node's
+    processes (they read side by side); 0 without ``ids``."""
+    if ids is None:
+        return 0.0
+    shards = config.shards
+    chunk = chunk_samples(int(shards.raw_bytes.sum()), shards.num_samples)
+    shard_of = shards.shard_of()
+    firsts = ids[0].reshape(-1, ids.shape[3] * ids.shape[4])
+    counts = [len(np.unique(shard_of(row[row >= 0][:chunk]))) for row in firsts]
+    return float(np.mean(counts)) if counts else 0.0
 
 
 def _index_requests(config: SimConfig) -> tuple[int, int]:

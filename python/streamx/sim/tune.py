@@ -14,9 +14,13 @@ The search is greedy, one knob at a time over a few values each (two passes):
    Cheaper means fewer requests, then a smaller cache (the run's ``min_cache_limit``, or
    its ``cache_limit`` when one is set), then fewer workers, then a smaller predownload.
 
-So the recommendation is never predicted slower than the settings given. Under throttling
-(``throttled`` > 0) it never has more connections than given: more requests at once draw
-more throttled answers, and the model takes their share as given. A run under a
+So the recommendation is never predicted slower than the settings given. Under a throttled
+share given as ``throttled`` it never has more connections than given: more requests at
+once draw more throttled answers, and the model takes that share as given. Under a
+``request_rate`` the model plays the requests against the limit
+(:mod:`~streamx.sim.request_cap`), so the connections and part size are searched like the
+other knobs: fewer connections split a shard into fewer, larger parts, and each admitted
+request then brings more bytes. A run under a
 ``cache_limit`` is never counted faster than the same run without one (the eviction model
 has no slow start, :mod:`~streamx.sim.lru`). A greedy search
 can miss a combination that only pays when two knobs move together; the grid is small on

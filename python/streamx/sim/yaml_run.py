@@ -7,7 +7,8 @@ the duration from ``max_duration`` (``"2ep"``, ``"1000ba"``) and the GPUs from
 top-level ``simulator:`` mapping (which training ignores) gives the request model's
 settings (:mod:`~streamx.sim.link_fields`): ``connections``, ``part_size``,
 ``connection_bandwidth``, ``rtt``, ``tls_handshake``, ``throttled``, ``retry_after``,
-``decompression``, ``price_per_1000`` and ``shards_ahead``.
+``request_rate``, ``request_burst``, ``decompression``, ``price_per_1000`` and
+``shards_ahead``.
 """
 
 from __future__ import annotations
