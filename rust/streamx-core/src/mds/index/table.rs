@@ -58,6 +58,16 @@ impl IndexTable {
         self.compressions.values()[self.compression_ids[shard] as usize].as_deref()
     }
 
+    /// The distinct compressions, by compression id.
+    pub fn compressions(&self) -> &[Option<String>] {
+        self.compressions.values()
+    }
+
+    /// The compression id of each shard.
+    pub fn compression_ids(&self) -> &[u32] {
+        &self.compression_ids
+    }
+
     /// The shard-level `hashes` list (algorithm names).
     pub fn hash_list(&self, shard: usize) -> &[String] {
         &self.hash_lists.values()[self.hash_list_ids[shard] as usize]
