@@ -125,3 +125,22 @@ def test_a_name_leaving_the_dataset_is_refused(two_datasets: list[Path]) -> None
     with pytest.raises(ValueError, match=r'"\.\./\.\./\.\./x0\.mds" leaves the dataset directory'):
         reader.get(0)
     assert reader.get(39)["id"] == 39, "the other shards still read"
+
+
+def test_python_decoded_columns_follow_each_shards_schema(tmp_path: Path) -> None:
+    # Two layouts whose Python-decoded columns differ: each sample is decoded by the plan
+    # of its own shard's schema (``MDSReader.schema_id``), through the dataset's reader.
+    from streamx import Stream, StreamingDataset
+
+    dirs = [tmp_path / "a", tmp_path / "b"]
+    with streamx.MDSWriter(out=str(dirs[0]), columns={"id": "int", "meta": "json"}) as w:
+        for i in range(6):
+            w.write({"id": i, "meta": {"i": i}})
+    with streamx.MDSWriter(out=str(dirs[1]), columns={"id": "int", "obj": "pkl"}) as w:
+        for i in range(6, 12):
+            w.write({"id": i, "obj": ("t", i)})
+    streams = [Stream(local=str(d)) for d in dirs]
+    ds = StreamingDataset(streams=streams, shuffle=False, batch_size=1, allow_unsafe_types=True)
+    got = [ds[i] for i in range(12)]
+    assert [s["meta"] for s in got[:6]] == [{"i": i} for i in range(6)]
+    assert [s["obj"] for s in got[6:]] == [("t", i) for i in range(6, 12)]
