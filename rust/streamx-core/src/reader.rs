@@ -1,9 +1,15 @@
 //! Random access to the samples of a whole dataset: global sample id → shard and local id,
 //! shards opened (and decompressed) lazily, mapped once and shared between threads.
 
+mod shard_list;
+
+use std::borrow::Cow;
 use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::{Arc, PoisonError, RwLock};
+
+pub use shard_list::IndexedPart;
+use shard_list::ShardList;
 
 use crate::compression::{decompress_file, Compression};
 use crate::error::{Error, Result};
@@ -32,7 +38,7 @@ pub struct ShardDesc {
 /// first thread that needs it and shared through an `Arc` after that.
 #[derive(Debug)]
 pub struct ShardSet {
-    descs: Vec<ShardDesc>,
+    shards: ShardList,
     /// `ends[i]` = samples in shards `0..=i`.
     ends: Vec<u64>,
     open: Vec<RwLock<Option<Arc<Shard>>>>,
@@ -41,15 +47,27 @@ pub struct ShardSet {
 impl ShardSet {
     /// A set over `descs`, in index order. Nothing is opened yet.
     pub fn new(descs: Vec<ShardDesc>) -> Self {
-        let ends = descs
-            .iter()
-            .scan(0u64, |total, d| {
-                *total = total.saturating_add(d.samples);
+        Self::over(ShardList::Listed(descs))
+    }
+
+    /// A set over the shards of `parts`, in order; a shard's layout is the one at its part's
+    /// `first_schema` plus its schema id. Its paths are joined when it is opened: nothing is
+    /// kept per shard but its sample count's running total and its open map. Refuses a
+    /// schema id without a layout and a compression no codec reads.
+    pub fn from_indexes(parts: Vec<IndexedPart>, layouts: Vec<ColumnLayout>) -> Result<Self> {
+        Ok(Self::over(ShardList::indexed(parts, layouts)?))
+    }
+
+    fn over(shards: ShardList) -> Self {
+        let ends: Vec<u64> = shards
+            .samples()
+            .scan(0u64, |total, samples| {
+                *total = total.saturating_add(samples);
                 Some(*total)
             })
             .collect();
-        let open = descs.iter().map(|_| RwLock::new(None)).collect();
-        Self { descs, ends, open }
+        let open = ends.iter().map(|_| RwLock::new(None)).collect();
+        Self { shards, ends, open }
     }
 
     /// Total samples across all shards.
@@ -59,12 +77,27 @@ impl ShardSet {
 
     /// Number of shards (including empty ones).
     pub fn num_shards(&self) -> usize {
-        self.descs.len()
+        self.shards.len()
     }
 
-    /// The descriptor of shard `shard`.
-    pub fn desc(&self, shard: usize) -> Option<&ShardDesc> {
-        self.descs.get(shard)
+    /// The descriptor of shard `shard`: borrowed when the set was made from descriptors,
+    /// built now (paths joined) when made from index tables.
+    pub fn desc(&self, shard: usize) -> Result<Cow<'_, ShardDesc>> {
+        self.shards.desc(shard)
+    }
+
+    /// The schema id of shard `shard` among the layouts, for a set made from index tables
+    /// (`None` for one made from descriptors, or a shard out of range).
+    pub fn schema_id(&self, shard: usize) -> Option<usize> {
+        self.shards.schema_id(shard)
+    }
+
+    /// The column layout of shard `shard`.
+    fn layout(&self, shard: usize) -> Result<&ColumnLayout> {
+        self.shards.layout(shard).ok_or(Error::IndexOutOfRange {
+            index: shard as i64,
+            len: self.shards.len() as u64,
+        })
     }
 
     /// The global id of shard `shard`'s first sample.
@@ -102,7 +135,7 @@ impl ShardSet {
     pub fn shard(&self, shard: usize) -> Result<Arc<Shard>> {
         let cell = self.open.get(shard).ok_or(Error::IndexOutOfRange {
             index: shard as i64,
-            len: self.descs.len() as u64,
+            len: self.shards.len() as u64,
         })?;
         if let Some(open) = read(cell).as_ref() {
             return Ok(Arc::clone(open));
@@ -112,7 +145,7 @@ impl ShardSet {
         if let Some(open) = slot.as_ref() {
             return Ok(Arc::clone(open));
         }
-        let opened = Arc::new(Self::open_shard(&self.descs[shard])?);
+        let opened = Arc::new(Self::open_shard(&*self.shards.desc(shard)?)?);
         *slot = Some(Arc::clone(&opened));
         Ok(opened)
     }
@@ -175,7 +208,7 @@ impl ShardSet {
     pub fn sample_columns(&self, global: u64, out: &mut Vec<Range<usize>>) -> Result<Arc<Shard>> {
         let (index, local) = self.locate(global)?;
         let shard = self.shard(index)?;
-        let read = shard.sample_column_ranges(local, &self.descs[index].layout, out);
+        let read = shard.sample_column_ranges(local, self.layout(index)?, out);
         self.checked(index, &shard, read.map_err(|e| with_global(e, global)))?;
         Ok(shard)
     }
@@ -192,7 +225,7 @@ impl ShardSet {
         let Some(shard) = self.open.get(index).and_then(|cell| read(cell).clone()) else {
             return Ok(None);
         };
-        let ranges = shard.sample_column_ranges(local, &self.descs[index].layout, out);
+        let ranges = shard.sample_column_ranges(local, self.layout(index)?, out);
         self.checked(index, &shard, ranges.map_err(|e| with_global(e, global)))?;
         Ok(Some((index, shard)))
     }

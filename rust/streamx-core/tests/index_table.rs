@@ -266,3 +266,27 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn distinct_formats_are_those_of_the_shards_sorted() {
+    let shards = ["mds", "csv", "mds", "json", "csv"].iter().enumerate();
+    let doc = index(
+        shards
+            .map(|(i, format)| {
+                let mut shard = entry(i);
+                shard["format"] = json!(format);
+                shard
+            })
+            .collect(),
+    );
+    let table = parse(&doc).unwrap();
+    assert_eq!(table.distinct_formats(), ["csv", "json", "mds"]);
+    let mut walked: Vec<&str> = (0..table.len()).map(|s| table.format(s)).collect();
+    walked.sort_unstable();
+    walked.dedup();
+    assert_eq!(table.distinct_formats(), walked);
+    assert!(parse(&index(Vec::new()))
+        .unwrap()
+        .distinct_formats()
+        .is_empty());
+}

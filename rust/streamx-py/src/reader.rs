@@ -13,7 +13,7 @@ use streamx_core::compression::Compression;
 use streamx_core::heap;
 use streamx_core::mds::shard::Shard;
 use streamx_core::mds::ColumnLayout;
-use streamx_core::reader::{ShardDesc, ShardSet};
+use streamx_core::reader::{IndexedPart, ShardDesc, ShardSet};
 
 use crate::enter::{enter_core_for, guard};
 use crate::errors::{IntoPy, PyExc};
@@ -45,7 +45,9 @@ struct Schema {
 pub struct MDSReader {
     set: ShardSet,
     schemas: Vec<Schema>,
-    schema_ids: Vec<usize>,
+    /// Each shard's schema id when given shard by shard; empty over index tables, whose
+    /// shards' ids the set reads from the tables.
+    listed_schema_ids: Vec<usize>,
     args: (Py<PyAny>, Py<PyAny>),
 }
 
@@ -57,10 +59,7 @@ impl MDSReader {
         shards: &Bound<'_, PyAny>,
         schemas: &Bound<'_, PyAny>,
     ) -> PyResult<Self> {
-        let shard_args = match shards.extract::<Vec<ShardArg>>() {
-            Ok(args) => args,
-            Err(_) => index_shard_args(shards.extract()?),
-        };
+        let shard_args = shards.extract::<Vec<ShardArg>>();
         let schema_args: Vec<SchemaArg> = schemas.extract()?;
         let mut layouts = Vec::with_capacity(schema_args.len());
         let mut built = Vec::with_capacity(schema_args.len());
@@ -77,6 +76,16 @@ impl MDSReader {
                     .collect::<PyResult<_>>()?,
             });
         }
+        let args = (shards.clone().unbind(), schemas.clone().unbind());
+        let Ok(shard_args) = shard_args else {
+            let parts = indexed_parts(shards.extract()?);
+            return Ok(Self {
+                set: ShardSet::from_indexes(parts, layouts).py()?,
+                schemas: built,
+                listed_schema_ids: Vec::new(),
+                args,
+            });
+        };
         let mut descs = Vec::with_capacity(shard_args.len());
         let mut schema_ids = Vec::with_capacity(shard_args.len());
         for (raw_path, zip_path, compression, samples, schema, raw_bytes) in shard_args {
@@ -98,11 +107,10 @@ impl MDSReader {
             });
             schema_ids.push(schema);
         }
-        let args = (shards.clone().unbind(), schemas.clone().unbind());
         Ok(Self {
             set: ShardSet::new(descs),
             schemas: built,
-            schema_ids,
+            listed_schema_ids: schema_ids,
             args,
         })
     }
@@ -120,7 +128,21 @@ impl MDSReader {
     /// The schema id of each shard.
     #[getter]
     fn schema_ids(&self) -> Vec<usize> {
-        self.schema_ids.clone()
+        (0..self.set.num_shards())
+            .map(|shard| self.schema_id(shard))
+            .collect()
+    }
+
+    /// The schema id of shard `shard`.
+    #[pyo3(name = "schema_id")]
+    fn py_schema_id(&self, shard: usize) -> PyResult<usize> {
+        if shard >= self.set.num_shards() {
+            return Err(PyIndexError::new_err(format!(
+                "Shard {shard} out of range for {} shards",
+                self.set.num_shards()
+            )));
+        }
+        Ok(self.schema_id(shard))
     }
 
     /// Sample `index` as a dict; byte-level columns decoded, `raw` ones as bytes.
@@ -253,25 +275,17 @@ impl MDSReader {
     }
 }
 
-/// The shards of `(index, directory, first schema id)` parts, as [`ShardArg`]s.
-fn index_shard_args(parts: Vec<(Bound<'_, ShardIndex>, PathBuf, usize)>) -> Vec<ShardArg> {
-    let mut args = Vec::new();
-    for (index, dir, schema_offset) in &parts {
-        let table = &index.get().table;
-        args.reserve(table.len());
-        for shard in 0..table.len() {
-            let (raw, raw_bytes, _) = table.file(shard, 0).unwrap_or_default();
-            args.push((
-                dir.join(raw),
-                table.file(shard, 1).map(|(zip, _, _)| dir.join(zip)),
-                table.compression(shard).map(str::to_owned),
-                table.samples[shard],
-                schema_offset + table.schema_ids()[shard] as usize,
-                Some(raw_bytes),
-            ));
-        }
-    }
-    args
+/// `(index, directory, first schema id)` parts as the set reads them: each table shared,
+/// not copied, its paths joined only when a shard is opened.
+fn indexed_parts(parts: Vec<(Bound<'_, ShardIndex>, PathBuf, usize)>) -> Vec<IndexedPart> {
+    parts
+        .into_iter()
+        .map(|(index, dir, first_schema)| IndexedPart {
+            table: Arc::clone(&index.get().table),
+            dir,
+            first_schema,
+        })
+        .collect()
 }
 
 impl MDSReader {
@@ -279,8 +293,8 @@ impl MDSReader {
     pub(crate) fn where_is(&self, index: u64) -> String {
         match self.set.locate(index) {
             Ok((shard, _)) => match self.set.desc(shard) {
-                Some(desc) => format!("sample {index} of shard {}", desc.raw_path.display()),
-                None => format!("sample {index}"),
+                Ok(desc) => format!("sample {index} of shard {}", desc.raw_path.display()),
+                Err(_) => format!("sample {index}"),
             },
             Err(_) => format!("sample {index}"),
         }
@@ -314,7 +328,14 @@ impl MDSReader {
 
     /// The kind of column `column` in the schema of shard `shard`.
     pub(crate) fn kind_of(&self, shard: usize, column: usize) -> Kind {
-        self.schemas[self.schema_ids[shard]].kinds[column]
+        self.schemas[self.schema_id(shard)].kinds[column]
+    }
+
+    /// The schema id of shard `shard` (< the number of shards).
+    fn schema_id(&self, shard: usize) -> usize {
+        self.set
+            .schema_id(shard)
+            .unwrap_or_else(|| self.listed_schema_ids[shard])
     }
 
     pub(crate) fn set(&self) -> &ShardSet {
@@ -328,7 +349,7 @@ impl MDSReader {
         ranges: &mut Vec<Range<usize>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let (shard_id, shard) = self.open_sample(py, index, ranges)?;
-        let schema = &self.schemas[self.schema_ids[shard_id]];
+        let schema = &self.schemas[self.schema_id(shard_id)];
         let bytes = shard.bytes();
         let dict = PyDict::new(py);
         let mut decoded = Ok(());

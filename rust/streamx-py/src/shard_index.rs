@@ -87,13 +87,8 @@ impl ShardIndex {
     }
 
     /// The distinct formats of the shards, sorted.
-    fn formats(&self) -> Vec<String> {
-        let mut formats: Vec<String> = (0..self.table.len())
-            .map(|s| self.table.format(s).to_owned())
-            .collect();
-        formats.sort_unstable();
-        formats.dedup();
-        formats
+    fn formats(&self) -> Vec<&str> {
+        self.table.distinct_formats()
     }
 
     /// Shard `shard`'s entry: `(format, compression, hashes, samples, size_limit, raw_data,

@@ -120,11 +120,7 @@ class MDSSampleReader:
 
     def _plans_for(self, index: int) -> tuple[tuple[str, Any], ...]:
         shard, _ = self._core.locate(index)
-        return self._plans[self._schema_ids[shard]].python_columns
-
-    @property
-    def _schema_ids(self) -> list[int]:
-        return self._core.schema_ids
+        return self._plans[self._core.schema_id(shard)].python_columns
 
     def _get_view(self, index: int) -> dict[str, Any]:
         shard, local = self._core.locate(index)
@@ -133,7 +129,7 @@ class MDSSampleReader:
             info = self._shards[shard]
             if info.compression:  # decompressed by the Rust reader: copied, not viewed
                 return self._decoded(index)
-            plan = self._plans[self._schema_ids[shard]]
+            plan = self._plans[self._core.schema_id(shard)]
             views = ShardViews(info.local_path(info.raw_data), plan, info.samples)
             self._views[shard] = views
         return views.get(local)

@@ -36,6 +36,19 @@ impl StrArena {
         self.ends.len()
     }
 
+    /// Every string, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts
+            .zip(&self.ends)
+            .map(|(start, &end)| &self.text[start as usize..end as usize])
+    }
+
+    /// Whether some string holds `byte` (one scan of the whole buffer).
+    pub fn any_holds(&self, byte: u8) -> bool {
+        self.text.as_bytes().contains(&byte)
+    }
+
     /// Whether there are no strings.
     pub fn is_empty(&self) -> bool {
         self.ends.is_empty()
@@ -232,6 +245,11 @@ impl FileColumn {
     /// Every hash reference of every file.
     pub(super) fn hash_refs(&self) -> &[HashRef] {
         &self.hashes
+    }
+
+    /// The basenames of the shards that have this file, in shard order.
+    pub fn names(&self) -> &StrArena {
+        &self.names
     }
 
     /// Whether no shard has this file.

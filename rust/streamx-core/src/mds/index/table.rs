@@ -58,6 +58,35 @@ impl IndexTable {
         self.compressions.values()[self.compression_ids[shard] as usize].as_deref()
     }
 
+    /// The distinct formats of the shards, sorted.
+    pub fn distinct_formats(&self) -> Vec<&str> {
+        // Marks each id in use: a table from a state may list a format no shard has.
+        let mut used = vec![false; self.formats.values().len()];
+        for &id in &self.format_ids {
+            used[id as usize] = true;
+        }
+        let mut formats: Vec<&str> = self
+            .formats
+            .values()
+            .iter()
+            .zip(used)
+            .filter_map(|(format, used)| used.then_some(format.as_str()))
+            .collect();
+        formats.sort_unstable();
+        formats.dedup();
+        formats
+    }
+
+    /// The distinct compressions, by compression id.
+    pub fn compressions(&self) -> &[Option<String>] {
+        self.compressions.values()
+    }
+
+    /// The compression id of each shard.
+    pub fn compression_ids(&self) -> &[u32] {
+        &self.compression_ids
+    }
+
     /// The shard-level `hashes` list (algorithm names).
     pub fn hash_list(&self, shard: usize) -> &[String] {
         &self.hash_lists.values()[self.hash_list_ids[shard] as usize]
