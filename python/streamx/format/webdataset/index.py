@@ -26,7 +26,8 @@ from streamx.format.remote_files import RemoteFile, list_files, read_range
 from streamx.format.unit_index import UnitIndex
 from streamx.format.webdataset.samples import Field, TarSample, group_samples
 from streamx.format.webdataset.shard_index import read_shard_index
-from streamx.format.webdataset.tar_members import scan_members
+from streamx.format.webdataset.tar_members import scan_file, scan_members
+from streamx.location import Location
 from streamx.runtime.atomic_write import write_atomic
 
 __all__ = [
@@ -35,8 +36,10 @@ __all__ = [
     "TarShard",
     "WebDatasetIndex",
     "build_index",
+    "file_samples",
     "load_table",
     "save_table",
+    "scanned_samples",
     "table_samples",
 ]
 
@@ -101,6 +104,25 @@ def table_samples(read: Callable[[int, int], bytes], file: RemoteFile) -> list[T
     return group_samples(scan_members(read, file.size, file.url), file.url)
 
 
+def file_samples(path: str, file: RemoteFile) -> list[TarSample]:
+    """The samples of ``file`` from its headers, read in place from the local tar ``path``
+    (``file`` itself or its cached copy)."""
+    return group_samples(scan_file(path, file.size, file.url), file.url)
+
+
+def scanned_samples(file: RemoteFile, timeout: float, retry: int) -> list[TarSample]:
+    """The samples of ``file`` from its headers: read in place where it is local, else by
+    range (a few GETs of growing windows; large bodies are jumped)."""
+    where = Location.parse(file.url)
+    if not where.is_remote:
+        return file_samples(where.local_path, file)
+
+    def read(start: int, length: int) -> bytes:
+        return read_range(file.url, start, length, file.size, timeout, retry)
+
+    return table_samples(read, file)
+
+
 def save_table(path: str, file: RemoteFile, samples: Sequence[TarSample]) -> None:
     """Writes a member table (atomically)."""
     rows = [[s.key, [[f.name, f.offset, f.size] for f in s.fields]] for s in samples]
@@ -134,11 +156,7 @@ def _table(file: RemoteFile, folder: str, timeout: float, retry: int) -> tuple[s
     path = os.path.join(folder, TABLES, name)
     if os.path.exists(path):
         return name, len(load_table(path, file.url))
-
-    def read(start: int, length: int) -> bytes:
-        return read_range(file.url, start, length, file.size, timeout, retry)
-
-    samples = table_samples(read, file)
+    samples = scanned_samples(file, timeout, retry)
     save_table(path, file, samples)
     return name, len(samples)
 

@@ -13,7 +13,7 @@ from streamx.format.held_file import HeldFile
 from streamx.format.index import ShardInfo
 from streamx.format.remote_files import RemoteFile, check_unchanged, confirm_unchanged
 from streamx.format.webdataset.decoders import decode_field
-from streamx.format.webdataset.index import TABLES, load_table, save_table, table_samples
+from streamx.format.webdataset.index import TABLES, file_samples, load_table, save_table
 from streamx.format.webdataset.samples import TarSample
 from streamx.format.webdataset.tar_ranges import (
     RangedTar,
@@ -94,9 +94,7 @@ def _samples(shard: ShardInfo, local: str) -> list[TarSample]:
     found = _cached_samples(shard)
     if found is not None:
         return found
-    source = _source(shard)
-    with open(local, "rb") as f:
-        found = table_samples(lambda start, n: os.pread(f.fileno(), n, start), source)
+    found = file_samples(local, _source(shard))
     _save(shard, found)
     return _counted(shard, found)
 
