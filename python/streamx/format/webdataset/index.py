@@ -3,8 +3,8 @@
 Each tar is one shard. Its member table (the samples, their fields and byte ranges) is
 cached under ``folder/TABLES`` named by a digest of the tar's URL, size and version: a tar
 that changed on the server gets a new table and a new cached copy, never a mix of old and
-new members. The table is read from the tar's headers, by range, when the dataset is
-built; or, where a wids shard index gives the sample counts
+new members. The table is read from the tar's headers (in place where the tar is local,
+else by range) when the dataset is built; or, where a wids shard index gives the sample counts
 (:mod:`~streamx.format.webdataset.shard_index`), from the tar's cached copy on first use
 (or by range from the remote tar, as far as the samples read before that copy is here:
 :mod:`~streamx.format.webdataset.tar_ranges`).
@@ -24,6 +24,13 @@ from typing import Any
 from streamx.exceptions import CorruptShardError
 from streamx.format.remote_files import RemoteFile, list_files, read_range
 from streamx.format.unit_index import UnitIndex
+from streamx.format.webdataset.member_table import (
+    MAGIC,
+    TableError,
+    decode_table,
+    encode_table,
+    read_count,
+)
 from streamx.format.webdataset.samples import Field, TarSample, group_samples
 from streamx.format.webdataset.shard_index import read_shard_index
 from streamx.format.webdataset.tar_members import scan_file, scan_members
@@ -40,6 +47,7 @@ __all__ = [
     "load_table",
     "save_table",
     "scanned_samples",
+    "table_count",
     "table_samples",
 ]
 
@@ -91,7 +99,7 @@ class WebDatasetIndex(UnitIndex[TarShard]):
 def table_name(file: RemoteFile) -> str:
     """A digest of the URL, size and version: a changed tar never reuses an old table."""
     key = f"{file.url}\0{file.size}\0{file.version}".encode()
-    return hashlib.sha1(key).hexdigest()[:20] + ".json"
+    return hashlib.sha1(key).hexdigest()[:20] + ".members"
 
 
 def _stem(url: str) -> str:
@@ -124,30 +132,53 @@ def scanned_samples(file: RemoteFile, timeout: float, retry: int) -> list[TarSam
 
 
 def save_table(path: str, file: RemoteFile, samples: Sequence[TarSample]) -> None:
-    """Writes a member table (atomically)."""
-    rows = [[s.key, [[f.name, f.offset, f.size] for f in s.fields]] for s in samples]
-    body = {"url": file.url, "size": file.size, "version": file.version, "samples": rows}
+    """Writes a member table (atomically), in the binary form of
+    :mod:`~streamx.format.webdataset.member_table`."""
+    meta = {"url": file.url, "size": file.size, "version": file.version}
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    write_atomic(path, json.dumps(body))
+    write_atomic(path, encode_table(samples, meta))
 
 
-def load_table(path: str, shown: str) -> list[TarSample]:
-    """A cached member table.
+def _corrupt(path: str, shown: str, err: Exception) -> CorruptShardError:
+    return CorruptShardError(f"The cached member table {path} of {shown} is corrupt: {err}")
+
+
+def load_table(path: str, shown: str, size: int) -> Sequence[TarSample]:
+    """A cached member table of the ``size``-byte tar ``shown`` (binary; a JSON table of
+    an older streamx is still read).
 
     Raises:
-        CorruptShardError: If the table does not parse (naming it and the tar).
+        CorruptShardError: If the table does not parse or contradicts the tar (naming it
+            and the tar).
     """
+    with open(path, "rb") as f:
+        data = f.read()
     try:
-        with open(path, encoding="utf-8") as f:
-            rows = json.load(f)["samples"]
+        if data.startswith(MAGIC):
+            return decode_table(data, size)
+        rows = json.loads(data)["samples"]
         return [
             TarSample(str(key), tuple(Field(str(n), int(o), int(s)) for n, o, s in fields))
             for key, fields in rows
         ]
-    except (ValueError, KeyError, TypeError) as err:
-        raise CorruptShardError(
-            f"The cached member table {path} of {shown} is corrupt: {err}"
-        ) from err
+    except (ValueError, KeyError, TypeError) as err:  # TableError is a ValueError
+        raise _corrupt(path, shown, err) from err
+
+
+def table_count(path: str, shown: str, size: int) -> int:
+    """The number of samples of a cached member table (its head alone, where binary).
+
+    Raises:
+        CorruptShardError: As :func:`load_table`.
+    """
+    with open(path, "rb") as f:
+        head = f.read(len(MAGIC) + 32)
+    if not head.startswith(MAGIC):
+        return len(load_table(path, shown, size))
+    try:
+        return read_count(head)
+    except TableError as err:
+        raise _corrupt(path, shown, err) from err
 
 
 def _table(file: RemoteFile, folder: str, timeout: float, retry: int) -> tuple[str, int]:
@@ -155,7 +186,7 @@ def _table(file: RemoteFile, folder: str, timeout: float, retry: int) -> tuple[s
     name = table_name(file)
     path = os.path.join(folder, TABLES, name)
     if os.path.exists(path):
-        return name, len(load_table(path, file.url))
+        return name, table_count(path, file.url, file.size)
     samples = scanned_samples(file, timeout, retry)
     save_table(path, file, samples)
     return name, len(samples)
