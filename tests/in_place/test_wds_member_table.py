@@ -5,15 +5,23 @@ from __future__ import annotations
 
 import json
 import struct
+import tarfile
 from pathlib import Path
 
 import pytest
+from wds_data import add
 
 from streamx.exceptions import CorruptShardError
 from streamx.format.remote_files import RemoteFile
 from streamx.format.webdataset.index import load_table, save_table, table_count
-from streamx.format.webdataset.member_table import MAGIC, decode_table, encode_table
-from streamx.format.webdataset.samples import Field, TarSample
+from streamx.format.webdataset.member_table import (
+    MAGIC,
+    decode_table,
+    encode_columns,
+    encode_table,
+)
+from streamx.format.webdataset.samples import Field, TarSample, group_columns, group_samples
+from streamx.format.webdataset.tar_members import Member, scan_file_rows
 
 _SAMPLES = [
     TarSample("dir/a", (Field("cls", 512, 1), Field("seg.npy", 1536, 200))),
@@ -91,3 +99,45 @@ def test_layout_is_the_documented_one() -> None:
         "".join(s.key for s in _SAMPLES).encode("utf-8", "surrogateescape")
     ) + len("clsseg.npytxtjsoncls") + len(json.dumps({"url": "x"}))
     assert len(decode_table(data, _SIZE)) == 4
+
+
+def _rows_tar(tmp_path: Path) -> Path:
+    path = tmp_path / "g.tar"
+    with tarfile.open(path, "w") as tar:
+        for name in [
+            "__meta__",
+            "a/x.CLS",
+            "a/x.seg.npy",
+            "README",
+            "a/y.cls",
+            "a/x.cls",
+            "b/.hidden",
+            "c.d/e.TXT",
+            "f\nline/g.txt",
+            "h.txt\n",
+            "名.json",
+        ]:
+            add(tar, name, name.encode())
+    return path
+
+
+def test_columns_group_as_samples_do(tmp_path: Path) -> None:
+    path = _rows_tar(tmp_path)
+    size = path.stat().st_size
+    rows = scan_file_rows(str(path), size, "g.tar")
+    want = group_samples((Member(*row) for row in rows), "g.tar")
+    table = decode_table(encode_columns(group_columns(rows, "g.tar"), {}), size)
+    assert list(table) == want and len(want) == 6
+
+
+def test_columns_refuse_a_field_twice_as_samples_do(tmp_path: Path) -> None:
+    path = tmp_path / "d.tar"
+    with tarfile.open(path, "w") as tar:
+        for name in ["k.cls", "k.txt", "k.CLS"]:
+            add(tar, name, b"1")
+    rows = scan_file_rows(str(path), path.stat().st_size, "d.tar")
+    with pytest.raises(CorruptShardError) as old:
+        group_samples((Member(*row) for row in rows), "d.tar")
+    with pytest.raises(CorruptShardError) as new:
+        group_columns(rows, "d.tar")
+    assert str(new.value) == str(old.value)

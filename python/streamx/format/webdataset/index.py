@@ -16,7 +16,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -28,12 +28,18 @@ from streamx.format.webdataset.member_table import (
     MAGIC,
     TableError,
     decode_table,
+    encode_columns,
     encode_table,
     read_count,
 )
-from streamx.format.webdataset.samples import Field, TarSample, group_samples
+from streamx.format.webdataset.samples import (
+    Field,
+    TableColumns,
+    TarSample,
+    group_columns,
+)
 from streamx.format.webdataset.shard_index import read_shard_index
-from streamx.format.webdataset.tar_members import scan_file, scan_members
+from streamx.format.webdataset.tar_members import iter_rows, scan_file_rows
 from streamx.location import Location
 from streamx.runtime.atomic_write import write_atomic
 
@@ -43,12 +49,12 @@ __all__ = [
     "TarShard",
     "WebDatasetIndex",
     "build_index",
-    "file_samples",
+    "file_columns",
     "load_table",
+    "save_columns",
     "save_table",
-    "scanned_samples",
+    "scanned_columns",
     "table_count",
-    "table_samples",
 ]
 
 MANIFEST = "streamx-wds.json"
@@ -107,28 +113,33 @@ def _stem(url: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "_", name)[:40] or "shard"
 
 
-def table_samples(read: Callable[[int, int], bytes], file: RemoteFile) -> list[TarSample]:
-    """The samples of ``file`` from its headers, read through ``read(start, length)``."""
-    return group_samples(scan_members(read, file.size, file.url), file.url)
-
-
-def file_samples(path: str, file: RemoteFile) -> list[TarSample]:
+def file_columns(path: str, file: RemoteFile) -> TableColumns:
     """The samples of ``file`` from its headers, read in place from the local tar ``path``
     (``file`` itself or its cached copy)."""
-    return group_samples(scan_file(path, file.size, file.url), file.url)
+    return group_columns(scan_file_rows(path, file.size, file.url), file.url)
 
 
-def scanned_samples(file: RemoteFile, timeout: float, retry: int) -> list[TarSample]:
+def scanned_columns(file: RemoteFile, timeout: float, retry: int) -> TableColumns:
     """The samples of ``file`` from its headers: read in place where it is local, else by
     range (a few GETs of growing windows; large bodies are jumped)."""
     where = Location.parse(file.url)
     if not where.is_remote:
-        return file_samples(where.local_path, file)
+        return file_columns(where.local_path, file)
 
     def read(start: int, length: int) -> bytes:
         return read_range(file.url, start, length, file.size, timeout, retry)
 
-    return table_samples(read, file)
+    return group_columns(iter_rows(read, file.size, file.url), file.url)
+
+
+def save_columns(path: str, file: RemoteFile, columns: TableColumns) -> bytes:
+    """Writes the member table of samples held as ``columns`` (atomically); returns its
+    bytes."""
+    meta = {"url": file.url, "size": file.size, "version": file.version}
+    data = encode_columns(columns, meta)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    write_atomic(path, data)
+    return data
 
 
 def save_table(path: str, file: RemoteFile, samples: Sequence[TarSample]) -> None:
@@ -187,9 +198,9 @@ def _table(file: RemoteFile, folder: str, timeout: float, retry: int) -> tuple[s
     path = os.path.join(folder, TABLES, name)
     if os.path.exists(path):
         return name, table_count(path, file.url, file.size)
-    samples = scanned_samples(file, timeout, retry)
-    save_table(path, file, samples)
-    return name, len(samples)
+    columns = scanned_columns(file, timeout, retry)
+    save_columns(path, file, columns)
+    return name, len(columns.keys)
 
 
 def build_index(

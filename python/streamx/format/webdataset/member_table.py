@@ -24,9 +24,17 @@ from typing import overload
 import numpy as np
 from numpy.typing import NDArray
 
-from streamx.format.webdataset.samples import Field, TarSample
+from streamx.format.webdataset.samples import Field, TableColumns, TarSample
 
-__all__ = ["MAGIC", "MemberTable", "TableError", "decode_table", "encode_table", "read_count"]
+__all__ = [
+    "MAGIC",
+    "MemberTable",
+    "TableError",
+    "decode_table",
+    "encode_columns",
+    "encode_table",
+    "read_count",
+]
 
 MAGIC = b"SXWDSMT1"
 _HEAD = struct.Struct("<8sQQQQ")
@@ -85,28 +93,27 @@ class MemberTable(Sequence[TarSample]):
 
 def encode_table(samples: Sequence[TarSample], meta: dict[str, object]) -> bytes:
     """The binary table of ``samples``; ``meta`` (JSON) describes the tar."""
-    first, key_end, name_end, offsets, sizes = [0], [], [], [], []
-    parts: list[bytes] = []
-    at = 0
+    columns = TableColumns()
     for sample in samples:
-        raw = sample.key.encode("utf-8", "surrogateescape")
-        parts.append(raw)
-        at += len(raw)
-        key_end.append(at)
-        first.append(first[-1] + len(sample.fields))
-    for sample in samples:
-        for field in sample.fields:
-            raw = field.name.encode("utf-8", "surrogateescape")
-            parts.append(raw)
-            at += len(raw)
-            name_end.append(at)
-            offsets.append(field.offset)
-            sizes.append(field.size)
-    text = b"".join(parts)
+        columns.keys.append(sample.key)
+        columns.names.extend(f.name for f in sample.fields)
+        columns.offsets.extend(f.offset for f in sample.fields)
+        columns.sizes.extend(f.size for f in sample.fields)
+        columns.first.append(len(columns.names))
+    return encode_columns(columns, meta)
+
+
+def encode_columns(columns: TableColumns, meta: dict[str, object]) -> bytes:
+    """The binary table of samples held as ``columns``; ``meta`` (JSON) describes the tar."""
+    keys = [key.encode("utf-8", "surrogateescape") for key in columns.keys]
+    names = [name.encode("utf-8", "surrogateescape") for name in columns.names]
+    ends = np.cumsum([len(raw) for raw in keys + names], dtype=_I64)
+    text = b"".join(keys) + b"".join(names)
     extra = json.dumps(meta).encode()
-    columns = np.array(first + key_end + name_end + offsets + sizes, dtype=_I64)
-    head = _HEAD.pack(MAGIC, len(samples), len(offsets), len(text), len(extra))
-    return head + columns.tobytes() + text + extra
+    parts = [columns.first, ends, columns.offsets, columns.sizes]
+    body = b"".join(np.asarray(part, dtype=_I64).tobytes() for part in parts)
+    head = _HEAD.pack(MAGIC, len(keys), len(names), len(text), len(extra))
+    return head + body + text + extra
 
 
 def _head(data: bytes) -> tuple[int, int, int, int]:

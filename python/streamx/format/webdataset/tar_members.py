@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from streamx import _core
 
-__all__ = ["Member", "iter_members", "scan_file", "scan_members"]
+__all__ = ["Member", "iter_members", "iter_rows", "scan_file", "scan_file_rows", "scan_members"]
 
 BLOCK = 512
 # Bytes per read: from MIN_WINDOW after a skipped body, doubling up to MAX_WINDOW while the
@@ -55,8 +55,14 @@ def scan_file(path: str | os.PathLike[str], size: int, shown: str) -> list[Membe
         CorruptShardError: As :func:`iter_members`.
         OSError: If the file cannot be read.
     """
-    found = _core.scan_tar_file(path, size, shown, MIN_WINDOW, MAX_WINDOW, SKIP)
-    return [Member(name, offset, length) for name, offset, length in found]
+    return [Member(*row) for row in scan_file_rows(path, size, shown)]
+
+
+def scan_file_rows(
+    path: str | os.PathLike[str], size: int, shown: str
+) -> list[tuple[str, int, int]]:
+    """:func:`scan_file`'s members as ``(name, offset, size)`` rows (no object each)."""
+    return _core.scan_tar_file(path, size, shown, MIN_WINDOW, MAX_WINDOW, SKIP)
 
 
 def scan_members(read: Callable[[int, int], bytes], size: int, shown: str) -> list[Member]:
@@ -79,5 +85,12 @@ def iter_members(read: Callable[[int, int], bytes], size: int, shown: str) -> It
             past the end of the file (a truncated archive).
         Exception: Whatever ``read`` raises, unchanged (the scan is then over).
     """
-    for name, offset, length in _core.TarMembers(read, size, shown, MIN_WINDOW, MAX_WINDOW, SKIP):
+    for name, offset, length in iter_rows(read, size, shown):
         yield Member(name, offset, length)
+
+
+def iter_rows(
+    read: Callable[[int, int], bytes], size: int, shown: str
+) -> Iterator[tuple[str, int, int]]:
+    """:func:`iter_members`'s members as ``(name, offset, size)`` rows."""
+    return _core.TarMembers(read, size, shown, MIN_WINDOW, MAX_WINDOW, SKIP)

@@ -14,7 +14,14 @@ from streamx.format.held_file import HeldFile
 from streamx.format.index import ShardInfo
 from streamx.format.remote_files import RemoteFile, check_unchanged, confirm_unchanged
 from streamx.format.webdataset.decoders import decode_field
-from streamx.format.webdataset.index import TABLES, file_samples, load_table, save_table
+from streamx.format.webdataset.index import (
+    TABLES,
+    file_columns,
+    load_table,
+    save_columns,
+    save_table,
+)
+from streamx.format.webdataset.member_table import decode_table
 from streamx.format.webdataset.samples import TarSample
 from streamx.format.webdataset.tar_ranges import (
     RangedTar,
@@ -95,8 +102,9 @@ def _samples(shard: ShardInfo, local: str) -> Sequence[TarSample]:
     found = _cached_samples(shard)
     if found is not None:
         return found
-    found = file_samples(local, _source(shard))
-    _save(shard, found)
+    source, path = _source(shard), _table_path(shard)
+    found = decode_table(save_columns(path, source, file_columns(local, source)), source.size)
+    _remember(path, found)
     return _counted(shard, found)
 
 

@@ -8,7 +8,7 @@ import posixpath
 from concurrent.futures import ThreadPoolExecutor
 
 from streamx.format.remote_files import RemoteFile, list_files
-from streamx.format.webdataset.index import scanned_samples
+from streamx.format.webdataset.index import scanned_columns
 from streamx.format.webdataset.shard_index import KIND
 from streamx.runtime.atomic_write import write_atomic
 from streamx.storage.upload import upload_file
@@ -19,7 +19,7 @@ _THREADS = 8
 
 
 def _count(file: RemoteFile, timeout: float, retry: int) -> int:
-    return len(scanned_samples(file, timeout, retry))
+    return len(scanned_columns(file, timeout, retry).keys)
 
 
 def _relative(url: str, base: str) -> str:
