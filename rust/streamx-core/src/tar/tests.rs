@@ -321,3 +321,58 @@ fn a_failed_scan_is_over() {
     assert!(scanner.next_member().is_err());
     assert!(scanner.next_member().unwrap().is_none());
 }
+
+#[test]
+fn damaged_archives_give_errors_or_members_inside_the_file() {
+    let record = b"20 path=p\xc3\xbcx/\xff.json\n15 size=000003\n";
+    let mut pax = header(
+        b"PaxHeader",
+        b'x',
+        format!("{:011o}\0", record.len()).as_bytes(),
+    );
+    pax.extend_from_slice(record);
+    pax.resize(1024, 0);
+    let mut long = header(b"././@LongLink", b'L', b"00000000012\0");
+    long.extend_from_slice(b"long/name.x\0");
+    long.resize(1024, 0);
+    let clean = ended(
+        [
+            member(b"a.txt", b"hi"),
+            pax,
+            member(b"b", b"abcdef"),
+            long,
+            member(b"c", &[1; 700]),
+        ]
+        .concat(),
+    );
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for case in 0..20_000 {
+        let mut data = clean.clone();
+        for _ in 0..=(next() % 4) {
+            let at = (next() % data.len() as u64) as usize;
+            data[at] = next() as u8;
+            let block = at - at % 512;
+            if case % 2 == 1 && block + 512 <= data.len() {
+                // The checksum made right again, so the damaged field itself is read.
+                data[block + 148..block + 156].copy_from_slice(b"        ");
+                let sum: u32 = data[block..block + 512].iter().map(|&b| u32::from(b)).sum();
+                data[block + 148..block + 156].copy_from_slice(format!("{sum:06o}\0 ").as_bytes());
+            }
+        }
+        if case % 5 == 0 {
+            data.truncate((next() % data.len() as u64) as usize);
+        }
+        let sizes = Windowing::new(1 + next() % 2048, 4096, next() % 4096).unwrap();
+        if let Ok(found) = scan_with(&data, sizes) {
+            for m in found {
+                assert!(m.offset + m.size <= data.len() as u64, "case {case}: {m:?}");
+            }
+        }
+    }
+}
