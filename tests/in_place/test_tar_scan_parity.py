@@ -180,3 +180,25 @@ def test_same_outcome_on_damaged_tars(tmp_path: Path) -> None:
         assert from_file == old, case
         errors += isinstance(old, str)
     assert errors > 50
+
+
+class _Refused(Exception):
+    pass
+
+
+def test_errors_of_read_pass_through_and_end_the_scan() -> None:
+    data = _tarfile_tar(tarfile.GNU_FORMAT)
+    calls = []
+
+    def read(start: int, n: int) -> bytes:
+        calls.append(start)
+        if len(calls) > 1:
+            raise _Refused(f"no bytes at {start}")
+        return data[start : start + n]
+
+    members = tar_members.iter_members(read, len(data), "x.tar")
+    first = [next(members) for _ in range(2)]  # the first window holds their headers
+    assert [m.name for m in first] == ["p" * 60 + "/" + "q" * 60 + "/n.txt", "big.bin"]
+    with pytest.raises(_Refused, match="no bytes at"):
+        next(members)  # the next header lies past the first window (big.bin is jumped)
+    assert next(members, None) is None
