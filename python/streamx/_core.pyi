@@ -1,7 +1,7 @@
 """Type stubs for the Rust extension ``streamx._core``. Users never import it directly."""
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, final
 
 import numpy as np
@@ -326,3 +326,28 @@ def ledger_snapshot(path: str) -> LedgerSnapshot: ...
 
 # Token packing (streamx.packing): best-fit-decreasing bins of documents by length.
 def pack_best_fit(lengths: NDArray[np.uint64], capacity: int) -> tuple[NDArray[np.uint32], int]: ...
+
+# Tar header scan (streamx.format.webdataset.tar_members): (name, offset, size) per regular
+# file; CorruptShardError names the tar and the header's offset.
+def scan_tar_file(
+    path: str | os.PathLike[str],
+    size: int,
+    shown: str,
+    min_window: int,
+    max_window: int,
+    skip: int,
+) -> list[tuple[str, int, int]]: ...
+
+@final
+class TarMembers:
+    def __new__(
+        cls,
+        read: Callable[[int, int], bytes],
+        size: int,
+        shown: str,
+        min_window: int,
+        max_window: int,
+        skip: int,
+    ) -> TarMembers: ...
+    def __iter__(self) -> TarMembers: ...
+    def __next__(self) -> tuple[str, int, int]: ...

@@ -28,6 +28,7 @@ pub mod reader;
 pub mod resample;
 pub mod sampling;
 pub mod shuffle;
+pub mod tar;
 pub mod warning;
 
 pub use error::{Error, Result};

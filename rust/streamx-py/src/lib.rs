@@ -30,6 +30,7 @@ mod sample_source;
 mod scalar;
 mod shard_index;
 mod shared_bytes;
+mod tar_scan;
 mod tls;
 mod writer;
 
@@ -43,6 +44,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     kinds::register(m)?;
     netio::register(m)?;
     packing::register(m)?;
+    tar_scan::register(m)?;
     tls::register(m)?;
     plan::register(m)?;
     shard_index::register(m)?;

@@ -3,8 +3,8 @@
 Each tar is one shard. Its member table (the samples, their fields and byte ranges) is
 cached under ``folder/TABLES`` named by a digest of the tar's URL, size and version: a tar
 that changed on the server gets a new table and a new cached copy, never a mix of old and
-new members. The table is read from the tar's headers, by range, when the dataset is
-built; or, where a wids shard index gives the sample counts
+new members. The table is read from the tar's headers (in place where the tar is local,
+else by range) when the dataset is built; or, where a wids shard index gives the sample counts
 (:mod:`~streamx.format.webdataset.shard_index`), from the tar's cached copy on first use
 (or by range from the remote tar, as far as the samples read before that copy is here:
 :mod:`~streamx.format.webdataset.tar_ranges`).
@@ -16,7 +16,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -24,9 +24,23 @@ from typing import Any
 from streamx.exceptions import CorruptShardError
 from streamx.format.remote_files import RemoteFile, list_files, read_range
 from streamx.format.unit_index import UnitIndex
-from streamx.format.webdataset.samples import Field, TarSample, group_samples
+from streamx.format.webdataset.member_table import (
+    MAGIC,
+    TableError,
+    decode_table,
+    encode_columns,
+    encode_table,
+    read_count,
+)
+from streamx.format.webdataset.samples import (
+    Field,
+    TableColumns,
+    TarSample,
+    group_columns,
+)
 from streamx.format.webdataset.shard_index import read_shard_index
-from streamx.format.webdataset.tar_members import scan_members
+from streamx.format.webdataset.tar_members import iter_rows, scan_file_rows
+from streamx.location import Location
 from streamx.runtime.atomic_write import write_atomic
 
 __all__ = [
@@ -35,9 +49,12 @@ __all__ = [
     "TarShard",
     "WebDatasetIndex",
     "build_index",
+    "file_columns",
     "load_table",
+    "save_columns",
     "save_table",
-    "table_samples",
+    "scanned_columns",
+    "table_count",
 ]
 
 MANIFEST = "streamx-wds.json"
@@ -88,7 +105,7 @@ class WebDatasetIndex(UnitIndex[TarShard]):
 def table_name(file: RemoteFile) -> str:
     """A digest of the URL, size and version: a changed tar never reuses an old table."""
     key = f"{file.url}\0{file.size}\0{file.version}".encode()
-    return hashlib.sha1(key).hexdigest()[:20] + ".json"
+    return hashlib.sha1(key).hexdigest()[:20] + ".members"
 
 
 def _stem(url: str) -> str:
@@ -96,36 +113,83 @@ def _stem(url: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "_", name)[:40] or "shard"
 
 
-def table_samples(read: Callable[[int, int], bytes], file: RemoteFile) -> list[TarSample]:
-    """The samples of ``file`` from its headers, read through ``read(start, length)``."""
-    return group_samples(scan_members(read, file.size, file.url), file.url)
+def file_columns(path: str, file: RemoteFile) -> TableColumns:
+    """The samples of ``file`` from its headers, read in place from the local tar ``path``
+    (``file`` itself or its cached copy)."""
+    return group_columns(scan_file_rows(path, file.size, file.url), file.url)
+
+
+def scanned_columns(file: RemoteFile, timeout: float, retry: int) -> TableColumns:
+    """The samples of ``file`` from its headers: read in place where it is local, else by
+    range (a few GETs of growing windows; large bodies are jumped)."""
+    where = Location.parse(file.url)
+    if not where.is_remote:
+        return file_columns(where.local_path, file)
+
+    def read(start: int, length: int) -> bytes:
+        return read_range(file.url, start, length, file.size, timeout, retry)
+
+    return group_columns(iter_rows(read, file.size, file.url), file.url)
+
+
+def save_columns(path: str, file: RemoteFile, columns: TableColumns) -> bytes:
+    """Writes the member table of samples held as ``columns`` (atomically); returns its
+    bytes."""
+    meta = {"url": file.url, "size": file.size, "version": file.version}
+    data = encode_columns(columns, meta)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    write_atomic(path, data)
+    return data
 
 
 def save_table(path: str, file: RemoteFile, samples: Sequence[TarSample]) -> None:
-    """Writes a member table (atomically)."""
-    rows = [[s.key, [[f.name, f.offset, f.size] for f in s.fields]] for s in samples]
-    body = {"url": file.url, "size": file.size, "version": file.version, "samples": rows}
+    """Writes a member table (atomically), in the binary form of
+    :mod:`~streamx.format.webdataset.member_table`."""
+    meta = {"url": file.url, "size": file.size, "version": file.version}
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    write_atomic(path, json.dumps(body))
+    write_atomic(path, encode_table(samples, meta))
 
 
-def load_table(path: str, shown: str) -> list[TarSample]:
-    """A cached member table.
+def _corrupt(path: str, shown: str, err: Exception) -> CorruptShardError:
+    return CorruptShardError(f"The cached member table {path} of {shown} is corrupt: {err}")
+
+
+def load_table(path: str, shown: str, size: int) -> Sequence[TarSample]:
+    """A cached member table of the ``size``-byte tar ``shown`` (binary; a JSON table of
+    an older streamx is still read).
 
     Raises:
-        CorruptShardError: If the table does not parse (naming it and the tar).
+        CorruptShardError: If the table does not parse or contradicts the tar (naming it
+            and the tar).
     """
+    with open(path, "rb") as f:
+        data = f.read()
     try:
-        with open(path, encoding="utf-8") as f:
-            rows = json.load(f)["samples"]
+        if data.startswith(MAGIC):
+            return decode_table(data, size)
+        rows = json.loads(data)["samples"]
         return [
             TarSample(str(key), tuple(Field(str(n), int(o), int(s)) for n, o, s in fields))
             for key, fields in rows
         ]
-    except (ValueError, KeyError, TypeError) as err:
-        raise CorruptShardError(
-            f"The cached member table {path} of {shown} is corrupt: {err}"
-        ) from err
+    except (ValueError, KeyError, TypeError) as err:  # TableError is a ValueError
+        raise _corrupt(path, shown, err) from err
+
+
+def table_count(path: str, shown: str, size: int) -> int:
+    """The number of samples of a cached member table (its head alone, where binary).
+
+    Raises:
+        CorruptShardError: As :func:`load_table`.
+    """
+    with open(path, "rb") as f:
+        head = f.read(len(MAGIC) + 32)
+    if not head.startswith(MAGIC):
+        return len(load_table(path, shown, size))
+    try:
+        return read_count(head)
+    except TableError as err:
+        raise _corrupt(path, shown, err) from err
 
 
 def _table(file: RemoteFile, folder: str, timeout: float, retry: int) -> tuple[str, int]:
@@ -133,14 +197,10 @@ def _table(file: RemoteFile, folder: str, timeout: float, retry: int) -> tuple[s
     name = table_name(file)
     path = os.path.join(folder, TABLES, name)
     if os.path.exists(path):
-        return name, len(load_table(path, file.url))
-
-    def read(start: int, length: int) -> bytes:
-        return read_range(file.url, start, length, file.size, timeout, retry)
-
-    samples = table_samples(read, file)
-    save_table(path, file, samples)
-    return name, len(samples)
+        return name, table_count(path, file.url, file.size)
+    columns = scanned_columns(file, timeout, retry)
+    save_columns(path, file, columns)
+    return name, len(columns.keys)
 
 
 def build_index(

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from streamx.exceptions import CorruptShardError
 from streamx.format.webdataset.tar_members import Member
 
-__all__ = ["Field", "SampleGrouper", "TarSample", "group_samples"]
+__all__ = ["Field", "SampleGrouper", "TableColumns", "TarSample", "group_columns", "group_samples"]
 
 _KEY_AND_FIELD = re.compile(r"^((?:.*/|)[^./]+)\.([^/]*)$")
 
@@ -33,6 +33,17 @@ class Field:
 class TarSample:
     key: str
     fields: tuple[Field, ...]
+
+
+@dataclass
+class TableColumns:
+    """Samples as columns: sample ``i`` holds fields ``first[i]:first[i + 1]``."""
+
+    keys: list[str] = field(default_factory=list)
+    first: list[int] = field(default_factory=lambda: [0])
+    names: list[str] = field(default_factory=list)
+    offsets: list[int] = field(default_factory=list)
+    sizes: list[int] = field(default_factory=list)
 
 
 def _is_metadata(name: str) -> bool:
@@ -88,3 +99,38 @@ def group_samples(members: Iterable[Member], shown: str) -> list[TarSample]:
     samples = [s for s in map(grouper.add, members) if s is not None]
     last = grouper.finish()
     return samples if last is None else [*samples, last]
+
+
+def group_columns(rows: Iterable[tuple[str, int, int]], shown: str) -> TableColumns:
+    """The archive's samples from its ``(name, offset, size)`` rows, as columns: what
+    :func:`group_samples` gives, without an object per member or sample.
+
+    Raises:
+        CorruptShardError: As :func:`group_samples`.
+    """
+    out = TableColumns()
+    match, keys, first, names = _KEY_AND_FIELD.match, out.keys, out.first, out.names
+    offsets, sizes = out.offsets, out.sizes
+    key: str | None = None
+    held: set[str] = set()
+    for name, offset, size in rows:
+        found = match(name)
+        if found is None or _is_metadata(name):
+            continue
+        member_key, field_name = found.group(1), found.group(2).lower()
+        if member_key != key:
+            if key is not None:
+                first.append(len(names))
+            key, held = member_key, set()
+            keys.append(member_key)
+        if field_name in held:
+            raise CorruptShardError(
+                f"{shown}: the sample {member_key!r} holds {field_name!r} twice ({name})"
+            )
+        held.add(field_name)
+        names.append(field_name)
+        offsets.append(offset)
+        sizes.append(size)
+    if key is not None:
+        first.append(len(names))
+    return out

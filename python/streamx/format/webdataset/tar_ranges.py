@@ -41,7 +41,7 @@ import tempfile
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from streamx.exceptions import (
@@ -130,7 +130,7 @@ class RangedTar:
     def __init__(
         self,
         target: TarTarget,
-        table: list[TarSample] | None,
+        table: Sequence[TarSample] | None,
         save: Callable[[list[TarSample]], None],
     ) -> None:
         self.target = target
@@ -369,7 +369,7 @@ def readable_by_range(file: RemoteFile) -> bool:
 
 def ranged_tar(
     target: TarTarget,
-    table: Callable[[], list[TarSample] | None],
+    table: Callable[[], Sequence[TarSample] | None],
     save: Callable[[list[TarSample]], None],
 ) -> RangedTar | None:
     """The process's range reads of ``target``, opened if needed; None when it is not read

@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import os
 from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from streamx.exceptions import CorruptShardError
@@ -13,7 +14,14 @@ from streamx.format.held_file import HeldFile
 from streamx.format.index import ShardInfo
 from streamx.format.remote_files import RemoteFile, check_unchanged, confirm_unchanged
 from streamx.format.webdataset.decoders import decode_field
-from streamx.format.webdataset.index import TABLES, load_table, save_table, table_samples
+from streamx.format.webdataset.index import (
+    TABLES,
+    file_columns,
+    load_table,
+    save_columns,
+    save_table,
+)
+from streamx.format.webdataset.member_table import decode_table
 from streamx.format.webdataset.samples import TarSample
 from streamx.format.webdataset.tar_ranges import (
     RangedTar,
@@ -54,7 +62,7 @@ def fetch_tar(shard: ShardInfo, timeout: float, retry: int) -> int:
     return source.size
 
 
-_TABLES: OrderedDict[str, list[TarSample]] = OrderedDict()
+_TABLES: OrderedDict[str, Sequence[TarSample]] = OrderedDict()
 _KEEP_TABLES = 16
 
 
@@ -62,13 +70,13 @@ def _table_path(shard: ShardInfo) -> str:
     return os.path.join(shard.dirname, shard.split, TABLES, shard.extra["table"])
 
 
-def _remember(path: str, samples: list[TarSample]) -> None:
+def _remember(path: str, samples: Sequence[TarSample]) -> None:
     _TABLES[path] = samples
     while len(_TABLES) > _KEEP_TABLES:
         _TABLES.popitem(last=False)
 
 
-def _counted(shard: ShardInfo, samples: list[TarSample]) -> list[TarSample]:
+def _counted(shard: ShardInfo, samples: Sequence[TarSample]) -> Sequence[TarSample]:
     if len(samples) != shard.samples:
         raise CorruptShardError(
             f"{shard.extra['source']} holds {len(samples)} samples; its index says {shard.samples}"
@@ -76,32 +84,31 @@ def _counted(shard: ShardInfo, samples: list[TarSample]) -> list[TarSample]:
     return samples
 
 
-def _cached_samples(shard: ShardInfo) -> list[TarSample] | None:
+def _cached_samples(shard: ShardInfo) -> Sequence[TarSample] | None:
     """The tar's member table where it is cached (in memory or in ``local``), else None."""
     path = _table_path(shard)
     found = _TABLES.get(path)
     if found is not None:
         _TABLES.move_to_end(path)
     elif os.path.exists(path):
-        found = load_table(path, shard.extra["source"])
+        found = load_table(path, shard.extra["source"], int(shard.extra["source_size"]))
         _remember(path, found)
     return None if found is None else _counted(shard, found)
 
 
-def _samples(shard: ShardInfo, local: str) -> list[TarSample]:
+def _samples(shard: ShardInfo, local: str) -> Sequence[TarSample]:
     """The tar's member table: cached, or read from its cached copy ``local`` and saved
     (a tar listed by a shard index is not scanned before its first use)."""
     found = _cached_samples(shard)
     if found is not None:
         return found
-    source = _source(shard)
-    with open(local, "rb") as f:
-        found = table_samples(lambda start, n: os.pread(f.fileno(), n, start), source)
-    _save(shard, found)
+    source, path = _source(shard), _table_path(shard)
+    found = decode_table(save_columns(path, source, file_columns(local, source)), source.size)
+    _remember(path, found)
     return _counted(shard, found)
 
 
-def _save(shard: ShardInfo, samples: list[TarSample]) -> None:
+def _save(shard: ShardInfo, samples: Sequence[TarSample]) -> None:
     path = _table_path(shard)
     save_table(path, _source(shard), samples)
     _remember(path, samples)
@@ -132,7 +139,7 @@ class TarShardReader:
         self._url = str(shard.extra["source"])
         self._path = shard.local_path(shard.raw_data)
         self._file: HeldFile | None = None
-        self._samples: list[TarSample] = []
+        self._samples: Sequence[TarSample] = []
         self._names: tuple[str, ...] | None = None
         self._names_seen = False
         self._decode = bool(shard.extra.get("decode", True))

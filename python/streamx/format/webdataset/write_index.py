@@ -7,8 +7,8 @@ import os
 import posixpath
 from concurrent.futures import ThreadPoolExecutor
 
-from streamx.format.remote_files import RemoteFile, list_files, read_range
-from streamx.format.webdataset.index import table_samples
+from streamx.format.remote_files import RemoteFile, list_files
+from streamx.format.webdataset.index import scanned_columns
 from streamx.format.webdataset.shard_index import KIND
 from streamx.runtime.atomic_write import write_atomic
 from streamx.storage.upload import upload_file
@@ -19,10 +19,7 @@ _THREADS = 8
 
 
 def _count(file: RemoteFile, timeout: float, retry: int) -> int:
-    def read(start: int, length: int) -> bytes:
-        return read_range(file.url, start, length, file.size, timeout, retry)
-
-    return len(table_samples(read, file))
+    return len(scanned_columns(file, timeout, retry).keys)
 
 
 def _relative(url: str, base: str) -> str:
