@@ -38,12 +38,16 @@ def test_size_and_version_are_fsspecs(tmp_path: Path) -> None:
     assert [(e.method, e.uri) for e in ours] == [("HEAD", "/a.bin")]  # one request
 
 
-@pytest.mark.parametrize("refusal", ["405", "no-length"])
+@pytest.mark.parametrize("refusal", ["405", "no-length", "bad-length"])
 def test_a_server_that_refuses_head_is_asked_through_fsspec(refusal: str) -> None:
     def answer(request: Request, handler: BaseHTTPRequestHandler) -> None:
         if request.method == "HEAD" and refusal == "405":
             handler.send_response(405)
             handler.send_header("Content-Length", "0")
+            handler.end_headers()
+        elif request.method == "HEAD" and refusal == "bad-length":
+            handler.send_response(200)
+            handler.send_header("Content-Length", "12 bytes")  # not a number: not a size
             handler.end_headers()
         elif request.method == "HEAD":  # a length-less answer: chunked, as dynamic servers do
             handler.send_response(200)

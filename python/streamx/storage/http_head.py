@@ -37,7 +37,7 @@ def head_object(target: Target, timeout: float) -> tuple[int, str | None]:
         PermissionError: 401 or 403, naming the URL and the status.
         HttpResponseError: Another error status (``S3ResponseError`` for S3).
         Redirected: A plain HTTP server redirected the request.
-        TruncatedDownloadError: The answer announced no ``Content-Length``.
+        TruncatedDownloadError: The answer announced no ``Content-Length``, or not a number.
         TlsCertificateError: The server's certificate failed verification (host and reason).
         OSError: The connection failed.
     """
@@ -76,6 +76,8 @@ def head_object(target: Target, timeout: float) -> tuple[int, str | None]:
     length = response.getheader("Content-Length")
     if length is None:
         raise TruncatedDownloadError(f"{target.url}: HEAD announced no Content-Length")
+    if not length.strip().isascii() or not length.strip().isdigit():
+        raise TruncatedDownloadError(f"{target.url}: HEAD announced Content-Length {length!r}")
     return int(length), response.getheader("ETag")
 
 
