@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import io
+from typing import Any
 
-__all__ = ["RemappedFile"]
+__all__ = ["RemappedFile", "read_row_group"]
 
 
 class RemappedFile(io.RawIOBase):
@@ -48,3 +49,19 @@ class RemappedFile(io.RawIOBase):
                 out[lo - self._pos : hi - self._pos] = self._data[at + lo - start : at + hi - start]
         self._pos += n
         return bytes(out)
+
+
+def read_row_group(remapped: RemappedFile, md: Any, number: int, columns: list[str]) -> Any:
+    """Row group ``number``'s ``columns`` as an Arrow table, read and decoded on this thread.
+
+    pyarrow holds the ``bytes`` that ``RemappedFile.read`` returns, and frees them with the
+    GIL. With pre-buffering (its I/O threads) or ``use_threads`` (its CPU threads), the last
+    reference can drop on one of Arrow's threads just after the read returns; if the
+    interpreter is finalizing by then, that thread's GIL request ends it with
+    ``pthread_exit``, whose unwinding through Arrow's ``noexcept`` destructors is
+    ``std::terminate`` and aborts the process at exit. The bytes are already in memory,
+    so pre-buffering gains nothing here."""
+    import pyarrow.parquet as pq
+
+    parquet = pq.ParquetFile(remapped, metadata=md, pre_buffer=False)
+    return parquet.read_row_group(number, columns=columns, use_threads=False)

@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 from streamx.exceptions import CorruptShardError
 from streamx.format.parquet.arrow_numpy import numpy_values
 from streamx.format.parquet.chunks import column_chunks
-from streamx.format.parquet.remapped import RemappedFile
+from streamx.format.parquet.remapped import RemappedFile, read_row_group
 from streamx.format.remote_files import RemoteFile, read_range
 from streamx.runtime.atomic_write import write_atomic
 
@@ -108,13 +108,11 @@ class RowFilter:
         retry: int,
     ) -> NDArray[np.int32]:
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
         chunks = column_chunks(md, number, set(columns), file)
         data = b"".join(read_range(file.url, s, n, file.size, timeout, retry) for s, n in chunks)
         try:
-            table = pq.ParquetFile(RemappedFile(data, chunks, file.size), metadata=md)
-            read = table.read_row_group(number, columns=list(columns))
+            read = read_row_group(RemappedFile(data, chunks, file.size), md, number, list(columns))
         except Exception as err:  # pyarrow's OSError / ArrowInvalid on bad bytes
             raise CorruptShardError(
                 f"{file.url} row group {number}: the filter's columns do not decode ({err})"

@@ -16,7 +16,7 @@ from streamx.format.parquet.arrow_numpy import numpy_values
 from streamx.format.parquet.fetch import Fetch, fetch_chunks
 from streamx.format.parquet.footer import parse_footer
 from streamx.format.parquet.index import FOOTERS
-from streamx.format.parquet.remapped import RemappedFile
+from streamx.format.parquet.remapped import RemappedFile, read_row_group
 from streamx.format.remote_files import RemoteFile, check_unchanged
 
 __all__ = [
@@ -99,7 +99,6 @@ def _numeric_lists(array: Any, fixed: bool) -> list[Any]:
 
 def _decode(shard: ShardInfo) -> Any:
     """The row group as an Arrow table: its read columns, cast and filtered."""
-    import pyarrow.parquet as pq
 
     extra = shard.extra
     footer = os.path.join(shard.dirname, shard.split, FOOTERS, extra["footer"])
@@ -112,9 +111,7 @@ def _decode(shard: ShardInfo) -> Any:
         )
     source = RemappedFile(data, extra["chunks"], int(extra["source_size"]))
     try:
-        table = pq.ParquetFile(source, metadata=md).read_row_group(
-            int(extra["row_group"]), columns=list(extra["read_columns"])
-        )
+        table = read_row_group(source, md, int(extra["row_group"]), list(extra["read_columns"]))
     except Exception as err:  # pyarrow's OSError / ArrowInvalid on bad bytes
         raise CorruptShardError(
             f"{_where(shard)} does not decode ({err}); the file may have changed on the server"
