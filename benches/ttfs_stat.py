@@ -121,8 +121,9 @@ def main() -> None:
                         raise RuntimeError(f"{name} {kind} {route} failed:\n{got.stderr[-2000:]}")
                     build, first, total, s3fs = fields
                     row = {"kind": kind, "route": route, "tree": name, "run": run}
-                    # A process that printed its sample and then died at exit is counted
-                    # (its exit status is kept: pyarrow's threads abort at times, both trees).
+                    # A process that printed its sample and then died at exit is counted, its
+                    # exit status kept: trees before 50016ad abort at exit now and then
+                    # (pyarrow's threads freeing our bytes while the interpreter finalizes).
                     row["exit"] = got.returncode
                     row |= {"build_s": float(build), "first_s": float(first)}
                     row |= {"ttfs_s": float(total), "s3fs": s3fs == "True"}
