@@ -41,6 +41,19 @@ fn ended(mut parts: Vec<u8>) -> Vec<u8> {
     parts
 }
 
+/// A pax header naming the next member `p\u{fc}x/\xff.json` (not UTF-8) of 3 bytes.
+fn pax_path_and_size() -> Vec<u8> {
+    let record = b"20 path=p\xc3\xbcx/\xff.json\n15 size=000003\n";
+    let mut pax = header(
+        b"PaxHeader",
+        b'x',
+        format!("{:011o}\0", record.len()).as_bytes(),
+    );
+    pax.extend_from_slice(record);
+    pax.resize(1024, 0);
+    pax
+}
+
 fn m(name: &str, offset: u64, size: u64) -> Member {
     Member {
         name: name.as_bytes().to_vec(),
@@ -85,14 +98,7 @@ fn ustar_prefix_long_names_and_pax() {
     );
     gnu.extend_from_slice(&long);
     gnu.resize(1024, 0);
-    let record = b"20 path=p\xc3\xbcx/\xff.json\n15 size=000003\n";
-    let mut pax = header(
-        b"PaxHeader",
-        b'x',
-        format!("{:011o}\0", record.len()).as_bytes(),
-    );
-    pax.extend_from_slice(record);
-    pax.resize(1024, 0);
+    let pax = pax_path_and_size();
     let data = ended(
         [
             prefixed,
@@ -324,14 +330,7 @@ fn a_failed_scan_is_over() {
 
 #[test]
 fn damaged_archives_give_errors_or_members_inside_the_file() {
-    let record = b"20 path=p\xc3\xbcx/\xff.json\n15 size=000003\n";
-    let mut pax = header(
-        b"PaxHeader",
-        b'x',
-        format!("{:011o}\0", record.len()).as_bytes(),
-    );
-    pax.extend_from_slice(record);
-    pax.resize(1024, 0);
+    let pax = pax_path_and_size();
     let mut long = header(b"././@LongLink", b'L', b"00000000012\0");
     long.extend_from_slice(b"long/name.x\0");
     long.resize(1024, 0);
