@@ -15,6 +15,7 @@ import pytest
 from cli_run import PYTHONPATH_DIR, assert_one_line_failure, run_cli
 
 import streamx
+from background_downloads import wait_for_background_downloads
 from streamx import _core
 
 _PINNER = """
@@ -31,8 +32,11 @@ sys.stdin.read()
 
 
 def _stream_through(remote: str, local: str, **kwargs: Any) -> list[int]:
+    """Every sample's id, once the downloads behind them have been recorded."""
     dataset = streamx.StreamingDataset(remote=remote, local=local, batch_size=4, **kwargs)
-    return [int(sample["id"]) for sample in dataset]
+    ids = [int(sample["id"]) for sample in dataset]
+    wait_for_background_downloads(dataset)
+    return ids
 
 
 def _json(*args: str) -> Any:
