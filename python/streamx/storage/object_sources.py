@@ -1,6 +1,7 @@
 """Where a download's bytes come from: direct HTTP (signed for S3, a bearer token for GCS,
-plain for http(s)://) or an fsspec filesystem. Each source fetches a whole object into a
-path or one byte range into an open file at its offset."""
+a SAS or a bearer token for Azure, plain for http(s)://) or an fsspec filesystem. Each
+source fetches a whole object into a path or one byte range into an open file at its
+offset."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 from urllib.parse import urlparse
 
 from streamx.exceptions import RemoteTooLargeError, SizeMismatchError
-from streamx.storage import gcs_direct, s3_direct
+from streamx.storage import azure_direct, gcs_direct, s3_direct
 from streamx.storage.errors import DownloadTimeoutError, TruncatedDownloadError
 from streamx.storage.filesystems import fsspec_errors, get_filesystem, split_url
 from streamx.storage.http_source import HttpSource, plain_target
@@ -80,6 +81,10 @@ def source_for(url: str) -> Source:
         gcs = gcs_direct.route_for(url, bucket, path.lstrip("/"))
         if gcs is not None:
             return HttpSource(gcs)
+    elif scheme == "azure":
+        blob = azure_direct.route_for(url, bucket, path)
+        if blob is not None:
+            return HttpSource(blob)
     elif scheme in ("http", "https"):
         target = plain_target(url)
         if target is not None:
