@@ -20,7 +20,7 @@ from streamx.exceptions import (
     StaleIndexError,
     TruncatedDownloadError,
 )
-from streamx.storage import s3_direct
+from streamx.storage import azure_direct, s3_direct
 from streamx.storage.filesystems import fsspec_errors, get_filesystem, split_url
 from streamx.storage.http_source import HttpSource, plain_target
 from streamx.storage.http_target import Target
@@ -151,10 +151,13 @@ _HEAD_TIMEOUT = 30.0
 
 def _direct_target(url: str) -> Target | None:
     """Where a ``HEAD`` of ``url`` goes without a file system: a plain http(s) URL, or an
-    ``s3://`` object on the signed route the GETs take (``None`` where fsspec must answer)."""
+    ``s3://`` or ``azure://`` object on the route the GETs take (``None`` where fsspec must
+    answer)."""
     scheme, bucket, path = split_url(url)
     if scheme == "s3":
         return s3_direct.route_for(bucket, path.lstrip("/"))
+    if scheme == "azure":
+        return azure_direct.route_for(url, bucket, path)
     return plain_target(url)
 
 
