@@ -26,8 +26,10 @@ Each measurement runs in a fresh interpreter; imports (torch's included) are not
 *peak MiB* is the process's RSS high-water mark (``VmHWM``, imports included), *plan MiB*
 that mark minus the RSS just before ``StreamingDataset(...)``.
 
+``--algo py1s`` measures another shuffle (every library, every row).
+
 Usage: ``python benches/bench_scale.py [--sizes 1e8,1e9,1e10] [--worlds 1x8x2,8x8x2:0,8x8x2:7]
-[--mosaic | --mosaic-only] [--resume] [--cache] [--timeout S]``.
+[--mosaic | --mosaic-only] [--resume] [--cache] [--algo ALGO] [--timeout S]``.
 """
 
 from __future__ import annotations
@@ -108,6 +110,7 @@ def do_streamx(spec: dict[str, Any]) -> dict[str, Any]:
         batch_size=BATCH,
         shuffle=True,
         shuffle_seed=SEED,
+        shuffle_algo=spec.get("algo", "py1e"),
         num_canonical_nodes=nodes,
     )
     if spec.get("resume"):
@@ -149,6 +152,7 @@ def do_mosaic(spec: dict[str, Any]) -> dict[str, Any]:
         shuffle=True,
         shuffle_seed=SEED,
         num_canonical_nodes=nodes,
+        shuffle_algo=spec.get("algo", "py1e"),
         shuffle_block_size=max(4_000_000 // nodes, 1 << 18),  # resolved when it iterates
     )
     world = World(num_nodes=nodes, ranks_per_node=ranks, workers_per_rank=workers, worker=0)
@@ -178,6 +182,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--mosaic-only", action="store_true", help="only mosaicml-streaming")
     parser.add_argument("--cache", action="store_true", help="also with the py1e count cache")
     parser.add_argument("--timeout", type=float, default=300)
+    parser.add_argument(
+        "--algo", default="py1e", help="the shuffle (py1e, py1s...) for every library"
+    )
     parser.add_argument("--data", default=str(Path(tempfile.gettempdir()) / "streamx_scale"))
     args = parser.parse_args(argv)
     rows = []
@@ -194,12 +201,14 @@ def main(argv: list[str]) -> int:
                 kinds.append(("streaming", False, False))
             for lib, resume, cache in kinds:
                 spec = {"lib": lib, "n": n, "world": world, "local": str(local), "resume": resume}
+                spec["algo"] = args.algo
                 try:
                     _prepare_counts(spec, cache, args.timeout)
                     result = run_worker(SCRIPT, spec, args.timeout)
                 except (RuntimeError, TimeoutError, OSError) as err:
                     result = {"error": str(err).strip().splitlines()[-1][:120]}
                 row = {"n": f"{n:.0e}", "world": world, "lib": lib, "resume": resume}
+                row["algo"] = args.algo
                 row.update({"cache": cache, **result})
                 print(json.dumps(row), flush=True)
                 rows.append(row)

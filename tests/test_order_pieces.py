@@ -52,7 +52,11 @@ CONFIGS: list[tuple[dict[str, Any], bool]] = [
     ({"streams": [(SIZES[:5], 300, 0.5), (SIZES[5:], 500, 0.5)]}, True),
     ({"shuffle": False}, True),
     ({"shuffle": False, "sample_in_epoch": 12}, True),
-    ({"shuffle_algo": "py1s"}, False),
+    ({"shuffle_algo": "py1s"}, True),
+    ({"shuffle_algo": "py1s", "sample_in_epoch": 301, "batch_size": 3}, True),
+    ({"shuffle_algo": "py1s", "world": (3, 2, 2), "initial_physical_nodes": 2}, True),
+    ({"shuffle_algo": "py1s", "num_canonical_nodes": 8, "world": (4, 2, 1)}, True),
+    ({"shuffle_algo": "py1s", "streams": [(SIZES[:5], 300, 0.5), (SIZES[5:], 500, 0.5)]}, True),
     ({"shuffle_algo": "py2s"}, False),
     ({"shuffle_algo": "py1br"}, False),
     ({"shuffle_algo": "naive"}, False),
@@ -98,6 +102,7 @@ def test_random_configurations_in_random_pieces() -> None:
             batch_size=rng.choice([1, 3, 8]),
             sample_in_epoch=rng.choice([0, 5, 64]),
             epoch=rng.randint(0, 5),
+            shuffle_algo=rng.choice(["py1e", "py1s"]),
         )
         index = tuple(rng.randrange(d) for d in world)
         message: str | None
@@ -203,7 +208,8 @@ def test_a_dataset_walked_in_small_pieces_reads_the_same(
     assert all(len(b) == 5 for b in dropped) and dropped == batches[: len(dropped)]
 
 
-def test_ten_billion_samples_first_piece_in_bounded_memory(tmp_path: Path) -> None:
+@pytest.mark.parametrize("algo", ["py1e", "py1s"])
+def test_ten_billion_samples_first_piece_in_bounded_memory(tmp_path: Path, algo: str) -> None:
     """10^10 samples (10^5 shards of 10^5): the whole plan cannot be held; the first piece
     comes under a 3 GiB address-space limit with under 1 GiB resident."""
     script = textwrap.dedent(
@@ -216,7 +222,7 @@ def test_ten_billion_samples_first_piece_in_bounded_memory(tmp_path: Path) -> No
         sizes = [100_000] * 100_000
         config = {
             "streams": [(sizes, sum(sizes), 1.0)], "seed": 9176, "epoch": 0,
-            "shuffle": True, "shuffle_algo": "py1e", "shuffle_block_size": 1 << 18,
+            "shuffle": True, "shuffle_algo": ALGO, "shuffle_block_size": 1 << 18,
             "num_canonical_nodes": 64, "partition_algo": "relaxed",
             "batching_method": "random", "batch_size": 32, "world": (64, 1, 1),
             "sample_in_epoch": 0, "initial_physical_nodes": None,
@@ -241,7 +247,11 @@ def test_ten_billion_samples_first_piece_in_bounded_memory(tmp_path: Path) -> No
         """
     )
     done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=600, check=False
+        [sys.executable, "-c", script.replace("ALGO", repr(algo))],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     lines = dict(line.split(" ", 1) for line in done.stdout.splitlines())

@@ -10,6 +10,7 @@ mod partial;
 mod py1br;
 mod py1e;
 mod py1s;
+mod py1s_lazy;
 mod py2s;
 pub mod rng;
 mod spans;
@@ -231,23 +232,29 @@ pub fn get_shuffle_parts(
 
 /// A shuffle evaluated at a few positions at a time, its generator's progress kept between
 /// calls so that no draw is counted twice: for a reader that walks its positions in pieces.
-/// Only `py1e` has one; see [`LazyShuffle::new`].
+/// `py1e` and `py1s` have one; see [`LazyShuffle::new`].
 pub struct LazyShuffle {
     /// Where each canonical node's positions start, plus the total.
     bounds: Vec<i64>,
-    py1e: py1e::LazyPy1e,
+    nodes: LazyNodes,
+}
+
+/// The algorithm that lays out a canonical node's ranks piece by piece.
+enum LazyNodes {
+    Py1e(py1e::LazyPy1e),
+    Py1s(py1s_lazy::LazyPy1s),
 }
 
 impl LazyShuffle {
     /// Checks `args` as the whole shuffle does and pushes its warnings; `None` for the
-    /// algorithms evaluated whole (every one but `py1e`). Counted draws are read from and kept
-    /// in `cache`, if given.
+    /// algorithms evaluated whole (`py1br`, `py2s`, `naive`). Counted py1e draws are read from
+    /// and kept in `cache`, if given (py1s keeps none: its count is its shuffles' alone).
     pub fn new(
         args: &ShuffleArgs<'_>,
         cache: Option<&CountCache>,
         warnings: &mut Warnings,
     ) -> Result<Option<Self>> {
-        if args.algo != ShuffleAlgo::Py1e {
+        if !matches!(args.algo, ShuffleAlgo::Py1e | ShuffleAlgo::Py1s) {
             return Ok(None);
         }
         check_args(args)?;
@@ -257,24 +264,37 @@ impl LazyShuffle {
         crate::limits::probe_alloc(words.saturating_mul(128), "the shuffle's canonical nodes")?;
         let total: i64 = args.shard_sizes.iter().sum();
         let run_seed = u128::from(args.seed);
-        let py1e = py1e::LazyPy1e::new(
-            args.shard_sizes,
-            ncn,
-            run_seed,
-            run_seed + u128::from(args.epoch),
-            args.block_size,
-            cache,
-            warnings,
-        )?;
+        let epoch_seed = run_seed + u128::from(args.epoch);
+        let nodes = if args.algo == ShuffleAlgo::Py1s {
+            LazyNodes::Py1s(py1s_lazy::LazyPy1s::new(
+                args.shard_sizes,
+                ncn,
+                run_seed,
+                epoch_seed,
+            ))
+        } else {
+            LazyNodes::Py1e(py1e::LazyPy1e::new(
+                args.shard_sizes,
+                ncn,
+                run_seed,
+                epoch_seed,
+                args.block_size,
+                cache,
+                warnings,
+            )?)
+        };
         Ok(Some(LazyShuffle {
             bounds: spans::node_bounds(total, ncn),
-            py1e,
+            nodes,
         }))
     }
 
-    /// What was done with the [`CountCache`], if one was given.
+    /// What was done with the [`CountCache`], if one was given (py1e only).
     pub fn count_cache_stats(&self) -> Option<&CountCacheStats> {
-        self.py1e.count_cache_stats()
+        match &self.nodes {
+            LazyNodes::Py1e(py1e) => py1e.count_cache_stats(),
+            LazyNodes::Py1s(_) => None,
+        }
     }
 
     /// The values at `positions` (sorted, unique), in their order.
@@ -295,7 +315,10 @@ impl LazyShuffle {
                 .iter()
                 .map(|&x| (x - lo) as usize)
                 .collect();
-            out.extend(self.py1e.pick(node, &ranks)?);
+            match &mut self.nodes {
+                LazyNodes::Py1e(py1e) => out.extend(py1e.pick(node, &ranks)?),
+                LazyNodes::Py1s(py1s) => out.extend(py1s.pick(node, &ranks)),
+            }
             from = to;
         }
         Ok(out)
