@@ -57,8 +57,20 @@ CONFIGS: list[tuple[dict[str, Any], bool]] = [
     ({"shuffle_algo": "py1s", "world": (3, 2, 2), "initial_physical_nodes": 2}, True),
     ({"shuffle_algo": "py1s", "num_canonical_nodes": 8, "world": (4, 2, 1)}, True),
     ({"shuffle_algo": "py1s", "streams": [(SIZES[:5], 300, 0.5), (SIZES[5:], 500, 0.5)]}, True),
-    ({"shuffle_algo": "py2s"}, False),
-    ({"shuffle_algo": "py1br"}, False),
+    ({"shuffle_algo": "py2s"}, True),
+    ({"shuffle_algo": "py2s", "sample_in_epoch": 301, "batch_size": 3}, True),
+    ({"shuffle_algo": "py2s", "num_canonical_nodes": 8, "world": (4, 2, 1)}, True),
+    ({"shuffle_algo": "py1br"}, True),
+    ({"shuffle_algo": "py1br", "shuffle_block_size": 40, "sample_in_epoch": 301}, True),
+    (
+        {
+            "shuffle_algo": "py1br",
+            "shuffle_block_size": 7,
+            "world": (1, 8, 2),
+            "num_canonical_nodes": 2,
+        },
+        True,
+    ),
     ({"shuffle_algo": "naive"}, False),
     ({"batching_method": "per_stream"}, False),
     (
@@ -102,7 +114,7 @@ def test_random_configurations_in_random_pieces() -> None:
             batch_size=rng.choice([1, 3, 8]),
             sample_in_epoch=rng.choice([0, 5, 64]),
             epoch=rng.randint(0, 5),
-            shuffle_algo=rng.choice(["py1e", "py1s"]),
+            shuffle_algo=rng.choice(["py1e", "py1s", "py2s", "py1br"]),
         )
         index = tuple(rng.randrange(d) for d in world)
         message: str | None
@@ -208,7 +220,7 @@ def test_a_dataset_walked_in_small_pieces_reads_the_same(
     assert all(len(b) == 5 for b in dropped) and dropped == batches[: len(dropped)]
 
 
-@pytest.mark.parametrize("algo", ["py1e", "py1s"])
+@pytest.mark.parametrize("algo", ["py1e", "py1s", "py2s", "py1br"])
 def test_ten_billion_samples_first_piece_in_bounded_memory(tmp_path: Path, algo: str) -> None:
     """10^10 samples (10^5 shards of 10^5): the whole plan cannot be held; the first piece
     comes under a 3 GiB address-space limit with under 1 GiB resident."""

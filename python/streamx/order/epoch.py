@@ -108,7 +108,7 @@ def worker_id_pieces(
 ) -> Iterator[NDArray[np.int64]]:
     """This worker's sample ids for the epoch, as :func:`worker_sample_ids` orders them with
     the padding dropped, in consecutive non-empty pieces of at most ``cap``, each planned when
-    it is asked for (with ``random`` batching and the ``py1e`` or ``py1s`` shuffle, or none; other
+    it is asked for (with ``random`` batching and any shuffle but ``naive``, or none; other
     configurations are planned whole now and handed out in pieces). The first piece plans
     ``first`` slots (default :data:`FIRST_PIECE`), each next one twice as many, up to ``cap``
     (default :data:`MAX_PIECE`).

@@ -80,7 +80,7 @@ pub fn plan_worker_with(
 }
 
 /// One worker's share of the epoch, handed out in pieces: `plan_worker(...).ids` cut at the
-/// pieces asked for. With `random` batching and the `py1e` or `py1s` shuffle (or none) each piece is
+/// pieces asked for. With `random` batching and any shuffle but `naive` (or none) each piece is
 /// computed when asked, in memory bounded by the piece plus a few words per shard and
 /// canonical node, whatever the epoch's size; other configurations plan the worker's share
 /// whole at the start and slice it.

@@ -51,7 +51,7 @@ pub(crate) fn generate_worker(
 }
 
 /// One worker's share in pieces, or `None` when the configuration is only planned whole
-/// (every batching method but `random`; every shuffle but `py1e` and `py1s`).
+/// (every batching method but `random`; the `naive` shuffle).
 pub(crate) fn lazy_worker(
     cfg: &EpochConfig,
     index: [usize; 3],

@@ -8,13 +8,18 @@
 mod naive;
 mod partial;
 mod py1br;
+mod py1br_lazy;
 mod py1e;
 mod py1s;
 mod py1s_lazy;
 mod py2s;
+mod py2s_lazy;
 pub mod rng;
 mod spans;
 mod want;
+
+#[cfg(test)]
+mod lazy_tests;
 
 use std::fmt;
 use std::str::FromStr;
@@ -232,7 +237,7 @@ pub fn get_shuffle_parts(
 
 /// A shuffle evaluated at a few positions at a time, its generator's progress kept between
 /// calls so that no draw is counted twice: for a reader that walks its positions in pieces.
-/// `py1e` and `py1s` have one; see [`LazyShuffle::new`].
+/// Every algorithm but `naive` has one; see [`LazyShuffle::new`].
 pub struct LazyShuffle {
     /// Where each canonical node's positions start, plus the total.
     bounds: Vec<i64>,
@@ -243,20 +248,19 @@ pub struct LazyShuffle {
 enum LazyNodes {
     Py1e(py1e::LazyPy1e),
     Py1s(py1s_lazy::LazyPy1s),
+    Py1br(py1br_lazy::LazyPy1br),
+    Py2s(py2s_lazy::LazyPy2s),
 }
 
 impl LazyShuffle {
-    /// Checks `args` as the whole shuffle does and pushes its warnings; `None` for the
-    /// algorithms evaluated whole (`py1br`, `py2s`, `naive`). Counted py1e draws are read from
-    /// and kept in `cache`, if given (py1s keeps none: its count is its shuffles' alone).
+    /// Checks `args` as the whole shuffle does and pushes its warnings; `None` for `naive`
+    /// (one permutation of the whole epoch: evaluated whole). Counted py1e draws are read from
+    /// and kept in `cache`, if given (the other algorithms keep none).
     pub fn new(
         args: &ShuffleArgs<'_>,
         cache: Option<&CountCache>,
         warnings: &mut Warnings,
     ) -> Result<Option<Self>> {
-        if !matches!(args.algo, ShuffleAlgo::Py1e | ShuffleAlgo::Py1s) {
-            return Ok(None);
-        }
         check_args(args)?;
         let ncn = args.num_canonical_nodes;
         // A few words per canonical node and per span: refuse what cannot be held.
@@ -265,23 +269,31 @@ impl LazyShuffle {
         let total: i64 = args.shard_sizes.iter().sum();
         let run_seed = u128::from(args.seed);
         let epoch_seed = run_seed + u128::from(args.epoch);
-        let nodes = if args.algo == ShuffleAlgo::Py1s {
-            LazyNodes::Py1s(py1s_lazy::LazyPy1s::new(
-                args.shard_sizes,
+        let sizes = args.shard_sizes;
+        let nodes = match args.algo {
+            ShuffleAlgo::Py1s => {
+                LazyNodes::Py1s(py1s_lazy::LazyPy1s::new(sizes, ncn, run_seed, epoch_seed))
+            }
+            ShuffleAlgo::Py2s => {
+                LazyNodes::Py2s(py2s_lazy::LazyPy2s::new(sizes, ncn, run_seed, epoch_seed))
+            }
+            ShuffleAlgo::Py1br => LazyNodes::Py1br(py1br_lazy::LazyPy1br::new(
+                sizes,
                 ncn,
                 run_seed,
                 epoch_seed,
-            ))
-        } else {
-            LazyNodes::Py1e(py1e::LazyPy1e::new(
-                args.shard_sizes,
+                args.block_size,
+            )?),
+            ShuffleAlgo::Naive => return Ok(None),
+            ShuffleAlgo::Py1e => LazyNodes::Py1e(py1e::LazyPy1e::new(
+                sizes,
                 ncn,
                 run_seed,
                 epoch_seed,
                 args.block_size,
                 cache,
                 warnings,
-            )?)
+            )?),
         };
         Ok(Some(LazyShuffle {
             bounds: spans::node_bounds(total, ncn),
@@ -293,7 +305,7 @@ impl LazyShuffle {
     pub fn count_cache_stats(&self) -> Option<&CountCacheStats> {
         match &self.nodes {
             LazyNodes::Py1e(py1e) => py1e.count_cache_stats(),
-            LazyNodes::Py1s(_) => None,
+            _ => None,
         }
     }
 
@@ -318,6 +330,8 @@ impl LazyShuffle {
             match &mut self.nodes {
                 LazyNodes::Py1e(py1e) => out.extend(py1e.pick(node, &ranks)?),
                 LazyNodes::Py1s(py1s) => out.extend(py1s.pick(node, &ranks)),
+                LazyNodes::Py1br(py1br) => out.extend(py1br.pick(node, &ranks)?),
+                LazyNodes::Py2s(py2s) => out.extend(py2s.pick(node, &ranks)),
             }
             from = to;
         }

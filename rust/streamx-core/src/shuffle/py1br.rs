@@ -83,7 +83,7 @@ pub(crate) fn shuffle(
 }
 
 /// The staggered block ranges covering `[start, stop)`, all drawn before any is shuffled.
-fn node_blocks(
+pub(super) fn node_blocks(
     rng: &mut Pcg64,
     start: i64,
     stop: i64,
@@ -104,7 +104,7 @@ fn node_blocks(
 
 /// Runs of blocks that overlap (the stagger makes the second block reach back into the first),
 /// which must be shuffled together and in order; different runs share no positions.
-fn windows(blocks: &[(i64, i64)]) -> impl Iterator<Item = &[(i64, i64)]> {
+pub(super) fn windows(blocks: &[(i64, i64)]) -> impl Iterator<Item = &[(i64, i64)]> {
     let mut rest = blocks;
     std::iter::from_fn(move || {
         let (&first, _) = rest.split_first()?;
@@ -120,19 +120,19 @@ fn windows(blocks: &[(i64, i64)]) -> impl Iterator<Item = &[(i64, i64)]> {
     })
 }
 
-fn window_end(window: &[(i64, i64)]) -> i64 {
+pub(super) fn window_end(window: &[(i64, i64)]) -> i64 {
     window.iter().map(|&(_, end)| end).max().unwrap_or(0)
 }
 
 /// A node's spans laid end to end, read by offset.
-struct Laid<'a> {
+pub(super) struct Laid<'a> {
     spans: &'a [Span],
     /// Offset of each span's first sample.
     starts: Vec<usize>,
 }
 
 impl<'a> Laid<'a> {
-    fn new(spans: &'a [Span]) -> Self {
+    pub(super) fn new(spans: &'a [Span]) -> Self {
         let mut at = 0;
         let starts = spans
             .iter()
@@ -145,7 +145,7 @@ impl<'a> Laid<'a> {
     }
 
     /// Appends the sample ids at offsets `from..to`.
-    fn extend(&self, from: usize, to: usize, out: &mut Vec<i64>) {
+    pub(super) fn extend(&self, from: usize, to: usize, out: &mut Vec<i64>) {
         let mut i = self
             .starts
             .partition_point(|&s| s <= from)
