@@ -16,7 +16,10 @@ two, written to files, best of 3) gives the loopback's limit.
 Workloads: ``img`` (samples of about 100 KB of bytes plus an int label) and ``tokens``
 (``uint32[2048]``, the first token the sample's id). Reported: samples/s over the epoch,
 time to the first batch (from building the dataset, index download included), ratios, and
-``correct``: every sample exactly once with its content checked.
+``correct``: every sample exactly once with its content checked. For streamx's and LitData's
+best runs, the share of the machine's cores busy over the epoch (the server's work included)
+and the CPU seconds nginx spent in it: on this 2-core VM nginx's TLS encryption runs on the
+reader's cores, as a real store's does not.
 
 ``--collate default`` uses torch's default collation for every library instead (what a
 drop-in user who passes no ``collate_fn`` has; streamx then reads batches in the training
@@ -71,8 +74,9 @@ import numpy as np
 
 import wds_peer
 from common import S3_BENCH_ENV, format_table, machine, run_worker, worker_main, write_results
+from cpu_share import CpuWatch
 from curl_limit import curl_limit
-from objstore_columns import COLUMNS, PYSSL_COLUMNS, WHOLE_COLUMNS
+from objstore_columns import COLUMNS, CPU_COLUMNS, PYSSL_COLUMNS, WHOLE_COLUMNS
 from objstore_in_place import IN_PLACE_LIBS, LIT_COLUMNS, WDS_COLUMNS, in_place_loader
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "storage"))
@@ -260,6 +264,7 @@ def epoch(spec: dict[str, Any]) -> dict[str, Any]:
     total = 0
     correct = True
     first = None
+    watch = CpuWatch(spec["server_pid"])
     start = time.perf_counter()
     for batch in _loader(spec):
         if first is None:
@@ -289,7 +294,15 @@ def epoch(spec: dict[str, Any]) -> dict[str, Any]:
                 correct = False
     seconds = time.perf_counter() - start
     correct &= bool((seen == 1).all()) and total == count
-    return {"ttfs": first, "seconds": seconds, "sps": count / seconds, "correct": bool(correct)}
+    shares = watch.stop()
+    return {
+        "ttfs": first,
+        "seconds": seconds,
+        "sps": count / seconds,
+        "correct": bool(correct),
+        "busy": shares["busy"],
+        "server_cpu_s": shares["server_cpu_s"],
+    }
 
 
 def dispatch(spec: dict[str, Any]) -> dict[str, Any]:
@@ -341,6 +354,7 @@ def bench(
                                 p.name for p in (root / BUCKET / f"wds-{workload}").glob("*.tar")
                             ),
                         }
+                        spec["server_pid"] = server.pid
                         try:
                             result = run_worker(SCRIPT, spec, timeout=EPOCH_TIMEOUT_S)
                         except (RuntimeError, subprocess.TimeoutExpired) as err:
@@ -355,6 +369,8 @@ def bench(
                     row[f"{key}_sps"] = best["sps"]
                     row[f"{key}_ttfs"] = best["ttfs"]
                     row[f"{key}_correct"] = best["correct"]
+                    row[f"{key}_busy"] = best.get("busy")
+                    row[f"{key}_server_cpu_s"] = best.get("server_cpu_s")
                     print(lib, workload, name, best, flush=True)
                 row["streamx_mbps"] = row["streamx_sps"] * mb / count / 1e6
                 for peer in PEERS:  # no ratio against a run that failed
@@ -444,6 +460,7 @@ def main(argv: list[str]) -> int:
     finally:
         shutil.rmtree(root, ignore_errors=True)
     columns = COLUMNS + WHOLE_COLUMNS if args.whole_too else COLUMNS
+    columns = columns + CPU_COLUMNS
     if "streamx-pyssl" in libs:
         columns = columns + PYSSL_COLUMNS
     if "streamx-wds" in libs or "streamx-wds-index" in libs:

@@ -26,7 +26,9 @@ def curl_limit(endpoint: str, root: Path, workload: str, scratch: Path, runs: in
     for processes, transfers in CURL_LAYOUTS:
         commands = []
         for group in range(processes):
-            args = ["curl", "-s", "--fail", "--parallel", "--parallel-max", str(transfers)]
+            # --retry: a throttling server's 503s are waited out (Retry-After), as a client would.
+            args = ["curl", "-s", "--fail", "--retry", "30", "--parallel", "--parallel-max"]
+            args.append(str(transfers))
             for name in names[group::processes]:
                 args += ["-o", str(scratch / name), f"{endpoint}/{BUCKET}/mds-{workload}/{name}"]
             commands.append(args)

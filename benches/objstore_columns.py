@@ -29,3 +29,11 @@ WHOLE_COLUMNS = [
     ("streamx_whole_sps", "streamx no-ranges samples/s", ",.0f"),
     ("streamx_whole_ttfs", "streamx no-ranges TTFS s", ".2f"),
 ]
+# Each library's best run: the share of the machine's cores busy over its epoch (everything on
+# the machine, the server included) and the CPU seconds nginx spent serving it.
+CPU_COLUMNS = [
+    ("streamx_busy", "streamx: cores busy", ".0%"),
+    ("streamx_server_cpu_s", "streamx: nginx CPU s", ".2f"),
+    ("litdata_busy", "LitData: cores busy", ".0%"),
+    ("litdata_server_cpu_s", "LitData: nginx CPU s", ".2f"),
+]
