@@ -74,6 +74,11 @@ def test_azure_urls_take_the_direct_route_with_a_sas_per_blob(
     assert azure_direct.route_for(url, "acct.blob.core.windows.net", "/box/k") is None
     monkeypatch.setenv("STREAMX_AZURE_DIRECT", "1")
     assert azure_direct.route_for(url, "acct.blob.core.windows.net", "/box") is None  # no blob
+    # No key: azure-identity's chain signs in, its token sent as a bearer (nothing in the path).
+    monkeypatch.delenv("AZURE_ACCOUNT_ACCESS_KEY")
+    bearer = azure_direct.route_for(url, "acct.blob.core.windows.net", "/box/k")
+    assert bearer is not None and isinstance(bearer.authorizer, TokenSource)
+    assert bearer.path == "/box/k"
 
 
 def test_a_dataset_streams_from_azure_through_faults(

@@ -180,15 +180,15 @@ def _blob_sas(account: _Account, container: str, blob: str) -> str:
     )
 
 
-_TOKENS: dict[str, TokenSource] = {}
-_TOKENS_LOCK = threading.Lock()
+_TOKEN_SOURCE: list[TokenSource] = []  # at most one per process, built when first needed
+_TOKEN_LOCK = threading.Lock()
 
 
 def _token_source() -> TokenSource | None:
-    """One token source per process, as mosaicml-streaming builds its chain: the CLI's login,
-    then ``DefaultAzureCredential``."""
-    with _TOKENS_LOCK:
-        if "chain" not in _TOKENS:
+    """The process's token source, built as mosaicml-streaming builds its chain: the CLI's
+    login, then ``DefaultAzureCredential``; ``None`` without ``azure-identity``."""
+    with _TOKEN_LOCK:
+        if not _TOKEN_SOURCE:
             try:
                 from azure.identity import (
                     AzureCliCredential,
@@ -198,8 +198,8 @@ def _token_source() -> TokenSource | None:
             except ImportError:
                 return None
             chain = ChainedTokenCredential(AzureCliCredential(), DefaultAzureCredential())
-            _TOKENS["chain"] = TokenSource(chain)
-        return _TOKENS["chain"]
+            _TOKEN_SOURCE.append(TokenSource(chain))
+        return _TOKEN_SOURCE[0]
 
 
 def route_for(url: str, netloc: str, path: str) -> AzureRoute | None:
