@@ -52,6 +52,9 @@ _GetOutcome = tuple[
     int,
 ]
 
+# (outcome, status, header fields in the order sent, reusable) of a HEAD.
+_HeadOutcome = tuple[Literal["complete", "stale", "head-timeout"], int, list[tuple[str, str]], bool]
+
 @final
 class TlsClientConfig:
     def __new__(cls, bundles: list[tuple[str, str]]) -> TlsClientConfig: ...
@@ -77,6 +80,7 @@ class TlsStream:
         most: int | None,
         seconds: float,
     ) -> _GetOutcome: ...
+    def head(self, request: bytes, seconds: float) -> _HeadOutcome: ...
 
 def tls_bodies_moved() -> int: ...
 def exception_names() -> list[str]: ...

@@ -89,11 +89,16 @@ def test_a_refused_file_names_url_and_status() -> None:
             stat_file(url)
 
 
+@pytest.mark.parametrize("rust_tls", ["1", "0"])  # the HEAD on rustls, or on Python's ssl
 def test_an_untrusted_certificate_names_the_host_and_the_reason(
-    served: Nginx, monkeypatch: pytest.MonkeyPatch
+    served: Nginx, monkeypatch: pytest.MonkeyPatch, rust_tls: str
 ) -> None:
     monkeypatch.delenv("SSL_CERT_FILE")
+    monkeypatch.setenv("STREAMX_RUST_TLS", rust_tls)
     http_pool._close_all()
-    with pytest.raises(TlsCertificateError, match=f"HTTPS 127.0.0.1:{served.port}: .*verif"):
-        stat_file(f"{served.endpoint}/f00.bin")
+    url = f"{served.endpoint}/f00.bin"
+    with pytest.raises(TlsCertificateError, match=f"HTTPS 127.0.0.1:{served.port}: .*verif") as err:
+        stat_file(url)
+    assert f"(HEAD {url})" in str(err.value)
     assert served.log() == []  # nothing was asked on an unverified connection
+    http_pool._close_all()

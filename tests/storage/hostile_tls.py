@@ -4,7 +4,9 @@ Modes: ``"drop"`` (half the body, then the TCP connection closes with no ``close
 ``"short"`` (half the body, then a clean ``close_notify``), ``"oversized"`` (the announced
 length, then more bytes), ``"stall"`` (half the body, then nothing). Ranged GETs are
 answered ``206`` for the range asked, whole GETs ``200``; the head always announces the
-right length.
+right length. Modes that spoil the answer's head, for ``HEAD`` and GET alike: ``"head-cut"``
+(half a head, then the connection closes), ``"garbage"`` (no HTTP status line), ``"silent"``
+(nothing at all). ``accepted`` counts the TCP connections accepted.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ class HostileTlsServer:
         self.port = self._listener.getsockname()[1]
         self._stop = threading.Event()
         self._open: list[socket.socket] = []
+        self.accepted = 0
         threading.Thread(target=self._accept, daemon=True).start()
 
     def url(self, name: str = "obj.bin") -> str:
@@ -41,6 +44,7 @@ class HostileTlsServer:
                 conn, _ = self._listener.accept()
             except OSError:
                 return
+            self.accepted += 1
             threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
 
     def _serve(self, raw: socket.socket) -> None:
@@ -63,6 +67,8 @@ class HostileTlsServer:
                 conn.close()
                 return
             request += got
+        if self._spoiled_head(conn):
+            return
         found = _RANGE.search(request)
         if found:
             start, end = int(found[1]), int(found[2])
@@ -88,6 +94,21 @@ class HostileTlsServer:
             conn.unwrap().close()  # close_notify, then the end of the connection
         else:  # stall: hold the connection open, silent
             self._stop.wait(30)
+
+    def _spoiled_head(self, conn: ssl.SSLSocket) -> bool:
+        """Answers in a head-spoiling mode; False in the others."""
+        if self.mode == "head-cut":
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Len")
+            conn.shutdown(socket.SHUT_RDWR)
+            conn.close()
+        elif self.mode == "garbage":
+            conn.sendall(b"SURPRISE 200 OK\r\nContent-Length: 10\r\n\r\n")
+            self._stop.wait(30)
+        elif self.mode == "silent":
+            self._stop.wait(30)
+        else:
+            return False
+        return True
 
     def close(self) -> None:
         self._stop.set()

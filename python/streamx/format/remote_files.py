@@ -18,6 +18,7 @@ from streamx.exceptions import (
     ObjectChangedError,
     SizeMismatchError,
     StaleIndexError,
+    TlsCertificateError,
     TruncatedDownloadError,
 )
 from streamx.storage import azure_direct, s3_direct
@@ -237,8 +238,8 @@ def read_range(url: str, start: int, length: int, size: int, timeout: float, ret
             if len(data) == length:
                 return data
             last = OSError(f"{url}: got {len(data)} of {length} bytes at offset {start}")
-        except (FileNotFoundError, SizeMismatchError, ObjectChangedError):
-            raise  # retrying cannot help: the object is gone or changed
+        except (FileNotFoundError, SizeMismatchError, ObjectChangedError, TlsCertificateError):
+            raise  # retrying cannot help: the object is gone or changed, or not to be trusted
         except OSError as err:
             last = err
         finally:

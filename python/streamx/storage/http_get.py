@@ -24,6 +24,7 @@ import logging
 import os
 import re
 import socket
+import ssl
 import threading
 import time
 import zlib
@@ -40,6 +41,7 @@ from streamx.exceptions import (
     TruncatedDownloadError,
 )
 from streamx.storage import accounting, cancel, throttle
+from streamx.storage.certificate_errors import refused_certificate
 from streamx.storage.http_head import head_object, head_size
 from streamx.storage.http_pool import STALE_CONNECTION, pool_for
 from streamx.storage.http_rust import ranged_in_rust, tls_in_rust
@@ -92,6 +94,8 @@ def get_into(
         RemoteTooLargeError: The object is larger than ``most``.
         ObjectChangedError: The object's version is not the one ``pin`` holds.
         Redirected: A plain HTTP server redirected the request.
+        TlsCertificateError: The server's certificate failed verification (naming the
+            host, whichever TLS stack verified it).
         TimeoutError: The deadline passed (a stalled body included).
         OSError: Other error statuses and network failures.
     """
@@ -144,6 +148,9 @@ def get_into(
     except _Unreusable:
         conn.close()  # the body was complete; what the server sent after it is not read
         return total
+    except ssl.SSLCertVerificationError as err:
+        conn.close()  # never asked again unverified, nor retried (a permanent failure)
+        raise refused_certificate(err, target.host, target.port, f"GET {target.url}") from err
     except BaseException as err:
         conn.close()
         if reused and isinstance(err, TimeoutError):

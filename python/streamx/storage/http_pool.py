@@ -6,7 +6,8 @@ idle connections before its first request, so the two never talk over one socket
 connections trust the system's store plus the PEM bundles named by ``AWS_CA_BUNDLE``,
 ``SSL_CERT_FILE`` and ``REQUESTS_CA_BUNDLE``. For ``https`` hosts the pool also keeps TLS
 sessions run by Rust (:class:`TlsSession`, rustls over a socket Python owns), which move
-GET bodies into files without the GIL; a certificate that fails verification raises
+GET bodies into files without the GIL and carry the host's HEADs, so that a file is stated
+and read on one session; a certificate that fails verification raises
 :class:`~streamx.exceptions.TlsCertificateError`, never a retry without verification. Every request
 sent on a pooled connection is counted by kind (:mod:`~streamx.storage.accounting`).
 """

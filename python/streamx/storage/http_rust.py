@@ -185,17 +185,18 @@ _RAW_PATH = re.compile(r"[!-~]+")
 _RAW_TEXT = re.compile(r"[ -~]*")
 
 
-def request_head(target: Target, headers: dict[str, str]) -> bytes | None:
-    """The request head of a GET as ``http.client`` would send it, or None when a part of
-    it is not plain ASCII text."""
+def request_head(target: Target, headers: dict[str, str], method: str = "GET") -> bytes | None:
+    """The request head of a GET (or ``method``) as ``http.client`` would send it, or None
+    when a part of it is not plain ASCII text."""
     if not _RAW_PATH.fullmatch(target.path):
         return None
-    lines = [f"GET {target.path} HTTP/1.1"]
+    lines = [f"{method} {target.path} HTTP/1.1"]
     names = {name.lower() for name in headers}
     if "host" not in names:
         host = f"[{target.host}]" if ":" in target.host else target.host
+        default = 443 if target.scheme == "https" else 80  # http.client names no default port
         lines.append(
-            f"Host: {host}" if target.port in (None, 80) else f"Host: {host}:{target.port}"
+            f"Host: {host}" if target.port in (None, default) else f"Host: {host}:{target.port}"
         )
     if "accept-encoding" not in names:
         lines.append("Accept-Encoding: identity")

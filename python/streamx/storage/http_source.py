@@ -20,6 +20,7 @@ from typing import TypeVar
 from urllib.parse import urljoin, urlparse
 
 from streamx.exceptions import HttpResponseError, RangeIgnoredError
+from streamx.storage import throttle
 from streamx.storage.errors import DownloadTimeoutError, TruncatedDownloadError
 from streamx.storage.http_get import (
     PlainHttp,
@@ -95,13 +96,18 @@ class HttpSource:
             return None
 
     def stat(self, timeout: float) -> tuple[int, str | None]:
-        """The object's size and ``ETag`` from a ``HEAD``, redirects followed.
+        """The object's size and ``ETag`` from a ``HEAD``, redirects followed, a throttled
+        answer waited out (its ``Retry-After`` obeyed) and asked again.
 
         Raises:
             FileNotFoundError, PermissionError, OSError: As a GET's; ``TruncatedDownloadError``
                 if the answer has no ``Content-Length``.
+            ThrottledError: The server throttled ``STREAMX_THROTTLE_RETRIES`` tries.
         """
-        return self._call(lambda target: head_object(target, timeout), f"HEAD {self.url}")
+        return throttle.waiting_out(
+            lambda: self._call(lambda target: head_object(target, timeout), f"HEAD {self.url}"),
+            self.url,
+        )
 
     def fetch_range(
         self,

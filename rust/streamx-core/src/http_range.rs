@@ -18,7 +18,7 @@ use crate::netio::{self, BodyEnd};
 /// refused rather than buffered without bound.
 pub const MAX_HEAD_BYTES: usize = 64 << 10;
 const HEAD_READ_BYTES: usize = 16 << 10;
-const MAX_HEADERS: usize = 64;
+pub(crate) const MAX_HEADERS: usize = 64;
 /// The checksum headers the Python path verifies on a whole GET.
 const CHECKSUMS: [&str; 3] = [
     "x-amz-checksum-crc32",

@@ -23,7 +23,9 @@ use crate::http_range::{self, AnswerSource, RangeGet, RangeOutcome};
 use crate::netio::{self, BodyEnd};
 
 mod config;
+mod head;
 pub use config::client_config;
+pub use head::{HeadAnswer, HeadOutcome};
 pub use rustls::ClientConfig as TlsConfig;
 
 const HEAD_READ_BYTES: usize = 16 << 10;
@@ -121,17 +123,18 @@ impl TlsStream {
 
     /// A ranged GET, with the same outcomes as [`http_range::ranged_get`].
     pub fn ranged_get(&mut self, file: RawFd, get: &RangeGet<'_>) -> io::Result<RangeOutcome> {
-        let (head, early) = match self.exchange(get.request, get.deadline)? {
-            Answer::Head(head, early) => (head, early),
+        let (head, buffer) = match self.exchange(get.request, get.deadline)? {
+            Answer::Head(head, buffer) => (head, buffer),
             Answer::Stale => return Ok(RangeOutcome::Stale),
             Answer::TimedOut => return Ok(RangeOutcome::TimedOut),
         };
+        let early = &buffer[head.length..];
         let Some(total) = http_range::accepted_total(&head, get) else {
             return Ok(RangeOutcome::Declined {
                 status: head.status,
             });
         };
-        let (end, reusable) = self.body(file, &early, get.offset, get.length, get.deadline)?;
+        let (end, reusable) = self.body(file, early, get.offset, get.length, get.deadline)?;
         Ok(RangeOutcome::Moved {
             end,
             total,
@@ -143,17 +146,18 @@ impl TlsStream {
     /// bytes (when given) and at most `most`, moved to offset 0; anything else declined
     /// unread. `total` of a moved body is its length.
     pub fn whole_get(&mut self, file: RawFd, get: &WholeGet<'_>) -> io::Result<RangeOutcome> {
-        let (head, early) = match self.exchange(get.request, get.deadline)? {
-            Answer::Head(head, early) => (head, early),
+        let (head, buffer) = match self.exchange(get.request, get.deadline)? {
+            Answer::Head(head, buffer) => (head, buffer),
             Answer::Stale => return Ok(RangeOutcome::Stale),
             Answer::TimedOut => return Ok(RangeOutcome::TimedOut),
         };
+        let early = &buffer[head.length..];
         let Some(length) = http_range::accepted_whole(&head, get.expected, get.most) else {
             return Ok(RangeOutcome::Declined {
                 status: head.status,
             });
         };
-        let (end, reusable) = self.body(file, &early, 0, length, get.deadline)?;
+        let (end, reusable) = self.body(file, early, 0, length, get.deadline)?;
         Ok(RangeOutcome::Moved {
             end,
             total: Some(length),
@@ -161,8 +165,8 @@ impl TlsStream {
         })
     }
 
-    /// Sends the request and reads the answer's head; the head and the body bytes read
-    /// along with it.
+    /// Sends the request and reads the answer's head; the head and the bytes read (the
+    /// head's, then those of the body read along with it).
     fn exchange(&mut self, request: &[u8], deadline: Instant) -> io::Result<Answer> {
         match self.send(request, deadline) {
             Ok(true) => {}
@@ -178,8 +182,7 @@ impl TlsStream {
                 Answer::TimedOut
             });
         };
-        let early = buffer.split_off(head.length);
-        Ok(Answer::Head(head, early))
+        Ok(Answer::Head(head, buffer))
     }
 
     /// Moves the body (`early` first) into `file`; how it ended, and whether the session

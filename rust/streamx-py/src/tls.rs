@@ -3,14 +3,17 @@
 use std::os::fd::RawFd;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTimeoutError, PyValueError};
+use pyo3::exceptions::{
+    PyConnectionError, PyOSError, PyRuntimeError, PyTimeoutError, PyValueError,
+};
 use pyo3::prelude::*;
 use streamx_core::http_range::RangeGet;
-use streamx_core::http_tls::{self, Handshake, TlsConfig, WholeGet};
+use streamx_core::http_tls::{self, Handshake, HeadOutcome, TlsConfig, WholeGet};
 
 use crate::netio::{deadline_in, outcome_tuple};
 
 type Outcome = (&'static str, u64, Option<u64>, bool, u16);
+type HeadTuple = (&'static str, u16, Vec<(String, String)>, bool);
 
 /// The certificates HTTPS connections trust: the system's store plus the PEM bundles
 /// given as `(where it was named, path)`. Raises `OSError` naming a bundle that cannot be used.
@@ -129,6 +132,37 @@ impl TlsStream {
             _ => 0,
         };
         Ok(outcome_tuple(outcome, length))
+    }
+
+    /// Sends `request` (a whole `HEAD` request head) and reads the answer's head within
+    /// `seconds`. Returns `(outcome, status, fields, reusable)`: outcome `"complete"` with
+    /// the status and the header fields in the order sent, `"stale"` when the connection
+    /// ended before any answer, `"head-timeout"` when the deadline passed first. Raises
+    /// `ConnectionError` when the connection ends mid-head, `OSError` for an answer that is
+    /// not HTTP and for socket or TLS failures.
+    fn head(&self, py: Python<'_>, request: &[u8], seconds: f64) -> PyResult<HeadTuple> {
+        let deadline = deadline_in(seconds);
+        let mut guard = self.lock()?;
+        let stream: &mut http_tls::TlsStream = &mut guard;
+        let outcome = py
+            .detach(|| stream.head(request, deadline))
+            .map_err(head_error)?;
+        Ok(match outcome {
+            HeadOutcome::Answered(answer) => {
+                ("complete", answer.status, answer.fields, answer.reusable)
+            }
+            HeadOutcome::Stale => ("stale", 0, Vec::new(), false),
+            HeadOutcome::TimedOut => ("head-timeout", 0, Vec::new(), false),
+        })
+    }
+}
+
+/// A connection that ended mid-head as `ConnectionError`; other errors as `OSError`s.
+fn head_error(err: std::io::Error) -> PyErr {
+    if err.kind() == std::io::ErrorKind::UnexpectedEof {
+        PyConnectionError::new_err(err.to_string())
+    } else {
+        PyErr::from(err)
     }
 }
 

@@ -1,0 +1,93 @@
+//! One `HEAD` over a kept TLS session: the answer's status and header fields, so that an
+//! object's size and version are asked on the sessions its GETs use (a `HEAD` on another
+//! connection would cost a TCP and TLS handshake of its own).
+//!
+//! A `HEAD` answer has no body whatever its `Content-Length` says; bytes after its head
+//! answer nothing asked, so the session is then not reused. Every wait is bounded by the
+//! deadline, as the GETs' are.
+
+use std::io;
+use std::time::Instant;
+
+use super::{Answer, TlsStream};
+use crate::http_range::MAX_HEADERS;
+
+/// A `HEAD`'s answer: its status and header fields, in the order sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeadAnswer {
+    pub status: u16,
+    /// `(name, value)` pairs, values decoded as Latin-1 (as Python's `http.client` does)
+    /// and trimmed.
+    pub fields: Vec<(String, String)>,
+    /// Whether the session may carry another request.
+    pub reusable: bool,
+}
+
+/// How a `HEAD` ended, when it did not fail with an I/O or protocol error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HeadOutcome {
+    Answered(HeadAnswer),
+    /// The connection ended before any byte of an answer: a kept-alive session the server
+    /// has since closed.
+    Stale,
+    /// The deadline passed before the answer's head was complete.
+    TimedOut,
+}
+
+impl TlsStream {
+    /// Sends `request` (a whole `HEAD` request head) and reads its answer's head.
+    ///
+    /// # Errors
+    /// An answer that is not HTTP (`InvalidData`), a connection that ends mid-head
+    /// (`UnexpectedEof`), and socket or TLS failures.
+    pub fn head(&mut self, request: &[u8], deadline: Instant) -> io::Result<HeadOutcome> {
+        let (head, buffer) = match self.exchange(request, deadline)? {
+            Answer::Head(head, buffer) => (head, buffer),
+            Answer::Stale => return Ok(HeadOutcome::Stale),
+            Answer::TimedOut => return Ok(HeadOutcome::TimedOut),
+        };
+        let fields = header_fields(&buffer[..head.length]);
+        let reusable = head.keep_alive && buffer.len() == head.length && self.nothing_pending();
+        Ok(HeadOutcome::Answered(HeadAnswer {
+            status: head.status,
+            fields,
+            reusable,
+        }))
+    }
+}
+
+/// The header fields of a head that `http_range::parse_head` has accepted.
+fn header_fields(head: &[u8]) -> Vec<(String, String)> {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut response = httparse::Response::new(&mut headers);
+    if response.parse(head).is_err() {
+        return Vec::new(); // unreachable: the same bytes parsed once already
+    }
+    response.headers.iter().map(field).collect()
+}
+
+/// A header's name and its value decoded as Latin-1, trimmed.
+fn field(header: &httparse::Header<'_>) -> (String, String) {
+    let value: String = header.value.iter().map(|&byte| char::from(byte)).collect();
+    (header.name.to_owned(), value.trim().to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_keep_order_repeats_and_latin1() {
+        let head = b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\nETag: \"caf\xe9\"\r\n\
+                     x-a: 1\r\nX-A:  2 \r\n\r\n";
+        assert_eq!(
+            header_fields(head),
+            vec![
+                ("Content-Length".to_owned(), "12".to_owned()),
+                ("ETag".to_owned(), "\"caf\u{e9}\"".to_owned()),
+                ("x-a".to_owned(), "1".to_owned()),
+                ("X-A".to_owned(), "2".to_owned()),
+            ]
+        );
+    }
+}
