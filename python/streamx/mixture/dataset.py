@@ -38,7 +38,7 @@ from streamx.mixture.counts import StepCounts
 from streamx.mixture.permutation import Permutation
 from streamx.mixture.schedule import MixtureSchedule, check_weights, unknown_streams
 from streamx.order.world import World
-from streamx.packing.documents import Documents, document_count
+from streamx.packing.documents import Documents, document_count, end_loader_pass
 from streamx.packing.provenance import Provenance, Tagged
 from streamx.runtime.torch_bases import TorchIterableDataset
 
@@ -309,6 +309,13 @@ class MixedDataset(TorchIterableDataset):  # type: ignore[misc,type-arg]
             raise ValueError("tracked_batches: exact resume needs in_order=True")
         self._chunk = loader.batch_size or 1
         return tracked_batches(self, loader)
+
+    def end_loader_pass(self) -> None:
+        """Marks the end of a DataLoader's pass over this dataset, once its workers are gone
+        (see ``StreamingDataset.end_loader_pass``): every source's ledger releases what the
+        exited workers left. :meth:`tracked_batches` calls it when the pass ends."""
+        for source in self.sources.values():
+            end_loader_pass(source)
 
     def __iter__(self) -> Iterator[Any]:
         for provenance, item in self.tagged():

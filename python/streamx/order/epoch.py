@@ -116,8 +116,11 @@ def worker_id_pieces(
     With ``count_cache``, a directory only this user can write, the ``py1e`` shuffle reads
     the epoch's counted draws from there where an earlier plan of the same epoch left them,
     and leaves them there once it counted :data:`COUNT_CACHE_MIN_SAMPLES` samples' draws
-    itself. What it did is logged to the ``streamx`` logger at debug level; a cache that
-    cannot be used is counted around, never an error.
+    itself. Processes that plan the same epoch at once (DataLoader workers, the ranks of a
+    node) count each canonical node once: one counts it under a lock in that directory while
+    the others wait, then read it. What it did is logged to the ``streamx`` logger at debug
+    level; a cache that cannot be used (or a lock not had within ten minutes) is counted
+    around, never an error.
 
     Planning starts here: errors are raised and warnings emitted by this call.
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from streamx.packing.documents import Documents, document_count
+from streamx.packing.documents import Documents, document_count, end_loader_pass
 from streamx.packing.pack import PackedSequence, pack_best_fit, pack_concat
 from streamx.packing.provenance import Provenance, Tagged
 
@@ -316,6 +316,12 @@ class PackedDataset(_Base):  # type: ignore[misc,valid-type,type-arg]
         if loader.dataset is not self:
             raise ValueError("tracked_batches: the loader iterates another dataset")
         return tracked_batches(self, loader)
+
+    def end_loader_pass(self) -> None:
+        """Marks the end of a DataLoader's pass over this dataset, once its workers are gone
+        (see ``StreamingDataset.end_loader_pass``): the documents' ledgers release what the
+        exited workers left. :meth:`tracked_batches` calls it when the pass ends."""
+        end_loader_pass(self.dataset)
 
     def __iter__(self) -> Iterator[Any]:
         # A sequence handed out counts as consumed: record it before yielding.

@@ -1,12 +1,13 @@
-"""How many documents a map-style source holds, whatever the world reading it."""
+"""How many documents a map-style source holds, whatever the world reading it, and the end of
+a DataLoader's pass over them."""
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from streamx.dataset.streaming import StreamingDataset
 
-__all__ = ["Documents", "document_count"]
+__all__ = ["Documents", "EndsLoaderPass", "document_count", "end_loader_pass"]
 
 
 class Documents(Protocol):
@@ -25,3 +26,19 @@ def document_count(documents: Documents) -> int:
     if isinstance(documents, StreamingDataset):
         return int(documents.size)
     return len(documents)
+
+
+@runtime_checkable
+class EndsLoaderPass(Protocol):
+    """A dataset told when a DataLoader's pass over it ends (``StreamingDataset``, and the
+    packed and mixed datasets over such)."""
+
+    def end_loader_pass(self) -> None: ...
+
+
+def end_loader_pass(documents: object) -> None:
+    """Ends a DataLoader's pass over ``documents``, once its workers are gone: each
+    ``StreamingDataset`` under them releases what the exited workers left in its cache
+    ledger. Documents without a ledger (a ``LocalDataset``, a list) have nothing to end."""
+    if isinstance(documents, EndsLoaderPass):
+        documents.end_loader_pass()

@@ -41,6 +41,8 @@ class _Source(Protocol):
 
     def record(self, provenance: Sequence[Provenance]) -> None: ...
 
+    def end_loader_pass(self) -> None: ...
+
 
 class TaggedStream(IterableDataset[Tagged]):
     """The source's items with their provenance, per DataLoader worker."""
@@ -107,3 +109,5 @@ def tracked_batches(source: _Source, loader: DataLoader) -> Iterator[Any]:  # ty
     for provenance, batch in inner:
         source.record(provenance)
         yield default_convert(batch) if convert_later else batch  # type: ignore[no-untyped-call]
+    # torch joined the inner loader's workers when it ran out: their ledger files can go.
+    source.end_loader_pass()

@@ -95,10 +95,7 @@ fn pieces_with_counted_draws_from_a_file_equal_the_whole_plan() {
                     cfg.sample_in_epoch = resume;
                     let dir = tempfile::tempdir().unwrap();
                     std::fs::set_permissions(dir.path(), PermissionsExt::from_mode(0o700)).unwrap();
-                    let cache = CountCache {
-                        dir: dir.path().to_path_buf(),
-                        min_samples: 0,
-                    };
+                    let cache = CountCache::new(dir.path().to_path_buf(), 0);
                     let [p, r, w] = world;
                     // The last worker first: it counts every node before its own.
                     for index in [[p - 1, r - 1, w - 1], [0, 0, 0]] {

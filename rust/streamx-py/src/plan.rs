@@ -190,10 +190,7 @@ fn plan_worker_pieces(
     count_cache_min_samples: u64,
 ) -> PyResult<(WorkerPieces, PyWarnings)> {
     let cfg = config.build()?;
-    let cache = count_cache_dir.map(|dir| CountCache {
-        dir,
-        min_samples: count_cache_min_samples,
-    });
+    let cache = count_cache_dir.map(|dir| CountCache::new(dir, count_cache_min_samples));
     let mut cursor = enter_core(py, move || {
         plan::plan_worker_pieces_cached(&cfg, [node, rank, worker], cache.as_ref())
     })?;

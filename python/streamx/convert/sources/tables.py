@@ -1,9 +1,14 @@
 """Tabular inputs read through pyarrow: Parquet (one part per row group), Arrow IPC, JSONL
-and CSV (one part per file). Columns come from the first file's Arrow schema."""
+and CSV (one part per file). Columns come from the first file's Arrow schema.
+
+No Python object is left for Arrow's own threads to free: such a free needs the GIL, and
+asked for while the interpreter finalizes it aborts the process at exit (see
+:func:`~streamx.format.parquet.remapped.read_row_group`). Parquet row groups are read from
+the fsspec file on this thread; the readers that want threads (CSV, JSON, Arrow IPC) get
+the file's bytes copied into Arrow's memory."""
 
 from __future__ import annotations
 
-import io
 import itertools
 import json
 from collections.abc import Iterator, Mapping
@@ -22,6 +27,7 @@ from streamx.convert.sources.files import list_files, open_fs
 from streamx.convert.sources.wide_ints import check_csv_ints, jsonl_wide_ints
 from streamx.convert.values import arrow_rows, to_arrays
 from streamx.format.parquet.footer_bounds import check_row_counts
+from streamx.format.parquet.remapped import read_row_group
 
 __all__ = ["SUFFIXES", "TableSource"]
 
@@ -98,7 +104,7 @@ class TableSource:
         if self.format == "parquet":
             fs, path = open_fs(name)
             with fs.open(path, "rb") as f:
-                return pq.ParquetFile(f).read_row_group(part.spec[1])
+                return read_row_group(f, None, part.spec[1])
         if self.format == "arrow":
             return _read_arrow(name)
         return _read_csv(name, self.schema)
@@ -143,10 +149,18 @@ class _reading:
             raise ConvertError(f"Cannot read {self.name}: {err}") from err
 
 
+def _arrow_owned(data: bytes) -> pa.Buffer:
+    """``data`` copied into Arrow's memory: Arrow's threads may then hold and free it (the
+    Python ``bytes`` go here, on this thread). A copy costs far less than the parse."""
+    sink = pa.BufferOutputStream()
+    sink.write(data)
+    return sink.getvalue()
+
+
 def _read_arrow(name: str) -> pa.Table:
     fs, path = open_fs(name)
     with fs.open(path, "rb") as f:
-        data = f.read()
+        data = _arrow_owned(f.read())
     try:
         return pa.ipc.open_file(pa.BufferReader(data)).read_all()
     except pa.ArrowInvalid:
@@ -159,7 +173,8 @@ def _read_csv(name: str, schema: pa.Schema | None) -> pa.Table:
         column_types=dict(zip(schema.names, schema.types)) if schema is not None else None
     )
     with fs.open(path, "rb") as f:
-        return pacsv.read_csv(f, convert_options=convert)
+        data = _arrow_owned(f.read())
+    return pacsv.read_csv(pa.BufferReader(data), convert_options=convert)
 
 
 def _head(name: str) -> bytes:
@@ -170,7 +185,7 @@ def _head(name: str) -> bytes:
 
 
 def _jsonl_schema(name: str) -> pa.Schema:
-    return pajson.read_json(io.BytesIO(_head(name))).schema
+    return pajson.read_json(pa.BufferReader(_arrow_owned(_head(name)))).schema
 
 
 def _jsonl_rows(name: str, columns: Mapping[str, str]) -> Iterator[Row]:

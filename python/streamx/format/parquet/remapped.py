@@ -51,17 +51,21 @@ class RemappedFile(io.RawIOBase):
         return bytes(out)
 
 
-def read_row_group(remapped: RemappedFile, md: Any, number: int, columns: list[str]) -> Any:
-    """Row group ``number``'s ``columns`` as an Arrow table, read and decoded on this thread.
+def read_row_group(
+    source: io.IOBase, md: Any, number: int, columns: list[str] | None = None
+) -> Any:
+    """Row group ``number``'s ``columns`` (all if ``None``) of ``source``, a Python file
+    object (a :class:`RemappedFile`, or the converter's fsspec file), as an Arrow table read
+    and decoded on this thread; ``md`` is its footer, or ``None`` to read it.
 
-    pyarrow holds the ``bytes`` that ``RemappedFile.read`` returns, and frees them with the
+    pyarrow holds the ``bytes`` that the file's ``read`` returns, and frees them with the
     GIL. With pre-buffering (its I/O threads) or ``use_threads`` (its CPU threads), the last
     reference can drop on one of Arrow's threads just after the read returns; if the
     interpreter is finalizing by then, that thread's GIL request ends it with
     ``pthread_exit``, whose unwinding through Arrow's ``noexcept`` destructors is
-    ``std::terminate`` and aborts the process at exit. The bytes are already in memory,
-    so pre-buffering gains nothing here."""
+    ``std::terminate`` and aborts the process at exit. A ``RemappedFile``'s bytes are
+    already in memory, so pre-buffering gains nothing there."""
     import pyarrow.parquet as pq
 
-    parquet = pq.ParquetFile(remapped, metadata=md, pre_buffer=False)
+    parquet = pq.ParquetFile(source, metadata=md, pre_buffer=False)
     return parquet.read_row_group(number, columns=columns, use_threads=False)

@@ -20,7 +20,7 @@ mod file;
 mod inspect;
 mod layout;
 mod ledger;
-mod lock;
+pub(crate) mod lock; // its `flock` also guards py1e's count cache
 pub mod lru;
 mod owner;
 mod pins;

@@ -5,13 +5,19 @@
 //! Keeping is best effort: nothing here fails a plan. A directory that is not private, a file
 //! that cannot be written, or a file that does not decode is reported in [`CountCacheStats`]
 //! and the draws are counted as if there were no file.
+//!
+//! The processes of a node (a data loader's workers, ranks) start an epoch together: one
+//! counts a node's draws under the epoch's [`CountLock`] while the others wait, then read
+//! them. A lock not had within [`CountCache::wait`] is counted around.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::cache::lock::flock;
 
 /// Where counted py1e draws are kept, and from how many counted samples they are worth a file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -20,7 +26,29 @@ pub struct CountCache {
     pub dir: PathBuf,
     /// Draws are written once a plan has counted at least this many samples' draws itself.
     pub min_samples: u64,
+    /// The longest a plan waits for another process counting the same node, then counts it
+    /// itself.
+    pub wait: Duration,
 }
+
+impl CountCache {
+    /// A cache in `dir` written from `min_samples` counted samples on, waiting up to ten
+    /// minutes for another process's count of a node.
+    pub fn new(dir: PathBuf, min_samples: u64) -> Self {
+        CountCache {
+            dir,
+            min_samples,
+            wait: WAIT,
+        }
+    }
+}
+
+/// How long a plan waits for another process's count of a node: a live holder writes the node
+/// and unlocks within its count (under a minute at 10^10 samples a node on a loaded machine),
+/// and a dead one's lock is released by the kernel at once.
+const WAIT: Duration = Duration::from_secs(600);
+/// The longest sleep between two tries of a held lock.
+const MAX_PAUSE: Duration = Duration::from_millis(50);
 
 /// What a plan did with its [`CountCache`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -29,7 +57,8 @@ pub struct CountCacheStats {
     pub loaded_nodes: usize,
     /// Canonical nodes whose draws this plan wrote (all counted so far, at its last write).
     pub saved_nodes: usize,
-    /// Why a file found for this epoch was not used, or why none could be written.
+    /// Why a file found for this epoch was not used, why none could be written, or why the
+    /// epoch's lock was not had (the node was then counted here).
     pub problem: Option<String>,
 }
 
@@ -43,6 +72,96 @@ const STALE_TEMP: Duration = Duration::from_secs(3600);
 /// The file of the epoch whose key digest is `digest`.
 pub(super) fn file_name(digest: u128) -> String {
     format!("{PREFIX}{digest:032x}{SUFFIX}")
+}
+
+/// The lock file of the epoch whose key digest is `digest` (a dot name: one a holder that died
+/// left is pruned like a temp file once an hour old).
+pub(super) fn lock_name(digest: u128) -> String {
+    format!(".{PREFIX}{digest:032x}.lock")
+}
+
+/// An exclusive `flock` on an epoch's lock file, held while one node is counted and written.
+///
+/// Dropping it removes the file, then unlocks: a waiter still holding the removed file sees
+/// that it is no longer the one at the path and opens the path again, so at most one process
+/// holds the file at the path, and the directory keeps only draws files. Unlocked before it is
+/// closed, so that a child forked meanwhile (with a copy of the descriptor) does not keep it;
+/// the kernel releases it when the holder dies.
+pub(super) struct CountLock {
+    file: File,
+    path: PathBuf,
+}
+
+impl Drop for CountLock {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.path);
+        let _ = flock(&self.file, libc::LOCK_UN);
+    }
+}
+
+/// Takes the epoch's [`CountLock`] in `dir` (checked private first), waiting at most `wait`
+/// while other processes hold it.
+pub(super) fn lock(dir: &Path, digest: u128, wait: Duration) -> io::Result<CountLock> {
+    check_private(dir)?;
+    let path = dir.join(lock_name(digest));
+    let deadline = Instant::now() + wait;
+    loop {
+        let file = open_lock(&path)?;
+        lock_until(&file, deadline).map_err(|err| {
+            let what = format!("{}: {err} (waited {wait:?})", path.display());
+            io::Error::new(err.kind(), what)
+        })?;
+        let held = file.metadata()?;
+        match fs::symlink_metadata(&path) {
+            Ok(now) if (now.dev(), now.ino()) == (held.dev(), held.ino()) => {
+                return Ok(CountLock { file, path });
+            }
+            Ok(_) => {}
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+            Err(err) => return Err(err),
+        }
+        // The holder before us removed it: lock the file now at the path instead.
+    }
+}
+
+/// Opens (creating) the lock file: a regular file of this user, never through a symlink.
+fn open_lock(path: &Path) -> io::Result<File> {
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() || meta.uid() != euid() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{} is not a file of this user", path.display()),
+        ));
+    }
+    Ok(file)
+}
+
+/// Locks `file` exclusively, trying until `deadline` while another holds it.
+fn lock_until(file: &File, deadline: Instant) -> io::Result<()> {
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match flock(file, libc::LOCK_EX | libc::LOCK_NB) {
+            Err(err) if err.kind() == io::ErrorKind::WouldBlock => {}
+            done => return done,
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "held by another process",
+            ));
+        }
+        std::thread::sleep(pause.min(left));
+        pause = (pause * 2).min(MAX_PAUSE);
+    }
 }
 
 /// Refuses a directory another user could write into (or plant files in).
@@ -121,7 +240,8 @@ fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
     file.write_all(bytes)
 }
 
-/// Removes all but the [`KEEP`] newest draws files, and temp files left by dead writers.
+/// Removes all but the [`KEEP`] newest draws files, and temp (and lock) files left by dead
+/// writers.
 fn prune(dir: &Path) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;

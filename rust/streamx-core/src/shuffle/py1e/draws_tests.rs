@@ -204,10 +204,7 @@ fn private_dir() -> tempfile::TempDir {
 }
 
 fn cache(dir: &Path, min_samples: u64) -> CountCache {
-    CountCache {
-        dir: dir.to_path_buf(),
-        min_samples,
-    }
+    CountCache::new(dir.to_path_buf(), min_samples)
 }
 
 /// Every node's order from a fresh plan over `cache`, checked against the whole shuffle;

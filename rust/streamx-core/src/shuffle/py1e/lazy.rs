@@ -8,7 +8,9 @@
 //! spans holding the samples at those ranks ([`super::pick`]), from their kept generators.
 //!
 //! Given a [`CountCache`], the counted draws are read from the epoch's file where one holds
-//! them, and written there once a count took long enough to be worth skipping next time.
+//! them, and written there once a count took long enough to be worth skipping next time, node
+//! by node under the epoch's lock, so that processes starting the epoch together count each
+//! node once.
 
 use super::draws_file::{decode, encode, max_len, Key};
 use super::draws_store::{self, CountCache, CountCacheStats};
@@ -84,7 +86,7 @@ impl LazyPy1e {
             nodes: Vec::new(),
             store,
         };
-        lazy.load();
+        lazy.open_store();
         let warns = if let Some(warns) = tail_warns(&lazy.spans, bounds) {
             warns
         } else {
@@ -102,32 +104,68 @@ impl LazyPy1e {
         self.store.as_ref().map(|s| &s.stats)
     }
 
-    /// Counts nodes until `end` of them are known, then keeps them if that took long enough.
+    /// Counts nodes until `end` of them are known, keeping them once that took long enough.
+    /// A node whose count will be kept is counted under the epoch's lock, after reading the
+    /// file again: the processes starting this epoch together count it once.
     fn count_through(&mut self, end: usize) -> Result<()> {
-        let mut counted = 0;
         while self.nodes.len() < end {
+            let lock = self.lock_next();
+            if lock.is_some() {
+                self.load();
+                if self.nodes.len() >= end {
+                    break;
+                }
+            }
             let (a, b) = self.groups[self.nodes.len()];
             let node = count_node(&mut self.rng, &self.spans[a..b], self.bounds)?;
-            counted += node.total as u64;
+            let counted = node.total as u64;
             self.nodes.push(node);
-        }
-        if counted > 0 {
             self.save(counted);
+            drop(lock); // once the node is written, for the processes waiting to read it
         }
         Ok(())
     }
 
-    /// Takes the counted nodes from the epoch's file, if it holds them.
+    /// The epoch's lock, if the next node's count would be written; `None` where it would
+    /// not be, or where the lock could not be had (counted around, the reason kept).
+    fn lock_next(&mut self) -> Option<draws_store::CountLock> {
+        let store = self.store.as_mut().filter(|s| !s.off)?;
+        let (a, b) = self.groups[self.nodes.len()];
+        let samples: i64 = self.spans[a..b].iter().map(|&(lo, hi)| hi - lo).sum();
+        if store.unsaved.saturating_add(samples as u64) < store.cache.min_samples {
+            return None;
+        }
+        let cache = &store.cache;
+        match draws_store::lock(&cache.dir, store.key.digest, cache.wait) {
+            Ok(lock) => Some(lock),
+            Err(err) => {
+                store.stats.problem = Some(err.to_string());
+                // A holder that did not let go in time: try, but wait no more, for later nodes.
+                store.cache.wait = std::time::Duration::ZERO;
+                None
+            }
+        }
+    }
+
+    /// Checks the directory before the first read: one that is not private is not used.
+    fn open_store(&mut self) {
+        let Some(store) = &mut self.store else {
+            return;
+        };
+        if let Err(err) = draws_store::check_private(&store.cache.dir) {
+            store.stats.problem = Some(err.to_string());
+            store.off = true;
+            return;
+        }
+        self.load();
+    }
+
+    /// Takes the counted nodes from the epoch's file, if it holds more than are known here.
     fn load(&mut self) {
         let Some(store) = &mut self.store else {
             return;
         };
         let dir = &store.cache.dir;
-        if let Err(err) = draws_store::check_private(dir) {
-            store.stats.problem = Some(err.to_string());
-            store.off = true;
-            return;
-        }
         let name = draws_store::file_name(store.key.digest);
         let bytes = match draws_store::read(dir, &name, max_len(&self.groups)) {
             Ok(Some(bytes)) => bytes,
@@ -139,9 +177,12 @@ impl LazyPy1e {
         };
         let inc = self.rng.words().1;
         if let Some((nodes, after)) = decode(&bytes, &store.key, inc, &self.spans, &self.groups) {
-            store.stats.loaded_nodes = nodes.len();
-            self.nodes = nodes;
-            self.rng = after;
+            if nodes.len() > self.nodes.len() {
+                store.stats.loaded_nodes = nodes.len();
+                store.unsaved = 0; // what was counted here is in the file too
+                self.nodes = nodes;
+                self.rng = after;
+            }
         } else {
             let path = dir.join(&name);
             store.stats.problem = Some(format!(

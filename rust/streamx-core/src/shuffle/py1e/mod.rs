@@ -6,6 +6,8 @@ mod draws_store;
 #[cfg(test)]
 mod draws_tests;
 mod lazy;
+#[cfg(test)]
+mod lock_tests;
 mod node_draws;
 mod pick;
 #[cfg(test)]
