@@ -36,6 +36,7 @@ mod lean;
 mod names;
 mod paths;
 mod repr;
+mod scan;
 mod table;
 
 use std::io::Read;
@@ -47,6 +48,7 @@ pub use check::Schema;
 pub use names::split_name;
 pub use paths::{is_contained, normpath, INDEX_BASENAME};
 pub use table::{FileTuple, IndexTable};
+use table::TableBuilder;
 
 use crate::error::Error;
 use crate::mmap::MappedFile;
@@ -101,6 +103,16 @@ pub fn parse_index(reader: impl Read, shown: &str) -> Result<IndexTable, IndexFa
 
 /// Reads and checks an index held in `bytes`; `shown` names it in errors.
 pub fn parse_index_slice(bytes: &[u8], shown: &str) -> Result<IndexTable, IndexFault> {
+    // The usual layout is scanned directly; anything else (every error among it) is left to
+    // the general parser below, which reads the bytes again from the start.
+    if let Some(table) = scan::scan(bytes, shown) {
+        return without_alias(table, shown);
+    }
+    parse_index_general(bytes, shown)
+}
+
+/// [`parse_index_slice`] without the scanner: every index through `serde_json`.
+pub fn parse_index_general(bytes: &[u8], shown: &str) -> Result<IndexTable, IndexFault> {
     // Checked as UTF-8 in one pass, the text is parsed without a check of each string (a
     // tenth of the parse's time); bytes that are not UTF-8 are parsed as bytes, so that the
     // parser reports where.
@@ -143,7 +155,12 @@ fn parse_with<'de, R: serde_json::de::Read<'de>>(
     if let Some(message) = shards.first_error {
         return Err(IndexFault::Invalid(message));
     }
-    let table = shards.table.finish();
+    without_alias(shards.table, shown)
+}
+
+/// The finished table, unless two of its files are one (or one is the index).
+fn without_alias(table: TableBuilder, shown: &str) -> Result<IndexTable, IndexFault> {
+    let table = table.finish();
     match paths::find_alias(&table, shown) {
         Some(message) => Err(IndexFault::Invalid(message)),
         None => Ok(table),
