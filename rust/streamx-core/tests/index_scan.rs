@@ -9,7 +9,10 @@ const SHOWN: &str = "/d/index.json";
 /// An entry as mosaicml-streaming writes it (sorted keys, its separators).
 fn entry(i: usize, zip: bool) -> String {
     let zip_data = if zip {
-        format!(r#"{{"basename": "shard.{i:05}.mds.zstd", "bytes": {}, "hashes": {{}}}}"#, 100 + i)
+        format!(
+            r#"{{"basename": "shard.{i:05}.mds.zstd", "bytes": {}, "hashes": {{}}}}"#,
+            100 + i
+        )
     } else {
         "null".to_owned()
     };
@@ -37,7 +40,12 @@ fn agree(doc: &[u8]) -> bool {
     let general = parse_index_general(doc, SHOWN);
     match (scanned, general) {
         (Ok(a), Ok(b)) => {
-            assert_eq!(a.to_state(), b.to_state(), "{}", String::from_utf8_lossy(doc));
+            assert_eq!(
+                a.to_state(),
+                b.to_state(),
+                "{}",
+                String::from_utf8_lossy(doc)
+            );
             true
         }
         (Err(a), Err(b)) => {
@@ -106,7 +114,10 @@ fn bad_indexes_give_the_general_parsers_errors() {
         String::new(),
         "[]".to_owned(),
         usual.replace(r#""samples": 11,"#, r#""samples": "11","#),
-        usual.replace(r#""samples": 11,"#, r#""samples": 99999999999999999999999,"#),
+        usual.replace(
+            r#""samples": 11,"#,
+            r#""samples": 99999999999999999999999,"#,
+        ),
         usual.replace(r#""samples": 11,"#, r#""samples": 1e3,"#),
         usual.replace(r#""samples": 11,"#, r#""samples": 011,"#),
         usual.replace(r#""samples": 11,"#, r#""samples": -11,"#),
@@ -117,7 +128,10 @@ fn bad_indexes_give_the_general_parsers_errors() {
         usual.replace("shard.00003.mds\"", "../shard.00003.mds\""),
         usual.replace("shard.00003.mds\"", "shard.00002.mds\""),
         usual.replace(r#""column_sizes": [null, 8]"#, r#""column_sizes": [null]"#),
-        usual.replace(r#""column_names": ["text", "id"]"#, r#""column_names": ["id", "id"]"#),
+        usual.replace(
+            r#""column_names": ["text", "id"]"#,
+            r#""column_names": ["id", "id"]"#,
+        ),
         usual.replace(r#""version": 2}"#, r#""version": 3}"#),
         usual.replace(r#""hashes": {}"#, r#""hashes": {"sha1": 1}"#),
         usual.replace("shard.00003.mds\"", "shard.0000\u{1}.mds\""),

@@ -47,8 +47,8 @@ use serde::de::DeserializeSeed;
 pub use check::Schema;
 pub use names::split_name;
 pub use paths::{is_contained, normpath, INDEX_BASENAME};
-pub use table::{FileTuple, IndexTable};
 use table::TableBuilder;
+pub use table::{FileTuple, IndexTable};
 
 use crate::error::Error;
 use crate::mmap::MappedFile;

@@ -13,9 +13,9 @@
 
 use std::borrow::Cow;
 
-use super::check::check;
+use super::check::{check, Entry};
 use super::document::Place;
-use super::entry::{RawEntry, RawObject, COLUMN_KEYS, FILE_KEYS};
+use super::entry::{RawEntry, RawObject};
 use super::file_value::FileValue;
 use super::lean::{Lean, Pairs};
 use super::table::TableBuilder;
@@ -36,9 +36,39 @@ const STOPS: [bool; 256] = {
     stops
 };
 
+/// The length of the run of string bytes that `bytes` starts with, up to the first of
+/// [`STOPS`] (`None`: none). Eight bytes a step: the names and digests are 10-40 bytes.
+fn plain_run(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    // High bit of each byte below `n`, exact up to the first such byte.
+    let below = |x: u64, n: u8| x.wrapping_sub(ONES * u64::from(n)) & !x & HIGHS;
+    let mut at = 0;
+    while let Some(chunk) = bytes.get(at..at + 8) {
+        let x = u64::from_le_bytes(chunk.try_into().ok()?);
+        let stops = below(x ^ (ONES * u64::from(b'"')), 1)
+            | below(x ^ (ONES * u64::from(b'\\')), 1)
+            | below(x, 0x20);
+        if stops != 0 {
+            return Some(at + (stops.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    let tail = bytes[at..].iter().position(|&b| STOPS[b as usize])?;
+    Some(at + tail)
+}
+
 /// Reads `bytes` as an index of the usual shape; `shown` names it in the checks' places.
 pub(super) fn scan(bytes: &[u8], shown: &str) -> Scanned<TableBuilder> {
-    let mut s = Scanner { b: bytes, i: 0 };
+    // Checked as UTF-8 in one pass (a tenth of the time of a check of each string), strings
+    // are then slices of the text.
+    let text = std::str::from_utf8(bytes).ok()?;
+    let mut s = Scanner {
+        text,
+        b: bytes,
+        i: 0,
+        spare: Spare::default(),
+    };
     s.eat(b'{')?;
     let (mut version, mut shards) = (false, None);
     loop {
@@ -61,8 +91,32 @@ pub(super) fn scan(bytes: &[u8], shown: &str) -> Scanned<TableBuilder> {
 }
 
 struct Scanner<'de> {
+    text: &'de str,
     b: &'de [u8],
     i: usize,
+    spare: Spare<'de>,
+}
+
+/// The lists of the entry before, emptied for the next: each entry has three or four, and
+/// reusing them saves an allocation and a free each.
+#[derive(Default)]
+struct Spare<'de> {
+    texts: Vec<Vec<Cow<'de, str>>>,
+    sizes: Vec<Option<u64>>,
+}
+
+impl<'de> Spare<'de> {
+    fn keep(&mut self, entry: Entry<'de>) {
+        let mut texts = [entry.hashes, Vec::new(), Vec::new()];
+        if let Some(schema) = entry.schema {
+            (texts[1], texts[2], self.sizes) = (schema.names, schema.encodings, schema.sizes);
+        }
+        for mut list in texts.into_iter().filter(|l| l.capacity() > 0) {
+            list.clear();
+            self.texts.push(list);
+        }
+        self.sizes.clear();
+    }
 }
 
 impl<'de> Scanner<'de> {
@@ -103,16 +157,14 @@ impl<'de> Scanner<'de> {
         Some(true)
     }
 
-    /// A string without escapes, borrowed from the bytes (checked as UTF-8: the bytes are
-    /// only ever checked string by string).
+    /// A string without escapes, borrowed from the text.
     fn str(&mut self) -> Scanned<&'de str> {
         self.eat(b'"')?;
         let start = self.i;
-        let rest = self.b.get(start..)?;
-        let len = rest.iter().position(|&b| STOPS[b as usize])?;
-        (rest[len] == b'"').then_some(())?;
-        self.i = start + len + 1;
-        std::str::from_utf8(&rest[..len]).ok()
+        let end = start + plain_run(self.b.get(start..)?)?;
+        (*self.b.get(end)? == b'"').then_some(())?;
+        self.i = end + 1;
+        self.text.get(start..end)
     }
 
     /// An object key and its `:`.
@@ -155,7 +207,7 @@ impl<'de> Scanner<'de> {
     }
 
     fn strs(&mut self) -> Scanned<Vec<Cow<'de, str>>> {
-        let mut items = Vec::new();
+        let mut items = self.spare.texts.pop().unwrap_or_default();
         if self.open(b'[', b']')? {
             loop {
                 items.push(Cow::Borrowed(self.str()?));
@@ -168,10 +220,14 @@ impl<'de> Scanner<'de> {
     }
 
     fn sizes(&mut self) -> Scanned<Vec<Option<u64>>> {
-        let mut items = Vec::new();
+        let mut items = std::mem::take(&mut self.spare.sizes);
         if self.open(b'[', b']')? {
             loop {
-                items.push(if self.is_null()? { None } else { Some(self.u64()?) });
+                items.push(if self.is_null()? {
+                    None
+                } else {
+                    Some(self.u64()?)
+                });
                 if !self.more(b']')? {
                     break;
                 }
@@ -235,7 +291,9 @@ impl<'de> Scanner<'de> {
             for shard in 0usize.. {
                 self.entry(&mut slot)?;
                 let place = Place { path: shown, shard };
-                table.push(&check(RawEntry::Object, &mut slot, &place).ok()?);
+                let entry = check(RawEntry::Object, &mut slot, &place).ok()?;
+                table.push(&entry);
+                self.spare.keep(entry);
                 if !self.more(b']')? {
                     break;
                 }
@@ -252,8 +310,10 @@ impl<'de> Scanner<'de> {
         }
         let (mut seen, mut columns_seen) = (0u32, 0);
         loop {
-            let key = self.key()?;
-            let bit = slot_of(key)?;
+            self.eat(b'"')?;
+            let (bit, len) = slot_of(self.b.get(self.i..)?)?;
+            self.i += len;
+            self.eat(b':')?;
             (seen & (1 << bit) == 0).then_some(())?;
             seen |= 1 << bit;
             match bit {
@@ -289,43 +349,90 @@ impl<'de> Scanner<'de> {
     }
 }
 
-/// The slot of an entry key: 0-5 the scalars and `hashes`, 6-9 [`FILE_KEYS`], 10-12
-/// [`COLUMN_KEYS`]; `None` for any other key. By length first: a dozen keys are matched
-/// for each of 650k entries, and most lengths leave one candidate.
-fn slot_of(key: &[u8]) -> Option<usize> {
-    let (slot, name): (usize, &str) = match key.len() {
-        6 if key[0] == b'f' => (0, "format"),
-        6 => (4, "hashes"),
-        7 if key[0] == b'v' => (1, "version"),
-        7 => (3, "samples"),
-        8 => match (key[0], key[4]) {
-            (b'r', b'd') => (6, FILE_KEYS[0]),
-            (b'z', b'd') => (7, FILE_KEYS[1]),
-            (b'r', _) => (8, FILE_KEYS[2]),
-            _ => (9, FILE_KEYS[3]),
-        },
-        10 => (5, "size_limit"),
-        11 => (2, "compression"),
-        12 if key.get(7) == Some(&b'n') => (10, COLUMN_KEYS[0]),
-        16 => (11, COLUMN_KEYS[1]),
-        12 => (12, COLUMN_KEYS[2]),
-        _ => return None,
+/// The slot of the entry key that `after_quote` starts with (its name and closing quote),
+/// and the bytes that took: 0-5 the scalars and `hashes`, 6-9 the file keys, 10-12 the
+/// column keys (`entry::FILE_KEYS`, `entry::COLUMN_KEYS`); `None` for any other key. Matched
+/// in place, by its first bytes and then one comparison with a constant: a dozen keys are
+/// read for each of 650k entries.
+fn slot_of(after_quote: &[u8]) -> Option<(usize, usize)> {
+    let at = |i: usize| after_quote.get(i).copied().unwrap_or(0);
+    let is = |name: &[u8], slot: usize| {
+        (after_quote.get(..name.len()) == Some(name)).then_some((slot, name.len()))
     };
-    (key == name.as_bytes()).then_some(slot)
+    match at(0) {
+        b'f' => is(b"format\"", 0),
+        b'v' => is(b"version\"", 1),
+        b'h' => is(b"hashes\"", 4),
+        b's' if at(1) == b'a' => is(b"samples\"", 3),
+        b's' => is(b"size_limit\"", 5),
+        b'r' if at(4) == b'd' => is(b"raw_data\"", 6),
+        b'r' => is(b"raw_meta\"", 8),
+        b'z' if at(4) == b'd' => is(b"zip_data\"", 7),
+        b'z' => is(b"zip_meta\"", 9),
+        b'c' if at(2) == b'm' => is(b"compression\"", 2),
+        b'c' => match at(7) {
+            b'n' => is(b"column_names\"", 10),
+            b'e' => is(b"column_encodings\"", 11),
+            _ => is(b"column_sizes\"", 12),
+        },
+        _ => None,
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{scan, slot_of, COLUMN_KEYS, FILE_KEYS};
+    use super::super::entry::{COLUMN_KEYS, FILE_KEYS};
+    use super::{plain_run, scan, slot_of, STOPS};
+
+    #[test]
+    fn plain_runs_end_at_the_first_stop() {
+        // Every stop and a few other bytes, at every position of runs of 0 to 20 bytes.
+        let others = [
+            b'a', b'~', 0x7f, 0x80, 0xc3, 0xff, b' ', b'!', b'#', b'[', b']',
+        ];
+        for len in 0..20 {
+            for stop in (0..=255u8).filter(|&b| STOPS[b as usize]) {
+                for other in others {
+                    let mut bytes = vec![other; len];
+                    bytes.push(stop);
+                    bytes.extend_from_slice(&[b'"'; 9]);
+                    assert_eq!(plain_run(&bytes), Some(len), "{len} {stop} {other}");
+                }
+            }
+            assert_eq!(plain_run(&vec![b'a'; len]), None);
+        }
+    }
 
     #[test]
     fn every_key_has_its_slot() {
-        let scalars = ["format", "version", "compression", "samples", "hashes", "size_limit"];
+        let scalars = [
+            "format",
+            "version",
+            "compression",
+            "samples",
+            "hashes",
+            "size_limit",
+        ];
         let keys = scalars.iter().chain(&FILE_KEYS).chain(&COLUMN_KEYS);
         for (slot, key) in keys.enumerate() {
-            assert_eq!(slot_of(key.as_bytes()), Some(slot), "{key}");
+            let quoted = format!("{key}\": 1");
+            assert_eq!(
+                slot_of(quoted.as_bytes()),
+                Some((slot, key.len() + 1)),
+                "{key}"
+            );
+            assert_eq!(slot_of(&quoted.as_bytes()[..key.len()]), None, "{key}");
+            assert_eq!(slot_of(format!("{key}x\"").as_bytes()), None, "{key}");
         }
-        for odd in ["formax", "hashez", "raw_dat_", "zip_metx", "column_namez", "", "x"] {
+        for odd in [
+            "formax\"",
+            "hashez\"",
+            "raw_dat_\"",
+            "zip_metx\"",
+            "column_namez\"",
+            "",
+            "x",
+        ] {
             assert_eq!(slot_of(odd.as_bytes()), None, "{odd}");
         }
     }
@@ -341,7 +448,10 @@ mod tests {
         assert!(scan(doc(ENTRY).as_bytes(), "i").is_some());
         assert!(scan(br#"{"version": 2, "shards": []}"#, "i").is_some());
         assert!(scan(br#" {"version":2,"shards":[ ]} "#, "i").is_some());
-        assert_eq!(scan(doc(ENTRY).as_bytes(), "i").map(|t| t.finish().len()), Some(1));
+        assert_eq!(
+            scan(doc(ENTRY).as_bytes(), "i").map(|t| t.finish().len()),
+            Some(1)
+        );
     }
 
     #[test]
@@ -355,7 +465,10 @@ mod tests {
             ENTRY.replace(r#""samples": 9"#, r#""samples": 9, "other": 9"#),
             ENTRY.replace(r#""sha1": "ab""#, r#""sha1": "ab", "sha1": "ab""#),
             ENTRY.replace(r#""bytes": 4000"#, r#""bytes": 4000, "bytes": 4000"#),
-            ENTRY.replace(r#""size_limit": 67108864"#, r#""size_limit": 9223372036854775808"#),
+            ENTRY.replace(
+                r#""size_limit": 67108864"#,
+                r#""size_limit": 9223372036854775808"#,
+            ),
             // Fails its checks: the general parser makes the message.
             ENTRY.replace(r#""samples": 9"#, r#""samples": 999"#),
             ENTRY.replace("\"mds\"", "\"mdz\""),
