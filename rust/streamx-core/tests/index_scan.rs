@@ -1,6 +1,6 @@
 //! The index scanner against the general parser: every document, valid or not, gives the
 //! same table or the same error through `parse_index_slice` (scanner first) as through
-//! `parse_index_general` (serde_json only), and none panics.
+//! `parse_index_general` (`serde_json` only), and none panics.
 
 use streamx_core::mds::index::{parse_index_general, parse_index_slice, IndexFault};
 
