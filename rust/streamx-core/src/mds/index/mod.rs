@@ -3,7 +3,9 @@
 //! Large datasets have indexes of hundreds of megabytes (650k shards). The file is parsed
 //! in one pass over a read-only map of it: no document tree and no per-shard object is ever
 //! built, so reading takes about as long as scanning the bytes, and the process's own
-//! memory is the table (the map's pages are the page cache's, gone with the map).
+//! memory is the table (the map's pages are the page cache's, gone with the map). The
+//! layout writers produce is read by a scanner made for it (`scan.rs`); any other document,
+//! and every bad one, by `serde_json`, which makes each error message.
 //!
 //! Every check names the index file and the shard: counts and sizes are JSON integers >= 0,
 //! a shard's sample count fits its size, file names stay in the dataset and appear once, and
