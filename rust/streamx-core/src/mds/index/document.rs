@@ -93,9 +93,9 @@ impl<'de> Visitor<'de> for DocumentSeed<'_> {
 }
 
 /// Where an entry is, as errors name it ("PATH, shard N"): formatted only for an error.
-struct Place<'p> {
-    path: &'p str,
-    shard: usize,
+pub(super) struct Place<'p> {
+    pub path: &'p str,
+    pub shard: usize,
 }
 
 impl fmt::Display for Place<'_> {

@@ -3,7 +3,9 @@
 //! Large datasets have indexes of hundreds of megabytes (650k shards). The file is parsed
 //! in one pass over a read-only map of it: no document tree and no per-shard object is ever
 //! built, so reading takes about as long as scanning the bytes, and the process's own
-//! memory is the table (the map's pages are the page cache's, gone with the map).
+//! memory is the table (the map's pages are the page cache's, gone with the map). The
+//! layout writers produce is read by a scanner made for it (`scan.rs`); any other document,
+//! and every bad one, by `serde_json`, which makes each error message.
 //!
 //! Every check names the index file and the shard: counts and sizes are JSON integers >= 0,
 //! a shard's sample count fits its size, file names stay in the dataset and appear once, and
@@ -36,6 +38,7 @@ mod lean;
 mod names;
 mod paths;
 mod repr;
+mod scan;
 mod table;
 
 use std::io::Read;
@@ -46,6 +49,7 @@ use serde::de::DeserializeSeed;
 pub use check::Schema;
 pub use names::split_name;
 pub use paths::{is_contained, normpath, INDEX_BASENAME};
+use table::TableBuilder;
 pub use table::{FileTuple, IndexTable};
 
 use crate::error::Error;
@@ -101,6 +105,16 @@ pub fn parse_index(reader: impl Read, shown: &str) -> Result<IndexTable, IndexFa
 
 /// Reads and checks an index held in `bytes`; `shown` names it in errors.
 pub fn parse_index_slice(bytes: &[u8], shown: &str) -> Result<IndexTable, IndexFault> {
+    // The usual layout is scanned directly; anything else (every error among it) is left to
+    // the general parser below, which reads the bytes again from the start.
+    if let Some(table) = scan::scan(bytes, shown) {
+        return without_alias(table, shown);
+    }
+    parse_index_general(bytes, shown)
+}
+
+/// [`parse_index_slice`] without the scanner: every index through `serde_json`.
+pub fn parse_index_general(bytes: &[u8], shown: &str) -> Result<IndexTable, IndexFault> {
     // Checked as UTF-8 in one pass, the text is parsed without a check of each string (a
     // tenth of the parse's time); bytes that are not UTF-8 are parsed as bytes, so that the
     // parser reports where.
@@ -143,7 +157,12 @@ fn parse_with<'de, R: serde_json::de::Read<'de>>(
     if let Some(message) = shards.first_error {
         return Err(IndexFault::Invalid(message));
     }
-    let table = shards.table.finish();
+    without_alias(shards.table, shown)
+}
+
+/// The finished table, unless two of its files are one (or one is the index).
+fn without_alias(table: TableBuilder, shown: &str) -> Result<IndexTable, IndexFault> {
+    let table = table.finish();
     match paths::find_alias(&table, shown) {
         Some(message) => Err(IndexFault::Invalid(message)),
         None => Ok(table),

@@ -35,11 +35,14 @@ pub fn normpath(path: &str) -> Cow<'_, str> {
 /// Whether `normpath` leaves `path` as it is: parts neither empty nor `.` nor `..` (a scan
 /// of the bytes: every file name of a 650k-shard index is checked three times).
 fn is_normal(path: &str) -> bool {
-    !path.is_empty()
-        && path
-            .as_bytes()
-            .split(|&b| b == b'/')
-            .all(|p| !p.is_empty() && p != b"." && p != b"..")
+    let bytes = path.as_bytes();
+    if !bytes.contains(&b'/') {
+        // The usual name, one part: no split to set up.
+        return !matches!(bytes, b"" | b"." | b"..");
+    }
+    bytes
+        .split(|&b| b == b'/')
+        .all(|p| !p.is_empty() && p != b"." && p != b"..")
 }
 
 /// A basename may hold sub-directories (from merged indexes) but never leave the dataset.
@@ -60,7 +63,10 @@ pub const LEDGER_DIR: &str = ".streamx";
 /// Whether a basename points into the cache's own `.streamx/` directory (or is it).
 pub fn is_in_ledger_dir(basename: &str) -> bool {
     if is_normal(basename) {
-        return basename.split('/').next() == Some(LEDGER_DIR);
+        // Its first part is the directory: the name is it, or starts with it and a `/`.
+        return basename
+            .strip_prefix(LEDGER_DIR)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
     }
     let normal = normpath(basename);
     normal.split('/').next() == Some(LEDGER_DIR)
