@@ -30,6 +30,7 @@ __all__ = [
     "CorruptShardError",
     "DownloadTimeoutError",
     "HttpResponseError",
+    "IndexEncodingError",
     "IndexJSONError",
     "InternalError",
     "NeedsPythonEncoding",
@@ -66,6 +67,19 @@ class CorruptIndexError(StreamxError, ValueError):
 class IndexJSONError(CorruptIndexError, json.JSONDecodeError):
     """An ``index.json`` that is empty or not JSON; also the ``json.JSONDecodeError``
     mosaicml-streaming raises there."""
+
+
+class IndexEncodingError(CorruptIndexError, UnicodeDecodeError):
+    """An ``index.json`` that is not UTF-8 text, naming the file; also the
+    ``UnicodeDecodeError`` mosaicml-streaming raises there."""
+
+    def __init__(self, path: str, err: UnicodeDecodeError) -> None:
+        UnicodeDecodeError.__init__(self, err.encoding, err.object, err.start, err.end, err.reason)
+        self.path = path
+
+    def __str__(self) -> str:
+        detail = UnicodeDecodeError.__str__(self)
+        return f"Index file at {self.path} is empty or corrupted: not UTF-8 text ({detail})."
 
 
 class ChecksumError(StreamxError, ValueError):

@@ -87,5 +87,7 @@ def test_bytes_that_are_not_utf8_are_refused(tmp_path: Path) -> None:
     data = bytearray(path.read_bytes())
     data[data.rindex(b"shard.") + 2] = 0xFF
     path.write_bytes(bytes(data))
-    with pytest.raises(UnicodeDecodeError):
+    with pytest.raises(UnicodeDecodeError) as info:  # mosaicml-streaming's type, kept
         parse_index(str(tmp_path), None, str(path))
+    assert isinstance(info.value, CorruptIndexError)
+    assert f"Index file at {path} is empty or corrupted: not UTF-8 text" in str(info.value)

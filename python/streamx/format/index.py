@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 from streamx import _core
-from streamx.exceptions import CorruptIndexError, IndexJSONError
+from streamx.exceptions import CorruptIndexError, IndexEncodingError, IndexJSONError
 from streamx.format.encodings import is_mds_encoding
 from streamx.format.index_entry import FileInfo, ShardInfo
 from streamx.format.lazy_shards import IndexPart, ShardList
@@ -37,11 +37,16 @@ def load_index(path: str) -> dict[str, Any]:
     Raises:
         FileNotFoundError: If the file does not exist.
         IndexJSONError: If it is empty or not JSON (a ``json.JSONDecodeError`` too).
+        IndexEncodingError: If it is not UTF-8 text (a ``UnicodeDecodeError`` too).
         CorruptIndexError: If it has no ``shards`` list or an unsupported version, or
             nests too deeply to parse.
     """
-    with open(path, encoding="utf-8") as file:
-        text = file.read()
+    with open(path, "rb") as file:
+        raw = file.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise IndexEncodingError(path, err) from err
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as err:
