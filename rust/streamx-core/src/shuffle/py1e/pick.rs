@@ -34,23 +34,45 @@ struct Found {
     positions: Vec<f64>,
 }
 
+/// Indices a pass compares at once: their positions are laid out apart from the count, and the
+/// kept ones gathered without a branch, so nothing of the loop waits on memory or a guess.
+const LANE: usize = 256;
+
+/// The offsets `0..LANE` as floats: a position is `(first index + offset) + shift`, the same
+/// double as the index converted on its own (every index is exact below 2^53).
+const OFFSETS: [f64; LANE] = {
+    let mut offsets = [0.0; LANE];
+    let mut k = 0;
+    while k < LANE {
+        offsets[k] = k as f64;
+        k += 1;
+    }
+    offsets
+};
+
 impl Found {
     /// Counts the positions `i + d[j]` of indices `i + j` before `p0`, and keeps those in
     /// `p0..p1`.
     fn add_shifted(&mut self, i: usize, d: &[f64], p0: f64, p1: f64) {
-        let mut before = 0;
-        // The index as a float too (exact below 2^53): a conversion per sample costs more.
-        let mut index = i as f64;
-        for (j, &d) in (i..).zip(d) {
-            let p = index + d;
-            index += 1.0;
-            before += usize::from(p < p0);
-            if p >= p0 && p < p1 {
-                self.indices.push(j as i64);
-                self.positions.push(p);
+        let mut at = i;
+        for d in d.chunks(LANE) {
+            let base = at as f64;
+            let mut kept_indices = [0_i64; LANE];
+            let mut kept_positions = [0.0; LANE];
+            let (mut before, mut kept) = (0, 0);
+            for ((k, &offset), &d) in (0..).zip(&OFFSETS).zip(d) {
+                let p = (base + offset) + d;
+                before += usize::from(p < p0);
+                // Written in every case, kept only when in the bounds: no branch to mispredict.
+                kept_indices[kept] = (at + k) as i64;
+                kept_positions[kept] = p;
+                kept += usize::from(p >= p0 && p < p1);
             }
+            self.before += before;
+            self.indices.extend_from_slice(&kept_indices[..kept]);
+            self.positions.extend_from_slice(&kept_positions[..kept]);
+            at += d.len();
         }
-        self.before += before;
     }
 }
 
@@ -182,4 +204,48 @@ fn sample_ids(draws: &NodeDraws, node: &[Span], indices: &[i64]) -> Vec<i64> {
         from = to;
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shuffle::rng::Pcg64;
+
+    /// The lane-wise count and gather equal one comparison per index, across lane edges and
+    /// with positions right at the bounds.
+    #[test]
+    fn add_shifted_counts_and_keeps_as_one_index_at_a_time() {
+        let mut rng = Pcg64::new(7);
+        for len in [0, 1, 2, 255, 256, 257, 511, 513, 1000] {
+            let mut d = rng.uniform(-300.0, 300.0, len);
+            if len > 3 {
+                d[1] = 100.0 - 1.0; // index 1 lands on p0 exactly
+                d[2] = 400.0 - 2.0; // index 2 on p1
+            }
+            for (i, p0, p1) in [(0, 100.0, 400.0), (5, 0.0, 1e9), (1 << 40, 0.0, 0.0)] {
+                let (p0, p1) = (i as f64 + p0, i as f64 + p1);
+                let mut want = (0, Vec::new(), Vec::new());
+                for (j, &d) in (i..).zip(&d) {
+                    let p = j as f64 + d;
+                    want.0 += usize::from(p < p0);
+                    if p >= p0 && p < p1 {
+                        want.1.push(j as i64);
+                        want.2.push(p);
+                    }
+                }
+                let mut found = Found {
+                    before: 0,
+                    indices: Vec::new(),
+                    positions: Vec::new(),
+                };
+                // Handed over in uneven slices, as a pass's chunks may come.
+                let (head, tail) = d.split_at(len.min(300));
+                found.add_shifted(i, head, p0, p1);
+                found.add_shifted(i + head.len(), tail, p0, p1);
+                assert_eq!(found.before, want.0, "len {len} i {i}");
+                assert_eq!(found.indices, want.1, "len {len} i {i}");
+                assert_eq!(found.positions, want.2, "len {len} i {i}");
+            }
+        }
+    }
 }
