@@ -24,7 +24,7 @@ equal, column by column and type by type, to its Parquet row. Two modes:
 the range of its samples/s.
 
 Usage: ``nice python benches/bench_random_access.py [--rows N] [--images N] [--accesses N]
-[--cold-accesses N] [--cases ...] [--libs ...] [--modes warm cold] [--repeat R]``.
+[--cold-accesses N] [--cases ...] [--libs ...] [--modes warm cold] [--repeat R] [--quick]``.
 """
 
 from __future__ import annotations
@@ -161,7 +161,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--libs", nargs="+", choices=LIBS, default=list(LIBS))
     parser.add_argument("--modes", nargs="+", choices=("warm", "cold"), default=["warm", "cold"])
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.rows, args.images, args.accesses, args.cold_accesses = 5_000, 200, 500, 100
     counts = {"text": args.rows, "images": args.images}
     cases = {name: counts[name] for name in args.cases}
     root = Path(tempfile.mkdtemp(prefix="streamx-random-access-")) / "data"
