@@ -9,7 +9,8 @@ Two cases, the tables of ``bench_in_place.py``: ``images`` (``--images`` rows of
 Parquet, then from that table as MDS, tars, LitData chunks and Lance (see
 ``random_access_copies.py``); 64 MiB shards, tars and chunks.
 
-Each library opens its copy in a fresh interpreter (``open s``), then reads ``dataset[i]``
+Each library opens its copy in a fresh interpreter (``open s``; the import before the
+clock), then reads ``dataset[i]``
 for ``--accesses`` distinct random ids (one fixed seed, the same ids for every library),
 each access timed on its own. Reported: samples/s over the accesses, per-access latency p50
 and p99, ratios against the fastest peer and against LitData, and ``correct``: every sample
@@ -42,7 +43,7 @@ import numpy as np
 
 from common import S3_BENCH_ENV, format_table, machine, run_worker, worker_main, write_results
 from random_access_copies import parquet_dir, read_table, write_copies
-from random_access_readers import LIBS, PEERS, open_getter, same_row
+from random_access_readers import LIBS, PEERS, open_getter, preload, same_row
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "storage"))
 from nginx_server import Nginx
@@ -58,6 +59,7 @@ def access(spec: dict[str, Any]) -> dict[str, Any]:
     order = np.random.default_rng(SEED).permutation(spec["rows"])[: spec["accesses"]].tolist()
     expected = read_table(str(parquet_dir(Path(spec["root"]), spec["name"]))).take(order)
     rows = expected.to_pylist()
+    preload(spec["lib"])
     began = time.perf_counter()
     get = open_getter(spec)
     opened = time.perf_counter() - began
