@@ -116,6 +116,10 @@ def preload(lib: str) -> None:
     """Imports the library, so that the open time is the dataset's own."""
     add_peer_paths()
     importlib.import_module(lib.split("-")[0])
+    if lib.startswith("streamx"):
+        # streamx imports torch when its first dataset is built; LitData on its own import.
+        importlib.import_module("torch")
+        importlib.import_module("streamx.dataset.streaming")
 
 
 def open_getter(spec: dict[str, Any]) -> Getter:
