@@ -23,6 +23,12 @@ PEERS = ("litdata", "lance", "wids")
 Getter = Callable[[int], Any]
 
 
+def _index(dataset: Any) -> Getter:
+    """The dataset's ``dataset[i]``."""
+    getter: Getter = dataset.__getitem__
+    return getter
+
+
 def _url(spec: dict[str, Any], fmt: str) -> str:
     """The copy's location: a local path (warm) or its URL on nginx (cold)."""
     root = Path(spec["root"])
@@ -58,7 +64,7 @@ def _litdata(spec: dict[str, Any]) -> Getter:
     import litdata
 
     if not spec.get("endpoint"):
-        return litdata.StreamingDataset(_url(spec, "litdata")).__getitem__
+        return _index(litdata.StreamingDataset(_url(spec, "litdata")))
     from litdata.streaming import downloader
     from litdata.streaming.resolver import Dir
 
@@ -71,7 +77,7 @@ def _litdata(spec: dict[str, Any]) -> Getter:
     # Its per-item ranged reads (on by default for ds[i]) handed back empty items here
     # (struct.error in deserialize): whole chunks instead, as it reads when iterating.
     ds._on_demand_bytes = os.environ.get("RA_LITDATA_ON_DEMAND") == "1"  # its cache: not yet made
-    return ds.__getitem__
+    return _index(ds)
 
 
 def _lance(spec: dict[str, Any]) -> Getter:
@@ -107,9 +113,9 @@ def _wids(spec: dict[str, Any]) -> Getter:
     assert "bench-peers" in wids.__file__, wids.__file__
     index = f"{_url(spec, 'wds')}/index.json"
     if spec.get("endpoint"):
-        return wids.ShardListDataset(index, cache_dir=spec["local"]).__getitem__
+        return _index(wids.ShardListDataset(index, cache_dir=spec["local"]))
     # Local tars opened where they are (its default copies each into a cache directory).
-    return wids.ShardListDataset(index, localname=_same).__getitem__
+    return _index(wids.ShardListDataset(index, localname=_same))
 
 
 def preload(lib: str) -> None:
