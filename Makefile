@@ -111,6 +111,8 @@ demo: build-demo ## the main job: write a dataset, stream it through a DataLoade
 
 bench: build-dev ## streamx vs mosaicml-streaming, same run
 	$(PIP) install -q -r requirements/bench.txt -c $(CONSTRAINTS)
+	# wids lives only in webdataset 0.2.x: beside the venv's 1.0.2 (see requirements/bench.txt).
+	$(PIP) install -q --no-deps --upgrade --target build/bench-peers/wids webdataset==0.2.111
 	$(BIN)/python benches/run_all.py
 
 $(RELEASE_STAMP): requirements/release.txt
