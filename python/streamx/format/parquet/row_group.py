@@ -74,8 +74,19 @@ def python_column(column: Any) -> list[Any]:
         array = column.combine_chunks()
         if numeric_lists(array):
             return _numeric_lists(array, pa.types.is_fixed_size_list(kind))
-        return [None if v is None else np.asarray(v) for v in column.to_pylist()]
+        return [None if v is None else _as_array(v) for v in column.to_pylist()]
     return list(column.to_pylist())
+
+
+def _as_array(values: list[Any]) -> Any:
+    """A list as numpy makes it; a ragged one (lists of different lengths inside) as an
+    object array of its items, each inner list an array in turn."""
+    try:
+        return np.asarray(values)
+    except ValueError:
+        out = np.empty(len(values), dtype=object)
+        out[:] = [_as_array(v) if isinstance(v, list) else v for v in values]
+        return out
 
 
 def numeric_lists(array: Any) -> bool:
@@ -136,6 +147,7 @@ class DecodedRowGroup:
         self.images = frozenset(shard.extra.get("images") or ())
         self.values_of: dict[str, list[Any]] = {}  # the columns decoded to Python so far
         self.arrays: dict[str, Any] = {}  # the batched path's array per column, or None
+        self.touched = 0  # rows asked for by the per-sample path
 
     def values(self, name: str) -> list[Any]:
         """Column ``name`` as the per-sample path hands it out, one value per row."""
@@ -151,6 +163,20 @@ class DecodedRowGroup:
     def columns(self) -> list[tuple[str, list[Any]]]:
         """Every column's Python values, in the table's order."""
         return [(name, self.values(name)) for name in self.table.column_names]
+
+    def row(self, index: int) -> dict[str, Any]:
+        """Row ``index`` as the per-sample path hands it out. The first row asked of a
+        row group is converted alone: a random ``dataset[i]`` touches one row of each row
+        group it decodes, so turning every row into Python would be wasted. From the second,
+        whole columns are converted once, as a walk through the row group wants."""
+        self.touched += 1
+        if self.touched > 1 or "columns" in self.__dict__:
+            return {name: values[index] for name, values in self.columns}
+        out: dict[str, Any] = {}
+        for name in self.table.column_names:
+            value = python_column(self.table.column(name).slice(index, 1))
+            out[name] = _images(value, self.shard, index)[0] if name in self.images else value[0]
+        return out
 
 
 def decoded_key(shard: ShardInfo) -> str:
@@ -191,12 +217,13 @@ def _kept(shard: ShardInfo) -> Any:
     return found[f"rg{shard.extra['row_group']}"]
 
 
-def _images(values: list[Any], shard: ShardInfo) -> list[Any]:
-    """Encoded image bytes as PIL images (decoded lazily by PIL, on first pixel access)."""
+def _images(values: list[Any], shard: ShardInfo, first: int = 0) -> list[Any]:
+    """Encoded image bytes (rows ``first``, ``first + 1``...) as PIL images (decoded lazily by
+    PIL, on first pixel access)."""
     from PIL import Image, UnidentifiedImageError
 
     out: list[Any] = []
-    for row, data in enumerate(values):
+    for row, data in enumerate(values, first):
         try:
             out.append(None if data is None else Image.open(io.BytesIO(data)))
         except UnidentifiedImageError as err:
@@ -236,5 +263,4 @@ class RowGroupReader:
         self._key = decoded_key(shard)
 
     def get(self, index: int) -> dict[str, Any]:
-        columns = decoded(self.shard, self._key).columns
-        return {name: values[index] for name, values in columns}
+        return decoded(self.shard, self._key).row(index)
