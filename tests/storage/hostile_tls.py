@@ -16,6 +16,8 @@ import socket
 import ssl
 import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 __all__ = ["HostileTlsServer"]
@@ -124,3 +126,27 @@ class HostileTlsServer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+StartServer = Callable[[str], HostileTlsServer]
+
+
+@contextmanager
+def hostile_servers(data: bytes, chain: Path, key: Path) -> Iterator[StartServer]:
+    """Starts hostile servers of ``data`` on demand (``start(mode)``), with no pooled
+    connection of another test's server kept before or after; closes them all at the end."""
+    from streamx.storage import http_pool
+
+    http_pool._close_all()
+    servers: list[HostileTlsServer] = []
+
+    def start(mode: str) -> HostileTlsServer:
+        servers.append(HostileTlsServer(data, mode, chain, key))
+        return servers[-1]
+
+    try:
+        yield start
+    finally:
+        http_pool._close_all()
+        for server in servers:
+            server.close()

@@ -11,12 +11,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hostile_tls import HostileTlsServer
+from hostile_tls import HostileTlsServer, hostile_servers
 from https_certs import make_certs
 
 from streamx import _core
 from streamx.exceptions import TruncatedDownloadError
-from streamx.storage import http_pool
 from streamx.storage.http_get import PlainHttp, get_into
 
 _DATA = os.urandom(3_000_000)
@@ -28,17 +27,8 @@ def server_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[obje
     for name in ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "SSL_CERT_DIR"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_CA_BUNDLE", str(certs.ca))
-    http_pool._close_all()
-    servers: list[HostileTlsServer] = []
-
-    def start(mode: str) -> HostileTlsServer:
-        servers.append(HostileTlsServer(_DATA, mode, certs.chain, certs.key))
-        return servers[-1]
-
-    yield start
-    http_pool._close_all()
-    for server in servers:
-        server.close()
+    with hostile_servers(_DATA, certs.chain, certs.key) as start:
+        yield start
 
 
 def _get(server: HostileTlsServer, path: Path, length: int | None, seconds: float = 20) -> int:

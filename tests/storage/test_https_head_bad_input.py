@@ -8,11 +8,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from hostile_tls import HostileTlsServer
+from hostile_tls import HostileTlsServer, hostile_servers
 from https_certs import Certs, make_certs
 
 from streamx.exceptions import DownloadTimeoutError
-from streamx.storage import http_pool
 from streamx.storage.http_source import HttpSource, plain_target
 
 _DATA = os.urandom(100_000)
@@ -29,17 +28,8 @@ def certs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Certs:
 @pytest.fixture
 def server_for(certs: Certs, monkeypatch: pytest.MonkeyPatch) -> Iterator[Start]:
     monkeypatch.setenv("AWS_CA_BUNDLE", str(certs.ca))
-    http_pool._close_all()
-    servers: list[HostileTlsServer] = []
-
-    def start(mode: str) -> HostileTlsServer:
-        servers.append(HostileTlsServer(_DATA, mode, certs.chain, certs.key))
-        return servers[-1]
-
-    yield start
-    http_pool._close_all()
-    for server in servers:
-        server.close()
+    with hostile_servers(_DATA, certs.chain, certs.key) as start:
+        yield start
 
 
 def _stat(url: str, timeout: float = 10) -> tuple[int, str | None]:

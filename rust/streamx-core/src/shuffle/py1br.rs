@@ -29,10 +29,7 @@ pub(crate) fn shuffle(
         mut epoch_rng,
     } = NodeSpans::new(sizes, num_nodes, seed, epoch_seed);
     let (lo, hi) = block_bounds(block_size);
-    let mut stagger = Vec::with_capacity(num_nodes);
-    for _ in 0..num_nodes {
-        stagger.push(epoch_rng.integers(0, lo)?);
-    }
+    let stagger = staggers(&mut epoch_rng, num_nodes, lo)?;
     let bounds = node_bounds(total, num_nodes);
     let mut parts = Vec::with_capacity(groups.len());
     for (node, (&(a, b), &want)) in groups[..Want::end(wants)].iter().zip(wants).enumerate() {
@@ -80,6 +77,11 @@ pub(crate) fn shuffle(
     }
     parts.resize(groups.len(), None);
     Ok(parts)
+}
+
+/// Each canonical node's stagger, drawn below the smallest block size before any block.
+pub(super) fn staggers(rng: &mut Pcg64, num_nodes: usize, lo: i64) -> Result<Vec<i64>> {
+    (0..num_nodes).map(|_| rng.integers(0, lo)).collect()
 }
 
 /// The staggered block ranges covering `[start, stop)`, all drawn before any is shuffled.

@@ -7,7 +7,7 @@
 //! its shuffles start. A piece then shuffles again only the windows holding its ranks; ranks
 //! outside every window keep their laid-out sample.
 
-use super::py1br::{block_bounds, node_blocks, window_end, windows, Laid};
+use super::py1br::{block_bounds, node_blocks, staggers, window_end, windows, Laid};
 use super::rng::Pcg64;
 use super::spans::{node_bounds, NodeSpans, Span};
 use crate::Result;
@@ -54,10 +54,7 @@ impl LazyPy1br {
             mut epoch_rng,
         } = NodeSpans::new(sizes, num_nodes, seed, epoch_seed);
         let block = block_bounds(block_size);
-        let mut stagger = Vec::with_capacity(num_nodes);
-        for _ in 0..num_nodes {
-            stagger.push(epoch_rng.integers(0, block.0)?);
-        }
+        let stagger = staggers(&mut epoch_rng, num_nodes, block.0)?;
         Ok(LazyPy1br {
             spans,
             groups,
