@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 import remote_data
-from azure_blob_server import ACCOUNT, KEY, BlobServer, connection_string
 from s3_fault_proxy import FaultConfig, FaultProxy
 
 import streamx
+from azure_blob_server import ACCOUNT, KEY, BlobServer, connection_string
 from streamx import _core
 from streamx.runtime import metrics
 from streamx.storage import accounting, azure_direct, filesystems, throttle
