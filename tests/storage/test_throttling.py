@@ -329,3 +329,33 @@ def test_throttling_forever_over_https_fails_naming_url_status_and_tries(
     assert "503" in str(caught.value) and "3 tries" in str(caught.value)
     assert len(gets) == 3
     assert not (tmp_path / "f").exists()
+
+
+def test_a_throttling_host_gets_fewer_larger_parts(tmp_path: Path) -> None:
+    """While a host's limit is down, a file is split into at most that many parts (one GET
+    at a limit of 1): a throttling store counts requests, not bytes. Once the limit is back
+    at its ceiling, the parts are the configured size again."""
+    data = _data(8 * MIB)
+    server = ThrottleServer(data)
+    counts: list[list[Request]] = []
+    try:
+        for name in "abcd":
+            before = len(_gets(server))
+            if name in "bc":  # throttled rounds, as answers of 503 would make them
+                (limit,) = throttle._LIMITS.values()
+                while limit.limit > {"b": 2, "c": 1}[name]:
+                    limit.throttled(time.monotonic(), 503)
+            if name == "d":
+                (limit,) = throttle._LIMITS.values()
+                while limit.limit < limit.ceiling:
+                    limit.answered(time.monotonic())
+            download_file(server.url(name), str(tmp_path / name), expected_size=len(data))
+            counts.append(_gets(server)[before:])
+    finally:
+        server.close()
+    for name in "abcd":
+        assert (tmp_path / name).read_bytes() == data
+    a, b, c, d = counts
+    assert len(a) == len(d) == 8  # 1 MiB parts
+    assert len(b) == 2 and sorted(r.range for r in b) == [(0, 4 * MIB - 1), (4 * MIB, 8 * MIB - 1)]
+    assert len(c) == 1 and c[0].range is None  # one whole GET

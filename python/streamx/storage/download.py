@@ -184,7 +184,8 @@ def _fetch(
         with fetching_files() as files:
             # The connections are shared by the files fetched at once: one alone spreads
             # over all of them (it is needed now), several take fewer, larger parts.
-            parts = split(size, part_size(size, max(slots.count // files, 1)))
+            part = part_size(size, max(slots.count // files, 1))
+            parts = split(size, max(part, _throttled_part(source, slots, size)))
             if len(parts) > 1 and _fetched_in_parts(
                 source, tmp, size, parts, retry, timeout, slots, progress
             ):
@@ -214,6 +215,16 @@ def fetching_files() -> Iterator[int]:
     finally:
         with _FETCHING_LOCK:
             _FETCHING[0] -= 1
+
+
+def _throttled_part(source: Source, slots: Slots, size: int) -> int:
+    """The smallest part that keeps a file within the requests its throttling host admits
+    at once: a host that throttles counts requests, not bytes, so fewer, larger parts (one
+    GET at a limit of 1) get more bytes through. 0 while the host is not throttling."""
+    limit = host_limit(source, slots)
+    if limit.limit >= limit.ceiling:
+        return 0
+    return -(-size // max(limit.limit, 1))
 
 
 def host_limit(source: Source, slots: Slots) -> AdaptiveLimit:
