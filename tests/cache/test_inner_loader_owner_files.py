@@ -5,7 +5,6 @@ under the dataset, and leaves those of owners that still live."""
 
 from __future__ import annotations
 
-import fcntl
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ import numpy as np
 import pytest
 
 import streamx
+from owner_locks import is_held
 from streamx import MixedDataset, PackedDataset, StreamingDataLoader, StreamingDataset
 
 torch = pytest.importorskip("torch")
@@ -70,16 +70,6 @@ def _owner_files(cache: Path) -> list[Path]:
     return sorted(cache.glob("*/.streamx/owners/*"))
 
 
-def _is_held(path: Path) -> bool:
-    """Whether a live process holds the owner file's lock."""
-    with path.open("rb") as file:
-        try:
-            fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        return False
-
-
 Build = Callable[[dict[str, Path], Path], Any]
 
 
@@ -97,7 +87,7 @@ def test_a_pass_leaves_no_file_of_its_exited_workers(
     assert batches > 2
     assert len(made) >= 2, f"fewer owner files than workers: {made}"
     left = _owner_files(cache)
-    assert all(map(_is_held, left)), left  # only live owners' files are left
+    assert all(map(is_held, left)), left  # only live owners' files are left
     if build is not _packed:  # both sources' caches were read, each by both workers
         assert {p.parents[2].name for p in made} == set(SOURCES)
 
@@ -112,13 +102,13 @@ def test_live_workers_of_another_loader_keep_their_files(
     next(first)
     next(first)  # both workers have read (torch deals batches round-robin)
     alive = _owner_files(cache)
-    assert len(alive) >= 2 and all(map(_is_held, alive)), alive
+    assert len(alive) >= 2 and all(map(is_held, alive)), alive
     for _ in _loader(_packed(remotes, cache)):
         pass
     left = _owner_files(cache)
     assert set(alive) <= set(left), (alive, left)
-    assert all(map(_is_held, left)), left
+    assert all(map(is_held, left)), left
     for _ in first:
         pass
-    assert all(map(_is_held, _owner_files(cache)))
+    assert all(map(is_held, _owner_files(cache)))
     assert not set(alive) & set(_owner_files(cache))

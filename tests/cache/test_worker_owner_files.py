@@ -4,13 +4,13 @@ workers; owners that still live keep theirs."""
 
 from __future__ import annotations
 
-import fcntl
 import gc
 from pathlib import Path
 
 import pytest
 
 import streamx
+from owner_locks import is_held
 from streamx import _core
 from streamx.cli.ledger_types import LedgerPinSnapshot
 
@@ -53,17 +53,6 @@ def _owner_files(local: Path) -> list[Path]:
     return sorted((local / ".streamx" / "owners").iterdir())
 
 
-def _is_held(path: Path) -> bool:
-    """Whether a live process holds the owner file's lock (a fresh open of ours conflicts
-    with any other open file's lock, our own process's included)."""
-    with path.open("rb") as file:
-        try:
-            fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        return False
-
-
 def _pins(local: Path) -> list[LedgerPinSnapshot]:
     (ledger,) = (p for p in (local / ".streamx").glob("ledger-*") if p.suffix != ".lock")
     return _core.ledger_snapshot(str(ledger))["pins"]
@@ -81,7 +70,7 @@ def test_a_pass_leaves_no_file_of_its_exited_workers(remote: Path, tmp_path: Pat
     assert len(made) >= 2, f"fewer owner files than workers: {made}"
     # torch joined the workers before the pass ended: only live owners' files are left.
     left = _owner_files(local)
-    assert all(map(_is_held, left)), left
+    assert all(map(is_held, left)), left
     assert len(left) < len(made)
     assert _pins(local) == []
     del loader
@@ -94,12 +83,12 @@ def test_live_workers_keep_their_files_until_they_exit(remote: Path, tmp_path: P
     loader = _loader(remote, local, persistent=True)
     assert sorted(i for batch in loader for i in batch["id"]) == list(range(N))
     live = _owner_files(local)
-    assert len(live) >= 2 and all(map(_is_held, live)), live  # the workers, alive
+    assert len(live) >= 2 and all(map(is_held, live)), live  # the workers, alive
     iterator = loader._iterator
     assert iterator is not None
     iterator._shutdown_workers()  # type: ignore[attr-defined]
     assert _owner_files(local) == live  # gone, but nobody has looked yet
-    dead = [p for p in live if not _is_held(p)]
+    dead = [p for p in live if not is_held(p)]
     assert len(dead) >= 2, live
     ds = loader.dataset
     assert isinstance(ds, streamx.StreamingDataset)
