@@ -122,7 +122,7 @@ def test_throttling_is_waited_out_and_reported(
     and logged, never raised while tries remain."""
     monkeypatch.setattr(throttle.logger, "disabled", False)
     caplog.set_level(logging.WARNING, logger=throttle.logger.name)
-    throttle._LIMITS.clear()
+    throttle.forget_hosts()
     _write(blobs, "busy", 40)
     blobs.busy_first = 3
     before = metrics.snapshot()["throttled"]
@@ -134,7 +134,7 @@ def test_throttling_is_waited_out_and_reported(
     assert metrics.snapshot()["throttled"] - before == 3
     lines = [r.getMessage() for r in caplog.records if r.name == throttle.logger.name]
     assert any("is throttling (HTTP 503)" in line for line in lines), lines
-    throttle._LIMITS.clear()
+    throttle.forget_hosts()
 
 
 def test_a_missing_blob_and_a_wrong_key_are_named(

@@ -33,7 +33,7 @@ def _own_metrics(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[No
 @pytest.fixture(autouse=True)
 def _small_parts(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("STREAMX_DOWNLOAD_PART_SIZE", str(MIB))
-    throttle._LIMITS.clear()
+    throttle.forget_hosts()
 
 
 def _stall_once(starts: set[int]) -> tuple[ThrottleServer, bytes]:

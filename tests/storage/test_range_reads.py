@@ -350,3 +350,27 @@ def test_moto_serves_every_sample_of_a_shard_by_range(
         release.set()
         holder.join(60)
     assert holder.exitcode == 0
+
+
+def test_a_throttling_host_gets_no_range_reads(env: Nginx, served: Path, tmp_path: Path) -> None:
+    """Range reads only save time, and each is a request: while the host throttles (its
+    request pace set, as a 503 sets it), a sample waits for its shard's download, which
+    brings every sample in one request."""
+    from urllib.parse import urlparse
+
+    from streamx.storage import throttle
+    from streamx.storage.request_pace import pace_for
+
+    throttle.forget_hosts()
+    name = _copy(served)
+    remote = f"{env.endpoint}/bucket/{name}"
+    pace_for(urlparse(env.endpoint).netloc).throttled(0.0)
+    try:
+        assert not throttle.host_calm(remote)
+        ds = StreamingDataset(remote=remote, local=str(tmp_path / "cache"), batch_size=1)
+        _check(ds[150], 150)
+        assert (tmp_path / "cache" / "shard.00001.mds").exists()  # it waited for the shard
+        assert _ranged_gets(env, f"{name}/shard.00001.mds") == []
+        assert _whole_gets(env, f"{name}/shard.00001.mds") == 1
+    finally:
+        throttle.forget_hosts()

@@ -25,7 +25,7 @@ MIB = 1 << 20
 def _small_parts(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("STREAMX_DOWNLOAD_PART_SIZE", str(MIB))
     monkeypatch.setenv("STREAMX_HEDGE", "0")
-    throttle._LIMITS.clear()
+    throttle.forget_hosts()
     http_pool._close_all()
     yield
     http_pool._close_all()

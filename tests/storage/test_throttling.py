@@ -43,10 +43,9 @@ def _own_metrics(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[No
 def _small_parts(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("STREAMX_DOWNLOAD_PART_SIZE", str(MIB))
     monkeypatch.setenv("STREAMX_HEDGE", "0")
-    throttle._LIMITS.clear()  # each test starts from an unthrottled host
-    throttle._WANT_HEADERS.clear()
+    throttle.forget_hosts()  # each test starts from an unthrottled host
     yield
-    throttle._LIMITS.clear()
+    throttle.forget_hosts()
 
 
 @pytest.fixture(autouse=True)
@@ -185,8 +184,11 @@ def test_retry_after_is_honoured_on_ranged_parts_after_the_first_answer(tmp_path
     assert logged[2].request.arrived - logged[1].answered >= 1.0
 
 
-def test_concurrency_falls_on_throttling_and_recovers(tmp_path: Path) -> None:
-    data = _data(40 * MIB)
+def test_request_rate_and_concurrency_fall_on_throttling_and_recover(tmp_path: Path) -> None:
+    """A throttled host first gets its request starts spaced out (its pace) and the rest of
+    the file in fewer, larger GETs; its concurrency falls once throttling goes on through
+    several cuts. Both come back once the throttling stops."""
+    data = _data(32 * MIB)
     lock = threading.Lock()
     seen = [0]
 
@@ -202,22 +204,47 @@ def test_concurrency_falls_on_throttling_and_recovers(tmp_path: Path) -> None:
             server.url(), str(tmp_path / "f"), expected_size=len(data), slots=LocalSlots(8)
         )
         logged = server.requests()
+        (limit,) = throttle._LIMITS.values()
+        # Later files, as throttling has stopped: the pace probes back up and lifts.
+        for step in itertools.count():
+            assert step < 100, "the pace never lifted"
+            if limit.calm:
+                break
+            download_file(
+                server.url("probe"),
+                str(tmp_path / "p"),
+                expected_size=len(data),
+                slots=LocalSlots(8),
+            )
+        before = len(server.requests())
+        download_file(
+            server.url("after"), str(tmp_path / "a"), expected_size=len(data), slots=LocalSlots(8)
+        )
+        after = server.requests()[before:]
     finally:
         server.close()
-    assert (tmp_path / "f").read_bytes() == data
+    assert (tmp_path / "f").read_bytes() == (tmp_path / "a").read_bytes() == data
     statuses = [entry.status for entry in logged]
     assert statuses.count(503) == 16
-    assert statuses.count(206) == 40
+    ranges = sorted(e.request.range for e in logged if e.status == 206 and e.request.range)
+    assert ranges[0][0] == 0 and ranges[-1][1] == len(data) - 1  # every byte, once
+    assert all(a[1] + 1 == b[0] for a, b in itertools.pairwise(ranges))
+    assert len(ranges) < 32  # the parts left when throttling began came in larger GETs
     throttled = [entry for entry in logged if entry.status == 503]
     # Before: the connections the settings allow.
     assert max(entry.request.in_flight for entry in logged[:8]) >= 4
-    # After a dozen throttled answers, one or two requests at once.
+    # After a dozen throttled answers, one or two requests at once, their starts spaced.
     twelfth, last = throttled[11].answered, throttled[-1].answered
     during = [e.request for e in logged if twelfth <= e.request.arrived <= last]
     assert during
     assert max(request.in_flight for request in during) <= 2
-    # Throttling stopped: the concurrency came back.
-    assert max(entry.request.in_flight for entry in logged[-12:]) >= 4
+    arrivals = sorted(request.arrived for request in during)
+    # Paced at 6 a second or less (the starts seen before the cut, halved): 8 a second at
+    # most, whatever jitter a loaded machine adds to one arrival.
+    assert len(arrivals) - 1 <= 8 * (arrivals[-1] - arrivals[0]) + 1
+    # Throttling stopped: the pace lifted, the parts and the concurrency came back.
+    assert len(after) == 32
+    assert max(entry.request.in_flight for entry in after) >= 4
 
 
 def test_the_node_wide_slots_follow_a_throttled_host(tmp_path: Path) -> None:
@@ -225,7 +252,8 @@ def test_the_node_wide_slots_follow_a_throttled_host(tmp_path: Path) -> None:
     count = iter(range(1_000))
 
     def decide(request: Request) -> Answer:
-        return Answer("status", 503) if 6 <= next(count) <= 9 else Answer("ok")
+        # Throttling that goes on through several cuts of the pace: the limit falls too.
+        return Answer("status", 503) if 6 <= next(count) <= 12 else Answer("ok")
 
     slots = ConnectionSlots(str(tmp_path / "slots"), 8)
     server = ThrottleServer(data, decide, delay_s=0.02)
@@ -243,7 +271,8 @@ def test_the_node_wide_slots_follow_a_throttled_host(tmp_path: Path) -> None:
 
 def test_nginx_limit_req_503s_are_waited_out_and_no_part_fails(tmp_path: Path) -> None:
     """nginx's limit_req refuses what comes faster than 20 requests/s with 503 and
-    Retry-After: 1; the file arrives whole, every part answered exactly once with 206."""
+    Retry-After: 1; the file arrives whole, every byte answered exactly once with 206 (the
+    parts left when the throttling began in fewer, larger GETs)."""
     if find_nginx() is None:
         pytest.fail("nginx is required (apt-get install -y nginx)")
     data = _data(24 * MIB)
@@ -258,13 +287,23 @@ def test_nginx_limit_req_503s_are_waited_out_and_no_part_fails(tmp_path: Path) -
             slots=LocalSlots(8),
         )
         throttled = metrics.snapshot()["throttled"] - before
-        log = server.log_when(lambda entries: len(entries) >= 24 + throttled)
+        log = server.log_when(
+            lambda entries: sum(e.sent for e in entries if e.status == 206) >= len(data)
+        )
     assert (tmp_path / "f").read_bytes() == data
-    assert sum(1 for e in log if e.status == 206) == 24
+    answered = sorted(
+        (int(a), int(b))
+        for e in log
+        if e.status == 206
+        for a, b in [e.range.removeprefix("bytes=").split("-")]
+    )
+    assert answered[0][0] == 0 and answered[-1][1] == len(data) - 1
+    assert all(a[1] + 1 == b[0] for a, b in itertools.pairwise(answered))  # each byte once
+    assert len(answered) < 24  # the throttled host got fewer, larger GETs
     refused = sum(1 for e in log if e.status == 503)
     assert refused > 0  # nginx did throttle
     assert refused == throttled  # and each refusal was counted once, asked for once
-    assert len(log) == 24 + refused
+    assert len(log) == len(answered) + refused
 
 
 def test_a_range_read_waits_out_throttling(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -332,30 +371,44 @@ def test_throttling_forever_over_https_fails_naming_url_status_and_tries(
 
 
 def test_a_throttling_host_gets_fewer_larger_parts(tmp_path: Path) -> None:
-    """While a host's limit is down, a file is split into at most that many parts (one GET
-    at a limit of 1): a throttling store counts requests, not bytes. Once the limit is back
-    at its ceiling, the parts are the configured size again."""
+    """While a host is paced, a file is split into the parts its pace allows
+    (``AdaptiveLimit.requests_for_files``; one GET at 1 request a second): a throttling
+    store counts requests, not bytes. Once the pace has probed back up and lifted, the parts are the
+    configured size again."""
     data = _data(8 * MIB)
     server = ThrottleServer(data)
     counts: list[list[Request]] = []
+    wanted: list[int | None] = []
     try:
-        for name in "abcd":
+        for name in "abc":
             before = len(_gets(server))
             if name in "bc":  # throttled rounds, as answers of 503 would make them
                 (limit,) = throttle._LIMITS.values()
-                while limit.limit > {"b": 2, "c": 1}[name]:
+                limit.throttled(time.monotonic(), 503)
+                while name == "c" and (limit.pace.rate or 0) > 1:
                     limit.throttled(time.monotonic(), 503)
-            if name == "d":
-                (limit,) = throttle._LIMITS.values()
-                while limit.limit < limit.ceiling:
-                    limit.answered(time.monotonic())
+                wanted.append(limit.requests_for_files(len(data)))
             download_file(server.url(name), str(tmp_path / name), expected_size=len(data))
             counts.append(_gets(server)[before:])
+        # Answers to paced requests raise the pace until it lifts.
+        for step in itertools.count():
+            assert step < 200, "the pace never lifted"
+            if limit.calm:
+                break
+            download_file(server.url("probe"), str(tmp_path / "probe"), expected_size=len(data))
+        before = len(_gets(server))
+        download_file(server.url("d"), str(tmp_path / "d"), expected_size=len(data))
+        d = _gets(server)[before:]
     finally:
         server.close()
     for name in "abcd":
         assert (tmp_path / name).read_bytes() == data
-    a, b, c, d = counts
+    a, b, c = counts
     assert len(a) == len(d) == 8  # 1 MiB parts
-    assert len(b) == 2 and {r.range for r in b} == {(0, 4 * MIB - 1), (4 * MIB, 8 * MIB - 1)}
+    wanted_b, wanted_c = wanted
+    assert wanted_b is not None and len(b) == wanted_b < 8
+    assert wanted_c == 1
+    if len(b) > 1:
+        ranges = sorted(r.range for r in b if r.range is not None)
+        assert len(ranges) == len(b) and ranges[0][0] == 0 and ranges[-1][1] == 8 * MIB - 1
     assert len(c) == 1 and c[0].range is None  # one whole GET

@@ -30,7 +30,7 @@ from streamx.storage.parts import backoff_delay
 from streamx.storage.pool import range_pool
 from streamx.storage.throttle import ThrottledError
 
-__all__ = ["Partial", "Target"]
+__all__ = ["GaveWayError", "Partial", "Target"]
 
 # Bytes fetched with the offset table, for the writer's config JSON that follows it.
 _HEADER_SLACK = 16 << 10
@@ -41,6 +41,11 @@ _BUDGET = 8 << 20
 _MERGE_GAP = 64 << 10
 # The most bytes one range GET asks for (larger ranges are split, fetched in parallel).
 _PIECE = 256 << 10
+
+
+class GaveWayError(OSError):
+    """A range read left to the shard's download (its host throttles). Never reaches a
+    user: the sample waits for the shard instead."""
 
 
 @dataclass(frozen=True)
@@ -155,10 +160,19 @@ class Partial:
     def get(self, start: int, length: int) -> None:
         """GETs bytes ``[start, start + length)`` into place, retrying like a download."""
         target = self.target
+
+        def throttling() -> bool:
+            return not throttle.host_calm(target.url)
+
         for attempt in range(1, target.retry + 1):
+            if throttling():
+                # A throttling store counts requests: the shard's own download brings
+                # these bytes with the rest, in one request.
+                raise GaveWayError(f"{target.url}: the host throttles; range reads give way")
             try:
-                # Throttled answers are waited out, not failed attempts.
-                throttle.waiting_out(lambda: self._get_once(start, length), target.url)
+                # Throttled answers are waited out, not failed attempts, unless the host
+                # has begun throttling (this range read then gives way, as above).
+                throttle.waiting_out(lambda: self._get_once(start, length), target.url, throttling)
                 return
             except SizeMismatchError as err:
                 if attempt == target.retry:

@@ -57,6 +57,7 @@ from streamx.format.index import ShardInfo
 from streamx.format.readers.base import SampleReader
 from streamx.location import Location
 from streamx.storage.settings import range_reads_enabled
+from streamx.storage.throttle import host_calm
 
 __all__ = ["RangeReads"]
 
@@ -126,7 +127,8 @@ class RangeReads:
 
     def reads_first(self, shard_id: int) -> bool:
         """Whether shard ``shard_id`` is read by range before its download is started."""
-        return self._target(shard_id) is not None and not self._cache.limited
+        target = self._target(shard_id)
+        return target is not None and not self._cache.limited and host_calm(target.url)
 
     def _target(self, shard_id: int) -> Target | None:
         """What shard ``shard_id`` is read by range from, or None when it is not."""
@@ -200,6 +202,10 @@ class RangeReads:
         """The shard's partial, opened if needed, while its download is under way."""
         target = self._target(shard_id)
         if target is None:
+            return None
+        if not host_calm(target.url):
+            # A throttling store counts requests: each range GET would delay the shard's
+            # own download, which brings every sample in one request.
             return None
         with self._lock:
             self._forget_parent()

@@ -185,18 +185,22 @@ def _fetch(
             # The connections are shared by the files fetched at once: one alone spreads
             # over all of them (it is needed now), several take fewer, larger parts.
             part = part_size(size, max(slots.count // files, 1))
-            parts = split(size, max(part, _throttled_part(source, slots, size)))
+            parts = split(size, max(part, _throttled_part(source, slots, size, files)))
             if len(parts) > 1 and _fetched_in_parts(
                 source, tmp, size, parts, retry, timeout, slots, progress
             ):
                 return
     budget = RetryBudget(source.url, retry, timeout)
+    limit = host_limit(source, slots)
+
+    def whole(deadline: float) -> None:
+        began = time.monotonic()
+        source.fetch_whole(tmp, size, deadline - began, most)
+        if size is not None:
+            limit.observed(size, time.monotonic() - began)
+
     budget.run(
-        lambda deadline: source.fetch_whole(tmp, size, deadline - time.monotonic(), most),
-        f"GET {source.url}",
-        slots,
-        host_limit(source, slots),
-        permanent=(*PERMANENT, RemoteTooLargeError),
+        whole, f"GET {source.url}", slots, limit, permanent=(*PERMANENT, RemoteTooLargeError)
     )
 
 
@@ -217,14 +221,12 @@ def fetching_files() -> Iterator[int]:
             _FETCHING[0] -= 1
 
 
-def _throttled_part(source: Source, slots: Slots, size: int) -> int:
-    """The smallest part that keeps a file within the requests its throttling host admits
-    at once: a host that throttles counts requests, not bytes, so fewer, larger parts (one
-    GET at a limit of 1) get more bytes through. 0 while the host is not throttling."""
-    limit = host_limit(source, slots)
-    if limit.limit >= limit.ceiling:
-        return 0
-    return -(-size // max(limit.limit, 1))
+def _throttled_part(source: Source, slots: Slots, size: int, files: int) -> int:
+    """The smallest part for a file of a throttling host: stores throttle the rate of
+    requests, not bytes, so a throttled host gets fewer, larger parts
+    (:meth:`~streamx.storage.throttle.AdaptiveLimit.requests_for_files`). 0 while calm."""
+    most = host_limit(source, slots).requests_for_files(size, files)
+    return 0 if most is None else -(-size // most)
 
 
 def host_limit(source: Source, slots: Slots) -> AdaptiveLimit:

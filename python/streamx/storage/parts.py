@@ -40,6 +40,10 @@ PartDone = Callable[[int], None]
 _WATCH_S = 0.05
 
 
+def _span(parts: list[Part]) -> int:
+    return parts[-1].start + parts[-1].length - parts[0].start
+
+
 def split(size: int, part: int) -> list[tuple[int, int]]:
     """``(start, length)`` of each part of a ``size``-byte file, in order."""
     return [(start, min(part, size - start)) for start in range(0, size, part)]
@@ -114,11 +118,13 @@ class _Job:
             with self._changed:
                 if self._error is not None or self._next == len(self._parts):
                     return
-                part = self._parts[self._next]
-                self._next += 1
+                taken = self._take()
                 self._running += 1
+            part = taken[0] if len(taken) == 1 else Part(taken[0].start, _span(taken))
             try:
                 self._one(part)
+                if len(taken) > 1:
+                    self._merged_done(taken)
             except BaseException as err:
                 with self._changed:
                     self._error = self._error or err
@@ -126,6 +132,25 @@ class _Job:
                 with self._changed:
                     self._running -= 1
                     self._changed.notify_all()
+
+    def _take(self) -> list[Part]:
+        """The next part, or while the host throttles, the next run of parts as one
+        request: the file was split while the host was calm, and a throttling store counts
+        requests, not bytes (called with the lock held)."""
+        remaining = len(self._parts) - self._next
+        last = self._parts[-1]
+        most = self._limit.requests_for_files(last.start + last.length - self._parts[0].start)
+        count = 1 if most is None else -(-remaining // most)
+        taken = self._parts[self._next : self._next + count]
+        self._next += count
+        return taken
+
+    def _merged_done(self, taken: list[Part]) -> None:
+        """Marks each part of a merged request as in place, in order."""
+        for part in taken:
+            with self._changed:
+                part.winner = "original"
+            self._complete(part)
 
     def wait(self) -> None:
         with self._changed:
@@ -198,6 +223,7 @@ class _Job:
             if won:
                 part.winner = "original"
                 self._durations.append(time.monotonic() - part.began)
+                self._limit.observed(part.length, self._durations[-1])
             loser = part.hedge
         if won:
             if loser is not None:
@@ -209,7 +235,7 @@ class _Job:
     def _watch(self) -> None:
         """Hedges the stragglers among the running parts (called with the lock held)."""
         after = hedge.straggler_after(self._durations)
-        if after is None or self._limit.limit < self._limit.ceiling:
+        if after is None or not self._limit.calm:
             return  # too early to tell, or the host throttles: no extra requests
         now = time.monotonic()
         for part in self._parts:

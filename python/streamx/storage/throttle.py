@@ -8,11 +8,14 @@ A throttled answer is not a failure. The request waits and is asked again:
   ceiling that doubles with each throttled try. Clients that were throttled together then
   come back spread out, not in lockstep.
 
-Each host also gets an adaptive limit on the requests this process sends to it at once
-(AIMD, as TCP does): every throttled answer to a request that started after the last cut
-halves the limit, and every answer after it raises the limit by one, up to the connection
-count. The process writes its limit next to the node's connection slots, so that the other
-processes of the node send fewer requests too (:mod:`~streamx.storage.slots`).
+Each host also gets a pace on request starts (:mod:`~streamx.storage.request_pace`): stores
+throttle the rate of requests, so a throttled answer first spaces the starts out, keeping
+the connections. Only when throttling goes on through several cuts of the pace does the
+adaptive limit on the requests sent at once fall too (AIMD, as TCP does): each such throttled
+answer to a request that started after the last cut halves it, and every answer after it
+raises it by one, up to the connection count. The process writes its limit next to the
+node's connection slots, so that the other processes of the node send fewer requests too
+(:mod:`~streamx.storage.slots`).
 
 A request gives up after ``STREAMX_THROTTLE_RETRIES`` throttled tries (default 10) with
 :class:`ThrottledError`, which names the URL, the status and the tries. Throttled answers
@@ -25,22 +28,28 @@ from __future__ import annotations
 import contextlib
 import email.utils
 import logging
+import math
 import os
 import random
 import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import TypeVar
+from urllib.parse import urlparse
 
 from streamx.exceptions import HttpResponseError
 from streamx.runtime import metrics
+from streamx.storage.request_pace import forget_paces, pace_for
 
 __all__ = [
     "LOG_EVERY_S",
+    "PACED_ROUND_S",
     "THROTTLE_STATUSES",
     "AdaptiveLimit",
     "ThrottledError",
+    "forget_hosts",
     "headers_wanted",
+    "host_calm",
     "limit_for",
     "note_retry_after",
     "parse_retry_after",
@@ -158,30 +167,40 @@ def throttle_delay(tries: int, retry_after: float | None) -> float:
     return random.uniform(0, min(_CAP_S, _BASE_S * 2 ** (tries - 1)))
 
 
-def waiting_out(call: Callable[[], T], url: str) -> T:
+def waiting_out(call: Callable[[], T], url: str, give_up: Callable[[], bool] | None = None) -> T:
     """``call()``, asked again after each throttled answer (a request outside a download's
-    budget: a range read).
+    budget: a range read). Each try keeps the host's pace, and its answer teaches it.
+    ``give_up()``, asked after each throttled answer, ends the tries at once (a request
+    that only saves time, when another brings the same bytes).
 
     Raises:
-        ThrottledError: The server throttled ``STREAMX_THROTTLE_RETRIES`` tries.
+        ThrottledError: The server throttled ``STREAMX_THROTTLE_RETRIES`` tries, or
+            ``give_up()`` said so.
     """
+    pace = pace_for(urlparse(url).netloc)
     tries = 0
     while True:
+        started = pace.take()
         try:
-            return call()
+            result = call()
         except HttpResponseError as err:
             status = throttled_status(err)
             if status is None:
                 raise
+            pace.throttled(started)
             tries += 1
             metrics.add_throttled()
-            if tries >= throttle_retries():
+            if tries >= throttle_retries() or (give_up is not None and give_up()):
                 raise ThrottledError(url, status, tries) from err
             time.sleep(throttle_delay(tries, retry_after_of(err)))
+        else:
+            pace.answered(started)
+            return result
 
 
 class AdaptiveLimit:
-    """How many requests to one host may run at once: halved on throttling, +1 per answer.
+    """How many requests to one host may run at once, and when they start: the host's pace
+    is cut on throttling; the count is halved when throttling persists, +1 per answer.
 
     ``publish`` is called with the whole-number limit whenever it changes (the node's
     slots read it).
@@ -196,46 +215,90 @@ class AdaptiveLimit:
         self._publish = publish
         self._throttled = 0
         self._logged_at = 0.0
+        self.pace = pace_for(host)
+        self._bandwidth: float | None = None  # bytes a second of one GET
 
     @property
     def limit(self) -> int:
         return int(self._limit)
 
+    @property
+    def calm(self) -> bool:
+        """Whether the host is neither paced nor limited below the connection count."""
+        return self.pace.rate is None and self._limit >= self.ceiling
+
+    def requests_for_files(self, size: int, files: int = 1) -> int | None:
+        """How many requests one of ``files`` files of ``size`` bytes fetched at once may be
+        split into while the host throttles (None while it is calm), at most the limit on
+        requests at once.
+
+        A paced host admits ``rate`` requests a second. ``files x n`` GETs of ``size / n``
+        bytes at ``B`` bytes a second each start ``files x n^2 x B / size`` requests a
+        second, so ``n = sqrt(rate x size / (files x B))`` parts keep within the pace with
+        the most connections busy. ``B`` is measured from this host's answers; until one
+        is, a round of parts may take :data:`PACED_ROUND_S` of the pace."""
+        rate = self.pace.rate
+        if rate is None and self._limit >= self.ceiling:
+            return None
+        most = self.limit
+        if rate is not None:
+            files = max(files, 1)
+            if self._bandwidth is None:
+                most = min(most, int(rate * PACED_ROUND_S / files))
+            else:
+                most = min(most, int(math.sqrt(rate * size / (files * self._bandwidth))))
+        return max(most, 1)
+
+    def observed(self, size: int, seconds: float) -> None:
+        """A GET of ``size`` bytes took ``seconds``: the host's bandwidth per connection."""
+        if size < _MEASURED_GET_BYTES or seconds <= 0:
+            return  # a small GET's time is its round trip, not the bandwidth
+        speed = size / seconds
+        with self._changed:
+            before = self._bandwidth
+            self._bandwidth = speed if before is None else 0.8 * before + 0.2 * speed
+
     @contextlib.contextmanager
     def hold(self) -> Iterator[float]:
-        """Waits for room under the limit; yields the time the request starts."""
+        """Waits for room under the limit, then for the pace's slot; yields the time the
+        request starts."""
         with self._changed:
             while self._running >= int(self._limit):
                 self._changed.wait()
             self._running += 1
         try:
-            yield time.monotonic()
+            yield self.pace.take()
         finally:
             with self._changed:
                 self._running -= 1
                 self._changed.notify()
 
     def throttled(self, started: float, status: int) -> None:
-        """A request started at ``started`` was throttled: halve the limit, once per round."""
+        """A request started at ``started`` was throttled: cut the pace, once per round, and
+        halve the limit when the pace alone has not stopped the throttling."""
+        cut = self.pace.throttled(started)
         with self._changed:
             self._throttled += 1
-            if started >= self._cut_at:
+            if cut and started >= self._cut_at and self.pace.persistent:
                 self._set(max(1.0, self._limit / 2))
                 self._cut_at = time.monotonic()
             now = time.monotonic()
             if now - self._logged_at >= LOG_EVERY_S:
                 self._logged_at = now
+                rate = self.pace.rate
                 logger.warning(
-                    "%s is throttling (HTTP %d): %d throttled answers so far; "
-                    "at most %d requests to it at once from this process now",
+                    "%s is throttling (HTTP %d): %d throttled answers so far; this process "
+                    "now starts %s and runs at most %d at once",
                     self.host,
                     status,
                     self._throttled,
+                    "requests as they come" if rate is None else f"{rate:.1f} requests/s",
                     int(self._limit),
                 )
 
     def answered(self, started: float) -> None:
-        """A request started at ``started`` was answered: raise the limit by one."""
+        """A request started at ``started`` was answered: raise the pace and the limit."""
+        self.pace.answered(started)
         if self._limit >= self.ceiling or started < self._cut_at:
             return
         with self._changed:
@@ -247,6 +310,11 @@ class AdaptiveLimit:
         if int(limit) != before and self._publish is not None:
             self._publish(int(limit))
 
+
+# The share of a second of a paced host's request starts that one round of parts may take.
+PACED_ROUND_S = 0.25
+# GETs at least this large tell the bandwidth of a connection.
+_MEASURED_GET_BYTES = 1 << 20
 
 _LIMITS: dict[str, AdaptiveLimit] = {}
 _LIMITS_PID = [os.getpid()]
@@ -265,3 +333,20 @@ def limit_for(
         if limit is None or limit.ceiling != max(ceiling, 1):
             limit = _LIMITS[host] = AdaptiveLimit(host, ceiling, publish)
         return limit
+
+
+def forget_hosts() -> None:
+    """Forgets every host's limit, pace and throttled past (each host starts calm again)."""
+    with _LIMITS_LOCK:
+        _LIMITS.clear()
+    _WANT_HEADERS.clear()
+    forget_paces()
+
+
+def host_calm(url: str) -> bool:
+    """Whether ``url``'s host is neither paced nor limited in this process: requests that
+    only save time (range reads ahead of a download) are worth their cost to it."""
+    host = urlparse(url).netloc
+    with _LIMITS_LOCK:
+        limit = _LIMITS.get(host) if _LIMITS_PID[0] == os.getpid() else None
+    return limit.calm if limit is not None else pace_for(host).rate is None

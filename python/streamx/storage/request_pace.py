@@ -1,0 +1,204 @@
+"""A per-host pace on request starts, learned from the host's throttled answers.
+
+Object stores throttle on the *rate* of requests (S3 per prefix, GCS per object, nginx's
+``limit_req``), not on how many run at once. Cutting concurrency in answer to a 503 leaves
+connections idle while the store would still carry their bytes, so the first answer to
+throttling is to space request starts instead, keeping the connections:
+
+* unthrottled, a host is not paced at all (nothing on the fast path but a lock);
+* a throttled answer to a request started after the last cut sets the pace to half the
+  rate this process started requests at over the last second, measured over the span they
+  took, at least :data:`FIRST_PACE` a second (a process that has sent one or two requests
+  has shown no rate); a later cut halves the pace, down to :data:`MIN_RATE` a second;
+* an answered request that had to wait for its slot raises the pace by
+  :data:`RAISE_FACTOR` (plus :data:`RAISE_STEP`), so the pace probes back up to the store's
+  rate; once it passes :data:`LIFT_FACTOR` times the rate seen over the second before the
+  first cut, the pace lifts (sooner, the parts it keeps large would come back small all at
+  once, a burst the store refuses). A pace that no request waits for says nothing about
+  what the store admits, so it is instead doubled after each :data:`QUIET_S` seconds
+  without a throttled answer (a pace kept for ever would keep the host's parts large).
+
+:meth:`RequestPace.take` hands out start slots in order, evenly spaced, so threads never
+start together. Throttling that goes on through :data:`PERSISTENT_CUTS` cuts within
+:data:`PERSISTENT_WITHIN_S` is :attr:`RequestPace.persistent`: the concurrency limit
+(:mod:`~streamx.storage.throttle`) then falls too, for stores that throttle on load.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import os
+import threading
+import time
+
+__all__ = [
+    "FIRST_PACE",
+    "LIFT_FACTOR",
+    "MIN_RATE",
+    "PERSISTENT_CUTS",
+    "PERSISTENT_WITHIN_S",
+    "QUIET_S",
+    "RAISE_FACTOR",
+    "RAISE_STEP",
+    "RequestPace",
+    "forget_paces",
+    "pace_for",
+]
+
+MIN_RATE = 1.0
+FIRST_PACE = 10.0
+RAISE_FACTOR = 1.1
+RAISE_STEP = 0.25
+PERSISTENT_CUTS = 3
+PERSISTENT_WITHIN_S = 5.0
+QUIET_S = 5.0
+LIFT_FACTOR = 4.0
+logger = logging.getLogger(__name__)
+
+_WINDOW_S = 1.0
+_SHORTEST_SPAN_S = 0.01
+_MOST_WAITED = 4096
+
+
+class RequestPace:
+    """Spacing of one host's request starts in this process (see the module's text)."""
+
+    def __init__(self, host: str) -> None:
+        self.host = host
+        self._lock = threading.Lock()
+        self._rate: float | None = None  # requests a second; None while unpaced
+        self._lifts_at = 0.0  # the rate seen over the second before the first cut
+        self._next = 0.0
+        self._cut_at = 0.0
+        self._raised_at = 0.0  # the last cut or quiet doubling
+        self._starts: collections.deque[float] = collections.deque()
+        self._cuts: collections.deque[float] = collections.deque()
+        self._waited: set[float] = set()  # start times of requests that waited for a slot
+
+    @property
+    def rate(self) -> float | None:
+        """Requests a second this process may start to the host, or None while unpaced."""
+        if self._rate is None:
+            return None
+        with self._lock:
+            self._quiet_raise(time.monotonic())
+            return self._rate
+
+    @property
+    def persistent(self) -> bool:
+        """Whether throttling went on through several cuts of the pace lately."""
+        with self._lock:
+            self._forget_cuts(time.monotonic())
+            return len(self._cuts) >= PERSISTENT_CUTS
+
+    def take(self) -> float:
+        """Waits for this request's start slot; returns the time it starts."""
+        with self._lock:
+            now = time.monotonic()
+            self._quiet_raise(now)
+            if self._rate is None:
+                self._note_start(now)
+                return now
+            start = max(now, self._next)
+            self._next = start + 1.0 / self._rate
+            self._note_start(start)
+            if start > now:
+                if len(self._waited) > _MOST_WAITED:  # answers lost to permanent errors
+                    self._waited.clear()
+                self._waited.add(start)
+        if start > now:
+            time.sleep(start - now)
+        return start
+
+    def throttled(self, started: float) -> bool:
+        """A request started at ``started`` was throttled: cut the pace, once per round.
+        True when this answer cut it."""
+        with self._lock:
+            self._waited.discard(started)
+            if started < self._cut_at:
+                return False  # sent before the last cut, which already answered it
+            now = time.monotonic()
+            if self._rate is None:
+                burst, sustained = self._rates_seen(now)
+                self._lifts_at = max(sustained, FIRST_PACE)
+                self._rate = max(FIRST_PACE, burst / 2)
+            else:
+                self._rate = max(MIN_RATE, self._rate / 2)
+            # The requests waiting now are spaced from here on; none is held back a whole
+            # interval, as that would add to the throttled one's own wait.
+            self._next = max(self._next, now)
+            self._cut_at = self._raised_at = now
+            self._cuts.append(now)
+            logger.debug(
+                "%s: paced at %.1f requests/s (pid %d)", self.host, self._rate, os.getpid()
+            )
+            self._forget_cuts(now)
+            return True
+
+    def answered(self, started: float) -> None:
+        """A request started at ``started`` was answered: raise the pace if it held it."""
+        with self._lock:
+            waited = started in self._waited
+            self._waited.discard(started)
+            if self._rate is None or not waited or started < self._cut_at:
+                return
+            self._rate = self._rate * RAISE_FACTOR + RAISE_STEP
+            self._lift_if_past()
+
+    def _quiet_raise(self, now: float) -> None:
+        while self._rate is not None and now - self._raised_at >= QUIET_S:
+            self._rate *= 2
+            self._raised_at += QUIET_S
+            self._lift_if_past()
+
+    def _lift_if_past(self) -> None:
+        if self._rate is not None and self._rate >= LIFT_FACTOR * self._lifts_at:
+            logger.debug("%s: pace lifted at %.1f requests/s", self.host, self._rate)
+            self._rate = None
+            self._waited.clear()
+
+    def _note_start(self, when: float) -> None:
+        self._starts.append(when)
+        while self._starts and self._starts[0] < when - _WINDOW_S:
+            self._starts.popleft()
+
+    def _rates_seen(self, now: float) -> tuple[float, float]:
+        """The rate requests started at over the last second: measured over the span they
+        took (a burst of starts is a high rate, which is what a store that spaces requests,
+        as ``limit_req`` without a burst does, refuses), and over the whole second."""
+        while self._starts and self._starts[0] < now - _WINDOW_S:
+            self._starts.popleft()
+        count = len(self._starts)
+        sustained = float(count) / _WINDOW_S
+        if count < 2:
+            return sustained, sustained
+        span = max(self._starts[-1] - self._starts[0], _SHORTEST_SPAN_S)
+        return max(sustained, (count - 1) / span), sustained
+
+    def _forget_cuts(self, now: float) -> None:
+        while self._cuts and self._cuts[0] < now - PERSISTENT_WITHIN_S:
+            self._cuts.popleft()
+
+
+_PACES: dict[str, RequestPace] = {}
+_PACES_PID = [os.getpid()]
+_PACES_LOCK = threading.Lock()
+
+
+def forget_paces() -> None:
+    """Forgets every host's pace (each host starts unpaced again)."""
+    with _PACES_LOCK:
+        _PACES.clear()
+
+
+def pace_for(host: str) -> RequestPace:
+    """This process's pace for ``host`` (made on first use, anew after a fork)."""
+    with _PACES_LOCK:
+        if _PACES_PID[0] != os.getpid():
+            _PACES.clear()
+            _PACES_PID[0] = os.getpid()
+        pace = _PACES.get(host)
+        if pace is None:
+            pace = _PACES[host] = RequestPace(host)
+        return pace
