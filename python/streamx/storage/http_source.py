@@ -167,6 +167,8 @@ class HttpSource:
                 if named is None:
                     raise
                 raise named from err
+            except http.client.HTTPException as err:  # more header fields than it reads, say
+                raise OSError(f"{target.url}: malformed answer head: {err}") from err
 
     def _redirect(self, target: Target, err: Redirected) -> None:
         with self._lock:
