@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from typing import Any
@@ -76,3 +77,45 @@ def files_under(root: str) -> dict[str, bytes]:
             with open(path, "rb") as f:
                 found[os.path.relpath(path, root)] = f.read()
     return found
+
+
+def die_once(marker: str) -> None:
+    """Ends this process at once (``os._exit``, as the OOM killer would: no ``finally``, no
+    clean-up) unless ``marker`` exists; creates it first, so a retried task lives."""
+    try:
+        fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return
+    os.close(fd)
+    os._exit(1)
+
+
+def no_index_visible(out: str) -> None:
+    """Asserts that ``out`` has no merged ``index.json`` and that every partition index
+    left below it is whole JSON (written by rename, never seen half-written)."""
+    assert not os.path.exists(os.path.join(out, "index.json"))
+    for dirpath, _, names in os.walk(out):
+        for name in names:
+            if name.startswith("index.json"):
+                assert name == "index.json", f"a temporary index left: {dirpath}/{name}"
+                with open(os.path.join(dirpath, name), encoding="utf-8") as f:
+                    json.load(f)
+
+
+class DiesWhenEncoded(dict[str, Any]):
+    """A ``json`` column's value whose encoding (``json.dumps`` reads its ``items``) ends
+    the process once (:func:`die_once`), unless that process is ``spare`` (the test's own):
+    a task killed mid-partition. Pickled as a plain rebuild, so that moving it between
+    processes reads no ``items``."""
+
+    def __init__(self, value: dict[str, Any], marker: str, spare: int) -> None:
+        super().__init__(value)
+        self.marker, self.spare = marker, spare
+
+    def items(self) -> Any:
+        if os.getpid() != self.spare:
+            die_once(self.marker)
+        return super().items()
+
+    def __reduce__(self) -> Any:
+        return (DiesWhenEncoded, (dict(self), self.marker, self.spare))

@@ -3,6 +3,7 @@ started once for the module)."""
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
@@ -15,6 +16,7 @@ import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 from engine_data import (
+    DiesWhenEncoded,
     files_under,
     ids_of,
     make_rows,
@@ -65,6 +67,29 @@ def test_bad_row_names_partition_and_row(dask_client: Any, tmp_path: Any) -> Non
         to_mds(_from_pandas(frame, 2), out, columns={"n": "uint8"})
     assert not os.path.exists(os.path.join(out, "index.json"))
     assert "1" not in os.listdir(out)  # the failed partition removed its files
+
+
+def test_a_worker_killed_mid_partition_is_retried_whole(dask_client: Any, tmp_path: Any) -> None:
+    """A worker that dies while writing a partition (``os._exit`` after shards were
+    written) has its task run again by Dask: the retry replaces the first attempt's files
+    (no temporary file, no shard its index does not list is left), and the dataset holds
+    every row once."""
+    marker = str(tmp_path / "died")
+    metas = [{"i": i} for i in range(40)]
+    metas[30] = DiesWhenEncoded({"i": 30}, marker, os.getpid())  # partition 1, row 10
+    frame = pd.DataFrame({"id": range(40), "meta": metas})
+    out = str(tmp_path / "killed")
+    to_mds(_from_pandas(frame, 2), out, columns={"id": "int", "meta": "json"}, size_limit=64)
+    assert os.path.exists(marker)  # a worker did die mid-partition
+    with open(os.path.join(out, "1", "index.json")) as f:
+        shards = json.load(f)["shards"]
+    listed = {(shard["zip_data"] or shard["raw_data"])["basename"] for shard in shards}
+    # Nothing of the killed attempt is left beside the retry's files (read before the
+    # dataset is: reading decompresses shards into the same directory).
+    assert set(os.listdir(os.path.join(out, "1"))) == listed | {"index.json"}
+    samples = read_streamx(None, out)
+    assert ids_of(samples) == list(range(40))
+    assert [s["meta"] for s in samples] == [{"i": i} for i in range(40)]
 
 
 def test_uninferable_column_is_named(dask_client: Any, tmp_path: Any) -> None:

@@ -58,6 +58,32 @@ def test_bad_row_names_task_and_row(ray_cluster: None, tmp_path: Any) -> None:
     assert os.listdir(out) == []
 
 
+def test_a_task_killed_mid_write_is_retried_whole(ray_cluster: None, tmp_path: Any) -> None:
+    """A write task whose worker dies mid-way (``os._exit`` once blocks were written) is
+    run again by Ray into the same directory: the retry replaces the first attempt's files,
+    and the dataset holds every row once."""
+    marker = str(tmp_path / "died")
+
+    def rows(batch: dict[str, Any]) -> dict[str, Any]:
+        if 45 in batch["id"] and not os.path.exists(marker):  # the workers cannot import
+            open(marker, "w").close()  # engine_data: its die_once, here
+            os._exit(1)
+        return batch
+
+    out = str(tmp_path / "killed")
+    items = [{"id": i} for i in range(60)]
+    ds = ray.data.from_items(items).repartition(1).map_batches(rows, batch_size=5)
+    ds.write_datasink(MDSDatasink(out, columns={"id": "int"}, size_limit=64))
+    assert os.path.exists(marker)  # a worker did die mid-write
+    (part,) = [name for name in os.listdir(out) if name != "index.json"]
+    with open(os.path.join(out, part, "index.json")) as f:
+        shards = json.load(f)["shards"]
+    listed = {(shard["zip_data"] or shard["raw_data"])["basename"] for shard in shards}
+    # Read before the dataset is: reading decompresses shards into the same directory.
+    assert set(os.listdir(os.path.join(out, part))) == listed | {"index.json"}
+    assert ids_of(read_streamx(None, out)) == list(range(60))
+
+
 @pytest.mark.slow
 def test_sweep_many_blocks_and_shards(ray_cluster: None, tmp_path: Any) -> None:
     """Many write tasks of many compressed, hashed shards: every row comes back from both

@@ -23,10 +23,12 @@ from engine_data import (  # noqa: E402
     files_under,
     ids_of,
     make_rows,
+    no_index_visible,
     read_mosaic,
     read_streamx,
     same_sample,
 )
+from py4j.protocol import Py4JJavaError  # noqa: E402
 from pyspark.errors import PythonException  # noqa: E402
 from pyspark.sql import SparkSession  # noqa: E402
 
@@ -157,6 +159,29 @@ def test_bad_row_names_partition_and_row_and_leaves_nothing(
     assert not os.path.exists(os.path.join(out, "index.json"))
     # The failing partition removed itself; partition 0 finished before the job failed.
     assert len(os.listdir(out)) <= 1
+
+
+def test_a_task_killed_mid_partition_leaves_no_index(spark: SparkSession, tmp_path: Any) -> None:
+    """A Python worker that dies mid-partition (``os._exit``, as the OOM killer ends one,
+    after shards were written) fails the job, which local[2] does not retry: no merged
+    index is written, and no half-written one is visible."""
+    marker = str(tmp_path / "died")
+
+    def rows(batch: Any) -> Iterator[dict[str, Any]]:
+        for sample in batch.to_dict("records"):
+            if sample["id"] == 45:  # the workers cannot import engine_data: its die_once here
+                open(marker, "w").close()
+                os._exit(1)
+            yield {"id": sample["id"]}
+
+    out = str(tmp_path / "killed")
+    kwargs = {"out": out, "columns": {"id": "int64"}, "size_limit": 64}
+    with pytest.raises(Py4JJavaError, match="Python worker exited unexpectedly"):
+        dataframe_to_mds(_frame(spark, 2), mds_kwargs=kwargs, udf_iterable=rows)
+    assert os.path.exists(marker)
+    no_index_visible(out)
+    killed = [d for d in os.listdir(out) if "index.json" not in os.listdir(os.path.join(out, d))]
+    assert killed and any(n.startswith("shard.") for n in os.listdir(os.path.join(out, killed[0])))
 
 
 def test_remote_without_credentials(

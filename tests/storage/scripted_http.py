@@ -3,11 +3,13 @@
 The function gets each request (method, path, headers) and the handler to answer through
 (``send_response``, ``send_header``, ``end_headers``, ``wfile``), so a test can redirect,
 refuse ``HEAD``, answer chunked, ignore ``Range``, change an object between requests or send
-a body without end. Every request is recorded.
+a body without end. Every request is recorded. Given an ``ssl.SSLContext``, it answers over
+TLS.
 """
 
 from __future__ import annotations
 
+import ssl
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,7 +31,7 @@ Answer = Callable[[Request, BaseHTTPRequestHandler], None]
 class ScriptedServer:
     """Answers every request with ``answer``; use as a context manager."""
 
-    def __init__(self, answer: Answer) -> None:
+    def __init__(self, answer: Answer, tls: ssl.SSLContext | None = None) -> None:
         self.requests: list[Request] = []
         self._lock = threading.Lock()
         server = self
@@ -55,8 +57,10 @@ class ScriptedServer:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
+        if tls is not None:
+            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
         self.port = self._server.server_address[1]
-        self.endpoint = f"http://127.0.0.1:{self.port}"
+        self.endpoint = f"{'http' if tls is None else 'https'}://127.0.0.1:{self.port}"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
 

@@ -223,6 +223,7 @@ def read_range(url: str, start: int, length: int, size: int, timeout: float, ret
 
     Raises:
         SizeMismatchError: If the object's size changed.
+        PermissionError: If the store refuses it (401, 403), at once.
         OSError: If every attempt failed.
     """
     if length == 0:
@@ -238,8 +239,14 @@ def read_range(url: str, start: int, length: int, size: int, timeout: float, ret
             if len(data) == length:
                 return data
             last = OSError(f"{url}: got {len(data)} of {length} bytes at offset {start}")
-        except (FileNotFoundError, SizeMismatchError, ObjectChangedError, TlsCertificateError):
-            raise  # retrying cannot help: the object is gone or changed, or not to be trusted
+        except (
+            FileNotFoundError,
+            PermissionError,
+            SizeMismatchError,
+            ObjectChangedError,
+            TlsCertificateError,
+        ):
+            raise  # retrying cannot help: the object is gone, refused or changed, or untrusted
         except OSError as err:
             last = err
         finally:

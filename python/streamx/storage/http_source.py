@@ -83,12 +83,24 @@ class HttpSource:
             os.close(fd)
 
     def size(self, timeout: float) -> int | None:
+        """The object's size from a ``HEAD`` (plain HTTP only), a throttled answer waited
+        out as :meth:`stat` waits; None where the server refuses ``HEAD`` or announces no
+        length, so that one GET checks its own length.
+
+        Raises:
+            ThrottledError: The server throttled ``STREAMX_THROTTLE_RETRIES`` tries.
+        """
         # S3 checks a whole GET against its stored checksum; plain HTTP has only the size.
         if not isinstance(self.target, PlainHttp):
             return None
         try:
-            return self._call(lambda target: head_size(target, timeout), f"HEAD {self.url}")
+            return throttle.waiting_out(
+                lambda: self._call(lambda target: head_size(target, timeout), f"HEAD {self.url}"),
+                self.url,
+            )
         except (HttpResponseError, PermissionError, TruncatedDownloadError) as err:
+            if isinstance(err, throttle.ThrottledError):
+                raise  # a GET would be throttled as well: asking for the body would not help
             if isinstance(err, HttpResponseError) and err.status < 400:
                 raise  # too many redirects: a GET would follow the same ones
             # HEAD refused, or answered without a length: one GET checks its own length.
@@ -167,6 +179,8 @@ class HttpSource:
                 if named is None:
                     raise
                 raise named from err
+            except http.client.HTTPException as err:  # more header fields than it reads, say
+                raise OSError(f"{target.url}: malformed answer head: {err}") from err
 
     def _redirect(self, target: Target, err: Redirected) -> None:
         with self._lock:

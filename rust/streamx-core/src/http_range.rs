@@ -18,7 +18,11 @@ use crate::netio::{self, BodyEnd};
 /// refused rather than buffered without bound.
 pub const MAX_HEAD_BYTES: usize = 64 << 10;
 const HEAD_READ_BYTES: usize = 16 << 10;
-pub(crate) const MAX_HEADERS: usize = 64;
+/// The most header fields an answer may have. Stores send more than one would think (S3's
+/// `x-amz-meta-*`, a CDN's own), and this is as many as Python's `http.client` reads (and so
+/// boto3 and requests): the routes it answers and these agree on which answers are sound,
+/// and a hostile server still cannot make a parse hold more.
+pub(crate) const MAX_HEADERS: usize = 100;
 /// The checksum headers the Python path verifies on a whole GET.
 const CHECKSUMS: [&str; 3] = [
     "x-amz-checksum-crc32",
@@ -216,6 +220,12 @@ pub(crate) fn parse_head(buffer: &[u8]) -> io::Result<Option<Head>> {
     let length = match response.parse(buffer) {
         Ok(httparse::Status::Complete(length)) => length,
         Ok(httparse::Status::Partial) => return Ok(None),
+        Err(httparse::Error::TooManyHeaders) => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("malformed answer head: more than {MAX_HEADERS} header fields"),
+            ))
+        }
         Err(err) => {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,

@@ -213,3 +213,30 @@ fn an_endless_or_malformed_head_is_refused() {
         assert_eq!(err.kind(), kind);
     }
 }
+
+/// `OK_HEAD` with filler fields up to `fields` header fields in all.
+fn head_with_fields(fields: usize) -> Vec<u8> {
+    let mut head = OK_HEAD[..OK_HEAD.len() - 2].to_vec();
+    for i in 2..fields {
+        head.extend_from_slice(format!("x-amz-meta-k{i}: v\r\n").as_bytes());
+    }
+    head.extend_from_slice(b"\r\n");
+    head
+}
+
+#[test]
+fn a_head_of_many_fields_is_read_up_to_the_bound() {
+    let head = parse_head(&head_with_fields(MAX_HEADERS)).unwrap().unwrap();
+    assert_eq!(
+        (head.status, head.content_range.as_deref()),
+        (206, Some("bytes 10-19/100"))
+    );
+    let Err(err) = parse_head(&head_with_fields(MAX_HEADERS + 1)) else {
+        panic!("a head of {} fields was read", MAX_HEADERS + 1);
+    };
+    assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+    assert_eq!(
+        err.to_string(),
+        format!("malformed answer head: more than {MAX_HEADERS} header fields")
+    );
+}
