@@ -51,6 +51,7 @@ from streamx.order.world import World
 from streamx.runtime import metrics
 from streamx.runtime.run_dirs import user_root
 from streamx.storage.pool import download_pool
+from streamx.storage.request_pace import any_paced
 from streamx.storage.settings import download_connections
 from streamx.storage.slots import ConnectionSlots, using_slots
 
@@ -379,6 +380,10 @@ class ShardCache:
                 # read by range first starts its download once its first samples are in:
                 # the whole shard's GETs would compete with them.
                 wanted = [s for s in now if not self.ranges_first(s)]
+                if any_paced():
+                    # Unless a store throttles: its parts are few and large then, so the
+                    # shards read now leave connections idle that the look-ahead can use.
+                    wanted += later
             elif not self.limited:
                 # Every shard of the window is here or on its way (a failed prefetch is
                 # retried when the read needs it); under a limit, pins and recency are kept

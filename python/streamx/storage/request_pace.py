@@ -6,17 +6,19 @@ connections idle while the store would still carry their bytes, so the first ans
 throttling is to space request starts instead, keeping the connections:
 
 * unthrottled, a host is not paced at all (nothing on the fast path but a lock);
-* a throttled answer to a request started after the last cut sets the pace to half the
-  rate this process started requests at over the last second, measured over the span they
-  took, at least :data:`FIRST_PACE` a second (a process that has sent one or two requests
-  has shown no rate); a later cut halves the pace, down to :data:`MIN_RATE` a second;
+* a throttled answer to a request started after the last cut, and at least
+  :data:`CUT_GAP_S` after it, sets the pace to half the rate this process started requests
+  at over the last second, at least :data:`FIRST_PACE` a second (a process that has sent a
+  few requests has shown no rate yet); a later cut halves the pace, down to
+  :data:`MIN_RATE` a second;
 * an answered request that had to wait for its slot raises the pace by
   :data:`RAISE_FACTOR` (plus :data:`RAISE_STEP`), so the pace probes back up to the store's
-  rate; once it passes :data:`LIFT_FACTOR` times the rate seen over the second before the
-  first cut, the pace lifts (sooner, the parts it keeps large would come back small all at
-  once, a burst the store refuses). A pace that no request waits for says nothing about
-  what the store admits, so it is instead doubled after each :data:`QUIET_S` seconds
-  without a throttled answer (a pace kept for ever would keep the host's parts large).
+  rate, up to :data:`LIFT_FACTOR` times the rate seen over the second before the first cut.
+  The pace lifts there once no answer has been throttled for :data:`LIFT_QUIET_S` (sooner,
+  the parts it keeps large would come back small all at once, a burst the store refuses).
+  A pace that no request waits for says nothing about what the store admits, so it is
+  instead doubled after each :data:`QUIET_S` seconds without a throttled answer, to the
+  same cap (a pace kept for ever would keep the host's parts large).
 
 :meth:`RequestPace.take` hands out start slots in order, evenly spaced, so threads never
 start together. Throttling that goes on through :data:`PERSISTENT_CUTS` cuts within
@@ -33,8 +35,10 @@ import threading
 import time
 
 __all__ = [
+    "CUT_GAP_S",
     "FIRST_PACE",
     "LIFT_FACTOR",
+    "LIFT_QUIET_S",
     "MIN_RATE",
     "PERSISTENT_CUTS",
     "PERSISTENT_WITHIN_S",
@@ -42,6 +46,7 @@ __all__ = [
     "RAISE_FACTOR",
     "RAISE_STEP",
     "RequestPace",
+    "any_paced",
     "forget_paces",
     "pace_for",
 ]
@@ -50,14 +55,15 @@ MIN_RATE = 1.0
 FIRST_PACE = 10.0
 RAISE_FACTOR = 1.1
 RAISE_STEP = 0.25
-PERSISTENT_CUTS = 3
+PERSISTENT_CUTS = 2
 PERSISTENT_WITHIN_S = 5.0
-QUIET_S = 5.0
+QUIET_S = 3.0
+CUT_GAP_S = 1.0
 LIFT_FACTOR = 4.0
+LIFT_QUIET_S = 30.0
 logger = logging.getLogger(__name__)
 
 _WINDOW_S = 1.0
-_SHORTEST_SPAN_S = 0.01
 _MOST_WAITED = 4096
 
 
@@ -116,13 +122,15 @@ class RequestPace:
         True when this answer cut it."""
         with self._lock:
             self._waited.discard(started)
-            if started < self._cut_at:
-                return False  # sent before the last cut, which already answered it
             now = time.monotonic()
+            if started < self._cut_at or now - self._cut_at < CUT_GAP_S:
+                # Sent before the last cut, which already answered it; or too soon after it
+                # for the store's answer to the new pace to be known.
+                return False
             if self._rate is None:
-                burst, sustained = self._rates_seen(now)
+                sustained = self._rate_seen(now)
                 self._lifts_at = max(sustained, FIRST_PACE)
-                self._rate = max(FIRST_PACE, burst / 2)
+                self._rate = max(FIRST_PACE, sustained / 2)
             else:
                 self._rate = max(MIN_RATE, self._rate / 2)
             # The requests waiting now are spaced from here on; none is held back a whole
@@ -150,10 +158,16 @@ class RequestPace:
         while self._rate is not None and now - self._raised_at >= QUIET_S:
             self._rate *= 2
             self._raised_at += QUIET_S
-            self._lift_if_past()
+            self._lift_if_past(now)
 
-    def _lift_if_past(self) -> None:
-        if self._rate is not None and self._rate >= LIFT_FACTOR * self._lifts_at:
+    def _lift_if_past(self, now: float | None = None) -> None:
+        """Caps the pace at :data:`LIFT_FACTOR` times the rate seen before the first cut,
+        and lifts it there once the host has been quiet for :data:`LIFT_QUIET_S`."""
+        if self._rate is None or self._rate < LIFT_FACTOR * self._lifts_at:
+            return
+        self._rate = LIFT_FACTOR * self._lifts_at
+        now = time.monotonic() if now is None else now
+        if now - self._cut_at >= LIFT_QUIET_S:
             logger.debug("%s: pace lifted at %.1f requests/s", self.host, self._rate)
             self._rate = None
             self._waited.clear()
@@ -163,18 +177,11 @@ class RequestPace:
         while self._starts and self._starts[0] < when - _WINDOW_S:
             self._starts.popleft()
 
-    def _rates_seen(self, now: float) -> tuple[float, float]:
-        """The rate requests started at over the last second: measured over the span they
-        took (a burst of starts is a high rate, which is what a store that spaces requests,
-        as ``limit_req`` without a burst does, refuses), and over the whole second."""
+    def _rate_seen(self, now: float) -> float:
+        """Requests started over the last second."""
         while self._starts and self._starts[0] < now - _WINDOW_S:
             self._starts.popleft()
-        count = len(self._starts)
-        sustained = float(count) / _WINDOW_S
-        if count < 2:
-            return sustained, sustained
-        span = max(self._starts[-1] - self._starts[0], _SHORTEST_SPAN_S)
-        return max(sustained, (count - 1) / span), sustained
+        return float(len(self._starts)) / _WINDOW_S
 
     def _forget_cuts(self, now: float) -> None:
         while self._cuts and self._cuts[0] < now - PERSISTENT_WITHIN_S:
@@ -184,6 +191,13 @@ class RequestPace:
 _PACES: dict[str, RequestPace] = {}
 _PACES_PID = [os.getpid()]
 _PACES_LOCK = threading.Lock()
+
+
+def any_paced() -> bool:
+    """Whether this process paces some host now (one has throttled it lately)."""
+    with _PACES_LOCK:
+        paces = list(_PACES.values()) if _PACES_PID[0] == os.getpid() else []
+    return any(pace.rate is not None for pace in paces)
 
 
 def forget_paces() -> None:
