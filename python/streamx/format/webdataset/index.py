@@ -4,10 +4,14 @@ Each tar is one shard. Its member table (the samples, their fields and byte rang
 cached under ``folder/TABLES`` named by a digest of the tar's URL, size and version: a tar
 that changed on the server gets a new table and a new cached copy, never a mix of old and
 new members. The table is read from the tar's headers (in place where the tar is local,
-else by range) when the dataset is built; or, where a wids shard index gives the sample counts
-(:mod:`~streamx.format.webdataset.shard_index`), from the tar's cached copy on first use
-(or by range from the remote tar, as far as the samples read before that copy is here:
-:mod:`~streamx.format.webdataset.tar_ranges`).
+else by range) when the dataset is built; or, where a wids shard index gives the sample
+counts (:mod:`~streamx.format.webdataset.shard_index`), from the tar (or its cached copy)
+on first use (or by range from the remote tar, as far as the samples read before that copy
+is here: :mod:`~streamx.format.webdataset.tar_ranges`).
+
+Where every tar is a local file, the tars are read where they lie (``in_place``: the
+shard's file is the tar itself): nothing but the tables is written to ``folder``, and each
+read checks that the tar still has the size and mtime its table was read at.
 """
 
 from __future__ import annotations
@@ -74,6 +78,7 @@ class TarShard:
     images: bool
     timeout: float = 60.0  # what each GET of the tar may take (``download_timeout``)
     retry: int = 2  # attempts of each GET (``download_retry``)
+    in_place: bool = False  # ``basename`` is the local tar itself, read where it lies
 
     @property
     def rows(self) -> int:
@@ -85,9 +90,14 @@ class TarShard:
 
 
 class WebDatasetIndex(UnitIndex[TarShard]):
-    """Tars as shards (format ``wds``)."""
+    """Tars as shards (format ``wds``); ``in_place``: every tar is a local file, read where
+    it lies (nothing to copy into the cache)."""
 
     format = "wds"
+
+    def __init__(self, units: Sequence[TarShard], in_place: bool = False) -> None:
+        super().__init__(units)
+        self.in_place = in_place
 
     def extra(self, unit: TarShard) -> dict[str, Any]:
         return {
@@ -99,6 +109,7 @@ class WebDatasetIndex(UnitIndex[TarShard]):
             "images": unit.images,
             "timeout": unit.timeout,
             "retry": unit.retry,
+            "in_place": unit.in_place,
         }
 
 
@@ -106,6 +117,18 @@ def table_name(file: RemoteFile) -> str:
     """A digest of the URL, size and version: a changed tar never reuses an old table."""
     key = f"{file.url}\0{file.size}\0{file.version}".encode()
     return hashlib.sha1(key).hexdigest()[:20] + ".members"
+
+
+def _is_local(file: RemoteFile) -> bool:
+    return not Location.parse(file.url).is_remote
+
+
+def _shard_file(file: RemoteFile, name: str, in_place: bool) -> str:
+    """The shard's file: the local tar itself (an absolute path, which ``local/split``
+    joined to it leaves as it is), or its copy's name in the cache."""
+    if in_place:
+        return os.path.abspath(Location.parse(file.url).local_path)
+    return f"{_stem(file.url)}-{name[:12]}.tar"
 
 
 def _stem(url: str) -> str:
@@ -226,15 +249,26 @@ def build_index(
         with ThreadPoolExecutor(min(_SCAN_THREADS, len(files))) as pool:
             tables = list(pool.map(lambda f: _table(f, folder, timeout, retry), files))
         listed = [(f, name, count) for f, (name, count) in zip(files, tables)]
+    # Local tars are read where they lie, all or none: a stream's shards are either the
+    # user's own files (never counted or evicted) or copies the cache owns.
+    in_place = all(_is_local(file) for file in files)
     tars = [
         TarShard(
-            file, count, f"{_stem(file.url)}-{name[:12]}.tar", name, decode, images, timeout, retry
+            file,
+            count,
+            _shard_file(file, name, in_place),
+            name,
+            decode,
+            images,
+            timeout,
+            retry,
+            in_place,
         )
         for file, name, count in listed
         if count > 0
     ]
     _write_manifest(folder, source, files)
-    return WebDatasetIndex(tars)
+    return WebDatasetIndex(tars, in_place)
 
 
 def _write_manifest(folder: str, source: str, files: Sequence[RemoteFile]) -> None:

@@ -1,5 +1,6 @@
-"""One tar shard: fetched whole into the cache, its samples read by range from there (or
-from the remote tar while it is still on its way)."""
+"""One tar shard: a local tar read where it lies, or a remote one fetched whole into the
+cache, its samples read by range from there (or from the remote tar while it is still on
+its way)."""
 
 from __future__ import annotations
 
@@ -126,8 +127,8 @@ def _ranged(shard: ShardInfo, target: TarTarget) -> RangedTar | None:
 
 
 class TarShardReader:
-    """Samples of one tar, as ``{"__key__", "__url__", field: value, ...}``: from its cached
-    copy, or by range while a remote tar is not here yet
+    """Samples of one tar, as ``{"__key__", "__url__", field: value, ...}``: from the local
+    tar itself or its cached copy, or by range while a remote tar is not here yet
     (:mod:`~streamx.format.webdataset.tar_ranges`).
 
     Raises ``FileNotFoundError`` (as it is built, or for a sample) while the tar is not
@@ -142,6 +143,9 @@ class TarShardReader:
         self._samples: Sequence[TarSample] = []
         self._names: tuple[str, ...] | None = None
         self._names_seen = False
+        # A local tar read in place is checked against the version its table was read at.
+        in_place = bool(shard.extra.get("in_place", False))
+        self._version = str(shard.extra["source_version"]) if in_place else None
         self._decode = bool(shard.extra.get("decode", True))
         self._images = bool(shard.extra.get("images", False))
         self._target = _target(shard)
@@ -160,7 +164,7 @@ class TarShardReader:
         if self._file is not None:
             return True
         try:
-            held = HeldFile(self._path, self.shard.raw_data.bytes, self._url)
+            held = HeldFile(self._path, self.shard.raw_data.bytes, self._url, self._version)
         except FileNotFoundError:
             return False
         try:
