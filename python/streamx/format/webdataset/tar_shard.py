@@ -47,12 +47,17 @@ def _source(shard: ShardInfo) -> RemoteFile:
 
 def fetch_tar(shard: ShardInfo, timeout: float, retry: int) -> int:
     """Downloads the tar to its cache file (atomically, never past its size); returns its
-    size.
+    size. A local tar read in place is its own file: checked, never written.
 
     Raises:
         StaleIndexError: If the tar changed since its member table was read.
+        FileNotFoundError: If a local tar read in place is missing.
     """
     source = _source(shard)
+    if shard.extra.get("in_place"):
+        path = shard.local_path(shard.raw_data)
+        HeldFile(path, source.size, source.url, source.version).close()
+        return source.size
     check_unchanged(source, source.url)  # once per process: a stale tar is not downloaded
     path = shard.local_path(shard.raw_data)
     download_file(source.url, path, retry=retry, timeout=timeout, expected_size=source.size)
