@@ -18,6 +18,7 @@ from wds_data import tar_bytes, write_tars
 
 from streamx import StreamingDataset, WebDatasetStream
 from streamx.exceptions import StaleIndexError
+from streamx.format.held_file import MAX_OPEN
 
 SIZES = [16, 16, 9, 16, 1, 16, 13]  # samples per tar
 TOTAL = sum(SIZES)
@@ -188,3 +189,25 @@ def test_a_cache_limit_never_deletes_local_tars(tmp_path: Path) -> None:
     assert _digests(local_tars) == mine
     assert not list((tmp_path / "c1").glob("*.tar"))
     assert not list((tmp_path / "c2").glob("*.tar"))
+
+
+def _open_under(folder: Path) -> int:
+    """How many descriptors this process holds on files under ``folder``."""
+    held = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            held += os.readlink(f"/proc/self/fd/{fd}").startswith(str(folder))
+        except OSError:
+            continue  # the listing's own descriptor, closed since
+    return held
+
+
+def test_a_process_holds_a_bounded_number_of_local_tars_open(tmp_path: Path) -> None:
+    count = MAX_OPEN + 24
+    write_tars(str(tmp_path / "many"), [1] * count)
+    ds = _dataset(str(tmp_path / "many"), tmp_path / "c")
+    order = np.random.default_rng(5).permutation(count).tolist()
+    assert [ds[i]["cls"] for i in order] == order
+    assert _open_under(tmp_path / "many") <= MAX_OPEN
+    assert [ds[i]["cls"] for i in order] == order  # the closed ones open again
+    assert _open_under(tmp_path / "many") <= MAX_OPEN
