@@ -35,6 +35,7 @@ from streamx.format.webdataset.member_table import (
     encode_columns,
     encode_table,
     read_count,
+    table_from_body,
 )
 from streamx.format.webdataset.samples import (
     Field,
@@ -43,7 +44,7 @@ from streamx.format.webdataset.samples import (
     group_columns,
 )
 from streamx.format.webdataset.shard_index import read_shard_index
-from streamx.format.webdataset.tar_members import iter_rows, scan_file_rows
+from streamx.format.webdataset.tar_members import iter_rows, scan_file_rows, scan_file_table
 from streamx.location import Location
 from streamx.runtime.atomic_write import write_atomic
 
@@ -54,10 +55,11 @@ __all__ = [
     "WebDatasetIndex",
     "build_index",
     "file_columns",
+    "file_table",
     "load_table",
-    "save_columns",
+    "save_bytes",
     "save_table",
-    "scanned_columns",
+    "scanned_table",
     "table_count",
 ]
 
@@ -142,35 +144,44 @@ def file_columns(path: str, file: RemoteFile) -> TableColumns:
     return group_columns(scan_file_rows(path, file.size, file.url), file.url)
 
 
-def scanned_columns(file: RemoteFile, timeout: float, retry: int) -> TableColumns:
-    """The samples of ``file`` from its headers: read in place where it is local, else by
-    range (a few GETs of growing windows; large bodies are jumped)."""
+def _meta(file: RemoteFile) -> dict[str, object]:
+    return {"url": file.url, "size": file.size, "version": file.version}
+
+
+def file_table(path: str, file: RemoteFile) -> bytes:
+    """The member table of ``file`` (its binary form), from the headers of the local tar
+    ``path`` (``file`` itself or its cached copy): scanned and grouped in the core, with no
+    Python object per member, or by :func:`file_columns` where its names need that."""
+    found = scan_file_table(path, file.size, file.url)
+    if found is None:
+        return encode_columns(file_columns(path, file), _meta(file))
+    return table_from_body(*found, _meta(file))
+
+
+def scanned_table(file: RemoteFile, timeout: float, retry: int) -> bytes:
+    """The member table of ``file`` (its binary form) from its headers: read in place where
+    it is local, else by range (a few GETs of growing windows; large bodies are jumped)."""
     where = Location.parse(file.url)
     if not where.is_remote:
-        return file_columns(where.local_path, file)
+        return file_table(where.local_path, file)
 
     def read(start: int, length: int) -> bytes:
         return read_range(file.url, start, length, file.size, timeout, retry)
 
-    return group_columns(iter_rows(read, file.size, file.url), file.url)
+    columns = group_columns(iter_rows(read, file.size, file.url), file.url)
+    return encode_columns(columns, _meta(file))
 
 
-def save_columns(path: str, file: RemoteFile, columns: TableColumns) -> bytes:
-    """Writes the member table of samples held as ``columns`` (atomically); returns its
-    bytes."""
-    meta = {"url": file.url, "size": file.size, "version": file.version}
-    data = encode_columns(columns, meta)
+def save_bytes(path: str, data: bytes) -> None:
+    """Writes a member table's bytes (atomically)."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
     write_atomic(path, data)
-    return data
 
 
 def save_table(path: str, file: RemoteFile, samples: Sequence[TarSample]) -> None:
     """Writes a member table (atomically), in the binary form of
     :mod:`~streamx.format.webdataset.member_table`."""
-    meta = {"url": file.url, "size": file.size, "version": file.version}
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    write_atomic(path, encode_table(samples, meta))
+    save_bytes(path, encode_table(samples, _meta(file)))
 
 
 def _corrupt(path: str, shown: str, err: Exception) -> CorruptShardError:
@@ -221,9 +232,9 @@ def _table(file: RemoteFile, folder: str, timeout: float, retry: int) -> tuple[s
     path = os.path.join(folder, TABLES, name)
     if os.path.exists(path):
         return name, table_count(path, file.url, file.size)
-    columns = scanned_columns(file, timeout, retry)
-    save_columns(path, file, columns)
-    return name, len(columns.keys)
+    data = scanned_table(file, timeout, retry)
+    save_bytes(path, data)
+    return name, read_count(data)
 
 
 def build_index(

@@ -17,9 +17,9 @@ from streamx.format.remote_files import RemoteFile, check_unchanged, confirm_unc
 from streamx.format.webdataset.decoders import decode_field
 from streamx.format.webdataset.index import (
     TABLES,
-    file_columns,
+    file_table,
     load_table,
-    save_columns,
+    save_bytes,
     save_table,
 )
 from streamx.format.webdataset.member_table import decode_table
@@ -109,7 +109,9 @@ def _samples(shard: ShardInfo, local: str) -> Sequence[TarSample]:
     if found is not None:
         return found
     source, path = _source(shard), _table_path(shard)
-    found = decode_table(save_columns(path, source, file_columns(local, source)), source.size)
+    data = file_table(local, source)
+    save_bytes(path, data)
+    found = decode_table(data, source.size)
     _remember(path, found)
     return _counted(shard, found)
 
