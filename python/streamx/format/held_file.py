@@ -22,18 +22,19 @@ file again at its first read, checking them again.
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 import weakref
-from collections import OrderedDict
 
 from streamx.exceptions import CorruptShardError, StaleIndexError
 
 __all__ = ["MAX_OPEN", "HeldFile", "local_version"]
 
 MAX_OPEN = 128
-# The user's files open in this process, least recently read first.
-_OPEN: OrderedDict[int, weakref.ref[HeldFile]] = OrderedDict()
+# The user's files open in this process; each stamps its reads from one clock.
+_OPEN: dict[int, weakref.ref[HeldFile]] = {}
+_CLOCK = itertools.count()
 _LOCK = threading.RLock()  # re-entered where a collection closes a file under it
 
 
@@ -43,6 +44,14 @@ def _fresh_lock() -> None:
 
 
 os.register_at_fork(after_in_child=_fresh_lock)
+
+
+def _as_mtime(version: str | None) -> float | None:
+    """The mtime a local version names (compared as a float on every read)."""
+    try:
+        return None if version is None else float(version)
+    except ValueError:
+        return None  # compared as text instead
 
 
 def local_version(stat: os.stat_result) -> str:
@@ -65,12 +74,13 @@ class HeldFile:
         self._shown = shown
         self._closed = False
         self._fd: int | None = None
+        self._mtime = _as_mtime(version)
+        self._used = 0
         if version is None:
             self._open()  # FileNotFoundError, CorruptShardError
             return
         with _LOCK:
             self._open()  # FileNotFoundError, StaleIndexError
-            self._held()
 
     def _open(self) -> int:
         fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
@@ -80,12 +90,15 @@ class HeldFile:
             os.close(fd)
             raise
         self._fd = fd
+        if self.version is not None:
+            self._hold()
         return fd
 
     def _check(self, fd: int) -> None:
         found = os.fstat(fd)
         if self.version is not None:
-            if found.st_size != self.size or local_version(found) != self.version:
+            same = found.st_mtime == self._mtime or local_version(found) == self.version
+            if found.st_size != self.size or not same:
                 raise StaleIndexError(
                     f"{self._shown}: the file changed since its metadata was read (size "
                     f"{self.size} -> {found.st_size}, mtime {self.version} -> "
@@ -110,26 +123,32 @@ class HeldFile:
             return os.pread(fd, length, offset)
         with _LOCK:
             fd = self._fd if self._fd is not None else self._open()
-            self._held()
+            self._used = next(_CLOCK)
             data = os.pread(fd, length, offset)
             self._check(fd)
             return data
 
-    def _held(self) -> None:
-        """Marks this user's file as just read; closes the least recently read ones past
-        ``MAX_OPEN`` (under ``_LOCK``)."""
-        key = id(self)
-        found = _OPEN.get(key)
-        if found is not None and found() is self:
-            _OPEN.move_to_end(key)
-            return
-        _OPEN[key] = weakref.ref(self)
+    def _hold(self) -> None:
+        """Counts this user's file as open; past ``MAX_OPEN``, closes the least recently
+        read other one (under ``_LOCK``; only opens pay for the search)."""
+        self._used = next(_CLOCK)
+        _OPEN[id(self)] = weakref.ref(self)
         while len(_OPEN) > MAX_OPEN:
-            _, ref = _OPEN.popitem(last=False)
-            other = ref()
-            if other is not None and other._fd is not None:
-                os.close(other._fd)
-                other._fd = None  # opened again, and checked, at its next read
+            held = [(f._used, key, f) for key, ref in _OPEN.items() if (f := ref()) is not None]
+            if len(held) < len(_OPEN):  # collected without a close: forgotten here
+                live = {key for _, key, _ in held}
+                for key in [key for key in _OPEN if key not in live]:
+                    del _OPEN[key]
+                continue
+            _, key, victim = min(
+                (entry for entry in held if entry[2] is not self), default=(0, 0, None)
+            )
+            if victim is None:
+                break
+            del _OPEN[key]
+            if victim._fd is not None:
+                os.close(victim._fd)
+                victim._fd = None  # opened again, and checked, at its next read
 
     def close(self) -> None:
         with _LOCK:
