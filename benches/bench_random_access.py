@@ -22,10 +22,14 @@ equal, column by column and type by type, to its Parquet row. Two modes:
   keys against the same server (path-style; it answers GETs, not listings).
 
 ``--repeat R`` runs every library R times, alternating, and keeps each one's best run and
-the range of its samples/s.
+the range of its samples/s. ``--before DIR`` (a ``python`` tree, such as ``git archive``
+of another commit plus its extension) adds each streamx library of ``--libs`` once more,
+as ``<lib>@before``, run from that tree in the same alternation. ``cache MB``: what the
+library left in its cache directory after its accesses.
 
 Usage: ``nice python benches/bench_random_access.py [--rows N] [--images N] [--accesses N]
-[--cold-accesses N] [--cases ...] [--libs ...] [--modes warm cold] [--repeat R] [--quick]``.
+[--cold-accesses N] [--cases ...] [--libs ...] [--modes warm cold] [--repeat R] [--quick]
+[--before DIR]``.
 """
 
 from __future__ import annotations
@@ -73,7 +77,10 @@ def access(spec: dict[str, Any]) -> dict[str, Any]:
         # Checked between the accesses, off their clock.
         correct = correct and same_row(spec["lib"], sample, rows[k])
     seconds = latency.sum() / 1e9
+    cache = Path(spec["local"])
+    held = sum(p.stat().st_size for p in cache.rglob("*") if p.is_file()) if cache.is_dir() else 0
     return {
+        "cache_mb": held / 1e6,
         "open_s": opened,
         "samples_s": len(order) / seconds,
         "p50_us": float(np.percentile(latency, 50)) / 1e3,
@@ -82,9 +89,10 @@ def access(spec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _run(spec: dict[str, Any]) -> dict[str, Any]:
+def _run(spec: dict[str, Any], tree: str | None) -> dict[str, Any]:
+    env = None if tree is None else {**os.environ, "PYTHONPATH": tree}
     try:
-        return run_worker(SCRIPT, spec, timeout=TIMEOUT_S)
+        return run_worker(SCRIPT, spec, timeout=TIMEOUT_S, env=env)
     except Exception as err:  # recorded, not fatal: one library failing
         print(f"{spec['lib']} {spec['name']} {spec['mode']}: failed: {str(err)[-600:]}")
         return {"samples_s": None, "correct": False, "error": str(err)[-600:]}
@@ -93,17 +101,21 @@ def _run(spec: dict[str, Any]) -> dict[str, Any]:
 def _measure(
     root: Path, name: str, rows: int, mode: str, args: argparse.Namespace, endpoint: str | None
 ) -> list[dict[str, Any]]:
-    runs: dict[str, list[dict[str, Any]]] = {lib: [] for lib in args.libs}
+    shown = list(args.libs)
+    if args.before:
+        shown += [f"{lib}@before" for lib in args.libs if lib.startswith("streamx")]
+    runs: dict[str, list[dict[str, Any]]] = {lib: [] for lib in shown}
     accesses = min(rows, args.accesses if mode == "warm" else args.cold_accesses)
     for round_ in range(args.repeat):
-        for lib in args.libs[round_ % len(args.libs) :] + args.libs[: round_ % len(args.libs)]:
+        for entry in shown[round_ % len(shown) :] + shown[: round_ % len(shown)]:
+            lib, _, before = entry.partition("@")
             cache = Path(tempfile.mkdtemp(prefix=f"cache-{lib}-", dir=root.parent))
             spec = {"lib": lib, "name": name, "rows": rows, "accesses": accesses, "mode": mode}
             spec.update(root=str(root), local=str(cache / "c"), endpoint=endpoint)
-            result = _run(spec)
+            result = _run(spec, args.before if before else None)
             shutil.rmtree(cache, ignore_errors=True)
-            print(lib, name, mode, result, flush=True)
-            runs[lib].append(result)
+            print(entry, name, mode, result, flush=True)
+            runs[entry].append(result)
     table = []
     for lib, results in runs.items():
         speeds = [r["samples_s"] for r in results if r.get("samples_s")]
@@ -144,6 +156,7 @@ COLUMNS = [
     ("p50_us", "p50 µs", ",.0f"),
     ("p99_us", "p99 µs", ",.0f"),
     ("open_s", "open s", ".2f"),
+    ("cache_mb", "cache MB", ",.1f"),
     ("vs_best_peer", "vs best peer", ".2f"),
     ("vs_litdata", "vs LitData", ".2f"),
     ("correct", "correct", ""),
@@ -164,6 +177,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--modes", nargs="+", choices=("warm", "cold"), default=["warm", "cold"])
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
+    parser.add_argument("--before", help="another python tree, its streamx libraries alternated")
     args = parser.parse_args(argv)
     if args.quick:
         args.rows, args.images, args.accesses, args.cold_accesses = 5_000, 200, 500, 100

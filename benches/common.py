@@ -61,15 +61,19 @@ def timed_cpu(fn: Callable[[], Any]) -> tuple[float, float, Any]:
     return wall, time.process_time() - cpu, value
 
 
-def run_worker(script: Path, spec: dict[str, Any], timeout: float = 3600) -> dict[str, Any]:
-    """Runs ``script --worker JSON`` in a fresh interpreter and returns the JSON it prints
-    on its last stdout line. Raises ``RuntimeError`` with the worker's stderr on failure."""
+def run_worker(
+    script: Path, spec: dict[str, Any], timeout: float = 3600, env: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Runs ``script --worker JSON`` in a fresh interpreter (``env``: its environment, else
+    this one's) and returns the JSON it prints on its last stdout line. Raises
+    ``RuntimeError`` with the worker's stderr on failure."""
     proc = subprocess.run(
         [sys.executable, str(script), "--worker", json.dumps(spec)],
         capture_output=True,
         text=True,
         timeout=timeout,
         check=False,
+        env=env,
     )
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines:

@@ -341,6 +341,14 @@ def scan_tar_file(
     max_window: int,
     skip: int,
 ) -> list[tuple[str, int, int]]: ...
+def scan_tar_table(
+    path: str | os.PathLike[str],
+    size: int,
+    shown: str,
+    min_window: int,
+    max_window: int,
+    skip: int,
+) -> tuple[int, int, int, bytes] | None: ...
 
 @final
 class TarMembers:

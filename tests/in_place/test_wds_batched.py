@@ -14,7 +14,7 @@ from __future__ import annotations
 import io
 import json
 import tarfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from batch_compare import (
     assert_resume_matches,
     assert_same_batches,
 )
+from nginx_server import Nginx, find_nginx  # tests/storage, on the path by conftest
 from pq_data import write_mds_like
 from wds_data import add
 
@@ -137,15 +138,13 @@ def test_batches_equal_default_collate(
 
 def test_columns_come_field_by_field(tars: str, tmp_path: Path) -> None:
     """Labels and ``.npy`` arrays of one header are arrays (fresh, writable); other fields
-    are the samples' values; a tar not here yet gives ``None``."""
+    are the samples' values (local tars: read where they lie, at once)."""
     ds = _dataset(tars, tmp_path / "c", shuffle=False)
     get_columns = ds._sample_access().get_columns
     assert get_columns is not None
     assert isinstance(ds._reader, MixedSampleReader)
     reader = ds._reader.batch_reader
-    assert reader is not None and reader.get_columns([3]) is None  # no tar here yet
-    assert get_columns([3]) is not None  # ...fetched by the miss handler's way
-    list(ds)  # every tar local
+    assert reader is not None and reader.get_columns([3]) is not None
     ids = [30, 3, 41, 17, 3, 18, 19, 20]  # four tars, out of order, one sample twice
     columns = get_columns(ids)
     assert columns is not None
@@ -284,11 +283,32 @@ def test_mixed_with_mds_reads_per_sample(tmp_path: Path) -> None:
     assert_same_batches(got[1], got[0])
 
 
-def test_tars_fetched_under_a_cache_limit(tmp_path: Path) -> None:
+@pytest.fixture
+def served_many(tmp_path: Path) -> Iterator[str]:
+    """Seven tars over HTTP (named by braces: nginx cannot list), fetched as copies."""
+    if find_nginx() is None:
+        pytest.skip("nginx is not installed (make install sets it up)")
+    _write(tmp_path / "many", typed, [8, 8, 8, 8, 8, 8, 5])
+    with Nginx(tmp_path / "many") as server:
+        yield f"{server.endpoint}/shard-{{0000..0006}}.tar"
+
+
+@pytest.mark.remote
+def test_a_remote_tar_not_here_yet_gives_none(served_many: str, tmp_path: Path) -> None:
+    ds = _dataset(served_many, tmp_path / "c", shuffle=False)
+    get_columns = ds._sample_access().get_columns
+    assert get_columns is not None and isinstance(ds._reader, MixedSampleReader)
+    reader = ds._reader.batch_reader
+    assert reader is not None and reader.get_columns([3]) is None  # no tar here yet
+    assert get_columns([3]) is not None  # ...fetched by the miss handler's way
+
+
+@pytest.mark.remote
+def test_tars_fetched_under_a_cache_limit(served_many: str, tmp_path: Path) -> None:
     """Tars fetched while the pass runs, a few at a time, and batches that span them (read
     in pieces where the shard cache holds too few): the per-sample path's batches."""
     sizes = [8, 8, 8, 8, 8, 8, 5]
-    tars = _write(tmp_path / "many", typed, sizes)
+    tars = served_many
     got = []
     for batched in (False, True):
         ds = _dataset(tars, tmp_path / f"c{batched}")

@@ -1,13 +1,17 @@
 """WebDataset tars stream in the order an MDS dataset of the same shard sizes gives: the
-same shuffles, resumption, mixing with MDS, random access, cache limit and workers."""
+same shuffles, resumption, mixing with MDS, random access, cache limit and workers. Local
+tars are read where they lie; the tests of fetching and evicting copies serve the tars
+from nginx."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from nginx_server import Nginx, find_nginx  # tests/storage, on the path by conftest
 from pq_data import write_mds_like
 from wds_data import write_tars
 
@@ -36,6 +40,15 @@ def source(tmp_path: Path) -> tuple[str, str]:
 
 def _stream(tars: str, local: Path, **kwargs: Any) -> WebDatasetStream:
     return WebDatasetStream(remote=tars, local=str(local), **kwargs)
+
+
+@pytest.fixture
+def served(source: tuple[str, str]) -> Iterator[str]:
+    """The tars over HTTP (a server that cannot list: named by braces), fetched as copies."""
+    if find_nginx() is None:
+        pytest.skip("nginx is not installed (make install sets it up)")
+    with Nginx(Path(source[0])) as server:
+        yield f"{server.endpoint}/shard-{{0000..{len(SIZES) - 1:04d}}}.tar"
 
 
 @pytest.mark.parametrize("algo", ["py1e", "py1br", "py1s", "naive"])
@@ -87,12 +100,10 @@ def _ids_of(samples: list[dict[str, Any]]) -> list[int]:
     return [int(s["cls"] if "cls" in s else s["id"]) for s in samples]
 
 
-def test_random_access_fetches_only_the_tar_it_needs(
-    source: tuple[str, str], tmp_path: Path
-) -> None:
-    tars, _ = source
+@pytest.mark.remote
+def test_random_access_fetches_only_the_tar_it_needs(served: str, tmp_path: Path) -> None:
     cache = tmp_path / "c"
-    ds = StreamingDataset(streams=[_stream(tars, cache)])
+    ds = StreamingDataset(streams=[_stream(served, cache)])
     assert not list(cache.glob("shard-*.tar"))
     assert ds[60]["cls"] == 60 and ds[60]["__key__"] == "sample-00060"
     assert [p.name.split("-")[1] for p in cache.glob("shard-*.tar")] == [
@@ -101,24 +112,24 @@ def test_random_access_fetches_only_the_tar_it_needs(
     assert [ds[i]["cls"] for i in (0, TOTAL - 1, 41, 57)] == [0, TOTAL - 1, 41, 57]
 
 
-def test_cache_limit_evicts_whole_tars(source: tuple[str, str], tmp_path: Path) -> None:
-    tars, _ = source
+@pytest.mark.remote
+def test_cache_limit_evicts_whole_tars(
+    source: tuple[str, str], served: str, tmp_path: Path
+) -> None:
     cache = tmp_path / "c"
-    largest = max(p.stat().st_size for p in Path(tars).iterdir())
+    largest = max(p.stat().st_size for p in Path(source[0]).iterdir())
     limit = 4 * largest + 4096  # the least a limit may be, as for MDS
-    ds = StreamingDataset(streams=[_stream(tars, cache)], cache_limit=limit, batch_size=4)
+    ds = StreamingDataset(streams=[_stream(served, cache)], cache_limit=limit, batch_size=4)
     assert sorted(_ids(ds)) == list(range(TOTAL))
     kept = list(cache.glob("shard-*.tar"))
     assert 0 < len(kept) < len(SIZES)
     assert sum(p.stat().st_size for p in kept) <= limit
 
 
-def test_a_cached_tar_deleted_mid_epoch_is_fetched_again(
-    source: tuple[str, str], tmp_path: Path
-) -> None:
-    tars, _ = source
+@pytest.mark.remote
+def test_a_cached_tar_deleted_mid_epoch_is_fetched_again(served: str, tmp_path: Path) -> None:
     cache = tmp_path / "c"
-    ds = StreamingDataset(streams=[_stream(tars, cache)], batch_size=4)
+    ds = StreamingDataset(streams=[_stream(served, cache)], batch_size=4)
     assert ds[3]["cls"] == 3
     for path in cache.glob("shard-*.tar"):
         path.unlink()

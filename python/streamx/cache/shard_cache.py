@@ -13,7 +13,8 @@ Under a ``cache_limit``, each process pins the shards it is reading or about to 
 that fits under the limit, and a shard needed right now waits for room (:mod:`.room`): it
 goes over the limit only where this process's own holds fill it, and then only until a pin is
 released, when the cache is trimmed back under it. Shards of streams that
-have no remote are the user's only copy: they are never tracked, counted or evicted.
+copy nothing into the cache (no remote, or local tars read where they lie) are the user's
+only copy: they are never tracked, counted or evicted.
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ def _never(_: int) -> bool:
 
 
 def _has_remote(stream: CachedStream) -> bool:
-    return stream.remote is not None and stream.remote != stream.local
+    return stream.copies_into_cache
 
 
 class ShardCache:

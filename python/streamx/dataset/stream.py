@@ -135,6 +135,13 @@ class Stream:
             self.safe_keep_zip = default["keep_zip"] or self.remote in {None, self.local}
 
     @property
+    def copies_into_cache(self) -> bool:
+        """Whether this stream's shards are copied from ``remote`` into ``local``, and so
+        counted against ``cache_limit`` and evicted. ``False``: the files read are the user's
+        own (no remote, or ``local`` is the remote), never counted or deleted."""
+        return self.remote is not None and self.remote != self.local
+
+    @property
     def index_path(self) -> str:
         """Where this stream's ``index.json`` lives locally."""
         return os.path.join(self.local, self.split, INDEX_BASENAME)

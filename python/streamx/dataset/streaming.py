@@ -184,7 +184,7 @@ class StreamingDataset(Array, ShardMembers, TorchIterableDataset):  # type: igno
         self._shard_cache: ShardCache | None = None
         self._ranges: RangeReads | None = None
         self._windows: list[ShardWindow] = []
-        if any(s.remote is not None and s.remote != s.local for s in self.streams):
+        if any(s.copies_into_cache for s in self.streams):
             # 0 (like None) means no limit, as in mosaicml-streaming (`if self.cache_limit:`).
             limit = self.cache_limit if isinstance(self.cache_limit, int) else None
             limit = limit or None

@@ -23,6 +23,12 @@ class WebDatasetStream(InPlaceStream):
     ``abc.json`` are the fields ``jpg`` and ``json`` of the sample keyed ``abc``), and each
     sample carries its ``__key__`` and ``__url__``.
 
+    Local tars are read where they lie, as ``wids`` reads them: nothing is copied into
+    ``local`` but their member tables, ``cache_limit`` does not count them and eviction
+    never touches them. Each read checks the tar still has the size and mtime its table was
+    read at; a tar changed since raises ``StaleIndexError`` naming it (a new dataset reads
+    it again).
+
     A remote tar is downloaded whole when it is needed; while it is on its way, samples
     wanted from it are read by range, one GET of each sample's members, up to a budget
     (:mod:`~streamx.format.webdataset.tar_ranges`; ``STREAMX_RANGE_READS=0`` turns this
@@ -69,6 +75,7 @@ class WebDatasetStream(InPlaceStream):
         super().__init__(remote=remote, local=local, **kwargs)
         self.decode = decode
         self.decode_images = decode_images
+        self._in_place = False  # known once the source is listed (`build_units`)
 
     MANIFEST = MANIFEST
 
@@ -79,7 +86,7 @@ class WebDatasetStream(InPlaceStream):
             FileNotFoundError: If the source holds no tar.
             CorruptShardError: If a file is not a tar or is truncated, naming it.
         """
-        return build_index(
+        index = build_index(
             self.source,
             folder,
             float(self.download_timeout),
@@ -87,6 +94,14 @@ class WebDatasetStream(InPlaceStream):
             self.decode,
             self.decode_images,
         )
+        self._in_place = index.in_place
+        return index
+
+    @property
+    def copies_into_cache(self) -> bool:
+        """Whether the tars are fetched into ``local``: not where every one is a local
+        file, read where it lies."""
+        return super().copies_into_cache and not self._in_place
 
     def prepare_shard(self, shard: ShardInfo) -> int:
         """Fetches the whole tar into its local file."""

@@ -9,7 +9,9 @@ use std::path::PathBuf;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
-use streamx_core::tar::{FileSource, Member, ReadAt, ScanError, TarScanner, Windowing};
+use streamx_core::tar::{
+    member_table, FileSource, Member, ReadAt, ScanError, TarScanner, Windowing,
+};
 use streamx_core::Error;
 
 use crate::enter::{enter_core_for, guard};
@@ -74,6 +76,38 @@ fn scan_tar_file<'py>(
         .map(|member| member_tuple(py, member))
         .collect::<PyResult<Vec<_>>>()?;
     PyList::new(py, tuples)
+}
+
+/// The member table body of the local tar at `path` (scanned and grouped with the GIL
+/// released) as `(samples, fields, text_bytes, body)`, or `None` where the Python grouping
+/// must decide (see `streamx_core::tar::member_table`); arguments as for `scan_tar_file`.
+#[pyfunction]
+#[pyo3(signature = (path, size, shown, min_window, max_window, skip))]
+fn scan_tar_table<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    size: u64,
+    shown: String,
+    min_window: u64,
+    max_window: u64,
+    skip: u64,
+) -> PyResult<Option<(u64, u64, u64, Bound<'py, PyBytes>)>> {
+    let sizes = windowing(min_window, max_window, skip)?;
+    let what = shown.clone();
+    let found = enter_core_for(
+        py,
+        move || what,
+        move || {
+            let file = File::open(&path).map_err(|err| Error::io(&path, err))?;
+            match TarScanner::new(FileSource(file), size, shown, sizes).collect_all() {
+                Ok(members) => Ok(Ok(member_table(&members))),
+                Err(ScanError::Corrupt(message)) => Ok(Err(message)),
+                Err(ScanError::Read(err)) => Err(Error::io(&path, err)),
+            }
+        },
+    )?;
+    let table = found.map_err(|message| PyExc::CorruptShard.err(py, message))?;
+    Ok(table.map(|t| (t.samples, t.fields, t.text, PyBytes::new(py, &t.bytes))))
 }
 
 /// A Python callable `read(start, length) -> bytes` as the scan's source.
@@ -141,5 +175,6 @@ impl TarMembers {
 /// Adds this module's functions and classes to `_core`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scan_tar_file, m)?)?;
+    m.add_function(wrap_pyfunction!(scan_tar_table, m)?)?;
     m.add_class::<TarMembers>()
 }

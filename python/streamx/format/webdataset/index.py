@@ -4,10 +4,14 @@ Each tar is one shard. Its member table (the samples, their fields and byte rang
 cached under ``folder/TABLES`` named by a digest of the tar's URL, size and version: a tar
 that changed on the server gets a new table and a new cached copy, never a mix of old and
 new members. The table is read from the tar's headers (in place where the tar is local,
-else by range) when the dataset is built; or, where a wids shard index gives the sample counts
-(:mod:`~streamx.format.webdataset.shard_index`), from the tar's cached copy on first use
-(or by range from the remote tar, as far as the samples read before that copy is here:
-:mod:`~streamx.format.webdataset.tar_ranges`).
+else by range) when the dataset is built; or, where a wids shard index gives the sample
+counts (:mod:`~streamx.format.webdataset.shard_index`), from the tar (or its cached copy)
+on first use (or by range from the remote tar, as far as the samples read before that copy
+is here: :mod:`~streamx.format.webdataset.tar_ranges`).
+
+Where every tar is a local file, the tars are read where they lie (``in_place``: the
+shard's file is the tar itself): nothing but the tables is written to ``folder``, and each
+read checks that the tar still has the size and mtime its table was read at.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from streamx.format.webdataset.member_table import (
     encode_columns,
     encode_table,
     read_count,
+    table_from_body,
 )
 from streamx.format.webdataset.samples import (
     Field,
@@ -39,7 +44,7 @@ from streamx.format.webdataset.samples import (
     group_columns,
 )
 from streamx.format.webdataset.shard_index import read_shard_index
-from streamx.format.webdataset.tar_members import iter_rows, scan_file_rows
+from streamx.format.webdataset.tar_members import iter_rows, scan_file_rows, scan_file_table
 from streamx.location import Location
 from streamx.runtime.atomic_write import write_atomic
 
@@ -50,10 +55,11 @@ __all__ = [
     "WebDatasetIndex",
     "build_index",
     "file_columns",
+    "file_table",
     "load_table",
-    "save_columns",
+    "save_bytes",
     "save_table",
-    "scanned_columns",
+    "scanned_table",
     "table_count",
 ]
 
@@ -74,6 +80,7 @@ class TarShard:
     images: bool
     timeout: float = 60.0  # what each GET of the tar may take (``download_timeout``)
     retry: int = 2  # attempts of each GET (``download_retry``)
+    in_place: bool = False  # ``basename`` is the local tar itself, read where it lies
 
     @property
     def rows(self) -> int:
@@ -85,9 +92,14 @@ class TarShard:
 
 
 class WebDatasetIndex(UnitIndex[TarShard]):
-    """Tars as shards (format ``wds``)."""
+    """Tars as shards (format ``wds``); ``in_place``: every tar is a local file, read where
+    it lies (nothing to copy into the cache)."""
 
     format = "wds"
+
+    def __init__(self, units: Sequence[TarShard], in_place: bool = False) -> None:
+        super().__init__(units)
+        self.in_place = in_place
 
     def extra(self, unit: TarShard) -> dict[str, Any]:
         return {
@@ -99,6 +111,7 @@ class WebDatasetIndex(UnitIndex[TarShard]):
             "images": unit.images,
             "timeout": unit.timeout,
             "retry": unit.retry,
+            "in_place": unit.in_place,
         }
 
 
@@ -106,6 +119,18 @@ def table_name(file: RemoteFile) -> str:
     """A digest of the URL, size and version: a changed tar never reuses an old table."""
     key = f"{file.url}\0{file.size}\0{file.version}".encode()
     return hashlib.sha1(key).hexdigest()[:20] + ".members"
+
+
+def _is_local(file: RemoteFile) -> bool:
+    return not Location.parse(file.url).is_remote
+
+
+def _shard_file(file: RemoteFile, name: str, in_place: bool) -> str:
+    """The shard's file: the local tar itself (an absolute path, which ``local/split``
+    joined to it leaves as it is), or its copy's name in the cache."""
+    if in_place:
+        return os.path.abspath(Location.parse(file.url).local_path)
+    return f"{_stem(file.url)}-{name[:12]}.tar"
 
 
 def _stem(url: str) -> str:
@@ -119,35 +144,44 @@ def file_columns(path: str, file: RemoteFile) -> TableColumns:
     return group_columns(scan_file_rows(path, file.size, file.url), file.url)
 
 
-def scanned_columns(file: RemoteFile, timeout: float, retry: int) -> TableColumns:
-    """The samples of ``file`` from its headers: read in place where it is local, else by
-    range (a few GETs of growing windows; large bodies are jumped)."""
+def _meta(file: RemoteFile) -> dict[str, object]:
+    return {"url": file.url, "size": file.size, "version": file.version}
+
+
+def file_table(path: str, file: RemoteFile) -> bytes:
+    """The member table of ``file`` (its binary form), from the headers of the local tar
+    ``path`` (``file`` itself or its cached copy): scanned and grouped in the core, with no
+    Python object per member, or by :func:`file_columns` where its names need that."""
+    found = scan_file_table(path, file.size, file.url)
+    if found is None:
+        return encode_columns(file_columns(path, file), _meta(file))
+    return table_from_body(*found, _meta(file))
+
+
+def scanned_table(file: RemoteFile, timeout: float, retry: int) -> bytes:
+    """The member table of ``file`` (its binary form) from its headers: read in place where
+    it is local, else by range (a few GETs of growing windows; large bodies are jumped)."""
     where = Location.parse(file.url)
     if not where.is_remote:
-        return file_columns(where.local_path, file)
+        return file_table(where.local_path, file)
 
     def read(start: int, length: int) -> bytes:
         return read_range(file.url, start, length, file.size, timeout, retry)
 
-    return group_columns(iter_rows(read, file.size, file.url), file.url)
+    columns = group_columns(iter_rows(read, file.size, file.url), file.url)
+    return encode_columns(columns, _meta(file))
 
 
-def save_columns(path: str, file: RemoteFile, columns: TableColumns) -> bytes:
-    """Writes the member table of samples held as ``columns`` (atomically); returns its
-    bytes."""
-    meta = {"url": file.url, "size": file.size, "version": file.version}
-    data = encode_columns(columns, meta)
+def save_bytes(path: str, data: bytes) -> None:
+    """Writes a member table's bytes (atomically)."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
     write_atomic(path, data)
-    return data
 
 
 def save_table(path: str, file: RemoteFile, samples: Sequence[TarSample]) -> None:
     """Writes a member table (atomically), in the binary form of
     :mod:`~streamx.format.webdataset.member_table`."""
-    meta = {"url": file.url, "size": file.size, "version": file.version}
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    write_atomic(path, encode_table(samples, meta))
+    save_bytes(path, encode_table(samples, _meta(file)))
 
 
 def _corrupt(path: str, shown: str, err: Exception) -> CorruptShardError:
@@ -198,9 +232,9 @@ def _table(file: RemoteFile, folder: str, timeout: float, retry: int) -> tuple[s
     path = os.path.join(folder, TABLES, name)
     if os.path.exists(path):
         return name, table_count(path, file.url, file.size)
-    columns = scanned_columns(file, timeout, retry)
-    save_columns(path, file, columns)
-    return name, len(columns.keys)
+    data = scanned_table(file, timeout, retry)
+    save_bytes(path, data)
+    return name, read_count(data)
 
 
 def build_index(
@@ -226,15 +260,26 @@ def build_index(
         with ThreadPoolExecutor(min(_SCAN_THREADS, len(files))) as pool:
             tables = list(pool.map(lambda f: _table(f, folder, timeout, retry), files))
         listed = [(f, name, count) for f, (name, count) in zip(files, tables)]
+    # Local tars are read where they lie, all or none: a stream's shards are either the
+    # user's own files (never counted or evicted) or copies the cache owns.
+    in_place = all(_is_local(file) for file in files)
     tars = [
         TarShard(
-            file, count, f"{_stem(file.url)}-{name[:12]}.tar", name, decode, images, timeout, retry
+            file,
+            count,
+            _shard_file(file, name, in_place),
+            name,
+            decode,
+            images,
+            timeout,
+            retry,
+            in_place,
         )
         for file, name, count in listed
         if count > 0
     ]
     _write_manifest(folder, source, files)
-    return WebDatasetIndex(tars)
+    return WebDatasetIndex(tars, in_place)
 
 
 def _write_manifest(folder: str, source: str, files: Sequence[RemoteFile]) -> None:

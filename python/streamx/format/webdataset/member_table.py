@@ -34,6 +34,7 @@ __all__ = [
     "encode_columns",
     "encode_table",
     "read_count",
+    "table_from_body",
 ]
 
 MAGIC = b"SXWDSMT1"
@@ -109,11 +110,18 @@ def encode_columns(columns: TableColumns, meta: dict[str, object]) -> bytes:
     names = [name.encode("utf-8", "surrogateescape") for name in columns.names]
     ends = np.cumsum([len(raw) for raw in keys + names], dtype=_I64)
     text = b"".join(keys) + b"".join(names)
-    extra = json.dumps(meta).encode()
     parts = [columns.first, ends, columns.offsets, columns.sizes]
     body = b"".join(np.asarray(part, dtype=_I64).tobytes() for part in parts)
-    head = _HEAD.pack(MAGIC, len(keys), len(names), len(text), len(extra))
-    return head + body + text + extra
+    return table_from_body(len(keys), len(names), len(text), body + text, meta)
+
+
+def table_from_body(
+    samples: int, fields: int, text: int, body: bytes, meta: dict[str, object]
+) -> bytes:
+    """The binary table whose columns and text are ``body`` (as the core's
+    ``scan_tar_table`` lays them out); ``meta`` (JSON) describes the tar."""
+    extra = json.dumps(meta).encode()
+    return _HEAD.pack(MAGIC, samples, fields, text, len(extra)) + body + extra
 
 
 def _head(data: bytes) -> tuple[int, int, int, int]:

@@ -24,7 +24,15 @@ from dataclasses import dataclass
 
 from streamx import _core
 
-__all__ = ["Member", "iter_members", "iter_rows", "scan_file", "scan_file_rows", "scan_members"]
+__all__ = [
+    "Member",
+    "iter_members",
+    "iter_rows",
+    "scan_file",
+    "scan_file_rows",
+    "scan_file_table",
+    "scan_members",
+]
 
 BLOCK = 512
 # Bytes per read: from MIN_WINDOW after a skipped body, doubling up to MAX_WINDOW while the
@@ -63,6 +71,21 @@ def scan_file_rows(
 ) -> list[tuple[str, int, int]]:
     """:func:`scan_file`'s members as ``(name, offset, size)`` rows (no object each)."""
     return _core.scan_tar_file(path, size, shown, MIN_WINDOW, MAX_WINDOW, SKIP)
+
+
+def scan_file_table(
+    path: str | os.PathLike[str], size: int, shown: str
+) -> tuple[int, int, int, bytes] | None:
+    """The member table body of the local tar at ``path`` (samples, fields, text bytes and
+    the body; see :func:`~streamx.format.webdataset.member_table.table_from_body`), grouped
+    in the core with the GIL released; ``None`` where its names need the Python grouping
+    (:func:`~streamx.format.webdataset.samples.group_columns`).
+
+    Raises:
+        CorruptShardError: As :func:`iter_members`.
+        OSError: If the file cannot be read.
+    """
+    return _core.scan_tar_table(path, size, shown, MIN_WINDOW, MAX_WINDOW, SKIP)
 
 
 def scan_members(read: Callable[[int, int], bytes], size: int, shown: str) -> list[Member]:

@@ -1,5 +1,6 @@
-"""One tar shard: fetched whole into the cache, its samples read by range from there (or
-from the remote tar while it is still on its way)."""
+"""One tar shard: a local tar read where it lies, or a remote one fetched whole into the
+cache, its samples read by range from there (or from the remote tar while it is still on
+its way)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,9 @@ from streamx.format.remote_files import RemoteFile, check_unchanged, confirm_unc
 from streamx.format.webdataset.decoders import decode_field
 from streamx.format.webdataset.index import (
     TABLES,
-    file_columns,
+    file_table,
     load_table,
-    save_columns,
+    save_bytes,
     save_table,
 )
 from streamx.format.webdataset.member_table import decode_table
@@ -46,12 +47,17 @@ def _source(shard: ShardInfo) -> RemoteFile:
 
 def fetch_tar(shard: ShardInfo, timeout: float, retry: int) -> int:
     """Downloads the tar to its cache file (atomically, never past its size); returns its
-    size.
+    size. A local tar read in place is its own file: checked, never written.
 
     Raises:
         StaleIndexError: If the tar changed since its member table was read.
+        FileNotFoundError: If a local tar read in place is missing.
     """
     source = _source(shard)
+    if shard.extra.get("in_place"):
+        path = shard.local_path(shard.raw_data)
+        HeldFile(path, source.size, source.url, source.version).close()
+        return source.size
     check_unchanged(source, source.url)  # once per process: a stale tar is not downloaded
     path = shard.local_path(shard.raw_data)
     download_file(source.url, path, retry=retry, timeout=timeout, expected_size=source.size)
@@ -103,7 +109,9 @@ def _samples(shard: ShardInfo, local: str) -> Sequence[TarSample]:
     if found is not None:
         return found
     source, path = _source(shard), _table_path(shard)
-    found = decode_table(save_columns(path, source, file_columns(local, source)), source.size)
+    data = file_table(local, source)
+    save_bytes(path, data)
+    found = decode_table(data, source.size)
     _remember(path, found)
     return _counted(shard, found)
 
@@ -126,8 +134,8 @@ def _ranged(shard: ShardInfo, target: TarTarget) -> RangedTar | None:
 
 
 class TarShardReader:
-    """Samples of one tar, as ``{"__key__", "__url__", field: value, ...}``: from its cached
-    copy, or by range while a remote tar is not here yet
+    """Samples of one tar, as ``{"__key__", "__url__", field: value, ...}``: from the local
+    tar itself or its cached copy, or by range while a remote tar is not here yet
     (:mod:`~streamx.format.webdataset.tar_ranges`).
 
     Raises ``FileNotFoundError`` (as it is built, or for a sample) while the tar is not
@@ -142,6 +150,9 @@ class TarShardReader:
         self._samples: Sequence[TarSample] = []
         self._names: tuple[str, ...] | None = None
         self._names_seen = False
+        # A local tar read in place is checked against the version its table was read at.
+        in_place = bool(shard.extra.get("in_place", False))
+        self._version = str(shard.extra["source_version"]) if in_place else None
         self._decode = bool(shard.extra.get("decode", True))
         self._images = bool(shard.extra.get("images", False))
         self._target = _target(shard)
@@ -160,7 +171,7 @@ class TarShardReader:
         if self._file is not None:
             return True
         try:
-            held = HeldFile(self._path, self.shard.raw_data.bytes, self._url)
+            held = HeldFile(self._path, self.shard.raw_data.bytes, self._url, self._version)
         except FileNotFoundError:
             return False
         try:

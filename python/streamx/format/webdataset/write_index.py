@@ -8,7 +8,8 @@ import posixpath
 from concurrent.futures import ThreadPoolExecutor
 
 from streamx.format.remote_files import RemoteFile, list_files
-from streamx.format.webdataset.index import scanned_columns
+from streamx.format.webdataset.index import scanned_table
+from streamx.format.webdataset.member_table import read_count
 from streamx.format.webdataset.shard_index import KIND
 from streamx.runtime.atomic_write import write_atomic
 from streamx.storage.upload import upload_file
@@ -19,7 +20,7 @@ _THREADS = 8
 
 
 def _count(file: RemoteFile, timeout: float, retry: int) -> int:
-    return len(scanned_columns(file, timeout, retry).keys)
+    return read_count(scanned_table(file, timeout, retry))
 
 
 def _relative(url: str, base: str) -> str:

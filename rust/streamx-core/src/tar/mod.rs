@@ -16,9 +16,11 @@ mod numbers;
 mod pax;
 mod scan;
 mod source;
+mod table;
 #[cfg(test)]
 mod tests;
 
 pub use numbers::bytes_repr;
 pub use scan::{Member, ScanError, TarScanner, Windowing};
 pub use source::{FileSource, ReadAt, SliceSource};
+pub use table::{member_table, TableBody};

@@ -186,9 +186,10 @@ impl<R: ReadAt> TarScanner<R> {
 
     fn check_sum(&self, header: &[u8]) -> Result<(), ScanError<R::Error>> {
         let stored = self.number(header, 148..156, "checksum")?;
-        let field: i128 = header[148..156].iter().map(|&b| i128::from(b)).sum();
-        let all: i128 = header.iter().map(|&b| i128::from(b)).sum();
-        let unsigned = all - field + 8 * 0x20; // the field counts as spaces
+        // Summed as u32 (512 bytes of at most 255 fit), which vectorizes; compared as i128.
+        let field: u32 = header[148..156].iter().map(|&b| u32::from(b)).sum();
+        let all: u32 = header.iter().map(|&b| u32::from(b)).sum();
+        let unsigned = i128::from(all) - i128::from(field) + 8 * 0x20; // the field as spaces
         if stored == unsigned {
             return Ok(());
         }
