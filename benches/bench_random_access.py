@@ -25,7 +25,9 @@ equal, column by column and type by type, to its Parquet row. Two modes:
 the range of its samples/s.
 
 Usage: ``nice python benches/bench_random_access.py [--rows N] [--images N] [--accesses N]
-[--cold-accesses N] [--cases ...] [--libs ...] [--modes warm cold] [--repeat R] [--quick]``.
+[--cold-accesses N] [--cases ...] [--libs ...] [--modes warm cold] [--repeat R] [--quick]
+[--before OTHER_CHECKOUT/python]`` (``--before``: that tree's streamx also reads the Parquet
+copy, as ``streamx-parquet-before``, alternating with the others in the same run).
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ SCRIPT = Path(__file__).resolve()
 CASES = ("images", "text")
 SEED = 23
 TIMEOUT_S = 900
+BEFORE = "streamx-parquet-before"  # --before: that checkout's streamx on the Parquet copy
 
 
 def access(spec: dict[str, Any]) -> dict[str, Any]:
@@ -82,12 +85,22 @@ def access(spec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _run(spec: dict[str, Any]) -> dict[str, Any]:
+def _run(spec: dict[str, Any], tree: str | None) -> dict[str, Any]:
+    """One library's run in a fresh interpreter; ``tree``: another checkout's ``python/``,
+    imported instead of this one's (``--before``)."""
+    saved = os.environ.get("PYTHONPATH")
+    if tree:
+        os.environ["PYTHONPATH"] = tree
     try:
         return run_worker(SCRIPT, spec, timeout=TIMEOUT_S)
     except Exception as err:  # recorded, not fatal: one library failing
         print(f"{spec['lib']} {spec['name']} {spec['mode']}: failed: {str(err)[-600:]}")
         return {"samples_s": None, "correct": False, "error": str(err)[-600:]}
+    finally:
+        if saved is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = saved
 
 
 def _measure(
@@ -98,9 +111,11 @@ def _measure(
     for round_ in range(args.repeat):
         for lib in args.libs[round_ % len(args.libs) :] + args.libs[: round_ % len(args.libs)]:
             cache = Path(tempfile.mkdtemp(prefix=f"cache-{lib}-", dir=root.parent))
-            spec = {"lib": lib, "name": name, "rows": rows, "accesses": accesses, "mode": mode}
-            spec.update(root=str(root), local=str(cache / "c"), endpoint=endpoint)
-            result = _run(spec)
+            before = lib == BEFORE
+            read_as = lib.removesuffix("-before") if before else lib
+            spec = {"lib": read_as, "name": name, "rows": rows, "accesses": accesses}
+            spec.update(mode=mode, root=str(root), local=str(cache / "c"), endpoint=endpoint)
+            result = _run(spec, args.before if before else None)
             shutil.rmtree(cache, ignore_errors=True)
             print(lib, name, mode, result, flush=True)
             runs[lib].append(result)
@@ -164,7 +179,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--modes", nargs="+", choices=("warm", "cold"), default=["warm", "cold"])
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
+    parser.add_argument(
+        "--before", help=f"another checkout's python/ directory, run on Parquet as {BEFORE}"
+    )
     args = parser.parse_args(argv)
+    if args.before:
+        args.libs.insert(0, BEFORE)
     if args.quick:
         args.rows, args.images, args.accesses, args.cold_accesses = 5_000, 200, 500, 100
     counts = {"text": args.rows, "images": args.images}
