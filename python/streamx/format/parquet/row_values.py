@@ -33,7 +33,8 @@ def row_getter(column: Any) -> tuple[Getter, int]:
     keeps beside the column's own buffers."""
     import pyarrow as pa
 
-    array = column.combine_chunks()
+    # One chunk (a row group read whole) is used as it is: combining would copy it.
+    array = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
     kind = array.type
     if array.null_count == 0:
         if _plain_number(kind):
