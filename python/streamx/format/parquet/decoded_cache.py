@@ -111,7 +111,7 @@ class DecodedCache(Generic[S]):
     def drop(self, key: str) -> None:
         """Forgets ``key`` (its file left the disk, or every row of it was read)."""
         if self._entries.pop(key, None) is not None:
-            self.total -= self._sizes.pop(key)
+            self.total -= self._sizes.pop(key, 0)
 
     def keys(self) -> list[str]:
         """The keys kept, least recently used first."""
