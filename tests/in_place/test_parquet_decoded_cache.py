@@ -163,3 +163,26 @@ def test_a_row_group_evicted_from_disk_is_checked_again(tmp_path: Path) -> None:
 
 def _never() -> Any:
     raise AssertionError("the row group was not kept")
+
+
+def test_a_batch_over_more_row_groups_than_fit_equals_its_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STREAMX_PARQUET_DECODED_BYTES", "0")  # only the row group in use
+    monkeypatch.setattr(CACHE, "_limit", None)
+    CACHE.clear()
+    ds = _dataset(tmp_path)
+    for shard in range(ds.num_shards):
+        ds.prepare_shard(shard)  # every row group on local disk
+    get_columns = ds._sample_access().get_columns
+    assert get_columns is not None
+    ids = [5, 170, 60, 399, 61, 6]  # four row groups, out of order
+    batch = get_columns(ids)
+    assert batch is not None
+    assert len(CACHE.keys()) <= 1
+    expected = _expected(tmp_path / "t.parquet")
+    for k, i in enumerate(ids):
+        for name, want in expected[i].items():
+            got = batch[name][k]
+            got = got.item() if isinstance(got, np.generic) else got
+            _same(got, want, f"row {i} {name}")
