@@ -6,7 +6,8 @@ decoded: decoding one costs milliseconds, reading a row of one microseconds. The
 bytes, not in row groups, so memory does not grow with the input's row group size; a single
 row group larger than the bound is still kept, alone, while it is the one in use. The bound
 is ``STREAMX_PARQUET_DECODED_BYTES`` (a size such as ``'512mb'``; ``0`` keeps only the row
-group in use), 512 MiB by default, per process (each DataLoader worker has its own).
+group in use), 512 MiB by default, read once per process on first use; each process (each
+DataLoader worker) keeps its own.
 
 A row group every row of which has been read is dropped at once: a pass over the data reads
 each row once, so it will not be read again this epoch, and a pass keeps no more row groups
