@@ -1,6 +1,6 @@
-"""``dataset[i]`` on a Parquet row group not yet decoded converts that one row to Python, and
-the row equals, value for value and type for type, what the whole-column conversion of a walk
-through the row group hands out: numbers, strings, nulls, binary, fixed-size and variable
+"""``dataset[i]`` on a Parquet row group converts that one row to Python, and the row equals,
+value for value and type for type, what the whole-column conversion (the batched path's)
+hands out: numbers, strings, nulls, binary, fixed-size and variable
 lists (numeric as numpy views, others as arrays), nested lists and images."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from PIL import Image
 
 from streamx import StreamingDataset
 from streamx.dataset.parquet_stream import ParquetStream
-from streamx.format.parquet import row_group
+from streamx.format.parquet.decoded_row_group import CACHE
 
 ROWS = 60
 
@@ -65,14 +65,17 @@ def dataset(tmp_path: Path) -> StreamingDataset:
     return StreamingDataset(streams=[stream])
 
 
-def test_a_first_row_alone_equals_the_whole_column_conversion(dataset: StreamingDataset) -> None:
-    walked = [dataset[i] for i in range(ROWS)]  # each row group: first row, then columns
+def test_a_row_alone_equals_the_whole_column_conversion(dataset: StreamingDataset) -> None:
+    walked = [dataset[i] for i in range(ROWS)]
     for i in (0, 5, 15, 16, 33, 47, 59):
-        row_group._DECODED.clear()  # the row group decoded afresh: row i is its first touch
+        CACHE.clear()  # the row group decoded afresh: row i is its first touch
         alone = dataset[i]
         assert set(alone) == set(walked[i])
+        (key,) = CACHE.keys()
+        group = CACHE.get(key, _never)
         for name, want in walked[i].items():
             _same(alone[name], want)
+            _same(alone[name], group.values(name)[i % 16])  # the batched path's values
 
 
 def test_ragged_nested_lists_are_arrays_of_arrays(dataset: StreamingDataset) -> None:
@@ -81,11 +84,15 @@ def test_ragged_nested_lists_are_arrays_of_arrays(dataset: StreamingDataset) -> 
     assert all(isinstance(a, np.ndarray) for a in nested)
 
 
-def test_the_second_row_converts_whole_columns_once(dataset: StreamingDataset) -> None:
-    row_group._DECODED.clear()
-    dataset[20]
-    (group,) = row_group._DECODED.values()
-    assert group.values_of == {}  # one row alone: no column converted
-    dataset[21]
-    assert set(group.values_of) == set(_table().column_names)
-    assert dataset[22]["text"] == "row 22"
+def test_rows_read_one_at_a_time_convert_no_whole_column(dataset: StreamingDataset) -> None:
+    CACHE.clear()
+    for i in (20, 21, 22):
+        dataset[i]
+    (key,) = CACHE.keys()
+    group = CACHE.get(key, _never)
+    assert group.values_of == {}  # each row alone: no column converted to Python
+    assert dataset[23]["text"] == "row 23"
+
+
+def _never() -> Any:
+    raise AssertionError("the row group was not kept")

@@ -2,7 +2,8 @@
 
 The batched ``StreamingDataLoader`` path asks for whole batches of sample ids. Here the ids
 are grouped by row group; each row group's decoded, projected and filtered table is the one
-the per-sample path reads (shared through :func:`~streamx.format.parquet.row_group.decoded`).
+the per-sample path reads (kept through
+:func:`~streamx.format.parquet.decoded_row_group.decoded`).
 A column of numbers without nulls becomes one numpy array per row group, once, and a batch
 is one ``np.take`` from it; a list column whose rows all hold as many numbers becomes one
 2-D array, a view of Arrow's flattened values buffer where Arrow allows. Any other column
@@ -29,7 +30,13 @@ import numpy as np
 from streamx.format.batch_parts import scatter, shard_parts
 from streamx.format.index import ShardInfo
 from streamx.format.parquet.arrow_numpy import numpy_values
-from streamx.format.parquet.row_group import DecodedRowGroup, decoded, decoded_key, numeric_lists
+from streamx.format.parquet.decoded_row_group import (
+    DecodedRowGroup,
+    decoded,
+    decoded_key,
+    done_reading,
+)
+from streamx.format.parquet.python_values import numeric_lists
 
 __all__ = ["ParquetRows", "RowColumns"]
 
@@ -87,7 +94,10 @@ class ParquetRows:
                 return None
         names = groups[0].table.column_names  # the keys of the per-sample path's dicts
         pieces = [(group, positions, rows) for group, (_, positions, rows) in zip(groups, parts)]
-        return {name: _column(name, pieces, len(ids)) for name in names}
+        out = {name: _column(name, pieces, len(ids)) for name in names}
+        for group, (shard, _, rows) in zip(groups, parts):
+            done_reading(self._keys[shard], group, rows)
+        return out
 
 
 def _column(name: str, parts: list[_Piece], count: int) -> np.ndarray[Any, Any] | list[Any]:
@@ -115,7 +125,10 @@ def _column(name: str, parts: list[_Piece], count: int) -> np.ndarray[Any, Any] 
 def _array(group: DecodedRowGroup, name: str) -> np.ndarray[Any, Any] | None:
     """The column of the whole row group as one array, if it is a fast one (kept)."""
     if name not in group.arrays:
-        group.arrays[name] = None if name in group.images else _as_array(group.table.column(name))
+        array = None if name in group.images else _as_array(group.table.column(name))
+        group.arrays[name] = array
+        if array is not None and array.base is None:  # a copy, not a view of Arrow's buffer
+            group.grow(array.nbytes)
     found: np.ndarray[Any, Any] | None = group.arrays[name]
     return found
 

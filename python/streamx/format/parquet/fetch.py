@@ -31,7 +31,7 @@ from streamx.exceptions import (
     StaleIndexError,
 )
 from streamx.format.parquet.chunks import ranged_parts
-from streamx.format.remote_files import RemoteFile, changed_since
+from streamx.format.remote_files import RemoteFile, changed_since, confirm_unchanged
 from streamx.runtime.atomic_write import atomic_file
 from streamx.storage.download import fetching_files, host_limit, process_slots, temp_path_for
 from streamx.storage.file_copy import copy_between
@@ -77,6 +77,9 @@ def fetch_chunks(job: Fetch, timeout: float, retry: int) -> int:
             _reserve(out.fileno(), total)
         if local is not None:
             _copy_local(local, out.fileno(), job.chunks)
+            # No version pins a plain copy: the file is looked at after it, every time (an
+            # evicted row group comes back from the file as it is now, or not at all).
+            confirm_unchanged(job.file, job.where)
         elif total:
             _fetch_remote(job, out.fileno(), timeout, retry)
     return total

@@ -18,7 +18,7 @@ from streamx.format.index import FileInfo, ShardInfo
 from streamx.format.litdata.batch_samples import LitDataBatches
 from streamx.format.litdata.chunk import ChunkReader
 from streamx.format.parquet.batch_rows import ParquetRows
-from streamx.format.parquet.row_group import RowGroupReader
+from streamx.format.parquet.decoded_row_group import RowGroupReader, forget
 from streamx.format.readers.mds import MDSSampleReader
 from streamx.format.webdataset.batch_members import TarBatches
 from streamx.format.webdataset.tar_shard import TarShardReader
@@ -107,8 +107,10 @@ class MixedSampleReader:
         return out
 
     def evict(self, shard: int) -> None:
-        """Forgets the open reader of ``shard``."""
+        """Forgets the open reader of ``shard`` (and a row group's decoded table)."""
         self._open.pop(shard, None)
+        if self._shards[shard].format == "parquet":
+            forget(self._shards[shard])
 
 
 def _open_shard(shard: ShardInfo) -> Any:

@@ -1,0 +1,124 @@
+"""The row groups decoded in this process, kept up to a number of bytes, least recently
+used first out.
+
+A random ``dataset[i]`` lands in a row group already decoded only if enough of them stay
+decoded: decoding one costs milliseconds, reading a row of one microseconds. The bound is in
+bytes, not in row groups, so memory does not grow with the input's row group size; a single
+row group larger than the bound is still kept, alone, while it is the one in use. The bound
+is ``STREAMX_PARQUET_DECODED_BYTES`` (a size such as ``'512mb'``; ``0`` keeps only the row
+group in use), 512 MiB by default, read once per process on first use; each process (each
+DataLoader worker) keeps its own.
+
+A row group every row of which has been read is dropped at once: a pass over the data reads
+each row once, so it will not be read again this epoch, and a pass keeps no more row groups
+than it is reading.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Generic, Protocol, TypeVar
+
+from streamx.sizes import bytes_to_int
+
+__all__ = ["DEFAULT_DECODED_BYTES", "DecodedCache", "Sized", "decoded_bytes_limit"]
+
+DEFAULT_DECODED_BYTES = 512 << 20
+# What an entry costs beyond its buffers (its objects and dicts): many tiny row groups
+# cannot add up past the bound unseen.
+_ENTRY_BYTES = 4096
+
+
+class Sized(Protocol):
+    @property
+    def nbytes(self) -> int:
+        """The bytes it holds now (it may grow as values are converted)."""
+        ...
+
+
+S = TypeVar("S", bound=Sized)
+
+
+def decoded_bytes_limit() -> int:
+    """``STREAMX_PARQUET_DECODED_BYTES``, or the default.
+
+    Raises:
+        ValueError: If the variable is not a size of zero or more.
+    """
+    raw = os.environ.get("STREAMX_PARQUET_DECODED_BYTES")
+    if not raw:
+        return DEFAULT_DECODED_BYTES
+    try:
+        value = bytes_to_int(raw)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise ValueError(
+            "STREAMX_PARQUET_DECODED_BYTES must be a size such as 536870912 or '512mb', "
+            f"got {raw!r}"
+        )
+    return value
+
+
+class DecodedCache(Generic[S]):
+    """Entries by key, least recently used first out once their bytes pass ``limit``.
+
+    Args:
+        limit: The bytes kept (the entry in use is kept even when it alone is larger);
+            ``None`` reads :func:`decoded_bytes_limit` on first use.
+    """
+
+    def __init__(self, limit: int | None = None) -> None:
+        self._limit = limit
+        self._entries: OrderedDict[str, S] = OrderedDict()
+        self._sizes: dict[str, int] = {}
+        self.total = 0  # bytes of the entries kept, as last measured
+
+    @property
+    def limit(self) -> int:
+        if self._limit is None:
+            self._limit = decoded_bytes_limit()
+        return self._limit
+
+    def get(self, key: str, make: Callable[[], S]) -> S:
+        """The entry of ``key``, made by ``make`` if it is not kept; it becomes the most
+        recently used, and a new one sends older entries out until the rest fit the bound
+        (one that grows says so through :meth:`measure`)."""
+        found = self._entries.get(key)
+        if found is None:
+            found = self._entries[key] = make()
+            self.measure(key)
+        else:
+            self._entries.move_to_end(key)
+        return found
+
+    def measure(self, key: str) -> None:
+        """Counts the entry's bytes again (it grew), then evicts the oldest beyond the bound."""
+        entry = self._entries.get(key)
+        if entry is None:
+            return
+        size = entry.nbytes + _ENTRY_BYTES
+        self.total += size - self._sizes.get(key, 0)
+        self._sizes[key] = size
+        while self.total > self.limit and len(self._entries) > 1:
+            oldest = next(iter(self._entries))
+            if oldest == key:  # the entry in use stays; the next oldest goes
+                self._entries.move_to_end(key)
+                continue
+            self.drop(oldest)
+
+    def drop(self, key: str) -> None:
+        """Forgets ``key`` (its file left the disk, or every row of it was read)."""
+        if self._entries.pop(key, None) is not None:
+            self.total -= self._sizes.pop(key, 0)
+
+    def keys(self) -> list[str]:
+        """The keys kept, least recently used first."""
+        return list(self._entries)
+
+    def clear(self) -> None:
+        self._entries.clear()
+        self._sizes.clear()
+        self.total = 0

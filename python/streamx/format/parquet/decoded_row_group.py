@@ -1,0 +1,162 @@
+"""A row group decoded once and kept (:mod:`.decoded_cache`), read a row at a time by the
+per-sample path and a column at a time by the batched one.
+
+A kept table is named by everything that decides its rows: the local file, the source's
+size and version (its ETag or mtime) the index pinned, and how it is decoded (projection,
+casts, images, row filter). A dataset built again over a changed source has another version
+in its index, so it never meets the old table; and a row group whose local file leaves the
+disk is dropped (:func:`forget`), so it is fetched, and its source checked, before it is
+read again.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from streamx.format.index import ShardInfo
+from streamx.format.parquet.decoded_cache import DecodedCache
+from streamx.format.parquet.python_values import images, python_column
+from streamx.format.parquet.row_group import decode_table, where
+from streamx.format.parquet.row_values import Getter, row_getter
+
+__all__ = [
+    "CACHE",
+    "DecodedRowGroup",
+    "RowGroupReader",
+    "decoded",
+    "decoded_key",
+    "done_reading",
+    "forget",
+]
+
+# Python objects a whole column converted to values keeps per row, beyond Arrow's buffers.
+_VALUE_BYTES = 64
+
+
+class DecodedRowGroup:
+    """A row group's table; each column's getter, Python values or array once asked for."""
+
+    def __init__(self, shard: ShardInfo) -> None:
+        self.shard = shard
+        self.table = decode_table(shard)
+        self.images = frozenset(shard.extra.get("images") or ())
+        self.values_of: dict[str, list[Any]] = {}  # the columns decoded to Python so far
+        self.arrays: dict[str, Any] = {}  # the batched path's array per column, or None
+        self._getters: list[tuple[str, Getter]] | None = None
+        self._unread = np.ones(self.table.num_rows, np.bool_)
+        self.left = int(self.table.num_rows)  # rows not read yet
+        self.extra_bytes = 0  # what the getters, values and arrays keep beside the table
+        self.grown = False  # extra_bytes grew since the cache last counted them
+        self._table_bytes = int(self.table.nbytes)  # Arrow walks every buffer: counted once
+
+    @property
+    def nbytes(self) -> int:
+        return self._table_bytes + self.extra_bytes + self._unread.nbytes
+
+    def values(self, name: str) -> list[Any]:
+        """Column ``name`` as the per-sample path hands it out, one value per row."""
+        found = self.values_of.get(name)
+        if found is None:
+            column = self.table.column(name)
+            found = python_column(column)
+            if name in self.images:
+                found = images(found, where(self.shard))
+            self.values_of[name] = found
+            self.grow(int(column.nbytes) + _VALUE_BYTES * len(found))
+        return found
+
+    def row(self, index: int) -> dict[str, Any]:
+        """Row ``index`` as the per-sample path hands it out, converted alone."""
+        getters = self._getters if self._getters is not None else self._make_getters()
+        return {name: get(index) for name, get in getters}
+
+    def _make_getters(self) -> list[tuple[str, Getter]]:
+        getters = []
+        for name in self.table.column_names:
+            get, kept = row_getter(self.table.column(name))
+            getters.append((name, self._image(get) if name in self.images else get))
+            self.grow(kept)
+        self._getters = getters
+        return getters
+
+    def grow(self, size: int) -> None:
+        """Counts ``size`` more bytes kept beside the table."""
+        self.extra_bytes += size
+        self.grown = True
+
+    def _image(self, get: Getter) -> Getter:
+        named = where(self.shard)
+        return lambda index: images([get(index)], named, index)[0]
+
+    def read(self, rows: int | np.ndarray[Any, Any]) -> bool:
+        """Marks ``rows`` read; whether every row has been read now."""
+        unread = self._unread
+        if isinstance(rows, int):
+            if unread[rows]:
+                unread[rows] = False
+                self.left -= 1
+        else:
+            fresh = np.unique(rows[unread[rows]])
+            unread[fresh] = False
+            self.left -= len(fresh)
+        return self.left == 0
+
+
+CACHE: DecodedCache[DecodedRowGroup] = DecodedCache()
+
+
+def decoded_key(shard: ShardInfo) -> str:
+    """What names the row group's decoded table among those of every dataset in this
+    process: two datasets over one cache may decode the same file differently, or hold
+    another version of its source."""
+    extra = shard.extra
+    parts = [shard.local_path(shard.raw_data), extra.get("source_version"), extra["source_size"]]
+    parts += [extra.get(name) for name in ("read_columns", "images", "cast", "kept")]
+    return "\0".join(str(part) for part in parts)
+
+
+def decoded(shard: ShardInfo, key: str | None = None) -> DecodedRowGroup:
+    """The row group decoded (kept in :data:`CACHE`); ``key``: its :func:`decoded_key`, when
+    the caller has it.
+
+    Raises:
+        FileNotFoundError: If it is not kept and its local file is not on disk.
+    """
+    key = decoded_key(shard) if key is None else key
+    return CACHE.get(key, lambda: DecodedRowGroup(shard))
+
+
+def done_reading(key: str, group: DecodedRowGroup, rows: int | np.ndarray[Any, Any]) -> None:
+    """After ``rows`` of ``group`` were read: its bytes counted again if it grew, and the
+    row group dropped once every row of it has been read."""
+    if group.read(rows):
+        CACHE.drop(key)
+    elif group.grown:
+        group.grown = False
+        CACHE.measure(key)
+
+
+def forget(shard: ShardInfo) -> None:
+    """Drops the row group's decoded table (its local file left the disk)."""
+    CACHE.drop(decoded_key(shard))
+
+
+class RowGroupReader:
+    """Samples of one row-group shard, read from its kept decoded table."""
+
+    def __init__(self, shard: ShardInfo) -> None:
+        self.shard = shard
+        self._key = decoded_key(shard)
+        path = shard.local_path(shard.raw_data)
+        if not os.path.exists(path):
+            CACHE.drop(self._key)  # never served from memory while its file is not on disk
+            raise FileNotFoundError(path)
+
+    def get(self, index: int) -> dict[str, Any]:
+        group = decoded(self.shard, self._key)
+        row = group.row(index)
+        done_reading(self._key, group, index)
+        return row
