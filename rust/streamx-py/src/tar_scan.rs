@@ -43,6 +43,33 @@ fn member_tuple<'py>(py: Python<'py>, member: &Member) -> PyResult<Bound<'py, Py
     )
 }
 
+/// Scans the `size`-byte tar at `path` in place with the GIL released, and hands its
+/// members to `then` (still without the GIL); `shown` names the tar in errors
+/// (`CorruptShardError`).
+fn scan_local<T: Send>(
+    py: Python<'_>,
+    path: PathBuf,
+    size: u64,
+    shown: String,
+    sizes: Windowing,
+    then: impl Send + FnOnce(Vec<Member>) -> T,
+) -> PyResult<T> {
+    let what = shown.clone();
+    let found = enter_core_for(
+        py,
+        move || what,
+        move || {
+            let file = File::open(&path).map_err(|err| Error::io(&path, err))?;
+            match TarScanner::new(FileSource(file), size, shown, sizes).collect_all() {
+                Ok(members) => Ok(Ok(then(members))),
+                Err(ScanError::Corrupt(message)) => Ok(Err(message)),
+                Err(ScanError::Read(err)) => Err(Error::io(&path, err)),
+            }
+        },
+    )?;
+    found.map_err(|message| PyExc::CorruptShard.err(py, message))
+}
+
 /// The regular files of the `size`-byte tar at `path`, read in place, as a list of
 /// `(name, offset, size)`; `shown` names the tar in errors (`CorruptShardError`).
 #[pyfunction]
@@ -57,20 +84,7 @@ fn scan_tar_file<'py>(
     skip: u64,
 ) -> PyResult<Bound<'py, PyList>> {
     let sizes = windowing(min_window, max_window, skip)?;
-    let what = shown.clone();
-    let found = enter_core_for(
-        py,
-        move || what,
-        move || {
-            let file = File::open(&path).map_err(|err| Error::io(&path, err))?;
-            match TarScanner::new(FileSource(file), size, shown, sizes).collect_all() {
-                Ok(members) => Ok(Ok(members)),
-                Err(ScanError::Corrupt(message)) => Ok(Err(message)),
-                Err(ScanError::Read(err)) => Err(Error::io(&path, err)),
-            }
-        },
-    )?;
-    let members = found.map_err(|message| PyExc::CorruptShard.err(py, message))?;
+    let members = scan_local(py, path, size, shown, sizes, |members| members)?;
     let tuples = members
         .iter()
         .map(|member| member_tuple(py, member))
@@ -93,20 +107,9 @@ fn scan_tar_table<'py>(
     skip: u64,
 ) -> PyResult<Option<(u64, u64, u64, Bound<'py, PyBytes>)>> {
     let sizes = windowing(min_window, max_window, skip)?;
-    let what = shown.clone();
-    let found = enter_core_for(
-        py,
-        move || what,
-        move || {
-            let file = File::open(&path).map_err(|err| Error::io(&path, err))?;
-            match TarScanner::new(FileSource(file), size, shown, sizes).collect_all() {
-                Ok(members) => Ok(Ok(member_table(&members))),
-                Err(ScanError::Corrupt(message)) => Ok(Err(message)),
-                Err(ScanError::Read(err)) => Err(Error::io(&path, err)),
-            }
-        },
-    )?;
-    let table = found.map_err(|message| PyExc::CorruptShard.err(py, message))?;
+    let table = scan_local(py, path, size, shown, sizes, |members| {
+        member_table(&members)
+    })?;
     Ok(table.map(|t| (t.samples, t.fields, t.text, PyBytes::new(py, &t.bytes))))
 }
 
