@@ -2,10 +2,11 @@
 //! positions in pieces.
 //!
 //! py1br draws a node's staggered block sizes, then shuffles the node's laid-out samples block
-//! by block, overlapping blocks in order (a window). So a node is counted once, in order, when
-//! a piece first needs it (or a later one): its windows and, per window, the generator where
-//! its shuffles start. A piece then shuffles again only the windows holding its ranks; ranks
-//! outside every window keep their laid-out sample.
+//! by block, overlapping blocks in order (a window). So the draws are counted once, in order,
+//! only as far as a piece needs: a node's windows when the node is begun (its block sizes come
+//! first), then per window, up to the last one asked for, the generator where its shuffles
+//! start. A piece then shuffles again only the windows holding its ranks; ranks outside every
+//! window keep their laid-out sample.
 
 use super::py1br::{block_bounds, node_blocks, staggers, window_end, windows, Laid};
 use super::rng::Pcg64;
@@ -19,8 +20,12 @@ struct Window {
     to: usize,
     /// Its blocks, as ranks relative to `from`, shuffled in this order.
     blocks: Vec<(usize, usize)>,
-    /// The generator at its first shuffle.
-    rng: Pcg64,
+}
+
+/// A node begun: its windows, and the generators of those counted so far (a prefix).
+struct Node {
+    windows: Vec<Window>,
+    rngs: Vec<Pcg64>,
 }
 
 /// py1br over a whole epoch, evaluated node by node as pieces ask for ranks.
@@ -30,10 +35,11 @@ pub(crate) struct LazyPy1br {
     bounds: Vec<i64>,
     stagger: Vec<i64>,
     block: (i64, i64),
-    /// The epoch generator at node `nodes.len()`'s block draws.
+    /// The epoch generator after the windows counted so far: only the last node begun may be
+    /// counted in part.
     rng: Pcg64,
-    /// The nodes counted so far, in order: their windows.
-    nodes: Vec<Vec<Window>>,
+    /// The nodes begun so far, in order.
+    nodes: Vec<Node>,
     /// The last window laid out, `(node, window)`, and its shuffled samples.
     last: Option<((usize, usize), Vec<i64>)>,
 }
@@ -67,43 +73,66 @@ impl LazyPy1br {
         })
     }
 
-    /// Counts nodes until `end` of them are known.
-    fn count_through(&mut self, end: usize) -> Result<()> {
-        while self.nodes.len() < end {
-            let node = self.nodes.len();
-            let (start, stop) = (self.bounds[node], self.bounds[node + 1]);
-            let blocks = node_blocks(&mut self.rng, start, stop, self.stagger[node], self.block)?;
-            let mut kept = Vec::new();
-            for window in windows(&blocks) {
-                let from = (window[0].0 - start) as usize;
-                let to = (window_end(window) - start) as usize;
-                let rng = self.rng.clone();
-                let mut relative = Vec::with_capacity(window.len());
-                for &(begin, end) in window {
-                    self.rng.skip_shuffle((end - begin) as usize);
-                    relative.push((
-                        (begin - start) as usize - from,
-                        (end - start) as usize - from,
-                    ));
-                }
-                kept.push(Window {
-                    from,
-                    to,
-                    blocks: relative,
-                    rng,
-                });
+    /// Counts whole nodes before `node`, then `node`'s windows until `end` of them are known.
+    fn count_through(&mut self, node: usize, end: usize) -> Result<()> {
+        while self.nodes.len() <= node {
+            if let Some(open) = self.nodes.last() {
+                let all = open.windows.len();
+                self.count_windows(self.nodes.len() - 1, all);
             }
-            self.nodes.push(kept);
+            let next = self.nodes.len();
+            let (start, stop) = (self.bounds[next], self.bounds[next + 1]);
+            let blocks = node_blocks(&mut self.rng, start, stop, self.stagger[next], self.block)?;
+            let windows = windows(&blocks)
+                .map(|window| {
+                    let from = (window[0].0 - start) as usize;
+                    Window {
+                        from,
+                        to: (window_end(window) - start) as usize,
+                        blocks: window
+                            .iter()
+                            .map(|&(b, e)| {
+                                ((b - start) as usize - from, (e - start) as usize - from)
+                            })
+                            .collect(),
+                    }
+                })
+                .collect();
+            self.nodes.push(Node {
+                windows,
+                rngs: Vec::new(),
+            });
         }
+        self.count_windows(node, end);
         Ok(())
+    }
+
+    /// Counts the windows of `node` (the last node begun) until `end` of them are known.
+    fn count_windows(&mut self, node: usize, end: usize) {
+        let open = &mut self.nodes[node];
+        while open.rngs.len() < end {
+            open.rngs.push(self.rng.clone());
+            for &(begin, stop) in &open.windows[open.rngs.len() - 1].blocks {
+                self.rng.skip_shuffle(stop - begin);
+            }
+        }
     }
 
     /// Node `node`'s order at the sorted, unique `ranks` (each below the node's size).
     pub(crate) fn pick(&mut self, node: usize, ranks: &[usize]) -> Result<Vec<i64>> {
-        self.count_through(node + 1)?;
+        self.count_through(node, 0)?;
+        if let Some(&top) = ranks.last() {
+            let end = self.nodes[node]
+                .windows
+                .partition_point(|win| win.from <= top);
+            self.count_through(node, end)?;
+        }
         let (a, b) = self.groups[node];
         let laid = Laid::new(&self.spans[a..b]);
-        let kept = &self.nodes[node];
+        let Node {
+            windows: kept,
+            rngs,
+        } = &self.nodes[node];
         let mut out = Vec::with_capacity(ranks.len());
         let mut one = Vec::with_capacity(1);
         for &rank in ranks {
@@ -121,7 +150,7 @@ impl LazyPy1br {
                 _ => {
                     let mut values = Vec::with_capacity(window.to - window.from);
                     laid.extend(window.from, window.to, &mut values);
-                    let mut rng = window.rng.clone();
+                    let mut rng = rngs[w - 1].clone();
                     for &(begin, end) in &window.blocks {
                         rng.shuffle(&mut values[begin..end]);
                     }

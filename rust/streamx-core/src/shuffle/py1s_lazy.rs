@@ -1,35 +1,31 @@
 //! The py1s order of a canonical node at a few ranks at a time, for a reader that walks its
 //! positions in pieces.
 //!
-//! py1s lays a node out as its (already shuffled) spans one after another, each span's samples
-//! shuffled by the epoch generator in turn. So a node's draws are counted once, in order, when a
-//! piece first needs the node (or a later one), keeping per span the generator where its
-//! shuffle starts: a few words per span. A piece then shuffles again only the spans holding
-//! its ranks, from their kept generators. Unlike py1e, nothing is jittered, so a rank's span is
-//! found by its position alone.
+//! py1s lays the nodes out as their (already shuffled) spans one after another, each span's
+//! samples shuffled by the epoch generator in turn. So the spans' draws are counted once, in
+//! order, only as far as the last span a piece needs, keeping per span the generator where its
+//! shuffle starts: a few words per span. A node's first piece thus counts the nodes before it
+//! and its own spans up to the piece, not the whole node. A piece then shuffles again only the
+//! spans holding its ranks, from their kept generators. Unlike py1e, nothing is jittered, so a
+//! rank's span is found by its position alone.
 
 use super::rng::Pcg64;
 use super::spans::{NodeSpans, Span};
 
-/// What a node's later pieces need from its draws.
-struct NodeShuffles {
-    /// Per span, the node rank of its first sample.
-    starts: Vec<usize>,
-    /// Per span, the generator at its shuffle's first draw.
-    shuffles: Vec<Pcg64>,
-}
-
-/// py1s over a whole epoch, evaluated node by node as pieces ask for ranks.
+/// py1s over a whole epoch, evaluated span by span as pieces ask for ranks.
 pub(crate) struct LazyPy1s {
+    /// Every node's spans, node after node, in epoch order.
     spans: Vec<Span>,
     groups: Vec<(usize, usize)>,
-    /// The epoch generator at the first shuffle of node `nodes.len()`.
+    /// Per span, the node rank of its first sample (known without drawing).
+    starts: Vec<usize>,
+    /// Per span counted so far (a prefix of `spans`), the generator at its shuffle's first draw.
+    shuffles: Vec<Pcg64>,
+    /// The epoch generator at the shuffle of span `shuffles.len()`.
     rng: Pcg64,
-    /// The nodes counted so far, in order.
-    nodes: Vec<NodeShuffles>,
-    /// The last span laid out: `(node, span)` and its shuffled samples (pieces ask for ranks
-    /// in order, so consecutive ranks mostly share it).
-    last: Option<((usize, usize), Vec<i64>)>,
+    /// The last span laid out and its shuffled samples (pieces ask for ranks in order, so
+    /// consecutive ranks mostly share it).
+    last: Option<(usize, Vec<i64>)>,
 }
 
 impl LazyPy1s {
@@ -40,54 +36,59 @@ impl LazyPy1s {
             epoch_rng,
             ..
         } = NodeSpans::new(sizes, num_nodes, seed, epoch_seed);
+        let mut starts = Vec::with_capacity(spans.len());
+        for &(a, b) in &groups {
+            let mut at = 0;
+            for &(begin, end) in &spans[a..b] {
+                starts.push(at);
+                at += (end - begin) as usize;
+            }
+        }
         LazyPy1s {
             spans,
             groups,
+            starts,
+            shuffles: Vec::new(),
             rng: epoch_rng,
-            nodes: Vec::new(),
             last: None,
         }
     }
 
-    /// Counts nodes until `end` of them are known.
+    /// Counts spans until `end` of them are known.
     fn count_through(&mut self, end: usize) {
-        while self.nodes.len() < end {
-            let (a, b) = self.groups[self.nodes.len()];
-            let mut at = 0;
-            let mut starts = Vec::with_capacity(b - a);
-            let mut shuffles = Vec::with_capacity(b - a);
-            for &(begin, stop) in &self.spans[a..b] {
-                let len = (stop - begin) as usize;
-                starts.push(at);
-                shuffles.push(self.rng.clone());
-                self.rng.skip_shuffle(len);
-                at += len;
-            }
-            self.nodes.push(NodeShuffles { starts, shuffles });
+        self.shuffles
+            .reserve(end.saturating_sub(self.shuffles.len()));
+        while self.shuffles.len() < end {
+            let (begin, stop) = self.spans[self.shuffles.len()];
+            self.shuffles.push(self.rng.clone());
+            self.rng.skip_shuffle((stop - begin) as usize);
         }
     }
 
     /// Node `node`'s order at the sorted, unique `ranks` (each below the node's size).
     pub(crate) fn pick(&mut self, node: usize, ranks: &[usize]) -> Vec<i64> {
-        self.count_through(node + 1);
-        let (a, _) = self.groups[node];
-        let draws = &self.nodes[node];
+        let (a, b) = self.groups[node];
+        // The last span starting at or before a rank: an empty span starts where the next one
+        // does, so it is never the one found.
+        let span_of =
+            |starts: &[usize], rank: usize| a + starts.partition_point(|&s| s <= rank) - 1;
+        if let Some(&top) = ranks.last() {
+            self.count_through(span_of(&self.starts[a..b], top) + 1);
+        }
         let mut out = Vec::with_capacity(ranks.len());
         for &rank in ranks {
-            // The last span starting at or before `rank`: an empty span starts where the next
-            // one does, so it is never the one found.
-            let j = draws.starts.partition_point(|&s| s <= rank) - 1;
+            let j = span_of(&self.starts[a..b], rank);
             let laid = match self.last.take() {
-                Some((key, values)) if key == (node, j) => values,
+                Some((key, values)) if key == j => values,
                 _ => {
-                    let (begin, end) = self.spans[a + j];
+                    let (begin, end) = self.spans[j];
                     let mut values: Vec<i64> = (begin..end).collect();
-                    draws.shuffles[j].clone().shuffle(&mut values);
+                    self.shuffles[j].clone().shuffle(&mut values);
                     values
                 }
             };
-            out.push(laid[rank - draws.starts[j]]);
-            self.last = Some(((node, j), laid));
+            out.push(laid[rank - self.starts[j]]);
+            self.last = Some((j, laid));
         }
         out
     }

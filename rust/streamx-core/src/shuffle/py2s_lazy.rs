@@ -5,8 +5,10 @@
 //! shuffles the order of the node's pieces of that layout and each piece's samples with the
 //! epoch generator. Both generators advance in order, so each is counted once, as far as a
 //! piece needs: per shard, the run generator where its shuffle starts; per node, its pieces'
-//! order and the epoch generator where each piece's shuffle starts. A piece then rebuilds only
-//! the pieces holding its ranks: their layout from the shards they cover, then their shuffle.
+//! order and, up to the last piece asked for, the epoch generator where each piece's shuffle
+//! starts (a node's first piece does not count the node's later pieces). A piece then rebuilds
+//! only the pieces holding its ranks: their layout from the shards they cover, then their
+//! shuffle.
 
 use super::rng::Pcg64;
 use super::spans::{divide_spans, shard_spans, Span};
@@ -17,7 +19,7 @@ struct NodePieces {
     pieces: Vec<Span>,
     /// Per piece, the node rank of its first sample.
     starts: Vec<usize>,
-    /// Per piece, the epoch generator at its shuffle's first draw.
+    /// Per piece counted so far (a prefix), the epoch generator at its shuffle's first draw.
     shuffles: Vec<Pcg64>,
 }
 
@@ -33,7 +35,8 @@ pub(crate) struct LazyPy2s {
     /// The run layout divided among nodes.
     pieces: Vec<Span>,
     groups: Vec<(usize, usize)>,
-    /// The epoch generator at node `nodes.len()`'s first draw.
+    /// The epoch generator after the pieces counted so far: only the last node begun may be
+    /// counted in part.
     epoch_rng: Pcg64,
     nodes: Vec<NodePieces>,
     /// The last piece rebuilt, `(node, piece)`, and its shuffled samples.
@@ -69,27 +72,40 @@ impl LazyPy2s {
         }
     }
 
-    /// Counts nodes until `end` of them are known.
-    fn count_through(&mut self, end: usize) {
-        while self.nodes.len() < end {
+    /// Counts whole nodes before `node`, then `node`'s pieces until `end` of them are known.
+    fn count_through(&mut self, node: usize, end: usize) {
+        while self.nodes.len() <= node {
+            if let Some(open) = self.nodes.last() {
+                let all = open.pieces.len();
+                self.count_pieces(self.nodes.len() - 1, all);
+            }
             let (a, b) = self.groups[self.nodes.len()];
             let mut pieces = self.pieces[a..b].to_vec();
             self.epoch_rng.shuffle(&mut pieces);
             let mut at = 0;
-            let mut starts = Vec::with_capacity(pieces.len());
-            let mut shuffles = Vec::with_capacity(pieces.len());
-            for &(begin, stop) in &pieces {
-                let len = (stop - begin) as usize;
-                starts.push(at);
-                shuffles.push(self.epoch_rng.clone());
-                self.epoch_rng.skip_shuffle(len);
-                at += len;
-            }
+            let starts = pieces
+                .iter()
+                .map(|&(begin, stop)| {
+                    at += (stop - begin) as usize;
+                    at - (stop - begin) as usize
+                })
+                .collect();
             self.nodes.push(NodePieces {
                 pieces,
                 starts,
-                shuffles,
+                shuffles: Vec::new(),
             });
+        }
+        self.count_pieces(node, end);
+    }
+
+    /// Counts the pieces of `node` (the last node begun) until `end` of them are known.
+    fn count_pieces(&mut self, node: usize, end: usize) {
+        let open = &mut self.nodes[node];
+        while open.shuffles.len() < end {
+            let (begin, stop) = open.pieces[open.shuffles.len()];
+            open.shuffles.push(self.epoch_rng.clone());
+            self.epoch_rng.skip_shuffle((stop - begin) as usize);
         }
     }
 
@@ -128,7 +144,11 @@ impl LazyPy2s {
 
     /// Node `node`'s order at the sorted, unique `ranks` (each below the node's size).
     pub(crate) fn pick(&mut self, node: usize, ranks: &[usize]) -> Vec<i64> {
-        self.count_through(node + 1);
+        self.count_through(node, 0);
+        if let Some(&top) = ranks.last() {
+            let j = self.nodes[node].starts.partition_point(|&s| s <= top);
+            self.count_through(node, j);
+        }
         let mut out = Vec::with_capacity(ranks.len());
         for &rank in ranks {
             let j = self.nodes[node].starts.partition_point(|&s| s <= rank) - 1;
