@@ -8,7 +8,14 @@
 //! and its own spans up to the piece, not the whole node. A piece then shuffles again only the
 //! spans holding its ranks, from their kept generators. Unlike py1e, nothing is jittered, so a
 //! rank's span is found by its position alone.
+//!
+//! Given a [`CountCache`], the kept generators are read from the epoch's file and written
+//! there as the count grows ([`MarkStore`]), under the epoch's lock, so that the processes
+//! of a node count each span once between them.
 
+use super::marks::{key, MarkStore};
+use super::py1e::draws_store::PY1S;
+use super::py1e::{CountCache, CountCacheStats};
 use super::rng::Pcg64;
 use super::spans::{NodeSpans, Span};
 
@@ -26,10 +33,17 @@ pub(crate) struct LazyPy1s {
     /// The last span laid out and its shuffled samples (pieces ask for ranks in order, so
     /// consecutive ranks mostly share it).
     last: Option<(usize, Vec<i64>)>,
+    store: Option<MarkStore>,
 }
 
 impl LazyPy1s {
-    pub(crate) fn new(sizes: &[i64], num_nodes: usize, seed: u128, epoch_seed: u128) -> Self {
+    pub(crate) fn new(
+        sizes: &[i64],
+        num_nodes: usize,
+        seed: u128,
+        epoch_seed: u128,
+        cache: Option<&CountCache>,
+    ) -> Self {
         let NodeSpans {
             spans,
             groups,
@@ -44,25 +58,81 @@ impl LazyPy1s {
                 at += (end - begin) as usize;
             }
         }
-        LazyPy1s {
+        let digest = key("py1s", sizes, &[num_nodes as u128, seed, epoch_seed]);
+        let inc = epoch_rng.words().1;
+        let store = MarkStore::open(cache, PY1S, digest, inc, spans.len());
+        let mut lazy = LazyPy1s {
             spans,
             groups,
             starts,
             shuffles: Vec::new(),
             rng: epoch_rng,
             last: None,
+            store,
+        };
+        lazy.load();
+        lazy
+    }
+
+    /// What was done with the [`CountCache`], if one was given.
+    pub(crate) fn count_cache_stats(&self) -> Option<&CountCacheStats> {
+        self.store.as_ref().map(|s| &s.stats)
+    }
+
+    /// The samples of spans `[from, to)`.
+    fn samples(&self, from: usize, to: usize) -> u64 {
+        self.spans[from..to]
+            .iter()
+            .map(|&(b, e)| (e - b) as u64)
+            .sum()
+    }
+
+    /// The canonical nodes the first `spans` spans reach.
+    fn nodes(&self, spans: usize) -> usize {
+        self.groups.partition_point(|g| g.0 < spans)
+    }
+
+    /// Takes the file's generators, if it holds more than are known here.
+    fn load(&mut self) {
+        let Some((marks, after)) = self.store.as_mut().and_then(MarkStore::load) else {
+            return;
+        };
+        let n = marks.len();
+        if n > self.shuffles.len() && n <= self.spans.len() {
+            let (known, nodes) = (self.samples(0, n), self.nodes(n));
+            self.shuffles = marks;
+            self.rng = after;
+            if let Some(store) = &mut self.store {
+                store.loaded(known, nodes);
+            }
         }
     }
 
-    /// Counts spans until `end` of them are known.
+    /// Counts spans until `end` of them are known: under the count's lock, after reading the
+    /// file again, where the count will be written.
     fn count_through(&mut self, end: usize) {
-        self.shuffles
-            .reserve(end.saturating_sub(self.shuffles.len()));
+        if self.shuffles.len() >= end {
+            return;
+        }
+        let more = self.samples(self.shuffles.len(), end);
+        let lock = self.store.as_mut().and_then(|s| s.lock(more));
+        if lock.is_some() {
+            self.load();
+        }
+        let from = self.shuffles.len();
         while self.shuffles.len() < end {
             let (begin, stop) = self.spans[self.shuffles.len()];
             self.shuffles.push(self.rng.clone());
             self.rng.skip_shuffle((stop - begin) as usize);
         }
+        let to = self.shuffles.len();
+        let counted = self.samples(from, to);
+        let (known, nodes) = (self.samples(0, to), self.nodes(to));
+        if let Some(mut store) = self.store.take() {
+            store.save(counted, || self.shuffles.clone(), &self.rng, known, nodes);
+            self.store = Some(store);
+        }
+        drop(lock); // once written, for the processes waiting to read it
     }
 
     /// Node `node`'s order at the sorted, unique `ranks` (each below the node's size).
