@@ -26,10 +26,10 @@ const VERSION: u32 = 1;
 const RNG: usize = 16 + 1 + 4;
 const HEADER: usize = 8 + 4 + 16 + 16 + 8 + RNG;
 const CHECK: usize = 16;
-/// A count is written again once it grew by this fraction of what the file holds (or by the
-/// cache's minimum): a pass over the epoch rewrites the file a few dozen times in all, and a
-/// resume recounts at most this fraction of what came before it.
-const GROWTH: u64 = 16;
+/// A count is written again once it grew by 1/GROWTH of what the file holds (or by the
+/// cache's minimum): a pass over the epoch rewrites the file a few hundred times (about 64
+/// times its final size), and a resume recounts at most 1/GROWTH of what came before it.
+const GROWTH: u64 = 64;
 
 /// A digest of everything a count depends on: the algorithm, the unit sizes, and `words`.
 pub(crate) fn key(algo: &str, sizes: &[i64], words: &[u128]) -> u128 {
