@@ -106,3 +106,62 @@ def test_a_new_process_reads_what_this_one_counted(algo: str, tmp_path: Path) ->
     got, got_stats = json.loads(proc.stdout.strip().splitlines()[-1])
     np.testing.assert_array_equal(np.asarray(got), want)
     assert got_stats[0] == 1 and got_stats[2] is None, got_stats
+
+
+_RACER = textwrap.dedent(
+    """
+    import json, sys
+    from streamx import _core
+    config, cache, worker = json.loads(sys.argv[1])
+    config["streams"] = [tuple(s) for s in config["streams"]]
+    config["world"] = tuple(config["world"])
+    print("ready", flush=True)
+    sys.stdin.readline()  # the test starts every racer at once
+    pieces, _ = _core.plan_worker_pieces(
+        config, 0, 0, worker, count_cache_dir=cache, count_cache_min_samples=0
+    )
+    first = pieces.next_piece(5)
+    print(json.dumps({"stats": pieces.count_cache_stats, "first": first.tolist()}), flush=True)
+    """
+)
+
+
+@pytest.mark.parametrize("algo", ALGOS)
+def test_workers_resuming_together_count_once(algo: str, tmp_path: Path) -> None:
+    """Three workers resuming at half of a 10^8-sample canonical node: one counts the half
+    and writes it; the others wait for the lock, then read it."""
+    config = plan_config(
+        [250_000] * 400,
+        shuffle_algo=algo,
+        num_canonical_nodes=1,
+        world=(1, 1, 3),
+        sample_in_epoch=50_000_001,
+    )
+    cache = _private(tmp_path / "counts")
+    racers = [
+        subprocess.Popen(
+            [sys.executable, "-c", _RACER, json.dumps([config, str(cache), worker])],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for worker in range(3)
+    ]
+    for racer in racers:
+        assert racer.stdout is not None
+        assert racer.stdout.readline() == "ready\n"
+    for racer in racers:
+        assert racer.stdin is not None
+        racer.stdin.write("go\n")
+        racer.stdin.flush()
+    stats = []
+    for racer in racers:
+        out, err = racer.communicate(timeout=300)
+        assert racer.returncode == 0, err[-3000:]
+        stats.append(tuple(json.loads(out)["stats"]))
+    stats.sort()
+    # One counted and wrote; the two others read what it wrote (not counting it again).
+    assert stats[0] == (0, 1, None), stats
+    assert all(s[0] == 1 and s[2] is None for s in stats[1:]), stats
+    assert not [name for name in os.listdir(cache) if name.endswith(".lock")]
