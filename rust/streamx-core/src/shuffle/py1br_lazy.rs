@@ -74,8 +74,10 @@ impl LazyPy1br {
         let stagger = staggers(&mut epoch_rng, num_nodes, block.0)?;
         let words = [num_nodes as u128, seed, epoch_seed, block_size as u128];
         let digest = key("py1br", sizes, &words);
-        // At most one generator per sample and per node (a window holds at least one).
-        let most = (total as usize).saturating_add(num_nodes);
+        // Per node its `begin` and at most one per block: every block but the first holds at
+        // least `block.0` samples (at least 1 once the staggers were drawn).
+        let per_block = block.0.max(1) as usize;
+        let most = (total as usize / per_block).saturating_add(3 * num_nodes);
         let store = MarkStore::open(cache, PY1BR, digest, epoch_rng.words().1, most);
         let mut lazy = LazyPy1br {
             spans,
