@@ -217,12 +217,13 @@ def main(argv: list[str]) -> int:
 
 def _prepare_counts(spec: dict[str, Any], cache: bool, timeout: float) -> None:
     """No count cache for a row without it; for a row with it, the cache the row before
-    left, or one an untimed run of the same worker writes now."""
+    left, or one an untimed run of the same worker (resumed too, for a resume row: py1s, py2s
+    and py1br count only as far as the pieces reach) writes now."""
     count_dir = _count_dir(spec["local"])
     if not cache:
         shutil.rmtree(count_dir, ignore_errors=True)
     elif not (count_dir.is_dir() and any(count_dir.iterdir())):
-        run_worker(SCRIPT, {**spec, "resume": False}, timeout)
+        run_worker(SCRIPT, spec, timeout)
 
 
 if __name__ == "__main__":

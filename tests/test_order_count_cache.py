@@ -95,7 +95,7 @@ def test_pieces_with_the_cache_equal_the_whole_worker_plan(
 
 def test_no_cache_where_nothing_is_counted_in_pieces(tmp_path: Path) -> None:
     cache = _private(tmp_path / "counts")
-    for changes in ({"shuffle_algo": "py1s"}, {"batching_method": "per_stream"}):
+    for changes in ({"shuffle_algo": "naive"}, {"batching_method": "per_stream"}):
         config = _config(**changes)
         got, stats = _pieces(config, (0, 0, 0), cache)
         np.testing.assert_array_equal(got, _core.plan_worker(config, 0, 0, 0)[0])

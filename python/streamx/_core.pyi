@@ -109,7 +109,7 @@ class WorkerPieces:
     def count_cache_stats(self) -> tuple[int, int, str | None] | None:
         """``(canonical nodes read from the count cache, nodes written to it, why a file
         found was not used or none could be written)``; ``None`` without a cache or where
-        no py1e shuffle is planned in pieces."""
+        no shuffle but naive is planned in pieces."""
 
 def plan_worker_pieces(
     config: PlanConfig,

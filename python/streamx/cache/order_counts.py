@@ -1,5 +1,6 @@
-"""Where the py1e shuffle keeps an epoch's counted draws, so that a later start or resume of
-the same epoch on this node skips counting them (seconds at 10^9 samples and more).
+"""Where a shuffle (py1e, py1s, py2s, py1br) keeps an epoch's counted draws, so that a later
+start or resume of the same epoch on this node skips counting them (seconds at 10^9 samples
+and more).
 
 The files decide a worker's sample order, so they live in a directory only this user can
 write: ``<local>/.streamx/order-<uid>`` under the dataset's first stream's directory, mode
@@ -33,14 +34,14 @@ def count_cache_dir(local_dir: str) -> str | None:
     try:
         return _under_local(local_dir)
     except (OSError, UnsafeCacheDirError) as err:
-        logger.debug("py1e count cache not kept under %s: %s", local_dir, err)
+        logger.debug("count cache not kept under %s: %s", local_dir, err)
     try:
         digest = hashlib.blake2s(os.path.abspath(local_dir).encode(), digest_size=8).hexdigest()
         base = os.path.join(user_root(), "order")
         _private_dir(base)
         return _private_dir(os.path.join(base, digest))
     except (OSError, UnsafeCacheDirError) as err:
-        logger.debug("py1e count cache not kept: %s", err)
+        logger.debug("count cache not kept: %s", err)
         return None
 
 

@@ -164,12 +164,16 @@ def _worker_pieces(
     return worker_id_pieces(config, world, count_cache=_count_cache(config, layout))
 
 
+# The shuffles whose pieces count a generator's draws in order (all but ``naive``).
+_COUNTED = frozenset({"py1e", "py1s", "py2s", "py1br"})
+
+
 def _count_cache(config: PlanConfig, layout: DatasetLayout) -> str | None:
-    """Where the py1e shuffle keeps counted draws, for an epoch long enough to count them for
-    a while (no directory is made for smaller ones)."""
+    """Where a shuffle evaluated in pieces keeps counted draws, for an epoch long enough to
+    count them for a while (no directory is made for smaller ones)."""
     samples = sum(int(choose) for _, choose, _ in config["streams"])
-    lazy_py1e = config["batching_method"] == "random" and config["shuffle_algo"] == "py1e"
-    if not config["shuffle"] or not lazy_py1e:
+    counted = config["batching_method"] == "random" and config["shuffle_algo"] in _COUNTED
+    if not config["shuffle"] or not counted:
         return None
     if samples < epoch_order.COUNT_CACHE_MIN_SAMPLES or not layout.local_dirs:
         return None

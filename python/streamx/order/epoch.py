@@ -34,9 +34,9 @@ MAX_PIECE = 1 << 20
 # epoch by orders of magnitude (2**60 canonical nodes) would keep a pass reading padding
 # for days. The whole plan refused those sizes by memory; pieces refuse them by count.
 MAX_PADDED_SLOTS = 1 << 32
-# The py1e shuffle's counted draws are kept in the count cache once a plan counted this many
-# samples' draws (about two draws a sample, 3-6 ns each: some 50 ms), so that a later start of
-# the epoch skips them; smaller epochs leave no file.
+# A shuffle's counted draws (py1e, py1s, py2s, py1br) are kept in the count cache once a plan
+# counted this many samples' draws (about two draws a sample, 3-6 ns each: some 50 ms), so that
+# a later start of the epoch skips them; smaller epochs leave no file.
 COUNT_CACHE_MIN_SAMPLES = 5_000_000
 
 logger = logging.getLogger("streamx")
@@ -113,14 +113,15 @@ def worker_id_pieces(
     ``first`` slots (default :data:`FIRST_PIECE`), each next one twice as many, up to ``cap``
     (default :data:`MAX_PIECE`).
 
-    With ``count_cache``, a directory only this user can write, the ``py1e`` shuffle reads
-    the epoch's counted draws from there where an earlier plan of the same epoch left them,
-    and leaves them there once it counted :data:`COUNT_CACHE_MIN_SAMPLES` samples' draws
-    itself. Processes that plan the same epoch at once (DataLoader workers, the ranks of a
-    node) count each canonical node once: one counts it under a lock in that directory while
-    the others wait, then read it. What it did is logged to the ``streamx`` logger at debug
-    level; a cache that cannot be used (or a lock not had within ten minutes) is counted
-    around, never an error.
+    With ``count_cache``, a directory only this user can write, the ``py1e``, ``py1s``,
+    ``py2s`` and ``py1br`` shuffles read the epoch's counted draws from there where an earlier
+    plan of the same epoch left them, and leave them there once they counted
+    :data:`COUNT_CACHE_MIN_SAMPLES` samples' draws themselves (py1e a canonical node at a
+    time, the others as far as the pieces asked for reach). Processes that plan the same
+    epoch at once (DataLoader workers, the ranks of a node) count the draws once: one counts
+    under a lock in that directory while the others wait, then read them. What it did is
+    logged to the ``streamx`` logger at debug level; a cache that cannot be used (or a lock
+    not had within ten minutes) is counted around, never an error.
 
     Planning starts here: errors are raised and warnings emitted by this call.
 
@@ -150,14 +151,16 @@ def worker_id_pieces(
             f"(batch_size={config['batch_size']}, "
             f"num_canonical_nodes={config['num_canonical_nodes']}): lower them"
         )
-    return _pieces(pieces, first, cap)
+    return _pieces(pieces, first, cap, str(config["shuffle_algo"]))
 
 
-def _pieces(pieces: _core.WorkerPieces, size: int, cap: int) -> Iterator[NDArray[np.int64]]:
-    logged = _log_count_cache(pieces, None)
+def _pieces(
+    pieces: _core.WorkerPieces, size: int, cap: int, algo: str
+) -> Iterator[NDArray[np.int64]]:
+    logged = _log_count_cache(pieces, None, algo)
     while True:
         ids = pieces.next_piece(size)
-        logged = _log_count_cache(pieces, logged)
+        logged = _log_count_cache(pieces, logged, algo)
         if not len(ids):
             return
         ids = ids[ids >= 0]
@@ -169,7 +172,9 @@ def _pieces(pieces: _core.WorkerPieces, size: int, cap: int) -> Iterator[NDArray
 _CountCacheStats = tuple[int, int, str | None] | None
 
 
-def _log_count_cache(pieces: _core.WorkerPieces, logged: _CountCacheStats) -> _CountCacheStats:
+def _log_count_cache(
+    pieces: _core.WorkerPieces, logged: _CountCacheStats, algo: str
+) -> _CountCacheStats:
     """Logs what the count cache did since ``logged`` (each change once); the new stats."""
     stats = pieces.count_cache_stats
     if stats is None or stats == logged:
@@ -177,11 +182,11 @@ def _log_count_cache(pieces: _core.WorkerPieces, logged: _CountCacheStats) -> _C
     loaded, saved, problem = stats
     before = logged or (0, 0, None)
     if loaded != before[0]:
-        logger.debug("py1e: %d canonical nodes' draws read from the count cache", loaded)
+        logger.debug("%s: %d canonical nodes' draws read from the count cache", algo, loaded)
     if saved != before[1]:
-        logger.debug("py1e: %d canonical nodes' draws kept in the count cache", saved)
+        logger.debug("%s: %d canonical nodes' draws kept in the count cache", algo, saved)
     if problem != before[2]:
-        logger.debug("py1e count cache: %s", problem)
+        logger.debug("%s count cache: %s", algo, problem)
     return stats
 
 

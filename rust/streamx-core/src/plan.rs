@@ -105,7 +105,7 @@ pub fn plan_worker_pieces(
     plan_worker_pieces_cached(cfg, [node, rank, worker], None)
 }
 
-/// [`plan_worker_pieces`], reading py1e's counted draws from `cache` where it holds this
+/// [`plan_worker_pieces`], reading the shuffle's counted draws from `cache` where it holds this
 /// epoch's, and keeping them there once counting them took long enough (best effort: a cache
 /// that cannot be used is reported in [`WorkerCursor::count_cache_stats`], never an error).
 pub fn plan_worker_pieces_cached(
@@ -166,7 +166,7 @@ impl WorkerCursor {
         matches!(self.inner, Cursor::Lazy(_))
     }
 
-    /// What the plan did with its [`CountCache`]: `None` without one, or where no py1e
+    /// What the plan did with its [`CountCache`]: `None` without one, or where no
     /// shuffle is evaluated in pieces.
     pub fn count_cache_stats(&self) -> Option<&CountCacheStats> {
         match &self.inner {

@@ -167,7 +167,7 @@ impl WorkerPieces {
         self.cursor().is_lazy()
     }
 
-    /// `(nodes loaded, nodes saved, problem)` of the py1e count cache; `None` without one.
+    /// `(nodes loaded, nodes saved, problem)` of the count cache; `None` without one.
     #[getter]
     fn count_cache_stats(&self) -> Option<(usize, usize, Option<String>)> {
         let cursor = self.cursor();
@@ -177,7 +177,7 @@ impl WorkerPieces {
 }
 
 /// One worker's ids of the epoch as a [`WorkerPieces`] at its first slot, and the warnings;
-/// py1e's counted draws read from and kept in `count_cache_dir` (best effort).
+/// the shuffle's counted draws read from and kept in `count_cache_dir` (best effort).
 #[pyfunction]
 #[pyo3(signature = (config, node, rank, worker, *, count_cache_dir=None, count_cache_min_samples=0))]
 fn plan_worker_pieces(

@@ -94,7 +94,7 @@ pub(crate) struct LazyWorker {
 
 impl LazyWorker {
     /// The worker's cursor at its first slot, or `None` when the configured shuffle is only
-    /// evaluated whole. Checks, errors and warnings are those of [`worker`]; py1e's counted
+    /// evaluated whole. Checks, errors and warnings are those of [`worker`]; the shuffle's counted
     /// draws are read from and kept in `cache`, if given.
     pub(crate) fn new(
         cfg: &EpochConfig,

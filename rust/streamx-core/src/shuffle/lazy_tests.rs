@@ -87,3 +87,43 @@ fn construction_fails_as_the_whole_shuffle_does() {
         .unwrap()
         .is_none());
 }
+
+#[test]
+fn a_node_counted_in_part_resumes_where_it_stopped() {
+    // A node's first piece counts only the spans (pieces, windows) up to its last rank; the
+    // rest of that node, earlier ranks, and the nodes after it must still come out whole.
+    for algo in [ShuffleAlgo::Py1s, ShuffleAlgo::Py2s, ShuffleAlgo::Py1br] {
+        for (sizes, ncn, block) in CASES {
+            let whole = get_shuffle_warn(algo, sizes, ncn, 7, 1, block, &mut Vec::new()).unwrap();
+            let total = whole.len() as i64;
+            let bounds = super::spans::node_bounds(total, ncn);
+            let mut shuffle = lazy(algo, sizes, ncn, 1, block);
+            let mut asks: Vec<i64> = Vec::new();
+            for node in 0..ncn {
+                let (lo, hi) = (bounds[node], bounds[node + 1]);
+                // The middle of each node first, then its start, then its end.
+                asks.extend(
+                    [lo + (hi - lo) / 2, lo, hi - 1]
+                        .iter()
+                        .filter(|&&p| p >= lo && p < hi),
+                );
+            }
+            // Then node 0's middle again (after every node), and everything.
+            asks.push(bounds[1] / 3);
+            for p in asks {
+                let got = shuffle.values_at(&[p]).unwrap();
+                assert_eq!(
+                    got,
+                    [whole[p as usize]],
+                    "{algo} {sizes:?} ncn {ncn} at {p}"
+                );
+            }
+            let all: Vec<i64> = (0..total).collect();
+            assert_eq!(
+                shuffle.values_at(&all).unwrap(),
+                whole,
+                "{algo} {sizes:?} all"
+            );
+        }
+    }
+}

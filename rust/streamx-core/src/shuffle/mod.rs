@@ -5,6 +5,7 @@
 //! output, so a shuffle composes with the partition's elastic determinism. `seed` is fixed for
 //! the run and `seed + epoch` seeds the per-epoch generator.
 
+mod marks;
 mod naive;
 mod partial;
 mod py1br;
@@ -14,12 +15,15 @@ mod py1s;
 mod py1s_lazy;
 mod py2s;
 mod py2s_lazy;
+mod py2s_run;
 pub mod rng;
 mod spans;
 mod want;
 
 #[cfg(test)]
 mod lazy_tests;
+#[cfg(test)]
+mod marks_tests;
 
 use std::fmt;
 use std::str::FromStr;
@@ -246,16 +250,16 @@ pub struct LazyShuffle {
 
 /// The algorithm that lays out a canonical node's ranks piece by piece.
 enum LazyNodes {
-    Py1e(py1e::LazyPy1e),
-    Py1s(py1s_lazy::LazyPy1s),
-    Py1br(py1br_lazy::LazyPy1br),
-    Py2s(py2s_lazy::LazyPy2s),
+    Py1e(Box<py1e::LazyPy1e>),
+    Py1s(Box<py1s_lazy::LazyPy1s>),
+    Py1br(Box<py1br_lazy::LazyPy1br>),
+    Py2s(Box<py2s_lazy::LazyPy2s>),
 }
 
 impl LazyShuffle {
     /// Checks `args` as the whole shuffle does and pushes its warnings; `None` for `naive`
-    /// (one permutation of the whole epoch: evaluated whole). Counted py1e draws are read from
-    /// and kept in `cache`, if given (the other algorithms keep none).
+    /// (one permutation of the whole epoch: evaluated whole). Counted draws are read from and
+    /// kept in `cache`, if given.
     pub fn new(
         args: &ShuffleArgs<'_>,
         cache: Option<&CountCache>,
@@ -271,21 +275,22 @@ impl LazyShuffle {
         let epoch_seed = run_seed + u128::from(args.epoch);
         let sizes = args.shard_sizes;
         let nodes = match args.algo {
-            ShuffleAlgo::Py1s => {
-                LazyNodes::Py1s(py1s_lazy::LazyPy1s::new(sizes, ncn, run_seed, epoch_seed))
-            }
-            ShuffleAlgo::Py2s => {
-                LazyNodes::Py2s(py2s_lazy::LazyPy2s::new(sizes, ncn, run_seed, epoch_seed))
-            }
-            ShuffleAlgo::Py1br => LazyNodes::Py1br(py1br_lazy::LazyPy1br::new(
+            ShuffleAlgo::Py1s => LazyNodes::Py1s(Box::new(py1s_lazy::LazyPy1s::new(
+                sizes, ncn, run_seed, epoch_seed, cache,
+            ))),
+            ShuffleAlgo::Py2s => LazyNodes::Py2s(Box::new(py2s_lazy::LazyPy2s::new(
+                sizes, ncn, run_seed, epoch_seed, cache,
+            ))),
+            ShuffleAlgo::Py1br => LazyNodes::Py1br(Box::new(py1br_lazy::LazyPy1br::new(
                 sizes,
                 ncn,
                 run_seed,
                 epoch_seed,
                 args.block_size,
-            )?),
+                cache,
+            )?)),
             ShuffleAlgo::Naive => return Ok(None),
-            ShuffleAlgo::Py1e => LazyNodes::Py1e(py1e::LazyPy1e::new(
+            ShuffleAlgo::Py1e => LazyNodes::Py1e(Box::new(py1e::LazyPy1e::new(
                 sizes,
                 ncn,
                 run_seed,
@@ -293,7 +298,7 @@ impl LazyShuffle {
                 args.block_size,
                 cache,
                 warnings,
-            )?),
+            )?)),
         };
         Ok(Some(LazyShuffle {
             bounds: spans::node_bounds(total, ncn),
@@ -301,11 +306,13 @@ impl LazyShuffle {
         }))
     }
 
-    /// What was done with the [`CountCache`], if one was given (py1e only).
+    /// What was done with the [`CountCache`], if one was given (py2s: its epoch's file).
     pub fn count_cache_stats(&self) -> Option<&CountCacheStats> {
         match &self.nodes {
             LazyNodes::Py1e(py1e) => py1e.count_cache_stats(),
-            _ => None,
+            LazyNodes::Py1s(py1s) => py1s.count_cache_stats(),
+            LazyNodes::Py1br(py1br) => py1br.count_cache_stats(),
+            LazyNodes::Py2s(py2s) => py2s.count_cache_stats(),
         }
     }
 

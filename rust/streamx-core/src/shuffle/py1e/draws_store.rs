@@ -65,19 +65,35 @@ pub struct CountCacheStats {
 /// Files this many epochs (or configurations) deep are kept per directory; older ones go.
 const KEEP: usize = 4;
 const PREFIX: &str = "py1e-draws-";
+/// The file-name prefixes of the other shuffles' counts (see [`crate::shuffle::marks`]): each
+/// prefix is pruned apart, so one algorithm's files do not push out another's.
+pub(crate) const PY1S: &str = "py1s-draws-";
+pub(crate) const PY1BR: &str = "py1br-draws-";
+pub(crate) const PY2S: &str = "py2s-draws-";
+pub(crate) const PY2S_RUN: &str = "py2s-run-draws-";
 const SUFFIX: &str = ".bin";
 /// A temp file this old was left by a writer that died: removed when pruning.
 const STALE_TEMP: Duration = Duration::from_secs(3600);
 
 /// The file of the epoch whose key digest is `digest`.
 pub(super) fn file_name(digest: u128) -> String {
-    format!("{PREFIX}{digest:032x}{SUFFIX}")
+    file_name_for(PREFIX, digest)
+}
+
+/// The file of the epoch whose key digest is `digest`, for the algorithm of `prefix`.
+pub(crate) fn file_name_for(prefix: &str, digest: u128) -> String {
+    format!("{prefix}{digest:032x}{SUFFIX}")
 }
 
 /// The lock file of the epoch whose key digest is `digest` (a dot name: one a holder that died
 /// left is pruned like a temp file once an hour old).
+#[cfg(test)]
 pub(super) fn lock_name(digest: u128) -> String {
-    format!(".{PREFIX}{digest:032x}.lock")
+    lock_name_for(PREFIX, digest)
+}
+
+fn lock_name_for(prefix: &str, digest: u128) -> String {
+    format!(".{prefix}{digest:032x}.lock")
 }
 
 /// An exclusive `flock` on an epoch's lock file, held while one node is counted and written.
@@ -87,7 +103,7 @@ pub(super) fn lock_name(digest: u128) -> String {
 /// holds the file at the path, and the directory keeps only draws files. Unlocked before it is
 /// closed, so that a child forked meanwhile (with a copy of the descriptor) does not keep it;
 /// the kernel releases it when the holder dies.
-pub(super) struct CountLock {
+pub(crate) struct CountLock {
     file: File,
     path: PathBuf,
 }
@@ -102,8 +118,18 @@ impl Drop for CountLock {
 /// Takes the epoch's [`CountLock`] in `dir` (checked private first), waiting at most `wait`
 /// while other processes hold it.
 pub(super) fn lock(dir: &Path, digest: u128, wait: Duration) -> io::Result<CountLock> {
+    lock_for(dir, PREFIX, digest, wait)
+}
+
+/// [`lock`] for the algorithm of `prefix`.
+pub(crate) fn lock_for(
+    dir: &Path,
+    prefix: &str,
+    digest: u128,
+    wait: Duration,
+) -> io::Result<CountLock> {
     check_private(dir)?;
-    let path = dir.join(lock_name(digest));
+    let path = dir.join(lock_name_for(prefix, digest));
     let deadline = Instant::now() + wait;
     loop {
         let file = open_lock(&path)?;
@@ -165,7 +191,7 @@ fn lock_until(file: &File, deadline: Instant) -> io::Result<()> {
 }
 
 /// Refuses a directory another user could write into (or plant files in).
-pub(super) fn check_private(dir: &Path) -> io::Result<()> {
+pub(crate) fn check_private(dir: &Path) -> io::Result<()> {
     let meta = fs::symlink_metadata(dir)?;
     let mode = meta.permissions().mode();
     if !meta.is_dir() || meta.uid() != euid() || mode & 0o022 != 0 {
@@ -191,7 +217,7 @@ fn euid() -> u32 {
 
 /// The file's bytes, if it is a regular file of this user (not a symlink) of at most
 /// `max_len` bytes; `Ok(None)` if there is none.
-pub(super) fn read(dir: &Path, name: &str, max_len: u64) -> io::Result<Option<Vec<u8>>> {
+pub(crate) fn read(dir: &Path, name: &str, max_len: u64) -> io::Result<Option<Vec<u8>>> {
     let opened = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
@@ -215,9 +241,14 @@ pub(super) fn read(dir: &Path, name: &str, max_len: u64) -> io::Result<Option<Ve
 
 /// Replaces the file whole: written under a temp name beside it, then renamed; then prunes.
 pub(super) fn write(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
+    write_for(dir, PREFIX, name, bytes)
+}
+
+/// [`write`] for the algorithm of `prefix` (its files pruned apart).
+pub(crate) fn write_for(dir: &Path, prefix: &str, name: &str, bytes: &[u8]) -> io::Result<()> {
     static SERIAL: AtomicU64 = AtomicU64::new(0);
     let temp = dir.join(format!(
-        ".{PREFIX}{}-{}.tmp",
+        ".{prefix}{}-{}.tmp",
         std::process::id(),
         SERIAL.fetch_add(1, Ordering::Relaxed)
     ));
@@ -226,7 +257,7 @@ pub(super) fn write(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
         let _ = fs::remove_file(&temp);
     }
     result?;
-    prune(dir);
+    prune(dir, prefix);
     Ok(())
 }
 
@@ -240,9 +271,9 @@ fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
     file.write_all(bytes)
 }
 
-/// Removes all but the [`KEEP`] newest draws files, and temp (and lock) files left by dead
-/// writers.
-fn prune(dir: &Path) {
+/// Removes all but the [`KEEP`] newest draws files of `prefix`, and its temp (and lock) files
+/// left by dead writers.
+fn prune(dir: &Path, prefix: &str) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };
@@ -253,9 +284,9 @@ fn prune(dir: &Path) {
         let Ok(modified) = entry.metadata().and_then(|m| m.modified()) else {
             continue;
         };
-        if name.starts_with(PREFIX) && name.ends_with(SUFFIX) {
+        if name.starts_with(prefix) && name.ends_with(SUFFIX) {
             kept.push((modified, entry.path()));
-        } else if name.starts_with(&format!(".{PREFIX}"))
+        } else if name.starts_with(&format!(".{prefix}"))
             && now.duration_since(modified).unwrap_or_default() > STALE_TEMP
         {
             let _ = fs::remove_file(entry.path());

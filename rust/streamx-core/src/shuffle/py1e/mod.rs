@@ -2,7 +2,7 @@
 //! span's samples by a bounded uniform offset and sort by the jittered positions.
 
 mod draws_file;
-mod draws_store;
+pub(crate) mod draws_store;
 #[cfg(test)]
 mod draws_tests;
 mod lazy;
