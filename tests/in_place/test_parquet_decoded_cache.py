@@ -6,6 +6,8 @@ checked, before any row of it is served."""
 from __future__ import annotations
 
 import os
+import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +20,7 @@ import pytest
 from streamx import StreamingDataset
 from streamx.dataset.parquet_stream import ParquetStream
 from streamx.exceptions import CorruptShardError
-from streamx.format.parquet.decoded_cache import DecodedCache, decoded_bytes_limit
+from streamx.format.parquet.decoded_cache import _ENTRY_BYTES, DecodedCache, decoded_bytes_limit
 from streamx.format.parquet.decoded_row_group import CACHE
 from streamx.format.parquet.python_values import python_column
 
@@ -47,6 +49,43 @@ def test_an_entry_larger_than_the_bound_is_kept_alone_while_in_use() -> None:
     assert cache.keys() == ["big"] and big.nbytes == 50_000
     cache.get("next", lambda: _Entry(1_000))
     assert cache.keys() == ["next"]
+
+
+def test_threads_getting_and_dropping_at_once_keep_the_count_exact() -> None:
+    """Readers get and drop row groups while download threads evict files: no error, one
+    entry per key even when two threads make it at once, and the byte count equal to what
+    is kept."""
+    cache: DecodedCache[_Entry] = DecodedCache(limit=40_000)
+    errors: list[BaseException] = []
+
+    def work(seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        try:
+            for _ in range(3_000):
+                key = f"k{int(rng.integers(12))}"
+                if rng.random() < 0.3:
+                    cache.drop(key)
+                else:
+                    cache.get(key, lambda: _Entry(int(rng.integers(1_000, 9_000))))
+        except BaseException as err:  # reported below, on the test's thread
+            errors.append(err)
+
+    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(6)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads switch between any two bytecodes: races show
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert errors == []
+    kept = cache.keys()
+    assert len(kept) == len(set(kept))
+    assert cache.total == sum(
+        cache.get(key, lambda: _Entry(0)).nbytes + _ENTRY_BYTES for key in kept
+    )
 
 
 def test_an_entry_that_grows_is_counted_again() -> None:

@@ -17,6 +17,7 @@ than it is reading.
 from __future__ import annotations
 
 import os
+import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Generic, Protocol, TypeVar
@@ -75,6 +76,10 @@ class DecodedCache(Generic[S]):
         self._entries: OrderedDict[str, S] = OrderedDict()
         self._sizes: dict[str, int] = {}
         self.total = 0  # bytes of the entries kept, as last measured
+        # Readers and the download threads that evict files use the cache at once; a lock
+        # of the parent's, held by one of its threads at a fork, is never released here.
+        self._lock = threading.Lock()
+        self._pid = os.getpid()
 
     @property
     def limit(self) -> int:
@@ -82,20 +87,36 @@ class DecodedCache(Generic[S]):
             self._limit = decoded_bytes_limit()
         return self._limit
 
+    def _guard(self) -> threading.Lock:
+        if self._pid != os.getpid():
+            self._lock, self._pid = threading.Lock(), os.getpid()
+        return self._lock
+
     def get(self, key: str, make: Callable[[], S]) -> S:
         """The entry of ``key``, made by ``make`` if it is not kept; it becomes the most
         recently used, and a new one sends older entries out until the rest fit the bound
-        (one that grows says so through :meth:`measure`)."""
-        found = self._entries.get(key)
-        if found is None:
-            found = self._entries[key] = make()
-            self.measure(key)
-        else:
-            self._entries.move_to_end(key)
-        return found
+        (one that grows says so through :meth:`measure`). ``make`` runs outside the lock,
+        so threads decode different row groups side by side."""
+        with self._guard():
+            found = self._entries.get(key)
+            if found is not None:
+                self._entries.move_to_end(key)
+                return found
+        made = make()
+        with self._guard():
+            found = self._entries.setdefault(key, made)
+            if found is made:
+                self._measure(key)
+            else:
+                self._entries.move_to_end(key)  # another thread made it meanwhile
+            return found
 
     def measure(self, key: str) -> None:
         """Counts the entry's bytes again (it grew), then evicts the oldest beyond the bound."""
+        with self._guard():
+            self._measure(key)
+
+    def _measure(self, key: str) -> None:
         entry = self._entries.get(key)
         if entry is None:
             return
@@ -107,18 +128,24 @@ class DecodedCache(Generic[S]):
             if oldest == key:  # the entry in use stays; the next oldest goes
                 self._entries.move_to_end(key)
                 continue
-            self.drop(oldest)
+            self._drop(oldest)
 
     def drop(self, key: str) -> None:
         """Forgets ``key`` (its file left the disk, or every row of it was read)."""
+        with self._guard():
+            self._drop(key)
+
+    def _drop(self, key: str) -> None:
         if self._entries.pop(key, None) is not None:
             self.total -= self._sizes.pop(key, 0)
 
     def keys(self) -> list[str]:
         """The keys kept, least recently used first."""
-        return list(self._entries)
+        with self._guard():
+            return list(self._entries)
 
     def clear(self) -> None:
-        self._entries.clear()
-        self._sizes.clear()
-        self.total = 0
+        with self._guard():
+            self._entries.clear()
+            self._sizes.clear()
+            self.total = 0
