@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
+from count_racers import race
 from plan_configs import plan_config
 from streamx import _core
 from streamx.order.settings import PlanConfig
@@ -108,24 +109,6 @@ def test_a_new_process_reads_what_this_one_counted(algo: str, tmp_path: Path) ->
     assert got_stats[0] == 1 and got_stats[2] is None, got_stats
 
 
-_RACER = textwrap.dedent(
-    """
-    import json, sys
-    from streamx import _core
-    config, cache, worker = json.loads(sys.argv[1])
-    config["streams"] = [tuple(s) for s in config["streams"]]
-    config["world"] = tuple(config["world"])
-    print("ready", flush=True)
-    sys.stdin.readline()  # the test starts every racer at once
-    pieces, _ = _core.plan_worker_pieces(
-        config, 0, 0, worker, count_cache_dir=cache, count_cache_min_samples=0
-    )
-    first = pieces.next_piece(5)
-    print(json.dumps({"stats": pieces.count_cache_stats, "first": first.tolist()}), flush=True)
-    """
-)
-
-
 @pytest.mark.parametrize("algo", ALGOS)
 def test_workers_resuming_together_count_once(algo: str, tmp_path: Path) -> None:
     """Three workers resuming at half of a 10^8-sample canonical node: one counts the half
@@ -138,28 +121,7 @@ def test_workers_resuming_together_count_once(algo: str, tmp_path: Path) -> None
         sample_in_epoch=50_000_001,
     )
     cache = _private(tmp_path / "counts")
-    racers = [
-        subprocess.Popen(
-            [sys.executable, "-c", _RACER, json.dumps([config, str(cache), worker])],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for worker in range(3)
-    ]
-    for racer in racers:
-        assert racer.stdout is not None
-        assert racer.stdout.readline() == "ready\n"
-    for racer in racers:
-        assert racer.stdin is not None
-        racer.stdin.write("go\n")
-        racer.stdin.flush()
-    stats = []
-    for racer in racers:
-        out, err = racer.communicate(timeout=300)
-        assert racer.returncode == 0, err[-3000:]
-        stats.append(tuple(json.loads(out)["stats"]))
+    stats = [tuple(result["stats"]) for result in race(config, cache, 3)]
     stats.sort()
     # One counted and wrote; the two others read what it wrote (not counting it again).
     assert stats[0] == (0, 1, None), stats
