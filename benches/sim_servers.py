@@ -11,10 +11,11 @@ Dataset: 30 shards of 4 MB (3,000 samples of 40 KB, uncompressed). Measured run,
 process per run: ``StreamingDataset(remote=s3://..., batch_size=16, shuffle=True)`` through
 torch's ``DataLoader`` (``workers``), sleeping ``16 x 0.001`` s per batch (the model), timed
 from the dataset's construction to the last batch; requests and bytes from nginx's access
-log (503s counted apart). Calibration: the real ``streamx bench`` (2 workers) once over
-plain HTTP and once over HTTPS, for the node's aggregate rate and one shard's, the
-DataLoader's start-up and its fastest time per sample, again before each server (the
-machine's load drifts). Prediction: ``streamx.sim`` with that
+log (503s counted apart); the warm-up's learned request pace is forgotten before the timed
+epoch (``forget_hosts``), so it meets the store cold. Calibration: the real ``streamx
+bench`` (2 workers) once over plain HTTP and once over HTTPS, for the node's aggregate rate
+and one shard's, the DataLoader's start-up and its fastest time per sample, again before
+each server (the machine's load drifts). Prediction: ``streamx.sim`` with that
 calibration and the server's known settings as the request model (``connection_bandwidth``
 40 MiB/s, ``rtt`` 0.01 s, ``retry_after`` 1 s, and ``limit_req``'s rate as ``request_rate``: the
 model finds the 503s' share itself, :mod:`streamx.sim.request_cap`), ``shards_ahead`` 4
@@ -125,11 +126,15 @@ def _warm_up(local: str) -> None:
     clients, the Rust planner's threads), paid here outside the timer: one sample of the
     same remote into another cache, then a pause for that dataset's look-ahead to land."""
     from streamx import StreamingDataset
+    from streamx.storage.throttle import forget_hosts
 
     ds = StreamingDataset(remote="s3://bucket/ds", local=local, batch_size=BATCH, predownload=BATCH)
     next(iter(ds))
     del ds
     time.sleep(1.5)
+    # What the host taught this process (a request pace on a throttling server) is not a
+    # one-off cost: a fresh process meets the store cold, and so does the timed epoch.
+    forget_hosts()
 
 
 def _calibrate(root: Path, name: str) -> Calibration:

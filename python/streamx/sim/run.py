@@ -275,6 +275,7 @@ def simulate(config: SimConfig) -> SimResult:
         config.part_size,
         _index_requests(config),
         rates.throttled,
+        rates.gets_per_file,
     )
     return SimResult(
         asked,
