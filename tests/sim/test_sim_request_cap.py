@@ -131,6 +131,11 @@ def test_the_first_chunk_meets_one_refusal_not_one_per_range_read() -> None:
     reads = capped_link(40.0, 0, 32, 1, 8_000_000, MIB, 0.0, 40 * MIB, 1.0, 8, True, True)
     alone = capped_link(40.0, 0, 32, 1, 8_000_000, MIB, 0.0, 40 * MIB, 1.0, 8, True, False)
     assert reads.tries - alone.tries <= 2
+    # The chunk's other shards are then fetched one at a time, as the reader reaches each;
+    # a burst that admits the range reads leaves the host calm and the chunk at once.
+    assert four.serial_chunk and reads.reads_gave_way and not alone.reads_gave_way
+    calm = _config(request_rate=40.0, request_burst=1000)
+    assert not link_rates(calm, files_at_once=6, chunk_shards=4.0).serial_chunk
     # No limit, no wait; and the simulated run starts that much later.
     assert link_rates(_config(), files_at_once=6, chunk_shards=4.0).startup == 0.0
     first = simulate(_config(request_rate=40.0)).step_times[0]

@@ -30,8 +30,10 @@ gets fetching one shard alone. :func:`link_rates` derives both from the request 
   shard's from a cold start (the first chunk: its first shard read by range, then its
   refused part's wait, which is added to the start), the node's for the files its
   look-ahead holds at once (``files_at_once``) on the paced host that start leaves. The
-  refusals both plays draw are the throttled share the request count uses, and the
-  look-ahead's GETs per file replace the calm split's parts in it.
+  refusals the look-ahead's play draws (its cold start included) are the throttled share
+  the request count uses, and its GETs per file replace the calm split's parts in it.
+  Once the first shard's range read gave way, the first chunk's other shards come one at
+  a time, as the reader reaches each (``serial_chunk``).
 
 At the defaults (no cap, no round trip, no throttling, free decompression) both rates are
 left as given, so the model is the one mosaic's simulator runs.
@@ -72,6 +74,9 @@ class LinkRates:
             request-rate limit draws.
         gets_per_file: Under a request-rate limit, the GETs a look-ahead file takes once the
             host is paced; ``None``: as the calm split says.
+        serial_chunk: Whether a process's first chunk comes one shard at a time: its range
+            reads gave way to a throttling host, so each shard is fetched as the reader
+            reaches it.
     """
 
     bandwidth: float
@@ -79,6 +84,7 @@ class LinkRates:
     startup: float
     throttled: float = 0.0
     gets_per_file: float | None = None
+    serial_chunk: bool = False
 
 
 def throttle_wait(share: float, retry_after: float | None) -> float:
@@ -171,6 +177,7 @@ def link_rates(config: SimConfig, files_at_once: int = 1, chunk_shards: float = 
     throttled = config.throttled
     startup = config.tls_handshake
     gets: float | None = None
+    serial = False
     if not _neutral(config):
         part = part_bytes(math.ceil(size), config.connections, config.part_size)
         per_conn = part / request_seconds(
@@ -187,12 +194,14 @@ def link_rates(config: SimConfig, files_at_once: int = 1, chunk_shards: float = 
         whole, count = math.ceil(size), len(download)
         files = max(1, min(files_at_once, count, _MOST_FILES))
         total = max(1, min(count, max(4 * files, 16), _MOST_FILES))
-        node = _capped(config, whole, files, total)
-        solo = _capped(config, whole, 1, min(count, 8) or 1, True, chunk_shards > 0)
+        reads = chunk_shards > 0
+        node = _capped(config, whole, files, total, True, reads)
+        solo = _capped(config, whole, 1, min(count, 8) or 1, True, reads)
         bandwidth = min(bandwidth, node.bytes_per_s)
         alone = min(alone or math.inf, solo.bytes_per_s, bandwidth)
-        throttled = (solo.refused + node.refused) / max(solo.tries + node.tries, 1.0)
+        throttled = node.throttled_share
         gets = node.gets_per_file
+        serial = solo.reads_gave_way
         startup += solo.start_delay
     if config.decompression is not None and (shards.zip_bytes > 0).any():
         zipped = shards.zip_bytes > 0
@@ -201,4 +210,4 @@ def link_rates(config: SimConfig, files_at_once: int = 1, chunk_shards: float = 
         processes = config.devices * max(config.workers, 1)
         bandwidth = min(bandwidth, processes * one)
         alone = min(alone, one) if alone is not None else None
-    return LinkRates(float(bandwidth), alone, startup, throttled, gets)
+    return LinkRates(float(bandwidth), alone, startup, throttled, gets, serial)

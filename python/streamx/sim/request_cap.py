@@ -72,6 +72,8 @@ class CapResult:
         tries: Requests sent, refused ones included (range reads too).
         refused: Requests answered 503/429.
         gets_per_file: Answered GETs per file (parts, merged ones as one).
+        reads_gave_way: Whether the first shard's range read was refused (a cold play
+            with range reads), so range reads give way from then on.
     """
 
     bytes_per_s: float
@@ -79,6 +81,7 @@ class CapResult:
     tries: float
     refused: float
     gets_per_file: float
+    reads_gave_way: bool = False
 
     @property
     def throttled_share(self) -> float:
@@ -138,16 +141,19 @@ class _Outcome:
     tries: int = 0
     refused: int = 0
     gets: int = 0
+    gave_way: bool = False
 
 
 class _Play:
     """One seed's play (see the module's text)."""
 
     def __init__(self, server: _Server, host: PacedHost, files: int, file_bytes: int,
-                 calm_parts: int, total: int, seed: int) -> None:  # fmt: skip
+                 calm_parts: int, total: int, seed: int, first_alone: bool) -> None:  # fmt: skip
         self.server, self.host, self.rng = server, host, random.Random(seed)
         self.bucket = _Bucket(server.rate, server.burst)
         self.files, self.size, self.total = files, float(file_bytes), total
+        # A cold process reads its first shard alone; the look-ahead starts after it.
+        self.window = 1 if first_alone else files
         self.calm_part = -(-file_bytes // calm_parts)
         self.unsent: dict[int, int] = {}  # parts of each window file not yet sent
         self.whole: dict[int, int] = {}  # parts each window file was split into
@@ -167,11 +173,11 @@ class _Play:
             if not self.bucket.admit(started):
                 self.out.refused += 1
                 self.host.throttled(started, self.now)
+                self.out.gave_way = True
                 return  # the read gives way to the shard's download
 
     def run(self) -> _Outcome:
-        for _ in range(min(self.files, self.total)):
-            self._start_file()
+        self._fill()
         while self.done < self.total and self.now < _MOST_S:
             self._send()
             if not self.events:
@@ -248,8 +254,12 @@ class _Play:
             self.done += 1
             if self.done == 1:
                 self.out.first = self.now
-            if self.started < self.total:
-                self._start_file()
+                self.window = self.files
+        self._fill()
+
+    def _fill(self) -> None:
+        while self.started < min(self.total, self.oldest + self.window):
+            self._start_file()
 
     def _push(self, when: float, kind: int, request: _Request, sent: float) -> None:
         self.seq += 1
@@ -295,7 +305,7 @@ def capped_link(
         host = PacedHost(connections, processes)
         if not cold:
             host.start_paced(connection_rate)
-        play = _Play(server, host, max(files, 1), file_bytes, parts, total, seed)
+        play = _Play(server, host, max(files, 1), file_bytes, parts, total, seed, cold)
         if cold and range_reads:
             play.range_reads()
         outs.append(play.run())
@@ -312,4 +322,5 @@ def capped_link(
         sum(o.tries for o in outs) / runs,
         sum(o.refused for o in outs) / runs,
         sum(o.gets for o in outs) / runs / total,
+        any(o.gave_way for o in outs),
     )
