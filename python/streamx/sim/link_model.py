@@ -162,6 +162,7 @@ def _capped(
         cold,
         reads,
         config.devices * max(config.workers, 1),
+        part_bytes(size, config.connections, config.part_size),
     )
 
 

@@ -147,14 +147,24 @@ class _Outcome:
 class _Play:
     """One seed's play (see the module's text)."""
 
-    def __init__(self, server: _Server, host: PacedHost, files: int, file_bytes: int,
-                 calm_parts: int, total: int, seed: int, first_alone: bool) -> None:  # fmt: skip
+    def __init__(
+        self,
+        server: _Server,
+        host: PacedHost,
+        files: int,
+        file_bytes: int,
+        calm_parts: tuple[int, int],
+        total: int,
+        seed: int,
+        first_alone: bool,
+    ) -> None:
         self.server, self.host, self.rng = server, host, random.Random(seed)
         self.bucket = _Bucket(server.rate, server.burst)
         self.files, self.size, self.total = files, float(file_bytes), total
         # A cold process reads its first shard alone; the look-ahead starts after it.
         self.window = 1 if first_alone else files
-        self.calm_part = -(-file_bytes // calm_parts)
+        # A calm host's part: for a file alone, and for one of ``files`` at once.
+        self.alone_part, self.calm_part = (-(-file_bytes // n) for n in calm_parts)
         self.unsent: dict[int, int] = {}  # parts of each window file not yet sent
         self.whole: dict[int, int] = {}  # parts each window file was split into
         self.left: dict[int, int] = {}  # parts of each window file not yet in place
@@ -202,7 +212,8 @@ class _Play:
         """The next file joins the window, split as the host's state says."""
         fetching = 1 + sum(1 for n in self.left.values() if n)
         most = self.host.requests_for_files(self.size, fetching)
-        part = self.calm_part if most is None else max(self.calm_part, -(-int(self.size) // most))
+        calm = self.alone_part if fetching == 1 else self.calm_part
+        part = calm if most is None else max(calm, -(-int(self.size) // most))
         parts = max(-(-int(self.size) // part), 1)
         self.unsent[self.started] = self.whole[self.started] = self.left[self.started] = parts
         self.started += 1
@@ -281,13 +292,15 @@ def capped_link(
     cold: bool = False,
     range_reads: bool = False,
     processes: int = 1,
+    alone_part: int = 0,
 ) -> CapResult:
     """What ``total`` files of ``file_bytes`` bytes achieve, ``files`` at once over
     ``connections`` connections of ``connection_rate`` bytes per second each, against
     ``rate`` requests per second (plus ``burst``), the mean over a few fixed seeds. A calm
-    host splits a file into ``part``-byte GETs. ``cold``: the host starts calm (a process's
-    first chunk; ``range_reads``: its first shard is read by range first), else paced as
-    the first refusal leaves it; ``processes`` keep a pace each.
+    host splits a file into ``part``-byte GETs (``alone_part`` when it is fetched alone, as
+    it spreads over every connection; 0: ``part``). ``cold``: the host starts calm (a
+    process's first chunk; ``range_reads``: its first shard is read by range first), else
+    paced as the first refusal leaves it; ``processes`` keep a pace each.
 
     Examples:
         >>> cold = capped_link(40.0, 0, 32, 1, 8 << 20, 1 << 20, 0.0, 40e6, 1.0, 8, True)
@@ -297,7 +310,7 @@ def capped_link(
         >>> paced.refused == 0 and paced.gets_per_file == 1.0  # whole-file GETs
         True
     """
-    parts = max(-(-file_bytes // max(part, 1)), 1)
+    parts = tuple(max(-(-file_bytes // max(p, 1)), 1) for p in (alone_part or part, part))
     server = _Server(rate, burst, rtt, connection_rate, retry_after)
     total = max(total, 1)
     outs = []
@@ -305,7 +318,9 @@ def capped_link(
         host = PacedHost(connections, processes)
         if not cold:
             host.start_paced(connection_rate)
-        play = _Play(server, host, max(files, 1), file_bytes, parts, total, seed, cold)
+        play = _Play(
+            server, host, max(files, 1), file_bytes, (parts[0], parts[1]), total, seed, cold
+        )
         if cold and range_reads:
             play.range_reads()
         outs.append(play.run())
