@@ -22,6 +22,9 @@ model finds the 503s' share itself, :mod:`streamx.sim.request_cap`), ``shards_ah
 as the loader. On a throttled server one more line gives the model without that term (the
 503s' share of the measured run given as ``throttled``, as before).
 
+A server named ``NAME:tokens`` runs the same on the tokens workload (``WORKLOADS``: 15,000
+samples of 8 KB, 0.0001 s each: the same bytes and compute, 25x the samples).
+
 Then ``--tune`` (workers limited to 1 and 2: the model does not see this machine's two
 cores) recommends settings; they are measured the same way, with
 ``STREAMX_DOWNLOAD_CONNECTIONS`` and ``STREAMX_DOWNLOAD_PART_SIZE`` set for the run.
@@ -56,6 +59,12 @@ from streamx.sim.tune import tune
 SCRIPT = Path(__file__).resolve()
 MIB = 1 << 20
 BATCH, TPS, SAMPLES, SAMPLE_BYTES, SHARD_BYTES = 8, 0.0025, 600, 199_950, 8_000_000
+# A server named ``name:tokens`` is run on small samples instead (``img``, the default:
+# the ones above): the same bytes and the same compute in all, 25x the samples.
+WORKLOADS: dict[str, tuple[int, int, float]] = {
+    "img": (SAMPLES, SAMPLE_BYTES, TPS),
+    "tokens": (SAMPLES * 25, 7_950, TPS / 25),
+}
 # streamx's defaults; the loader in the training process (sim: one worker), as this
 # machine's two cores are shared.
 DEFAULTS: dict[str, Any] = {
@@ -110,11 +119,11 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
         loader = DataLoader(ds, batch_size=BATCH, num_workers=spec["workers"], collate_fn=list)
         for batch in loader:
             samples += len(batch)
-            time.sleep(len(batch) * TPS)
+            time.sleep(len(batch) * spec["tps"])
     else:
         for samples, _ in enumerate(ds, 1):
             if samples % BATCH == 0:
-                time.sleep(BATCH * TPS)
+                time.sleep(BATCH * spec["tps"])
     seconds = time.perf_counter() - began
     after = accounting.totals()
     sent = sum(after[k] - before[k] for k in ("GET", "RANGED_GET", "HEAD"))
@@ -175,14 +184,14 @@ def _run_once(server: Nginx, root: Path, settings: dict[str, Any]) -> dict[str, 
     return out
 
 
-def _config(data: Path, cal: Calibration, name: str, share: float) -> SimConfig:
+def _config(data: Path, cal: Calibration, name: str, share: float, tps: float) -> SimConfig:
     rate, delay_ms, limit_req, _ = SERVERS[name]
     return SimConfig(
         (SimStream(load_shards(str(data))),),
         devices=1,
         workers=max(DEFAULTS["workers"], 1),
         batch_size=BATCH,
-        time_per_sample=max(TPS, cal["min_time_per_sample"]),
+        time_per_sample=max(tps, cal["min_time_per_sample"]),
         bandwidth=cal["bandwidth"],
         shard_bandwidth=cal["shard_bandwidth"],
         startup_time=cal["startup_time"],
@@ -197,6 +206,15 @@ def _config(data: Path, cal: Calibration, name: str, share: float) -> SimConfig:
     )
 
 
+def _write(data: Path, samples: int, sample_bytes: int) -> None:
+    from streamx import MDSWriter
+
+    shutil.rmtree(data, ignore_errors=True)
+    with MDSWriter(out=str(data), columns={"x": "bytes"}, size_limit=SHARD_BYTES) as w:
+        for i in range(samples):
+            w.write({"x": bytes([i % 251]) * sample_bytes})
+
+
 def validate_servers(names: list[str]) -> None:
     """Prints one table row per server (see the module note)."""
     # Credentials (nginx ignores signatures) so that streamx takes its own S3 route.
@@ -204,25 +222,31 @@ def validate_servers(names: list[str]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         data = root / "bucket" / "ds"
-        from streamx import MDSWriter
-
-        with MDSWriter(out=str(data), columns={"x": "bytes"}, size_limit=SHARD_BYTES) as w:
-            for i in range(SAMPLES):
-                w.write({"x": bytes([i % 251]) * SAMPLE_BYTES})
         cals = {}
-        for name in names:
+        written: str | None = None
+        for label in names:
+            name, _, workload = label.partition(":")
+            samples, sample_bytes, tps = WORKLOADS[workload or "img"]
+            if written != workload:
+                _write(data, samples, sample_bytes)
+                written = workload
             # Calibrated again before each server: this machine's load drifts.
             https = SERVERS[name][3]
             cal = cals[https] = _calibrate(root, "https" if https else "unthrottled")
+            defaults = {**DEFAULTS, "tps": tps}
             with serve(name, root) as server:
-                given = _run(server, root, DEFAULTS)
+                given = _run(server, root, defaults)
                 share = given["throttled"] / max(given["throttled"] + given["requests"], 1)
                 share = min(share, 0.95)
-                config = _config(data, cal, name, share).with_(index_requests=1)
+                config = _config(data, cal, name, share, tps).with_(index_requests=1)
                 found = tune(config, only={"workers": [1]})
-                tuned_knobs = {**found.recommended.settings(), "workers": DEFAULTS["workers"]}
+                tuned_knobs = {
+                    **found.recommended.settings(),
+                    "workers": DEFAULTS["workers"],
+                    "tps": tps,
+                }
                 tuned = _run(server, root, tuned_knobs)
-            _row(name, given, found.given.summary, tuned, found.recommended.summary, tuned_knobs)
+            _row(label, given, found.given.summary, tuned, found.recommended.summary, tuned_knobs)
             if SERVERS[name][2]:
                 # The model before the request-rate term: the measured share as given.
                 old = simulate(config.with_(request_rate=None, throttled=share)).summary()
