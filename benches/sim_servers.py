@@ -11,15 +11,19 @@ Dataset: 30 shards of 4 MB (3,000 samples of 40 KB, uncompressed). Measured run,
 process per run: ``StreamingDataset(remote=s3://..., batch_size=16, shuffle=True)`` through
 torch's ``DataLoader`` (``workers``), sleeping ``16 x 0.001`` s per batch (the model), timed
 from the dataset's construction to the last batch; requests and bytes from nginx's access
-log (503s counted apart). Calibration: the real ``streamx bench`` (2 workers) once over
-plain HTTP and once over HTTPS, for the node's aggregate rate and one shard's, the
-DataLoader's start-up and its fastest time per sample, again before each server (the
-machine's load drifts). Prediction: ``streamx.sim`` with that
+log (503s counted apart); the warm-up's learned request pace is forgotten before the timed
+epoch (``forget_hosts``), so it meets the store cold. Calibration: the real ``streamx
+bench`` (2 workers) once over plain HTTP and once over HTTPS, for the node's aggregate rate
+and one shard's, the DataLoader's start-up and its fastest time per sample, again before
+each server (the machine's load drifts). Prediction: ``streamx.sim`` with that
 calibration and the server's known settings as the request model (``connection_bandwidth``
 40 MiB/s, ``rtt`` 0.01 s, ``retry_after`` 1 s, and ``limit_req``'s rate as ``request_rate``: the
 model finds the 503s' share itself, :mod:`streamx.sim.request_cap`), ``shards_ahead`` 4
 as the loader. On a throttled server one more line gives the model without that term (the
 503s' share of the measured run given as ``throttled``, as before).
+
+A server named ``NAME:tokens`` runs the same on the tokens workload (``WORKLOADS``: 15,000
+samples of 8 KB, 0.0001 s each: the same bytes and compute, 25x the samples).
 
 Then ``--tune`` (workers limited to 1 and 2: the model does not see this machine's two
 cores) recommends settings; they are measured the same way, with
@@ -55,6 +59,12 @@ from streamx.sim.tune import tune
 SCRIPT = Path(__file__).resolve()
 MIB = 1 << 20
 BATCH, TPS, SAMPLES, SAMPLE_BYTES, SHARD_BYTES = 8, 0.0025, 600, 199_950, 8_000_000
+# A server named ``name:tokens`` is run on small samples instead (``img``, the default:
+# the ones above): the same bytes and the same compute in all, 25x the samples.
+WORKLOADS: dict[str, tuple[int, int, float]] = {
+    "img": (SAMPLES, SAMPLE_BYTES, TPS),
+    "tokens": (SAMPLES * 25, 7_950, TPS / 25),
+}
 # streamx's defaults; the loader in the training process (sim: one worker), as this
 # machine's two cores are shared.
 DEFAULTS: dict[str, Any] = {
@@ -109,11 +119,11 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
         loader = DataLoader(ds, batch_size=BATCH, num_workers=spec["workers"], collate_fn=list)
         for batch in loader:
             samples += len(batch)
-            time.sleep(len(batch) * TPS)
+            time.sleep(len(batch) * spec["tps"])
     else:
         for samples, _ in enumerate(ds, 1):
             if samples % BATCH == 0:
-                time.sleep(BATCH * TPS)
+                time.sleep(BATCH * spec["tps"])
     seconds = time.perf_counter() - began
     after = accounting.totals()
     sent = sum(after[k] - before[k] for k in ("GET", "RANGED_GET", "HEAD"))
@@ -125,11 +135,15 @@ def _warm_up(local: str) -> None:
     clients, the Rust planner's threads), paid here outside the timer: one sample of the
     same remote into another cache, then a pause for that dataset's look-ahead to land."""
     from streamx import StreamingDataset
+    from streamx.storage.throttle import forget_hosts
 
     ds = StreamingDataset(remote="s3://bucket/ds", local=local, batch_size=BATCH, predownload=BATCH)
     next(iter(ds))
     del ds
     time.sleep(1.5)
+    # What the host taught this process (a request pace on a throttling server) is not a
+    # one-off cost: a fresh process meets the store cold, and so does the timed epoch.
+    forget_hosts()
 
 
 def _calibrate(root: Path, name: str) -> Calibration:
@@ -170,14 +184,14 @@ def _run_once(server: Nginx, root: Path, settings: dict[str, Any]) -> dict[str, 
     return out
 
 
-def _config(data: Path, cal: Calibration, name: str, share: float) -> SimConfig:
+def _config(data: Path, cal: Calibration, name: str, share: float, tps: float) -> SimConfig:
     rate, delay_ms, limit_req, _ = SERVERS[name]
     return SimConfig(
         (SimStream(load_shards(str(data))),),
         devices=1,
         workers=max(DEFAULTS["workers"], 1),
         batch_size=BATCH,
-        time_per_sample=max(TPS, cal["min_time_per_sample"]),
+        time_per_sample=max(tps, cal["min_time_per_sample"]),
         bandwidth=cal["bandwidth"],
         shard_bandwidth=cal["shard_bandwidth"],
         startup_time=cal["startup_time"],
@@ -192,6 +206,15 @@ def _config(data: Path, cal: Calibration, name: str, share: float) -> SimConfig:
     )
 
 
+def _write(data: Path, samples: int, sample_bytes: int) -> None:
+    from streamx import MDSWriter
+
+    shutil.rmtree(data, ignore_errors=True)
+    with MDSWriter(out=str(data), columns={"x": "bytes"}, size_limit=SHARD_BYTES) as w:
+        for i in range(samples):
+            w.write({"x": bytes([i % 251]) * sample_bytes})
+
+
 def validate_servers(names: list[str]) -> None:
     """Prints one table row per server (see the module note)."""
     # Credentials (nginx ignores signatures) so that streamx takes its own S3 route.
@@ -199,25 +222,31 @@ def validate_servers(names: list[str]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         data = root / "bucket" / "ds"
-        from streamx import MDSWriter
-
-        with MDSWriter(out=str(data), columns={"x": "bytes"}, size_limit=SHARD_BYTES) as w:
-            for i in range(SAMPLES):
-                w.write({"x": bytes([i % 251]) * SAMPLE_BYTES})
         cals = {}
-        for name in names:
+        written: str | None = None
+        for label in names:
+            name, _, workload = label.partition(":")
+            samples, sample_bytes, tps = WORKLOADS[workload or "img"]
+            if written != workload:
+                _write(data, samples, sample_bytes)
+                written = workload
             # Calibrated again before each server: this machine's load drifts.
             https = SERVERS[name][3]
             cal = cals[https] = _calibrate(root, "https" if https else "unthrottled")
+            defaults = {**DEFAULTS, "tps": tps}
             with serve(name, root) as server:
-                given = _run(server, root, DEFAULTS)
+                given = _run(server, root, defaults)
                 share = given["throttled"] / max(given["throttled"] + given["requests"], 1)
                 share = min(share, 0.95)
-                config = _config(data, cal, name, share).with_(index_requests=1)
+                config = _config(data, cal, name, share, tps).with_(index_requests=1)
                 found = tune(config, only={"workers": [1]})
-                tuned_knobs = {**found.recommended.settings(), "workers": DEFAULTS["workers"]}
+                tuned_knobs = {
+                    **found.recommended.settings(),
+                    "workers": DEFAULTS["workers"],
+                    "tps": tps,
+                }
                 tuned = _run(server, root, tuned_knobs)
-            _row(name, given, found.given.summary, tuned, found.recommended.summary, tuned_knobs)
+            _row(label, given, found.given.summary, tuned, found.recommended.summary, tuned_knobs)
             if SERVERS[name][2]:
                 # The model before the request-rate term: the measured share as given.
                 old = simulate(config.with_(request_rate=None, throttled=share)).summary()

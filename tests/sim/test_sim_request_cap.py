@@ -1,5 +1,6 @@
 """The request-rate term: a store admitting a fixed number of requests per second, met by
-the downloader's clumps of parts, waits and adaptive limit (streamx.sim.request_cap)."""
+the downloader's pace on request starts, its split of files while paced and its waits
+(streamx.sim.request_cap, streamx.sim.paced_host)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from streamx.cli.app import app
 from streamx.sim import SimConfig, SimStream, simulate, synth_shards
 from streamx.sim.link_fields import parse_link, parse_rate
 from streamx.sim.link_model import link_rates
+from streamx.sim.paced_host import PacedHost
 from streamx.sim.request_cap import _Bucket, capped_link
 from streamx.sim.requests import part_bytes
 from streamx.sim.tune import tune
@@ -56,57 +58,98 @@ def test_the_bucket_admits_as_nginx_limit_req_does() -> None:
 
 
 def test_a_lower_admitted_rate_is_slower() -> None:
-    def play(rate: float, burst: int = 0) -> float:
-        return capped_link(rate, burst, 32, 4, 8 << 20, MIB, 0.0, 40e6, 1.0, 16).bytes_per_s
+    def play(rate: float, burst: int = 0, cold: bool = False) -> float:
+        link = capped_link(rate, burst, 32, 4, 8 << 20, MIB, 0.0, 40e6, 1.0, 16, cold)
+        return link.bytes_per_s
 
     assert play(2.0) < play(10.0) < play(1000.0, 64)
-    # A burst lets a clump of parts through at once.
-    assert play(40.0) < play(40.0, 16)
+    # A cold host sends a clump of parts: a burst lets it through, so the start is quicker.
+    slow = capped_link(40.0, 0, 32, 1, 8 << 20, MIB, 0.0, 40e6, 1.0, 8, True)
+    quick = capped_link(40.0, 16, 32, 1, 8 << 20, MIB, 0.0, 40e6, 1.0, 8, True)
+    assert quick.start_delay < slow.start_delay and quick.refused < slow.refused
+
+
+def test_the_pace_spaces_starts_and_is_cut_once_a_round() -> None:
+    host = PacedHost(32)
+    # Calm: requests start as they come.
+    assert [host.take(0.0) for _ in range(8)] == [0.0] * 8 and host.calm(0.0)
+    # The first refusal paces the host at half the rate seen (8 a second), at least 10.
+    host.throttled(0.0, 0.01)
+    assert host.pace(0.01) == 10.0 and not host.calm(0.01)
+    assert [host.take(0.01) for _ in range(3)] == pytest.approx([0.01, 0.11, 0.21])
+    # A refusal within a second of the cut, or of a request sent before it, cuts nothing.
+    host.throttled(0.5, 0.6)
+    host.throttled(0.0, 1.5)
+    assert host.pace(1.5) == 10.0 and host.limit == 32
+    # A second cut within 5 s halves the pace, and the limit on requests at once too.
+    host.throttled(1.2, 1.6)
+    assert host.pace(1.6) == 5.0 and host.limit == 16
+    # An answer that waited for its slot raises the pace; quiet seconds double it.
+    host.answered(1.7, True, MIB, 0.1)
+    assert host.pace(1.7) == pytest.approx(5.75) and host.limit == 17
+    assert host.pace(4.7) == pytest.approx(11.5)
+
+
+def test_a_paced_host_takes_fewer_larger_gets_per_file() -> None:
+    # Calm, a 64 MiB file over 32 connections is 32 GETs of 2 MiB; paced at 10 a second
+    # with 40 MB/s connections, sqrt(10 x 64 MiB / (files x 40 MB/s)) of them.
+    host = PacedHost(32)
+    assert host.requests_for_files(64 * MIB, 1) is None
+    host.start_paced(40e6)
+    assert host.requests_for_files(64 * MIB, 1) == 4
+    assert host.requests_for_files(64 * MIB, 4) == 2
+    # The play: once paced, an 8 MB file of eight 1 MiB parts is one GET.
+    paced = capped_link(40.0, 0, 32, 4, 8 << 20, MIB, 0.0, 40e6, 1.0, 16)
+    assert paced.gets_per_file == 1.0 and paced.refused == 0
+    # Cold, the first file is split before the pace is known: its clump is refused but for
+    # one part, and the refused parts are asked again after Retry-After (one by one); the
+    # files after it come in fewer GETs.
+    cold = capped_link(40.0, 0, 32, 1, 64 * MIB, 2 * MIB, 0.0, 40e6, 1.0, 4, True)
+    assert cold.start_delay > 0.5 and cold.refused >= 31
+    assert cold.gets_per_file < 32
 
 
 def test_a_lower_request_rate_lowers_the_predicted_throughput() -> None:
     free = simulate(_config()).summary()
     fast = simulate(_config(request_rate=40.0)).summary()
-    slow = simulate(_config(request_rate=2.0)).summary()
+    slow = simulate(_config(request_rate=0.5)).summary()
     assert slow["samples_per_s"] < fast["samples_per_s"] < free["samples_per_s"]
-    # The refusals are counted (not billed), and found by the model, not given.
+    # The refusals are counted (not billed), and found by the model, not given; a paced
+    # host brings each shard in fewer GETs.
     assert free["throttled_requests"] == 0 < fast["throttled_requests"]
-    assert fast["requests"] == free["requests"]
+    assert fast["requests"] < free["requests"]
 
 
-def test_fewer_larger_parts_pay_under_a_request_cap() -> None:
-    # Each admitted request brings one part: 4 parts of 2 MB beat 8 of 1 MiB.
-    size = 8_000_000
-    small = capped_link(40.0, 0, 32, 1, size, part_bytes(size, 32), 0.0, 40e6, 1.0, 8)
-    large = capped_link(40.0, 0, 4, 1, size, part_bytes(size, 4), 0.0, 40e6, 1.0, 8)
-    assert large.bytes_per_s > small.bytes_per_s
+def test_the_first_chunk_meets_one_refusal_not_one_per_range_read() -> None:
+    # The first shard's sample read is refused and range reads give way from then on: the
+    # start waits for one Retry-After (the shard's first part, refused too), however many
+    # shards the first chunk reads.
+    one = link_rates(_config(request_rate=40.0), files_at_once=6, chunk_shards=1.0)
+    four = link_rates(_config(request_rate=40.0), files_at_once=6, chunk_shards=4.0)
+    assert four.startup == one.startup and 1.0 <= four.startup <= 1.6
+    # The play sends two range reads, not two per shard.
+    reads = capped_link(40.0, 0, 32, 1, 8_000_000, MIB, 0.0, 40 * MIB, 1.0, 8, True, True)
+    alone = capped_link(40.0, 0, 32, 1, 8_000_000, MIB, 0.0, 40 * MIB, 1.0, 8, True, False)
+    assert reads.tries - alone.tries <= 2
+    # The chunk's other shards are then fetched one at a time, as the reader reaches each;
+    # a burst that admits the range reads leaves the host calm and the chunk at once.
+    assert four.serial_chunk and reads.reads_gave_way and not alone.reads_gave_way
+    calm = _config(request_rate=40.0, request_burst=1000)
+    assert not link_rates(calm, files_at_once=6, chunk_shards=4.0).serial_chunk
+    # No limit, no wait; and the simulated run starts that much later.
+    assert link_rates(_config(), files_at_once=6, chunk_shards=4.0).startup == 0.0
+    first = simulate(_config(request_rate=40.0)).step_times[0]
+    assert first > simulate(_config(request_rate=40.0, request_burst=1000)).step_times[0]
     rates = link_rates(_config(request_rate=40.0), files_at_once=6)
     assert rates.bandwidth < 300e6 and 0 < rates.throttled < 1
     assert rates.shard_bandwidth is not None and rates.shard_bandwidth <= rates.bandwidth
 
 
-def test_the_first_chunks_range_reads_wait_once_each() -> None:
-    # 4 shards in the first chunk, each reached by a header read and a sample read that
-    # follow an admitted request at once: refused, then 1 s + 0.25 s of jitter each.
-    capped = link_rates(_config(request_rate=40.0), files_at_once=6, chunk_shards=4.0)
-    assert capped.startup == pytest.approx(4 * 2 * 1.25)
-    # With a burst a read is refused only as often as any request.
-    burst = link_rates(
-        _config(request_rate=40.0, request_burst=8), files_at_once=6, chunk_shards=4.0
-    )
-    assert burst.startup == pytest.approx(4 * 2 * 1.25 * burst.throttled)
-    # No limit, no wait; and the simulated run starts that much later.
-    assert link_rates(_config(), files_at_once=6, chunk_shards=4.0).startup == 0.0
-    first = simulate(_config(request_rate=40.0)).step_times[0]
-    assert first > simulate(_config(request_rate=40.0, request_burst=1000)).step_times[0]
-
-
-def test_tune_trades_connections_for_larger_parts_under_a_request_cap() -> None:
+def test_tune_is_no_slower_and_no_dearer_under_a_request_cap() -> None:
     found = tune(_config(request_rate=40.0), only={"workers": [1]})
     given, best = found.given, found.recommended
     assert best.summary["samples_per_s"] >= given.summary["samples_per_s"]
-    assert best.summary["requests"] < given.summary["requests"]
-    assert best.config.connections < given.config.connections
+    assert best.summary["requests"] <= given.summary["requests"]
 
 
 def test_the_settings_parse_and_refuse() -> None:
@@ -124,34 +167,47 @@ def test_the_settings_parse_and_refuse() -> None:
         _config(request_rate=40.0, request_burst=-1)
 
 
-def test_a_real_limit_req_refuses_what_the_model_refuses(
+def test_a_real_limit_req_paces_as_the_model_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """nginx's limit_req at 20 requests/s against a file of 24 1 MiB parts on 8 connections: the
-    downloader's clumps draw 503s there, and the model (the same split, rate and waits)
-    draws them too; every part is answered once, as the model counts."""
+    """nginx's limit_req at 20 requests/s against a file of 24 1 MiB parts on 8 connections:
+    the first clump draws 503s there, then the pace spaces the starts and the parts not yet
+    sent are merged, so the file comes in fewer GETs than parts; the model (the same split,
+    rate and waits) draws refusals and merges too."""
     from nginx_server import Nginx, find_nginx  # tests/storage, on the path (conftest)
 
     from streamx.storage.download import download_file
     from streamx.storage.slots import LocalSlots
+    from streamx.storage.throttle import forget_hosts
 
     if find_nginx() is None:
         pytest.fail("nginx is required (apt-get install -y nginx)")
     monkeypatch.setenv("STREAMX_DOWNLOAD_PART_SIZE", str(MIB))
     monkeypatch.setenv("STREAMX_HEDGE", "0")
+    forget_hosts()
     size = 24 * MIB
     (tmp_path / "root").mkdir()
     (tmp_path / "root" / "blob").write_bytes(bytes(range(256)) * (size // 256))
-    with Nginx(tmp_path / "root", limit_req="20r/s") as server:
-        download_file(
-            f"{server.endpoint}/blob", str(tmp_path / "f"), expected_size=size, slots=LocalSlots(8)
-        )
-        log = server.log_when(lambda entries: sum(e.status == 206 for e in entries) >= 24)
+    try:
+        with Nginx(tmp_path / "root", limit_req="20r/s") as server:
+            download_file(
+                f"{server.endpoint}/blob",
+                str(tmp_path / "f"),
+                expected_size=size,
+                slots=LocalSlots(8),
+            )
+            log = server.log_when(
+                lambda entries: sum(e.sent for e in entries if e.status == 206) >= size
+            )
+    finally:
+        forget_hosts()
+    assert (tmp_path / "f").read_bytes() == (tmp_path / "root" / "blob").read_bytes()
     part = part_bytes(size, 8, MIB)
-    assert sum(1 for e in log if e.status == 206) == -(-size // part) == 24
-    model = capped_link(20.0, 0, 8, 1, size, part, 0.0, 1e9, 1.0, 1)
-    assert sum(1 for e in log if e.status == 503) > 0
-    assert model.throttled_share > 0
+    parts = -(-size // part)
+    gets = sum(1 for e in log if e.status == 206)
+    model = capped_link(20.0, 0, 8, 1, size, part, 0.0, 1e9, 1.0, 1, True)
+    assert sum(1 for e in log if e.status == 503) > 0 and model.refused > 0
+    assert gets < parts == 24 and model.gets_per_file < parts
 
 
 def test_flags_and_yaml_take_a_request_rate(tmp_path: Path) -> None:

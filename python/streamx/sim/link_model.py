@@ -26,11 +26,14 @@ gets fetching one shard alone. :func:`link_rates` derives both from the request 
   before the first download (kept-alive connections pay no more);
 * a store that admits ``request_rate`` requests per second (plus ``request_burst``) caps
   both rates at what :func:`~streamx.sim.request_cap.capped_link` finds when the
-  downloader's clumps of parts, its waits and its adaptive limit meet that limit: the node's
-  for the files its look-ahead holds at once (``files_at_once``, their parts split as the
-  downloader splits them), one shard's for a file alone. The refused share it finds is the
-  throttled share the request count uses; and the start waits for the first chunk's range
-  reads, each refused once (:func:`~streamx.sim.request_cap.range_read_start`).
+  downloader's pace, its split of files while paced and its waits meet that limit: one
+  shard's from a cold start (the first chunk: its first shard read by range, then its
+  refused part's wait, which is added to the start), the node's for the files its
+  look-ahead holds at once (``files_at_once``) on the paced host that start leaves. The
+  refusals the look-ahead's play draws (its cold start included) are the throttled share
+  the request count uses, and its GETs per file replace the calm split's parts in it.
+  Once the first shard's range read gave way, the first chunk's other shards come one at
+  a time, as the reader reaches each (``serial_chunk``).
 
 At the defaults (no cap, no round trip, no throttling, free decompression) both rates are
 left as given, so the model is the one mosaic's simulator runs.
@@ -42,7 +45,7 @@ import math
 from dataclasses import dataclass
 
 from streamx.sim.config import SimConfig
-from streamx.sim.request_cap import CapResult, capped_link, range_read_start
+from streamx.sim.request_cap import CapResult, capped_link
 from streamx.sim.requests import part_bytes
 
 __all__ = ["LinkRates", "link_rates", "request_seconds", "throttle_wait"]
@@ -66,15 +69,22 @@ class LinkRates:
         shard_bandwidth: Bytes per second one process gets for one shard alone, ``None``
             when the model is neutral and nothing was calibrated (one rate, as mosaic).
         startup: Seconds before the first download (the TLS handshake; under a request-rate
-            limit, the first chunk's throttled range reads).
+            limit, the wait the first shard's refused part adds).
         throttled: Share of requests answered 503/429: ``throttled`` as given, or what the
             request-rate limit draws.
+        gets_per_file: Under a request-rate limit, the GETs a look-ahead file takes once the
+            host is paced; ``None``: as the calm split says.
+        serial_chunk: Whether a process's first chunk comes one shard at a time: its range
+            reads gave way to a throttling host, so each shard is fetched as the reader
+            reaches it.
     """
 
     bandwidth: float
     shard_bandwidth: float | None
     startup: float
     throttled: float = 0.0
+    gets_per_file: float | None = None
+    serial_chunk: bool = False
 
 
 def throttle_wait(share: float, retry_after: float | None) -> float:
@@ -128,13 +138,16 @@ def _connection_rate(config: SimConfig, busy: int) -> float:
     return share if cap is None else min(cap, share)
 
 
-def _capped(config: SimConfig, size: int, files: int, total: int, bandwidth: float) -> CapResult:
-    """The request-rate limit's result for ``files`` files of ``size`` bytes at once."""
+def _capped(
+    config: SimConfig, size: int, files: int, total: int, cold: bool = False, reads: bool = False
+) -> CapResult:
+    """The request-rate limit's result for ``files`` files of ``size`` bytes at once (a
+    ``cold`` host: a process's first chunk, its first shard read by range when ``reads``)."""
     assert config.request_rate is not None
     part = part_bytes(size, max(config.connections // files, 1), config.part_size)
     # Under the limit few requests move bytes at once (the others wait to ask again), so a
     # part moves at its connection's cap; the node's rate bounds the result afterwards.
-    rate = _connection_rate(config.with_(bandwidth=bandwidth), 1)
+    rate = _connection_rate(config, 1)
     return capped_link(
         config.request_rate,
         config.request_burst,
@@ -146,6 +159,10 @@ def _capped(config: SimConfig, size: int, files: int, total: int, bandwidth: flo
         rate,
         config.retry_after,
         total,
+        cold,
+        reads,
+        config.devices * max(config.workers, 1),
+        part_bytes(size, config.connections, config.part_size),
     )
 
 
@@ -160,6 +177,8 @@ def link_rates(config: SimConfig, files_at_once: int = 1, chunk_shards: float = 
     bandwidth, alone = config.bandwidth, config.shard_bandwidth
     throttled = config.throttled
     startup = config.tls_handshake
+    gets: float | None = None
+    serial = False
     if not _neutral(config):
         part = part_bytes(math.ceil(size), config.connections, config.part_size)
         per_conn = part / request_seconds(
@@ -176,14 +195,15 @@ def link_rates(config: SimConfig, files_at_once: int = 1, chunk_shards: float = 
         whole, count = math.ceil(size), len(download)
         files = max(1, min(files_at_once, count, _MOST_FILES))
         total = max(1, min(count, max(4 * files, 16), _MOST_FILES))
-        node = _capped(config, whole, files, total, config.bandwidth)
-        solo = _capped(config, whole, 1, min(count, 8) or 1, config.bandwidth)
+        reads = chunk_shards > 0
+        node = _capped(config, whole, files, total, True, reads)
+        solo = _capped(config, whole, 1, min(count, 8) or 1, True, reads)
         bandwidth = min(bandwidth, node.bytes_per_s)
         alone = min(alone or math.inf, solo.bytes_per_s, bandwidth)
         throttled = node.throttled_share
-        startup += range_read_start(
-            chunk_shards, config.request_burst, throttled, config.retry_after
-        )
+        gets = node.gets_per_file
+        serial = solo.reads_gave_way
+        startup += solo.start_delay
     if config.decompression is not None and (shards.zip_bytes > 0).any():
         zipped = shards.zip_bytes > 0
         ratio = float(shards.zip_bytes[zipped].sum() / max(shards.raw_bytes[zipped].sum(), 1))
@@ -191,4 +211,4 @@ def link_rates(config: SimConfig, files_at_once: int = 1, chunk_shards: float = 
         processes = config.devices * max(config.workers, 1)
         bandwidth = min(bandwidth, processes * one)
         alone = min(alone, one) if alone is not None else None
-    return LinkRates(float(bandwidth), alone, startup, throttled)
+    return LinkRates(float(bandwidth), alone, startup, throttled, gets, serial)

@@ -3,38 +3,51 @@
 A store that admits a fixed number of requests per second per client (nginx's ``limit_req``
 with its ``rate`` and ``burst``, S3's requests per second per prefix) answers 503 or 429 to
 every request past that. What the node then achieves is not the admitted rate: it follows
-from how the downloader sends and asks again (:mod:`streamx.storage.throttle`,
-:mod:`streamx.storage.retry_budget`):
+from how the downloader paces, splits and asks again (:mod:`streamx.storage.request_pace`,
+:mod:`streamx.storage.throttle`, :mod:`streamx.storage.parts`), whose rules
+:class:`~streamx.sim.paced_host.PacedHost` keeps on the simulated clock:
 
-* a file's parts are sent at once, one thread each, so requests arrive in clumps; a bucket
-  of ``burst + 1`` requests refilled at ``rate`` per second refuses all of a clump but the
-  first few (nginx refuses a request that comes less than ``1 / rate`` after the last one
-  it admitted, when ``burst`` is 0);
-* a refused part's thread sleeps for the ``Retry-After`` plus up to 0.5 s of jitter (or the
-  full-jitter backoff without one), holding no connection, and asks again;
+* a calm host gets a file's parts at once, one thread each; a bucket of ``burst + 1``
+  requests refilled at ``rate`` per second refuses all of such a clump but the first few
+  (nginx refuses a request that comes less than ``1 / rate`` after the last one it
+  admitted, when ``burst`` is 0);
+* the first refusal sets a pace on request starts (half the rate seen over the last
+  second, at least 10 a second per process), and starts are then evenly spaced; a refusal
+  at least a second after the last cut halves it; answers that waited for their slot raise
+  it by a tenth and quiet seconds double it, up to 4 times the first rate;
+* while paced, a file starting is split into ``sqrt(rate x size / (files x bandwidth))``
+  parts (few, large GETs), and parts not yet sent are merged into one GET;
+* a refused request's thread sleeps for the ``Retry-After`` plus up to 0.5 s of jitter (or
+  the full-jitter backoff without one), holding no connection, and asks again; the limit
+  on requests at once halves only when two cuts come within 5 s;
 * the reader takes files in order, so the look-ahead moves on only when the oldest file it
-  holds is complete: one part asked again late holds up the files behind it;
-* the host's adaptive limit halves on a refusal of a request sent after its last cut and
-  grows by one per answer, so fewer requests are sent at once after refusals.
+  holds is complete.
 
 No closed formula gives the result of these rules together, so :func:`capped_link` plays
-them out: a window of ``files`` files fetched at once (the loader's look-ahead), each of ``parts``
-parts, moving on as its oldest file is complete, until ``total`` files are complete, over a few
-fixed seeds (the simulation stays deterministic). It returns the bytes per second and the
-share of requests refused, which the link model uses for the node's rate and for the
-throttled requests' count. :func:`range_read_start` adds the throttled start: the first
-chunk's shards reached one after another through range reads, each refused once.
+them out: a window of ``files`` files fetched at once (the loader's look-ahead), moving on as
+its oldest file is complete, until ``total`` files are complete, over a few fixed seeds (the
+simulation stays deterministic). A *cold* play starts with a calm host, as a process's
+first chunk does: its first shard read by range first (a header read, then a sample read
+that comes right after it and is refused, so range reads give way from then on), then the
+shard's download, whose first part follows too closely and waits out one ``Retry-After``.
+A paced play starts where that leaves the host (at the first pace, a connection's
+bandwidth known), as the look-ahead does. The result: the bytes per second after the first
+file, what the first file's refusals add to the start, the tries and refusals, and the
+GETs per file.
 """
 
 from __future__ import annotations
 
 import functools
 import heapq
+import math
 import random
 from collections import deque
 from dataclasses import dataclass
 
-__all__ = ["RANGE_READS_PER_SHARD", "CapResult", "capped_link", "range_read_start"]
+from streamx.sim.paced_host import PacedHost
+
+__all__ = ["CapResult", "capped_link"]
 
 # streamx.storage.throttle's waits: Retry-After plus uniform(0, 0.5), or a full-jitter
 # backoff from 0.5 s doubling to 20 s.
@@ -44,47 +57,36 @@ _CAP_S = 20.0
 _SEEDS = (0, 1, 2)
 # Past this many simulated seconds a run stops (a limit far below the demand).
 _MOST_S = 3600.0
-
-
-# A missing shard's first sample is read in place before its download (the shard's header,
-# then the sample: ``STREAMX_RANGE_READS``), two requests one after the other.
-RANGE_READS_PER_SHARD = 2
-
-
-def range_read_start(
-    chunk_shards: float, burst: int, share: float, retry_after: float | None
-) -> float:
-    """Seconds the first chunk's range reads add at the start, under a request-rate limit.
-
-    Each process starts on its first chunk's shards one after another: for each, the header
-    and then the sample are read in place, and only then does the shard's download begin
-    (as nginx's log of a throttled run shows). Each read follows an admitted request within
-    milliseconds, so with no ``burst`` the store refuses it (with one, it is refused as
-    often as any request, ``share``) and it waits one throttled wait; its second try comes
-    alone and is admitted. The processes of a node do this side by side.
-
-    Examples:
-        >>> range_read_start(4.0, 0, 0.5, 1.0)  # 4 shards x 2 reads x (1 s + 0.25 s)
-        10.0
-        >>> range_read_start(4.0, 10, 0.0, 1.0)
-        0.0
-    """
-    refused = 1.0 if burst == 0 else share
-    wait = retry_after + _JITTER_S / 2 if retry_after is not None else _BASE_S / 2
-    return chunk_shards * RANGE_READS_PER_SHARD * refused * wait
+# Event kinds: a request's start slot is reached; an answer; a refusal; a sleeper wakes.
+_SEND, _DONE, _REFUSED, _WAKE = range(4)
 
 
 @dataclass(frozen=True)
 class CapResult:
-    """What a node achieves against a request-rate limit.
+    """What a node achieves against a request-rate limit (means over the seeds).
 
     Attributes:
-        bytes_per_s: Bytes of completed files per second of the whole run.
-        throttled_share: The share of requests answered 503/429 (of all tries).
+        bytes_per_s: Bytes of completed files per second, after the first file.
+        start_delay: Seconds the first file's refusals add to it (its time less one file's
+            at ``bytes_per_s``).
+        tries: Requests sent, refused ones included (range reads too).
+        refused: Requests answered 503/429.
+        gets_per_file: Answered GETs per file (parts, merged ones as one).
+        reads_gave_way: Whether the first shard's range read was refused (a cold play
+            with range reads), so range reads give way from then on.
     """
 
     bytes_per_s: float
-    throttled_share: float
+    start_delay: float
+    tries: float
+    refused: float
+    gets_per_file: float
+    reads_gave_way: bool = False
+
+    @property
+    def throttled_share(self) -> float:
+        """The share of requests answered 503/429 (of all tries)."""
+        return self.refused / self.tries if self.tries else 0.0
 
 
 @dataclass(frozen=True)
@@ -92,7 +94,7 @@ class _Server:
     rate: float
     burst: int
     rtt: float
-    transfer: float  # seconds one admitted part takes on its connection
+    connection_rate: float  # bytes a second of one admitted GET
     retry_after: float | None
 
 
@@ -123,65 +125,156 @@ def _wait(tries: int, retry_after: float | None, rng: random.Random) -> float:
     return rng.uniform(0, min(_CAP_S, _BASE_S * 2 ** (tries - 1)))
 
 
-def _play(
-    server: _Server, connections: int, files: int, parts: int, total: int, seed: int
-) -> tuple[float, int, int]:
-    """(seconds until ``total`` files are complete, tries, refused tries) for one seed."""
-    rng = random.Random(seed)
-    bucket = _Bucket(server.rate, server.burst)
-    limit, cut_at = float(connections), -1.0
-    running, tries, refused = 0, 0, 0
-    ready: deque[tuple[int, int]] = deque()  # (file, throttled tries of the part)
-    left: dict[int, int] = {}
-    events: list[tuple[float, int, int, int, int, float]] = []  # time, seq, kind, file, n, sent
-    seq, started, oldest, done, now = 0, 0, 0, 0, 0.0
+@dataclass
+class _Request:
+    file: int
+    parts: int  # the file's parts it brings (several once merged)
+    size: float
+    tries: int = 0
+    waited: bool = False  # whether its last try waited for its start slot
 
-    def start_file() -> None:
-        nonlocal started
-        left[started] = parts
-        ready.extend((started, 0) for _ in range(parts))
-        started += 1
 
-    for _ in range(min(files, total)):
-        start_file()
-    while done < total and now < _MOST_S:
-        while ready and running < min(int(limit), connections):
-            file, n = ready.popleft()
-            running += 1
-            tries += 1
-            seq += 1
-            if bucket.admit(now):
-                end = now + server.rtt + server.transfer
-                heapq.heappush(events, (end, seq, 0, file, n, now))
+@dataclass
+class _Outcome:
+    seconds: float = 0.0
+    first: float = 0.0  # when the first file was complete
+    tries: int = 0
+    refused: int = 0
+    gets: int = 0
+    gave_way: bool = False
+
+
+class _Play:
+    """One seed's play (see the module's text)."""
+
+    def __init__(
+        self,
+        server: _Server,
+        host: PacedHost,
+        files: int,
+        file_bytes: int,
+        calm_parts: tuple[int, int],
+        total: int,
+        seed: int,
+        first_alone: bool,
+    ) -> None:
+        self.server, self.host, self.rng = server, host, random.Random(seed)
+        self.bucket = _Bucket(server.rate, server.burst)
+        self.files, self.size, self.total = files, float(file_bytes), total
+        # A cold process reads its first shard alone; the look-ahead starts after it.
+        self.window = 1 if first_alone else files
+        # A calm host's part: for a file alone, and for one of ``files`` at once.
+        self.alone_part, self.calm_part = (-(-file_bytes // n) for n in calm_parts)
+        self.unsent: dict[int, int] = {}  # parts of each window file not yet sent
+        self.whole: dict[int, int] = {}  # parts each window file was split into
+        self.left: dict[int, int] = {}  # parts of each window file not yet in place
+        self.retries: deque[_Request] = deque()
+        self.events: list[tuple[float, int, int, _Request, float]] = []
+        self.seq = self.running = self.started = self.oldest = self.done = 0
+        self.now = 0.0
+        self.out = _Outcome()
+
+    def range_reads(self) -> None:
+        """The first shard's header read, then its sample read right after it."""
+        for _ in range(2):
+            started = self.host.take(self.now)
+            self.out.tries += 1
+            self.now = started + self.server.rtt
+            if not self.bucket.admit(started):
+                self.out.refused += 1
+                self.host.throttled(started, self.now)
+                self.out.gave_way = True
+                return  # the read gives way to the shard's download
+
+    def run(self) -> _Outcome:
+        self._fill()
+        while self.done < self.total and self.now < _MOST_S:
+            self._send()
+            if not self.events:
+                break
+            self.now, _, kind, request, sent = heapq.heappop(self.events)
+            if kind == _SEND:
+                self._arrive(request, sent)
+            elif kind == _WAKE:
+                self.retries.append(request)
+            elif kind == _REFUSED:
+                self.running -= 1
+                self.host.throttled(sent, self.now)
+                request.tries += 1
+                wake = self.now + _wait(request.tries, self.server.retry_after, self.rng)
+                self._push(wake, _WAKE, request, sent)
             else:
-                refused += 1
-                heapq.heappush(events, (now + server.rtt, seq, 1, file, n, now))
-        if not events:
-            break
-        now, _, kind, file, n, sent = heapq.heappop(events)
-        if kind == 2:  # a refused part's thread wakes up
-            ready.append((file, n))
-            continue
-        running -= 1
-        if kind == 1:  # refused: halve the limit once per round, sleep, ask again
-            if sent >= cut_at:
-                limit, cut_at = max(1.0, limit / 2), now
-            seq += 1
-            wake = now + _wait(n + 1, server.retry_after, rng)
-            heapq.heappush(events, (wake, seq, 2, file, n + 1, sent))
-            continue
-        if limit < connections and sent >= cut_at:
-            limit = min(float(connections), limit + 1)
-        left[file] -= 1
+                self._answered(request, sent)
+        self.out.seconds = self.now
+        return self.out
+
+    def _start_file(self) -> None:
+        """The next file joins the window, split as the host's state says."""
+        fetching = 1 + sum(1 for n in self.left.values() if n)
+        most = self.host.requests_for_files(self.size, fetching)
+        calm = self.alone_part if fetching == 1 else self.calm_part
+        part = calm if most is None else max(calm, -(-int(self.size) // most))
+        parts = max(-(-int(self.size) // part), 1)
+        self.unsent[self.started] = self.whole[self.started] = self.left[self.started] = parts
+        self.started += 1
+
+    def _send(self) -> None:
+        while self.running < min(int(self.host.limit), self.host.ceiling):
+            request = self.retries.popleft() if self.retries else self._next_parts()
+            if request is None:
+                return
+            self.running += 1
+            self.out.tries += 1
+            slot = self.host.take(self.now)
+            request.waited = slot > self.now
+            self._push(slot, _SEND, request, slot)
+
+    def _next_parts(self) -> _Request | None:
+        """The oldest window file's next part; while the host throttles, the rest of its
+        unsent parts merged into as few GETs as a file alone may take."""
+        file = next((f for f, n in self.unsent.items() if n), None)
+        if file is None:
+            return None
+        count = 1
+        if not self.host.calm(self.now):
+            most = self.host.requests_for_files(self.size, 1) or 1
+            count = -(-self.unsent[file] // most)
+        count = min(count, self.unsent[file])
+        self.unsent[file] -= count
+        return _Request(file, count, self.size * count / self.whole[file])
+
+    def _arrive(self, request: _Request, sent: float) -> None:
+        if self.bucket.admit(self.now):
+            took = self.server.rtt + request.size / self.server.connection_rate
+            self._push(self.now + took, _DONE, request, sent)
+        else:
+            self.out.refused += 1
+            self._push(self.now + self.server.rtt, _REFUSED, request, sent)
+
+    def _answered(self, request: _Request, sent: float) -> None:
+        self.running -= 1
+        self.out.gets += 1
+        self.host.answered(sent, request.waited, request.size, self.now - sent)
+        self.left[request.file] -= request.parts
         # The reader takes files in order, and the look-ahead moves past a file only once
         # it is read: a complete file behind an incomplete one frees no room.
-        while oldest < started and not left[oldest]:
-            del left[oldest]
-            oldest += 1
-            done += 1
-            if started < total:
-                start_file()
-    return now, tries, refused
+        while self.oldest < self.started and not self.left[self.oldest]:
+            for table in (self.left, self.unsent, self.whole):
+                del table[self.oldest]
+            self.oldest += 1
+            self.done += 1
+            if self.done == 1:
+                self.out.first = self.now
+                self.window = self.files
+        self._fill()
+
+    def _fill(self) -> None:
+        while self.started < min(self.total, self.oldest + self.window):
+            self._start_file()
+
+    def _push(self, when: float, kind: int, request: _Request, sent: float) -> None:
+        self.seq += 1
+        heapq.heappush(self.events, (when, self.seq, kind, request, sent))
 
 
 @functools.lru_cache(maxsize=256)
@@ -196,27 +289,53 @@ def capped_link(
     connection_rate: float,
     retry_after: float | None,
     total: int,
+    cold: bool = False,
+    range_reads: bool = False,
+    processes: int = 1,
+    alone_part: int = 0,
 ) -> CapResult:
-    """The bytes per second and refused share of ``total`` files of ``file_bytes`` bytes,
-    ``files`` at once in ``part``-byte GETs over ``connections`` connections of
-    ``connection_rate`` bytes per second each, against ``rate`` requests per second (plus
-    ``burst``), the mean over a few fixed seeds.
+    """What ``total`` files of ``file_bytes`` bytes achieve, ``files`` at once over
+    ``connections`` connections of ``connection_rate`` bytes per second each, against
+    ``rate`` requests per second (plus ``burst``), the mean over a few fixed seeds. A calm
+    host splits a file into ``part``-byte GETs (``alone_part`` when it is fetched alone, as
+    it spreads over every connection; 0: ``part``). ``cold``: the host starts calm (a
+    process's first chunk; ``range_reads``: its first shard is read by range first), else
+    paced as the first refusal leaves it; ``processes`` keep a pace each.
 
     Examples:
-        >>> fast = capped_link(1000.0, 0, 32, 4, 8 << 20, 1 << 20, 0.0, 40e6, 1.0, 16)
-        >>> round(fast.throttled_share, 2) > 0
+        >>> cold = capped_link(40.0, 0, 32, 1, 8 << 20, 1 << 20, 0.0, 40e6, 1.0, 8, True)
+        >>> cold.refused > 0 and cold.start_delay > 1.0  # a Retry-After waited out
         True
-        >>> slow = capped_link(5.0, 0, 32, 4, 8 << 20, 1 << 20, 0.0, 40e6, 1.0, 16)
-        >>> slow.bytes_per_s < fast.bytes_per_s
+        >>> paced = capped_link(40.0, 0, 32, 4, 8 << 20, 1 << 20, 0.0, 40e6, 1.0, 16)
+        >>> paced.refused == 0 and paced.gets_per_file == 1.0  # whole-file GETs
         True
     """
-    parts = max(-(-file_bytes // max(part, 1)), 1)
-    each = file_bytes / parts
-    server = _Server(rate, burst, rtt, each / connection_rate, retry_after)
-    seconds, tries, refused = 0.0, 0, 0
+    parts = tuple(max(-(-file_bytes // max(p, 1)), 1) for p in (alone_part or part, part))
+    server = _Server(rate, burst, rtt, connection_rate, retry_after)
+    total = max(total, 1)
+    outs = []
     for seed in _SEEDS:
-        s, t, r = _play(server, connections, max(files, 1), parts, max(total, 1), seed)
-        seconds, tries, refused = seconds + s, tries + t, refused + r
-    runs = len(_SEEDS)
-    rate_bytes = max(total, 1) * file_bytes * runs / seconds if seconds else float("inf")
-    return CapResult(rate_bytes, refused / tries if tries else 0.0)
+        host = PacedHost(connections, processes)
+        if not cold:
+            host.start_paced(connection_rate)
+        play = _Play(
+            server, host, max(files, 1), file_bytes, (parts[0], parts[1]), total, seed, cold
+        )
+        if cold and range_reads:
+            play.range_reads()
+        outs.append(play.run())
+    runs = float(len(outs))
+    seconds = sum(o.seconds for o in outs) / runs
+    first = sum(o.first for o in outs) / runs
+    if total > 1 and seconds > first:
+        speed = (total - 1) * file_bytes / (seconds - first)
+    else:
+        speed = total * file_bytes / seconds if seconds else math.inf
+    return CapResult(
+        speed,
+        max(0.0, first - file_bytes / speed),
+        sum(o.tries for o in outs) / runs,
+        sum(o.refused for o in outs) / runs,
+        sum(o.gets for o in outs) / runs / total,
+        any(o.gave_way for o in outs),
+    )

@@ -115,14 +115,19 @@ def count_requests(
     largest: int,
     index: tuple[int, int] = (0, 0),
     throttled_share: float = 0.0,
+    paced_gets: float | None = None,
 ) -> RequestCount:
     """Counts the GETs of downloads of ``sizes`` bytes, each made while its process fetched
     ``files`` files, plus ``index``: the index files' ``(GETs, HEADs)``.
 
     A ``throttled_share`` of answers being 503 or 429 means each request is sent
     ``1 / (1 - share)`` times on average; the extra tries are counted as ``throttled``.
+    ``paced_gets``: the GETs a file takes on a paced host (a request-rate limit,
+    :mod:`~streamx.sim.request_cap`), at most the calm split's parts.
     """
     parts = parts_of(sizes, np.maximum(connections // np.maximum(files, 1), 1), largest)
+    if paced_gets is not None:
+        parts = np.minimum(parts, max(round(paced_gets), 1))
     billed = int(parts.sum()) + sum(index)
     extra = round(billed * throttled_share / (1 - throttled_share)) if throttled_share else 0
     return RequestCount(

@@ -19,8 +19,9 @@ share given as ``throttled`` it never has more connections than given: more requ
 once draw more throttled answers, and the model takes that share as given. Under a
 ``request_rate`` the model plays the requests against the limit
 (:mod:`~streamx.sim.request_cap`), so the connections and part size are searched like the
-other knobs: fewer connections split a shard into fewer, larger parts, and each admitted
-request then brings more bytes. A run under a
+other knobs: the cold start's clump is split as they say, and with fewer connections the
+paced look-ahead takes its start slots as answers come, so the pace they raise spaces
+them. A run under a
 ``cache_limit`` is never counted faster than the same run without one (the eviction model
 has no slow start, :mod:`~streamx.sim.lru`). A greedy search
 can miss a combination that only pays when two knobs move together; the grid is small on
