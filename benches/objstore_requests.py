@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import collections
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -47,6 +48,14 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--root", help="where the datasets are written (kept)")
     args = parser.parse_args(argv)
     root = Path(args.root or tempfile.mkdtemp(prefix="streamx-requests-"))
+    try:
+        return _count(args, root)
+    finally:
+        if not args.root:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def _count(args: argparse.Namespace, root: Path) -> int:
     count = COUNTS[args.workload]
     folder = "litdata" if args.lib == "litdata" else "mds"
     out = root / bo.BUCKET / f"{folder}-{args.workload}"
@@ -62,9 +71,13 @@ def main(argv: list[str]) -> int:
     with Nginx(root, limit_rate="40m", limit_req=limit_req, tls=tls) as server:
         os.environ["S3_ENDPOINT_URL"] = server.endpoint
         spec = {"op": "epoch", "lib": args.lib, "workload": args.workload, "count": count}
-        spec.update(local=tempfile.mkdtemp(prefix="cache-", dir=root), endpoint=server.endpoint)
+        local = tempfile.mkdtemp(prefix="cache-", dir=root)
+        spec.update(local=local, endpoint=server.endpoint)
         spec.update(collate="identity", shuffle=False, wds_shards=[], server_pid=server.pid)
-        print(bo.run_worker(bo.SCRIPT, spec, timeout=bo.EPOCH_TIMEOUT_S))
+        try:
+            print(bo.run_worker(bo.SCRIPT, spec, timeout=bo.EPOCH_TIMEOUT_S))
+        finally:
+            shutil.rmtree(local, ignore_errors=True)  # a GB a run, even under --root
         time.sleep(1)  # nginx writes a line as its request ends
         log = server.log()
     kinds = collections.Counter(_kind(entry) for entry in log)
