@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from numpy.typing import NDArray
 
 import streamx
 import streamx.order.epoch as epoch_module
+from count_cache_helpers import plan_in_pieces, private_dir
 from plan_configs import plan_config
 from streamx import _core
 from streamx.cache.order_counts import count_cache_dir
@@ -37,26 +37,6 @@ NOBODY = 65534
 
 def _config(**changes: Any) -> PlanConfig:
     return plan_config(SIZES, **changes)
-
-
-def _private(path: Path) -> Path:
-    path.mkdir(mode=0o700, parents=True)
-    path.chmod(0o700)
-    return path
-
-
-def _pieces(
-    config: PlanConfig, index: tuple[int, int, int], cache: Path | None, size: int = 13
-) -> tuple[NDArray[np.int64], tuple[int, int, str | None] | None]:
-    """The worker's whole share in pieces over ``cache`` (every count written), and what the
-    plan did with the cache."""
-    pieces, _ = _core.plan_worker_pieces(
-        config, *index, count_cache_dir=cache, count_cache_min_samples=0
-    )
-    out = []
-    while len(ids := pieces.next_piece(size)):
-        out.append(ids)
-    return np.concatenate(out), pieces.count_cache_stats
 
 
 CONFIGS: list[dict[str, Any]] = [
@@ -77,13 +57,13 @@ def test_pieces_with_the_cache_equal_the_whole_worker_plan(
 ) -> None:
     config = _config(**changes)
     ncn = config["num_canonical_nodes"]
-    cache = _private(tmp_path / "counts")
+    cache = private_dir(tmp_path / "counts")
     nodes, ranks, workers = config["world"]
     # The last worker first: it counts every canonical node, and the others read them all.
     indices = sorted(itertools.product(range(nodes), range(ranks), range(workers)), reverse=True)
     for n, index in enumerate(indices):
         want, _ = _core.plan_worker(config, *index)
-        got, stats = _pieces(config, index, cache)
+        got, stats = plan_in_pieces(config, index, cache)
         np.testing.assert_array_equal(got, want, err_msg=str(index))
         assert stats is not None and stats[2] is None
         if n == 0:
@@ -94,20 +74,20 @@ def test_pieces_with_the_cache_equal_the_whole_worker_plan(
 
 
 def test_no_cache_where_nothing_is_counted_in_pieces(tmp_path: Path) -> None:
-    cache = _private(tmp_path / "counts")
+    cache = private_dir(tmp_path / "counts")
     for changes in ({"shuffle_algo": "naive"}, {"batching_method": "per_stream"}):
         config = _config(**changes)
-        got, stats = _pieces(config, (0, 0, 0), cache)
+        got, stats = plan_in_pieces(config, (0, 0, 0), cache)
         np.testing.assert_array_equal(got, _core.plan_worker(config, 0, 0, 0)[0])
         assert stats is None
-    got, stats = _pieces(_config(shuffle=False), (0, 0, 0), cache)
+    got, stats = plan_in_pieces(_config(shuffle=False), (0, 0, 0), cache)
     assert stats is None
     assert os.listdir(cache) == []
 
 
 def test_small_counts_leave_no_file(tmp_path: Path) -> None:
     """Below ``COUNT_CACHE_MIN_SAMPLES`` counted samples nothing is written."""
-    cache = _private(tmp_path / "counts")
+    cache = private_dir(tmp_path / "counts")
     world = World(num_nodes=2, ranks_per_node=2, rank=3, workers_per_rank=2, worker_of_rank=1)
     pieces = list(worker_id_pieces(_config(), world, count_cache=cache))
     assert sum(len(p) for p in pieces) > 0
@@ -155,7 +135,7 @@ def test_a_new_process_reads_the_file_a_killed_one_wrote(tmp_path: Path) -> None
     """A process counts the draws, writes them, and dies by ``kill -9``; the next one reads
     the file (its stats say so; the file is not written again) and orders the same."""
     config = _config(num_canonical_nodes=2)
-    cache = _private(tmp_path / "counts")
+    cache = private_dir(tmp_path / "counts")
     first = _child(config, cache, pause=True)
     assert first.stdout is not None
     line = first.stdout.readline()
@@ -182,22 +162,22 @@ def _tamper(path: Path, at: int) -> None:
 def test_a_tampered_or_foreign_file_is_not_used(tmp_path: Path) -> None:
     config = _config()
     want, _ = _core.plan_worker(config, 1, 1, 1)
-    cache = _private(tmp_path / "counts")
-    _pieces(config, (1, 1, 1), cache)
+    cache = private_dir(tmp_path / "counts")
+    plan_in_pieces(config, (1, 1, 1), cache)
     (name,) = os.listdir(cache)
     for at in (0, 9, 50, 200, -1):
         _tamper(cache / name, at)
-        got, stats = _pieces(config, (1, 1, 1), cache)
+        got, stats = plan_in_pieces(config, (1, 1, 1), cache)
         np.testing.assert_array_equal(got, want)
         assert stats is not None and stats[0] == 0
         assert stats[2] is not None and "does not hold this epoch's draws" in stats[2]
-        assert _pieces(config, (1, 1, 1), cache)[1] == (4, 0, None)  # rewritten whole
+        assert plan_in_pieces(config, (1, 1, 1), cache)[1] == (4, 0, None)  # rewritten whole
     # Another epoch's file under this epoch's name.
-    other = _private(tmp_path / "other")
-    _pieces(_config(epoch=2), (1, 1, 1), other)
+    other = private_dir(tmp_path / "other")
+    plan_in_pieces(_config(epoch=2), (1, 1, 1), other)
     (other_name,) = os.listdir(other)
     os.replace(other / other_name, cache / name)
-    got, stats = _pieces(config, (1, 1, 1), cache)
+    got, stats = plan_in_pieces(config, (1, 1, 1), cache)
     np.testing.assert_array_equal(got, want)
     assert stats is not None and stats[0] == 0 and stats[2] is not None
 
@@ -209,13 +189,13 @@ def test_a_directory_others_can_write_is_not_used(tmp_path: Path) -> None:
         shared = tmp_path / f"shared-{mode:o}"
         shared.mkdir()
         shared.chmod(mode)
-        got, stats = _pieces(config, (1, 1, 1), shared)
+        got, stats = plan_in_pieces(config, (1, 1, 1), shared)
         np.testing.assert_array_equal(got, want)
         assert stats is not None and stats[:2] == (0, 0)
         assert stats[2] is not None and "only it can write" in stats[2]
         assert os.listdir(shared) == []
     missing = tmp_path / "missing"
-    got, stats = _pieces(config, (1, 1, 1), missing)
+    got, stats = plan_in_pieces(config, (1, 1, 1), missing)
     np.testing.assert_array_equal(got, want)
     assert stats is not None and stats[2] is not None
     assert not missing.exists()
@@ -224,7 +204,7 @@ def test_a_directory_others_can_write_is_not_used(tmp_path: Path) -> None:
 def test_the_directory_is_private_under_the_first_local(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(tempfile, "tempdir", str(_private(tmp_path / "tmp")))
+    monkeypatch.setattr(tempfile, "tempdir", str(private_dir(tmp_path / "tmp")))
     local = tmp_path / "local"
     local.mkdir()
     chosen = count_cache_dir(str(local))
@@ -243,7 +223,7 @@ def test_the_directory_is_private_under_the_first_local(
     # A planted symlink in place of our directory is not followed.
     planted = tmp_path / "planted"
     planted.mkdir()
-    target = _private(tmp_path / "elsewhere")
+    target = private_dir(tmp_path / "elsewhere")
     (planted / ".streamx").mkdir()
     (planted / ".streamx" / f"order-{os.getuid()}").symlink_to(target)
     chosen = count_cache_dir(str(planted))
@@ -254,7 +234,7 @@ def test_the_directory_is_private_under_the_first_local(
 def test_another_users_directory_or_file_is_not_used(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(tempfile, "tempdir", str(_private(tmp_path / "tmp")))
+    monkeypatch.setattr(tempfile, "tempdir", str(private_dir(tmp_path / "tmp")))
     config = _config()
     want, _ = _core.plan_worker(config, 1, 1, 1)
     # Our directory's name, made by another user first.
@@ -264,15 +244,15 @@ def test_another_users_directory_or_file_is_not_used(
     os.chown(planted, NOBODY, NOBODY)
     chosen = count_cache_dir(str(local))
     assert chosen is not None and not chosen.startswith(str(local)), chosen
-    got, stats = _pieces(config, (1, 1, 1), planted)
+    got, stats = plan_in_pieces(config, (1, 1, 1), planted)
     np.testing.assert_array_equal(got, want)
     assert stats is not None and stats[2] is not None and "only it can write" in stats[2]
     # A file of the right name in our directory, owned by another user.
-    cache = _private(tmp_path / "counts")
-    _pieces(config, (1, 1, 1), cache)
+    cache = private_dir(tmp_path / "counts")
+    plan_in_pieces(config, (1, 1, 1), cache)
     (name,) = os.listdir(cache)
     os.chown(cache / name, NOBODY, NOBODY)
-    got, stats = _pieces(config, (1, 1, 1), cache)
+    got, stats = plan_in_pieces(config, (1, 1, 1), cache)
     np.testing.assert_array_equal(got, want)
     assert stats is not None and stats[0] == 0
     assert stats[2] is not None and "not a file of this user" in stats[2]

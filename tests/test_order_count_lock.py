@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from count_racers import race
+from count_cache_helpers import race
 from plan_configs import plan_config
 
 # 10^8 samples in one canonical node: a count long enough for the three to overlap.

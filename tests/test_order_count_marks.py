@@ -15,12 +15,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from numpy.typing import NDArray
 
-from count_racers import race
+from count_cache_helpers import plan_in_pieces, private_dir, race
 from plan_configs import plan_config
 from streamx import _core
-from streamx.order.settings import PlanConfig
 
 SIZES = [37, 120, 0, 88, 400, 5, 61, 230, 17, 150]
 ALGOS = ["py1s", "py2s", "py1br"]
@@ -33,37 +31,17 @@ CONFIGS: list[dict[str, Any]] = [
 ]
 
 
-def _private(path: Path) -> Path:
-    path.mkdir(mode=0o700, parents=True)
-    path.chmod(0o700)
-    return path
-
-
-def _pieces(
-    config: PlanConfig, index: tuple[int, int, int], cache: Path
-) -> tuple[NDArray[np.int64], tuple[int, int, str | None] | None]:
-    """The worker's whole share in pieces of 13 over ``cache`` (every count worth writing),
-    and what the plan did with the cache."""
-    pieces, _ = _core.plan_worker_pieces(
-        config, *index, count_cache_dir=cache, count_cache_min_samples=0
-    )
-    out = []
-    while len(ids := pieces.next_piece(13)):
-        out.append(ids)
-    return np.concatenate(out), pieces.count_cache_stats
-
-
 @pytest.mark.parametrize(("algo", "changes"), itertools.product(ALGOS, CONFIGS))
 def test_pieces_with_the_cache_equal_the_whole_worker_plan(
     algo: str, changes: dict[str, Any], tmp_path: Path
 ) -> None:
     config = plan_config(SIZES, shuffle_algo=algo, **changes)
-    cache = _private(tmp_path / "counts")
+    cache = private_dir(tmp_path / "counts")
     nodes, ranks, workers = config["world"]
     indices = sorted(itertools.product(range(nodes), range(ranks), range(workers)), reverse=True)
     for n, index in enumerate(indices):
         want, _ = _core.plan_worker(config, *index)
-        got, stats = _pieces(config, index, cache)
+        got, stats = plan_in_pieces(config, index, cache)
         np.testing.assert_array_equal(got, want, err_msg=str(index))
         assert stats is not None and stats[2] is None, stats
         if n == 0:
@@ -77,8 +55,8 @@ def test_pieces_with_the_cache_equal_the_whole_worker_plan(
 @pytest.mark.parametrize("algo", ALGOS)
 def test_a_new_process_reads_what_this_one_counted(algo: str, tmp_path: Path) -> None:
     config = plan_config(SIZES, shuffle_algo=algo, num_canonical_nodes=1)
-    cache = _private(tmp_path / "counts")
-    want, stats = _pieces(config, (0, 0, 0), cache)
+    cache = private_dir(tmp_path / "counts")
+    want, stats = plan_in_pieces(config, (0, 0, 0), cache)
     assert stats is not None and stats[1] == 1
     script = textwrap.dedent(
         f"""
@@ -120,7 +98,7 @@ def test_workers_resuming_together_count_once(algo: str, tmp_path: Path) -> None
         world=(1, 1, 3),
         sample_in_epoch=50_000_001,
     )
-    cache = _private(tmp_path / "counts")
+    cache = private_dir(tmp_path / "counts")
     stats = [tuple(result["stats"]) for result in race(config, cache, 3)]
     stats.sort()
     # One counted and wrote; the two others read what it wrote (not counting it again).

@@ -1,6 +1,7 @@
-"""Workers of one node planning the same epoch at the same moment, each in a process of its
-own: they start together, and each reports its count cache's stats and first ids (for the
-count-cache lock tests)."""
+"""What the count-cache tests share: a private cache directory, a worker's share planned in
+pieces over it, and workers of one node planning the same epoch at the same moment, each in
+a process of its own (they start together, and each reports its count cache's stats and
+first ids)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,35 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+from numpy.typing import NDArray
+
+from streamx import _core
 from streamx.order.settings import PlanConfig
 
-__all__ = ["race"]
+__all__ = ["plan_in_pieces", "private_dir", "race"]
+
+
+def private_dir(path: Path) -> Path:
+    """``path`` made as a directory only its owner may use (the count cache refuses others)."""
+    path.mkdir(mode=0o700, parents=True)
+    path.chmod(0o700)
+    return path
+
+
+def plan_in_pieces(
+    config: PlanConfig, index: tuple[int, int, int], cache: Path | None, size: int = 13
+) -> tuple[NDArray[np.int64], tuple[int, int, str | None] | None]:
+    """The worker's whole share in pieces of ``size`` over ``cache`` (every count worth
+    writing), and what the plan did with the cache."""
+    pieces, _ = _core.plan_worker_pieces(
+        config, *index, count_cache_dir=cache, count_cache_min_samples=0
+    )
+    out = []
+    while len(ids := pieces.next_piece(size)):
+        out.append(ids)
+    return np.concatenate(out), pieces.count_cache_stats
+
 
 _RACER = textwrap.dedent(
     """
