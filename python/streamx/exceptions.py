@@ -29,6 +29,7 @@ __all__ = [
     "CorruptIndexError",
     "CorruptShardError",
     "DownloadTimeoutError",
+    "EngineTaskError",
     "HttpResponseError",
     "IndexEncodingError",
     "IndexJSONError",
@@ -202,6 +203,12 @@ class ConvertError(StreamxError, ValueError):
 class ConvertRowError(ConvertError):
     """A row of an engine's partition (Spark, Ray, Dask) could not be written; the message
     names the partition and the row, and the original error is the ``__cause__``."""
+
+
+class EngineTaskError(StreamxError, RuntimeError):
+    """A task of an engine's conversion job (Spark) failed outside its rows: a Python worker
+    that crashed or was killed, a lost executor. The message names the partition and task
+    attempt and the engine's own reason; the engine's error is the ``__cause__``."""
 
 
 class UploadFailedError(StreamxError, RuntimeError):

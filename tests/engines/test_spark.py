@@ -1,4 +1,5 @@
-"""Spark converters on a real Spark in local[2] mode, one session for the module.
+"""Spark converters on a real Spark in local[2, 2] mode (two threads, two attempts per task
+as a cluster retries a failed task), one session for the module.
 
 mosaicml-streaming's own ``dataframe_to_mds`` runs on the same session and DataFrame as the
 oracle: shards and merged index must be the same bytes.
@@ -33,8 +34,8 @@ from pyspark.errors import PythonException  # noqa: E402
 from pyspark.sql import SparkSession  # noqa: E402
 
 from streamx.base.converters import dataframe_to_mds, infer_dataframe_schema  # noqa: E402
-from streamx.engines.spark_job import task_row_error  # noqa: E402
-from streamx.exceptions import ConvertRowError  # noqa: E402
+from streamx.engines.spark_errors import job_failure, task_row_error  # noqa: E402
+from streamx.exceptions import ConvertRowError, EngineTaskError  # noqa: E402
 from streamx.spark import dataframe_columns, write_mds  # noqa: E402
 
 # pyspark 4 warns that it does not fully support pandas 3 on every mapInPandas call.
@@ -51,7 +52,7 @@ SCHEMA = "id long, text string, score double, blob binary, vec array<long>"
 def spark(engine_s3: Any) -> Iterator[SparkSession]:
     os.environ["PYSPARK_PYTHON"] = sys.executable
     session = (
-        SparkSession.builder.master("local[2]")
+        SparkSession.builder.master("local[2,2]")
         .appName("streamx-engines")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "2")
@@ -162,9 +163,9 @@ def test_bad_row_names_partition_and_row_and_leaves_nothing(
 
 
 def test_a_task_killed_mid_partition_leaves_no_index(spark: SparkSession, tmp_path: Any) -> None:
-    """A Python worker that dies mid-partition (``os._exit``, as the OOM killer ends one,
-    after shards were written) fails the job, which local[2] does not retry: no merged
-    index is written, and no half-written one is visible."""
+    """A Python worker that dies mid-partition on every attempt (``os._exit``, as the OOM
+    killer ends one, after shards were written) fails the job: a streamx error names the
+    partition and attempt and keeps Spark's reason; no merged index, no half-written one."""
     marker = str(tmp_path / "died")
 
     def rows(batch: Any) -> Iterator[dict[str, Any]]:
@@ -176,12 +177,56 @@ def test_a_task_killed_mid_partition_leaves_no_index(spark: SparkSession, tmp_pa
 
     out = str(tmp_path / "killed")
     kwargs = {"out": out, "columns": {"id": "int64"}, "size_limit": 64}
-    with pytest.raises(Py4JJavaError, match="Python worker exited unexpectedly"):
+    with pytest.raises(EngineTaskError) as err:
         dataframe_to_mds(_frame(spark, 2), mds_kwargs=kwargs, udf_iterable=rows)
+    assert re.match(
+        rf"Spark partition 1 \(task attempt (\d+), on [^)]*\) failed after 2 attempts writing "
+        rf"MDS to {re.escape(out)}: org.apache.spark.SparkException: Python worker exited "
+        r"unexpectedly \(crashed\).* \(the Python worker was killed",
+        str(err.value),
+    )
+    cause = err.value.__cause__
+    assert isinstance(cause, Py4JJavaError)
+    assert "Python worker exited unexpectedly" in str(cause)
     assert os.path.exists(marker)
     no_index_visible(out)
     killed = [d for d in os.listdir(out) if "index.json" not in os.listdir(os.path.join(out, d))]
-    assert killed and any(n.startswith("shard.") for n in os.listdir(os.path.join(out, killed[0])))
+    assert len(killed) >= 2  # both attempts of partition 1
+    assert any(n.startswith("shard.") for n in os.listdir(os.path.join(out, killed[0])))
+    last = re.search(r"task attempt (\d+)", str(err.value))
+    assert last is not None and last[1] in killed
+
+
+def test_an_attempt_killed_then_retried_is_removed(
+    spark: SparkSession, engine_s3: Any, tmp_path: Any
+) -> None:
+    """An attempt that dies once leaves its directory (locally and uploaded); Spark retries
+    the task, and once the job succeeded that directory is gone from both, while the merged
+    index lists exactly the committed partitions and every row once."""
+    marker = str(tmp_path / "died")
+
+    def rows(batch: Any) -> Iterator[dict[str, Any]]:
+        for sample in batch.to_dict("records"):
+            if sample["id"] == 45 and not os.path.exists(marker):
+                open(marker, "w").close()
+                os._exit(1)
+            yield {"id": sample["id"]}
+
+    local, remote = str(tmp_path / "retried"), engine_s3.url("spark/retried")
+    kwargs = {"out": (local, remote), "columns": {"id": "int64"}, "size_limit": 64}
+    assert dataframe_to_mds(_frame(spark, 2), mds_kwargs=kwargs, udf_iterable=rows) == (
+        local,
+        remote,
+    )
+    assert os.path.exists(marker)  # an attempt did die
+    parts = _partition_dirs(local)
+    assert len(parts) == 2
+    assert sorted(os.listdir(local)) == sorted([*parts, "index.json"])
+    keys = engine_s3.client.list_objects_v2(Bucket=engine_s3.bucket, Prefix="spark/retried/")
+    tops = {k["Key"].split("/")[2] for k in keys["Contents"]}
+    assert tops == {*parts, "index.json"}
+    for samples in (read_streamx(remote), read_mosaic(None, local)):
+        assert ids_of(samples) == list(range(len(make_rows())))
 
 
 def test_remote_without_credentials(
@@ -223,3 +268,15 @@ def test_task_row_error_is_rebuilt_only_from_a_last_row_error() -> None:
         "OSError: disk full",
     )
     assert task_row_error(later) is None
+
+
+def test_job_failure_names_the_job_when_no_task_is_named() -> None:
+    err = job_failure(
+        "An error occurred while calling o7.collectToPython.\n: java.lang.OutOfMemoryError: "
+        "Java heap space\n\tat x.y",
+        "s3://b/ds",
+    )
+    assert type(err) is EngineTaskError
+    assert str(err) == (
+        "the Spark job writing MDS to s3://b/ds failed: java.lang.OutOfMemoryError: Java heap space"
+    )

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pyspark.sql.dataframe import DataFrame
 
 from streamx.engines.partition import Location, open_output
-from streamx.engines.spark_job import run_partitions
+from streamx.engines.spark_job import remove_lost_attempts, run_partitions
 from streamx.engines.spark_schema import spark_type_to_mds
 from streamx.storage.merge_index import merge_index
 
@@ -89,6 +89,8 @@ def write_mds(
         FileNotFoundError: if the remote bucket is missing or the credentials cannot see it.
         ConvertRowError: if a task met a row that does not fit its column; the message
             names the partition and row. No merged index is written then.
+        EngineTaskError: if a task's Python worker died (killed or crashed) as often as
+            Spark allows; the message names the partition and task attempt.
         pyspark.errors.PythonException: if a task failed otherwise.
 
     Examples:
@@ -110,6 +112,7 @@ def write_mds(
     uploader = open_output(out, keep_local=keep_local)
     mds_path = (uploader.local, uploader.remote or "")
     indexes = run_partitions(dataframe, mds_path, writer_kwargs)
+    remove_lost_attempts(mds_path, indexes)
     keep = uploader.remote is None or keep_local
     merge_index(indexes, out, keep_local=keep, download_timeout=60)
     if not keep:

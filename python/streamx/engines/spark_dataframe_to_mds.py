@@ -17,7 +17,7 @@ from typing import Any
 from pyspark.sql.dataframe import DataFrame
 
 from streamx.engines.partition import open_output
-from streamx.engines.spark_job import UdfIterable, run_partitions
+from streamx.engines.spark_job import UdfIterable, remove_lost_attempts, run_partitions
 from streamx.engines.spark_schema import infer_dataframe_schema
 from streamx.storage.merge_index import merge_index as do_merge_index
 
@@ -61,6 +61,8 @@ def dataframe_to_mds(
             see it.
         ConvertRowError: if a task met a row that does not fit its column; the message
             names the partition and row (pyspark's ``PythonException`` is the cause).
+        EngineTaskError: if a task's Python worker died (killed or crashed) as often as
+            Spark allows; the message names the partition and task attempt.
         pyspark.errors.PythonException: if a task failed otherwise.
 
     Examples:
@@ -91,6 +93,7 @@ def dataframe_to_mds(
     if merge_index:
         writer_kwargs["keep_local"] = True  # the merge reads the partitions' local indexes
     indexes = run_partitions(dataframe, mds_path, writer_kwargs, udf_iterable, udf_kwargs)
+    remove_lost_attempts(mds_path, indexes)
     # Without a remote the local copy is the dataset and is always kept.
     keep_local_files = uploader.remote is None or kwargs.get("keep_local") is not False
     if merge_index:

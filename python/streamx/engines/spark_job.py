@@ -9,25 +9,40 @@ row per partition: where its ``index.json`` lies, locally and remotely.
 A task's exception reaches the driver only as text, inside pyspark's ``PythonException``.
 When that text ends with a :class:`~streamx.exceptions.ConvertRowError` (a row that does not
 fit its column), the driver raises that error again, with the task's message (which names
-the partition and row), so callers catch the same class on every engine.
+the partition and row), so callers catch the same class on every engine. A Python worker
+that died (killed, crashed) fails the job in the JVM instead; that ``Py4JJavaError`` becomes
+an :class:`~streamx.exceptions.EngineTaskError` naming the partition (see
+:mod:`streamx.engines.spark_errors`).
+
+An attempt that died leaves its directory behind (it cannot remove itself); once the job
+succeeded, :func:`remove_lost_attempts` deletes those the merged index does not list.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import pandas as pd
+from py4j.protocol import Py4JJavaError
 from pyspark import TaskContext
 from pyspark.errors import PythonException
 from pyspark.sql.dataframe import DataFrame
 from pyspark.sql.types import StringType, StructField, StructType
 
-from streamx.engines.partition import index_location, write_partition
-from streamx.exceptions import ConvertRowError
+from streamx.engines.partition import (
+    index_location,
+    join_location,
+    remove_partition,
+    write_partition,
+)
+from streamx.engines.spark_errors import job_failure, task_row_error
 
-__all__ = ["UdfIterable", "run_partitions"]
+__all__ = ["UdfIterable", "remove_lost_attempts", "run_partitions"]
+
+logger = logging.getLogger(__name__)
 
 UdfIterable = Callable[..., Iterable[Mapping[str, Any]]]
 
@@ -62,6 +77,9 @@ def run_partitions(
     Raises:
         ConvertRowError: if a task met a row that does not fit its column; the message names
             the partition and row, and pyspark's ``PythonException`` is the ``__cause__``.
+        EngineTaskError: if a task's Python worker died (killed or crashed) as often as
+            Spark allows; the message names the partition, the task attempt and Spark's
+            reason, and py4j's ``Py4JJavaError`` is the ``__cause__``.
         pyspark.errors.PythonException: if a task failed otherwise; its message holds the
             task's traceback.
     """
@@ -91,35 +109,40 @@ def run_partitions(
         if row_error is None:
             raise
         raise row_error from err
+    except Py4JJavaError as err:
+        raise job_failure(str(err), mds_path[1] or mds_path[0]) from err
     return [(row["mds_path_local"], row["mds_path_remote"]) for row in rows]
 
 
-_ROW_ERROR = f"{ConvertRowError.__module__}.{ConvertRowError.__qualname__}: "
-# What follows a traceback's last exception when another one came after it.
-_LATER_ERROR = ("\nDuring handling of the above exception", "\nThe above exception was")
+def remove_lost_attempts(mds_path: tuple[str, str], indexes: list[tuple[str, str]]) -> list[str]:
+    """Delete the directories of task attempts that died, after the job succeeded.
 
+    Only what is provably this job's goes: the local root was empty when the job began
+    (``open_output`` refuses anything else), so a task-attempt directory in it that no
+    partition index of the job lies in was left by an attempt that died; its remote twin
+    (the same name under the remote root) is that attempt's upload. An attempt whose
+    directory the driver cannot see (an executor's own disk) is left alone.
 
-def task_row_error(err: PythonException) -> ConvertRowError | None:
-    """The :class:`ConvertRowError` a task raised, rebuilt from the traceback text pyspark
-    carries to the driver, or ``None`` if the task's last error was something else.
+    Args:
+        mds_path: ``(local root, remote root or "")`` of the job.
+        indexes: ``(local index path, remote index URL)`` of each committed partition.
 
-    Examples:
-        >>> from pyspark.errors import PythonException
-        >>> text = "Traceback ...\\nstreamx.exceptions.ConvertRowError: Spark partition 1, row 4: x"
-        >>> task_row_error(PythonException(text))
-        ConvertRowError('Spark partition 1, row 4: x')
+    Returns:
+        The names of the attempt directories removed.
     """
-    params = err.getMessageParameters() or {}
-    text = params.get("traceback") or str(err)
-    at = text.rfind(_ROW_ERROR)
-    if at < 0:
-        return None
-    message = text[at + len(_ROW_ERROR) :]
-    # A JVM stack trace, when Spark is set to add one, comes after the Python traceback.
-    message = message.split("\n\nJVM stacktrace:", 1)[0].rstrip("\n")
-    if any(marker in message for marker in _LATER_ERROR):
-        return None
-    return ConvertRowError(message)
+    local, remote = mds_path
+    if not os.path.isdir(local):
+        return []
+    kept = {os.path.basename(os.path.dirname(index_local)) for index_local, _ in indexes}
+    lost = sorted(
+        name
+        for name in os.listdir(local)
+        if name.isdigit() and name not in kept and os.path.isdir(os.path.join(local, name))
+    )
+    for name in lost:
+        logger.info("removing the directory of Spark task attempt %s, which died", name)
+        remove_partition(join_location((local, remote) if remote else local, name))
+    return lost
 
 
 def _samples(
