@@ -105,3 +105,20 @@ def test_workers_resuming_together_count_once(algo: str, tmp_path: Path) -> None
     assert stats[0] == (0, 1, None), stats
     assert all(s[0] == 1 and s[2] is None for s in stats[1:]), stats
     assert not [name for name in os.listdir(cache) if name.endswith(".lock")]
+
+
+def test_py2s_reports_a_refused_run_layout_file(tmp_path: Path) -> None:
+    """py2s keeps two files (the epoch's, the run layout's): a damaged run-layout file is
+    reported by name in ``count_cache_stats``, while the epoch's file is still read."""
+    config = plan_config(SIZES, shuffle_algo="py2s", num_canonical_nodes=1)
+    cache = private_dir(tmp_path / "counts")
+    want, _ = plan_in_pieces(config, (0, 0, 0), cache)
+    (run,) = [name for name in os.listdir(cache) if name.startswith("py2s-run-")]
+    data = bytearray((cache / run).read_bytes())
+    data[len(data) // 2] ^= 8
+    (cache / run).write_bytes(bytes(data))
+    got, stats = plan_in_pieces(config, (0, 0, 0), cache)
+    np.testing.assert_array_equal(got, want)
+    assert stats is not None and stats[0] == 1, stats
+    assert stats[2] is not None and run in stats[2], stats
+    assert "does not hold this run's layout draws" in stats[2]

@@ -16,7 +16,7 @@
 
 use xxhash_rust::xxh3::{xxh3_128, Xxh3};
 
-use super::py1e::draws_store::{self, CountLock};
+use super::py1e::draws_store::{self, CountLock, PY2S_RUN};
 use super::py1e::{CountCache, CountCacheStats};
 use super::rng::Pcg64;
 
@@ -118,10 +118,13 @@ impl MarkStore {
         };
         let Some(marks) = decode(&bytes, self.digest, self.inc) else {
             let path = dir.join(&name);
-            self.stats.problem = Some(format!(
-                "{} does not hold this epoch's draws: ignored",
-                path.display()
-            ));
+            // py2s's run layout is kept for every epoch of the run, apart from the epoch's.
+            let what = if self.prefix == PY2S_RUN {
+                "this run's layout draws"
+            } else {
+                "this epoch's draws"
+            };
+            self.stats.problem = Some(format!("{} does not hold {what}: ignored", path.display()));
             return None;
         };
         self.unsaved = 0; // what was counted here is in the file too

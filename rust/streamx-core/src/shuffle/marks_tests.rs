@@ -173,3 +173,30 @@ fn a_directory_others_can_write_is_not_used() {
         assert!(files(dir.path()).is_empty(), "{algo}");
     }
 }
+
+#[test]
+fn py2s_reports_its_run_layout_file_too() {
+    let case = CASES[2];
+    let dir = private_dir();
+    let cache = CountCache::new(dir.path().to_path_buf(), 1);
+    let total: i64 = case.0.iter().sum();
+    walk(ShuffleAlgo::Py2s, case, &cache, total);
+    let run = files(dir.path())
+        .into_iter()
+        .find(|n| n.starts_with("py2s-run-"))
+        .unwrap();
+    let path = dir.path().join(&run);
+    let mut bytes = fs::read(&path).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 8;
+    fs::write(&path, &bytes).unwrap();
+    // The epoch's file is read; only the run layout's is refused, and that is reported.
+    let stats = walk(ShuffleAlgo::Py2s, case, &cache, total);
+    assert!(stats.loaded_nodes >= 1, "{stats:?}");
+    let problem = stats.problem.unwrap_or_default();
+    assert!(problem.contains(&run), "{problem}");
+    assert!(
+        problem.contains("does not hold this run's layout draws"),
+        "{problem}"
+    );
+}

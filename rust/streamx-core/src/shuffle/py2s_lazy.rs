@@ -12,7 +12,8 @@
 //!
 //! Given a [`CountCache`], the epoch's kept generators (per node begun, the one before its
 //! pieces' shuffle, then its counted pieces') are read from the epoch's file and written there
-//! as the count grows ([`MarkStore`]), under the epoch's lock; the run layout keeps its own.
+//! as the count grows ([`MarkStore`]), under the epoch's lock; the run layout keeps its own,
+//! and its problems are reported with the epoch's ([`LazyPy2s::count_cache_stats`]).
 
 use super::marks::{key, MarkStore};
 use super::py1e::draws_store::PY2S;
@@ -47,6 +48,8 @@ pub(crate) struct LazyPy2s {
     /// The last piece rebuilt, `(node, piece)`, and its shuffled samples.
     last: Option<((usize, usize), Vec<i64>)>,
     store: Option<MarkStore>,
+    /// The epoch file's stats with the run file's problem: refreshed as either changes.
+    stats: Option<CountCacheStats>,
 }
 
 impl LazyPy2s {
@@ -76,14 +79,36 @@ impl LazyPy2s {
             nodes: Vec::new(),
             last: None,
             store,
+            stats: None,
         };
         lazy.load();
+        lazy.refresh_stats();
         lazy
     }
 
-    /// What was done with the epoch's [`CountCache`] file, if a cache was given.
+    /// What was done with the [`CountCache`], if a cache was given: the epoch file's nodes
+    /// read and written, and the problem of the epoch file or of the run layout's.
     pub(crate) fn count_cache_stats(&self) -> Option<&CountCacheStats> {
-        self.store.as_ref().map(|s| &s.stats)
+        self.stats.as_ref()
+    }
+
+    fn refresh_stats(&mut self) {
+        let Some(epoch) = &self.store else {
+            return;
+        };
+        let mut stats = epoch.stats.clone();
+        let run_problem = self
+            .run
+            .count_cache_stats()
+            .and_then(|s| s.problem.as_ref());
+        if let Some(run) = run_problem {
+            stats.problem = Some(match stats.problem.take() {
+                Some(own) if own == *run => own, // one directory: its refusal is the same
+                Some(own) => format!("{own}; {run}"),
+                None => run.clone(),
+            });
+        }
+        self.stats = Some(stats);
     }
 
     /// Node `next` begun from `begin`: its pieces in epoch order, the generator moved past
@@ -242,6 +267,7 @@ impl LazyPy2s {
             out.push(values[rank - self.nodes[node].starts[j]]);
             self.last = Some(((node, j), values));
         }
+        self.refresh_stats();
         out
     }
 }

@@ -8,7 +8,7 @@
 
 use super::marks::{key, MarkStore};
 use super::py1e::draws_store::PY2S_RUN;
-use super::py1e::CountCache;
+use super::py1e::{CountCache, CountCacheStats};
 use super::rng::Pcg64;
 use super::spans::{shard_spans, Span};
 
@@ -55,6 +55,11 @@ impl RunLayout {
         };
         run.load();
         (run, layout, total)
+    }
+
+    /// What was done with the run's [`CountCache`] file, if a cache was given.
+    pub(crate) fn count_cache_stats(&self) -> Option<&CountCacheStats> {
+        self.store.as_ref().map(|s| &s.stats)
     }
 
     /// The layout positions of the first `shards` shards.
