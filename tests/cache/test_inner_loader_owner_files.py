@@ -112,3 +112,20 @@ def test_live_workers_of_another_loader_keep_their_files(
         pass
     assert all(map(is_held, _owner_files(cache)))
     assert not set(alive) & set(_owner_files(cache))
+
+
+@pytest.mark.parametrize("build", [_packed, _mixed], ids=lambda b: b.__name__)
+def test_a_pass_broken_out_of_leaves_no_file_of_its_workers(
+    build: Build, remotes: dict[str, Path], tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache"
+    loader = _loader(build(remotes, cache))
+    passes = iter(loader)
+    next(passes)
+    next(passes)  # both workers have read
+    made = _owner_files(cache)
+    assert len(made) >= 2 and all(map(is_held, made)), made
+    for _ in passes:
+        break  # the same iterator, left by a break, then dropped
+    del passes
+    assert _owner_files(cache) == []

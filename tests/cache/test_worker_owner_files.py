@@ -1,10 +1,15 @@
 """DataLoader workers end by ``os._exit``, so no destructor removes the owner file each one
 made in the node's cache ledger. The loader's pass releases them once torch has joined the
-workers; owners that still live keep theirs."""
+workers, also a pass left early (a ``break``, the iterator closed, or still open when the
+process exits); owners that still live keep theirs."""
 
 from __future__ import annotations
 
 import gc
+import os
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -97,3 +102,61 @@ def test_live_workers_keep_their_files_until_they_exit(remote: Path, tmp_path: P
     del loader, ds, iterator
     gc.collect()
     assert _owner_files(local) == []
+
+
+def test_a_pass_broken_out_of_leaves_no_file_of_its_workers(remote: Path, tmp_path: Path) -> None:
+    local = tmp_path / "cache"
+    loader = _loader(remote, local)
+    for _ in loader:
+        made = _owner_files(local)
+        assert len(made) >= 1 and all(map(is_held, made)), made
+        break
+    # The loop's iterator was collected at the break: its workers joined, their files gone.
+    assert _owner_files(local) == []
+    assert _pins(local) == []
+    # A closed iterator ends its pass too, and the next pass reads everything.
+    passes = iter(loader)
+    next(passes)
+    next(passes)
+    assert len(_owner_files(local)) >= 2
+    passes.close()  # type: ignore[attr-defined]
+    assert _owner_files(local) == []
+    assert sorted(i for batch in loader for i in batch["id"]) == list(range(N))
+
+
+_OPEN_AT_EXIT = textwrap.dedent(
+    """
+    import json, os, sys
+    import streamx
+    remote, local = sys.argv[1], sys.argv[2]
+
+    def ids(batch):
+        return {"id": [sample["id"] for sample in batch]}
+
+    ds = streamx.StreamingDataset(remote=remote, local=local, batch_size=4, shuffle=True)
+    loader = streamx.StreamingDataLoader(
+        ds, batch_size=4, num_workers=2, multiprocessing_context="fork", collate_fn=ids
+    )
+    batches = iter(loader)
+    next(batches)
+    next(batches)
+    print(json.dumps(sorted(os.listdir(os.path.join(local, ".streamx", "owners")))))
+    # exits with the pass open: neither closed nor collected before the interpreter ends
+    """
+)
+
+
+def test_a_pass_open_at_exit_leaves_no_file(remote: Path, tmp_path: Path) -> None:
+    local = tmp_path / "cache"
+    proc = subprocess.run(
+        [sys.executable, "-c", _OPEN_AT_EXIT, str(remote), str(local)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    during = proc.stdout.strip().splitlines()[-1]
+    assert during.count('"') >= 4, during  # both workers had made theirs
+    assert _owner_files(local) == [], proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr

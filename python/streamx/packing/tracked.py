@@ -32,6 +32,7 @@ from typing import Any, Protocol
 from torch.utils.data import DataLoader, IterableDataset, default_convert
 
 from streamx.packing.provenance import Provenance, Tagged
+from streamx.runtime.loader_workers import PassEnd
 
 __all__ = ["TaggedCollate", "TaggedStream", "tracked_batches"]
 
@@ -106,8 +107,13 @@ def tracked_batches(source: _Source, loader: DataLoader) -> Iterator[Any]:  # ty
         pin_memory_device=loader.pin_memory_device,
         **extra,
     )
-    for provenance, batch in inner:
-        source.record(provenance)
-        yield default_convert(batch) if convert_later else batch  # type: ignore[no-untyped-call]
-    # torch joined the inner loader's workers when it ran out: their ledger files can go.
-    source.end_loader_pass()
+    batches = iter(inner)
+    # The inner loader's workers joined (torch did if it ran out; a pass left early, or
+    # still open at exit, stops them here), their ledger files can go.
+    end = PassEnd(batches, source.end_loader_pass)
+    try:
+        for provenance, batch in batches:
+            source.record(provenance)
+            yield default_convert(batch) if convert_later else batch  # type: ignore[no-untyped-call]
+    finally:
+        end()

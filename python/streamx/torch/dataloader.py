@@ -10,6 +10,7 @@ from torch.utils.data import DataLoader, default_collate
 
 from streamx.dataset.streaming import StreamingDataset
 from streamx.order.world import World
+from streamx.runtime.loader_workers import PassEnd
 from streamx.torch.batched import BatchedStream, as_sent, unpack_batch
 from streamx.torch.inline import can_read_inline, inline_batches
 
@@ -132,9 +133,10 @@ class StreamingDataLoader(DataLoader):  # type: ignore[type-arg]
         if isinstance(self.dataset, _TracksOwnProgress):
             yield from self.dataset.tracked_batches(self)
             return
-        batches: Iterator[Any] | DataLoader  # type: ignore[type-arg]
+        workers: Iterator[Any] | None = None  # torch's iterator, where workers read
+        batches: Iterator[Any]
         if not self._batched:
-            batches = super().__iter__()
+            batches = workers = super().__iter__()
         elif self._inline():
             assert isinstance(self.dataset, StreamingDataset) and self.batch_size is not None
             batches = inline_batches(
@@ -143,15 +145,23 @@ class StreamingDataLoader(DataLoader):  # type: ignore[type-arg]
                 batch_size=self.batch_size,
                 drop_last=self.drop_last,
             )
-        elif self.pin_memory:
-            batches = self._batched_batches()
         else:
-            batches = map(unpack_batch, self._batched_batches())
-        for batch in batches:
-            self.num_samples_yielded += self._get_batch_size(batch)
-            yield batch
-        if isinstance(self.dataset, StreamingDataset):
-            self.dataset.end_loader_pass()  # torch joined the workers before the pass ended
+            workers = iter(self._batched_batches())
+            batches = workers if self.pin_memory else map(unpack_batch, workers)
+        # Also when the pass is left early (a break, an error, the iterator closed, collected
+        # or kept until exit): its workers are joined then, not whenever torch's iterator is
+        # collected, so that the ledger files they leave go with this pass.
+        end = PassEnd(
+            workers,
+            self.dataset.end_loader_pass if isinstance(self.dataset, StreamingDataset) else None,
+            keep_workers=self.persistent_workers,
+        )
+        try:
+            for batch in batches:
+                self.num_samples_yielded += self._get_batch_size(batch)
+                yield batch
+        finally:
+            end()
 
     def state_dict(self) -> dict[str, Any] | None:
         """The dataset's resumption state after the samples yielded so far, or ``None``."""
