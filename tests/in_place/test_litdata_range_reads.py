@@ -228,6 +228,29 @@ def test_a_rewritten_chunk_raises_stale_index(
             ds.prepare_shard(1)
 
 
+@pytest.mark.parametrize("read", ["sample", "whole"])
+def test_a_same_size_rewrite_is_refused_by_name_before_any_read(
+    env: Nginx, served: Path, tmp_path: Path, read: str
+) -> None:
+    """A chunk rewritten to the same size (same header, other sample bytes) after the index
+    was read: refused by name before any GET of its bytes, by range or whole."""
+    name = _copy(served)
+    chunk = served / "bucket" / name / "chunk-0-1.bin"
+    ds = _dataset(f"{env.endpoint}/bucket/{name}", tmp_path / "c")
+    data = bytearray(chunk.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # inside a sample's payload
+    chunk.write_bytes(bytes(data))
+    stat = chunk.stat()
+    os.utime(chunk, (stat.st_atime, stat.st_mtime + 10))  # a later version, whatever the clock
+    before = len(env.log())
+    with pytest.raises(StaleIndexError, match=r"chunk-0-1\.bin.*changed.*rewritten"):
+        if read == "sample":
+            ds[150]
+        else:
+            ds.prepare_shard(1)
+    assert _gets(env.log()[before:], f"{name}/chunk-0-1.bin") == ([], [])  # none of it read
+
+
 @pytest.mark.parametrize(("source", "make"), [("rows", tabular), ("json", listed)])
 def test_rows_in_the_arrow_footer_keep_the_whole_chunk_path(
     env: Nginx, served: Path, tmp_path: Path, source: str, make: Any

@@ -25,7 +25,7 @@ from streamx.cache.cached_files import remote_url
 from streamx.cache.views import CachedStream
 from streamx.exceptions import CorruptShardError
 from streamx.format.index import ShardInfo
-from streamx.format.litdata.chunk import ChunkReader
+from streamx.format.litdata.chunk import ChunkReader, check_chunk_unchanged
 from streamx.format.readers.mds import MDSSampleReader
 
 __all__ = ["NotByRange", "PartialReader", "RangeFormat", "range_format"]
@@ -50,6 +50,14 @@ class RangeFormat(Protocol):
 
     def source(self, stream: CachedStream, shard: ShardInfo, own_way: bool) -> str | None:
         """The URL of the shard's bytes, or None when the shard is not read by range."""
+
+    def unchanged(self, shard: ShardInfo) -> None:
+        """Checks, before any range of it is read, that the shard is still the version its
+        index was read with, where the index's reader noted one.
+
+        Raises:
+            StaleIndexError: If it was rewritten since, naming it.
+        """
 
     def check(self, offsets: NDArray[np.int64], size: int, url: str) -> None:
         """Checks the shard's (ordered, in-bounds at the start) offset table against its
@@ -82,6 +90,9 @@ class _MDS:
             return None
         return remote_url(stream.remote, stream.split, shard.raw_data.basename)
 
+    def unchanged(self, shard: ShardInfo) -> None:
+        pass  # an MDS index notes no version: its size and sample count are checked
+
     def check(self, offsets: NDArray[np.int64], size: int, url: str) -> None:
         if offsets[-1] != size:
             raise CorruptShardError(f"{url}: the offset table contradicts the shard's {size} bytes")
@@ -112,6 +123,10 @@ class _LitData:
         if not isinstance(url, str) or "json" in formats:
             return None  # json leaves are read from the Arrow footer
         return url
+
+    def unchanged(self, shard: ShardInfo) -> None:
+        # A same-size rewrite: its version, noted when the index was read, differs.
+        check_chunk_unchanged(shard.extra, shard.raw_data.bytes)
 
     def check(self, offsets: NDArray[np.int64], size: int, url: str) -> None:
         if offsets[-1] > size:

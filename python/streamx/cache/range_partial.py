@@ -84,7 +84,8 @@ class Partial:
     """The ranges of one shard read so far, in an anonymous file the shard's size.
 
     Raises (when made):
-        StaleIndexError: If the remote shard's size or sample count differs from the index.
+        StaleIndexError: If the remote shard's size or sample count differs from the index,
+            or (LitData) it was rewritten since its index was read.
         CorruptShardError: If its offset table contradicts its size.
         NotByRange: If its format says its samples cannot be served by range.
         OSError: If the header's GETs failed.
@@ -92,6 +93,7 @@ class Partial:
 
     def __init__(self, target: Target, zero_copy: bool) -> None:
         self.target = target
+        target.format.unchanged(target.shard)  # before any GET of it
         self.size = target.shard.raw_data.bytes
         self.source: Source = source_for(target.url)
         # Header and samples of one version: a rewrite fails a GET, and readers then wait

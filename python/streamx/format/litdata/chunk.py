@@ -19,24 +19,54 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from streamx.exceptions import CorruptShardError
+from streamx.exceptions import CorruptShardError, StaleIndexError
 from streamx.format.held_file import HeldFile
 from streamx.format.index import ShardInfo
 from streamx.format.litdata.leaves import leaf_decoder
 from streamx.format.litdata.pytree import parse_spec
+from streamx.format.remote_files import RemoteFile, check_unchanged
 from streamx.storage.download import download_file
 
-__all__ = ["ChunkReader", "fetch_chunk"]
+__all__ = ["ChunkReader", "check_chunk_unchanged", "fetch_chunk"]
 
 _ARROW_MAGIC = b"LDARW01\0"
 
 
 def fetch_chunk(shard: ShardInfo, timeout: float, retry: int) -> int:
-    """Downloads the chunk to its cache file (atomically, never past its size)."""
+    """Downloads the chunk to its cache file (atomically, never past its size).
+
+    Raises:
+        StaleIndexError: If the chunk was rewritten since its index was read.
+    """
     path = shard.local_path(shard.raw_data)
     size = shard.raw_data.bytes
+    check_chunk_unchanged(shard.extra, size)  # once per process: a stale chunk is not fetched
     download_file(shard.extra["source"], path, retry=retry, timeout=timeout, expected_size=size)
     return size
+
+
+def check_chunk_unchanged(extra: dict[str, Any], size: int) -> None:
+    """Confirms (once per process) that a chunk is still the version its index was read
+    with, before any of its bytes are read.
+
+    Args:
+        extra: The chunk's shard entry ``extra`` (its ``source`` URL and ``version``).
+        size: The chunk's bytes, as its index gives them.
+
+    Raises:
+        StaleIndexError: Naming the chunk, if it was rewritten since (even to the same size).
+    """
+    version = extra.get("version")
+    if not version:
+        return
+    url = str(extra["source"])
+    try:
+        check_unchanged(RemoteFile(url, size, str(version)), url)
+    except StaleIndexError as err:
+        raise StaleIndexError(
+            f"{err} (the chunk was rewritten since its LitData index was read: the index "
+            "appears stale)"
+        ) from None
 
 
 class ChunkReader:

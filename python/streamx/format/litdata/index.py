@@ -4,26 +4,37 @@
 chunks (file name, samples, bytes) and the config every chunk shares (``data_format``,
 ``data_spec``, ``compression``, ``encryption``, ``item_loader``). The index is fetched once
 into ``local`` (as ``streamx-litdata-index.json``); each chunk is downloaded whole.
+
+The index names no chunk's version, so a remote chunk's version (ETag, else mtime) is asked
+when the index is read (one ``HEAD`` each, side by side): a chunk rewritten since, even to
+the same size, is then refused by name before any byte of it is read (by range or whole).
 """
 
 from __future__ import annotations
 
+import logging
 import os
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
 from typing import Any
 
 from streamx.exceptions import CorruptIndexError
 from streamx.format.litdata.leaves import leaf_decoder
 from streamx.format.litdata.pytree import parse_spec
-from streamx.format.remote_files import read_json_bounded
+from streamx.format.remote_files import read_json_bounded, stat_file
 from streamx.format.unit_index import UnitIndex
+from streamx.location import Location
 from streamx.runtime.atomic_write import write_atomic
 
 __all__ = ["MANIFEST", "LitDataIndex", "build_index"]
 
+logger = logging.getLogger(__name__)
+
 MANIFEST = "streamx-litdata-index.json"
 # An index lists chunks, not samples: bounded so a wrong file cannot exhaust memory.
 _MAX_INDEX = 256 << 20
+# Chunks asked for their version side by side (one round trip each).
+_STAT_THREADS = 16
 
 
 @dataclass(frozen=True)
@@ -37,6 +48,8 @@ class Chunk:
     formats: tuple[str, ...]
     spec: str
     allow_pickle: bool
+    # Its version when the index was read ("": unknown, e.g. a local chunk: not checked).
+    version: str = ""
 
 
 class LitDataIndex(UnitIndex[Chunk]):
@@ -50,6 +63,7 @@ class LitDataIndex(UnitIndex[Chunk]):
             "data_format": list(unit.formats),
             "data_spec": unit.spec,
             "allow_pickle": unit.allow_pickle,
+            "version": unit.version,
         }
 
 
@@ -133,4 +147,21 @@ def build_index(
                     allow_pickle,
                 )
             )
-    return LitDataIndex(chunks)
+    return LitDataIndex(_with_versions(source, chunks))
+
+
+def _with_versions(source: str, chunks: list[Chunk]) -> list[Chunk]:
+    """The chunks with their versions now, for a remote source (best effort: a chunk that
+    cannot be asked keeps none, and its read reports what is wrong)."""
+    if not chunks or not Location.parse(source).is_remote:
+        return chunks
+
+    def version(chunk: Chunk) -> Chunk:
+        try:
+            return replace(chunk, version=stat_file(chunk.url).version)
+        except OSError as err:
+            logger.debug("%s: no version (%r); its rewrite is not checked", chunk.url, err)
+            return chunk
+
+    with ThreadPoolExecutor(min(_STAT_THREADS, len(chunks))) as pool:
+        return list(pool.map(version, chunks))
