@@ -1,8 +1,10 @@
 """Runs every ``benches/bench_*.py`` script in its own process (``make bench``).
 
 Extra options (``--quick``, ``--before DIR``) go to each script that declares them (an
-``add_argument`` call naming the option): a script without a quick mode runs as it is,
-rather than failing on an option it does not know. Exits non-zero if any script failed.
+``add_argument`` call naming the option), rather than failing a script on an option it does
+not know. Under ``--quick`` (a smoke run of seconds per script), a script without a quick
+mode is skipped, not run at full size (minutes), and listed as skipped at the end. Exits
+non-zero if any script failed.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+QUICK = "--quick"
 
 
 def declared_options(script: Path) -> frozenset[str]:
@@ -63,16 +66,23 @@ def arguments_for(script: Path, argv: Sequence[str]) -> tuple[list[str], list[st
 
 def main(argv: list[str], scripts: Sequence[Path] | None = None) -> int:
     """Runs ``scripts`` (every ``bench_*.py``, in name order); returns the number that failed."""
-    option_groups(argv)  # a stray value is refused before anything runs
-    failed = []
+    groups = option_groups(argv)  # a stray value is refused before anything runs
+    quick = any(option == QUICK for option, _ in groups)
+    failed, skipped = [], []
     for script in sorted(HERE.glob("bench_*.py")) if scripts is None else scripts:
         taken, left = arguments_for(script, argv)
+        if quick and QUICK in left:
+            skipped.append(script.name)
+            print(f"== {script.name} skipped (no {QUICK} mode: it runs at full size)", flush=True)
+            continue
         note = [f"(takes no {', '.join(left)})"] if left else []
         print(" ".join(["==", script.name, *taken, *note]), flush=True)
         code = subprocess.run([sys.executable, str(script), *taken], check=False).returncode
         if code != 0:
             failed.append(script.name)
             print(f"== {script.name} exited with {code}", flush=True)
+    if skipped:
+        print(f"skipped (no {QUICK} mode): {', '.join(skipped)}")
     if failed:
         print(f"failed: {', '.join(failed)}")
     return len(failed)

@@ -1,5 +1,6 @@
 """``benches/run_all.py`` passes each option only to the scripts that declare it: a
-``--quick`` smoke run must not fail the scripts without a quick mode. The runs here are of
+``--quick`` smoke run must not fail the scripts without a quick mode, nor run them at full
+size (it skips them and lists them). The runs here are of
 tiny stand-in scripts (the real benches take minutes); the real scripts are only parsed."""
 
 from __future__ import annotations
@@ -51,12 +52,29 @@ def test_options_go_only_to_the_scripts_that_declare_them(
             'parser.add_argument("--before", help="a tree")',
         ),
     ]
+    assert run_all.main(["--before", "DIR"], scripts) == 0
+    out = capfd.readouterr().out
+    assert "ran [('quick', False)]" in out
+    assert "ran []" in out
+    assert "ran [('before', 'DIR'), ('quick', False)]" in out
+    assert "== bench_b.py (takes no --before)" in out
+
+
+def test_quick_skips_the_scripts_without_a_quick_mode_and_lists_them(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    run_all = _run_all()
+    scripts = [
+        _bench(tmp_path, "bench_a.py", 'parser.add_argument("--quick", action="store_true")'),
+        _bench(tmp_path, "bench_b.py"),
+        _bench(tmp_path, "bench_c.py", 'parser.add_argument("--before", help="a tree")'),
+    ]
     assert run_all.main(["--quick", "--before", "DIR"], scripts) == 0
     out = capfd.readouterr().out
-    assert "ran [('quick', True)]" in out
-    assert "ran []" in out
-    assert "ran [('before', 'DIR'), ('quick', True)]" in out
-    assert "== bench_b.py (takes no --quick, --before)" in out
+    assert out.count("ran ") == 1 and "ran [('quick', True)]" in out  # only bench_a ran
+    assert "== bench_b.py skipped (no --quick mode" in out
+    assert "== bench_c.py skipped (no --quick mode" in out
+    assert out.rstrip().endswith("skipped (no --quick mode): bench_b.py, bench_c.py")
 
 
 def test_a_failing_script_is_counted(tmp_path: Path) -> None:
