@@ -6,6 +6,8 @@ shards, copies of one file; see tests/hardening/warm_cache.py). streamx once lis
 cache directory once per shard here (8,001 shards: 71.9 s).
 
     cd benches && PYTHONPATH=../python ../.venv/bin/python bench_warm_cache.py --shards 10000 100000
+
+``--quick``: 500 shards only (seconds), a smoke run.
 """
 
 from __future__ import annotations
@@ -53,7 +55,10 @@ def _time(lib: str, remote: str, local: str) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shards", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--quick", action="store_true", help="500 shards only: a smoke run")
     args = parser.parse_args()
+    if args.quick:
+        args.shards = [500]
     from warm_cache import make_warm
 
     print("| library | shards | wall s | CPU s | wall vs streaming |")
