@@ -3,7 +3,7 @@ at 40 MB/s per connection, over plain HTTP and over HTTPS (a CA made here), agai
 parallel ranged ``curl`` GETs of the same object in the same run. Also reports the CPU
 seconds of this process and of nginx's workers, which share this machine's cores.
 
-Usage: python benches/bench_https_parts.py [--runs 3]
+Usage: python benches/bench_https_parts.py [--runs 3] [--quick]  (--quick: one run each)
 """
 
 from __future__ import annotations
@@ -67,7 +67,10 @@ def curl_mbps(url: str, ca: Path, streams: int = 16) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="one run each: a smoke run")
     args = parser.parse_args()
+    if args.quick:
+        args.runs = 1
     root = Path(tempfile.mkdtemp(prefix="streamx-https-parts-"))
     try:
         (root / "b").mkdir()

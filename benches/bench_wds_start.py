@@ -11,7 +11,8 @@ member tables and the first tar cached). Alternating the trees within each round
 shared machine's load changes out of the comparison.
 
 Usage: ``nice python benches/bench_wds_start.py [--trees BEFORE/python AFTER/python]
-[--samples N] [--shard N] [--runs N]``.
+[--samples N] [--shard N] [--runs N] [--quick]`` (``--quick``: 2,000 samples in tars of 512, one
+round: a smoke run).
 """
 
 from __future__ import annotations
@@ -106,7 +107,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--samples", type=int, default=40_000)
     parser.add_argument("--shard", type=int, default=4096, help="samples per tar")
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="2,000 samples, one round")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.samples, args.shard, args.runs = 2000, 512, 1
     root = Path(tempfile.mkdtemp(prefix="bench-wds-start-"))
     try:
         rows = bench(root, args)
