@@ -32,8 +32,8 @@ gets fetching one shard alone. :func:`link_rates` derives both from the request 
   look-ahead holds at once (``files_at_once``) on the paced host that start leaves. The
   refusals the look-ahead's play draws (its cold start included) are the throttled share
   the request count uses, and its GETs per file replace the calm split's parts in it.
-  Once the first shard's range read gave way, the first chunk's other shards come one at
-  a time, as the reader reaches each (``serial_chunk``).
+  Once the first shard's range read gave way, the first chunk's shards download side by
+  side, each started as its range reads give way, at the node's rate.
 
 At the defaults (no cap, no round trip, no throttling, free decompression) both rates are
 left as given, so the model is the one mosaic's simulator runs.
@@ -74,9 +74,6 @@ class LinkRates:
             request-rate limit draws.
         gets_per_file: Under a request-rate limit, the GETs a look-ahead file takes once the
             host is paced; ``None``: as the calm split says.
-        serial_chunk: Whether a process's first chunk comes one shard at a time: its range
-            reads gave way to a throttling host, so each shard is fetched as the reader
-            reaches it.
     """
 
     bandwidth: float
@@ -84,7 +81,6 @@ class LinkRates:
     startup: float
     throttled: float = 0.0
     gets_per_file: float | None = None
-    serial_chunk: bool = False
 
 
 def throttle_wait(share: float, retry_after: float | None) -> float:
@@ -178,7 +174,6 @@ def link_rates(config: SimConfig, files_at_once: int = 1, chunk_shards: float = 
     throttled = config.throttled
     startup = config.tls_handshake
     gets: float | None = None
-    serial = False
     if not _neutral(config):
         part = part_bytes(math.ceil(size), config.connections, config.part_size)
         per_conn = part / request_seconds(
@@ -202,7 +197,6 @@ def link_rates(config: SimConfig, files_at_once: int = 1, chunk_shards: float = 
         alone = min(alone or math.inf, solo.bytes_per_s, bandwidth)
         throttled = node.throttled_share
         gets = node.gets_per_file
-        serial = solo.reads_gave_way
         startup += solo.start_delay
     if config.decompression is not None and (shards.zip_bytes > 0).any():
         zipped = shards.zip_bytes > 0
@@ -211,4 +205,4 @@ def link_rates(config: SimConfig, files_at_once: int = 1, chunk_shards: float = 
         processes = config.devices * max(config.workers, 1)
         bandwidth = min(bandwidth, processes * one)
         alone = min(alone, one) if alone is not None else None
-    return LinkRates(float(bandwidth), alone, startup, throttled, gets, serial)
+    return LinkRates(float(bandwidth), alone, startup, throttled, gets)

@@ -133,9 +133,11 @@ class RequestPace:
                 self._rate = max(FIRST_PACE, sustained / 2)
             else:
                 self._rate = max(MIN_RATE, self._rate / 2)
-            # The requests waiting now are spaced from here on; none is held back a whole
-            # interval, as that would add to the throttled one's own wait.
-            self._next = max(self._next, now)
+            # The next start is one interval from now: the store has just admitted one of
+            # the requests that came with the refused one (its header read, a part), and a
+            # store without a burst (nginx's limit_req) refuses anything sooner, which then
+            # waits a whole Retry-After.
+            self._next = max(self._next, now + 1.0 / self._rate)
             self._cut_at = self._raised_at = now
             self._cuts.append(now)
             logger.debug(
