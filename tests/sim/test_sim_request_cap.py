@@ -19,6 +19,7 @@ from streamx.sim.request_cap import _Bucket, capped_link
 from streamx.sim.requests import part_bytes
 from streamx.sim.tune import tune
 from streamx.sim.yaml_run import read_run_yaml
+from streamx.storage.request_pace import FIRST_PACE
 
 MIB = 1 << 20
 
@@ -135,6 +136,10 @@ def test_the_first_chunk_meets_one_refusal_not_one_per_range_read() -> None:
     # Range reads give way from then on (each starting its shard's download, so the chunk's
     # shards download side by side); without them nothing gives way.
     assert reads.reads_gave_way and not alone.reads_gave_way
+    # Their starts come one slot of the first pace apart; a calm host's start together.
+    assert four.chunk_gap == pytest.approx(1.0 / FIRST_PACE)
+    calm = _config(request_rate=40.0, request_burst=1000)
+    assert link_rates(calm, files_at_once=6, chunk_shards=4.0).chunk_gap == 0.0
     # No limit, no wait; and the simulated run starts that much later.
     assert link_rates(_config(), files_at_once=6, chunk_shards=4.0).startup == 0.0
     first = simulate(_config(request_rate=40.0)).step_times[0]

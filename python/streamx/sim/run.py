@@ -133,12 +133,14 @@ def _first_round(
     shard_of: ShardOf,
     chunk: int,
     steps: int,
+    gap: float = 0.0,
 ) -> tuple[NDArray[np.float64], float]:
     """Per (step, node) of the first round, when its readers have their first chunks; and
-    how many distinct shards a chunk fetches at once, on average over those first chunks."""
+    how many distinct shards a chunk fetches at once, on average over those first chunks
+    (``gap``: seconds between a process's download starts, on a paced host)."""
     assert config.shard_bandwidth is not None  # a chunk is modelled only with it
     sizes = config.shards.download_bytes
-    rates = (config.shard_bandwidth, config.bandwidth)
+    rates = (config.shard_bandwidth, config.bandwidth, gap)
     ready = np.stack(
         [first_chunk_ready(ids[n], shard_of, chunk, sizes, *rates) for n in range(config.nodes)],
         axis=1,
@@ -211,7 +213,9 @@ def simulate(config: SimConfig) -> SimResult:
         for epoch, steps in enumerate(epoch_steps):
             ids = first_ids if epoch == 0 and first_ids is not None else epoch_order(config, epoch)
             if epoch == 0 and chunk is not None:
-                ready, chunk_shards = _first_round(config, ids, shard_of, chunk, steps)
+                ready, chunk_shards = _first_round(
+                    config, ids, shard_of, chunk, steps, rates.chunk_gap
+                )
             args = [
                 (
                     ids[n],
