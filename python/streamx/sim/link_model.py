@@ -27,8 +27,8 @@ gets fetching one shard alone. :func:`link_rates` derives both from the request 
 * a store that admits ``request_rate`` requests per second (plus ``request_burst``) caps
   both rates at what :func:`~streamx.sim.request_cap.capped_link` finds when the
   downloader's pace, its split of files while paced and its waits meet that limit: one
-  shard's from a cold start (the first chunk: its first shard read by range, then its
-  refused part's wait, which is added to the start), the node's for the files its
+  shard's from a cold start (the first chunk: its first shard read by range, then the
+  wait its refusals leave, which is added to the start), the node's for the files its
   look-ahead holds at once (``files_at_once``) on the paced host that start leaves. The
   refusals the look-ahead's play draws (its cold start included) are the throttled share
   the request count uses, and its GETs per file replace the calm split's parts in it.
