@@ -82,6 +82,18 @@ def test_one_worker_fetches_its_chunks_shards_at_once() -> None:
     assert ready.tolist() == [pytest.approx(6.0)]
 
 
+def test_a_paced_process_starts_its_chunks_downloads_a_slot_apart() -> None:
+    # The same chunk (shards 0, 1, 2 of 10, 20, 30 bytes at 10 B/s) on a throttling host:
+    # the downloads start 1 s apart in shard order, so shard 2 ends at 2 + 3 s, not 3 s.
+    ids = np.array([0, 1, 2, 4, 6, 6], np.int64).reshape(1, 1, 3, 2)
+    sizes = np.array([10, 20, 30, 40], np.int64)
+    ready = first_chunk_ready(ids, _shard_of(2), 4, sizes, 10.0, 1000.0, start_gap=1.0)
+    assert ready.tolist() == [pytest.approx(5.0)]
+    # A gap shorter than the downloads changes nothing the link did not already set.
+    ready = first_chunk_ready(ids, _shard_of(2), 4, sizes, 10.0, 10.0, start_gap=0.1)
+    assert ready.tolist() == [pytest.approx(6.0)]
+
+
 def test_workers_fetch_a_shared_shard_once() -> None:
     # Two workers: worker 0 reads shards 0, 1; worker 1 reads shards 2, 1 (chunk of 2). The
     # node fetches shards 0, 1, 2 once each, side by side, over a 30 B/s link.

@@ -19,6 +19,7 @@ from streamx.sim.request_cap import _Bucket, capped_link
 from streamx.sim.requests import part_bytes
 from streamx.sim.tune import tune
 from streamx.sim.yaml_run import read_run_yaml
+from streamx.storage.request_pace import FIRST_PACE
 
 MIB = 1 << 20
 
@@ -76,7 +77,8 @@ def test_the_pace_spaces_starts_and_is_cut_once_a_round() -> None:
     # The first refusal paces the host at half the rate seen (8 a second), at least 10.
     host.throttled(0.0, 0.01)
     assert host.pace(0.01) == 10.0 and not host.calm(0.01)
-    assert [host.take(0.01) for _ in range(3)] == pytest.approx([0.01, 0.11, 0.21])
+    # Starts are spaced from one interval after the cut (the store has just admitted one).
+    assert [host.take(0.01) for _ in range(3)] == pytest.approx([0.11, 0.21, 0.31])
     # A refusal within a second of the cut, or of a request sent before it, cuts nothing.
     host.throttled(0.5, 0.6)
     host.throttled(0.0, 1.5)
@@ -121,21 +123,23 @@ def test_a_lower_request_rate_lowers_the_predicted_throughput() -> None:
 
 
 def test_the_first_chunk_meets_one_refusal_not_one_per_range_read() -> None:
-    # The first shard's sample read is refused and range reads give way from then on: the
-    # start waits for one Retry-After (the shard's first part, refused too), however many
-    # shards the first chunk reads.
+    # The first shard's sample read is refused and range reads give way from then on. The
+    # shard's first part starts one interval of the new pace later, which the store admits:
+    # the start waits that interval, not a Retry-After, however many shards the chunk reads.
     one = link_rates(_config(request_rate=40.0), files_at_once=6, chunk_shards=1.0)
     four = link_rates(_config(request_rate=40.0), files_at_once=6, chunk_shards=4.0)
-    assert four.startup == one.startup and 1.0 <= four.startup <= 1.6
+    assert four.startup == one.startup and 0.0 < four.startup < 0.5
     # The play sends two range reads, not two per shard.
     reads = capped_link(40.0, 0, 32, 1, 8_000_000, MIB, 0.0, 40 * MIB, 1.0, 8, True, True)
     alone = capped_link(40.0, 0, 32, 1, 8_000_000, MIB, 0.0, 40 * MIB, 1.0, 8, True, False)
     assert reads.tries - alone.tries <= 2
-    # The chunk's other shards are then fetched one at a time, as the reader reaches each;
-    # a burst that admits the range reads leaves the host calm and the chunk at once.
-    assert four.serial_chunk and reads.reads_gave_way and not alone.reads_gave_way
+    # Range reads give way from then on (each starting its shard's download, so the chunk's
+    # shards download side by side); without them nothing gives way.
+    assert reads.reads_gave_way and not alone.reads_gave_way
+    # Their starts come one slot of the first pace apart; a calm host's start together.
+    assert four.chunk_gap == pytest.approx(1.0 / FIRST_PACE)
     calm = _config(request_rate=40.0, request_burst=1000)
-    assert not link_rates(calm, files_at_once=6, chunk_shards=4.0).serial_chunk
+    assert link_rates(calm, files_at_once=6, chunk_shards=4.0).chunk_gap == 0.0
     # No limit, no wait; and the simulated run starts that much later.
     assert link_rates(_config(), files_at_once=6, chunk_shards=4.0).startup == 0.0
     first = simulate(_config(request_rate=40.0)).step_times[0]

@@ -69,3 +69,58 @@ def test_the_first_chunks_shards_download_together(served: Path, tmp_path: Path)
     assert chunk >= 16
     assert len(spans) >= 8, spans
     assert _most_at_once(list(spans.values())) >= 4, spans
+
+
+@pytest.fixture
+def served_large(tmp_path: Path) -> Path:
+    """Shards of 5 MB, which a calm host's reader reads by range before they download."""
+    if find_nginx() is None:
+        pytest.skip("nginx is not installed (make test installs it)")
+    out = tmp_path / "served" / "bucket" / "large"
+    with streamx.MDSWriter(
+        out=str(out), columns={"i": "int", "x": "bytes"}, size_limit=5_000_000
+    ) as w:
+        for i in range(LARGE_SAMPLES):
+            w.write({"i": i, "x": bytes([i % 251]) * LARGE_SAMPLE_BYTES})
+    assert len(list(out.glob("shard.*.mds"))) >= 8
+    return tmp_path / "served"
+
+
+LARGE_SAMPLES, LARGE_SAMPLE_BYTES = 400, 100_000
+
+
+def test_a_throttling_hosts_first_chunk_still_downloads_together(
+    served_large: Path, tmp_path: Path
+) -> None:
+    """The first shard's range reads meet a 503 (nginx's limit_req refuses requests that
+    come too close together), so range reads give way to downloads. The chunk's other
+    shards then download side by side, each started as range reads give way, not one at a
+    time as the reader reaches each."""
+    from streamx.storage import throttle
+
+    throttle.forget_hosts()
+    try:
+        with Nginx(served_large, limit_rate="8m", limit_req="20r/s") as server:
+            ds = streamx.StreamingDataset(
+                remote=f"{server.endpoint}/bucket/large",
+                local=str(tmp_path / "cache"),
+                batch_size=4,
+                shuffle=True,
+                shuffle_block_size=LARGE_SAMPLES,
+            )
+            # The index's GET taught this process the pace: a fresh worker meets a calm host.
+            throttle.forget_hosts()
+            first = next(iter(ds))
+
+            def whole(entries: list[LogEntry]) -> list[LogEntry]:
+                return [e for e in entries if e.status in (200, 206) and e.sent > 1 << 20]
+
+            log = server.log_when(lambda e: len(_shard_spans(whole(e))) >= 4)
+    finally:
+        throttle.forget_hosts()
+    assert first["x"] == bytes([first["i"] % 251]) * LARGE_SAMPLE_BYTES
+    chunk = chunk_samples(sum(s.raw_data.bytes for s in ds.shards), LARGE_SAMPLES)
+    assert chunk >= 8
+    assert any(e.status == 503 for e in log)  # the host did throttle
+    spans = _shard_spans(whole(log))
+    assert _most_at_once(list(spans.values())) >= 3, spans

@@ -78,8 +78,9 @@ def test_waited_answers_raise_it_to_a_cap_and_it_lifts_after_quiet(
         started = pace.take()
         pace.answered(started)
         raised.append(pace.rate)
-    assert raised[0] == FIRST_PACE  # the first start after the cut did not wait
-    assert raised[1] is not None and raised[1] > FIRST_PACE  # one that waited raises it
+    # Every start after the cut waited for its slot (the first one interval): each raises it.
+    assert raised[0] is not None and raised[0] > FIRST_PACE
+    assert raised[1] is not None and raised[1] > raised[0]
     assert pace.rate == cap  # capped, not lifted: the host throttled less than 30 s ago
     monkeypatch.setattr(request_pace, "LIFT_QUIET_S", 0.0)
     pace.answered(pace.take())
@@ -96,3 +97,16 @@ def test_a_pace_nobody_waits_for_doubles_after_quiet_seconds(
     assert pace.rate == 2 * FIRST_PACE
     time.sleep(0.2)
     assert pace.rate == LIFT_FACTOR * FIRST_PACE  # the cap
+
+
+def test_the_first_start_after_a_cut_is_one_interval_on() -> None:
+    """The store admitted one of the requests that came with the refused one (a store
+    without a burst, as nginx's limit_req, refuses anything within an interval of it): the
+    next start waits one interval of the new pace, not a whole Retry-After."""
+    pace = RequestPace("host")
+    _burst(pace, 3)  # a clump, as a calm host's parts or range reads go
+    cut = time.monotonic()
+    assert pace.throttled(pace.take())
+    rate = pace.rate
+    assert rate is not None
+    assert pace.take() >= cut + 1.0 / rate

@@ -6,6 +6,7 @@ of unknown size). A server that throttles every try fails the download naming th
 from __future__ import annotations
 
 import os
+import threading
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
@@ -60,3 +61,47 @@ def test_a_head_throttled_every_try_fails_naming_the_url(
             download_file(url, str(tmp_path / "index.json"), timeout=10)
         assert (server.count("HEAD"), server.count("GET")) == (3, 0)
     assert not (tmp_path / "index.json").exists()
+
+
+def test_a_head_waiting_out_throttling_holds_no_connection_slot(tmp_path: Path) -> None:
+    """While one file's HEAD waits out a ``Retry-After``, another file's GET runs on the
+    only connection slot: the server sees it before the HEAD is asked again."""
+    from streamx.storage.slots import LocalSlots
+
+    http_pool._close_all()
+    heads = [0]
+
+    def answer(request: Request, handler: BaseHTTPRequestHandler) -> None:
+        if request.method == "HEAD":
+            heads[0] += 1
+            if heads[0] == 1:
+                handler.send_response(503)
+                handler.send_header("Retry-After", "1")
+                handler.send_header("Content-Length", "0")
+                handler.end_headers()
+                return
+        serve_bytes(handler, request, DATA)
+
+    slots = LocalSlots(1)
+    with ScriptedServer(answer) as server:
+        index = tmp_path / "index.json"
+        waiting = threading.Thread(
+            target=download_file,
+            args=(server.url("/index.json"), str(index)),
+            kwargs={"timeout": 10, "slots": slots},
+        )
+        waiting.start()
+        for _ in range(10_000):  # until the first HEAD was answered 503
+            if heads[0]:
+                break
+            threading.Event().wait(0.001)
+        other = tmp_path / "other.bin"
+        download_file(
+            server.url("/other.bin"), str(other), timeout=10, expected_size=len(DATA), slots=slots
+        )
+        waiting.join()
+        asked = [(r.method, r.path) for r in server.requests]
+    assert index.read_bytes() == DATA and other.read_bytes() == DATA
+    # The second file's GET came while the first file's HEAD waited, not after it.
+    assert asked.index(("GET", "/other.bin")) < asked.index(("HEAD", "/index.json"), 1)
+    assert asked.count(("HEAD", "/index.json")) == 2

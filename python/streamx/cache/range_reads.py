@@ -206,6 +206,7 @@ class RangeReads:
         if not host_calm(target.url):
             # A throttling store counts requests: each range GET would delay the shard's
             # own download, which brings every sample in one request.
+            self._give_way(shard_id)
             return None
         with self._lock:
             self._forget_parent()
@@ -229,6 +230,7 @@ class RangeReads:
             return None
         except (OSError, CorruptShardError) as err:
             logger.info("range reads of %s failed (%r); waiting for the shard", target.url, err)
+            self._give_way(shard_id)
             return None
         with self._lock:
             raced = self._partials.get(shard_id)
@@ -270,6 +272,13 @@ class RangeReads:
         GETs go first: the shard's would compete with them); a no-op once it runs."""
         if not self._cache.fetching(shard_id):
             self._cache.prepare_async([shard_id])
+
+    def _give_way(self, shard_id: int) -> None:
+        """The shard is not read by range: its download starts now, so that the shards of a
+        chunk download side by side rather than each when the reader reaches it (under a
+        limit, the window started them already)."""
+        if not self._cache.limited:
+            self._start(shard_id)
 
     def _drop(self, shard_id: int) -> None:
         with self._lock:

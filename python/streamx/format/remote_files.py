@@ -21,11 +21,12 @@ from streamx.exceptions import (
     TlsCertificateError,
     TruncatedDownloadError,
 )
-from streamx.storage import azure_direct, s3_direct
+from streamx.storage import azure_direct, s3_direct, throttle
 from streamx.storage.filesystems import fsspec_errors, get_filesystem, split_url
 from streamx.storage.http_source import HttpSource, plain_target
 from streamx.storage.http_target import Target
 from streamx.storage.object_sources import source_for
+from streamx.storage.throttle import THROTTLE_STATUSES, ThrottledError
 
 __all__ = [
     "RemoteFile",
@@ -221,20 +222,30 @@ def confirm_unchanged(file: RemoteFile, shown: str) -> None:
 def read_range(url: str, start: int, length: int, size: int, timeout: float, retry: int) -> bytes:
     """Bytes ``[start, start + length)`` of ``url``, which must still be ``size`` bytes.
 
+    Throttled answers (503, 429) are waited out (their ``Retry-After``, the host's pace) and
+    asked again without spending an attempt, as a download's are.
+
     Raises:
         SizeMismatchError: If the object's size changed.
         PermissionError: If the store refuses it (401, 403), at once.
+        HttpResponseError: If the store answers another client error (400, 410...), at
+            once, naming the URL and the status.
+        ThrottledError: If the store throttled ``STREAMX_THROTTLE_RETRIES`` tries.
         OSError: If every attempt failed.
     """
     if length == 0:
         return b""
     last: OSError | None = None
+    source = source_for(url)
     for _ in range(max(retry, 1)):
         fd, name = tempfile.mkstemp(prefix="streamx-range-")
         os.unlink(name)
         try:
-            deadline = time.monotonic() + timeout
-            source_for(url).fetch_range(fd, start, length, size, deadline)
+
+            def once(into: int = fd) -> None:
+                source.fetch_range(into, start, length, size, time.monotonic() + timeout)
+
+            throttle.waiting_out(once, url)
             data = os.pread(fd, length, start)
             if len(data) == length:
                 return data
@@ -247,6 +258,10 @@ def read_range(url: str, start: int, length: int, size: int, timeout: float, ret
             TlsCertificateError,
         ):
             raise  # retrying cannot help: the object is gone, refused or changed, or untrusted
+        except HttpResponseError as err:
+            if isinstance(err, ThrottledError) or _client_error(err.status):
+                raise  # waited out already, or a request the store will refuse again
+            last = err
         except OSError as err:
             last = err
         finally:
@@ -254,6 +269,12 @@ def read_range(url: str, start: int, length: int, size: int, timeout: float, ret
                 os.close(fd)
     assert last is not None
     raise last
+
+
+def _client_error(status: int) -> bool:
+    """Whether an answer's status says the request itself is wrong (400, 410...), so asking
+    again gets the same answer; a timeout (408) or an early try (425) may pass later."""
+    return 400 <= status < 500 and status not in (408, 425, *THROTTLE_STATUSES)
 
 
 def read_json_bounded(

@@ -10,8 +10,12 @@ first batch is ready once the last of its chunk's shards is in.
 
 The downloads share the node's link: each of the ``n`` under way gets ``min(shard_rate,
 node_rate / n)`` (one shard's parallel parts cannot pass ``shard_rate``), so the smallest
-finishes first and the others speed up. The link model (:mod:`~streamx.sim.network`) takes
-each worker's ready time for the steps of the first round.
+finishes first and the others speed up. On a host that throttles from the first chunk on
+(its range reads gave way), a process starts its chunk's downloads one pace slot apart
+(``start_gap``), in shard order: its chunk is ready no sooner than its k-th shard's start,
+``k x start_gap``, plus that shard at ``shard_rate``. The link model
+(:mod:`~streamx.sim.network`) takes each worker's ready time for the steps of the first
+round.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ def first_chunk_ready(
     sizes: NDArray[np.int64],
     shard_rate: float,
     node_rate: float,
+    start_gap: float = 0.0,
 ) -> NDArray[np.float64]:
     """Per worker, the seconds until every device's worker of that index has its first
     chunk local (nothing local at the start).
@@ -59,6 +64,7 @@ def first_chunk_ready(
         sizes: Download bytes of every shard.
         shard_rate: Bytes per second of one shard's download.
         node_rate: Bytes per second of the node's link, shared by its downloads.
+        start_gap: Seconds between a process's download starts (its pace; 0: together).
     """
     devices, workers = node_ids.shape[:2]
     chunks: list[list[int]] = []
@@ -70,5 +76,14 @@ def first_chunk_ready(
     union = sorted(set().union(*chunks))
     ends = dict(zip(union, shared_finish_times(sizes[union], shard_rate, node_rate).tolist()))
     ready = np.array([max((ends[s] for s in shards), default=0.0) for shards in chunks])
+    if start_gap > 0:
+        paced = [
+            max(
+                (k * start_gap + sizes[s] / shard_rate for k, s in enumerate(sorted(set(c)))),
+                default=0.0,
+            )
+            for c in chunks
+        ]
+        ready = np.maximum(ready, np.array(paced))
     per_worker: NDArray[np.float64] = ready.reshape(devices, workers).max(axis=0)
     return per_worker

@@ -27,13 +27,14 @@ gets fetching one shard alone. :func:`link_rates` derives both from the request 
 * a store that admits ``request_rate`` requests per second (plus ``request_burst``) caps
   both rates at what :func:`~streamx.sim.request_cap.capped_link` finds when the
   downloader's pace, its split of files while paced and its waits meet that limit: one
-  shard's from a cold start (the first chunk: its first shard read by range, then its
-  refused part's wait, which is added to the start), the node's for the files its
+  shard's from a cold start (the first chunk: its first shard read by range, then the
+  wait its refusals leave, which is added to the start), the node's for the files its
   look-ahead holds at once (``files_at_once``) on the paced host that start leaves. The
   refusals the look-ahead's play draws (its cold start included) are the throttled share
   the request count uses, and its GETs per file replace the calm split's parts in it.
-  Once the first shard's range read gave way, the first chunk's other shards come one at
-  a time, as the reader reaches each (``serial_chunk``).
+  Once the first shard's range read gave way, the first chunk's shards download side by
+  side, each started as its range reads give way, at the node's rate, their starts one
+  slot of the first pace apart (``chunk_gap``).
 
 At the defaults (no cap, no round trip, no throttling, free decompression) both rates are
 left as given, so the model is the one mosaic's simulator runs.
@@ -47,6 +48,7 @@ from dataclasses import dataclass
 from streamx.sim.config import SimConfig
 from streamx.sim.request_cap import CapResult, capped_link
 from streamx.sim.requests import part_bytes
+from streamx.storage.request_pace import FIRST_PACE
 
 __all__ = ["LinkRates", "link_rates", "request_seconds", "throttle_wait"]
 
@@ -74,9 +76,9 @@ class LinkRates:
             request-rate limit draws.
         gets_per_file: Under a request-rate limit, the GETs a look-ahead file takes once the
             host is paced; ``None``: as the calm split says.
-        serial_chunk: Whether a process's first chunk comes one shard at a time: its range
-            reads gave way to a throttling host, so each shard is fetched as the reader
-            reaches it.
+        chunk_gap: Seconds between the starts of a process's first-chunk downloads: one
+            slot of the first pace once its range reads gave way to a throttling host, else
+            0 (they start together).
     """
 
     bandwidth: float
@@ -84,7 +86,7 @@ class LinkRates:
     startup: float
     throttled: float = 0.0
     gets_per_file: float | None = None
-    serial_chunk: bool = False
+    chunk_gap: float = 0.0
 
 
 def throttle_wait(share: float, retry_after: float | None) -> float:
@@ -178,7 +180,7 @@ def link_rates(config: SimConfig, files_at_once: int = 1, chunk_shards: float = 
     throttled = config.throttled
     startup = config.tls_handshake
     gets: float | None = None
-    serial = False
+    gap = 0.0
     if not _neutral(config):
         part = part_bytes(math.ceil(size), config.connections, config.part_size)
         per_conn = part / request_seconds(
@@ -202,7 +204,7 @@ def link_rates(config: SimConfig, files_at_once: int = 1, chunk_shards: float = 
         alone = min(alone or math.inf, solo.bytes_per_s, bandwidth)
         throttled = node.throttled_share
         gets = node.gets_per_file
-        serial = solo.reads_gave_way
+        gap = 1.0 / FIRST_PACE if solo.reads_gave_way else 0.0
         startup += solo.start_delay
     if config.decompression is not None and (shards.zip_bytes > 0).any():
         zipped = shards.zip_bytes > 0
@@ -211,4 +213,4 @@ def link_rates(config: SimConfig, files_at_once: int = 1, chunk_shards: float = 
         processes = config.devices * max(config.workers, 1)
         bandwidth = min(bandwidth, processes * one)
         alone = min(alone, one) if alone is not None else None
-    return LinkRates(float(bandwidth), alone, startup, throttled, gets, serial)
+    return LinkRates(float(bandwidth), alone, startup, throttled, gets, gap)

@@ -92,7 +92,7 @@ class PacedHost:
             self.rate = max(self._first, seen / 2)
         else:
             self.rate = max(self._least, self.rate / 2)
-        self._next = max(self._next, now)
+        self._next = max(self._next, now + 1.0 / self.rate)  # as the downloader: one interval on
         self._cut_at = self._raised_at = now
         self._cuts.append(now)
         while self._cuts and self._cuts[0] < now - PERSISTENT_WITHIN_S:

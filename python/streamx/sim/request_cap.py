@@ -12,7 +12,8 @@ from how the downloader paces, splits and asks again (:mod:`streamx.storage.requ
   (nginx refuses a request that comes less than ``1 / rate`` after the last one it
   admitted, when ``burst`` is 0);
 * the first refusal sets a pace on request starts (half the rate seen over the last
-  second, at least 10 a second per process), and starts are then evenly spaced; a refusal
+  second, at least 10 a second per process), and starts are then evenly spaced, the first
+  one interval after the cut (the store has just admitted one of the clump); a refusal
   at least a second after the last cut halves it; answers that waited for their slot raise
   it by a tenth and quiet seconds double it, up to 4 times the first rate;
 * while paced, a file starting is split into ``sqrt(rate x size / (files x bandwidth))``
@@ -29,7 +30,9 @@ its oldest file is complete, until ``total`` files are complete, over a few fixe
 simulation stays deterministic). A *cold* play starts with a calm host, as a process's
 first chunk does: its first shard read by range first (a header read, then a sample read
 that comes right after it and is refused, so range reads give way from then on), then the
-shard's download, whose first part follows too closely and waits out one ``Retry-After``.
+shard's download, whose first part starts one interval of the new pace later and is
+admitted (a cold play without range reads sends a calm clump, refused but for one part,
+whose refused parts wait out a ``Retry-After``).
 A paced play starts where that leaves the host (at the first pace, a connection's
 bandwidth known), as the look-ahead does. The result: the bytes per second after the first
 file, what the first file's refusals add to the start, the tries and refusals, and the

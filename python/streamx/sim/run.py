@@ -133,21 +133,21 @@ def _first_round(
     shard_of: ShardOf,
     chunk: int,
     steps: int,
-    serial: bool = False,
+    gap: float = 0.0,
 ) -> tuple[NDArray[np.float64], float]:
     """Per (step, node) of the first round, when its readers have their first chunks; and
     how many distinct shards a chunk fetches at once, on average over those first chunks
-    (one when ``serial``: a throttling host's chunk comes one shard at a time)."""
+    (``gap``: seconds between a process's download starts, on a paced host)."""
     assert config.shard_bandwidth is not None  # a chunk is modelled only with it
     sizes = config.shards.download_bytes
-    rates = (config.shard_bandwidth, config.shard_bandwidth if serial else config.bandwidth)
+    rates = (config.shard_bandwidth, config.bandwidth, gap)
     ready = np.stack(
         [first_chunk_ready(ids[n], shard_of, chunk, sizes, *rates) for n in range(config.nodes)],
         axis=1,
     )
     firsts = ids[0].reshape(-1, ids.shape[3] * ids.shape[4])
     counts = [len(np.unique(shard_of(row[row >= 0][:chunk]))) for row in firsts]
-    if serial or not counts:
+    if not counts:
         return ready[:steps], 1.0
     return ready[:steps], float(np.mean(counts))
 
@@ -214,7 +214,7 @@ def simulate(config: SimConfig) -> SimResult:
             ids = first_ids if epoch == 0 and first_ids is not None else epoch_order(config, epoch)
             if epoch == 0 and chunk is not None:
                 ready, chunk_shards = _first_round(
-                    config, ids, shard_of, chunk, steps, rates.serial_chunk
+                    config, ids, shard_of, chunk, steps, rates.chunk_gap
                 )
             args = [
                 (

@@ -173,8 +173,10 @@ def _fetch(
     most = None
     if size is None:
         most = max_index_bytes()
-        with slots.hold():
-            size = source.size(timeout)
+        # No connection slot held: a HEAD moves no body, and a throttled one waits out its
+        # Retry-After (its start keeps the host's pace), which would keep the slot from the
+        # GETs of other files all that while.
+        size = source.size(timeout)
         if size is not None and size > most:
             raise RemoteTooLargeError(
                 f"{source.url} is {size} bytes (as its HEAD says), over the bound of {most} "

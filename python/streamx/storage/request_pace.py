@@ -9,7 +9,9 @@ throttling is to space request starts instead, keeping the connections:
 * a throttled answer to a request started after the last cut, and at least
   :data:`CUT_GAP_S` after it, sets the pace to half the rate this process started requests
   at over the last second, at least :data:`FIRST_PACE` a second (a process that has sent a
-  few requests has shown no rate yet); a later cut halves the pace, down to
+  few requests has shown no rate yet), its first start one interval after the cut (a store
+  without a burst, as nginx's ``limit_req``, refuses a request that comes too soon after
+  the one it admitted from the refused one's clump); a later cut halves the pace, down to
   :data:`MIN_RATE` a second;
 * an answered request that had to wait for its slot raises the pace by
   :data:`RAISE_FACTOR` (plus :data:`RAISE_STEP`), so the pace probes back up to the store's
@@ -133,9 +135,11 @@ class RequestPace:
                 self._rate = max(FIRST_PACE, sustained / 2)
             else:
                 self._rate = max(MIN_RATE, self._rate / 2)
-            # The requests waiting now are spaced from here on; none is held back a whole
-            # interval, as that would add to the throttled one's own wait.
-            self._next = max(self._next, now)
+            # The next start is one interval from now: the store has just admitted one of
+            # the requests that came with the refused one (its header read, a part), and a
+            # store without a burst (nginx's limit_req) refuses anything sooner, which then
+            # waits a whole Retry-After.
+            self._next = max(self._next, now + 1.0 / self._rate)
             self._cut_at = self._raised_at = now
             self._cuts.append(now)
             logger.debug(
