@@ -67,6 +67,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +82,7 @@ from objstore_in_place import IN_PLACE_LIBS, LIT_COLUMNS, WDS_COLUMNS, in_place_
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "storage"))
 from https_certs import make_certs
-from nginx_server import Nginx
+from nginx_server import Nginx, TlsEntry
 
 SCRIPT = Path(__file__).resolve()
 BUCKET = "bucket"
@@ -305,6 +306,18 @@ def epoch(spec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def handshakes(entries: list[TlsEntry]) -> dict[str, Any]:
+    """An epoch's TLS connections from nginx's log: full and resumed handshakes (a
+    connection's first request), requests, and the suites negotiated."""
+    first = [e for e in entries if e.requests == 1]
+    return {
+        "handshakes": len(first),
+        "resumed": sum(e.resumed for e in first),
+        "requests": len(entries),
+        "ciphers": dict(Counter(f"{e.protocol} {e.cipher}" for e in first)),
+    }
+
+
 def dispatch(spec: dict[str, Any]) -> dict[str, Any]:
     return write(spec) if spec["op"] == "write" else epoch(spec)
 
@@ -355,12 +368,15 @@ def bench(
                             ),
                         }
                         spec["server_pid"] = server.pid
+                        logged = len(server.tls_log())
                         try:
                             result = run_worker(SCRIPT, spec, timeout=EPOCH_TIMEOUT_S)
                         except (RuntimeError, subprocess.TimeoutExpired) as err:
                             # Recorded, not fatal: one library hanging must not hide the rest.
                             print(f"{lib} {workload} {name}: failed: {str(err)[-300:]}")
                             result = {"sps": 0.0, "ttfs": None, "correct": False}
+                        if https:
+                            result.update(handshakes(server.tls_log()[logged:]))
                         shutil.rmtree(local, ignore_errors=True)
                         if best is None or result["sps"] > best["sps"]:
                             best = result
@@ -371,6 +387,8 @@ def bench(
                     row[f"{key}_correct"] = best["correct"]
                     row[f"{key}_busy"] = best.get("busy")
                     row[f"{key}_server_cpu_s"] = best.get("server_cpu_s")
+                    for field in ("handshakes", "resumed", "requests"):
+                        row[f"{key}_{field}"] = best.get(field)
                     print(lib, workload, name, best, flush=True)
                 row["streamx_mbps"] = row["streamx_sps"] * mb / count / 1e6
                 for peer in PEERS:  # no ratio against a run that failed
