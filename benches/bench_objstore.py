@@ -242,7 +242,7 @@ def _loader(spec: dict[str, Any]) -> Any:
     elif spec["lib"] == "streamx-pyssl":
         os.environ["STREAMX_RUST_TLS"] = "0"  # HTTPS through Python's ssl, as before rustls
         import streamx as module
-    elif spec["lib"] == "streamx":
+    elif spec["lib"] in ("streamx", "streamx-before"):  # before: another build, by PYTHONPATH
         import streamx as module
     else:
         import streaming as module
@@ -330,6 +330,7 @@ def bench(
     collate: str = "identity",
     servers: tuple[str, ...] = ("unthrottled", "40m"),
     shuffle: bool = False,
+    before: Path | None = None,
 ) -> list[dict[str, Any]]:
     rows = []
     os.environ.update(S3_BENCH_ENV)
@@ -370,7 +371,10 @@ def bench(
                         spec["server_pid"] = server.pid
                         logged = len(server.tls_log())
                         try:
-                            result = run_worker(SCRIPT, spec, timeout=EPOCH_TIMEOUT_S)
+                            env = None
+                            if lib == "streamx-before":
+                                env = {**os.environ, "PYTHONPATH": f"{before}/python"}
+                            result = run_worker(SCRIPT, spec, timeout=EPOCH_TIMEOUT_S, env=env)
                         except (RuntimeError, subprocess.TimeoutExpired) as err:
                             # Recorded, not fatal: one library hanging must not hide the rest.
                             print(f"{lib} {workload} {name}: failed: {str(err)[-300:]}")
@@ -424,7 +428,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--libs",
         nargs="+",
-        choices=[*LIBS, "streamx-whole", "streamx-pyssl", *IN_PLACE_LIBS],
+        choices=[*LIBS, "streamx-whole", "streamx-pyssl", "streamx-before", *IN_PLACE_LIBS],
         help="only these (the ratio columns need litdata and streaming)",
     )
     parser.add_argument(
@@ -449,7 +453,14 @@ def main(argv: list[str]) -> int:
         action="store_true",
         help="shuffled epochs (streamx, mosaic and LitData with shuffle=True; not WebDataset)",
     )
+    parser.add_argument(
+        "--before",
+        type=Path,
+        help="streamx-before (in --libs) runs the build in DIR/python, alternated with ours",
+    )
     args = parser.parse_args(argv)
+    if args.libs and "streamx-before" in args.libs and args.before is None:
+        parser.error("--libs streamx-before needs --before DIR")
     counts = {"img": args.img, "tokens": args.tokens}
     if args.quick:
         counts = {"img": 600, "tokens": 6_000}
@@ -473,7 +484,14 @@ def main(argv: list[str]) -> int:
         if args.shuffle:  # WebDataset's shuffle is a buffer over streamed shards: not comparable
             libs = tuple(lib for lib in libs if lib != "webdataset")
         rows = bench(
-            root, counts, args.repeat, libs, args.collate, tuple(args.servers), args.shuffle
+            root,
+            counts,
+            args.repeat,
+            libs,
+            args.collate,
+            tuple(args.servers),
+            args.shuffle,
+            args.before,
         )
     finally:
         shutil.rmtree(root, ignore_errors=True)
