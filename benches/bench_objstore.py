@@ -67,6 +67,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +82,7 @@ from objstore_in_place import IN_PLACE_LIBS, LIT_COLUMNS, WDS_COLUMNS, in_place_
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "storage"))
 from https_certs import make_certs
-from nginx_server import Nginx
+from nginx_server import Nginx, TlsEntry
 
 SCRIPT = Path(__file__).resolve()
 BUCKET = "bucket"
@@ -241,7 +242,7 @@ def _loader(spec: dict[str, Any]) -> Any:
     elif spec["lib"] == "streamx-pyssl":
         os.environ["STREAMX_RUST_TLS"] = "0"  # HTTPS through Python's ssl, as before rustls
         import streamx as module
-    elif spec["lib"] == "streamx":
+    elif spec["lib"] in ("streamx", "streamx-before"):  # before: another build, by PYTHONPATH
         import streamx as module
     else:
         import streaming as module
@@ -305,6 +306,18 @@ def epoch(spec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def handshakes(entries: list[TlsEntry]) -> dict[str, Any]:
+    """An epoch's TLS connections from nginx's log: full and resumed handshakes (a
+    connection's first request), requests, and the suites negotiated."""
+    first = [e for e in entries if e.requests == 1]
+    return {
+        "handshakes": len(first),
+        "resumed": sum(e.resumed for e in first),
+        "requests": len(entries),
+        "ciphers": dict(Counter(f"{e.protocol} {e.cipher}" for e in first)),
+    }
+
+
 def dispatch(spec: dict[str, Any]) -> dict[str, Any]:
     return write(spec) if spec["op"] == "write" else epoch(spec)
 
@@ -317,6 +330,7 @@ def bench(
     collate: str = "identity",
     servers: tuple[str, ...] = ("unthrottled", "40m"),
     shuffle: bool = False,
+    before: Path | None = None,
 ) -> list[dict[str, Any]]:
     rows = []
     os.environ.update(S3_BENCH_ENV)
@@ -355,12 +369,18 @@ def bench(
                             ),
                         }
                         spec["server_pid"] = server.pid
+                        logged = len(server.tls_log())
                         try:
-                            result = run_worker(SCRIPT, spec, timeout=EPOCH_TIMEOUT_S)
+                            env = None
+                            if lib == "streamx-before":
+                                env = {**os.environ, "PYTHONPATH": f"{before}/python"}
+                            result = run_worker(SCRIPT, spec, timeout=EPOCH_TIMEOUT_S, env=env)
                         except (RuntimeError, subprocess.TimeoutExpired) as err:
                             # Recorded, not fatal: one library hanging must not hide the rest.
                             print(f"{lib} {workload} {name}: failed: {str(err)[-300:]}")
                             result = {"sps": 0.0, "ttfs": None, "correct": False}
+                        if https:
+                            result.update(handshakes(server.tls_log()[logged:]))
                         shutil.rmtree(local, ignore_errors=True)
                         if best is None or result["sps"] > best["sps"]:
                             best = result
@@ -371,6 +391,8 @@ def bench(
                     row[f"{key}_correct"] = best["correct"]
                     row[f"{key}_busy"] = best.get("busy")
                     row[f"{key}_server_cpu_s"] = best.get("server_cpu_s")
+                    for field in ("handshakes", "resumed", "requests"):
+                        row[f"{key}_{field}"] = best.get(field)
                     print(lib, workload, name, best, flush=True)
                 row["streamx_mbps"] = row["streamx_sps"] * mb / count / 1e6
                 for peer in PEERS:  # no ratio against a run that failed
@@ -406,7 +428,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--libs",
         nargs="+",
-        choices=[*LIBS, "streamx-whole", "streamx-pyssl", *IN_PLACE_LIBS],
+        choices=[*LIBS, "streamx-whole", "streamx-pyssl", "streamx-before", *IN_PLACE_LIBS],
         help="only these (the ratio columns need litdata and streaming)",
     )
     parser.add_argument(
@@ -431,7 +453,14 @@ def main(argv: list[str]) -> int:
         action="store_true",
         help="shuffled epochs (streamx, mosaic and LitData with shuffle=True; not WebDataset)",
     )
+    parser.add_argument(
+        "--before",
+        type=Path,
+        help="streamx-before (in --libs) runs the build in DIR/python, alternated with ours",
+    )
     args = parser.parse_args(argv)
+    if args.libs and "streamx-before" in args.libs and args.before is None:
+        parser.error("--libs streamx-before needs --before DIR")
     counts = {"img": args.img, "tokens": args.tokens}
     if args.quick:
         counts = {"img": 600, "tokens": 6_000}
@@ -455,7 +484,14 @@ def main(argv: list[str]) -> int:
         if args.shuffle:  # WebDataset's shuffle is a buffer over streamed shards: not comparable
             libs = tuple(lib for lib in libs if lib != "webdataset")
         rows = bench(
-            root, counts, args.repeat, libs, args.collate, tuple(args.servers), args.shuffle
+            root,
+            counts,
+            args.repeat,
+            libs,
+            args.collate,
+            tuple(args.servers),
+            args.shuffle,
+            args.before,
         )
     finally:
         shutil.rmtree(root, ignore_errors=True)

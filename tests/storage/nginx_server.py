@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["ECHO_MODULE", "LogEntry", "Nginx", "find_nginx", "max_overlap"]
+__all__ = ["ECHO_MODULE", "LogEntry", "Nginx", "TlsEntry", "find_nginx", "max_overlap"]
 
 ECHO_MODULE = "/usr/lib/nginx/modules/ngx_http_echo_module.so"
 
@@ -51,6 +51,7 @@ http {{
     log_format timed '$connection "$http_range" $status $body_bytes_sent '
                      '$msec $request_time $request_method $uri';
     access_log {state}/access.log timed;
+    {tls_log}
     {zones}
     server {{
         listen 127.0.0.1:{port}{ssl};
@@ -81,6 +82,25 @@ class LogEntry:
     end: float
     method: str
     uri: str
+
+
+@dataclass(frozen=True)
+class TlsEntry:
+    """One request's TLS connection: its number, the requests it had carried (this one
+    included), whether its handshake resumed a session, and what it negotiated."""
+
+    connection: int
+    requests: int
+    resumed: bool
+    protocol: str
+    cipher: str
+
+
+# Over TLS a second log says, per request, how its connection's handshake went.
+_TLS_LOG = (
+    "log_format tls '$connection $connection_requests $ssl_session_reused $ssl_protocol "
+    "$ssl_cipher'; access_log {state}/tls.log tls;"
+)
 
 
 class Nginx:
@@ -127,6 +147,7 @@ class Nginx:
                     zones=zones,
                     modules=modules,
                     delay=delay,
+                    tls_log=_TLS_LOG.format(state=self.state) if tls else "",
                 )
             )
         self._process = subprocess.Popen(
@@ -174,6 +195,17 @@ class Nginx:
                     int(conn), rng, int(status), int(sent), end - float(took), end, method, uri
                 )
             )
+        return entries
+
+    def tls_log(self) -> list[TlsEntry]:
+        """The TLS log so far, one entry per request (empty over plain HTTP)."""
+        path = os.path.join(self.state, "tls.log")
+        if not os.path.exists(path):
+            return []
+        entries = []
+        for line in Path(path).read_text().splitlines():
+            conn, requests, reused, protocol, cipher = line.split(" ")
+            entries.append(TlsEntry(int(conn), int(requests), reused == "r", protocol, cipher))
         return entries
 
     def log_when(

@@ -102,17 +102,19 @@ def get_into(
     extra = {} if length is None else {"range": f"bytes={start}-{start + length - 1}"}
     if pin is not None:
         extra.update(pin.headers())
-    # Rust cannot report an answer's version: a part goes there only once it is pinned (a
-    # changed object then answers 412, which Rust declines and the path below reports).
+    # Plain HTTP's exchange in Rust reports no version: a part goes there only once it is
+    # pinned (a changed object then answers 412, which Rust declines and the path below
+    # reports). A Rust TLS session reports it, so every HTTPS part goes there, the lead
+    # included (no second TLS stack, handshake and context for one part per file).
     # A host that throttles lately is read through http.client, which keeps Retry-After.
     fast = not throttle.headers_wanted(target.host, target.port)
     if length is not None and target.scheme == "http" and (pin is None or pin.known) and fast:
         moved = ranged_in_rust(target, extra, fd, start, length, timeout, deadline, expected)
         if moved is not None:
             return moved
-    if target.scheme == "https" and (pin is None or pin.known) and fast:
+    if target.scheme == "https" and fast:
         sizes = (start, length, expected, most)
-        moved = tls_in_rust(target, extra, fd, sizes, timeout, deadline)
+        moved = tls_in_rust(target, extra, fd, sizes, timeout, deadline, pin)
         if moved is not None:
             return moved
     pool = pool_for(target.scheme, target.host, target.port)

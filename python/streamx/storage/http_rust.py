@@ -20,6 +20,7 @@ from streamx.exceptions import RangeIgnoredError, TruncatedDownloadError
 from streamx.storage import accounting, cancel, throttle
 from streamx.storage.http_pool import ConnectionPool, OpenSslOnly, pool_for
 from streamx.storage.http_target import Target
+from streamx.storage.object_pin import ObjectPin
 
 __all__ = ["ranged_in_rust", "request_head", "tls_in_rust"]
 
@@ -84,16 +85,20 @@ def tls_in_rust(
     sizes: tuple[int, int | None, int | None, int | None],
     timeout: float,
     deadline: float,
+    pin: ObjectPin | None = None,
 ) -> int | None:
     """An HTTPS GET exchanged by a Rust TLS session (:class:`~streamx.storage.http_pool.
     TlsSession`): the body is decrypted into ``fd`` without the GIL. ``sizes`` is (start,
     length or None for the whole object, expected, most). The object's size (-1 if the
     server did not say) once moved; None when the answer was declined (or the request
     cannot be written raw), so that the caller asks again through ``http.client``, which
-    reads and reports it (declines are rare: errors, redirects, checksummed bodies).
+    reads and reports it (declines are rare: errors, redirects, checksummed bodies). A
+    moved answer's version (``ETag``, ``Last-Modified``) is checked against ``pin`` (the
+    first pins it), as ``http.client``'s answers are.
 
     Raises:
         TlsCertificateError: The server's certificate failed verification.
+        ObjectChangedError: The answer is of another version than ``pin`` holds.
     """
     start, length, expected, most = sizes
     request = request_head(target, target.headers(extra))
@@ -127,10 +132,13 @@ def tls_in_rust(
     except BaseException:
         session.close()
         raise
+    version = session.stream.version() if got[0] == "complete" else (None, None)
     if got[0] == "complete" and got[3]:
         pool.give_back_tls(session)
     else:
         session.close()
+    if pin is not None and got[0] == "complete":
+        pin.check(*version)
     asked = f"{length} bytes" if length is not None else f"{got[2]} bytes"
     # A whole GET declined with a 200 is a body Rust does not take (a checksum to verify).
     decline = length is not None or got[4] != 200

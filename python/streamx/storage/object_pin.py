@@ -7,10 +7,12 @@ matches), so a changed object answers ``412``, and every answer's own version is
 with the pin. Either way :class:`~streamx.exceptions.ObjectChangedError` names the object,
 and the download starts over with a new pin.
 
-Rust's ranged exchange reports no header, so one part (the *lead*) learns the version
-through ``http.client`` while the others wait for it, about one round trip, and then go
-through Rust with the condition. A server that ignores ``If-Match`` is then caught only on
-the answers read through ``http.client``.
+Plain HTTP's ranged exchange in Rust reports no header, so there one part (the *lead*)
+learns the version through ``http.client`` while the others wait for it, about one round
+trip, and then go through Rust with the condition; a server that ignores ``If-Match`` is
+then caught only on the answers read through ``http.client``. Over HTTPS the Rust TLS
+session reports each answer's version, so the lead goes there too and every answer is
+compared with the pin.
 """
 
 from __future__ import annotations

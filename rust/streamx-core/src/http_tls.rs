@@ -21,11 +21,13 @@ use rustls::{ClientConfig, ClientConnection};
 
 use crate::http_range::{self, AnswerSource, RangeGet, RangeOutcome};
 use crate::netio::{self, BodyEnd};
+use socket::{Fd, Received};
 
 mod config;
 mod head;
+mod socket;
 pub use config::client_config;
-pub use head::{HeadAnswer, HeadOutcome};
+pub use head::{HeadAnswer, HeadOutcome, Version};
 pub use rustls::ClientConfig as TlsConfig;
 
 const HEAD_READ_BYTES: usize = 16 << 10;
@@ -62,7 +64,10 @@ pub struct WholeGet<'a> {
 pub struct TlsStream {
     sock: RawFd,
     conn: ClientConnection,
+    received: Received,
     buffer: Vec<u8>,
+    /// The version (`ETag`, `Last-Modified`) of the last body taken.
+    version: Version,
 }
 
 impl TlsStream {
@@ -78,7 +83,9 @@ impl TlsStream {
         Ok(TlsStream {
             sock,
             conn,
+            received: Received::default(),
             buffer: Vec::new(),
+            version: Version::default(),
         })
     }
 
@@ -91,10 +98,7 @@ impl TlsStream {
             if !self.conn.is_handshaking() {
                 break;
             }
-            if !netio::wait_for(self.sock, libc::POLLIN, deadline)? {
-                return Ok(Handshake::TimedOut);
-            }
-            match self.conn.read_tls(&mut Fd(self.sock)) {
+            match self.received.feed(self.sock, &mut self.conn) {
                 Ok(0) => {
                     return Err(io::Error::new(
                         io::ErrorKind::ConnectionAborted,
@@ -102,7 +106,13 @@ impl TlsStream {
                     ))
                 }
                 Ok(_) => {}
-                Err(err) if would_block(&err) => continue,
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => {
+                    if !netio::wait_for(self.sock, libc::POLLIN, deadline)? {
+                        return Ok(Handshake::TimedOut);
+                    }
+                    continue;
+                }
                 Err(err) => return Err(err),
             }
             if let Err(err) = self.process() {
@@ -134,6 +144,7 @@ impl TlsStream {
                 status: head.status,
             });
         };
+        self.version = head::version_of(&buffer[..head.length]);
         let (end, reusable) = self.body(file, early, get.offset, get.length, get.deadline)?;
         Ok(RangeOutcome::Moved {
             end,
@@ -157,6 +168,7 @@ impl TlsStream {
                 status: head.status,
             });
         };
+        self.version = head::version_of(&buffer[..head.length]);
         let (end, reusable) = self.body(file, early, 0, length, get.deadline)?;
         Ok(RangeOutcome::Moved {
             end,
@@ -165,9 +177,16 @@ impl TlsStream {
         })
     }
 
+    /// The version (`ETag`, `Last-Modified`) of the answer whose body the last GET took;
+    /// `(None, None)` once another request has started.
+    pub fn version(&self) -> &Version {
+        &self.version
+    }
+
     /// Sends the request and reads the answer's head; the head and the bytes read (the
     /// head's, then those of the body read along with it).
     fn exchange(&mut self, request: &[u8], deadline: Instant) -> io::Result<Answer> {
+        self.version = Version::default();
         match self.send(request, deadline) {
             Ok(true) => {}
             Ok(false) => return Ok(Answer::TimedOut),
@@ -282,7 +301,7 @@ impl TlsStream {
                 }
                 Err(err) => return Err(err),
             }
-            match self.conn.read_tls(&mut Fd(self.sock)) {
+            match self.received.feed(self.sock, &mut self.conn) {
                 Ok(_) => self.process().map_err(|err| protocol_error(&err))?,
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
                 Err(err) if err.kind() == io::ErrorKind::WouldBlock => {
@@ -307,7 +326,7 @@ impl TlsStream {
                 Err(err) if err.kind() == io::ErrorKind::WouldBlock => {}
                 _ => return false,
             }
-            match self.conn.read_tls(&mut Fd(self.sock)) {
+            match self.received.feed(self.sock, &mut self.conn) {
                 Err(err) if err.kind() == io::ErrorKind::WouldBlock => return true,
                 Ok(got) if got > 0 => {
                     if self.process().is_err() {
@@ -382,58 +401,6 @@ enum Ended {
     TimedOut,
 }
 
-fn would_block(err: &io::Error) -> bool {
-    matches!(
-        err.kind(),
-        io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
-    )
-}
-
 fn protocol_error(err: &rustls::Error) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, format!("TLS: {err}"))
-}
-
-/// The socket as rustls reads and writes it: never blocking, never raising SIGPIPE.
-struct Fd(RawFd);
-
-impl Read for Fd {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        // SAFETY: `buf` is a live, writable slice of the length passed.
-        #[allow(unsafe_code)]
-        let got = unsafe {
-            libc::recv(
-                self.0,
-                buf.as_mut_ptr().cast(),
-                buf.len(),
-                libc::MSG_DONTWAIT,
-            )
-        };
-        if got < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(got as usize)
-    }
-}
-
-impl Write for Fd {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        // SAFETY: `buf` is a live slice of the length passed.
-        #[allow(unsafe_code)]
-        let sent = unsafe {
-            libc::send(
-                self.0,
-                buf.as_ptr().cast(),
-                buf.len(),
-                libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
-            )
-        };
-        if sent < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(sent as usize)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
 }

@@ -134,6 +134,12 @@ impl TlsStream {
         Ok(outcome_tuple(outcome, length))
     }
 
+    /// `(ETag, Last-Modified)` of the answer whose body the last GET moved (None where the
+    /// answer had none, or where the last GET moved nothing).
+    fn version(&self) -> PyResult<(Option<String>, Option<String>)> {
+        Ok(self.lock()?.version().clone())
+    }
+
     /// Sends `request` (a whole `HEAD` request head) and reads the answer's head within
     /// `seconds`. Returns `(outcome, status, fields, reusable)`: outcome `"complete"` with
     /// the status and the header fields in the order sent, `"stale"` when the connection

@@ -56,6 +56,22 @@ impl TlsStream {
     }
 }
 
+/// An answer's `ETag` and `Last-Modified` (the first of each), for the caller to pin the
+/// object's version across the GETs of its parts.
+pub type Version = (Option<String>, Option<String>);
+
+/// The version a head that `http_range::parse_head` has accepted announces.
+pub(super) fn version_of(head: &[u8]) -> Version {
+    let fields = header_fields(head);
+    let first = |name: &str| {
+        fields
+            .iter()
+            .find(|(field, _)| field.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.clone())
+    };
+    (first("etag"), first("last-modified"))
+}
+
 /// The header fields of a head that `http_range::parse_head` has accepted.
 fn header_fields(head: &[u8]) -> Vec<(String, String)> {
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
@@ -75,6 +91,20 @@ fn field(header: &httparse::Header<'_>) -> (String, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_version_is_the_first_etag_and_last_modified() {
+        let head = b"HTTP/1.1 206 Partial\r\netag: \"v1\"\r\nETag: \"v2\"\r\n\
+                     Last-Modified: Sun, 06 Dec 2026 10:00:00 GMT\r\n\r\n";
+        assert_eq!(
+            version_of(head),
+            (
+                Some("\"v1\"".to_owned()),
+                Some("Sun, 06 Dec 2026 10:00:00 GMT".to_owned())
+            )
+        );
+        assert_eq!(version_of(b"HTTP/1.1 200 OK\r\n\r\n"), (None, None));
+    }
 
     #[test]
     fn fields_keep_order_repeats_and_latin1() {
