@@ -72,8 +72,12 @@ fn corrupt<T>(message: impl Into<String>) -> Result<T, Refusal> {
 pub struct Column {
     pub physical: Physical,
     data: Vec<u8>,
-    starts: Vec<usize>,
-    lengths: Vec<u32>,
+    /// A byte array's value: where its bytes start in `data` (its length the 4 before).
+    starts: Vec<u32>,
+    /// Fixed-width values: each page's first value and where it lies in `data`.
+    runs: Vec<(u32, usize)>,
+    /// Values (dictionary entries and plain values) so far.
+    count: usize,
     rows: Vec<u32>,
 }
 
@@ -95,7 +99,18 @@ impl Column {
             return None;
         }
         let entry = entry as usize;
-        let start = self.starts[entry];
+        let width = self.physical.width();
+        let start = if width == 0 {
+            self.starts[entry] as usize
+        } else {
+            // Pages are few (one or two in most chunks): the run holding `entry`.
+            let run = self
+                .runs
+                .partition_point(|(first, _)| *first as usize <= entry)
+                - 1;
+            let (first, at) = self.runs[run];
+            at + (entry - first as usize) * width
+        };
         let fixed = |n: usize| -> [u8; 8] {
             let mut out = [0u8; 8];
             out[..n].copy_from_slice(&self.data[start..start + n]);
@@ -107,7 +122,8 @@ impl Column {
             Physical::Float => Value::Float(f32::from_le_bytes(first4(fixed(4)))),
             Physical::Double => Value::Double(f64::from_le_bytes(fixed(8))),
             Physical::ByteArray => {
-                Value::Bytes(&self.data[start..start + self.lengths[entry] as usize])
+                let n = u32::from_le_bytes(first4(fixed_at(&self.data, start - 4)));
+                Value::Bytes(&self.data[start..start + n as usize])
             }
         })
     }
@@ -124,10 +140,16 @@ impl Column {
     /// The bytes this column keeps.
     pub fn nbytes(&self) -> usize {
         self.data.capacity()
-            + self.starts.capacity() * 8
-            + self.lengths.capacity() * 4
+            + self.starts.capacity() * 4
+            + self.runs.capacity() * 16
             + self.rows.capacity() * 4
     }
+}
+
+fn fixed_at(data: &[u8], at: usize) -> [u8; 8] {
+    let mut out = [0u8; 8];
+    out[..4].copy_from_slice(&data[at..at + 4]);
+    out
 }
 
 fn first4(b: [u8; 8]) -> [u8; 4] {
@@ -140,7 +162,8 @@ pub fn decode(chunk: &[u8], spec: &ColumnSpec) -> Result<Column, Refusal> {
         physical: spec.physical,
         data: Vec::new(),
         starts: Vec::new(),
-        lengths: Vec::new(),
+        runs: Vec::new(),
+        count: 0,
         rows: Vec::new(),
     };
     reserve(&mut column.rows, spec.rows)?;
@@ -166,7 +189,7 @@ pub fn decode(chunk: &[u8], spec: &ColumnSpec) -> Result<Column, Refusal> {
         }
         match header.kind {
             DICTIONARY_PAGE => {
-                if dictionary.is_some() || !column.starts.is_empty() {
+                if dictionary.is_some() || column.count > 0 {
                     return corrupt("a dictionary page after the first page");
                 }
                 if header.encoding != 0 && header.encoding != 2 {
@@ -175,7 +198,7 @@ pub fn decode(chunk: &[u8], spec: &ColumnSpec) -> Result<Column, Refusal> {
                 let from = load(&mut column.data, body, &header, spec, 0)?;
                 let count = count_of(header.num_values)?;
                 plain(&mut column, from, count)?;
-                dictionary = Some(column.starts.len() as u32);
+                dictionary = Some(column.count as u32);
             }
             DATA_PAGE | DATA_PAGE_V2 => data_page(&mut column, body, &header, spec, dictionary)?,
             _ => {} // index pages and others carry no values
@@ -270,34 +293,35 @@ fn load(
 fn plain(column: &mut Column, from: usize, count: usize) -> Result<(), Refusal> {
     let width = column.physical.width();
     let end = column.data.len();
-    reserve(&mut column.starts, count.min(end - from + 1))?;
-    let mut at = from;
-    for _ in 0..count {
-        if width > 0 {
-            if end - at < width {
-                return corrupt("plain values past the end of their page");
-            }
-            column.starts.push(at);
-            at += width;
-        } else {
-            let Some(prefix) = column.data.get(at..at + 4) else {
-                return corrupt("a byte array's length past the end of its page");
-            };
-            let n = u32::from_le_bytes([prefix[0], prefix[1], prefix[2], prefix[3]]);
-            at += 4;
-            if (end - at) < n as usize {
-                return corrupt(format!(
-                    "a byte array of {n} bytes past the end of its page"
-                ));
-            }
-            column.starts.push(at);
-            column.lengths.push(n);
-            at += n as usize;
-        }
-    }
-    if column.starts.len() >= NULL as usize {
+    if column.count.saturating_add(count) >= NULL as usize {
         return unsupported("more than 4 billion values".to_owned());
     }
+    if width > 0 {
+        if count.checked_mul(width).is_none_or(|n| n > end - from) {
+            return corrupt("plain values past the end of their page");
+        }
+        column.runs.push((column.count as u32, from));
+        column.count += count;
+        return Ok(());
+    }
+    reserve(&mut column.starts, count.min((end - from) / 4 + 1))?;
+    let mut at = from;
+    for _ in 0..count {
+        let Some(prefix) = column.data.get(at..at + 4) else {
+            return corrupt("a byte array's length past the end of its page");
+        };
+        let n = u32::from_le_bytes([prefix[0], prefix[1], prefix[2], prefix[3]]);
+        at += 4;
+        if (end - at) < n as usize {
+            return corrupt(format!(
+                "a byte array of {n} bytes past the end of its page"
+            ));
+        }
+        // `data` is at most MAX_PAGE_BYTES (1 GiB): every offset fits in 32 bits.
+        column.starts.push(at as u32);
+        at += n as usize;
+    }
+    column.count += count;
     Ok(())
 }
 
@@ -364,9 +388,9 @@ fn data_page(
     reserve(&mut entries, non_null)?;
     match header.encoding {
         0 => {
-            let first = column.starts.len();
+            let first = column.count;
             plain(column, values_at, non_null)?;
-            entries.extend((first..column.starts.len()).map(|e| e as u32));
+            entries.extend((first..column.count).map(|e| e as u32));
         }
         2 | 8 => {
             let Some(size) = dictionary else {
