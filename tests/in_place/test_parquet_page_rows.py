@@ -18,6 +18,7 @@ import pytest
 from streamx import StreamingDataset
 from streamx.dataset.parquet_stream import ParquetStream
 from streamx.exceptions import CorruptShardError
+from streamx.format.parquet import page_rows
 from streamx.format.parquet.decoded_row_group import CACHE, DecodedRowGroup
 
 ROWS, GROUP = 300, 128
@@ -165,6 +166,18 @@ def test_the_batched_path_decodes_the_table_after_the_pages(tmp_path: Path) -> N
     assert group.pages is not None and paged > 0
     assert group.values("string")[3] == table.column("string")[3].as_py()
     assert group.nbytes > paged  # the table's bytes counted beside the pages'
+
+
+def test_the_plans_kept_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(page_rows, "_MAX_PLANS", 1)
+    page_rows._PLANS.clear()
+    CACHE.clear()
+    for k in range(3):
+        table = pa.table({"id": pa.array(range(k * 10, k * 10 + 10), pa.int64())})
+        pq.write_table(table, str(tmp_path / f"p{k}.parquet"))
+    ds = StreamingDataset(streams=[ParquetStream(remote=str(tmp_path), local=str(tmp_path / "c"))])
+    assert [ds[i]["id"] for i in (25, 3, 17, 26)] == [25, 3, 17, 26]
+    assert len(page_rows._PLANS) == 1
 
 
 def _local_file(ds: StreamingDataset, shard: int) -> Path:

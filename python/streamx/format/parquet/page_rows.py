@@ -47,6 +47,7 @@ _ARROW = frozenset(
 # level, Arrow type), or None when some column is not covered.
 _Columns = list[tuple[str, int, int, int, str]]
 _PLANS: dict[tuple[str, tuple[str, ...]], _Columns | None] = {}
+_MAX_PLANS = 4096
 
 
 def page_rows(shard: ShardInfo, data: bytes) -> _core.ParquetRows | None:
@@ -99,9 +100,16 @@ def _plan(path: str, md: Any, names: tuple[str, ...]) -> _Columns | None:
     """Each read column's place and types (once per cached footer and projection: a
     footer's name is a digest of its source's URL, size and version)."""
     key = (path, names)
-    if key not in _PLANS:
-        _PLANS[key] = _make_plan(md, names)
-    return _PLANS[key]
+    if key in _PLANS:
+        try:
+            return _PLANS[key]
+        except KeyError:  # cleared by another thread just now
+            pass
+    plan = _make_plan(md, names)
+    if len(_PLANS) >= _MAX_PLANS:
+        _PLANS.clear()  # a dataset of very many files: remade (15 µs each), not kept all
+    _PLANS[key] = plan
+    return plan
 
 
 def _make_plan(md: Any, names: tuple[str, ...]) -> _Columns | None:
