@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from streamx import _core
+from streamx.exceptions import CorruptShardError
 from streamx.format.index import ShardInfo
 from streamx.format.parquet.row_group import footer, where
 
@@ -85,7 +86,14 @@ def page_rows(shard: ShardInfo, data: bytes) -> _core.ParquetRows | None:
         if local is None:
             return None
         chunks.append((name, local, length, physical, codec, max_def, arrow))
-    return _core.ParquetRows.decode(data, chunks, shard.samples, where(shard))
+    shown = where(shard)
+    try:
+        return _core.ParquetRows.decode(data, chunks, shard.samples, shown)
+    except CorruptShardError as err:  # worded as pyarrow's failures are (row_group.py)
+        reason = str(err).removeprefix(f"Corrupt shard {shown}: ")
+        raise CorruptShardError(
+            f"{shown} does not decode ({reason}); the file may have changed on the server"
+        ) from err
 
 
 def _local(spans: list[tuple[int, int, int]], start: int, length: int) -> int | None:
