@@ -43,8 +43,11 @@ class _Tracked(bytes):
 
 @pytest.fixture
 def source(tmp_path: Path) -> str:
-    """One file of ``_COLUMNS`` int columns in row groups of ``_GROUP`` rows."""
-    table = pa.table({f"c{i}": list(range(_ROWS)) for i in range(_COLUMNS)})
+    """One file of ``_COLUMNS`` int columns and a bool one in row groups of ``_GROUP`` rows
+    (the bool column: a type the core's page decoder leaves to pyarrow, so ``dataset[i]``
+    decodes through ``RemappedFile``)."""
+    columns = {f"c{i}": list(range(_ROWS)) for i in range(_COLUMNS)}
+    table = pa.table({**columns, "flag": [i % 2 == 0 for i in range(_ROWS)]})
     pq.write_table(table, tmp_path / "wide.parquet", row_group_size=_GROUP)
     return str(tmp_path / "wide.parquet")
 

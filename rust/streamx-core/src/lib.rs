@@ -22,6 +22,7 @@ pub mod mmap_guard;
 pub mod mmap_lease;
 pub mod netio;
 pub mod packing;
+pub mod parquet_page;
 pub mod partition;
 pub mod plan;
 pub mod reader;

@@ -18,8 +18,9 @@ import numpy as np
 
 from streamx.format.index import ShardInfo
 from streamx.format.parquet.decoded_cache import DecodedCache
+from streamx.format.parquet.page_rows import page_rows
 from streamx.format.parquet.python_values import images, python_column
-from streamx.format.parquet.row_group import decode_table, where
+from streamx.format.parquet.row_group import decode_table, local_bytes, where
 from streamx.format.parquet.row_values import Getter, row_getter
 
 __all__ = [
@@ -37,24 +38,39 @@ _VALUE_BYTES = 64
 
 
 class DecodedRowGroup:
-    """A row group's table; each column's getter, Python values or array once asked for."""
+    """A row group's table; each column's getter, Python values or array once asked for.
+    Made for rows (``for_rows``), its pages are decoded by the core instead where it can
+    (:mod:`.page_rows`), and the table only if the batched path asks for it."""
 
-    def __init__(self, shard: ShardInfo) -> None:
+    def __init__(self, shard: ShardInfo, for_rows: bool = False) -> None:
         self.shard = shard
-        self.table = decode_table(shard)
+        data = local_bytes(shard)
+        self.pages = page_rows(shard, data) if for_rows else None
+        self._table = decode_table(shard, data) if self.pages is None else None
         self.images = frozenset(shard.extra.get("images") or ())
         self.values_of: dict[str, list[Any]] = {}  # the columns decoded to Python so far
         self.arrays: dict[str, Any] = {}  # the batched path's array per column, or None
         self._getters: list[tuple[str, Getter]] | None = None
-        self._unread = np.ones(self.table.num_rows, np.bool_)
-        self.left = int(self.table.num_rows)  # rows not read yet
+        self._unread = np.ones(shard.samples, np.bool_)
+        self.left = int(shard.samples)  # rows not read yet
         self.extra_bytes = 0  # what the getters, values and arrays keep beside the table
         self.grown = False  # extra_bytes grew since the cache last counted them
-        self._table_bytes = int(self.table.nbytes)  # Arrow walks every buffer: counted once
+        # Arrow walks every buffer: counted once.
+        self._table_bytes = 0 if self._table is None else int(self._table.nbytes)
+        self._page_bytes = 0 if self.pages is None else int(self.pages.nbytes)
+
+    @property
+    def table(self) -> Any:
+        """The row group as an Arrow table (decoded on first use after the pages)."""
+        if self._table is None:
+            self._table = decode_table(self.shard)
+            self._table_bytes = int(self._table.nbytes)
+            self.grown = True
+        return self._table
 
     @property
     def nbytes(self) -> int:
-        return self._table_bytes + self.extra_bytes + self._unread.nbytes
+        return self._table_bytes + self._page_bytes + self.extra_bytes + self._unread.nbytes
 
     def values(self, name: str) -> list[Any]:
         """Column ``name`` as the per-sample path hands it out, one value per row."""
@@ -70,6 +86,9 @@ class DecodedRowGroup:
 
     def row(self, index: int) -> dict[str, Any]:
         """Row ``index`` as the per-sample path hands it out, converted alone."""
+        if self.pages is not None:
+            row: dict[str, Any] = self.pages.row(index)
+            return row
         getters = self._getters if self._getters is not None else self._make_getters()
         return {name: get(index) for name, get in getters}
 
@@ -118,15 +137,16 @@ def decoded_key(shard: ShardInfo) -> str:
     return "\0".join(str(part) for part in parts)
 
 
-def decoded(shard: ShardInfo, key: str | None = None) -> DecodedRowGroup:
+def decoded(shard: ShardInfo, key: str | None = None, for_rows: bool = False) -> DecodedRowGroup:
     """The row group decoded (kept in :data:`CACHE`); ``key``: its :func:`decoded_key`, when
-    the caller has it.
+    the caller has it; ``for_rows``: made for :meth:`DecodedRowGroup.row` (its pages decoded
+    by the core where it can).
 
     Raises:
         FileNotFoundError: If it is not kept and its local file is not on disk.
     """
     key = decoded_key(shard) if key is None else key
-    return CACHE.get(key, lambda: DecodedRowGroup(shard))
+    return CACHE.get(key, lambda: DecodedRowGroup(shard, for_rows))
 
 
 def done_reading(key: str, group: DecodedRowGroup, rows: int | np.ndarray[Any, Any]) -> None:
@@ -156,7 +176,7 @@ class RowGroupReader:
             raise FileNotFoundError(path)
 
     def get(self, index: int) -> dict[str, Any]:
-        group = decoded(self.shard, self._key)
+        group = decoded(self.shard, self._key, for_rows=True)
         row = group.row(index)
         done_reading(self._key, group, index)
         return row

@@ -16,7 +16,7 @@ from streamx.format.parquet.index import FOOTERS
 from streamx.format.parquet.remapped import RemappedFile, read_row_group
 from streamx.format.remote_files import RemoteFile, check_unchanged
 
-__all__ = ["decode_table", "fetch_row_group", "where"]
+__all__ = ["decode_table", "fetch_row_group", "footer", "local_bytes", "where"]
 
 
 def where(shard: ShardInfo) -> str:
@@ -45,30 +45,45 @@ def fetch_row_group(shard: ShardInfo, timeout: float, retry: int) -> int:
 _FOOTERS: dict[str, Any] = {}
 
 
-def _metadata(path: str, shown: str) -> Any:
+def footer(shard: ShardInfo) -> tuple[str, Any]:
+    """The row group's file's cached footer: its path and ``FileMetaData`` (parsed once per
+    process)."""
+    extra = shard.extra
+    path = os.path.join(shard.dirname, shard.split, FOOTERS, extra["footer"])
     md = _FOOTERS.get(path)
     if md is None:
         with open(path, "rb") as f:
-            md = _FOOTERS[path] = parse_footer(f.read(), shown)
-    return md
+            md = _FOOTERS[path] = parse_footer(f.read(), extra["source"])
+    return path, md
 
 
-def decode_table(shard: ShardInfo) -> Any:
-    """The row group as an Arrow table: its read columns, cast and filtered.
+def local_bytes(shard: ShardInfo) -> bytes:
+    """The row group's local file: its read column chunks, one after the other.
 
     Raises:
-        FileNotFoundError: If its local file is not on disk.
-        CorruptShardError: If the local file is not the row group's bytes.
+        FileNotFoundError: If it is not on disk.
+        CorruptShardError: If it is not as long as the index says.
     """
-    extra = shard.extra
-    footer = os.path.join(shard.dirname, shard.split, FOOTERS, extra["footer"])
-    md = _metadata(footer, extra["source"])
     with open(shard.local_path(shard.raw_data), "rb") as f:
         data = f.read()
     if len(data) != shard.raw_data.bytes:
         raise CorruptShardError(
             f"{where(shard)}: its cached copy is {len(data)} bytes, not {shard.raw_data.bytes}"
         )
+    return data
+
+
+def decode_table(shard: ShardInfo, data: bytes | None = None) -> Any:
+    """The row group as an Arrow table: its read columns, cast and filtered; ``data``: its
+    :func:`local_bytes`, when the caller has them.
+
+    Raises:
+        FileNotFoundError: If its local file is not on disk.
+        CorruptShardError: If the local file is not the row group's bytes.
+    """
+    extra = shard.extra
+    md = footer(shard)[1]
+    data = local_bytes(shard) if data is None else data
     source = RemappedFile(data, extra["chunks"], int(extra["source_size"]))
     try:
         table = read_row_group(source, md, int(extra["row_group"]), list(extra["read_columns"]))

@@ -1,0 +1,102 @@
+//! Parquet's RLE / bit-packed hybrid encoding, used by definition levels and dictionary
+//! indices: runs of one repeated value and groups of eight bit-packed values.
+
+/// Decodes `count` values of `bit_width` bits from `bytes`, calling `out` with each.
+/// Values past `count` in a last bit-packed group are padding and ignored.
+pub fn decode(
+    bytes: &[u8],
+    bit_width: u32,
+    count: usize,
+    out: &mut impl FnMut(u32) -> Result<(), String>,
+) -> Result<(), String> {
+    if bit_width > 32 {
+        return Err(format!("a bit width of {bit_width} (at most 32)"));
+    }
+    let mut at = 0usize;
+    let mut left = count;
+    while left > 0 {
+        let header = varint(bytes, &mut at)?;
+        if header & 1 == 0 {
+            let run = usize::try_from(header >> 1).unwrap_or(usize::MAX).min(left);
+            let width = bit_width.div_ceil(8) as usize;
+            let raw = bytes
+                .get(at..at + width)
+                .ok_or("an RLE run past the end of its page")?;
+            at += width;
+            let mut value = 0u32;
+            for (k, b) in raw.iter().enumerate() {
+                value |= u32::from(*b) << (8 * k);
+            }
+            if bit_width < 32 && value >> bit_width != 0 {
+                return Err(format!("an RLE value {value} wider than {bit_width} bits"));
+            }
+            for _ in 0..run {
+                out(value)?;
+            }
+            left -= run;
+        } else {
+            let groups = usize::try_from(header >> 1).unwrap_or(usize::MAX);
+            let length = groups
+                .checked_mul(bit_width as usize)
+                .filter(|n| *n <= bytes.len() - at)
+                .ok_or("a bit-packed run past the end of its page")?;
+            let packed = &bytes[at..at + length];
+            at += length;
+            let values = (groups.saturating_mul(8)).min(left);
+            unpack(packed, bit_width, values, out)?;
+            left -= values;
+        }
+    }
+    Ok(())
+}
+
+/// The first `values` values of `bit_width` bits packed least significant bit first.
+fn unpack(
+    packed: &[u8],
+    bit_width: u32,
+    values: usize,
+    out: &mut impl FnMut(u32) -> Result<(), String>,
+) -> Result<(), String> {
+    if bit_width == 0 {
+        for _ in 0..values {
+            out(0)?;
+        }
+        return Ok(());
+    }
+    let mask = if bit_width == 32 {
+        u64::from(u32::MAX)
+    } else {
+        (1u64 << bit_width) - 1
+    };
+    let mut buffer = 0u64;
+    let mut held = 0u32;
+    let mut bytes = packed.iter();
+    for _ in 0..values {
+        while held < bit_width {
+            // The caller checked `packed` holds `groups * bit_width` bytes: 8 values each.
+            let b = bytes.next().ok_or("a bit-packed run past its bytes")?;
+            buffer |= u64::from(*b) << held;
+            held += 8;
+        }
+        out((buffer & mask) as u32)?;
+        buffer >>= bit_width;
+        held -= bit_width;
+    }
+    Ok(())
+}
+
+/// An unsigned LEB128 varint at `*at` (at most five bytes: a run header is 32 bits).
+fn varint(bytes: &[u8], at: &mut usize) -> Result<u64, String> {
+    let mut value = 0u64;
+    for shift in (0..35).step_by(7) {
+        let b = *bytes
+            .get(*at)
+            .ok_or("a run header past the end of its page")?;
+        *at += 1;
+        value |= u64::from(b & 0x7f) << shift;
+        if b & 0x80 == 0 {
+            return Ok(value);
+        }
+    }
+    Err("a run header longer than five bytes".to_owned())
+}

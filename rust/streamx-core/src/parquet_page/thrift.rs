@@ -1,0 +1,205 @@
+//! A Parquet page header, read from the Thrift compact protocol: the few fields a page's
+//! decoding needs, every other field skipped. Each length and count is checked against the
+//! bytes left, and nesting is bounded, so a malformed header is an error, never a panic.
+
+/// Structs nested deeper than this are refused (a page header nests three deep).
+const MAX_DEPTH: u32 = 16;
+
+/// The page kinds of `parquet.thrift`'s `PageType`.
+pub const DATA_PAGE: i32 = 0;
+pub const DICTIONARY_PAGE: i32 = 2;
+pub const DATA_PAGE_V2: i32 = 3;
+
+/// What a page's decoding needs from its header.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct PageHeader {
+    pub kind: i32,
+    pub uncompressed_size: i32,
+    pub compressed_size: i32,
+    /// Values (nulls included) of a data page, entries of a dictionary page.
+    pub num_values: i32,
+    pub encoding: i32,
+    /// v1 only: how its definition levels are encoded (3: RLE).
+    pub def_encoding: i32,
+    /// v2 only: the bytes of its levels, stored before its (maybe compressed) values.
+    pub def_bytes: i32,
+    pub rep_bytes: i32,
+    /// v2 only: whether its values are compressed (Thrift default: true).
+    pub compressed: bool,
+}
+
+/// Reads a page header from the start of `bytes`; returns it and its length in bytes.
+pub fn page_header(bytes: &[u8]) -> Result<(PageHeader, usize), String> {
+    let mut reader = Reader { bytes, at: 0 };
+    let mut header = PageHeader {
+        kind: -1,
+        compressed: true,
+        ..PageHeader::default()
+    };
+    reader.fields(0, &mut |r, id, kind| match (id, kind) {
+        (1, I32) => r.int().map(|v| header.kind = v),
+        (2, I32) => r.int().map(|v| header.uncompressed_size = v),
+        (3, I32) => r.int().map(|v| header.compressed_size = v),
+        (5 | 7, STRUCT) => r.fields(1, &mut |r, id, kind| match (id, kind) {
+            (1, I32) => r.int().map(|v| header.num_values = v),
+            (2, I32) => r.int().map(|v| header.encoding = v),
+            (3, I32) => r.int().map(|v| header.def_encoding = v),
+            _ => r.skip(kind, 2),
+        }),
+        (8, STRUCT) => r.fields(1, &mut |r, id, kind| match (id, kind) {
+            (1, I32) => r.int().map(|v| header.num_values = v),
+            (4, I32) => r.int().map(|v| header.encoding = v),
+            (5, I32) => r.int().map(|v| header.def_bytes = v),
+            (6, I32) => r.int().map(|v| header.rep_bytes = v),
+            (7, TRUE) => {
+                header.compressed = true;
+                Ok(())
+            }
+            (7, FALSE) => {
+                header.compressed = false;
+                Ok(())
+            }
+            _ => r.skip(kind, 2),
+        }),
+        _ => r.skip(kind, 1),
+    })?;
+    if header.kind < 0 {
+        return Err("a page header without its type".to_owned());
+    }
+    Ok((header, reader.at))
+}
+
+const TRUE: u8 = 1;
+const FALSE: u8 = 2;
+const BYTE: u8 = 3;
+const I16: u8 = 4;
+const I32: u8 = 5;
+const I64: u8 = 6;
+const DOUBLE: u8 = 7;
+const BINARY: u8 = 8;
+const LIST: u8 = 9;
+const SET: u8 = 10;
+const MAP: u8 = 11;
+const STRUCT: u8 = 12;
+
+type Field<'f, 'a> = dyn FnMut(&mut Reader<'a>, i16, u8) -> Result<(), String> + 'f;
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn byte(&mut self) -> Result<u8, String> {
+        let b = *self
+            .bytes
+            .get(self.at)
+            .ok_or("the page header ends early")?;
+        self.at += 1;
+        Ok(b)
+    }
+
+    fn varint(&mut self) -> Result<u64, String> {
+        let mut value = 0u64;
+        for shift in (0..70).step_by(7) {
+            let b = self.byte()?;
+            value |= u64::from(b & 0x7f) << shift.min(63);
+            if b & 0x80 == 0 {
+                return Ok(value);
+            }
+        }
+        Err("a page header varint longer than ten bytes".to_owned())
+    }
+
+    fn zigzag(&mut self) -> Result<i64, String> {
+        let v = self.varint()?;
+        Ok((v >> 1) as i64 ^ -((v & 1) as i64))
+    }
+
+    fn int(&mut self) -> Result<i32, String> {
+        i32::try_from(self.zigzag()?).map_err(|_| "a page header i32 out of range".to_owned())
+    }
+
+    fn advance(&mut self, n: u64) -> Result<(), String> {
+        let left = (self.bytes.len() - self.at) as u64;
+        if n > left {
+            return Err("the page header ends early".to_owned());
+        }
+        self.at += n as usize;
+        Ok(())
+    }
+
+    /// The fields of a struct, each handed to `field` (which must consume its value).
+    fn fields(&mut self, depth: u32, field: &mut Field<'_, 'a>) -> Result<(), String> {
+        if depth > MAX_DEPTH {
+            return Err("a page header nested too deep".to_owned());
+        }
+        let mut last = 0i16;
+        loop {
+            let head = self.byte()?;
+            if head == 0 {
+                return Ok(());
+            }
+            let kind = head & 0x0f;
+            let delta = i16::from(head >> 4);
+            let id = if delta == 0 {
+                i16::try_from(self.zigzag()?).map_err(|_| "a field id out of range")?
+            } else {
+                last.wrapping_add(delta)
+            };
+            last = id;
+            field(self, id, kind)?;
+        }
+    }
+
+    fn skip(&mut self, kind: u8, depth: u32) -> Result<(), String> {
+        if depth > MAX_DEPTH {
+            return Err("a page header nested too deep".to_owned());
+        }
+        match kind {
+            TRUE | FALSE => Ok(()),
+            BYTE => self.advance(1),
+            I16 | I32 | I64 => self.varint().map(|_| ()),
+            DOUBLE => self.advance(8),
+            BINARY => {
+                let n = self.varint()?;
+                self.advance(n)
+            }
+            LIST | SET => {
+                let head = self.byte()?;
+                let size = match head >> 4 {
+                    15 => self.varint()?,
+                    n => u64::from(n),
+                };
+                self.items(size, &[head & 0x0f], depth)
+            }
+            MAP => {
+                let size = self.varint()?;
+                if size == 0 {
+                    return Ok(());
+                }
+                let kinds = self.byte()?;
+                self.items(size, &[kinds >> 4, kinds & 0x0f], depth)
+            }
+            STRUCT => self.fields(depth + 1, &mut |r, _, kind| r.skip(kind, depth + 1)),
+            other => Err(format!("a page header field of unknown type {other}")),
+        }
+    }
+
+    fn items(&mut self, size: u64, kinds: &[u8], depth: u32) -> Result<(), String> {
+        // Every item takes a byte or more (a bool in a list does): a size past the bytes
+        // left is malformed, and bounds the loop.
+        if size > (self.bytes.len() - self.at) as u64 {
+            return Err("a page header list longer than its bytes".to_owned());
+        }
+        for _ in 0..size {
+            for &kind in kinds {
+                match kind {
+                    TRUE | FALSE => self.advance(1)?,
+                    _ => self.skip(kind, depth + 1)?,
+                }
+            }
+        }
+        Ok(())
+    }
+}
