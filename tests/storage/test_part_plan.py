@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import collections
 import random
+import time
 from pathlib import Path
 
 import pytest
@@ -110,11 +111,21 @@ def test_a_pass_fetches_its_first_shard_in_parts_and_the_look_ahead_in_few(
             predownload=4,  # the window stays in the shard being read
             shuffle=False,
         )
-        assert [sample["i"] for sample in ds] == list(range(400))
+        samples = iter(ds)
+        first = next(samples)["i"]
+        # The reader stops until the look-ahead has landed: otherwise, on loopback, it may
+        # overtake the look-ahead's queued downloads and wait for a shard itself.
+        cache = tmp_path / "cache"
+        deadline = time.monotonic() + 30
+        while not all((cache / n).exists() for n in shards[2:]) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert [first] + [sample["i"] for sample in samples] == list(range(400))
         gets = collections.Counter(
             e.uri.rsplit("/", 1)[-1] for e in server.log() if e.method == "GET"
         )
     # The first shard, which the reader waits for, over the connections (1 MiB parts) ...
     assert gets[shards[0]] >= 4
-    # ... the look-ahead shards in one GET each (8 MiB parts of a 4 MiB shard).
-    assert [gets[name] for name in shards[1:]] == [1, 1, 1]
+    # ... the look-ahead shards in one GET each (8 MiB parts of a 4 MiB shard). The second
+    # may be in the pass's first chunk, which the reader waits for whole.
+    assert gets[shards[1]] in (1, 4)
+    assert [gets[name] for name in shards[2:]] == [1, 1]
