@@ -2,9 +2,11 @@
 dataset and servers, one library at a time, HTTPS at 40 MB/s per connection, with or without
 ``limit_req`` (``--limit-req 40r/s``: the ``https-40m-503`` server).
 
-Prints the epoch's result, then every request nginx logged by kind: 503s, and answered ones
-by size (range reads are under 1 MiB). Usage: ``python benches/objstore_requests.py
-[--workload img|tokens] [--lib streamx|litdata] [--limit-req 40r/s|none] [--root DIR]``;
+Prints the epoch's result, then every request nginx logged by kind: 503s, HEADs, whole GETs,
+and ranged GETs by size (range reads are under 1 MiB); ``--per-file``, each file's too.
+Usage: ``python benches/objstore_requests.py
+[--workload img|tokens] [--lib streamx|litdata] [--limit-req 40r/s|none]
+[--limit-rate 40m|none] [--root DIR]`` (``--limit-rate none``: HTTPS unthrottled);
 ``--root`` keeps the written datasets between runs.
 """
 
@@ -33,6 +35,10 @@ MIB = 1 << 20
 def _kind(entry: LogEntry) -> str:
     if entry.status == 503:
         return "503"
+    if entry.method != "GET":
+        return entry.method
+    if not entry.range or entry.range == "-":
+        return "whole"
     mib = entry.sent / MIB
     for bound, name in ((1, "<1 MiB"), (3, "1-3 MiB"), (6, "3-6 MiB"), (12, "6-12 MiB")):
         if mib < bound:
@@ -45,7 +51,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--workload", choices=sorted(COUNTS), default="img")
     parser.add_argument("--lib", choices=["streamx", "litdata"], default="streamx")
     parser.add_argument("--limit-req", default="40r/s", help="nginx limit_req rate, or none")
+    parser.add_argument(
+        "--limit-rate", default="40m", help="nginx limit_rate per connection, or none"
+    )
     parser.add_argument("--root", help="where the datasets are written (kept)")
+    parser.add_argument(
+        "--per-file", action="store_true", help="also each file's requests by kind, in order"
+    )
     args = parser.parse_args(argv)
     root = Path(args.root or tempfile.mkdtemp(prefix="streamx-requests-"))
     try:
@@ -68,7 +80,8 @@ def _count(args: argparse.Namespace, root: Path) -> int:
         os.environ[variable] = str(certs.ca)
     limit_req = None if args.limit_req == "none" else args.limit_req
     tls = (certs.chain, certs.key)
-    with Nginx(root, limit_rate="40m", limit_req=limit_req, tls=tls) as server:
+    limit_rate = None if args.limit_rate == "none" else args.limit_rate
+    with Nginx(root, limit_rate=limit_rate, limit_req=limit_req, tls=tls) as server:
         os.environ["S3_ENDPOINT_URL"] = server.endpoint
         spec = {"op": "epoch", "lib": args.lib, "workload": args.workload, "count": count}
         local = tempfile.mkdtemp(prefix="cache-", dir=root)
@@ -83,6 +96,16 @@ def _count(args: argparse.Namespace, root: Path) -> int:
     kinds = collections.Counter(_kind(entry) for entry in log)
     gb = sum(entry.sent for entry in log) / 1e9
     print(f"{len(log)} requests for {gb:.2f} GB: {dict(sorted(kinds.items()))}")
+    print(f"{len(log) / gb:.0f} requests per GB")
+    if args.per_file:
+        files: dict[str, list[LogEntry]] = collections.defaultdict(list)
+        for entry in sorted(log, key=lambda entry: entry.start):
+            files[entry.uri.rsplit("/", 1)[-1]].append(entry)
+        began = min(entry.start for entry in log)
+        for name, entries in files.items():
+            kinds = collections.Counter(_kind(entry) for entry in entries)
+            at = entries[0].start - began
+            print(f"  {name} from {at:.2f}s: {len(entries)} {dict(sorted(kinds.items()))}")
     return 0
 
 

@@ -51,6 +51,7 @@ from streamx.format.readers import SampleReader
 from streamx.order.world import World
 from streamx.runtime import metrics
 from streamx.runtime.run_dirs import user_root
+from streamx.storage.part_plan import looking_ahead
 from streamx.storage.pool import download_pool
 from streamx.storage.request_pace import any_paced
 from streamx.storage.settings import download_connections
@@ -232,7 +233,9 @@ class ShardCache:
         with metrics.stalled():  # a reader waits here only for a shard that is not local
             self._prepare(shard_id, timeout, background=False)
 
-    def _prepare(self, shard_id: int, timeout: float | None, background: bool) -> bool:
+    def _prepare(
+        self, shard_id: int, timeout: float | None, background: bool, ahead: bool = False
+    ) -> bool:
         """Returns whether the shard is local. In the background, gives up (False) rather
         than wait for another process or go over the limit."""
         shard = self._shards[shard_id]
@@ -256,7 +259,8 @@ class ShardCache:
                 self.ledger.sync(shard_id, None)  # deleted behind our back: fetch again
                 continue
             if decision == "download":
-                self._download(shard_id)
+                with looking_ahead(ahead):
+                    self._download(shard_id)
                 return True
             if background:  # "noroom", or another process is fetching it
                 return False
@@ -390,7 +394,9 @@ class ShardCache:
                 # retried when the read needs it); under a limit, pins and recency are kept
                 # current at every call instead.
                 self._settled = os.getpid()
-            self.prepare_async(wanted)
+            soon = set(later)  # fetched ahead: few, large parts (storage.part_plan)
+            self.prepare_async([s for s in wanted if s not in soon])
+            self.prepare_async([s for s in wanted if s in soon], look_ahead=True)
         return self._pinned if self.limited else None
 
     def _trim(self) -> None:
@@ -411,8 +417,9 @@ class ShardCache:
             self._window_budget = max(1, self._capacity() // processes)
         return self._window_budget
 
-    def prepare_async(self, shard_ids: list[int]) -> None:
-        """Starts fetching shards in the background (dedup'd per process)."""
+    def prepare_async(self, shard_ids: list[int], look_ahead: bool = False) -> None:
+        """Starts fetching shards in the background (dedup'd per process); ``look_ahead``:
+        no reader waits for them yet."""
         with self._lock:
             if self._pool_pid != os.getpid():
                 self._pool_pid = os.getpid()  # futures of the parent's pool never finish here
@@ -423,7 +430,7 @@ class ShardCache:
                 if shard_id in self._in_flight or _files_ready(self._shards[shard_id]):
                     continue
                 try:
-                    future = pool.submit(self._prepare, shard_id, None, True)
+                    future = pool.submit(self._prepare, shard_id, None, True, look_ahead)
                 except RuntimeError:  # no thread could start: readers fetch what they need
                     break
                 self._in_flight[shard_id] = future

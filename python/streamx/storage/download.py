@@ -7,7 +7,8 @@ then renamed into place, so readers never see a partial file.
 A file whose size is known (a shard, from ``index.json``) and larger than one part is
 fetched as ranged GETs in parallel (:mod:`~streamx.storage.parts`), each written in place
 into the preallocated temporary file: object stores cap each GET at tens of MB/s, so
-bandwidth comes from parallel GETs. Other files take one GET. Every GET holds a connection
+bandwidth comes from parallel GETs; a file fetched ahead of its reader takes fewer, larger
+parts (:mod:`~streamx.storage.part_plan`). Other files take one GET. Every GET holds a connection
 slot (:mod:`~streamx.storage.slots`); the counts are in :mod:`~streamx.storage.settings`.
 """
 
@@ -33,9 +34,10 @@ from streamx.storage.errors import (
 )
 from streamx.storage.object_pin import ObjectPin
 from streamx.storage.object_sources import Source, note_ranges_ignored, ranges_ignored, source_for
+from streamx.storage.part_plan import is_look_ahead, plan_part_size
 from streamx.storage.parts import backoff_delay, fetch_parts, split
 from streamx.storage.retry_budget import PERMANENT, RetryBudget
-from streamx.storage.settings import download_connections, max_index_bytes, part_size
+from streamx.storage.settings import download_connections, max_index_bytes
 from streamx.storage.slots import ConnectionSlots, LocalSlots, Slots, current_slots
 from streamx.storage.throttle import AdaptiveLimit, limit_for
 
@@ -185,9 +187,10 @@ def _fetch(
     if size is not None and not ranges_ignored(source.url):
         with fetching_files() as files:
             # The connections are shared by the files fetched at once: one alone spreads
-            # over all of them (it is needed now), several take fewer, larger parts.
-            part = part_size(size, max(slots.count // files, 1))
-            parts = split(size, max(part, _throttled_part(source, slots, size, files)))
+            # over all of them, several take fewer, larger parts; a file fetched ahead of
+            # its reader takes few, large parts (part_plan).
+            throttled = _throttled_part(source, slots, size, files)
+            parts = split(size, plan_part_size(size, slots.count, files, throttled))
             if len(parts) > 1 and _fetched_in_parts(
                 source, tmp, size, parts, retry, timeout, slots, progress
             ):
@@ -206,21 +209,25 @@ def _fetch(
     )
 
 
-_FETCHING = [0]
+# Files this process fetches now: [needed now, fetched ahead].
+_FETCHING = [0, 0]
 _FETCHING_LOCK = threading.Lock()
 
 
 @contextlib.contextmanager
 def fetching_files() -> Iterator[int]:
-    """Counts this file among those this process fetches; yields how many there are."""
+    """Counts this file among those this process fetches; yields how many share the
+    connections with it. A file needed now shares them only with the other files needed
+    now: the files fetched ahead take few parts (:mod:`~streamx.storage.part_plan`)."""
+    kind = 1 if is_look_ahead() else 0
     with _FETCHING_LOCK:
-        _FETCHING[0] += 1
-        files = _FETCHING[0]
+        _FETCHING[kind] += 1
+        files = _FETCHING[0] + (_FETCHING[1] if kind else 0)
     try:
         yield files
     finally:
         with _FETCHING_LOCK:
-            _FETCHING[0] -= 1
+            _FETCHING[kind] -= 1
 
 
 def _throttled_part(source: Source, slots: Slots, size: int, files: int) -> int:

@@ -13,7 +13,12 @@
     connections, which is what makes a file needed now arrive quickly. Requests cost money,
     so a file spreads only over its share: the connections divided by the files the process
     fetches at that moment (a shard alone takes all of them, four look-ahead shards a
-    quarter each, in parts four times as large).
+    quarter each, in parts four times as large). A file fetched ahead of its reader takes
+    ``STREAMX_DOWNLOAD_AHEAD_PART_SIZE`` parts instead.
+``STREAMX_DOWNLOAD_AHEAD_PART_SIZE`` (default 16 MiB)
+    The part size of a file fetched ahead of its reader (a look-ahead shard): its deadline
+    is far, and the other files in flight keep the connections busy, so it needs few
+    parts (:mod:`~streamx.storage.part_plan`). Never below the part a file needed now gets.
 ``STREAMX_DOWNLOAD_SHARDS_AHEAD`` (default 4)
     Shards past the ``predownload`` window that each reading process fetches ahead (under a
     ``cache_limit``, only as many as fit). A predownload of a few batches rarely leaves
@@ -31,10 +36,12 @@ from __future__ import annotations
 import os
 
 __all__ = [
+    "DEFAULT_AHEAD_PART_SIZE",
     "DEFAULT_CONNECTIONS",
     "DEFAULT_MAX_INDEX_BYTES",
     "DEFAULT_PART_SIZE",
     "MIN_PART_SIZE",
+    "ahead_part_size",
     "download_connections",
     "download_threads",
     "max_index_bytes",
@@ -46,6 +53,7 @@ __all__ = [
 MIN_PART_SIZE = 1 << 20
 DEFAULT_CONNECTIONS = 32
 DEFAULT_PART_SIZE = 8 << 20
+DEFAULT_AHEAD_PART_SIZE = 16 << 20
 _DEFAULT_SHARDS_AHEAD = 4
 
 
@@ -90,6 +98,16 @@ def part_size(size: int, connections: int) -> int:
     largest = _positive_env("STREAMX_DOWNLOAD_PART_SIZE", DEFAULT_PART_SIZE)
     spread = -(-size // max(connections, 1))
     return max(min(largest, spread), min(MIN_PART_SIZE, largest))
+
+
+def ahead_part_size() -> int:
+    """Bytes per ranged GET of a file fetched ahead of its reader
+    (``STREAMX_DOWNLOAD_AHEAD_PART_SIZE``).
+
+    Raises:
+        ValueError: If the variable is set to something other than a positive integer.
+    """
+    return _positive_env("STREAMX_DOWNLOAD_AHEAD_PART_SIZE", DEFAULT_AHEAD_PART_SIZE)
 
 
 def shards_ahead() -> int:
