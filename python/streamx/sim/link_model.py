@@ -168,11 +168,14 @@ def _capped(
     )
 
 
-def link_rates(config: SimConfig, files_at_once: int = 1, chunk_shards: float = 0.0) -> LinkRates:
+def link_rates(
+    config: SimConfig, files_at_once: int = 1, chunk_shards: float = 0.0, paced_extra: int = 0
+) -> LinkRates:
     """The node's look-ahead rate, one shard's rate and the start-up the model adds;
-    ``files_at_once`` is how many files the node's look-ahead fetches at once and
-    ``chunk_shards`` how many shards a process's first chunk reads (both matter only under a
-    ``request_rate``)."""
+    ``files_at_once`` is how many files the node's look-ahead fetches at once,
+    ``paced_extra`` how many more it fetches once the store throttles it (the loader looks
+    further ahead while paced) and ``chunk_shards`` how many shards a process's first chunk
+    reads (all matter only under a ``request_rate``)."""
     shards = config.shards
     download = shards.download_bytes
     size = max(float(download.mean()), 1.0) if len(download) else 1.0
@@ -195,11 +198,13 @@ def link_rates(config: SimConfig, files_at_once: int = 1, chunk_shards: float = 
         alone = min(alone or math.inf, bandwidth, size / seconds)
     if config.request_rate is not None:
         whole, count = math.ceil(size), len(download)
+        reads = chunk_shards > 0
+        solo = _capped(config, whole, 1, min(count, 8) or 1, True, reads)
+        if solo.refused:  # the store throttles the start: the look-ahead deepens
+            files_at_once += paced_extra
         files = max(1, min(files_at_once, count, _MOST_FILES))
         total = max(1, min(count, max(4 * files, 16), _MOST_FILES))
-        reads = chunk_shards > 0
         node = _capped(config, whole, files, total, True, reads)
-        solo = _capped(config, whole, 1, min(count, 8) or 1, True, reads)
         bandwidth = min(bandwidth, node.bytes_per_s)
         alone = min(alone or math.inf, solo.bytes_per_s, bandwidth)
         throttled = node.throttled_share
