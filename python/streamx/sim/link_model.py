@@ -49,6 +49,7 @@ from streamx.sim.config import SimConfig
 from streamx.sim.request_cap import CapResult, capped_link
 from streamx.sim.requests import part_bytes
 from streamx.storage.request_pace import FIRST_PACE
+from streamx.storage.settings import DEFAULT_AHEAD_PART_SIZE
 
 __all__ = ["LinkRates", "link_rates", "request_seconds", "throttle_wait"]
 
@@ -146,7 +147,11 @@ def _capped(
     """The request-rate limit's result for ``files`` files of ``size`` bytes at once (a
     ``cold`` host: a process's first chunk, its first shard read by range when ``reads``)."""
     assert config.request_rate is not None
-    part = part_bytes(size, max(config.connections // files, 1), config.part_size)
+    # The files after the first are the look-ahead's: few large parts (part_plan).
+    part = max(
+        part_bytes(size, max(config.connections // files, 1), config.part_size),
+        DEFAULT_AHEAD_PART_SIZE,
+    )
     # Under the limit few requests move bytes at once (the others wait to ask again), so a
     # part moves at its connection's cap; the node's rate bounds the result afterwards.
     rate = _connection_rate(config, 1)
