@@ -17,9 +17,11 @@ from streamx.sim.link_model import link_rates
 from streamx.sim.paced_host import PacedHost
 from streamx.sim.request_cap import _Bucket, capped_link
 from streamx.sim.requests import part_bytes
+from streamx.sim.run import _paced_extra
 from streamx.sim.tune import tune
 from streamx.sim.yaml_run import read_run_yaml
 from streamx.storage.request_pace import FIRST_PACE
+from streamx.storage.settings import PACED_AHEAD_FACTOR
 
 MIB = 1 << 20
 
@@ -238,3 +240,18 @@ def test_flags_and_yaml_take_a_request_rate(tmp_path: Path) -> None:
     )
     settings = read_run_yaml(str(run)).settings
     assert settings == {"request_rate": 40.0, "request_burst": 2, "retry_after": 1.0}
+
+
+def test_a_throttled_start_deepens_the_look_ahead() -> None:
+    # The loader fetches PACED_AHEAD_FACTOR times its shards_ahead while a store paces it:
+    # once the cold start meets a refusal, the node's play runs with the extra files.
+    throttled = _config(request_rate=40.0)
+    deeper = link_rates(throttled, files_at_once=2, chunk_shards=1.0, paced_extra=4)
+    assert deeper == link_rates(throttled, files_at_once=6, chunk_shards=1.0)
+    assert deeper != link_rates(throttled, files_at_once=2, chunk_shards=1.0)
+    # A store whose burst admits the start never paces: the look-ahead stays as it was.
+    calm = _config(request_rate=40.0, request_burst=1000)
+    same = link_rates(calm, files_at_once=2, chunk_shards=1.0, paced_extra=4)
+    assert same == link_rates(calm, files_at_once=2, chunk_shards=1.0)
+    # simulate() passes each process's extra shards_ahead.
+    assert _paced_extra(_config(workers=2)) == 2 * 4 * (PACED_AHEAD_FACTOR - 1)

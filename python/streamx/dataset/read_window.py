@@ -48,7 +48,9 @@ class ShardWindow:
 
     ``following`` is how many other shards after the look-ahead each window adds: a
     predownload of a few batches rarely leaves the shard being read, and one shard in
-    flight leaves most connections idle while it is read.
+    flight leaves most connections idle while it is read. A call may ask for another
+    number (more while a store throttles); a window is the previous one only if asked with
+    the same.
     """
 
     def __init__(
@@ -65,9 +67,12 @@ class ShardWindow:
         self._spans: tuple[tuple[int, int], ...] = ()
         self._keep = 4
 
-    def window(self, start: int, stop: int, end: int) -> Window:
+    def window(self, start: int, stop: int, end: int, following: int | None = None) -> Window:
         """The shards of positions ``[start, stop)`` (read now) and ``[start, end)``
-        (through the look-ahead), plus the next ``following`` shards after ``end``."""
+        (through the look-ahead), plus the next ``following`` shards after ``end`` (the
+        pass's own number unless given)."""
+        if following is not None and following != self._following:
+            self._following, self._window = following, None
         total = len(self.ids)
         stop, end = min(stop, total), min(max(end, stop), total)
         if start >= stop:

@@ -48,6 +48,7 @@ from streamx.order.world import World
 from streamx.runtime import metrics
 from streamx.runtime.overrides import overridden
 from streamx.runtime.torch_bases import TorchIterableDataset
+from streamx.storage.request_pace import any_paced
 from streamx.storage.settings import shards_ahead
 
 __all__ = ["StreamingDataset"]
@@ -308,7 +309,9 @@ class StreamingDataset(Array, ShardMembers, TorchIterableDataset):  # type: igno
         if self._shard_cache is None:
             return stop
         ahead = stop + max(int(self.predownload or 0), 1)
-        window = self._window_of(ids).window(start, stop, ahead)
+        # More shards ahead while a store throttles: its pace limits starts, not downloads.
+        following = shards_ahead(paced=any_paced())
+        window = self._window_of(ids).window(start, stop, ahead, following)
         if start >= len(ids):  # the pass is over: its window goes
             self._windows = [w for w in self._windows if w.ids is not ids]
         held = self._shard_cache.set_window(window.reading, window.ahead, same=window.same)

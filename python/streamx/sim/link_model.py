@@ -49,6 +49,7 @@ from streamx.sim.config import SimConfig
 from streamx.sim.request_cap import CapResult, capped_link
 from streamx.sim.requests import part_bytes
 from streamx.storage.request_pace import FIRST_PACE
+from streamx.storage.settings import DEFAULT_AHEAD_PART_SIZE
 
 __all__ = ["LinkRates", "link_rates", "request_seconds", "throttle_wait"]
 
@@ -146,7 +147,11 @@ def _capped(
     """The request-rate limit's result for ``files`` files of ``size`` bytes at once (a
     ``cold`` host: a process's first chunk, its first shard read by range when ``reads``)."""
     assert config.request_rate is not None
-    part = part_bytes(size, max(config.connections // files, 1), config.part_size)
+    # The files after the first are the look-ahead's: few large parts (part_plan).
+    part = max(
+        part_bytes(size, max(config.connections // files, 1), config.part_size),
+        DEFAULT_AHEAD_PART_SIZE,
+    )
     # Under the limit few requests move bytes at once (the others wait to ask again), so a
     # part moves at its connection's cap; the node's rate bounds the result afterwards.
     rate = _connection_rate(config, 1)
@@ -168,11 +173,14 @@ def _capped(
     )
 
 
-def link_rates(config: SimConfig, files_at_once: int = 1, chunk_shards: float = 0.0) -> LinkRates:
+def link_rates(
+    config: SimConfig, files_at_once: int = 1, chunk_shards: float = 0.0, paced_extra: int = 0
+) -> LinkRates:
     """The node's look-ahead rate, one shard's rate and the start-up the model adds;
-    ``files_at_once`` is how many files the node's look-ahead fetches at once and
-    ``chunk_shards`` how many shards a process's first chunk reads (both matter only under a
-    ``request_rate``)."""
+    ``files_at_once`` is how many files the node's look-ahead fetches at once,
+    ``paced_extra`` how many more it fetches once the store throttles it (the loader looks
+    further ahead while paced) and ``chunk_shards`` how many shards a process's first chunk
+    reads (all matter only under a ``request_rate``)."""
     shards = config.shards
     download = shards.download_bytes
     size = max(float(download.mean()), 1.0) if len(download) else 1.0
@@ -195,11 +203,13 @@ def link_rates(config: SimConfig, files_at_once: int = 1, chunk_shards: float = 
         alone = min(alone or math.inf, bandwidth, size / seconds)
     if config.request_rate is not None:
         whole, count = math.ceil(size), len(download)
+        reads = chunk_shards > 0
+        solo = _capped(config, whole, 1, min(count, 8) or 1, True, reads)
+        if solo.refused:  # the store throttles the start: the look-ahead deepens
+            files_at_once += paced_extra
         files = max(1, min(files_at_once, count, _MOST_FILES))
         total = max(1, min(count, max(4 * files, 16), _MOST_FILES))
-        reads = chunk_shards > 0
         node = _capped(config, whole, files, total, True, reads)
-        solo = _capped(config, whole, 1, min(count, 8) or 1, True, reads)
         bandwidth = min(bandwidth, node.bytes_per_s)
         alone = min(alone or math.inf, solo.bytes_per_s, bandwidth)
         throttled = node.throttled_share

@@ -116,6 +116,7 @@ def count_requests(
     index: tuple[int, int] = (0, 0),
     throttled_share: float = 0.0,
     paced_gets: float | None = None,
+    ahead: tuple[NDArray[np.bool_], int] | None = None,
 ) -> RequestCount:
     """Counts the GETs of downloads of ``sizes`` bytes, each made while its process fetched
     ``files`` files, plus ``index``: the index files' ``(GETs, HEADs)``.
@@ -123,9 +124,15 @@ def count_requests(
     A ``throttled_share`` of answers being 503 or 429 means each request is sent
     ``1 / (1 - share)`` times on average; the extra tries are counted as ``throttled``.
     ``paced_gets``: the GETs a file takes on a paced host (a request-rate limit,
-    :mod:`~streamx.sim.request_cap`), at most the calm split's parts.
+    :mod:`~streamx.sim.request_cap`), at most the calm split's parts. ``ahead``: which
+    downloads were fetched ahead of their reader, and the least part they take.
     """
     parts = parts_of(sizes, np.maximum(connections // np.maximum(files, 1), 1), largest)
+    if ahead is not None:
+        # A file fetched ahead of its reader takes parts of at least the look-ahead's
+        # (streamx.storage.part_plan).
+        few = parts_of(sizes, np.ones_like(sizes), ahead[1])
+        parts = np.where(ahead[0], np.minimum(parts, few), parts)
     if paced_gets is not None:
         parts = np.minimum(parts, max(round(paced_gets), 1))
     billed = int(parts.sum()) + sum(index)

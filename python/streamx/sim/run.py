@@ -26,6 +26,7 @@ from streamx.sim.network import LinkTrace, SlowStart, run_links
 from streamx.sim.requests import backlog_files, count_requests
 from streamx.sim.result import SimResult
 from streamx.sim.schedule import NO_CHECK, Checks, NodeQueue, ShardOf, node_queue
+from streamx.storage.settings import DEFAULT_AHEAD_PART_SIZE, PACED_AHEAD_FACTOR
 
 __all__ = ["epoch_order", "run_steps", "simulate"]
 
@@ -184,7 +185,10 @@ def simulate(config: SimConfig) -> SimResult:
     asked = config
     first_ids = epoch_order(config, 0) if config.request_rate is not None else None
     rates = link_rates(
-        config, _files_at_once(config, first_ids), _first_chunk_shards(config, first_ids)
+        config,
+        _files_at_once(config, first_ids),
+        _first_chunk_shards(config, first_ids),
+        _paced_extra(config),
     )
     # The request model only changes the rates the link runs at (the same values when
     # neutral): every step below reads them from ``config``.
@@ -264,7 +268,7 @@ def simulate(config: SimConfig) -> SimResult:
         )
         # The LRU model does not track what is in flight: each shard counts as fetched
         # alone (the most requests).
-        files = (fetched, np.ones(len(fetched), np.int64))
+        files = (fetched, np.ones(len(fetched), np.int64), np.zeros(len(fetched), bool))
         if peak > config.cache_limit:
             warnings.warn(
                 f"cache_limit ({config.cache_limit:,} bytes) is below what single steps read at "
@@ -286,6 +290,7 @@ def simulate(config: SimConfig) -> SimResult:
         _index_requests(config),
         rates.throttled,
         rates.gets_per_file,
+        (files[2], DEFAULT_AHEAD_PART_SIZE),
     )
     return SimResult(
         asked,
@@ -315,6 +320,13 @@ def _files_at_once(config: SimConfig, ids: NDArray[np.int64] | None) -> int:
     return max(files, 1)
 
 
+def _paced_extra(config: SimConfig) -> int:
+    """Files one node's look-ahead adds while a store paces it: each process fetches
+    ``PACED_AHEAD_FACTOR`` times its ``shards_ahead`` then."""
+    processes = config.devices * max(config.workers, 1)
+    return processes * config.shards_ahead * (PACED_AHEAD_FACTOR - 1)
+
+
 def _first_chunk_shards(config: SimConfig, ids: NDArray[np.int64] | None) -> float:
     """Distinct shards of a process's first chunk, on average over the first node's
     processes (they read side by side); 0 without ``ids``."""
@@ -336,13 +348,14 @@ def _index_requests(config: SimConfig) -> tuple[int, int]:
 
 def _files(
     config: SimConfig, queues: list[NodeQueue], trace: LinkTrace, steps: int
-) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """(shard, files its process fetched at once) of every download completed in the run:
-    one for a shard fetched alone (the loader's slow start), the backlog for the
-    look-ahead's (:func:`~streamx.sim.requests.backlog_files`)."""
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.bool_]]:
+    """(shard, files its process fetched at once, whether fetched ahead) of every download
+    completed in the run: one file for a shard fetched alone (the loader's slow start), the
+    backlog for the look-ahead's (:func:`~streamx.sim.requests.backlog_files`). A node's
+    first download per process is needed now; the later ones are fetched ahead."""
     processes = config.devices * config.workers
     sizes = config.shards.download_bytes
-    shards, files, start = [], [], 0
+    shards, files, ahead, start = [], [], [], 0
     for n, queue in enumerate(queues):
         got = trace.done_step[start : start + len(queue.shards)]
         start += len(queue.shards)
@@ -353,8 +366,10 @@ def _files(
             count = np.where(_byte_starts(queues, sizes, n)[kept] < ends, count, 1)
         shards.append(queue.shards[kept])
         files.append(count)
+        ahead.append(np.arange(len(count)) >= max(processes, 1))
     # A process's pool has one thread per connection: no more files at once.
-    return np.concatenate(shards), np.minimum(np.concatenate(files), config.connections)
+    most = np.minimum(np.concatenate(files), config.connections)
+    return np.concatenate(shards), most, np.concatenate(ahead)
 
 
 def _byte_starts(

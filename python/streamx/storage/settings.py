@@ -23,7 +23,9 @@
     Shards past the ``predownload`` window that each reading process fetches ahead (under a
     ``cache_limit``, only as many as fit). A predownload of a few batches rarely leaves
     the shard being read, and one shard in flight leaves most connections idle; ``0``
-    fetches only the window.
+    fetches only the window. Twice as many while a store throttles this process: its
+    pace limits how often requests start, not how many run, so more whole shards in flight
+    (few large parts each) keep the link busy between the pace's slots.
 ``STREAMX_RANGE_READS`` (default 1)
     ``0`` turns range reads off: a sample of a remote shard still downloading is then served
     only once the whole shard has arrived (:mod:`~streamx.cache.range_reads`).
@@ -41,6 +43,7 @@ __all__ = [
     "DEFAULT_MAX_INDEX_BYTES",
     "DEFAULT_PART_SIZE",
     "MIN_PART_SIZE",
+    "PACED_AHEAD_FACTOR",
     "ahead_part_size",
     "download_connections",
     "download_threads",
@@ -55,6 +58,9 @@ DEFAULT_CONNECTIONS = 32
 DEFAULT_PART_SIZE = 8 << 20
 DEFAULT_AHEAD_PART_SIZE = 16 << 20
 _DEFAULT_SHARDS_AHEAD = 4
+# A throttling store's pace spaces request starts, not connections: measured on the 503
+# bench server (issue 26), 8 shards ahead instead of 4 read 19-40% faster.
+PACED_AHEAD_FACTOR = 2
 
 
 def _positive_env(name: str, default: int, least: int = 1) -> int:
@@ -110,13 +116,15 @@ def ahead_part_size() -> int:
     return _positive_env("STREAMX_DOWNLOAD_AHEAD_PART_SIZE", DEFAULT_AHEAD_PART_SIZE)
 
 
-def shards_ahead() -> int:
-    """Shards past the predownload window fetched ahead (``STREAMX_DOWNLOAD_SHARDS_AHEAD``).
+def shards_ahead(paced: bool = False) -> int:
+    """Shards past the predownload window fetched ahead (``STREAMX_DOWNLOAD_SHARDS_AHEAD``),
+    ``PACED_AHEAD_FACTOR`` times as many while some host ``paced`` this process.
 
     Raises:
         ValueError: If the variable is set to something other than a non-negative integer.
     """
-    return _positive_env("STREAMX_DOWNLOAD_SHARDS_AHEAD", _DEFAULT_SHARDS_AHEAD, least=0)
+    ahead = _positive_env("STREAMX_DOWNLOAD_SHARDS_AHEAD", _DEFAULT_SHARDS_AHEAD, least=0)
+    return ahead * PACED_AHEAD_FACTOR if paced else ahead
 
 
 def range_reads_enabled() -> bool:
