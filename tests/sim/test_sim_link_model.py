@@ -147,9 +147,9 @@ def test_flags_and_yaml(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)["runs"][0]
     assert summary["price_per_1000"] == 0.001
-    # 8 MiB parts over 8 connections for the first shard of each of the 2 processes, 16 MiB
-    # parts for the 6 fetched ahead; the index.
-    assert summary["requests"] == 2 * 8 + 6 * 4 + 1
+    # 8 MiB parts over 8 connections for the first shard of each of the 2 processes, and
+    # the look-ahead's 8 MiB parts for the 6 fetched ahead; the index.
+    assert summary["requests"] == 2 * 8 + 6 * 8 + 1
     bad = CliRunner().invoke(
         app, ["simulate", "-n", "1", "-d", "1", "-t", "0.1", "-b", "1GB", "--batch-size", "8",
               "--samples", "8000", "--throttled", "100%"],

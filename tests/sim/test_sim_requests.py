@@ -72,19 +72,19 @@ def test_summary_prices_the_run() -> None:
     base = SimConfig((SimStream(shards),), devices=1, workers=1, batch_size=8, epochs=2)
     summary = simulate(base).summary()
     # 8 shards of 20 MiB on 32 connections: the first needed now, in 1 MiB parts (the
-    # floor); the 7 fetched ahead in 16 MiB parts (2 each); and the index's GET.
-    assert summary["requests"] == 20 + 7 * 2 + 1
+    # floor); the 7 fetched ahead in 8 MiB parts (3 each); and the index's GET.
+    assert summary["requests"] == 20 + 7 * 3 + 1
     assert summary["price_per_1000"] == S3_GET_PER_1000
-    assert summary["request_cost"] == pytest.approx(35 * S3_GET_PER_1000 / 1000)
+    assert summary["request_cost"] == pytest.approx(42 * S3_GET_PER_1000 / 1000)
     assert summary["request_cost_per_epoch"] == pytest.approx(summary["request_cost"] / 2)
-    assert summary["requests_per_gb"] == pytest.approx(35 / (160 * MIB / 1e9))
+    assert summary["requests_per_gb"] == pytest.approx(42 / (160 * MIB / 1e9))
     # 4 connections and one file at a time: 5 MiB parts for the first (needed now); the
     # next ones enter the predownload window before their reader does, so they are fetched
-    # ahead (2 parts each). From a plain HTTP remote the index costs a HEAD too.
+    # ahead (3 parts each). From a plain HTTP remote the index costs a HEAD too.
     cheaper = base.with_(connections=4, price_per_1000=0.001, index_requests=2, predownload=8)
     summary = simulate(cheaper).summary()
-    assert summary["requests"] == 4 + 7 * 2 + 2
-    assert summary["request_cost"] == pytest.approx(20 * 0.001 / 1000)
+    assert summary["requests"] == 4 + 7 * 3 + 2
+    assert summary["request_cost"] == pytest.approx(27 * 0.001 / 1000)
 
 
 @pytest.mark.parametrize(
@@ -142,7 +142,7 @@ def test_an_epoch_sends_what_nginx_logs(
     assert len(log) == sent
     sizes = shards.download_bytes
     if connections == 32:
-        # The first shard is needed now (1 MiB parts); the look-ahead's take 16 MiB parts,
+        # The first shard is needed now (1 MiB parts); the look-ahead's take 8 MiB parts,
         # one GET of a 3 MiB shard. A shard the reader reaches before the look-ahead starts
         # it is needed now too (thread timing): nginx logs at most every shard in parts.
         first = int(parts_of(sizes[:1], np.array([connections]), part_size)[0])

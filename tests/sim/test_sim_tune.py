@@ -41,9 +41,9 @@ def test_more_connections_stop_helping_at_the_node_bandwidth() -> None:
     assert best.config.connections == 4
     assert best.config.part_size >= 8 * MIB
     assert 8 + 1 <= best.summary["requests"] <= 8 * 4 + 1
-    # 1 MiB parts over 32 for the shard each of the 4 processes needs first; 16 MiB parts
+    # 1 MiB parts over 32 for the shard each of the 4 processes needs first; 8 MiB parts
     # for the 4 fetched ahead.
-    assert found.given.summary["requests"] == 4 * 32 + 4 * 2 + 1
+    assert found.given.summary["requests"] == 4 * 32 + 4 * 4 + 1
     assert best.summary["samples_per_s"] <= 2_500
     assert best.summary["samples_per_s"] >= (1 - found.tolerance) * found.best_samples_per_s
     assert best.summary["samples_per_s"] >= found.given.summary["samples_per_s"]

@@ -43,7 +43,7 @@ def test_a_file_fetched_ahead_takes_larger_parts(monkeypatch: pytest.MonkeyPatch
     assert plan_part_size(64 * MIB, 32, files=1) == 2 * MIB
     with looking_ahead():
         assert is_look_ahead()
-        assert plan_part_size(64 * MIB, 32, files=1) == 16 * MIB
+        assert plan_part_size(64 * MIB, 32, files=1) == 8 * MIB
         # A throttling host's larger part still wins.
         assert plan_part_size(64 * MIB, 32, files=1, throttled=32 * MIB) == 32 * MIB
         with looking_ahead(False):  # a nested download needed now
