@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from nginx_server import LogEntry, Nginx, find_nginx
+from nginx_server import LogEntry, Nginx
+from served_mds import write_served
 
 import streamx
 from streamx.dataset.iteration import chunk_samples
@@ -19,16 +20,9 @@ SAMPLES, SAMPLE_BYTES = 2_000, 20_000  # 40 shards of 1 MB: none read by range (
 
 @pytest.fixture
 def served(tmp_path: Path) -> Path:
-    if find_nginx() is None:
-        pytest.skip("nginx is not installed (make test installs it)")
-    out = tmp_path / "served" / "bucket" / "ds"
-    with streamx.MDSWriter(
-        out=str(out), columns={"i": "int", "x": "bytes"}, size_limit=1_000_000
-    ) as w:
-        for i in range(SAMPLES):
-            w.write({"i": i, "x": bytes([i % 251]) * SAMPLE_BYTES})
-    assert len(list(out.glob("shard.*.mds"))) >= 40
-    return tmp_path / "served"
+    served = write_served(tmp_path, "ds", SAMPLES, SAMPLE_BYTES, 1_000_000)
+    assert len(list((served / "bucket" / "ds").glob("shard.*.mds"))) >= 40
+    return served
 
 
 def _shard_spans(entries: list[LogEntry]) -> dict[str, tuple[float, float]]:
@@ -74,16 +68,9 @@ def test_the_first_chunks_shards_download_together(served: Path, tmp_path: Path)
 @pytest.fixture
 def served_large(tmp_path: Path) -> Path:
     """Shards of 5 MB, which a calm host's reader reads by range before they download."""
-    if find_nginx() is None:
-        pytest.skip("nginx is not installed (make test installs it)")
-    out = tmp_path / "served" / "bucket" / "large"
-    with streamx.MDSWriter(
-        out=str(out), columns={"i": "int", "x": "bytes"}, size_limit=5_000_000
-    ) as w:
-        for i in range(LARGE_SAMPLES):
-            w.write({"i": i, "x": bytes([i % 251]) * LARGE_SAMPLE_BYTES})
-    assert len(list(out.glob("shard.*.mds"))) >= 8
-    return tmp_path / "served"
+    served = write_served(tmp_path, "large", LARGE_SAMPLES, LARGE_SAMPLE_BYTES, 5_000_000)
+    assert len(list((served / "bucket" / "large").glob("shard.*.mds"))) >= 8
+    return served
 
 
 LARGE_SAMPLES, LARGE_SAMPLE_BYTES = 400, 100_000

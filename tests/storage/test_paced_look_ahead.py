@@ -9,7 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from nginx_server import Nginx, find_nginx
+from nginx_server import Nginx
+from served_mds import write_served
 
 import streamx
 from streamx.storage import throttle
@@ -22,16 +23,9 @@ SAMPLES = 8_000  # 8 shards of 1 MiB
 
 @pytest.fixture
 def served(tmp_path: Path) -> Path:
-    if find_nginx() is None:
-        pytest.skip("nginx is not installed (make test installs it)")
-    out = tmp_path / "served" / "bucket" / "ds"
-    with streamx.MDSWriter(
-        out=str(out), columns={"i": "int", "x": "bytes"}, size_limit=1 << 20
-    ) as w:
-        for i in range(SAMPLES):
-            w.write({"i": i, "x": bytes([i % 251]) * 1_000})
-    assert len(list(out.glob("shard.*.mds"))) == 8
-    return tmp_path / "served"
+    served = write_served(tmp_path, "ds", SAMPLES, 1_000, 1 << 20)
+    assert len(list((served / "bucket" / "ds").glob("shard.*.mds"))) == 8
+    return served
 
 
 @pytest.fixture(autouse=True)

@@ -147,22 +147,10 @@ impl AnswerSource for PlainSocket {
             if !netio::wait_for(self.0, libc::POLLIN, deadline)? {
                 return Ok(None);
             }
-            // SAFETY: `buf` is initialised and writable, of the length passed.
-            #[allow(unsafe_code)]
-            let got = unsafe {
-                libc::recv(
-                    self.0,
-                    buf.as_mut_ptr().cast(),
-                    buf.len(),
-                    libc::MSG_DONTWAIT,
-                )
-            };
-            if got >= 0 {
-                return Ok(Some(got as usize));
-            }
-            let err = io::Error::last_os_error();
-            if !matches!(err.raw_os_error(), Some(libc::EAGAIN | libc::EINTR)) {
-                return Err(err);
+            match netio::recv_now(self.0, buf) {
+                Ok(got) => return Ok(Some(got)),
+                Err(err) if matches!(err.raw_os_error(), Some(libc::EAGAIN | libc::EINTR)) => {}
+                Err(err) => return Err(err),
             }
         }
     }
@@ -329,19 +317,9 @@ pub(crate) fn accepted_whole(head: &Head, expected: Option<u64>, most: Option<u6
 /// Sends all of `data`; false once the deadline passes.
 fn send_all(sock: RawFd, mut data: &[u8], deadline: Instant) -> io::Result<bool> {
     while !data.is_empty() {
-        // SAFETY: `data` is a live slice of `data.len()` readable bytes.
-        #[allow(unsafe_code)]
-        let sent = unsafe {
-            libc::send(
-                sock,
-                data.as_ptr().cast(),
-                data.len(),
-                libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
-            )
-        };
-        if sent < 0 {
-            let err = io::Error::last_os_error();
-            match err.raw_os_error() {
+        let sent = match netio::send_now(sock, data) {
+            Ok(sent) => sent,
+            Err(err) => match err.raw_os_error() {
                 Some(libc::EINTR) => continue,
                 Some(libc::EAGAIN) => {
                     if !netio::wait_for(sock, libc::POLLOUT, deadline)? {
@@ -350,9 +328,9 @@ fn send_all(sock: RawFd, mut data: &[u8], deadline: Instant) -> io::Result<bool>
                     continue;
                 }
                 _ => return Err(err),
-            }
-        }
-        data = &data[sent as usize..];
+            },
+        };
+        data = &data[sent..];
     }
     Ok(true)
 }

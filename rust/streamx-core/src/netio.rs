@@ -310,6 +310,37 @@ impl Pipe {
     }
 }
 
+/// One `recv` into `buf` without blocking: the bytes read (0 once the peer closed), or the
+/// OS error (`EAGAIN` when nothing is there yet, `EINTR`).
+pub(crate) fn recv_now(sock: RawFd, buf: &mut [u8]) -> io::Result<usize> {
+    // SAFETY: `buf` is a live, writable slice of the length passed.
+    #[allow(unsafe_code)]
+    let got = unsafe { libc::recv(sock, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_DONTWAIT) };
+    if got < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(got as usize)
+}
+
+/// One `send` of `data` without blocking and without `SIGPIPE`: the bytes sent, or the OS
+/// error (`EAGAIN` when the socket's buffer is full, `EINTR`).
+pub(crate) fn send_now(sock: RawFd, data: &[u8]) -> io::Result<usize> {
+    // SAFETY: `data` is a live slice of the length passed.
+    #[allow(unsafe_code)]
+    let sent = unsafe {
+        libc::send(
+            sock,
+            data.as_ptr().cast(),
+            data.len(),
+            libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+        )
+    };
+    if sent < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(sent as usize)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

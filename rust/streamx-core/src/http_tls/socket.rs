@@ -8,6 +8,8 @@ use std::os::fd::RawFd;
 
 use rustls::ClientConnection;
 
+use crate::netio;
+
 /// The most bytes one `recv` takes: a quarter of a MiB is sixteen full TLS records.
 const RECV_BYTES: usize = 256 << 10;
 
@@ -47,39 +49,13 @@ pub(super) struct Fd(pub(super) RawFd);
 
 impl Read for Fd {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        // SAFETY: `buf` is a live, writable slice of the length passed.
-        #[allow(unsafe_code)]
-        let got = unsafe {
-            libc::recv(
-                self.0,
-                buf.as_mut_ptr().cast(),
-                buf.len(),
-                libc::MSG_DONTWAIT,
-            )
-        };
-        if got < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(got as usize)
+        netio::recv_now(self.0, buf)
     }
 }
 
 impl Write for Fd {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        // SAFETY: `buf` is a live slice of the length passed.
-        #[allow(unsafe_code)]
-        let sent = unsafe {
-            libc::send(
-                self.0,
-                buf.as_ptr().cast(),
-                buf.len(),
-                libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
-            )
-        };
-        if sent < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(sent as usize)
+        netio::send_now(self.0, buf)
     }
 
     fn flush(&mut self) -> io::Result<()> {
