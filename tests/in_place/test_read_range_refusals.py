@@ -23,19 +23,8 @@ SIZE = 4096
 DATA = os.urandom(SIZE)
 
 
-def _refusing(status: int) -> ScriptedServer:
-    def answer(request: Request, handler: BaseHTTPRequestHandler) -> None:
-        body = b"<Error><Code>AccessDenied</Code></Error>"
-        handler.send_response(status)
-        handler.send_header("Content-Length", str(len(body)))
-        handler.end_headers()
-        handler.wfile.write(body)
-
-    return ScriptedServer(answer)
-
-
 def _gets_for(status: int, retry: int) -> int:
-    with _refusing(status) as server:
+    with _answering(status, code="AccessDenied") as server:
         url = server.url("/f.parquet")
         with pytest.raises(PermissionError) as caught:
             read_range(url, SIZE - 8, 8, SIZE, timeout=10, retry=retry)
@@ -50,8 +39,11 @@ def test_a_refused_range_is_not_asked_again(status: int) -> None:
     assert _gets_for(status, retry=5) == one_try  # as many GETs as a single try sends
 
 
-def _answering(status: int, retry_after: str | None = None, times: int = 1_000) -> ScriptedServer:
-    """Answers the first ``times`` GETs with ``status``, the rest with the bytes."""
+def _answering(
+    status: int, retry_after: str | None = None, times: int = 1_000, code: str = "Gone"
+) -> ScriptedServer:
+    """Answers the first ``times`` GETs with ``status`` (an S3 error ``code``), the rest with
+    the bytes."""
     answered = [0]
 
     def answer(request: Request, handler: BaseHTTPRequestHandler) -> None:
@@ -59,7 +51,7 @@ def _answering(status: int, retry_after: str | None = None, times: int = 1_000) 
         if answered[0] > times:
             serve_bytes(handler, request, DATA)
             return
-        body = b"<Error><Code>Gone</Code></Error>"
+        body = f"<Error><Code>{code}</Code></Error>".encode()
         handler.send_response(status)
         if retry_after is not None:
             handler.send_header("Retry-After", retry_after)
