@@ -38,20 +38,12 @@ a certificate signed by a CA the bench makes (trusted through ``AWS_CA_BUNDLE``,
 runs streamx with its HTTPS bodies read through Python's ``ssl`` (``STREAMX_RUST_TLS=0``),
 the path before rustls.
 
-``--wds-too`` adds streamx reading WebDataset's own tar shards in place
-(``WebDatasetStream``), in the same run, twice: ``streamx-wds`` names the shards by brace
-notation, so the dataset's construction scans each tar's headers (which reads tars of small
-members whole), and ``streamx-wds-index`` reads a wids shard index written beside them
-(``write_shard_index``), so construction is one small GET.
-
-``--lit-too`` adds streamx reading LitData's own chunks in place (``LitDataStream``).
-
-``--shuffle`` reads shuffled epochs (``shuffle=True``; WebDataset left out: its shuffle is
-a buffer over shards streamed in order, another thing), where the first batch touches many
-shards.
-
-``--whole-too`` adds streamx with range reads off (``STREAMX_RANGE_READS=0``: every sample
-waits for its whole shard), in the same run.
+``--wds-too`` adds streamx reading WebDataset's tars in place (``streamx-wds``: brace
+names, each tar's headers scanned; ``streamx-wds-index``: a wids shard index), ``--lit-too``
+streamx reading LitData's chunks in place, ``--whole-too`` streamx with range reads off,
+``--shuffle`` shuffled epochs (not WebDataset, whose shuffle is a buffer over shards read in
+order), and ``--before DIR --libs streamx-before ...`` another build's epochs next to ours.
+Over HTTPS each epoch also reports nginx's count of TLS handshakes, resumptions and suites.
 
 Usage: ``nice python benches/bench_objstore.py [--img N] [--tokens N] [--repeat R]
 [--collate identity|default] [--servers S ...] [--whole-too]``.
@@ -79,6 +71,13 @@ from cpu_share import CpuWatch
 from curl_limit import curl_limit
 from objstore_columns import COLUMNS, CPU_COLUMNS, PYSSL_COLUMNS, WHOLE_COLUMNS
 from objstore_in_place import IN_PLACE_LIBS, LIT_COLUMNS, WDS_COLUMNS, in_place_loader
+from objstore_samples import (
+    CHECK_EVERY,
+    blob_pool,
+    check_token_columns,
+    expected_tokens,
+    make_sample,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "storage"))
 from https_certs import make_certs
@@ -105,32 +104,10 @@ SERVERS: dict[str, tuple[str | None, int | None, str | None, bool]] = {
 }
 
 
-def _blob_pool(seed: int = 0) -> list[bytes]:
-    rng = np.random.default_rng(seed)
-    return [rng.bytes(int(rng.integers(90_000, 110_000))) for _ in range(32)]
-
-
-def _tokens(i: int) -> np.ndarray[Any, np.dtype[np.uint32]]:
-    tokens = np.random.default_rng(i).integers(0, 50_257, 2048, dtype=np.uint32)
-    tokens[0] = i
-    return tokens
-
-
-_POOL: list[bytes] = []
-
-
-def _sample(workload: str, i: int) -> dict[str, Any]:
-    if workload == "img":
-        if not _POOL:
-            _POOL.extend(_blob_pool())
-        return {"label": i, "data": _POOL[i % len(_POOL)]}
-    return {"tokens": _tokens(i)}
-
-
 def write(spec: dict[str, Any]) -> dict[str, Any]:
     workload, count, out = spec["workload"], spec["count"], spec["out"]
     if spec["lib"] == "webdataset":
-        wds_peer.write(out, workload, (_sample(workload, i) for i in range(count)), SHARD)
+        wds_peer.write(out, workload, (make_sample(workload, i) for i in range(count)), SHARD)
         from streamx.format.webdataset.write_index import write_shard_index
 
         write_shard_index(out, f"{out}/index.json")  # for streamx-wds-index
@@ -139,7 +116,7 @@ def write(spec: dict[str, Any]) -> dict[str, Any]:
         import litdata
 
         litdata.optimize(
-            fn=functools.partial(_sample, workload),
+            fn=functools.partial(make_sample, workload),
             inputs=list(range(count)),
             output_dir=out,
             chunk_bytes=SHARD,
@@ -156,7 +133,7 @@ def write(spec: dict[str, Any]) -> dict[str, Any]:
     )
     with streamx.MDSWriter(out=out, columns=columns, size_limit=SHARD) as writer:
         for i in range(count):
-            writer.write(_sample(workload, i))
+            writer.write(make_sample(workload, i))
     return {}
 
 
@@ -176,36 +153,6 @@ def _samples(batch: Any) -> Any:
     columns = {k: (v.numpy() if hasattr(v, "numpy") else v) for k, v in batch.items()}
     size = len(next(iter(columns.values())))
     return ({k: v[j] for k, v in columns.items()} for j in range(size))
-
-
-# Every CHECK_EVERY-th token sample is compared whole with what was written.
-CHECK_EVERY = 97
-
-
-def _expected_tokens(count: int) -> dict[int, np.ndarray[Any, np.dtype[np.uint32]]]:
-    """The samples compared whole, made before the clock starts: generating one costs the
-    training process more than a fast loader spends reading a whole batch."""
-    return {i: _tokens(i) for i in range(0, count, CHECK_EVERY)}
-
-
-def _check_token_columns(
-    tokens: np.ndarray[Any, Any],
-    seen: np.ndarray[Any, Any],
-    expected: dict[int, np.ndarray[Any, Any]],
-) -> bool:
-    """The per-sample token checks of :func:`epoch`, on a collated batch at once (the same
-    checks for every library; per sample they cost the training process as much as a
-    fast loader's own work). A sample repeated within one batch is counted once here; the
-    epoch's total count catches it."""
-    if tokens.shape[1:] != (2048,):
-        return False
-    ids = tokens[:, 0].astype(np.int64)  # uint32: never negative
-    try:
-        seen[ids] += 1
-    except IndexError:  # an id past the dataset
-        return False
-    rows = np.flatnonzero(ids % CHECK_EVERY == 0).tolist()
-    return all(np.array_equal(tokens[row], expected[int(ids[row])]) for row in rows)
 
 
 def _loader(spec: dict[str, Any]) -> Any:
@@ -259,9 +206,9 @@ def epoch(spec: dict[str, Any]) -> dict[str, Any]:
     import torch  # noqa: F401  (imported before the clock starts, by every library)
 
     count, workload = spec["count"], spec["workload"]
-    pool = _blob_pool()
+    pool = blob_pool()
     seen = np.zeros(count, np.int32)
-    expected = _expected_tokens(count) if workload == "tokens" else {}
+    expected = expected_tokens(count) if workload == "tokens" else {}
     total = 0
     correct = True
     first = None
@@ -273,7 +220,7 @@ def epoch(spec: dict[str, Any]) -> dict[str, Any]:
         if workload == "tokens" and isinstance(batch, dict):
             tokens = batch["tokens"].numpy()
             total += len(tokens)
-            correct &= _check_token_columns(tokens, seen, expected)
+            correct &= check_token_columns(tokens, seen, expected)
             continue
         for sample in _samples(batch):
             total += 1
