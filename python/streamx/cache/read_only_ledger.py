@@ -3,7 +3,16 @@ mirror): every shard is already local, nothing is downloaded, pinned or evicted.
 
 from __future__ import annotations
 
-__all__ = ["ReadOnlyLedger"]
+import warnings
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from streamx.cache.cached_files import bytes_present, files_ready
+from streamx.format.index import ShardInfo
+
+__all__ = ["ReadOnlyLedger", "mirror_ledger"]
 
 
 class ReadOnlyLedger:
@@ -69,3 +78,28 @@ class ReadOnlyLedger:
 
     def held_shards(self) -> list[int]:
         return list(range(len(self._sizes)))  # every shard reads as local
+
+
+def mirror_ledger(
+    home: str, shards: Sequence[ShardInfo], remote: NDArray[np.bool_]
+) -> ReadOnlyLedger:
+    """The ledger of the read-only cache directory `home`: usable as it is when every shard
+    with a remote (``remote``) is there.
+
+    Raises:
+        PermissionError: If a shard is missing (it could not be downloaded).
+    """
+    missing = [s.raw_data.basename for s, r in zip(shards, remote) if r and not files_ready(s)]
+    if missing:
+        raise PermissionError(
+            f"Cache directory {home} is read-only and lacks {len(missing)} shard(s) "
+            f"(first: {missing[0]}), which cannot be downloaded there. Use a writable "
+            "`local`, or complete the mirror."
+        )
+    warnings.warn(
+        f"Cache directory {home} is read-only: reading the shards already there, with no "
+        "cache ledger (nothing is downloaded or evicted, and cache_limit is not applied)",
+        UserWarning,
+        stacklevel=4,
+    )
+    return ReadOnlyLedger([bytes_present(s) if r else 0 for s, r in zip(shards, remote)])

@@ -25,7 +25,6 @@ import hashlib
 import os
 import threading
 import time
-import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from typing import Any
@@ -42,7 +41,7 @@ from streamx.cache.cached_files import files_ready as _files_ready
 from streamx.cache.cached_files import normalize as _normalize
 from streamx.cache.ledger_files import cached_shards, ledger_parts, listed_files, remote_indexes
 from streamx.cache.ledger_manifest import write_manifest_data
-from streamx.cache.read_only_ledger import ReadOnlyLedger
+from streamx.cache.read_only_ledger import ReadOnlyLedger, mirror_ledger
 from streamx.cache.room import begin_within_limit
 from streamx.cache.views import CachedStream, CacheLayout
 from streamx.exceptions import ChecksumError
@@ -106,7 +105,7 @@ class ShardCache:
         self.read_only = not writable(home)
         self.ledger: CacheLedgerLike
         if self.read_only:
-            self.ledger = self._read_only_ledger(home)
+            self.ledger = mirror_ledger(home, self._shards, self._remote)
             slots_dir = os.path.join(user_root(), "connections")
         else:
             os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -161,33 +160,6 @@ class ShardCache:
     def limited(self) -> bool:
         """Whether a ``cache_limit`` applies."""
         return self.ledger.limit is not None
-
-    def _read_only_ledger(self, home: str) -> ReadOnlyLedger:
-        """A shared read-only mirror: usable as it is when every shard is there.
-
-        Raises:
-            PermissionError: If a shard is missing (it could not be downloaded).
-        """
-        missing = [
-            s.raw_data.basename
-            for s, remote in zip(self._shards, self._remote)
-            if remote and not _files_ready(s)
-        ]
-        if missing:
-            raise PermissionError(
-                f"Cache directory {home} is read-only and lacks {len(missing)} shard(s) "
-                f"(first: {missing[0]}), which cannot be downloaded there. Use a writable "
-                "`local`, or complete the mirror."
-            )
-        warnings.warn(
-            f"Cache directory {home} is read-only: reading the shards already there, with no "
-            "cache ledger (nothing is downloaded or evicted, and cache_limit is not applied)",
-            UserWarning,
-            stacklevel=4,
-        )
-        return ReadOnlyLedger(
-            [_bytes_present(s) if r else 0 for s, r in zip(self._shards, self._remote)]
-        )
 
     def _init_ledger(self, layout: CacheLayout) -> None:
         """Marks local-only shards unevictable, records which shards are already here, and
