@@ -88,6 +88,9 @@ def test_a_dataset_streams_from_azure_through_faults(
     proxy = FaultProxy(("127.0.0.1", int(blobs.endpoint.rsplit(":", 1)[1]))).start()
     try:
         monkeypatch.setenv("AZURE_STORAGE_CONNECTION_STRING", connection_string(proxy.url))
+        # Shards fetched ahead in 1 MiB parts too (8 MiB by default: one GET per shard here),
+        # so that every shard goes by ranged parts.
+        monkeypatch.setenv("STREAMX_DOWNLOAD_AHEAD_PART_SIZE", str(1 << 20))
         # Every GET may be refused with 503, dropped, cut short or delayed, twice at most.
         proxy.config = FaultConfig(probability=0.5, kinds=("503", "drop", "truncate", "slow"))
         before = accounting.totals()
