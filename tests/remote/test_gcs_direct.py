@@ -83,6 +83,8 @@ def test_a_dataset_streams_from_gs_through_faults(
     fs.mkdir("direct")
     remote_data.write("gs://direct/ds", 240, size_limit=SHARD, blob_bytes=BLOB, compression=None)
     monkeypatch.setenv("STREAMX_DOWNLOAD_PART_SIZE", str(1 << 20))
+    # Shards fetched ahead in 1 MiB parts too (8 MiB by default: one GET per shard here).
+    monkeypatch.setenv("STREAMX_DOWNLOAD_AHEAD_PART_SIZE", str(1 << 20))
     # Every GET may be refused with 503, dropped, cut short or delayed, twice at most.
     gcs_proxy.config = FaultConfig(probability=0.5, kinds=("503", "drop", "truncate", "slow"))
     before = accounting.totals()
