@@ -11,6 +11,11 @@ use super::thrift::{page_header, PageHeader, DATA_PAGE, DATA_PAGE_V2, DICTIONARY
 pub const NULL: u32 = u32::MAX;
 /// Column chunks larger than this once decompressed are left to the general reader.
 pub const MAX_PAGE_BYTES: usize = 1 << 30;
+/// The most a compressed page may declare per compressed byte before the core leaves it to
+/// pyarrow (real pages of values stay far below it; dictionary and RLE encodings take the
+/// long runs), and the size any page may declare whatever its compressed bytes.
+const MAX_EXPANSION: usize = 256;
+const MIN_EXPANDED: usize = 1 << 20;
 
 /// A column's physical type, as `parquet.thrift` numbers them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -282,6 +287,15 @@ fn load(
         }
         data.extend_from_slice(values);
     } else {
+        // The buffer is zeroed to the size the header declares before the codec checks it:
+        // a header claiming far more than its bytes could expand to is left to pyarrow, so a
+        // hostile page cannot make this touch up to MAX_PAGE_BYTES of memory.
+        if raw > values.len().saturating_mul(MAX_EXPANSION).max(MIN_EXPANDED) {
+            return unsupported(format!(
+                "a page of {} compressed bytes declaring {raw}",
+                values.len()
+            ));
+        }
         data.resize(from + levels + raw, 0);
         decompress_into(spec.codec, values, &mut data[from + levels..])
             .map_err(Refusal::Corrupt)?;

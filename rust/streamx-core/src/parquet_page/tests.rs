@@ -186,6 +186,28 @@ fn other_encodings_are_left_to_the_general_reader() {
 }
 
 #[test]
+fn a_page_declaring_far_more_than_its_bytes_is_left_to_the_general_reader() {
+    // 2 MiB of zeros: zstd makes a few dozen bytes of them, past the expansion the core
+    // zeroes a buffer for (a hostile header could declare as much for any small page).
+    let raw = vec![0u8; 2 << 20];
+    let rows = raw.len() / 8;
+    let chunk = page(0, rows as i32, 0, &raw, Codec::Zstd);
+    let mut required = spec(Physical::Int64, Codec::Zstd, rows);
+    required.max_def = 0;
+    let refused = decode(&chunk, &required).unwrap_err();
+    assert!(
+        matches!(&refused, Refusal::Unsupported(m) if m.contains("declaring")),
+        "{refused:?}"
+    );
+    // The same values uncompressed are decoded by the core.
+    let chunk = page(0, rows as i32, 0, &raw, Codec::Uncompressed);
+    let mut plain = spec(Physical::Int64, Codec::Uncompressed, rows);
+    plain.max_def = 0;
+    let column = decode(&chunk, &plain).unwrap();
+    assert_eq!(column.value(rows - 1), Some(Value::Int64(0)));
+}
+
+#[test]
 fn an_index_past_the_dictionary_is_corrupt() {
     let chunk = dictionary_chunk(&["a", "b"], &[Some(5)], Codec::Uncompressed);
     let refused = decode(&chunk, &spec(Physical::ByteArray, Codec::Uncompressed, 1)).unwrap_err();
