@@ -38,10 +38,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 import wds_peer
 from common import format_table, machine, run_worker, worker_main, write_results
+from objstore_samples import blob_pool, make_sample
 
 SCRIPT = Path(__file__).resolve()
 SHARD = 64 << 20
@@ -52,22 +51,10 @@ RUNS = ("streamx", "streamx-workers", "streamx-per-sample", "litdata", "webdatas
 COPY = {"litdata": "lit", "webdataset": "wds"}
 
 
-def _blob_pool(seed: int = 0) -> list[bytes]:
-    rng = np.random.default_rng(seed)
-    return [rng.bytes(int(rng.integers(90_000, 110_000))) for _ in range(32)]
-
-
-def _tokens(i: int) -> np.ndarray[Any, np.dtype[np.uint32]]:
-    tokens = np.random.default_rng(i).integers(0, 50_257, 2048, dtype=np.uint32)
-    tokens[0] = i
-    return tokens
-
-
 def _text(i: int) -> str:
     return f"{i} " + "lorem ipsum dolor sit amet " * (2 + i % 14)
 
 
-_POOL: list[bytes] = []
 COLUMNS = {
     "img": {"label": "int", "data": "bytes"},
     "tokens": {"tokens": "ndarray:uint32:2048"},
@@ -76,13 +63,9 @@ COLUMNS = {
 
 
 def _sample(workload: str, i: int) -> dict[str, Any]:
-    if workload == "img":
-        if not _POOL:
-            _POOL.extend(_blob_pool())
-        return {"label": i, "data": _POOL[i % len(_POOL)]}
-    if workload == "tokens":
-        return {"tokens": _tokens(i)}
-    return {"id": i, "text": _text(i)}
+    if workload == "text":
+        return {"id": i, "text": _text(i)}
+    return make_sample(workload, i)
 
 
 def write(spec: dict[str, Any]) -> dict[str, Any]:
@@ -214,7 +197,7 @@ def loader_epoch(spec: dict[str, Any]) -> dict[str, Any]:
 
 def in_order(spec: dict[str, Any]) -> dict[str, Any]:
     run, local, count = spec["run"], spec["local"], spec["count"]
-    pool = _blob_pool()
+    pool = blob_pool()
     if run == "litdata":
         import litdata
 

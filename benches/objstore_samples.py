@@ -1,6 +1,7 @@
-"""The samples of ``bench_objstore.py``'s two workloads, and the checks that each epoch read
-them back whole: ``img`` (about 100 KB of bytes and an int label) and ``tokens``
-(``uint32[2048]``, the first token the sample's id)."""
+"""The samples of the ``img`` and ``tokens`` workloads (``bench_objstore.py`` and
+``bench_dataloader.py``), and the checks that each epoch read them back whole: ``img`` (about
+100 KB of bytes and an int label) and ``tokens`` (``uint32[2048]``, the first token the
+sample's id)."""
 
 from __future__ import annotations
 

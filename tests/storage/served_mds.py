@@ -3,10 +3,11 @@ HTTP (written once here: each test only picks its shape)."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
-from nginx_server import find_nginx
+from nginx_server import Nginx, find_nginx
 
 import streamx
 
@@ -26,3 +27,19 @@ def write_served(
         for i in range(samples):
             writer.write({"i": i, "x": bytes([i % 251]) * sample_bytes})
     return tmp_path / "served"
+
+
+def requested_files(server: Nginx) -> set[str]:
+    """The file names `server` has answered a GET for, from its access log."""
+    return {e.uri.rsplit("/", 1)[-1] for e in server.log() if e.method == "GET"}
+
+
+def wait_for_request(server: Nginx, name: str, seconds: float) -> bool:
+    """Whether `server` is asked for the file `name` within `seconds` (polled, since the
+    loader fetches ahead on its own threads)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if name in requested_files(server):
+            return True
+        time.sleep(0.02)
+    return False

@@ -18,10 +18,15 @@ pytestmark = pytest.mark.remote
 SAMPLES, SAMPLE_BYTES = 2_000, 20_000  # 40 shards of 1 MB: none read by range (< 4 MiB)
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Path:
-    served = write_served(tmp_path, "ds", SAMPLES, SAMPLE_BYTES, 1_000_000)
-    assert len(list((served / "bucket" / "ds").glob("shard.*.mds"))) >= 40
+LARGE_SAMPLES, LARGE_SAMPLE_BYTES = 400, 100_000  # 8 shards of 5 MB: read by range at first
+
+
+def _served(
+    tmp_path: Path, name: str, samples: int, sample_bytes: int, size_limit: int, shards: int
+) -> Path:
+    """Writes the dataset `name` and checks it has at least `shards` shards."""
+    served = write_served(tmp_path, name, samples, sample_bytes, size_limit)
+    assert len(list((served / "bucket" / name).glob("shard.*.mds"))) >= shards
     return served
 
 
@@ -45,7 +50,8 @@ def _most_at_once(spans: list[tuple[float, float]], slack: float = 0.003) -> int
     return best
 
 
-def test_the_first_chunks_shards_download_together(served: Path, tmp_path: Path) -> None:
+def test_the_first_chunks_shards_download_together(tmp_path: Path) -> None:
+    served = _served(tmp_path, "ds", SAMPLES, SAMPLE_BYTES, 1_000_000, 40)
     with Nginx(served, limit_rate="4m") as server:
         ds = streamx.StreamingDataset(
             remote=f"{server.endpoint}/bucket/ds",
@@ -65,26 +71,14 @@ def test_the_first_chunks_shards_download_together(served: Path, tmp_path: Path)
     assert _most_at_once(list(spans.values())) >= 4, spans
 
 
-@pytest.fixture
-def served_large(tmp_path: Path) -> Path:
-    """Shards of 5 MB, which a calm host's reader reads by range before they download."""
-    served = write_served(tmp_path, "large", LARGE_SAMPLES, LARGE_SAMPLE_BYTES, 5_000_000)
-    assert len(list((served / "bucket" / "large").glob("shard.*.mds"))) >= 8
-    return served
-
-
-LARGE_SAMPLES, LARGE_SAMPLE_BYTES = 400, 100_000
-
-
-def test_a_throttling_hosts_first_chunk_still_downloads_together(
-    served_large: Path, tmp_path: Path
-) -> None:
+def test_a_throttling_hosts_first_chunk_still_downloads_together(tmp_path: Path) -> None:
     """The first shard's range reads meet a 503 (nginx's limit_req refuses requests that
     come too close together), so range reads give way to downloads. The chunk's other
     shards then download side by side, each started as range reads give way, not one at a
     time as the reader reaches each."""
     from streamx.storage import throttle
 
+    served_large = _served(tmp_path, "large", LARGE_SAMPLES, LARGE_SAMPLE_BYTES, 5_000_000, 8)
     throttle.forget_hosts()
     try:
         with Nginx(served_large, limit_rate="8m", limit_req="20r/s") as server:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from nginx_server import Nginx
-from served_mds import write_served
+from served_mds import requested_files, wait_for_request, write_served
 
 import streamx
 
@@ -22,19 +22,6 @@ def served(tmp_path: Path) -> Path:
     served = write_served(tmp_path, "ds", SAMPLES, 1_000, 1 << 20)
     assert len(list((served / "bucket" / "ds").glob("shard.*.mds"))) == 4
     return served
-
-
-def _requested(server: Nginx) -> set[str]:
-    return {e.uri.rsplit("/", 1)[-1] for e in server.log() if e.method == "GET"}
-
-
-def _wait_for(server: Nginx, name: str, seconds: float = 10.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if name in _requested(server):
-            return True
-        time.sleep(0.02)
-    return False
 
 
 @pytest.mark.parametrize("shards_ahead", [1, 2])
@@ -61,13 +48,13 @@ def test_the_next_shards_arrive_while_the_first_is_read(
         # The next shards are fetched without the reader coming near them.
         wanted = [f"shard.{n:05d}.mds" for n in range(1, shards_ahead + 1)]
         for name in wanted:
-            assert _wait_for(server, name)
+            assert wait_for_request(server, name, 10.0)
             deadline = time.monotonic() + 10
             while not (cache / name).exists() and time.monotonic() < deadline:
                 time.sleep(0.02)
             assert (cache / name).exists()
         # As many shards beyond the window as asked, no more: the next waits for the reader.
-        assert f"shard.{shards_ahead + 1:05d}.mds" not in _requested(server)
+        assert f"shard.{shards_ahead + 1:05d}.mds" not in requested_files(server)
         rest = [sample["i"] for sample in samples]
     assert first + rest == list(range(SAMPLES))
 

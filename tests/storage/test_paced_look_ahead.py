@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from nginx_server import Nginx
-from served_mds import write_served
+from served_mds import requested_files, wait_for_request, write_served
 
 import streamx
 from streamx.storage import throttle
@@ -35,19 +35,6 @@ def calm_hosts() -> Iterator[None]:
     throttle.forget_hosts()
 
 
-def _requested(server: Nginx) -> set[str]:
-    return {e.uri.rsplit("/", 1)[-1] for e in server.log() if e.method == "GET"}
-
-
-def _wait_for(server: Nginx, name: str, seconds: float = 15.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if name in _requested(server):
-            return True
-        time.sleep(0.02)
-    return False
-
-
 @pytest.mark.parametrize("limit_req", [None, "5r/s"])
 def test_a_paced_pass_fetches_twice_the_shards_ahead(
     served: Path, tmp_path: Path, limit_req: str | None, monkeypatch: pytest.MonkeyPatch
@@ -64,20 +51,20 @@ def test_a_paced_pass_fetches_twice_the_shards_ahead(
         assert ds.shards[0].samples > 800
         samples = iter(ds)
         first = [next(samples)["i"] for _ in range(300)]
-        assert _wait_for(server, "shard.00001.mds")
+        assert wait_for_request(server, "shard.00001.mds", 15.0)
         paced = any_paced()
         if limit_req is None:
             # A calm host: one shard past the window, the next waits for the reader.
             assert not paced
             time.sleep(0.5)  # room for a wrong request to show up; not a timing assertion
-            assert "shard.00002.mds" not in _requested(server)
+            assert "shard.00002.mds" not in requested_files(server)
         else:
             # The first clump met 503s: the host is paced, and two shards go ahead while
             # the reader is still in shard 0.
             assert paced
             assert any(e.status == 503 for e in server.log())
-            assert _wait_for(server, "shard.00002.mds")
-            assert "shard.00003.mds" not in _requested(server)
+            assert wait_for_request(server, "shard.00002.mds", 15.0)
+            assert "shard.00003.mds" not in requested_files(server)
         rest = [sample["i"] for sample in samples]
     assert first + rest == list(range(SAMPLES))
 
