@@ -51,11 +51,11 @@ class Array:
             if sample is not None:
                 return sample  # else not local yet: the general path fetches it
         if isinstance(at, (int, np.integer)):
-            idx = int(at)
+            idx, size = int(at), self.size
             if idx < 0:
-                idx += self.size
-            if not 0 <= idx < self.size:
-                raise IndexError(f"Sample index {at} out of range for {self.size} samples")
+                idx += size
+            if not 0 <= idx < size:
+                raise IndexError(f"Sample index {at} out of range for {size} samples")
             return self.get_item(idx)
         if isinstance(at, slice):
             return [self.get_item(i) for i in range(*at.indices(self.size))]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
@@ -104,7 +105,7 @@ class DatasetLayout:
             sample_offset_per_shard=_frozen(samples_per_shard.cumsum() - samples_per_shard),
         )
 
-    @property
+    @cached_property  # read on every ``dataset[i]``: the arrays are frozen, so sum them once
     def num_samples(self) -> int:
         """Unique samples over every stream."""
         return int(self.samples_per_stream.sum())
