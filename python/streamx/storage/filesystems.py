@@ -122,10 +122,10 @@ def _plan(url: str, scheme: str, netloc: str, path: str) -> tuple[tuple[Any, ...
         return ("hf", os.environ.get("HF_TOKEN")), _hf, f"{netloc}{path}"
     if scheme in ("http", "https"):
         _require("http", scheme)
-        from streamx.storage.http_pool import _trust_key
+        from streamx.storage.http_pool import trust_key
 
         # Keyed by the CA bundles named now: a bundle named later gets a filesystem of its own.
-        return ("http", _trust_key()), _http, url
+        return ("http", trust_key()), _http, url
     if scheme == "dbfs":
         _require("dbfs", scheme)
         # The SDK reads its configuration from these (and from the profile they name).
@@ -143,12 +143,12 @@ def _local() -> AbstractFileSystem:
 def _http() -> AbstractFileSystem:
     from fsspec.implementations.http import HTTPFileSystem
 
-    from streamx.storage.http_pool import _tls_context
+    from streamx.storage.http_pool import tls_context
 
     # aiohttp builds its default TLS context once, at import, from SSL_CERT_FILE as it was
     # then; each request is given the trust the environment names now instead, the one the
     # direct GETs use (the system store plus AWS_CA_BUNDLE, SSL_CERT_FILE, REQUESTS_CA_BUNDLE).
-    return HTTPFileSystem(skip_instance_cache=True, ssl=_tls_context())
+    return HTTPFileSystem(skip_instance_cache=True, ssl=tls_context())
 
 
 def _s3_plan(bucket: str, path: str) -> tuple[tuple[Any, ...], Any, str]:

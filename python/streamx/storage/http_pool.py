@@ -28,7 +28,15 @@ from streamx import _core
 from streamx.exceptions import TlsCertificateError
 from streamx.storage import accounting
 
-__all__ = ["STALE_CONNECTION", "ConnectionPool", "OpenSslOnly", "TlsSession", "pool_for"]
+__all__ = [
+    "STALE_CONNECTION",
+    "ConnectionPool",
+    "OpenSslOnly",
+    "TlsSession",
+    "pool_for",
+    "tls_context",
+    "trust_key",
+]
 
 # What a keep-alive connection the server has since closed raises on its next request.
 STALE_CONNECTION = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
@@ -143,7 +151,7 @@ class ConnectionPool:
         reused = conn is not None
         if conn is None:
             if self._scheme == "https":
-                conn = _CountedTls(self._host, self._port, timeout=timeout, context=_tls_context())
+                conn = _CountedTls(self._host, self._port, timeout=timeout, context=tls_context())
             else:
                 conn = _Counted(self._host, self._port, timeout=timeout)
         else:
@@ -206,12 +214,16 @@ def _bundles() -> list[tuple[str, str]]:
     return found
 
 
-def _trust_key() -> tuple[str | None, ...]:
+def trust_key() -> tuple[str | None, ...]:
+    """The environment variables that choose the trusted CAs: a cached TLS setting built
+    under other values is not reused."""
     return (*(os.environ.get(name) for name in _BUNDLE_VARIABLES), os.environ.get("SSL_CERT_DIR"))
 
 
-def _tls_context() -> ssl.SSLContext:
-    key = _trust_key()
+def tls_context() -> ssl.SSLContext:
+    """Python's TLS context for the CAs the environment trusts (system roots plus
+    ``AWS_CA_BUNDLE``, ``SSL_CERT_FILE``, ``REQUESTS_CA_BUNDLE``), one per set of values."""
+    key = trust_key()
     context = _TLS.get(key)
     if context is None:
         context = ssl.create_default_context()
@@ -224,7 +236,7 @@ def _tls_context() -> ssl.SSLContext:
 def _rust_tls_config() -> _core.TlsClientConfig:
     """The roots Rust TLS sessions trust, built once per set of variables (reading the
     system's store takes milliseconds)."""
-    key = _trust_key()
+    key = trust_key()
     with _POOLS_LOCK:
         config = _RUST_TLS.get(key)
         if config is None:
