@@ -26,8 +26,11 @@ workers, batch 32, no shuffle, and hands every row to the loop with all its colu
   (pyarrow's own threads), each batch turned into row dicts (``to_pylist``).
 
 Reported per reader: rows/s over the epoch, seconds to the first batch (from building the
-dataset, indexing included), MB nginx sent, ``correct`` (every id exactly once); ratios of
-streamx to each peer. ``--rounds N`` repeats all readers N times, alternating their order.
+dataset, indexing included; streamx's byte code written first, as an install has it), MB
+nginx sent, ``correct`` (every id exactly once); ratios of streamx to the best peer.
+``--rounds N`` repeats all readers N times, alternating their order.
+LitData's ``ParquetLoader`` needs ``polars``: where it is not installed, put it on
+``PYTHONPATH`` (``pip install --target DIR polars``), or LitData is recorded as failed.
 
 Usage: ``PYTHONPATH=python nice .venv/bin/python benches/bench_in_place_https.py
 [--rows N] [--images N] [--image-group N] [--cases text images] [--libs ...] [--rounds N]
@@ -179,6 +182,19 @@ for _ours in ("streamx", "streamx_batched", "streamx_hf"):
     COLUMNS.append((f"{_ours}_vs_best", f"{_ours} / best peer", ".2f"))
 
 
+def _compile_streamx() -> None:
+    """Writes the byte code of the streamx tree on ``PYTHONPATH``, as ``pip install`` does
+    and as the peers in site-packages have it: where ``PYTHONDONTWRITEBYTECODE`` is set
+    (this VM), every fresh interpreter would otherwise compile streamx's modules from source
+    inside the clock (about 0.1 s of the time to the first sample)."""
+    import compileall
+    import importlib.util
+
+    spec = importlib.util.find_spec("streamx")
+    if spec is not None and spec.origin is not None:
+        compileall.compile_dir(os.path.dirname(spec.origin), quiet=1)
+
+
 def main(argv: list[str]) -> int:
     if worker_main(argv, epoch):
         return 0
@@ -192,6 +208,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--rate", default="40m", help="nginx limit_rate per connection")
     args = parser.parse_args(argv)
     counts = {"text": args.rows, "images": args.images}
+    _compile_streamx()
     root = Path(tempfile.mkdtemp(prefix="streamx-in-place-https-")) / "hub"
     rows = []
     try:
