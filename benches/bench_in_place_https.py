@@ -182,19 +182,6 @@ for _ours in ("streamx", "streamx_batched", "streamx_hf"):
     COLUMNS.append((f"{_ours}_vs_best", f"{_ours} / best peer", ".2f"))
 
 
-def _compile_streamx() -> None:
-    """Writes the byte code of the streamx tree on ``PYTHONPATH``, as ``pip install`` does
-    and as the peers in site-packages have it: where ``PYTHONDONTWRITEBYTECODE`` is set
-    (this VM), every fresh interpreter would otherwise compile streamx's modules from source
-    inside the clock (about 0.1 s of the time to the first sample)."""
-    import compileall
-    import importlib.util
-
-    spec = importlib.util.find_spec("streamx")
-    if spec is not None and spec.origin is not None:
-        compileall.compile_dir(os.path.dirname(spec.origin), quiet=1)
-
-
 def main(argv: list[str]) -> int:
     if worker_main(argv, epoch):
         return 0
@@ -208,7 +195,6 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--rate", default="40m", help="nginx limit_rate per connection")
     args = parser.parse_args(argv)
     counts = {"text": args.rows, "images": args.images}
-    _compile_streamx()
     root = Path(tempfile.mkdtemp(prefix="streamx-in-place-https-")) / "hub"
     rows = []
     try:

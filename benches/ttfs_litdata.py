@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "storage"))
 from nginx_server import Nginx
 
-from common import S3_BENCH_ENV
+from common import S3_BENCH_ENV, compile_streamx
 
 CODE = """
 import sys, time, torch, streamx
@@ -49,6 +49,7 @@ def _write(root: Path) -> None:
 def _once(remote: str) -> tuple[float, float]:
     local = tempfile.mkdtemp()
     try:
+        compile_streamx()
         out = subprocess.run(
             [sys.executable, "-c", CODE, remote, local],
             capture_output=True,

@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 
 import bench_in_place as in_place
+from common import compile_streamx
 
 REPO_PYTHON = str(Path(__file__).resolve().parents[1] / "python")
 
@@ -55,6 +56,7 @@ def main() -> None:
         for run in range(args.runs):
             for name in sorted(trees, reverse=run % 2 == 1):  # alternate which goes first
                 local = str(root.parent / f"cache-{name}-{run}")
+                compile_streamx({"PYTHONPATH": trees[name]})
                 got = subprocess.run(
                     [sys.executable, "-c", CODE, remote, local],
                     capture_output=True,

@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "storage"))
 from nginx_server import Nginx
 
-from common import S3_BENCH_ENV
+from common import S3_BENCH_ENV, compile_streamx
 
 os.environ.update(S3_BENCH_ENV)
 CODE = """
@@ -42,6 +42,7 @@ with Nginx(sys.argv[1], limit_rate="40m") as server:
                 os.environ["STREAMX_RANGE_READS"] = rr
                 local = tempfile.mkdtemp()
                 remote = f"s3://bucket/mds-{wl}"
+                compile_streamx()
                 out = subprocess.run(
                     [sys.executable, "-c", CODE, remote, local],
                     capture_output=True,

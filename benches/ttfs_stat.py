@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "storage"
 from https_certs import make_certs
 from nginx_server import Nginx
 
-from common import S3_BENCH_ENV
+from common import S3_BENCH_ENV, compile_streamx
 
 REPO_PYTHON = str(Path(__file__).resolve().parents[1] / "python")
 ROWS, LIT_SAMPLES = 50_000, 4_000
@@ -108,6 +108,7 @@ def main() -> None:
                     continue
                 for name in sorted(trees, reverse=run % 2 == 1):  # alternate which goes first
                     local = str(root.parent / f"cache-{kind}-{route}-{name}-{run}")
+                    compile_streamx({"PYTHONPATH": trees[name]})
                     got = subprocess.run(
                         [sys.executable, "-c", CODE, kind, remote, local],
                         capture_output=True,
