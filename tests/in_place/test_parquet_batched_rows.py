@@ -86,7 +86,8 @@ def test_batches_from_core_rows_equal_the_per_sample_path(tmp_path: Path, worker
 
 
 def test_columns_come_as_the_rows_values(tmp_path: Path) -> None:
-    """Every column as the per-sample path's values, over row groups of two files."""
+    """Every column as the per-sample path's values over row groups of two files; within
+    one row group, numbers as arrays."""
     ds = _dataset(_source(tmp_path), tmp_path / "c", shuffle=False)
     list(ds)  # every row group local
     get_columns = ds._sample_access().get_columns
@@ -96,7 +97,12 @@ def test_columns_come_as_the_rows_values(tmp_path: Path) -> None:
     assert list(columns) == list(ds[0])
     for name, values in columns.items():
         assert values == [ds[i][name] for i in ids], name
-    assert get_columns(ids[:1]) == {name: [ds[3][name]] for name in columns}
+    one_group = get_columns([5, 1, 9])  # numbers stacked as default_collate stacks them
+    arrays = {k: v for k, v in one_group.items() if isinstance(v, np.ndarray)}
+    assert list(arrays) == ["id", "label", "score"]
+    assert arrays["id"].tolist() == [5, 1, 9] and arrays["label"].dtype == np.int64
+    assert arrays["score"].dtype == np.float64 and arrays["score"].tolist() == [5 / 8, 1 / 8, 9 / 8]
+    assert one_group["jpeg"] == [ds[i]["jpeg"] for i in (5, 1, 9)]
 
 
 def test_numbers_only_keep_arrow_arrays(tmp_path: Path) -> None:
@@ -108,3 +114,29 @@ def test_numbers_only_keep_arrow_arrays(tmp_path: Path) -> None:
     arrays = {k: v for k, v in columns.items() if isinstance(v, np.ndarray)}
     assert list(arrays) == list(columns)
     assert arrays["id"].tolist() == [1, 50, 2] and arrays["score"].dtype == np.float64
+
+
+@pytest.mark.parametrize("case", ["null", "uint64"])
+def test_numbers_torch_refuses_fail_as_per_sample(tmp_path: Path, case: str) -> None:
+    """A null in a number column, or an int past ``int64``: the same error either way."""
+    table = _flat(40, 0)
+    if case == "null":
+        column = pa.array([None if i == 21 else i for i in range(40)], pa.int64())
+    else:
+        column = pa.array([2**63 + i for i in range(40)], pa.uint64())
+    folder = tmp_path / "src"
+    folder.mkdir()
+    pq.write_table(table.append_column("odd", column), folder / "a.parquet", row_group_size=16)
+    outcomes: list[tuple[int, str | None]] = []
+    for batched in (False, True):
+        ds = _dataset(str(folder), tmp_path / str(batched), shuffle=False)
+        loader = StreamingDataLoader(ds, batch_size=8, batched=batched)
+        assert loader._batched == batched
+        batches: list[Any] = []
+        try:
+            batches.extend(loader)
+        except Exception as err:
+            outcomes.append((len(batches), f"{type(err).__name__}: {err}"))
+        else:
+            outcomes.append((len(batches), None))
+    assert outcomes[0] == outcomes[1] and outcomes[0][1] is not None

@@ -21,10 +21,9 @@ images and every other type come as values. A batch whose row groups disagree on
 
 A dataset that reads a string or binary column goes another way where the core decodes its
 row groups' pages (flat columns, no cast, filter or images: :mod:`.page_rows`): the batch is
-built from the core's rows, every column as values, as the per-sample path would hand them
-out. Decoding the whole table with pyarrow and converting its strings or blobs costs several
-times more (row groups of 100 KB blobs: 4x) than the core's rows, and the loader packs the
-numbers into arrays all the same.
+built from the core's rows, as the per-sample path would hand them out (numbers stacked into
+arrays within a row group). Decoding the whole table with pyarrow and converting its strings
+or blobs costs several times more (row groups of 100 KB blobs: 4x) than the core's rows.
 """
 
 from __future__ import annotations
@@ -133,8 +132,9 @@ def _page_columns(parts: list[_Piece], count: int) -> RowColumns | None:
     """The batch from the rows the core decoded (:mod:`.page_rows`), or ``None`` unless
     every row group has them. For a dataset with strings or blobs: decoding the whole table
     with pyarrow, then its strings or blobs to Python, costs several times more than the
-    core's rows (a 100 KB blob is copied once, into its ``bytes``). Numbers come as values,
-    which the loader stacks as ``default_collate`` does."""
+    core's rows (a 100 KB blob is copied once, into its ``bytes``). A batch of one row
+    group has its numbers as arrays; one over several row groups, as values (the loader
+    stacks them as ``default_collate`` does)."""
     pieces = []
     for group, positions, rows in parts:
         if group.pages is None:
@@ -144,7 +144,7 @@ def _page_columns(parts: list[_Piece], count: int) -> RowColumns | None:
     names = list(pieces[0][1][0])  # the keys of the per-sample path's dicts
     if len(pieces) == 1:
         samples = pieces[0][1]
-        return {name: [sample[name] for sample in samples] for name in names}
+        return {name: _stacked([sample[name] for sample in samples]) for name in names}
     return {
         name: scatter(
             [(positions, [sample[name] for sample in samples]) for positions, samples in pieces],
@@ -152,6 +152,23 @@ def _page_columns(parts: list[_Piece], count: int) -> RowColumns | None:
         )
         for name in names
     }
+
+
+# The dtype ``default_collate`` gives a batch of a row group's Python numbers.
+_STACKED: dict[type, type] = {int: np.int64, float: np.float64}
+
+
+def _stacked(values: list[Any]) -> np.ndarray[Any, Any] | list[Any]:
+    """One row group's values of a column as the array ``default_collate`` makes of them,
+    or as they are (not numbers, a null, an int past ``int64``). The core gives a column's
+    rows one Python type, or ``None``: the first value and a scan for ``None`` decide."""
+    dtype = _STACKED.get(type(values[0]))
+    if dtype is None or None in values:
+        return values
+    try:
+        return np.array(values, dtype)
+    except OverflowError:  # default_collate refuses such ints: the values path raises as it does
+        return values
 
 
 def _column(name: str, parts: list[_Piece], count: int) -> np.ndarray[Any, Any] | list[Any]:
