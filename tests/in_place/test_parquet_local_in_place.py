@@ -91,7 +91,7 @@ def test_rows_equal_pyarrows_and_nothing_is_copied(
     order = np.random.default_rng(3).permutation(ROWS).tolist()
     for i in order:
         _same(ds[i], expected[i])
-    seen = {}
+    seen: dict[int, dict[str, Any]] = {}
     for row in ds:  # iteration reads the same way
         seen[int(row["id"]) if "id" in row else len(seen)] = row
     assert len(seen) == ROWS
