@@ -58,6 +58,14 @@ _MAX_HELD = 4096
 _LOCK = threading.Lock()
 
 
+def _fresh_lock() -> None:
+    global _LOCK
+    _LOCK = threading.Lock()  # a thread of the parent may have held it as it forked
+
+
+os.register_at_fork(after_in_child=_fresh_lock)
+
+
 def _held(shard: ShardInfo) -> HeldFile:
     extra = shard.extra
     path = shard.local_path(shard.raw_data)
