@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from nginx_server import Nginx, find_nginx  # tests/storage, on the path by conftest
 
 from streamx import StreamingDataset
 from streamx.dataset.parquet_stream import ParquetStream
@@ -140,13 +141,14 @@ def _same(got: Any, want: Any, where: str) -> None:
         assert got == want, where
 
 
-def _dataset(tmp_path: Path) -> StreamingDataset:
-    """A dataset over ``tmp_path / "t.parquet"`` (written once), with a remote: its row
-    groups are fetched into a cache and may be evicted."""
+def _dataset(tmp_path: Path, endpoint: str | None = None) -> StreamingDataset:
+    """A dataset over ``tmp_path / "t.parquet"`` (written once): read in place, or, served
+    from ``endpoint``, its row groups fetched into a cache and evictable."""
     source = tmp_path / "t.parquet"
     if not source.exists():
         pq.write_table(_table(), str(source), row_group_size=GROUP)
-    stream = ParquetStream(remote=str(source), local=str(tmp_path / "cache"))
+    remote = str(source) if endpoint is None else f"{endpoint}/t.parquet"
+    stream = ParquetStream(remote=remote, local=str(tmp_path / "cache"))
     return StreamingDataset(streams=[stream])
 
 
@@ -184,7 +186,14 @@ def test_a_row_group_read_through_is_dropped(tmp_path: Path) -> None:
 
 
 def test_a_row_group_evicted_from_disk_is_checked_again(tmp_path: Path) -> None:
-    ds = _dataset(tmp_path)
+    if find_nginx() is None:
+        pytest.skip("nginx is not installed (make install sets it up)")
+    pq.write_table(_table(), str(tmp_path / "t.parquet"), row_group_size=GROUP)
+    with Nginx(tmp_path) as server:  # fetched as copies, which eviction deletes
+        _evicted_then_checked(tmp_path, _dataset(tmp_path, server.endpoint))
+
+
+def _evicted_then_checked(tmp_path: Path, ds: StreamingDataset) -> None:
     CACHE.clear()
     assert ds[60]["id"] == 60  # row group 1 decoded and kept
     assert len(CACHE.keys()) == 1

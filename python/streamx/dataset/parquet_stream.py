@@ -8,6 +8,7 @@ from typing import Any
 from streamx.dataset.in_place_stream import InPlaceStream
 from streamx.format.index import ShardInfo
 from streamx.format.parquet.index import MANIFEST, ParquetIndex, build_index
+from streamx.format.parquet.local_source import LocalParquetIndex, in_place
 from streamx.format.parquet.row_filter import as_row_filter
 from streamx.format.parquet.row_group import fetch_row_group
 
@@ -21,6 +22,12 @@ class ParquetStream(InPlaceStream):
     eviction treat it as they treat an MDS shard of as many samples. Footers are read once,
     by range, and cached in ``local``; a row group's download fetches the column chunks of
     ``columns`` only.
+
+    Local files are read where they lie, as LitData reads them: a row group's column chunks
+    are read from the file itself, nothing is copied into ``local`` but the footers,
+    ``cache_limit`` does not count them and eviction never touches them. Each read checks
+    the file still has the size and mtime its footer was read at; a file changed since
+    raises ``StaleIndexError`` naming it and the row group (a new dataset reads it again).
 
     Args:
         remote: A ``.parquet`` file, a directory of them, or a glob, as a path or URL.
@@ -74,6 +81,7 @@ class ParquetStream(InPlaceStream):
         self.image_columns = list(image_columns)
         self.allow_schema_drift = allow_schema_drift
         self.row_filter = as_row_filter(filters)
+        self._in_place = False  # known once the source is listed (`build_units`)
 
     MANIFEST = MANIFEST
 
@@ -85,16 +93,26 @@ class ParquetStream(InPlaceStream):
             CorruptShardError: If a file is not Parquet or its footer is truncated.
             ValueError: If the files' schemas differ in a column read.
         """
-        return build_index(
-            self.source,
-            folder,
-            self.columns,
-            float(self.download_timeout),
-            int(self.download_retry),
-            self.image_columns,
-            self.allow_schema_drift,
-            self.row_filter,
+        index = in_place(
+            build_index(
+                self.source,
+                folder,
+                self.columns,
+                float(self.download_timeout),
+                int(self.download_retry),
+                self.image_columns,
+                self.allow_schema_drift,
+                self.row_filter,
+            )
         )
+        self._in_place = isinstance(index, LocalParquetIndex)
+        return index
+
+    @property
+    def copies_into_cache(self) -> bool:
+        """Whether row groups are fetched into ``local``: not where every file is a local
+        file, read where it lies."""
+        return super().copies_into_cache and not self._in_place
 
     def prepare_shard(self, shard: ShardInfo) -> int:
         """Fetches the row group's column chunks by range into its local file."""

@@ -132,7 +132,9 @@ def decoded_key(shard: ShardInfo) -> str:
     process: two datasets over one cache may decode the same file differently, or hold
     another version of its source."""
     extra = shard.extra
-    parts = [shard.local_path(shard.raw_data), extra.get("source_version"), extra["source_size"]]
+    # A file read in place is every row group's file: its number tells them apart.
+    parts = [shard.local_path(shard.raw_data), extra["row_group"], extra.get("source_version")]
+    parts.append(extra["source_size"])
     parts += [extra.get(name) for name in ("read_columns", "images", "cast", "kept")]
     return "\0".join(str(part) for part in parts)
 

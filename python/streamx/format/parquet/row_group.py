@@ -13,6 +13,7 @@ from streamx.format.index import ShardInfo
 from streamx.format.parquet.fetch import Fetch, fetch_chunks
 from streamx.format.parquet.footer import parse_footer
 from streamx.format.parquet.index import FOOTERS
+from streamx.format.parquet.local_source import check_source, read_chunks
 from streamx.format.parquet.remapped import RemappedFile, read_row_group
 from streamx.format.remote_files import RemoteFile, check_unchanged
 
@@ -33,8 +34,11 @@ def fetch_row_group(shard: ShardInfo, timeout: float, retry: int) -> int:
         StaleIndexError: If the source file changed since its footer was read.
     """
     extra = shard.extra
-    file = RemoteFile(extra["source"], int(extra["source_size"]), extra["source_version"])
     named = where(shard)
+    if extra.get("in_place"):  # a local file read where it lies: nothing to copy
+        check_source(shard, named)
+        return 0
+    file = RemoteFile(extra["source"], int(extra["source_size"]), extra["source_version"])
     check_unchanged(file, named)
     chunks = [(int(start), int(length)) for start, length in extra["chunks"]]
     return fetch_chunks(
@@ -58,12 +62,16 @@ def footer(shard: ShardInfo) -> tuple[str, Any]:
 
 
 def local_bytes(shard: ShardInfo) -> bytes:
-    """The row group's local file: its read column chunks, one after the other.
+    """The row group's local file: its read column chunks, one after the other (read from
+    the source itself where it is read in place: :mod:`.local_source`).
 
     Raises:
         FileNotFoundError: If it is not on disk.
         CorruptShardError: If it is not as long as the index says.
+        StaleIndexError: If a source read in place changed since its footer was read.
     """
+    if shard.extra.get("in_place"):
+        return read_chunks(shard, where(shard))
     with open(shard.local_path(shard.raw_data), "rb") as f:
         data = f.read()
     if len(data) != shard.raw_data.bytes:
