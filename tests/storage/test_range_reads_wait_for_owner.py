@@ -3,8 +3,9 @@
 nginx caps each connection at 1 MB/s, so the other process (the *owner*, spawned here)
 takes about four seconds to bring a 4.4 MB shard. While its download progresses, a reader
 here waits for the shard rather than read its samples by range (the server's log shows no
-ranged GET of it); once the owner stops (SIGSTOP) or dies (SIGKILL) mid-download, the
-reader's samples come by range, within a bounded time, and are the right ones.
+ranged GET of it; the reader's first sample, which never waits, is one of shard 1); once
+the owner stops (SIGSTOP) or dies (SIGKILL) mid-download, the reader's samples come by
+range, within a bounded time, and are the right ones.
 """
 
 from __future__ import annotations
@@ -122,6 +123,7 @@ def test_a_reader_waits_for_a_download_that_progresses(
     process, remote, local = owner
     before = len(_range_reads(nginx))
     ds = StreamingDataset(remote=remote, local=str(local), batch_size=1)
+    _check(ds[150], 150)  # shard 1, by range: a process's first samples never wait
     samples = _within_bound(lambda: [ds[i] for i in READ])
     for i, sample in zip(READ, samples):
         _check(sample, i)
@@ -146,6 +148,7 @@ def test_a_stalled_download_gives_way_to_range_reads(
     assert not (local / SHARD).exists()
     before = len(_range_reads(nginx))
     ds = StreamingDataset(remote=remote, local=str(local), batch_size=1)
+    _check(ds[150], 150)  # its first samples never wait: shard 0's below do, until stalled
     samples = _within_bound(lambda: [ds[i] for i in READ])
     for i, sample in zip(READ, samples):
         _check(sample, i)

@@ -11,7 +11,9 @@ already prefetching lands over its parallel parts sooner than reading its bytes 
 off, so a reader waits for it. So does a reader of a shard another process of the node is
 downloading (the DataLoader workers read alternate batches of the same shards), while that
 download progresses; once it stalls (nothing written for a bound, or its owner gone:
-:mod:`download_watch`), the samples are read by range, and never wait on it for longer.
+:mod:`download_watch`), the samples are read by range, and never wait on it for longer. A
+process's first samples never wait (they are what the range reads speed up), nor do
+samples its ranges hold already.
 
 The ranges land at their own offsets in a *partial*: an anonymous in-memory file the size of
 the shard (``memfd``; elsewhere a deleted temporary file), holes except for what was read.
@@ -132,6 +134,7 @@ class RangeReads:
         self._pid = os.getpid()
         self._lock = threading.Lock()
         self._watch = DownloadWatch()
+        self._served = -1  # the pid that has asked for samples here already
         cache.ranges_first = self.reads_first
 
     def reads_first(self, shard_id: int) -> bool:
@@ -154,7 +157,7 @@ class RangeReads:
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state.update(_partials={}, _lock=None, _pid=-1, _watch=DownloadWatch())
+        state.update(_partials={}, _lock=None, _pid=-1, _watch=DownloadWatch(), _served=-1)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -170,13 +173,16 @@ class RangeReads:
             StaleIndexError: If the remote shard's size or sample count differs from the
                 cached index.
         """
-        partial = self._usable(shard_id)
-        if partial is None:
-            return None
-        local = sample_id - int(self._first[shard_id])
-        fetched = self._fetch(shard_id, partial, np.array([local], np.int64))
-        self._start(shard_id)
-        return partial.sample(local) if fetched else None
+        local = np.array([sample_id - int(self._first[shard_id])], np.int64)
+        try:
+            partial = self._usable(shard_id, local)
+            if partial is None:
+                return None
+            fetched = self._fetch(shard_id, partial, local)
+            self._start(shard_id)
+            return partial.sample(int(local[0])) if fetched else None
+        finally:
+            self._served = os.getpid()
 
     def get_many(self, reader: SampleReader, ids: list[int], fallback: Any) -> list[Any]:
         """``reader.get_many(ids, fallback)``; when a shard is missing, first reads by range
@@ -202,13 +208,16 @@ class RangeReads:
         ids = np.asarray(sample_ids, np.int64)
         shards = np.searchsorted(self._ends, ids, side="right")
         for shard_id in np.unique(shards).tolist():
-            partial = self._usable(shard_id)
+            local = ids[shards == shard_id] - self._first[shard_id]
+            partial = self._usable(shard_id, local)
             if partial is not None:
-                self._fetch(shard_id, partial, ids[shards == shard_id] - self._first[shard_id])
+                self._fetch(shard_id, partial, local)
                 self._start(shard_id)
+        self._served = os.getpid()
 
-    def _usable(self, shard_id: int) -> Partial | None:
-        """The shard's partial, opened if needed, while its download is under way."""
+    def _usable(self, shard_id: int, local_ids: NDArray[np.int64]) -> Partial | None:
+        """The shard's partial, opened if needed, while its download is under way, for
+        reading its samples ``local_ids``."""
         target = self._target(shard_id)
         if target is None:
             return None
@@ -223,7 +232,13 @@ class RangeReads:
         if files_ready(target.shard) or not self._coming(shard_id):
             self._drop(shard_id)
             return None
-        if self._elsewhere(shard_id) and not self._wait_for_other(shard_id, target):
+        if partial is not None and partial.holds(local_ids):
+            return partial
+        if (
+            self._elsewhere(shard_id)
+            and self._served == os.getpid()  # a process's first samples never wait
+            and not self._wait_for_other(shard_id, target)
+        ):
             self._drop(shard_id)  # landed: the reader reads the file
             return None
         if partial is not None:
