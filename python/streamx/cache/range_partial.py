@@ -202,11 +202,6 @@ class Partial:
             if error is not None:
                 raise error
 
-    def holds(self, local_ids: NDArray[np.int64]) -> bool:
-        """Whether every sample of ``local_ids`` was read already."""
-        with self.lock:
-            return not self.closed and bool(self.fetched[local_ids].all())
-
     def fetch(self, local_ids: NDArray[np.int64]) -> bool:
         """Reads the samples ``local_ids`` lacks; False when that would pass the budget."""
         with self.lock:

@@ -12,8 +12,8 @@ off, so a reader waits for it. So does a reader of a shard another process of th
 downloading (the DataLoader workers read alternate batches of the same shards), while that
 download progresses; once it stalls (nothing written for a bound, or its owner gone:
 :mod:`download_watch`), the samples are read by range, and never wait on it for longer. A
-process's first samples never wait (they are what the range reads speed up), nor do
-samples its ranges hold already.
+process's first samples never wait (they are what the range reads speed up), and a shard
+this process began reading by range (before any download of it began) is read on by range.
 
 The ranges land at their own offsets in a *partial*: an anonymous in-memory file the size of
 the shard (``memfd``; elsewhere a deleted temporary file), holes except for what was read.
@@ -175,7 +175,7 @@ class RangeReads:
         """
         local = np.array([sample_id - int(self._first[shard_id])], np.int64)
         try:
-            partial = self._usable(shard_id, local)
+            partial = self._usable(shard_id)
             if partial is None:
                 return None
             fetched = self._fetch(shard_id, partial, local)
@@ -209,15 +209,14 @@ class RangeReads:
         shards = np.searchsorted(self._ends, ids, side="right")
         for shard_id in np.unique(shards).tolist():
             local = ids[shards == shard_id] - self._first[shard_id]
-            partial = self._usable(shard_id, local)
+            partial = self._usable(shard_id)
             if partial is not None:
                 self._fetch(shard_id, partial, local)
                 self._start(shard_id)
         self._served = os.getpid()
 
-    def _usable(self, shard_id: int, local_ids: NDArray[np.int64]) -> Partial | None:
-        """The shard's partial, opened if needed, while its download is under way, for
-        reading its samples ``local_ids``."""
+    def _usable(self, shard_id: int) -> Partial | None:
+        """The shard's partial, opened if needed, while its download is under way."""
         target = self._target(shard_id)
         if target is None:
             return None
@@ -232,17 +231,16 @@ class RangeReads:
         if files_ready(target.shard) or not self._coming(shard_id):
             self._drop(shard_id)
             return None
-        if partial is not None and partial.holds(local_ids):
+        if partial is not None:
+            # Opened for this process's first samples of the shard (no download had begun):
+            # it serves on, within its budget, while the shard downloads.
             return partial
         if (
             self._elsewhere(shard_id)
             and self._served == os.getpid()  # a process's first samples never wait
             and not self._wait_for_other(shard_id, target)
         ):
-            self._drop(shard_id)  # landed: the reader reads the file
-            return None
-        if partial is not None:
-            return partial
+            return None  # landed: the reader reads the file
         if self._cache.fetching_here(shard_id):
             # Our own download (a prefetch) is under way: its parallel parts land sooner
             # than reading the shard twice, once by range and once whole, pays off.
