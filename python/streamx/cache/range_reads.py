@@ -8,7 +8,12 @@ samples read their own ranges until the shard's download, which runs on meanwhil
 landed. Only a shard that no download of this process has started is opened for range reads
 (the first shard of an epoch, a resumption, a random access): a shard this process is
 already prefetching lands over its parallel parts sooner than reading its bytes twice pays
-off, so a reader waits for it.
+off, so a reader waits for it. So does a reader of a shard another process of the node is
+downloading (the DataLoader workers read alternate batches of the same shards), while that
+download progresses; once it stalls (nothing written for a bound, or its owner gone:
+:mod:`download_watch`), the samples are read by range, and never wait on it for longer. A
+process's first samples never wait (they are what the range reads speed up), and a shard
+this process began reading by range (before any download of it began) is read on by range.
 
 The ranges land at their own offsets in a *partial*: an anonymous in-memory file the size of
 the shard (``memfd``; elsewhere a deleted temporary file), holes except for what was read.
@@ -41,6 +46,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -48,6 +54,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from streamx.cache.cached_files import files_ready
+from streamx.cache.download_watch import DownloadWatch
 from streamx.cache.range_formats import NotByRange, range_format
 from streamx.cache.range_partial import Partial, Target
 from streamx.cache.shard_cache import ShardCache
@@ -56,6 +63,7 @@ from streamx.exceptions import CorruptShardError, StaleIndexError
 from streamx.format.index import ShardInfo
 from streamx.format.readers.base import SampleReader
 from streamx.location import Location
+from streamx.runtime import metrics
 from streamx.storage.settings import range_reads_enabled
 from streamx.storage.throttle import host_calm
 
@@ -69,6 +77,8 @@ MIN_SHARD_BYTES = 4 << 20
 _MAX_PARTIALS = 4
 # fsspec's own local and in-memory file systems: no network between us and the bytes.
 _NO_NETWORK_SCHEMES = ("local", "memory")
+# How often a reader waiting on another process's download looks at it again.
+_POLL_S = 0.01
 
 
 def _target(stream: CachedStream, shard: ShardInfo, remote: bool, own_way: bool) -> Target | None:
@@ -123,6 +133,8 @@ class RangeReads:
         self._partials: dict[int, Partial] = {}
         self._pid = os.getpid()
         self._lock = threading.Lock()
+        self._watch = DownloadWatch()
+        self._served = -1  # the pid that has asked for samples here already
         cache.ranges_first = self.reads_first
 
     def reads_first(self, shard_id: int) -> bool:
@@ -145,7 +157,7 @@ class RangeReads:
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state.update(_partials={}, _lock=None, _pid=-1)
+        state.update(_partials={}, _lock=None, _pid=-1, _watch=DownloadWatch(), _served=-1)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -161,13 +173,16 @@ class RangeReads:
             StaleIndexError: If the remote shard's size or sample count differs from the
                 cached index.
         """
-        partial = self._usable(shard_id)
-        if partial is None:
-            return None
-        local = sample_id - int(self._first[shard_id])
-        fetched = self._fetch(shard_id, partial, np.array([local], np.int64))
-        self._start(shard_id)
-        return partial.sample(local) if fetched else None
+        local = np.array([sample_id - int(self._first[shard_id])], np.int64)
+        try:
+            partial = self._usable(shard_id)
+            if partial is None:
+                return None
+            fetched = self._fetch(shard_id, partial, local)
+            self._start(shard_id)
+            return partial.sample(int(local[0])) if fetched else None
+        finally:
+            self._served = os.getpid()
 
     def get_many(self, reader: SampleReader, ids: list[int], fallback: Any) -> list[Any]:
         """``reader.get_many(ids, fallback)``; when a shard is missing, first reads by range
@@ -193,10 +208,12 @@ class RangeReads:
         ids = np.asarray(sample_ids, np.int64)
         shards = np.searchsorted(self._ends, ids, side="right")
         for shard_id in np.unique(shards).tolist():
+            local = ids[shards == shard_id] - self._first[shard_id]
             partial = self._usable(shard_id)
             if partial is not None:
-                self._fetch(shard_id, partial, ids[shards == shard_id] - self._first[shard_id])
+                self._fetch(shard_id, partial, local)
                 self._start(shard_id)
+        self._served = os.getpid()
 
     def _usable(self, shard_id: int) -> Partial | None:
         """The shard's partial, opened if needed, while its download is under way."""
@@ -215,7 +232,15 @@ class RangeReads:
             self._drop(shard_id)
             return None
         if partial is not None:
+            # Opened for this process's first samples of the shard (no download had begun):
+            # it serves on, within its budget, while the shard downloads.
             return partial
+        if (
+            self._elsewhere(shard_id)
+            and self._served == os.getpid()  # a process's first samples never wait
+            and not self._wait_for_other(shard_id, target)
+        ):
+            return None  # landed: the reader reads the file
         if self._cache.fetching_here(shard_id):
             # Our own download (a prefetch) is under way: its parallel parts land sooner
             # than reading the shard twice, once by range and once whole, pays off.
@@ -248,6 +273,23 @@ class RangeReads:
             partial.close()
             return raced
         return partial
+
+    def _elsewhere(self, shard_id: int) -> bool:
+        """Whether another process of the node is downloading the shard."""
+        return self._cache.fetching(shard_id) and not self._cache.fetching_here(shard_id)
+
+    def _wait_for_other(self, shard_id: int, target: Target) -> bool:
+        """Waits while another process's download of the shard progresses. Returns False
+        once the shard landed; True when it stalled (the samples are then read by range)
+        or stopped being a download (aborted: read by range while it starts again here)."""
+        local = target.shard.local_path(target.shard.raw_data)
+        with metrics.stalled():  # a reader waits here as for a shard that is not local
+            while not files_ready(target.shard) and self._elsewhere(shard_id):
+                if self._watch.stalled(local):
+                    return True  # remembered: the next sample needs no new wait
+                time.sleep(_POLL_S)
+        self._watch.forget(local)
+        return not files_ready(target.shard) and self._coming(shard_id)
 
     def _fetch(self, shard_id: int, partial: Partial, local_ids: NDArray[np.int64]) -> bool:
         try:
