@@ -33,6 +33,15 @@ def _no_host_remembered_as_ignoring_ranges() -> None:
         object_sources.forget_rangeless_hosts()
 
 
+@pytest.fixture(autouse=True)
+def _no_host_remembered_as_throttling() -> None:
+    """Likewise for a throttling server's pace and limit: nginx picks a free port, so a
+    test may meet the port an earlier test's throttling server had, and start paced."""
+    throttle = sys.modules.get("streamx.storage.throttle")
+    if throttle is not None:
+        throttle.forget_hosts()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """mosaicml-streaming leaks about 12 descriptors per dataset; give the oracle room."""
     import resource

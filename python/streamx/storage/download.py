@@ -155,12 +155,15 @@ def download_file(
 
 
 def process_slots() -> LocalSlots:
-    """This process's own connection slots (where no node-wide slots are set up)."""
-    pid = os.getpid()
-    if pid not in _LOCAL_SLOTS:
+    """This process's own connection slots (where no node-wide slots are set up), made
+    again when ``STREAMX_DOWNLOAD_CONNECTIONS`` changes (a later dataset of the process
+    gets the count its environment now asks for, not the first one's)."""
+    pid, count = os.getpid(), download_connections()
+    slots = _LOCAL_SLOTS.get(pid)
+    if slots is None or slots.count != count:
         _LOCAL_SLOTS.clear()
-        _LOCAL_SLOTS[pid] = LocalSlots(download_connections())
-    return _LOCAL_SLOTS[pid]
+        slots = _LOCAL_SLOTS[pid] = LocalSlots(count)
+    return slots
 
 
 def _fetch(

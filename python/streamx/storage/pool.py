@@ -3,9 +3,9 @@
 Whole-shard tasks (the shard cache's look-ahead) and the ranged parts of a large file run
 on it. A file's parts never wait for a pool thread: the thread that downloads a file works
 through its parts itself and the pool's threads only help, so a full pool slows a download
-down but never deadlocks it. The pool is created on first use and again after a fork
-(threads do not survive one); its size is
-:func:`~streamx.storage.settings.download_threads`.
+down but never deadlocks it. The pool is created on first use, again after a fork
+(threads do not survive one) and again when its size,
+:func:`~streamx.storage.settings.download_threads`, changes.
 
 Range reads (:mod:`~streamx.cache.range_reads`) get a few threads of their own: they
 happen exactly while a shard's parts keep every download thread busy, and a reader is
@@ -31,7 +31,8 @@ logger = logging.getLogger(__name__)
 
 RANGE_THREADS = 8
 _LOCK = threading.Lock()
-_POOLS: dict[str, tuple[int, ThreadPoolExecutor]] = {}
+# name -> (owning pid, the size asked for, the pool)
+_POOLS: dict[str, tuple[int, int, ThreadPoolExecutor]] = {}
 
 
 def download_pool() -> ThreadPoolExecutor:
@@ -47,15 +48,21 @@ def range_pool() -> ThreadPoolExecutor:
 def _pool(name: str, size: Callable[[], int]) -> ThreadPoolExecutor:
     global _LOCK
     pid = os.getpid()
-    if any(owner != pid for owner, _ in _POOLS.values()):
+    if any(owner != pid for owner, _, _ in _POOLS.values()):
         # Forked: the parent's threads and a lock it may have held are not ours.
         _LOCK = threading.Lock()
         _POOLS.clear()
+    wanted = size()
     with _LOCK:
-        if name not in _POOLS:
+        found = _POOLS.get(name)
+        if found is None or found[1] != wanted:
+            # First use, or the settings changed since (a later dataset of the process asks
+            # for another count): the old pool finishes what it was given, then ends.
             _few_arenas()
-            _POOLS[name] = (pid, _Pool(size(), name))
-        return _POOLS[name][1]
+            _POOLS[name] = (pid, wanted, _Pool(wanted, name))
+            if found is not None:
+                found[2].shutdown(wait=False)
+        return _POOLS[name][2]
 
 
 class _Pool(ThreadPoolExecutor):
