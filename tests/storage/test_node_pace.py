@@ -168,3 +168,19 @@ def test_the_connection_slots_share_the_pace(tmp_path: Path) -> None:
     finally:
         request_pace.forget_paces()
     assert request_pace.pace_for("store.example").directory is None
+
+
+def test_a_pace_learned_before_the_slots_carries_on(tmp_path: Path) -> None:
+    """A host that throttled this process before its cache's slots were made (its
+    dataset's index, say) stays paced once the node's pace takes over."""
+    request_pace.forget_paces()
+    try:
+        pace = request_pace.pace_for("store.example")
+        pace.throttled(pace.take())
+        request_pace.share_paces(str(tmp_path))
+        shared = request_pace.pace_for("store.example")
+        assert shared.directory == str(tmp_path)
+        assert shared.rate == FIRST_PACE
+        assert RequestPace("store.example", str(tmp_path)).rate == FIRST_PACE  # in the file
+    finally:
+        request_pace.forget_paces()

@@ -36,6 +36,7 @@ through :data:`PERSISTENT_CUTS` cuts within
 from __future__ import annotations
 
 import contextlib
+import copy
 import logging
 import os
 import threading
@@ -109,6 +110,19 @@ class RequestPace:
                 if shared.rate is not None:
                     shared.rate = max(shared.rate, MIN_RATE)
                 yield shared
+
+    def adopt(self, before: RequestPace) -> None:
+        """Carries on what ``before`` learned (this process paced the host before it knew
+        the node's directory) unless this pace is paced already."""
+        with before._state() as state:
+            learned = copy.deepcopy(state)
+            waited = set(before._waited)
+        if learned.rate is None:
+            return
+        with self._state() as state:
+            if state.rate is None:
+                vars(state).update(vars(learned))
+                self._waited |= waited
 
     @property
     def rate(self) -> float | None:
@@ -263,5 +277,8 @@ def pace_for(host: str) -> RequestPace:
             _PACES_PID[0] = os.getpid()
         pace = _PACES.get(host)
         if pace is None or pace.directory != _NODE_DIRECTORY[0]:
-            pace = _PACES[host] = RequestPace(host, _NODE_DIRECTORY[0])
+            before, pace = pace, RequestPace(host, _NODE_DIRECTORY[0])
+            if before is not None:
+                pace.adopt(before)
+            _PACES[host] = pace
         return pace
