@@ -92,7 +92,10 @@ class PaceFile:
             offset = time.time() - time.monotonic()
             state = _decode(os.pread(fd, _SIZE, 0), offset)
             yield state
-            os.pwrite(fd, _encode(state, offset), 0)
+            try:
+                os.pwrite(fd, _encode(state, offset), 0)
+            except OSError as err:  # a full disk: the node's pace misses this change
+                logger.debug("%s: not written (%s)", self.path, err)
         finally:
             os.close(fd)  # closing the open file releases the lock
 

@@ -6,7 +6,8 @@ Object stores throttle on the *rate* of requests (S3 per prefix, GCS per object,
 connections idle while the store would still carry their bytes, so the first answer to
 throttling is to space request starts instead, keeping the connections:
 
-* unthrottled, a host is not paced at all (nothing on the fast path but a lock);
+* unthrottled, a host is not paced at all (nothing on the fast path but a lock, and for a
+  node's pace one locked read and write of its file);
 * a throttled answer to a request started after the last cut, and at least
   :data:`CUT_GAP_S` after it, sets the pace to half the rate this process started requests
   at over the last second, at least :data:`FIRST_PACE` a second (a process that has sent a
