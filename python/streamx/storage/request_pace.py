@@ -1,11 +1,13 @@
-"""A per-host pace on request starts, learned from the host's throttled answers.
+"""A per-host pace on request starts, learned from the host's throttled answers, and
+shared by the processes of a node.
 
 Object stores throttle on the *rate* of requests (S3 per prefix, GCS per object, nginx's
 ``limit_req``), not on how many run at once. Cutting concurrency in answer to a 503 leaves
 connections idle while the store would still carry their bytes, so the first answer to
 throttling is to space request starts instead, keeping the connections:
 
-* unthrottled, a host is not paced at all (nothing on the fast path but a lock);
+* unthrottled, a host is not paced at all (nothing on the fast path but a lock, and for a
+  node's pace one locked read and write of its file);
 * a throttled answer to a request started after the last cut, and at least
   :data:`CUT_GAP_S` after it, sets the pace to half the rate this process started requests
   at over the last second, at least :data:`FIRST_PACE` a second (a process that has sent a
@@ -23,18 +25,26 @@ throttling is to space request starts instead, keeping the connections:
   same cap (a pace kept for ever would keep the host's parts large).
 
 :meth:`RequestPace.take` hands out start slots in order, evenly spaced, so threads never
-start together. Throttling that goes on through :data:`PERSISTENT_CUTS` cuts within
+start together. Once a cache's connection slots are made (:func:`share_paces`), the pace is
+the node's: its processes keep it in a file beside the slots (:mod:`~.pace_file`) and take
+their slots from that one clock, so two DataLoader workers never start within one interval
+of each other, and one's throttled answer cuts the pace of all. Throttling that goes on
+through :data:`PERSISTENT_CUTS` cuts within
 :data:`PERSISTENT_WITHIN_S` is :attr:`RequestPace.persistent`: the concurrency limit
 (:mod:`~streamx.storage.throttle`) then falls too, for stores that throttle on load.
 """
 
 from __future__ import annotations
 
-import collections
+import contextlib
+import copy
 import logging
 import os
 import threading
 import time
+from collections.abc import Iterator
+
+from streamx.storage.pace_file import PaceFile, PaceState, pace_path
 
 __all__ = [
     "CUT_GAP_S",
@@ -51,6 +61,7 @@ __all__ = [
     "any_paced",
     "forget_paces",
     "pace_for",
+    "share_paces",
 ]
 
 MIN_RATE = 1.0
@@ -70,47 +81,77 @@ _MOST_WAITED = 4096
 
 
 class RequestPace:
-    """Spacing of one host's request starts in this process (see the module's text)."""
+    """Spacing of one host's request starts (see the module's text).
 
-    def __init__(self, host: str) -> None:
+    Args:
+        host: The host paced.
+        directory: Where the node's processes share the pace
+            (:mod:`~streamx.storage.pace_file`); None paces this process alone.
+    """
+
+    def __init__(self, host: str, directory: str | None = None) -> None:
         self.host = host
+        self.directory = directory
         self._lock = threading.Lock()
-        self._rate: float | None = None  # requests a second; None while unpaced
-        self._lifts_at = 0.0  # the rate seen over the second before the first cut
-        self._next = 0.0
-        self._cut_at = 0.0
-        self._raised_at = 0.0  # the last cut or quiet doubling
-        self._starts: collections.deque[float] = collections.deque()
-        self._cuts: collections.deque[float] = collections.deque()
+        self._local = PaceState()
+        self._file = None if directory is None else PaceFile(pace_path(directory, host))
         self._waited: set[float] = set()  # start times of requests that waited for a slot
+
+    @contextlib.contextmanager
+    def _state(self) -> Iterator[PaceState]:
+        """The pace's state, this process's threads and the node's processes locked out."""
+        with self._lock:
+            if self._file is None:
+                yield self._local
+                return
+            with self._file.held() as shared:
+                if shared is None:  # the file cannot be used: pace alone
+                    yield self._local
+                    return
+                if shared.rate is not None:
+                    shared.rate = max(shared.rate, MIN_RATE)
+                yield shared
+
+    def adopt(self, before: RequestPace) -> None:
+        """Carries on what ``before`` learned (this process paced the host before it knew
+        the node's directory) unless this pace is paced already."""
+        with before._state() as state:
+            learned = copy.deepcopy(state)
+            waited = set(before._waited)
+        if learned.rate is None:
+            return
+        with self._state() as state:
+            if state.rate is None:
+                vars(state).update(vars(learned))
+                self._waited |= waited
 
     @property
     def rate(self) -> float | None:
-        """Requests a second this process may start to the host, or None while unpaced."""
-        if self._rate is None:
-            return None
-        with self._lock:
-            self._quiet_raise(time.monotonic())
-            return self._rate
+        """Requests a second this host's starts are paced at, or None while unpaced."""
+        if self._file is None and self._local.rate is None:
+            return None  # the fast path: no lock
+        with self._state() as state:
+            self._quiet_raise(state, time.monotonic())
+            return state.rate
 
     @property
     def persistent(self) -> bool:
         """Whether throttling went on through several cuts of the pace lately."""
-        with self._lock:
-            self._forget_cuts(time.monotonic())
-            return len(self._cuts) >= PERSISTENT_CUTS
+        with self._state() as state:
+            self._forget_cuts(state, time.monotonic())
+            return len(state.cuts) >= PERSISTENT_CUTS
 
     def take(self) -> float:
         """Waits for this request's start slot; returns the time it starts."""
-        with self._lock:
+        with self._state() as state:
             now = time.monotonic()
-            self._quiet_raise(now)
-            if self._rate is None:
-                self._note_start(now)
+            self._quiet_raise(state, now)
+            if state.rate is None:
+                self._note_start(state, now)
                 return now
-            start = max(now, self._next)
-            self._next = start + 1.0 / self._rate
-            self._note_start(start)
+            start = max(now, state.next)
+            state.next = start + 1.0 / state.rate
+            self._note_start(state, start)
             if start > now:
                 if len(self._waited) > _MOST_WAITED:  # answers lost to permanent errors
                     self._waited.clear()
@@ -122,30 +163,30 @@ class RequestPace:
     def throttled(self, started: float) -> bool:
         """A request started at ``started`` was throttled: cut the pace, once per round.
         True when this answer cut it."""
-        with self._lock:
+        with self._state() as state:
             self._waited.discard(started)
             now = time.monotonic()
-            if started < self._cut_at or now - self._cut_at < CUT_GAP_S:
+            if started < state.cut_at or now - state.cut_at < CUT_GAP_S:
                 # Sent before the last cut, which already answered it; or too soon after it
                 # for the store's answer to the new pace to be known.
                 return False
-            if self._rate is None:
-                sustained = self._rate_seen(now)
-                self._lifts_at = max(sustained, FIRST_PACE)
-                self._rate = max(FIRST_PACE, sustained / 2)
+            if state.rate is None:
+                sustained = self._rate_seen(state, now)
+                state.lifts_at = max(sustained, FIRST_PACE)
+                state.rate = max(FIRST_PACE, sustained / 2)
             else:
-                self._rate = max(MIN_RATE, self._rate / 2)
+                state.rate = max(MIN_RATE, state.rate / 2)
             # The next start is one interval from now: the store has just admitted one of
             # the requests that came with the refused one (its header read, a part), and a
             # store without a burst (nginx's limit_req) refuses anything sooner, which then
             # waits a whole Retry-After.
-            self._next = max(self._next, now + 1.0 / self._rate)
-            self._cut_at = self._raised_at = now
-            self._cuts.append(now)
+            state.next = max(state.next, now + 1.0 / state.rate)
+            state.cut_at = state.raised_at = now
+            state.cuts.append(now)
             logger.debug(
-                "%s: paced at %.1f requests/s (pid %d)", self.host, self._rate, os.getpid()
+                "%s: paced at %.1f requests/s (pid %d)", self.host, state.rate, os.getpid()
             )
-            self._forget_cuts(now)
+            self._forget_cuts(state, now)
             return True
 
     def answered(self, started: float) -> None:
@@ -153,70 +194,92 @@ class RequestPace:
         with self._lock:
             waited = started in self._waited
             self._waited.discard(started)
-            if self._rate is None or not waited or started < self._cut_at:
+        if not waited:
+            return  # never waited for a slot: says nothing of the pace (no lock needed)
+        with self._state() as state:
+            if state.rate is None or started < state.cut_at:
                 return
-            self._rate = self._rate * RAISE_FACTOR + RAISE_STEP
-            self._lift_if_past()
+            state.rate = state.rate * RAISE_FACTOR + RAISE_STEP
+            self._lift_if_past(state)
 
-    def _quiet_raise(self, now: float) -> None:
-        while self._rate is not None and now - self._raised_at >= QUIET_S:
-            self._rate *= 2
-            self._raised_at += QUIET_S
-            self._lift_if_past(now)
+    def _quiet_raise(self, state: PaceState, now: float) -> None:
+        while state.rate is not None and now - state.raised_at >= QUIET_S:
+            state.rate *= 2
+            state.raised_at += QUIET_S
+            self._lift_if_past(state, now)
 
-    def _lift_if_past(self, now: float | None = None) -> None:
+    def _lift_if_past(self, state: PaceState, now: float | None = None) -> None:
         """Caps the pace at :data:`LIFT_FACTOR` times the rate seen before the first cut,
         and lifts it there once the host has been quiet for :data:`LIFT_QUIET_S`."""
-        if self._rate is None or self._rate < LIFT_FACTOR * self._lifts_at:
+        if state.rate is None or state.rate < LIFT_FACTOR * state.lifts_at:
             return
-        self._rate = LIFT_FACTOR * self._lifts_at
+        state.rate = LIFT_FACTOR * state.lifts_at
         now = time.monotonic() if now is None else now
-        if now - self._cut_at >= LIFT_QUIET_S:
-            logger.debug("%s: pace lifted at %.1f requests/s", self.host, self._rate)
-            self._rate = None
+        if now - state.cut_at >= LIFT_QUIET_S:
+            logger.debug("%s: pace lifted at %.1f requests/s", self.host, state.rate)
+            state.rate = None
             self._waited.clear()
 
-    def _note_start(self, when: float) -> None:
-        self._starts.append(when)
-        while self._starts and self._starts[0] < when - _WINDOW_S:
-            self._starts.popleft()
+    @staticmethod
+    def _note_start(state: PaceState, when: float) -> None:
+        state.starts.append(when)
+        while state.starts and state.starts[0] < when - _WINDOW_S:
+            state.starts.popleft()
 
-    def _rate_seen(self, now: float) -> float:
+    @staticmethod
+    def _rate_seen(state: PaceState, now: float) -> float:
         """Requests started over the last second."""
-        while self._starts and self._starts[0] < now - _WINDOW_S:
-            self._starts.popleft()
-        return float(len(self._starts)) / _WINDOW_S
+        while state.starts and state.starts[0] < now - _WINDOW_S:
+            state.starts.popleft()
+        return float(len(state.starts)) / _WINDOW_S
 
-    def _forget_cuts(self, now: float) -> None:
-        while self._cuts and self._cuts[0] < now - PERSISTENT_WITHIN_S:
-            self._cuts.popleft()
+    @staticmethod
+    def _forget_cuts(state: PaceState, now: float) -> None:
+        while state.cuts and state.cuts[0] < now - PERSISTENT_WITHIN_S:
+            state.cuts.popleft()
 
 
 _PACES: dict[str, RequestPace] = {}
 _PACES_PID = [os.getpid()]
 _PACES_LOCK = threading.Lock()
+# Where this process shares its paces with the node's others (kept across a fork: the
+# child is on the same node).
+_NODE_DIRECTORY: list[str | None] = [None]
+
+
+def share_paces(directory: str | None) -> None:
+    """Paces this process's hosts from files in ``directory`` (the node's connection
+    slots' directory), shared with every process that does the same; None: alone."""
+    with _PACES_LOCK:
+        _NODE_DIRECTORY[0] = directory
 
 
 def any_paced() -> bool:
-    """Whether this process paces some host now (one has throttled it lately)."""
+    """Whether some host is paced now (one has throttled this process, or the node)."""
     with _PACES_LOCK:
         paces = list(_PACES.values()) if _PACES_PID[0] == os.getpid() else []
     return any(pace.rate is not None for pace in paces)
 
 
 def forget_paces() -> None:
-    """Forgets every host's pace (each host starts unpaced again)."""
+    """Forgets every host's pace (each host starts unpaced again) and where the node's
+    paces are shared (the next connection slots made say it again)."""
     with _PACES_LOCK:
         _PACES.clear()
+        _NODE_DIRECTORY[0] = None
 
 
 def pace_for(host: str) -> RequestPace:
-    """This process's pace for ``host`` (made on first use, anew after a fork)."""
+    """The pace for ``host`` (made on first use, anew after a fork or when the node's
+    directory changed)."""
     with _PACES_LOCK:
         if _PACES_PID[0] != os.getpid():
             _PACES.clear()
             _PACES_PID[0] = os.getpid()
         pace = _PACES.get(host)
-        if pace is None:
-            pace = _PACES[host] = RequestPace(host)
+        if pace is None or pace.directory != _NODE_DIRECTORY[0]:
+            before, pace = pace, RequestPace(host, _NODE_DIRECTORY[0])
+            if before is not None:
+                pace.adopt(before)
+            _PACES[host] = pace
         return pace

@@ -12,6 +12,9 @@ A process that a host throttles publishes its lowered limit in ``.streamx/connec
 ``limit`` slots, so the node as a whole sends fewer requests at once. A published limit
 lapses after :data:`LIMIT_LAPSES_S` seconds unless published again (a throttled process
 republishes as its limit recovers), so one that died throttled holds nobody back.
+
+The hosts' request paces are kept beside the slots, ``pace-<digest>``
+(:mod:`~streamx.storage.pace_file`): the node's processes start requests from one clock.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from collections.abc import Iterator
 from typing import Protocol
 
 from streamx.runtime.atomic_write import write_atomic
+from streamx.storage.request_pace import share_paces
 
 __all__ = [
     "LIMIT_LAPSES_S",
@@ -86,6 +90,11 @@ class ConnectionSlots:
         self.directory = directory
         self.count = count
         os.makedirs(directory, exist_ok=True)
+        share_paces(directory)  # the node's request paces live beside its slots
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        share_paces(self.directory)  # a spawned worker paces with the node too
 
     def _path(self, index: int) -> str:
         return os.path.join(self.directory, f"slot-{index}")

@@ -39,7 +39,7 @@ from urllib.parse import urlparse
 
 from streamx.exceptions import HttpResponseError
 from streamx.runtime import metrics
-from streamx.storage.request_pace import forget_paces, pace_for
+from streamx.storage.request_pace import RequestPace, forget_paces, pace_for
 
 __all__ = [
     "LOG_EVERY_S",
@@ -215,12 +215,16 @@ class AdaptiveLimit:
         self._publish = publish
         self._throttled = 0
         self._logged_at = 0.0
-        self.pace = pace_for(host)
         self._bandwidth: float | None = None  # bytes a second of one GET
 
     @property
     def limit(self) -> int:
         return int(self._limit)
+
+    @property
+    def pace(self) -> RequestPace:
+        """The host's pace (asked each time: the node's directory may be set later)."""
+        return pace_for(self.host)
 
     @property
     def calm(self) -> bool:
