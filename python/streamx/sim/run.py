@@ -20,6 +20,7 @@ from streamx.order.epoch import plan_config, plan_epoch
 from streamx.order.world import World
 from streamx.sim.config import SimConfig
 from streamx.sim.first_chunks import first_chunk_ready
+from streamx.sim.first_reads import first_now_files, range_read_gets
 from streamx.sim.link_model import link_rates
 from streamx.sim.lru import node_uses, run_lru
 from streamx.sim.network import LinkTrace, SlowStart, run_links
@@ -108,6 +109,7 @@ def _slow_start(
     queues: list[NodeQueue],
     ready: NDArray[np.float64] | None,
     chunk_shards: float,
+    ahead_seconds: float = 0.0,
 ) -> SlowStart | None:
     """The loader's slow start (a chunk's missing shards before the look-ahead), when
     ``shard_bandwidth`` is calibrated."""
@@ -125,6 +127,7 @@ def _slow_start(
         min(config.bandwidth, processes * shard_rate),
         min(config.bandwidth, config.devices * shard_rate),
         ready,
+        ahead_seconds,
     )
 
 
@@ -183,7 +186,9 @@ def simulate(config: SimConfig) -> SimResult:
     """
     began = time.perf_counter()
     asked = config
-    first_ids = epoch_order(config, 0) if config.request_rate is not None else None
+    # The first epoch's order says how many files the look-ahead holds at once (and, under
+    # a request-rate limit, how the first chunks start); it is the first epoch's plan too.
+    first_ids = epoch_order(config, 0)
     rates = link_rates(
         config,
         _files_at_once(config, first_ids),
@@ -249,11 +254,16 @@ def simulate(config: SimConfig) -> SimResult:
         sum(epoch_steps),
         config.step_compute_time,
         config.bandwidth,
-        _slow_start(config, queues, ready, chunk_shards),
+        _slow_start(config, queues, ready, chunk_shards, rates.ahead_seconds),
         config.mosaic_rounding,
     )
     cache = _cache_bound(queues, last_use, shards.raw_bytes, trace.done_step, sum(epoch_steps))
-    files = _files(config, queues, trace, sum(epoch_steps))
+    # The first epoch's first chunks: their range reads, and the downloads needed now.
+    loader_chunk = chunk_samples(int(shards.raw_bytes.sum()), shards.num_samples)
+    now = first_now_files(first_ids, shard_of, loader_chunk)
+    range_gets = range_read_gets(config, first_ids, shard_of, loader_chunk)
+    del first_ids
+    files = _files(config, queues, trace, sum(epoch_steps), now)
     if config.cache_limit and cache > config.cache_limit:
         uses = [node_uses(r, shard_of, config.predownload_samples) for r in reads]
         trace, peak, _, fetched = run_lru(
@@ -291,6 +301,7 @@ def simulate(config: SimConfig) -> SimResult:
         rates.throttled,
         rates.gets_per_file,
         (files[2], DEFAULT_AHEAD_PART_SIZE),
+        range_gets,
     )
     return SimResult(
         asked,
@@ -347,12 +358,14 @@ def _index_requests(config: SimConfig) -> tuple[int, int]:
 
 
 def _files(
-    config: SimConfig, queues: list[NodeQueue], trace: LinkTrace, steps: int
+    config: SimConfig, queues: list[NodeQueue], trace: LinkTrace, steps: int, now: list[int]
 ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.bool_]]:
     """(shard, files its process fetched at once, whether fetched ahead) of every download
     completed in the run: one file for a shard fetched alone (the loader's slow start), the
     backlog for the look-ahead's (:func:`~streamx.sim.requests.backlog_files`). A node's
-    first download per process is needed now; the later ones are fetched ahead."""
+    first ``now`` downloads (its processes' first two chunks,
+    :func:`~streamx.sim.first_reads.first_now_files`) are needed now; the later ones are
+    fetched ahead."""
     processes = config.devices * config.workers
     sizes = config.shards.download_bytes
     shards, files, ahead, start = [], [], [], 0
@@ -366,7 +379,7 @@ def _files(
             count = np.where(_byte_starts(queues, sizes, n)[kept] < ends, count, 1)
         shards.append(queue.shards[kept])
         files.append(count)
-        ahead.append(np.arange(len(count)) >= max(processes, 1))
+        ahead.append(np.arange(len(count)) >= max(now[n], 1))
     # A process's pool has one thread per connection: no more files at once.
     most = np.minimum(np.concatenate(files), config.connections)
     return np.concatenate(shards), most, np.concatenate(ahead)

@@ -1,0 +1,111 @@
+"""What a pass's first chunks cost in requests: the range reads of their shards, and which
+downloads are needed now rather than fetched ahead.
+
+A process starting a pass (:mod:`streamx.cache.range_reads`, :mod:`streamx.cache.shard_cache`)
+reads the samples of its first chunk by range from every shard that can be read so (one GET
+of the shard's offset table, then the samples' bytes in pieces of at most 256 KiB), and
+starts each such shard's download after its ranges. The look-ahead starts at the next
+chunk: the shards of the first two chunks are downloads a reader waits for, split over the
+connections (:mod:`streamx.storage.part_plan`); every later one is fetched ahead.
+
+:func:`reads_by_range` is the rule for which shards are read by range: a small function, so
+the loader's rule (its range reads may become rarer) is one place to follow here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from streamx.sim.config import SimConfig
+from streamx.sim.schedule import ShardOf
+
+__all__ = ["first_now_files", "range_read_gets", "reads_by_range"]
+
+# streamx.cache.range_reads / range_partial: the smallest shard read by range, the most
+# bytes one shard's ranges bring, the largest piece one GET asks for.
+MIN_SHARD_BYTES = 4 << 20
+_BUDGET = 8 << 20
+_PIECE = 256 << 10
+_MERGE_GAP = 64 << 10
+# Chunks of a pass whose shards are downloads a reader waits for (the look-ahead starts at
+# the second chunk's window, after the first chunk's reads).
+_NOW_CHUNKS = 2
+
+
+def reads_by_range(config: SimConfig) -> NDArray[np.bool_]:
+    """Per shard, whether a pass's first chunk reads it by range: an uncompressed shard of at
+    least 4 MiB, on a calm host (no ``request_rate``: a throttling store's first refusal
+    makes range reads give way, which :mod:`~streamx.sim.request_cap` plays), without a
+    ``cache_limit`` (its window starts the downloads itself)."""
+    shards = config.shards
+    calm = config.request_rate is None and not config.limited
+    ok: NDArray[np.bool_] = (shards.zip_bytes == 0) & (shards.raw_bytes >= MIN_SHARD_BYTES)
+    return ok & calm
+
+
+def _first_chunks(ids: NDArray[np.int64], chunk: int, count: int) -> list[NDArray[np.int64]]:
+    """Each process's first ``count`` chunks of one node's ids (devices, workers, ...)."""
+    rows = ids.reshape(ids.shape[0] * ids.shape[1], -1)
+    return [row[row >= 0][: chunk * count] for row in rows]
+
+
+def range_read_gets(
+    config: SimConfig, ids: NDArray[np.int64], shard_of: ShardOf, chunk: int
+) -> int:
+    """GETs the first epoch's range reads send, all nodes: per process and shard its first
+    chunk reads by range, one for the offset table and one per 256 KiB piece of the
+    samples it reads there (samples less than 64 KiB apart in one span; at most a quarter
+    of the shard, and 8 MiB).
+
+    Examples:
+        >>> from streamx.sim import SimConfig, SimStream, synth_shards
+        >>> from streamx.sim.run import epoch_order
+        >>> c = SimConfig((SimStream(synth_shards(400, 100, 10_000_000)),), devices=1, workers=1)
+        >>> ids = epoch_order(c, 0)  # unshuffled: 10 samples of 100 KB, one span of 1 MB
+        >>> range_read_gets(c, ids, c.shards.shard_of(), 10)  # the table, 4 pieces
+        5
+    """
+    shards = config.shards
+    by_range = reads_by_range(config)
+    if not by_range.any():
+        return 0
+    starts = np.concatenate([[0], np.cumsum(shards.samples)[:-1]])
+    total = 0
+    for node in ids:
+        for first in _first_chunks(node, chunk, 1):
+            read = shard_of(first)
+            for shard in np.unique(read[by_range[read]]).tolist():
+                local = first[read == shard] - starts[shard]
+                total += 1 + _pieces(local, float(shards.raw_bytes[shard]), shards.samples[shard])
+    return total
+
+
+def _pieces(local: NDArray[np.int64], size: float, samples: int) -> int:
+    """GETs of a shard's samples ``local`` (average sizes): spans closer than 64 KiB are
+    joined, each cut in 256 KiB pieces, until the budget is spent."""
+    sample = size / max(int(samples), 1)
+    budget = min(_BUDGET, size / 4)
+    gets, taken, spans = 0, 0.0, []
+    for at in np.unique(local).tolist():
+        if spans and (at - spans[-1][1]) * sample < _MERGE_GAP:
+            spans[-1][1] = at + 1
+        else:
+            spans.append([at, at + 1])
+    for first, end in spans:
+        span = (end - first) * sample
+        if taken + span > budget:
+            break
+        taken += span
+        gets += int(np.ceil(span / _PIECE))
+    return max(gets, 0)
+
+
+def first_now_files(ids: NDArray[np.int64], shard_of: ShardOf, chunk: int) -> list[int]:
+    """Per node, the downloads its processes' first two chunks need now (distinct shards of
+    each process's first two chunks, summed): the first ones of its list."""
+    out = []
+    for node in ids:
+        now = sum(len(np.unique(shard_of(c))) for c in _first_chunks(node, chunk, _NOW_CHUNKS))
+        out.append(int(now))
+    return out
