@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 
 from streamx.sim.config import SimConfig
 from streamx.sim.schedule import ShardOf
+from streamx.storage.settings import range_reads_enabled
 
 __all__ = ["first_now_files", "range_read_gets", "reads_by_range"]
 
@@ -37,9 +38,10 @@ def reads_by_range(config: SimConfig) -> NDArray[np.bool_]:
     """Per shard, whether a pass's first chunk reads it by range: an uncompressed shard of at
     least 4 MiB, on a calm host (no ``request_rate``: a throttling store's first refusal
     makes range reads give way, which :mod:`~streamx.sim.request_cap` plays), without a
-    ``cache_limit`` (its window starts the downloads itself)."""
+    ``cache_limit`` (its window starts the downloads itself), unless range reads are off
+    (``STREAMX_RANGE_READS=0``, read here as the loader reads it)."""
     shards = config.shards
-    calm = config.request_rate is None and not config.limited
+    calm = config.request_rate is None and not config.limited and range_reads_enabled()
     ok: NDArray[np.bool_] = (shards.zip_bytes == 0) & (shards.raw_bytes >= MIN_SHARD_BYTES)
     return ok & calm
 
@@ -52,8 +54,9 @@ def _first_chunks(ids: NDArray[np.int64], chunk: int, count: int) -> list[NDArra
 
 def range_read_gets(
     config: SimConfig, ids: NDArray[np.int64], shard_of: ShardOf, chunk: int
-) -> int:
-    """GETs the first epoch's range reads send, all nodes: per process and shard its first
+) -> tuple[int, int]:
+    """(offset tables, sample pieces): the GETs the first epoch's range reads send, all
+    nodes. Per process and shard its first
     chunk reads by range, one for the offset table and one per 256 KiB piece of the
     samples it reads there (samples less than 64 KiB apart in one span; at most a quarter
     of the shard, and 8 MiB).
@@ -64,21 +67,22 @@ def range_read_gets(
         >>> c = SimConfig((SimStream(synth_shards(400, 100, 10_000_000)),), devices=1, workers=1)
         >>> ids = epoch_order(c, 0)  # unshuffled: 10 samples of 100 KB, one span of 1 MB
         >>> range_read_gets(c, ids, c.shards.shard_of(), 10)  # the table, 4 pieces
-        5
+        (1, 4)
     """
     shards = config.shards
     by_range = reads_by_range(config)
     if not by_range.any():
-        return 0
+        return 0, 0
     starts = np.concatenate([[0], np.cumsum(shards.samples)[:-1]])
-    total = 0
+    tables = pieces = 0
     for node in ids:
         for first in _first_chunks(node, chunk, 1):
             read = shard_of(first)
             for shard in np.unique(read[by_range[read]]).tolist():
                 local = first[read == shard] - starts[shard]
-                total += 1 + _pieces(local, float(shards.raw_bytes[shard]), shards.samples[shard])
-    return total
+                tables += 1
+                pieces += _pieces(local, float(shards.raw_bytes[shard]), shards.samples[shard])
+    return tables, pieces
 
 
 def _pieces(local: NDArray[np.int64], size: float, samples: int) -> int:

@@ -27,6 +27,7 @@ from streamx.sim.network import LinkTrace, SlowStart, run_links
 from streamx.sim.requests import backlog_files, count_requests
 from streamx.sim.result import SimResult
 from streamx.sim.schedule import NO_CHECK, Checks, NodeQueue, ShardOf, node_queue
+from streamx.sim.window import window_samples
 from streamx.storage.settings import DEFAULT_AHEAD_PART_SIZE, PACED_AHEAD_FACTOR
 
 __all__ = ["epoch_order", "run_steps", "simulate"]
@@ -210,6 +211,8 @@ def simulate(config: SimConfig) -> SimResult:
     last_use = [np.full(num_shards, -1, np.int64) for _ in range(config.nodes)]
     parts: list[list[NodeQueue]] = [[] for _ in range(config.nodes)]
     chunk = _chunk(config)
+    # The window's reach in this order (``shards_ahead`` shards come soon when shuffled).
+    window = window_samples(config, first_ids, shard_of)
     ready, chunk_shards = None, 1.0
     limited = config.limited
     reads: list[list[tuple[NDArray[np.int64], int, int]]] = [[] for _ in range(config.nodes)]
@@ -231,7 +234,7 @@ def simulate(config: SimConfig) -> SimResult:
                     shard_of,
                     steps,
                     epoch * per_epoch,
-                    config.predownload_samples,
+                    window,
                     present[n],
                     last_use[n],
                     chunk,
@@ -261,11 +264,11 @@ def simulate(config: SimConfig) -> SimResult:
     # The first epoch's first chunks: their range reads, and the downloads needed now.
     loader_chunk = chunk_samples(int(shards.raw_bytes.sum()), shards.num_samples)
     now = first_now_files(first_ids, shard_of, loader_chunk)
-    range_gets = range_read_gets(config, first_ids, shard_of, loader_chunk)
+    range_gets = sum(range_read_gets(config, first_ids, shard_of, loader_chunk))
     del first_ids
     files = _files(config, queues, trace, sum(epoch_steps), now)
     if config.cache_limit and cache > config.cache_limit:
-        uses = [node_uses(r, shard_of, config.predownload_samples) for r in reads]
+        uses = [node_uses(r, shard_of, window) for r in reads]
         trace, peak, _, fetched = run_lru(
             uses,
             shards.download_bytes,
