@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from streamx import MDSWriter, StreamingDataset
-from streamx.sim import SimConfig, SimStream, load_shards, simulate, synth_shards
 from streamx.dataset.iteration import chunk_samples
+from streamx.sim import SimConfig, SimStream, load_shards, simulate, synth_shards
 from streamx.sim.first_reads import range_read_gets, reads_by_range
 from streamx.sim.link_model import ahead_seconds, link_rates
 from streamx.sim.run import epoch_order

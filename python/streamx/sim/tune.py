@@ -9,8 +9,10 @@ The search is greedy, one knob at a time over a few values each (two passes):
 
 1. *as fast as it gets*: from the given settings, each knob in turn takes the value with
    the highest predicted throughput; the best throughput seen anywhere is the bound;
-2. *as cheap as that*: from there, each knob in turn takes the cheapest value whose run
-   stays within ``tolerance`` (2%) of the bound and is no slower than the given settings.
+2. *as cheap as that*: from the given settings (from the fastest found when the given
+   ones are not within ``tolerance`` of it), each knob in turn takes the cheapest value
+   whose run stays within ``tolerance`` (2%) of the bound and is no slower than the given
+   settings.
    Cheaper means fewer requests, then a smaller cache (the run's ``min_cache_limit``, or
    its ``cache_limit`` when one is set), then fewer workers, then a smaller predownload.
 
@@ -276,7 +278,11 @@ def tune(
         ok = _speed(point) >= floor
         return ok and (_speed(current) < floor or point.cost_key() < current.cost_key())
 
-    cheap = max((p for p in runs.done.values() if p is not None), key=_speed)
+    # From the given settings when they are fast enough: a knob moves only where that is
+    # cheaper, never to a value the model merely finds as fast (its error is larger than
+    # such a difference).
+    fastest = max((p for p in runs.done.values() if p is not None), key=_speed)
+    cheap = given if _speed(given) >= floor else fastest
     for _ in range(passes):
         cheap = _sweep(runs, cheap, cheaper, only)
     return TuneResult(given, cheap, best, tolerance, len(runs.done))

@@ -62,4 +62,4 @@ def window_samples(config: SimConfig, ids: NDArray[np.int64], shard_of: ShardOf)
         shards = shard_of(row)
         for start in np.linspace(0, max(len(row) - 1, 0), _PROBES).astype(np.int64).tolist():
             reaches.append(_reach(shards, start, window, config.shards_ahead))
-    return window + (int(round(float(np.mean(reaches)))) if reaches else 0)
+    return window + (round(float(np.mean(reaches))) if reaches else 0)
