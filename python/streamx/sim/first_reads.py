@@ -90,7 +90,8 @@ def _pieces(local: NDArray[np.int64], size: float, samples: int) -> int:
     joined, each cut in 256 KiB pieces, until the budget is spent."""
     sample = size / max(int(samples), 1)
     budget = min(_BUDGET, size / 4)
-    gets, taken, spans = 0, 0.0, []
+    gets, taken = 0, 0.0
+    spans: list[list[int]] = []
     for at in np.unique(local).tolist():
         if spans and (at - spans[-1][1]) * sample < _MERGE_GAP:
             spans[-1][1] = at + 1

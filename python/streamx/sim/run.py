@@ -213,6 +213,12 @@ def simulate(config: SimConfig) -> SimResult:
     chunk = _chunk(config)
     # The window's reach in this order (``shards_ahead`` shards come soon when shuffled).
     window = window_samples(config, first_ids, shard_of)
+    # The first epoch's first chunks: their range reads, and the downloads needed now.
+    loader_chunk = chunk_samples(int(shards.raw_bytes.sum()), shards.num_samples)
+    now = first_now_files(first_ids, shard_of, loader_chunk)
+    range_gets = sum(range_read_gets(config, first_ids, shard_of, loader_chunk))
+    first = [first_ids]  # the first epoch's plan, dropped once used (it can be large)
+    del first_ids
     ready, chunk_shards = None, 1.0
     limited = config.limited
     reads: list[list[tuple[NDArray[np.int64], int, int]]] = [[] for _ in range(config.nodes)]
@@ -223,7 +229,7 @@ def simulate(config: SimConfig) -> SimResult:
         threads = 1
     with ThreadPoolExecutor(max_workers=threads) if threads > 1 else nullcontext() as pool:
         for epoch, steps in enumerate(epoch_steps):
-            ids = first_ids if epoch == 0 and first_ids is not None else epoch_order(config, epoch)
+            ids = first.pop() if first else epoch_order(config, epoch)
             if epoch == 0 and chunk is not None:
                 ready, chunk_shards = _first_round(
                     config, ids, shard_of, chunk, steps, rates.chunk_gap
@@ -261,11 +267,6 @@ def simulate(config: SimConfig) -> SimResult:
         config.mosaic_rounding,
     )
     cache = _cache_bound(queues, last_use, shards.raw_bytes, trace.done_step, sum(epoch_steps))
-    # The first epoch's first chunks: their range reads, and the downloads needed now.
-    loader_chunk = chunk_samples(int(shards.raw_bytes.sum()), shards.num_samples)
-    now = first_now_files(first_ids, shard_of, loader_chunk)
-    range_gets = sum(range_read_gets(config, first_ids, shard_of, loader_chunk))
-    del first_ids
     files = _files(config, queues, trace, sum(epoch_steps), now)
     if config.cache_limit and cache > config.cache_limit:
         uses = [node_uses(r, shard_of, window) for r in reads]

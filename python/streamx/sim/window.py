@@ -19,28 +19,30 @@ from streamx.sim.schedule import ShardOf
 
 __all__ = ["window_samples"]
 
-# Positions of one process's order sampled to measure the reach (evenly spread).
+# Positions of one process's order sampled to measure the reach (evenly spread), the
+# processes whose orders are sampled, and how far on from a position a reach is looked for.
 _PROBES = 64
+_PROCESSES = 4
+_SCAN = 1 << 16
 
 
 def _reach(shards: NDArray[np.int64], start: int, window: int, following: int) -> int:
     """Samples past ``start + window`` until ``following`` shards not in the window have
-    appeared (the rest of the order when it holds fewer)."""
-    held = set(np.unique(shards[start : start + window]).tolist())
-    seen = 0
-    for offset, shard in enumerate(shards[start + window :].tolist()):
-        if shard not in held:
-            held.add(shard)
-            seen += 1
-            if seen == following:
-                return offset + 1
-    return max(len(shards) - start - window, 0)
+    appeared, looking at most ``_SCAN`` samples on (the rest of the order, or ``_SCAN``,
+    when fewer appear)."""
+    held = np.unique(shards[start : start + window])
+    later = shards[start + window : start + window + _SCAN]
+    found, first = np.unique(later, return_index=True)
+    new = np.sort(first[~np.isin(found, held)])
+    if len(new) >= following:
+        return int(new[following - 1]) + 1
+    return len(later)
 
 
 def window_samples(config: SimConfig, ids: NDArray[np.int64], shard_of: ShardOf) -> int:
     """Samples the loader's window reaches past a reader's position: the ``predownload``
-    and, on average over the first node's processes' first-epoch orders, the samples until
-    ``shards_ahead`` more shards appear.
+    and, on average over a few of the first node's processes' first-epoch orders, the
+    samples until ``shards_ahead`` more shards appear.
 
     Examples:
         >>> from streamx.sim import SimConfig, SimStream, synth_shards
@@ -55,7 +57,7 @@ def window_samples(config: SimConfig, ids: NDArray[np.int64], shard_of: ShardOf)
         return window
     node = ids[0].reshape(ids.shape[1] * ids.shape[2], -1)
     reaches = []
-    for row in node:
+    for row in node[:_PROCESSES]:
         row = row[row >= 0]
         if not len(row):
             continue
