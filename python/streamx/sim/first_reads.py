@@ -73,37 +73,39 @@ def range_read_gets(
     by_range = reads_by_range(config)
     if not by_range.any():
         return 0, 0
+    # Every process's first chunk at once: (process, shard, sample in the shard).
+    firsts = [c for node in ids for c in _first_chunks(node, chunk, 1)]
+    process = np.repeat(np.arange(len(firsts)), [len(c) for c in firsts])
+    sample = np.concatenate(firsts) if firsts else np.zeros(0, np.int64)
+    shard = shard_of(sample)
+    kept = by_range[shard]
+    process, shard = process[kept], shard[kept]
     starts = np.concatenate([[0], np.cumsum(shards.samples)[:-1]])
-    tables = pieces = 0
-    for node in ids:
-        for first in _first_chunks(node, chunk, 1):
-            read = shard_of(first)
-            for shard in np.unique(read[by_range[read]]).tolist():
-                local = first[read == shard] - starts[shard]
-                tables += 1
-                pieces += _pieces(local, float(shards.raw_bytes[shard]), shards.samples[shard])
-    return tables, pieces
-
-
-def _pieces(local: NDArray[np.int64], size: float, samples: int) -> int:
-    """GETs of a shard's samples ``local`` (average sizes): spans closer than 64 KiB are
-    joined, each cut in 256 KiB pieces, until the budget is spent."""
-    sample = size / max(int(samples), 1)
-    budget = min(_BUDGET, size / 4)
-    gets, taken = 0, 0.0
-    spans: list[list[int]] = []
-    for at in np.unique(local).tolist():
-        if spans and (at - spans[-1][1]) * sample < _MERGE_GAP:
-            spans[-1][1] = at + 1
-        else:
-            spans.append([at, at + 1])
-    for first, end in spans:
-        span = (end - first) * sample
-        if taken + span > budget:
-            break
-        taken += span
-        gets += int(np.ceil(span / _PIECE))
-    return max(gets, 0)
+    local = sample[kept] - starts[shard]
+    order = np.lexsort((local, shard, process))
+    process, shard, local = process[order], shard[order], local[order]
+    if not len(local):
+        return 0, 0
+    fresh = np.ones(len(local), bool)  # a sample read twice in one chunk is one read
+    fresh[1:] = (
+        (process[1:] != process[:-1]) | (shard[1:] != shard[:-1]) | (local[1:] != local[:-1])
+    )
+    process, shard, local = process[fresh], shard[fresh], local[fresh]
+    size = shards.raw_bytes[shard] / np.maximum(shards.samples[shard], 1)  # a sample's bytes
+    group = np.ones(len(local), bool)  # a new (process, shard): a new offset table
+    group[1:] = (process[1:] != process[:-1]) | (shard[1:] != shard[:-1])
+    span = group.copy()  # a new span: a new group, or 64 KiB or more past the last sample
+    span[1:] |= (local[1:] - local[:-1] - 1) * size[1:] >= _MERGE_GAP
+    span_of = np.cumsum(span) - 1
+    span_bytes = np.bincount(span_of) * size[span]  # one shard's samples: one size
+    span_group = np.cumsum(group)[span] - 1
+    # Each shard's spans are read in order until its budget (a quarter, at most 8 MiB).
+    budget = np.minimum(_BUDGET, shards.raw_bytes[shard[span]] / 4)
+    firsts_of_group = np.flatnonzero(np.r_[True, span_group[1:] != span_group[:-1]])
+    before = np.cumsum(span_bytes) - span_bytes
+    taken = np.cumsum(span_bytes) - before[firsts_of_group][span_group]
+    pieces = np.ceil(span_bytes / _PIECE)[taken <= budget]
+    return int(group.sum()), int(pieces.sum())
 
 
 def first_now_files(ids: NDArray[np.int64], shard_of: ShardOf, chunk: int) -> list[int]:

@@ -185,11 +185,10 @@ def _capped(
     )
 
 
-def ahead_seconds(config: SimConfig, size: int, files: int, busy_files: int = 0) -> float:
+def ahead_seconds(config: SimConfig, size: int, files: int) -> float:
     """Seconds one ``size``-byte file fetched ahead takes, while its process's look-ahead
     holds ``files`` files: parts of at least ``DEFAULT_AHEAD_PART_SIZE`` (as
-    :mod:`streamx.storage.part_plan`), on the file's share of the connections, each at its
-    connection's rate with ``busy_files`` such files in flight (``files`` when 0).
+    :mod:`streamx.storage.part_plan`), on the file's share of the connections.
 
     Examples:
         >>> from streamx.sim import SimConfig, SimStream, synth_shards
@@ -204,7 +203,7 @@ def ahead_seconds(config: SimConfig, size: int, files: int, busy_files: int = 0)
     part = min(max(part_bytes(size, share, config.part_size), DEFAULT_AHEAD_PART_SIZE), size)
     parts = math.ceil(size / max(part, 1))
     rounds = math.ceil(parts / share)
-    busy = min(config.connections, (busy_files or files) * min(parts, share))
+    busy = min(config.connections, files * min(parts, share))
     return rounds * request_seconds(part, _connection_rate(config, busy), config)
 
 
@@ -271,11 +270,11 @@ def link_rates(
         gap = 1.0 / FIRST_PACE if solo.reads_gave_way else 0.0
         startup += solo.start_delay
     if not _neutral(config):
-        # A file fetched ahead lands no sooner than in its parts on the connections, each
-        # at its share of the node while the window's files are in flight; all
-        # ``files_at_once`` in flight, split over the connections, move no more bytes per
-        # second than their parts at once do.
-        ahead = ahead_seconds(config, math.ceil(size), 1, files_at_once)
+        # A file fetched ahead lands no sooner than its parts move alone on the connections
+        # (the link's bytes model the node's sharing); all ``files_at_once`` in flight,
+        # split over the connections, move no more bytes per second than their parts at
+        # once do.
+        ahead = ahead_seconds(config, math.ceil(size), 1)
         if files_at_once > 0:
             bandwidth = min(bandwidth, _in_flight_rate(config, math.ceil(size), files_at_once))
     if config.decompression is not None and (shards.zip_bytes > 0).any():

@@ -102,7 +102,8 @@ class SlowStart:
             ``step_bandwidth``. ``None``: every step waits for the list.
         ahead_seconds: Seconds a download the look-ahead starts (one released before the
             step that needs it) takes to land, from the start of the step that released it:
-            a step needing it waits at least until then (:func:`_landing_waits`).
+            a step needing it waits at least until then; the first window's start once the
+            first chunk is in (``ready``'s first step), as the loader's look-ahead does.
     """
 
     first: NDArray[np.int64]
@@ -161,7 +162,8 @@ def run_links(
         horizon = np.maximum(slow.horizon, 0)
         before = np.where(slow.before >= 0, slow.before + offsets[:-1], -1)
         nodes = np.arange(len(queues))
-        landing = _Landing(queues, offsets, steps, slow.ahead_seconds)
+        first_in = slow.ready[0] if slow.ready is not None and len(slow.ready) else None
+        landing = _Landing(queues, offsets, steps, slow.ahead_seconds, first_in)
     if slow is None:
         step_times, stall, pos_after = one_rate_steps(
             target, limit, prefix, offsets[:-1], compute_time, bandwidth, rounding
@@ -234,12 +236,20 @@ class _Landing:
     """When the look-ahead's downloads land: each one released before the step that needs
     it starts at its release step and takes ``seconds`` (its few large parts at the
     connection's rate), however fast the link moves the bytes; the ones released at their
-    need are the readers' own, split over many connections (``step_bandwidth``)."""
+    need are the readers' own, split over many connections (``step_bandwidth``). The
+    loader starts its look-ahead once a pass's first chunk is in: the downloads released at
+    the first step start at ``first_in`` (per node), not at once."""
 
     def __init__(
-        self, queues: Sequence[NodeQueue], offsets: NDArray[np.int64], steps: int, seconds: float
+        self,
+        queues: Sequence[NodeQueue],
+        offsets: NDArray[np.int64],
+        steps: int,
+        seconds: float,
+        first_in: NDArray[np.float64] | None = None,
     ) -> None:
         self.seconds = seconds
+        self.first_in = np.zeros(len(queues)) if first_in is None else first_in
         self.clock = np.zeros(steps + 1)  # link seconds at the start of each step
         release = np.concatenate([q.release for q in queues]) if len(queues) else np.zeros(0)
         need = np.concatenate([q.need for q in queues]) if len(queues) else np.zeros(0)
@@ -261,7 +271,10 @@ class _Landing:
                 continue
             ahead = self.ahead[lo:hi]
             if ahead.any():
-                started = self.clock[np.clip(self.release[lo:hi][ahead], 0, step)].max()
+                released = np.clip(self.release[lo:hi][ahead], 0, step)
+                started = self.clock[released].max()
+                if released.min() == 0:  # the first window: once the first chunk is in
+                    started = max(started, float(self.first_in[n]))
                 late = started + self.seconds - now
                 if late > out[n]:
                     out = out.copy() if out is wait else out
