@@ -20,10 +20,11 @@ from streamx.sim.schedule import ShardOf
 __all__ = ["window_samples"]
 
 # Positions of one process's order sampled to measure the reach (evenly spread), the
-# processes whose orders are sampled, and how far on from a position a reach is looked for.
-_PROBES = 64
+# processes whose orders are sampled, and how far on from a position a reach is looked for
+# (a shard first read further on than that is released that far ahead: long enough).
+_PROBES = 16
 _PROCESSES = 4
-_SCAN = 1 << 16
+_SCAN = 1 << 13
 
 
 def _reach(shards: NDArray[np.int64], start: int, window: int, following: int) -> int:
@@ -50,7 +51,7 @@ def window_samples(config: SimConfig, ids: NDArray[np.int64], shard_of: ShardOf)
         >>> c = SimConfig((SimStream(synth_shards(4_000, 100, 10**7)),), devices=1,
         ...               workers=1, batch_size=10, predownload=50, shards_ahead=2)
         >>> window_samples(c, epoch_order(c, 0), c.shards.shard_of())  # to the 2nd shard start
-        195
+        192
     """
     window = config.predownload if config.predownload is not None else 8 * config.batch_size
     if not config.shards_ahead:
