@@ -14,7 +14,7 @@ The search is greedy, one knob at a time over a few values each (two passes):
    whose run stays within ``tolerance`` (2%) of the bound and is no slower than the given
    settings.
    Cheaper means fewer requests, then a smaller cache (the run's ``min_cache_limit``, or
-   its ``cache_limit`` when one is set), then fewer workers, then a smaller predownload.
+   its ``cache_limit`` when one is set), then fewer workers.
 
 So the recommendation is never predicted slower than the settings given. Under a throttled
 share given as ``throttled`` it never has more connections than given: more requests at
@@ -72,10 +72,12 @@ class Point:
         """The cache the run needs: its limit if it has one, else what it holds at most."""
         return self.config.cache_limit or self.summary["min_cache_limit"]
 
-    def cost_key(self) -> tuple[int, int, int, int]:
-        """What "cheaper" compares: requests, cache, workers, predownload."""
+    def cost_key(self) -> tuple[int, int, int]:
+        """What "cheaper" compares: requests, cache, workers (a smaller predownload that
+        saves neither requests nor cache saves nothing, and the window is where the model
+        errs most: on a per-connection cap a smaller one measured slower than predicted)."""
         c = self.config
-        return (self.summary["requests"], self.cache, c.workers, c.predownload_samples)
+        return (self.summary["requests"], self.cache, c.workers)
 
     def line(self) -> str:
         """The settings and figures, for people."""
