@@ -247,6 +247,11 @@ def validate_servers(names: list[str]) -> None:
                 }
                 tuned = _run(server, root, tuned_knobs)
             _row(label, given, found.given.summary, tuned, found.recommended.summary, tuned_knobs)
+            print(
+                f"  (calibrated before it: node {cal['bandwidth'] / 1e6:,.0f} MB/s, one shard "
+                f"{(cal['shard_bandwidth'] or 0) / 1e6:,.0f} MB/s)",
+                flush=True,
+            )
             if SERVERS[name][2]:
                 # The model before the request-rate term: the measured share as given.
                 old = simulate(config.with_(request_rate=None, throttled=share)).summary()

@@ -148,8 +148,10 @@ def test_flags_and_yaml(tmp_path: Path) -> None:
     summary = json.loads(result.stdout)["runs"][0]
     assert summary["price_per_1000"] == 0.001
     # 8 MiB parts over 8 connections for the first shard of each of the 2 processes, and
-    # the look-ahead's 8 MiB parts for the 6 fetched ahead; the index.
-    assert summary["requests"] == 2 * 8 + 6 * 8 + 1
+    # the look-ahead's 8 MiB parts for the 6 fetched ahead; the index. Each process reads
+    # its first chunk (15 samples of 67 KB, each apart from the next) by range first: the
+    # offset table and one GET a sample.
+    assert summary["requests"] == 2 * 8 + 6 * 8 + 1 + 2 * (1 + 15)
     bad = CliRunner().invoke(
         app, ["simulate", "-n", "1", "-d", "1", "-t", "0.1", "-b", "1GB", "--batch-size", "8",
               "--samples", "8000", "--throttled", "100%"],

@@ -31,7 +31,11 @@ def _bandwidth_bound(**kw: object) -> SimConfig:
     return base.with_(**kw)
 
 
-def test_more_connections_stop_helping_at_the_node_bandwidth() -> None:
+def test_more_connections_stop_helping_at_the_node_bandwidth(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The downloads' parts alone (the first chunks' range reads: test_sim_window.py).
+    monkeypatch.setenv("STREAMX_RANGE_READS", "0")
     found = tune(_bandwidth_bound())
     best = found.recommended
     # 4 connections at 40 MiB/s fill the node's 160 MiB/s; more only split shards into more
@@ -91,7 +95,8 @@ def test_knob_values_include_the_given_one() -> None:
         tune(config, tolerance=1.0)
 
 
-def test_cli_tune_json_and_text() -> None:
+def test_cli_tune_json_and_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STREAMX_RANGE_READS", "0")  # the downloads' parts alone
     args = [
         "simulate", "-n", "1", "-d", "2", "-w", "2", "-t", "0.0001", "-b", "160MiB",
         "--batch-size", "8", "--samples", "4000", "--shard-samples", "500",

@@ -16,9 +16,16 @@ gets fetching one shard alone. :func:`link_rates` derives both from the request 
 * every connection of the node is busy for the look-ahead: ``bandwidth`` becomes
   ``connections * p / seconds(p)`` (at most the node's), with ``p`` the part of an average
   shard spread over the connections (:func:`~streamx.sim.requests.part_bytes`);
-* one shard alone is ``n`` parts on ``min(n, connections)`` connections, in
-  ``ceil(n / connections)`` rounds: ``shard_bandwidth`` is its size over their time (at
-  most the calibrated one, when ``streamx bench`` measured one);
+* one shard of a process's first chunk is ``n`` parts on its share of the connections
+  (the chunk's ``k`` shards split them), in ``ceil(n / share)`` rounds:
+  ``shard_bandwidth`` is its size over their time (at most the calibrated one, when
+  ``streamx bench`` measured one);
+* the look-ahead holds ``files_at_once`` files (the window's shards and ``shards_ahead``
+  per process), each in parts of at least ``STREAMX_DOWNLOAD_AHEAD_PART_SIZE``: at most one
+  part per connection moves at once, so a small window bounds ``bandwidth``; and a file the
+  look-ahead starts lands no sooner than alone on the connections (``ahead_seconds``, one
+  8 MB GET at 40 MB/s: 0.2 s, however fast the node), which the link model waits for
+  (:class:`~streamx.sim.network.SlowStart`);
 * a compressed shard is decompressed as it arrives, by the process that fetches it, at
   ``decompression`` output bytes per second: in download bytes that is ``decompression *
   zip / raw`` per process, a ceiling on both rates (the node's: per process at once);
@@ -51,7 +58,7 @@ from streamx.sim.requests import part_bytes
 from streamx.storage.request_pace import FIRST_PACE
 from streamx.storage.settings import DEFAULT_AHEAD_PART_SIZE
 
-__all__ = ["LinkRates", "link_rates", "request_seconds", "throttle_wait"]
+__all__ = ["LinkRates", "ahead_seconds", "link_rates", "request_seconds", "throttle_wait"]
 
 # streamx.storage.throttle's waits: Retry-After plus uniform(0, 0.5) jitter, or a
 # full-jitter backoff from 0.5 s doubling to 20 s; the tries it gives up after.
@@ -80,6 +87,10 @@ class LinkRates:
         chunk_gap: Seconds between the starts of a process's first-chunk downloads: one
             slot of the first pace once its range reads gave way to a throttling host, else
             0 (they start together).
+        ahead_seconds: Seconds one file fetched ahead takes alone, from its start to its
+            last byte (its few large parts at the connection's rate, round trips
+            included): a file the look-ahead starts lands no sooner, however fast the
+            node; 0 when the model is neutral.
     """
 
     bandwidth: float
@@ -88,6 +99,7 @@ class LinkRates:
     throttled: float = 0.0
     gets_per_file: float | None = None
     chunk_gap: float = 0.0
+    ahead_seconds: float = 0.0
 
 
 def throttle_wait(share: float, retry_after: float | None) -> float:
@@ -173,14 +185,49 @@ def _capped(
     )
 
 
+def ahead_seconds(config: SimConfig, size: int, files: int) -> float:
+    """Seconds one ``size``-byte file fetched ahead takes, while its process's look-ahead
+    holds ``files`` files: parts of at least ``DEFAULT_AHEAD_PART_SIZE`` (as
+    :mod:`streamx.storage.part_plan`), on the file's share of the connections.
+
+    Examples:
+        >>> from streamx.sim import SimConfig, SimStream, synth_shards
+        >>> c = SimConfig((SimStream(synth_shards(10, 10, 8_000_000)),), bandwidth=1e10,
+        ...               connection_bandwidth=40e6, rtt=0.01)
+        >>> round(ahead_seconds(c, 8_000_000, 4), 3)  # one GET: 10 ms, then 8 MB at 40 MB/s
+        0.21
+        >>> round(ahead_seconds(c, 64_000_000, 4), 3)  # 8 parts of 8 MB on 8 connections
+        0.22
+    """
+    share = max(config.connections // max(files, 1), 1)
+    part = min(max(part_bytes(size, share, config.part_size), DEFAULT_AHEAD_PART_SIZE), size)
+    parts = math.ceil(size / max(part, 1))
+    rounds = math.ceil(parts / share)
+    busy = min(config.connections, files * min(parts, share))
+    return rounds * request_seconds(part, _connection_rate(config, busy), config)
+
+
+def _in_flight_rate(config: SimConfig, size: int, files: int) -> float:
+    """Bytes per second of ``files`` look-ahead files at once: their parts (at most one per
+    connection) each at its connection's rate."""
+    share = max(config.connections // max(files, 1), 1)
+    part = min(max(part_bytes(size, share, config.part_size), DEFAULT_AHEAD_PART_SIZE), size)
+    parts = min(math.ceil(size / max(part, 1)), share)
+    busy = min(config.connections, files * parts)
+    return busy * part / request_seconds(part, _connection_rate(config, busy), config)
+
+
 def link_rates(
-    config: SimConfig, files_at_once: int = 1, chunk_shards: float = 0.0, paced_extra: int = 0
+    config: SimConfig, files_at_once: int = 0, chunk_shards: float = 0.0, paced_extra: int = 0
 ) -> LinkRates:
     """The node's look-ahead rate, one shard's rate and the start-up the model adds;
-    ``files_at_once`` is how many files the node's look-ahead fetches at once,
+    ``files_at_once`` is how many files the node's look-ahead fetches at once (0: not
+    known, one under a ``request_rate``; otherwise it bounds the node's rate, each file
+    taking :func:`ahead_seconds`),
     ``paced_extra`` how many more it fetches once the store throttles it (the loader looks
-    further ahead while paced) and ``chunk_shards`` how many shards a process's first chunk
-    reads (all matter only under a ``request_rate``)."""
+    further ahead while paced; only under a ``request_rate``) and ``chunk_shards`` how many
+    shards a process's first chunk reads (they split the connections for one shard's rate,
+    and under a ``request_rate`` their range reads start the host's pace)."""
     shards = config.shards
     download = shards.download_bytes
     size = max(float(download.mean()), 1.0) if len(download) else 1.0
@@ -189,15 +236,21 @@ def link_rates(
     startup = config.tls_handshake
     gets: float | None = None
     gap = 0.0
+    ahead = 0.0
     if not _neutral(config):
         part = part_bytes(math.ceil(size), config.connections, config.part_size)
         per_conn = part / request_seconds(
             part, _connection_rate(config, config.connections), config
         )
         bandwidth = min(bandwidth, config.connections * per_conn)
+        # A process's first chunk fetches its shards at once, the connections split
+        # between them (part_plan): one of them is that share's parts.
+        together = max(round(chunk_shards), 1)
+        share = max(config.connections // together, 1)
+        part = part_bytes(math.ceil(size), share, config.part_size)
         parts = math.ceil(size / part)
-        busy = min(parts, config.connections)
-        rounds = math.ceil(parts / config.connections)
+        busy = min(parts * together, config.connections)
+        rounds = math.ceil(parts / share)
         seconds = rounds * request_seconds(part, _connection_rate(config, busy), config)
         # A calibrated rate (measured without these costs, or with them) is an upper bound.
         alone = min(alone or math.inf, bandwidth, size / seconds)
@@ -216,6 +269,14 @@ def link_rates(
         gets = node.gets_per_file
         gap = 1.0 / FIRST_PACE if solo.reads_gave_way else 0.0
         startup += solo.start_delay
+    if not _neutral(config):
+        # A file fetched ahead lands no sooner than its parts move alone on the connections
+        # (the link's bytes model the node's sharing); all ``files_at_once`` in flight,
+        # split over the connections, move no more bytes per second than their parts at
+        # once do.
+        ahead = ahead_seconds(config, math.ceil(size), 1)
+        if files_at_once > 0:
+            bandwidth = min(bandwidth, _in_flight_rate(config, math.ceil(size), files_at_once))
     if config.decompression is not None and (shards.zip_bytes > 0).any():
         zipped = shards.zip_bytes > 0
         ratio = float(shards.zip_bytes[zipped].sum() / max(shards.raw_bytes[zipped].sum(), 1))
@@ -223,4 +284,4 @@ def link_rates(
         processes = config.devices * max(config.workers, 1)
         bandwidth = min(bandwidth, processes * one)
         alone = min(alone, one) if alone is not None else None
-    return LinkRates(float(bandwidth), alone, startup, throttled, gets, gap)
+    return LinkRates(float(bandwidth), alone, startup, throttled, gets, gap, ahead)

@@ -100,6 +100,10 @@ class SlowStart:
             step's readers have their first chunks (:mod:`~streamx.sim.first_chunks`);
             those steps wait for that instead of for their share of the list at
             ``step_bandwidth``. ``None``: every step waits for the list.
+        ahead_seconds: Seconds a download the look-ahead starts (one released before the
+            step that needs it) takes to land, from the start of the step that released it:
+            a step needing it waits at least until then; the first window's start once the
+            first chunk is in (``ready``'s first step), as the loader's look-ahead does.
     """
 
     first: NDArray[np.int64]
@@ -108,6 +112,7 @@ class SlowStart:
     bandwidth: float
     step_bandwidth: float
     ready: NDArray[np.float64] | None = None
+    ahead_seconds: float = 0.0
 
 
 def run_links(
@@ -157,6 +162,8 @@ def run_links(
         horizon = np.maximum(slow.horizon, 0)
         before = np.where(slow.before >= 0, slow.before + offsets[:-1], -1)
         nodes = np.arange(len(queues))
+        first_in = slow.ready[0] if slow.ready is not None and len(slow.ready) else None
+        landing = _Landing(queues, offsets, steps, slow.ahead_seconds, first_in)
     if slow is None:
         step_times, stall, pos_after = one_rate_steps(
             target, limit, prefix, offsets[:-1], compute_time, bandwidth, rounding
@@ -194,6 +201,7 @@ def run_links(
                 wait = np.maximum(slow.ready[s] - step_times[:s].sum(), 0.0)
                 busy = np.minimum(busy, wait)
                 behind = behind | (wait > 0)
+            wait = landing.waits(s, target[s], wait)
             pos = np.maximum(pos, target[s])
             progress = np.where(behind, 0.0, progress)
             if rounding:
@@ -201,6 +209,7 @@ def run_links(
                 busy = np.minimum(busy, wait)
             slowest = wait.max()
             step_times[s] = compute_time + slowest
+            landing.clock[s + 1] = landing.clock[s] + step_times[s]
             stall[s] = wait
             # Prefetch: the link's remaining time this step, plus what the head shard has.
             spare = compute_time + slowest - busy
@@ -221,6 +230,57 @@ def run_links(
         ]
     )
     return LinkTrace(step_times, step_bytes, stall, done.astype(np.int64), ahead_end)
+
+
+class _Landing:
+    """When the look-ahead's downloads land: each one released before the step that needs
+    it starts at its release step and takes ``seconds`` (its few large parts at the
+    connection's rate), however fast the link moves the bytes; the ones released at their
+    need are the readers' own, split over many connections (``step_bandwidth``). The
+    loader starts its look-ahead once a pass's first chunk is in: the downloads released at
+    the first step start at ``first_in`` (per node), not at once."""
+
+    def __init__(
+        self,
+        queues: Sequence[NodeQueue],
+        offsets: NDArray[np.int64],
+        steps: int,
+        seconds: float,
+        first_in: NDArray[np.float64] | None = None,
+    ) -> None:
+        self.seconds = seconds
+        self.first_in = np.zeros(len(queues)) if first_in is None else first_in
+        self.clock = np.zeros(steps + 1)  # link seconds at the start of each step
+        release = np.concatenate([q.release for q in queues]) if len(queues) else np.zeros(0)
+        need = np.concatenate([q.need for q in queues]) if len(queues) else np.zeros(0)
+        self.release = release.astype(np.int64)
+        self.ahead = release < need
+        self.checked = offsets[:-1].copy()
+
+    def waits(
+        self, step: int, target: NDArray[np.int64], wait: NDArray[np.float64]
+    ) -> NDArray[np.float64]:
+        """``wait`` raised, node by node, to when the look-ahead's downloads ``step`` needs
+        first (the list up to ``target``) land."""
+        if self.seconds <= 0:
+            return wait
+        now = self.clock[step]
+        out = wait
+        for n, (lo, hi) in enumerate(zip(self.checked.tolist(), target.tolist())):
+            if hi <= lo:
+                continue
+            ahead = self.ahead[lo:hi]
+            if ahead.any():
+                released = np.clip(self.release[lo:hi][ahead], 0, step)
+                started = self.clock[released].max()
+                if released.min() == 0:  # the first window: once the first chunk is in
+                    started = max(started, float(self.first_in[n]))
+                late = started + self.seconds - now
+                if late > out[n]:
+                    out = out.copy() if out is wait else out
+                    out[n] = late
+        self.checked = np.maximum(self.checked, target)
+        return out
 
 
 def _seconds(

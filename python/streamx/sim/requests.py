@@ -117,6 +117,7 @@ def count_requests(
     throttled_share: float = 0.0,
     paced_gets: float | None = None,
     ahead: tuple[NDArray[np.bool_], int] | None = None,
+    range_gets: int = 0,
 ) -> RequestCount:
     """Counts the GETs of downloads of ``sizes`` bytes, each made while its process fetched
     ``files`` files, plus ``index``: the index files' ``(GETs, HEADs)``.
@@ -126,6 +127,7 @@ def count_requests(
     ``paced_gets``: the GETs a file takes on a paced host (a request-rate limit,
     :mod:`~streamx.sim.request_cap`), at most the calm split's parts. ``ahead``: which
     downloads were fetched ahead of their reader, and the least part they take.
+    ``range_gets``: the ranged GETs of samples read by range (:mod:`~streamx.sim.first_reads`).
     """
     parts = parts_of(sizes, np.maximum(connections // np.maximum(files, 1), 1), largest)
     if ahead is not None:
@@ -135,11 +137,11 @@ def count_requests(
         parts = np.where(ahead[0], np.minimum(parts, few), parts)
     if paced_gets is not None:
         parts = np.minimum(parts, max(round(paced_gets), 1))
-    billed = int(parts.sum()) + sum(index)
+    billed = int(parts.sum()) + sum(index) + range_gets
     extra = round(billed * throttled_share / (1 - throttled_share)) if throttled_share else 0
     return RequestCount(
         gets=int((parts == 1).sum()) + index[0],
-        ranged_gets=int(parts[parts > 1].sum()),
+        ranged_gets=int(parts[parts > 1].sum()) + range_gets,
         heads=index[1],
         throttled=extra,
         bytes=int(sizes.sum()),

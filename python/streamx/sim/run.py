@@ -20,12 +20,14 @@ from streamx.order.epoch import plan_config, plan_epoch
 from streamx.order.world import World
 from streamx.sim.config import SimConfig
 from streamx.sim.first_chunks import first_chunk_ready
+from streamx.sim.first_reads import first_now_files, range_read_gets
 from streamx.sim.link_model import link_rates
 from streamx.sim.lru import node_uses, run_lru
 from streamx.sim.network import LinkTrace, SlowStart, run_links
 from streamx.sim.requests import backlog_files, count_requests
 from streamx.sim.result import SimResult
 from streamx.sim.schedule import NO_CHECK, Checks, NodeQueue, ShardOf, node_queue
+from streamx.sim.window import window_samples
 from streamx.storage.settings import DEFAULT_AHEAD_PART_SIZE, PACED_AHEAD_FACTOR
 
 __all__ = ["epoch_order", "run_steps", "simulate"]
@@ -108,6 +110,7 @@ def _slow_start(
     queues: list[NodeQueue],
     ready: NDArray[np.float64] | None,
     chunk_shards: float,
+    ahead_seconds: float = 0.0,
 ) -> SlowStart | None:
     """The loader's slow start (a chunk's missing shards before the look-ahead), when
     ``shard_bandwidth`` is calibrated."""
@@ -125,6 +128,7 @@ def _slow_start(
         min(config.bandwidth, processes * shard_rate),
         min(config.bandwidth, config.devices * shard_rate),
         ready,
+        ahead_seconds,
     )
 
 
@@ -183,7 +187,9 @@ def simulate(config: SimConfig) -> SimResult:
     """
     began = time.perf_counter()
     asked = config
-    first_ids = epoch_order(config, 0) if config.request_rate is not None else None
+    # The first epoch's order says how many files the look-ahead holds at once (and, under
+    # a request-rate limit, how the first chunks start); it is the first epoch's plan too.
+    first_ids = epoch_order(config, 0)
     rates = link_rates(
         config,
         _files_at_once(config, first_ids),
@@ -205,6 +211,14 @@ def simulate(config: SimConfig) -> SimResult:
     last_use = [np.full(num_shards, -1, np.int64) for _ in range(config.nodes)]
     parts: list[list[NodeQueue]] = [[] for _ in range(config.nodes)]
     chunk = _chunk(config)
+    # The window's reach in this order (``shards_ahead`` shards come soon when shuffled).
+    window = window_samples(config, first_ids, shard_of)
+    # The first epoch's first chunks: their range reads, and the downloads needed now.
+    loader_chunk = chunk_samples(int(shards.raw_bytes.sum()), shards.num_samples)
+    now = first_now_files(first_ids, shard_of, loader_chunk)
+    range_gets = sum(range_read_gets(config, first_ids, shard_of, loader_chunk))
+    first = [first_ids]  # the first epoch's plan, dropped once used (it can be large)
+    del first_ids
     ready, chunk_shards = None, 1.0
     limited = config.limited
     reads: list[list[tuple[NDArray[np.int64], int, int]]] = [[] for _ in range(config.nodes)]
@@ -215,7 +229,7 @@ def simulate(config: SimConfig) -> SimResult:
         threads = 1
     with ThreadPoolExecutor(max_workers=threads) if threads > 1 else nullcontext() as pool:
         for epoch, steps in enumerate(epoch_steps):
-            ids = first_ids if epoch == 0 and first_ids is not None else epoch_order(config, epoch)
+            ids = first.pop() if first else epoch_order(config, epoch)
             if epoch == 0 and chunk is not None:
                 ready, chunk_shards = _first_round(
                     config, ids, shard_of, chunk, steps, rates.chunk_gap
@@ -226,7 +240,7 @@ def simulate(config: SimConfig) -> SimResult:
                     shard_of,
                     steps,
                     epoch * per_epoch,
-                    config.predownload_samples,
+                    window,
                     present[n],
                     last_use[n],
                     chunk,
@@ -249,13 +263,13 @@ def simulate(config: SimConfig) -> SimResult:
         sum(epoch_steps),
         config.step_compute_time,
         config.bandwidth,
-        _slow_start(config, queues, ready, chunk_shards),
+        _slow_start(config, queues, ready, chunk_shards, rates.ahead_seconds),
         config.mosaic_rounding,
     )
     cache = _cache_bound(queues, last_use, shards.raw_bytes, trace.done_step, sum(epoch_steps))
-    files = _files(config, queues, trace, sum(epoch_steps))
+    files = _files(config, queues, trace, sum(epoch_steps), now)
     if config.cache_limit and cache > config.cache_limit:
-        uses = [node_uses(r, shard_of, config.predownload_samples) for r in reads]
+        uses = [node_uses(r, shard_of, window) for r in reads]
         trace, peak, _, fetched = run_lru(
             uses,
             shards.download_bytes,
@@ -291,6 +305,7 @@ def simulate(config: SimConfig) -> SimResult:
         rates.throttled,
         rates.gets_per_file,
         (files[2], DEFAULT_AHEAD_PART_SIZE),
+        range_gets,
     )
     return SimResult(
         asked,
@@ -347,12 +362,14 @@ def _index_requests(config: SimConfig) -> tuple[int, int]:
 
 
 def _files(
-    config: SimConfig, queues: list[NodeQueue], trace: LinkTrace, steps: int
+    config: SimConfig, queues: list[NodeQueue], trace: LinkTrace, steps: int, now: list[int]
 ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.bool_]]:
     """(shard, files its process fetched at once, whether fetched ahead) of every download
     completed in the run: one file for a shard fetched alone (the loader's slow start), the
     backlog for the look-ahead's (:func:`~streamx.sim.requests.backlog_files`). A node's
-    first download per process is needed now; the later ones are fetched ahead."""
+    first ``now`` downloads (its processes' first two chunks,
+    :func:`~streamx.sim.first_reads.first_now_files`) are needed now; the later ones are
+    fetched ahead."""
     processes = config.devices * config.workers
     sizes = config.shards.download_bytes
     shards, files, ahead, start = [], [], [], 0
@@ -366,7 +383,7 @@ def _files(
             count = np.where(_byte_starts(queues, sizes, n)[kept] < ends, count, 1)
         shards.append(queue.shards[kept])
         files.append(count)
-        ahead.append(np.arange(len(count)) >= max(processes, 1))
+        ahead.append(np.arange(len(count)) >= max(now[n], 1))
     # A process's pool has one thread per connection: no more files at once.
     most = np.minimum(np.concatenate(files), config.connections)
     return np.concatenate(shards), most, np.concatenate(ahead)

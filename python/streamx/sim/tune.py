@@ -9,10 +9,12 @@ The search is greedy, one knob at a time over a few values each (two passes):
 
 1. *as fast as it gets*: from the given settings, each knob in turn takes the value with
    the highest predicted throughput; the best throughput seen anywhere is the bound;
-2. *as cheap as that*: from there, each knob in turn takes the cheapest value whose run
-   stays within ``tolerance`` (2%) of the bound and is no slower than the given settings.
+2. *as cheap as that*: from the given settings (from the fastest found when the given
+   ones are not within ``tolerance`` of it), each knob in turn takes the cheapest value
+   whose run stays within ``tolerance`` (2%) of the bound and is no slower than the given
+   settings.
    Cheaper means fewer requests, then a smaller cache (the run's ``min_cache_limit``, or
-   its ``cache_limit`` when one is set), then fewer workers, then a smaller predownload.
+   its ``cache_limit`` when one is set), then fewer workers.
 
 So the recommendation is never predicted slower than the settings given. Under a throttled
 share given as ``throttled`` it never has more connections than given: more requests at
@@ -70,10 +72,12 @@ class Point:
         """The cache the run needs: its limit if it has one, else what it holds at most."""
         return self.config.cache_limit or self.summary["min_cache_limit"]
 
-    def cost_key(self) -> tuple[int, int, int, int]:
-        """What "cheaper" compares: requests, cache, workers, predownload."""
+    def cost_key(self) -> tuple[int, int, int]:
+        """What "cheaper" compares: requests, cache, workers (a smaller predownload that
+        saves neither requests nor cache saves nothing, and the window is where the model
+        errs most: on a per-connection cap a smaller one measured slower than predicted)."""
         c = self.config
-        return (self.summary["requests"], self.cache, c.workers, c.predownload_samples)
+        return (self.summary["requests"], self.cache, c.workers)
 
     def line(self) -> str:
         """The settings and figures, for people."""
@@ -276,7 +280,11 @@ def tune(
         ok = _speed(point) >= floor
         return ok and (_speed(current) < floor or point.cost_key() < current.cost_key())
 
-    cheap = max((p for p in runs.done.values() if p is not None), key=_speed)
+    # From the given settings when they are fast enough: a knob moves only where that is
+    # cheaper, never to a value the model merely finds as fast (its error is larger than
+    # such a difference).
+    fastest = max((p for p in runs.done.values() if p is not None), key=_speed)
+    cheap = given if _speed(given) >= floor else fastest
     for _ in range(passes):
         cheap = _sweep(runs, cheap, cheaper, only)
     return TuneResult(given, cheap, best, tolerance, len(runs.done))
