@@ -54,14 +54,13 @@ import os
 import shutil
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from common import format_table, machine, run_worker, worker_main, write_results
+from common import format_table, machine, run_worker, timed_pass, worker_main, write_results
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "in_place"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "storage"))
@@ -246,19 +245,7 @@ def epoch(spec: dict[str, Any]) -> dict[str, Any]:
 
     readers = {"hf": _hf, "pyarrow": _pyarrow, "litdata": _litdata}
     make = readers.get(spec["lib"], _streamx)
-    seen = np.zeros(spec["rows"], np.int32)
-    first = None
-    start = time.perf_counter()
-    total = 0
-    for batch in make(spec):
-        if first is None:
-            first = time.perf_counter() - start
-        ids = _ids(batch)
-        total += len(ids)
-        np.add.at(seen, np.clip(ids, 0, spec["rows"] - 1), 1)
-    seconds = time.perf_counter() - start
-    correct = bool((seen == 1).all()) and total == spec["rows"]
-    return {"ttfs": first, "seconds": seconds, "rows_s": total / seconds, "correct": correct}
+    return timed_pass(lambda: make(spec), _ids, spec["rows"])
 
 
 @contextlib.contextmanager

@@ -33,13 +33,12 @@ import functools
 import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from common import format_table, machine, run_worker, worker_main, write_results
+from common import format_table, machine, run_worker, timed_pass, worker_main, write_results
 
 SCRIPT = Path(__file__).resolve()
 LIBS = ("streamx-batched", "streamx-per-sample", "litdata")
@@ -104,19 +103,7 @@ def epoch(spec: dict[str, Any]) -> dict[str, Any]:
     import torch  # noqa: F401  (imported before the clock starts, by every reader)
 
     make = _litdata if spec["lib"] == "litdata" else _streamx
-    seen = np.zeros(spec["samples"], np.int32)
-    first = None
-    start = time.perf_counter()
-    total = 0
-    for batch in make(spec):
-        if first is None:
-            first = time.perf_counter() - start
-        ids = batch["id"].numpy()
-        total += len(ids)
-        np.add.at(seen, np.clip(ids, 0, spec["samples"] - 1), 1)
-    seconds = time.perf_counter() - start
-    correct = bool((seen == 1).all()) and total == spec["samples"]
-    return {"ttfs": first, "seconds": seconds, "rows_s": total / seconds, "correct": correct}
+    return timed_pass(lambda: make(spec), lambda b: b["id"].numpy(), spec["samples"])
 
 
 def bench(root: Path, cases: list[str], args: argparse.Namespace) -> list[dict[str, Any]]:

@@ -44,14 +44,11 @@ import os
 import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 import bench_in_place as base
-from common import format_table, machine, run_worker, worker_main, write_results
+from common import format_table, machine, run_worker, timed_pass, worker_main, write_results
 from hub_front import HubFront
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "storage"))
@@ -122,19 +119,7 @@ def epoch(spec: dict[str, Any]) -> dict[str, Any]:
     readers = {"hf": base._hf, "litdata": base._litdata, "pyarrow": _pyarrow}
     readers["pyarrow-s3"] = _pyarrow
     make = readers.get(spec["lib"], _streamx)
-    seen = np.zeros(spec["rows"], np.int32)
-    first = None
-    start = time.perf_counter()
-    total = 0
-    for batch in make(spec):
-        if first is None:
-            first = time.perf_counter() - start
-        ids = base._ids(batch)
-        total += len(ids)
-        np.add.at(seen, np.clip(ids, 0, spec["rows"] - 1), 1)
-    seconds = time.perf_counter() - start
-    correct = bool((seen == 1).all()) and total == spec["rows"]
-    return {"ttfs": first, "seconds": seconds, "rows_s": total / seconds, "correct": correct}
+    return timed_pass(lambda: make(spec), base._ids, spec["rows"])
 
 
 def _one(front: HubFront, scratch_dir: Path, lib: str, name: str, count: int) -> dict[str, Any]:

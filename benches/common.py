@@ -114,6 +114,29 @@ def worker_main(argv: list[str], dispatch: Callable[[dict[str, Any]], dict[str, 
     return True
 
 
+def timed_pass(
+    make: Callable[[], Iterable[Any]], ids_of: Callable[[Any], Any], rows: int
+) -> dict[str, Any]:
+    """Times one pass over the batches ``make()`` builds (built inside the clock, so the time
+    to the first batch includes the dataset's construction); ``ids_of(batch)`` are the row ids
+    each batch holds. ``correct``: every id in ``[0, rows)`` came exactly once."""
+    import numpy as np
+
+    seen = np.zeros(rows, np.int32)
+    first = None
+    start = time.perf_counter()
+    total = 0
+    for batch in make():
+        if first is None:
+            first = time.perf_counter() - start
+        ids = np.asarray(ids_of(batch))
+        total += len(ids)
+        np.add.at(seen, np.clip(ids, 0, rows - 1), 1)
+    seconds = time.perf_counter() - start
+    correct = bool((seen == 1).all()) and total == rows
+    return {"ttfs": first, "seconds": seconds, "rows_s": total / seconds, "correct": correct}
+
+
 def status_mib(field: str, pid: int | str = "self") -> float:
     """A memory figure of ``/proc/<pid>/status`` in MiB (``VmHWM``: the peak resident size).
     Not ``ru_maxrss``: Linux carries the parent's high-water mark into it over ``fork`` and
