@@ -13,50 +13,21 @@
   ``S3FileSystem``.
 
 ``HF_ENDPOINT`` is ``https://127.0.0.1:PORT``; clients trust the bench's CA through
-``SSL_CERT_FILE``, ``REQUESTS_CA_BUNDLE`` and ``AWS_CA_BUNDLE``.
+``SSL_CERT_FILE``, ``REQUESTS_CA_BUNDLE`` and ``AWS_CA_BUNDLE``. The nginx is the tests'
+(``tests/storage/nginx_server.py``), with the proxied locations added to its server block.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "in_place"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "storage"))
 from hub_server import SHA, HubServer
-from nginx_server import _free_port, _pacing, find_nginx
+from nginx_server import Nginx
 
-_CONFIG = """
-daemon off;
-master_process on;
-{user}
-worker_processes 2;
-pid {state}/nginx.pid;
-error_log {state}/error.log warn;
-events {{ worker_connections 1024; }}
-http {{
-    default_type application/octet-stream;
-    sendfile on;
-    tcp_nopush on;
-    keepalive_requests 100000;
-    keepalive_timeout 60s;
-    client_body_temp_path {state}/body;
-    proxy_temp_path {state}/proxy;
-    fastcgi_temp_path {state}/fastcgi;
-    uwsgi_temp_path {state}/uwsgi;
-    scgi_temp_path {state}/scgi;
-    log_format sent '$body_bytes_sent $request_method $uri';
-    access_log {state}/access.log sent;
-    server {{
-        listen 127.0.0.1:{port} ssl;
-        ssl_certificate {chain};
-        ssl_certificate_key {key};
-        root {root};
-        {limit}
+_LOCATIONS = """
         location /api/ {{
             proxy_pass http://127.0.0.1:{hub_port};
             proxy_http_version 1.1;
@@ -72,8 +43,6 @@ http {{
             proxy_http_version 1.1;
             proxy_set_header Connection "";
         }}
-    }}
-}}
 """
 
 
@@ -82,64 +51,35 @@ class HubFront:
     a context manager. ``limit_rate`` like ``"40m"`` caps each connection."""
 
     def __init__(self, root: Path, chain: Path, key: Path, limit_rate: str | None) -> None:
-        binary = find_nginx()
-        if binary is None:
-            raise FileNotFoundError("nginx is not installed (apt-get install -y nginx)")
-        self.root, self._binary = root, binary
+        self.root, self._tls, self._limit_rate = root, (chain, key), limit_rate
         self._hub = HubServer(root)
-        self.state = tempfile.mkdtemp(prefix="streamx-hub-front-")
-        self.port = _free_port()
-        hub_port = self._hub.endpoint.rsplit(":", 1)[1]
-        self._config = os.path.join(self.state, "nginx.conf")
-        Path(self._config).write_text(
-            _CONFIG.format(
-                user="user root;" if os.geteuid() == 0 else "",
-                state=self.state,
-                port=self.port,
-                chain=chain,
-                key=key,
-                root=root,
-                limit=_pacing(limit_rate) if limit_rate else "",
-                hub_port=hub_port,
-                sha=SHA,
-            )
-        )
-        self._process: subprocess.Popen[bytes] | None = None
+        self._nginx: Nginx | None = None
 
     @property
     def endpoint(self) -> str:
-        return f"https://127.0.0.1:{self.port}"
+        assert self._nginx is not None, "use HubFront as a context manager"
+        return str(self._nginx.endpoint)
 
     def __enter__(self) -> HubFront:
         self._hub.__enter__()
-        command = [self._binary, "-c", self._config, "-p", self.state]
-        self._process = subprocess.Popen(command, stderr=subprocess.PIPE)
-        import socket
-        import time
-
-        for _ in range(500):
-            if self._process.poll() is not None:
-                err = self._process.stderr.read().decode() if self._process.stderr else ""
-                raise RuntimeError(f"nginx exited at start: {err}")
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                return self
-            except OSError:
-                time.sleep(0.01)
-        raise RuntimeError("nginx did not start listening within 5 s")
+        hub_port = self._hub.endpoint.rsplit(":", 1)[1]
+        try:
+            self._nginx = Nginx(
+                self.root,
+                limit_rate=self._limit_rate,
+                tls=self._tls,
+                locations=_LOCATIONS.format(hub_port=hub_port, sha=SHA),
+            )
+        except BaseException:
+            self._hub.__exit__()
+            raise
+        return self
 
     def bytes_sent(self) -> int:
         """Body bytes nginx has sent so far (files and API answers alike)."""
-        path = Path(self.state) / "access.log"
-        if not path.exists():
-            return 0
-        return sum(int(line.split(" ", 1)[0]) for line in path.read_text().splitlines())
+        return 0 if self._nginx is None else sum(e.sent for e in self._nginx.log())
 
     def __exit__(self, *exc: object) -> None:
-        if self._process is not None and self._process.poll() is None:
-            self._process.terminate()
-            self._process.wait(10)
-        if self._process is not None and self._process.stderr is not None:
-            self._process.stderr.close()
+        if self._nginx is not None:
+            self._nginx.stop()
         self._hub.__exit__()
-        shutil.rmtree(self.state, ignore_errors=True)

@@ -58,6 +58,7 @@ http {{
         root {root};
         {limit}
         {delay}
+        {locations}
     }}
 }}
 """
@@ -118,6 +119,7 @@ class Nginx:
         limit_req: str | None = None,
         workers: int = 2,
         tls: tuple[str | Path, str | Path] | None = None,
+        locations: str = "",
     ):
         binary = find_nginx()
         if binary is None:
@@ -148,6 +150,8 @@ class Nginx:
                     modules=modules,
                     delay=delay,
                     tls_log=_TLS_LOG.format(state=self.state) if tls else "",
+                    # nginx directives for the server block (a front's proxied locations).
+                    locations=locations,
                 )
             )
         self._process = subprocess.Popen(
