@@ -74,7 +74,7 @@ def test_a_foreign_file_is_refused(tmp_path: Path, caplog: pytest.LogCaptureFixt
     foreign.write_bytes(b"")
     os.chown(foreign, NOBODY, NOBODY)
     with caplog.at_level(logging.WARNING, "streamx.storage.slots"):
-        slots = ConnectionSlots(str(directory), 2)
+        slots = ConnectionSlots(str(directory), 1)  # its only slot: every hold looks at it
         with slots.hold(), _locked_elsewhere(foreign) as locked:
             assert not locked
     assert "not a regular file of this user" in caplog.text
