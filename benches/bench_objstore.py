@@ -233,7 +233,8 @@ def epoch(spec: dict[str, Any]) -> dict[str, Any]:
                 tokens = sample["tokens"]
                 i = int(tokens[0])
                 if i % CHECK_EVERY == 0:
-                    correct &= bool(np.array_equal(tokens, expected.get(i)))
+                    want = expected.get(i)
+                    correct &= want is not None and bool(np.array_equal(tokens, want))
                 else:
                     correct &= len(tokens) == 2048
             if 0 <= i < count:
@@ -423,7 +424,7 @@ def main(argv: list[str]) -> int:
                 out = str(root / BUCKET / f"{name}-{workload}")
                 spec = {"op": "write", "lib": lib, "workload": workload, "count": count, "out": out}
                 run_worker(SCRIPT, spec, timeout=3600)
-        libs = (*LIBS, "streamx-whole") if args.whole_too else LIBS
+        libs: tuple[str, ...] = (*LIBS, "streamx-whole") if args.whole_too else LIBS
         libs = (*libs, "streamx-wds", "streamx-wds-index") if args.wds_too else libs
         libs = (*libs, "streamx-lit") if args.lit_too else libs
         if args.libs:

@@ -46,10 +46,10 @@ def in_place_loader(
         names = f"shard-{{000000..{count - 1:06d}}}.tar"
         if spec["lib"] == "streamx-wds-index":
             names = "index.json"
-        stream = streamx.WebDatasetStream(
+        tars = streamx.WebDatasetStream(
             remote=f"s3://{bucket}/wds-{spec['workload']}/{names}", local=spec["local"]
         )
-        ds = streamx.StreamingDataset(streams=[stream], batch_size=batch, shuffle=False)
+        ds = streamx.StreamingDataset(streams=[tars], batch_size=batch, shuffle=False)
         return streamx.StreamingDataLoader(
             ds, batch_size=batch, num_workers=workers, collate_fn=_wds_fields(spec)
         )

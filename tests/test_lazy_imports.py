@@ -65,3 +65,45 @@ print(type(fs).__module__.startswith("fsspec"), 'fsspec' in sys.modules)
 """
     )
     assert out == ["True", "True"]
+
+
+def test_a_parquet_dataset_imports_no_other_formats_reader(tmp_path: Path) -> None:
+    """A Parquet-only dataset, built and read, never imports the tar, LitData or MDS
+    readers: each format's modules load where a shard of that format is met."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"id": list(range(40))}), str(path), row_group_size=10)
+    out = _run(
+        f"""
+import sys
+import streamx
+from streamx.dataset.parquet_stream import ParquetStream
+stream = ParquetStream(remote={str(path)!r}, local={str(tmp_path / "cache")!r})
+ds = streamx.StreamingDataset(streams=[stream], batch_size=4)
+ids = [int(i) for b in streamx.StreamingDataLoader(ds, batch_size=4) for i in b["id"]]
+print(sorted(ids) == list(range(40)), ds[3]["id"] == 3)
+others = tuple(f"streamx.format.{{f}}" for f in ("webdataset", "litdata", "readers.mds"))
+print(sorted(m for m in sys.modules if m.startswith(others)))
+"""
+    )
+    assert out == ["True", "True", "[]"]
+
+
+def test_an_mds_dataset_imports_no_other_formats_reader(tmp_path: Path) -> None:
+    local = str(tmp_path / "ds")
+    with streamx.MDSWriter(out=local, columns={"id": "int"}) as writer:
+        for i in range(10):
+            writer.write({"id": i})
+    out = _run(
+        f"""
+import sys
+import streamx
+ds = streamx.StreamingDataset(local={local!r}, batch_size=2)
+print(sorted(int(s["id"]) for s in ds) == list(range(10)))
+others = tuple(f"streamx.format.{{f}}" for f in ("webdataset", "litdata", "parquet"))
+print(sorted(m for m in sys.modules if m.startswith(others)))
+"""
+    )
+    assert out == ["True", "[]"]

@@ -160,3 +160,106 @@ def test_a_pass_open_at_exit_leaves_no_file(remote: Path, tmp_path: Path) -> Non
     assert during.count('"') >= 4, during  # both workers had made theirs
     assert _owner_files(local) == [], proc.stderr
     assert "Traceback" not in proc.stderr, proc.stderr
+
+
+_KEPT_AT_EXIT = textwrap.dedent(
+    """
+    import json, os, sys
+    import streamx
+    from torch.utils.data import DataLoader
+    remote, local, kind = sys.argv[1], sys.argv[2], sys.argv[3]
+
+    def ids(batch):
+        return {"id": [sample["id"] for sample in batch]}
+
+    ds = streamx.StreamingDataset(
+        remote=remote, local=local, batch_size=4, shuffle=True, cache_limit=20_000
+    )
+    make = DataLoader if kind == "torch" else streamx.StreamingDataLoader
+    loader = make(
+        ds,
+        batch_size=4,
+        num_workers=2,
+        multiprocessing_context="fork",
+        collate_fn=ids,
+        persistent_workers=True,
+    )
+    seen = sorted(i for batch in loader for i in batch["id"])
+    assert seen == list(range(int(sys.argv[4]))), seen
+    if kind == "torch":  # a second pass, open at exit: the workers hold their shards
+        next(iter(loader))
+    print(json.dumps(sorted(os.listdir(os.path.join(local, ".streamx", "owners")))))
+    # exits with the persistent workers alive
+    """
+)
+
+
+def _run_kept(remote: Path, local: Path, kind: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", _KEPT_AT_EXIT, str(remote), str(local), kind, str(N)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+
+
+def test_persistent_workers_alive_at_exit_leave_no_file(remote: Path, tmp_path: Path) -> None:
+    """A pass that finished keeps its persistent workers; they are stopped at exit and their
+    owner files go with them, not left for the next process to sweep."""
+    local = tmp_path / "cache"
+    proc = _run_kept(remote, local, "streamx")
+    during = proc.stdout.strip().splitlines()[-1]
+    assert during.count('"') >= 4, during  # both workers had made theirs, and lived
+    assert _owner_files(local) == [], proc.stderr
+    assert _pins(local) == []
+    assert "Traceback" not in proc.stderr, proc.stderr
+
+
+_INLINE_OPEN_AT_EXIT = textwrap.dedent(
+    """
+    import sys
+    import streamx
+    ds = streamx.StreamingDataset(
+        remote=sys.argv[1], local=sys.argv[2], batch_size=4, cache_limit=20_000
+    )
+    batches = iter(streamx.StreamingDataLoader(ds, batch_size=4, num_workers=2))
+    next(batches)
+    # exits with the pass open, read by this process (no Python per sample: no workers)
+    """
+)
+
+
+def test_a_pass_read_inline_open_at_exit_is_ended_before_teardown(
+    remote: Path, tmp_path: Path
+) -> None:
+    """The batches read in the loader's own process are closed by the exit hook: their
+    ``finally`` released the pass's shards while modules were being torn down, and failed."""
+    local = tmp_path / "cache"
+    proc = subprocess.run(
+        [sys.executable, "-c", _INLINE_OPEN_AT_EXIT, str(remote), str(local)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    assert "Exception ignored" not in proc.stderr, proc.stderr
+    assert _pins(local) == []
+    assert _owner_files(local) == []
+
+
+def test_workers_killed_at_exit_hold_back_no_next_process(remote: Path, tmp_path: Path) -> None:
+    """torch's own DataLoader has no pass end of ours: its persistent workers, killed at
+    exit with a pass open, leave their owner files and pins. The next process trusts neither
+    (the owners' locks are gone): it reads its pass whole, and the dead pins are gone."""
+    local = tmp_path / "cache"
+    _run_kept(remote, local, "torch")
+    dead = _owner_files(local)
+    assert len(dead) >= 2 and not any(map(is_held, dead)), dead
+    assert _pins(local), "the killed workers held no pin: nothing left to prove"
+    ds = streamx.StreamingDataset(remote=str(remote), local=str(local), batch_size=4)
+    assert sorted(int(sample["id"]) for sample in ds) == list(range(N))
+    assert not set(dead) & set(_owner_files(local))
+    assert _pins(local) == []

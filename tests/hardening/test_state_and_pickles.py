@@ -5,6 +5,8 @@ from __future__ import annotations
 import gc
 import os
 import pickle
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -13,21 +15,38 @@ import streamx
 from streamx.runtime import run_dirs
 
 
-def test_empty_state_directories_do_not_accumulate(tmp_path: Path) -> None:
-    for i in range(5):
+def test_empty_state_directories_do_not_accumulate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))  # a user root of its own
+    (tmp_path / "tmp").mkdir()
+
+    def build(i: int) -> None:
         out = tmp_path / f"ds{i}"
-        with streamx.MDSWriter(out=str(out), columns={"id": "int"}) as writer:
-            for j in range(4):
-                writer.write({"id": j})
+        if not out.exists():
+            with streamx.MDSWriter(out=str(out), columns={"id": "int"}) as writer:
+                for j in range(4):
+                    writer.write({"id": j})
         ds = streamx.StreamingDataset(local=str(out), batch_size=2)
         assert sorted(int(s["id"]) for s in ds) == [0, 1, 2, 3]
         del ds
         gc.collect()
+
+    for i in range(5):
+        build(i)
     root = run_dirs.user_root()
-    digests = [n for n in os.listdir(root) if len(n) == 16]
-    # Each dataset's base is removed once empty, when the next one starts: one at most stays.
-    empty = [d for d in digests if not os.listdir(os.path.join(root, d, "runs"))]
-    assert len(empty) <= 1, empty
+
+    def empty() -> list[str]:
+        digests = [n for n in os.listdir(root) if len(n) == 16]
+        return [d for d in digests if not os.listdir(os.path.join(root, d, "runs"))]
+
+    assert len(empty()) == 5  # used a moment ago: kept for the next build over them
+    old = time.time() - 3600
+    for name in empty():
+        os.utime(os.path.join(root, name, "runs"), (old, old))
+    build(0)  # collects the bases unused for a while (a few a build)
+    build(1)
+    assert len(empty()) <= 2, empty()  # only the two just used are left
 
 
 class _Payload:

@@ -124,6 +124,23 @@ def test_a_cache_limit_never_counts_or_evicts_the_file(tmp_path: Path) -> None:
     )
 
 
+def test_a_cache_limit_below_four_row_groups_is_taken_in_place(tmp_path: Path) -> None:
+    """Nothing of a file read where it lies is counted, so the limit is not weighed against
+    its row groups (mosaicml-streaming, which has no Parquet, asks four of the largest shard
+    of what it copies); the footers it holds still are."""
+    path = tmp_path / "t.parquet"
+    _write(path, _table())
+    first = _dataset(str(path), tmp_path / "cache")
+    largest = max(s.raw_data.bytes for s in first.shards)
+    footers = sum(stream.get_index_size() for stream in first.streams)
+    limit = footers + largest  # under four row groups
+    assert limit < 4 * largest
+    ds = _dataset(str(path), tmp_path / "cache", cache_limit=limit)
+    assert sorted(int(row["id"]) for row in ds) == list(range(ROWS))
+    with pytest.raises(ValueError, match="Minimum cache usage"):
+        _dataset(str(path), tmp_path / "cache", cache_limit=footers)
+
+
 def test_dataloader_workers_read_the_file_in_place(tmp_path: Path) -> None:
     path = tmp_path / "t.parquet"
     _write(path, _table())

@@ -181,6 +181,22 @@ def test_overshoot_is_given_back_when_pins_drop(remote: str, tmp_path: Path) -> 
     assert present == [True, True, True, True, False]
 
 
+def test_a_local_mds_stream_is_weighed_as_mosaic_weighs_it(tmp_path: Path) -> None:
+    """Files read where they lie are never counted, but mosaicml-streaming weighs a local
+    MDS stream's shards against the limit all the same: so does streamx."""
+    local = tmp_path / "ds"
+    with streamx.MDSWriter(out=str(local), columns={"b": "bytes"}, size_limit=24_000) as out:
+        for _ in range(40):
+            out.write({"b": os.urandom(BLOB)})
+    limit = 4 * _max_shard(local) - 1
+    assert limit > os.path.getsize(local / "index.json")
+    with pytest.raises(ValueError, match=r"^Cache limit \(\d+ bytes\) is too low"):
+        streamx.StreamingDataset(local=str(local), batch_size=8, cache_limit=limit)
+    streaming = pytest.importorskip("streaming")
+    with pytest.raises(ValueError, match=r"^Cache limit \(\d+ bytes\) is too low"):
+        streaming.StreamingDataset(local=str(local), batch_size=8, cache_limit=limit)
+
+
 def test_too_small_limit_errors(remote: str, tmp_path: Path) -> None:
     local = tmp_path / "cache"
     streamx.StreamingDataset(remote=remote, local=str(local), batch_size=8)

@@ -115,9 +115,7 @@ def test_an_epochs_range_reads_are_what_nginx_logs(
         assert sum(1 for _ in ds) == 120
         sent = sum(accounting.totals()[k] for k in ("GET", "RANGED_GET", "HEAD"))
         log = server.log_when(lambda entries: len(entries) >= sent)
-    config = SimConfig(
-        (SimStream(shards),), devices=1, workers=1, batch_size=4, index_requests=2, shuffle=True
-    )
+    config = SimConfig((SimStream(shards),), devices=1, workers=1, batch_size=4, shuffle=True)
     on = simulate(config).requests
     chunk = chunk_samples(int(shards.raw_bytes.sum()), shards.num_samples)
     tables, pieces = range_read_gets(config, epoch_order(config, 0), shards.shard_of(), chunk)

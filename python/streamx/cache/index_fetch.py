@@ -9,7 +9,8 @@ Nothing declares the index's own size, so a download of a file whose size is not
 (the index, above all) is bounded by ``STREAMX_MAX_INDEX_BYTES`` (default 1 GiB, read by
 :func:`~streamx.storage.settings.max_index_bytes`): a larger announced size is refused
 before any body is read, and a body running past it stops at the bound, before a byte past
-it is written.
+it is written. The index is fetched in one GET, with no ``HEAD`` for its size first
+(:func:`~streamx.storage.download.one_get`): the GET announces it.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from collections.abc import Callable
 from streamx.exceptions import CorruptIndexError
 from streamx.format.index import INDEX_BASENAME, ShardList, parse_index
 from streamx.runtime.atomic_write import replacing
-from streamx.storage.download import temp_path_for
+from streamx.storage.download import one_get, temp_path_for
 
 __all__ = ["load_index_checked"]
 
@@ -58,7 +59,7 @@ def load_index_checked(download: Download, local: str, split: str, has_remote: b
 def _fetch(download: Download, local: str, split: str) -> ShardList:
     path = os.path.join(local, split, INDEX_BASENAME)
     # A download's temporary name, which `streamx cache clean` collects once abandoned.
-    with replacing(path, temp=temp_path_for) as tmp:
+    with replacing(path, temp=temp_path_for) as tmp, one_get():
         download(INDEX_BASENAME, os.path.basename(tmp))
         try:
             shards = parse_index(local, split, tmp)

@@ -16,7 +16,7 @@ decodes them:
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -25,8 +25,10 @@ from streamx.cache.cached_files import remote_url
 from streamx.cache.views import CachedStream
 from streamx.exceptions import CorruptShardError
 from streamx.format.index import ShardInfo
-from streamx.format.litdata.chunk import ChunkReader, check_chunk_unchanged
-from streamx.format.readers.mds import MDSSampleReader
+
+if TYPE_CHECKING:  # imported where a shard of theirs is read by range
+    from streamx.format.litdata.chunk import ChunkReader
+    from streamx.format.readers.mds import MDSSampleReader
 
 __all__ = ["NotByRange", "PartialReader", "RangeFormat", "range_format"]
 
@@ -98,6 +100,8 @@ class _MDS:
             raise CorruptShardError(f"{url}: the offset table contradicts the shard's {size} bytes")
 
     def reader(self, mapped: ShardInfo, zero_copy: bool) -> PartialReader:
+        from streamx.format.readers.mds import MDSSampleReader
+
         return _MDSReader(MDSSampleReader([mapped], zero_copy=zero_copy))
 
 
@@ -125,6 +129,8 @@ class _LitData:
         return url
 
     def unchanged(self, shard: ShardInfo) -> None:
+        from streamx.format.litdata.chunk import check_chunk_unchanged
+
         # A same-size rewrite: its version, noted when the index was read, differs.
         check_chunk_unchanged(shard.extra, shard.raw_data.bytes)
 
@@ -135,6 +141,8 @@ class _LitData:
             raise NotByRange(f"{url}: the chunk's rows are in its Arrow footer")
 
     def reader(self, mapped: ShardInfo, zero_copy: bool) -> PartialReader:
+        from streamx.format.litdata.chunk import ChunkReader
+
         return _ChunkReader(ChunkReader(mapped))
 
 

@@ -258,8 +258,6 @@ def _configs(a: dict[str, Any]) -> list[SimConfig]:
         )
     )
     workers = a["workers"] if a["workers"] is not None else (run.workers if run else 8)
-    if str(a["index"] or "").startswith(("http://", "https://")):
-        kw.setdefault("index_requests", 2)  # a HEAD first: nothing declares its size
     base = SimConfig(
         streams,
         nodes=nodes,

@@ -7,6 +7,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import numpy as np
+
+from streamx.dataset.in_place_stream import InPlaceStream
+from streamx.dataset.layout import DatasetLayout
 from streamx.dataset.stream import Stream
 from streamx.order.settings import (
     BATCHING_METHODS,
@@ -132,10 +136,14 @@ def build_streams(
     return [stream]
 
 
-def checked_cache_limit(cache_limit: int | str, streams: Sequence[Stream], largest: int) -> int:
+def checked_cache_limit(cache_limit: int | str, layout: DatasetLayout) -> int:
     """``cache_limit`` in bytes, refused (as mosaicml-streaming refuses it) below the
-    streams' indexes or below four of the largest shard (``largest``: raw plus zip)."""
+    streams' indexes or below four of the largest shard (raw plus zip). Only a shard the
+    limit can count is weighed: an MDS shard (mosaic's rule weighs every one, a local
+    stream's too) or one copied into the cache; the units of a source read where it lies
+    (local Parquet, tars, LitData chunks) are the user's own files, never counted."""
     limit = bytes_to_int(cache_limit)
+    streams = layout.streams
     min_usage = sum(stream.get_index_size() for stream in streams)
     if limit <= min_usage:
         raise ValueError(
@@ -143,11 +151,18 @@ def checked_cache_limit(cache_limit: int | str, streams: Sequence[Stream], large
             f"({limit} bytes). Please raise `cache_limit`. Recommendation is to "
             "provide a `cache_limit` as high as possible to avoid thrashing."
         )
-    if limit < 4 * largest:
+    weighed_streams = np.array([_weighed(s) for s in streams], bool)
+    sizes = layout.shards.max_sizes()[weighed_streams[layout.stream_per_shard]]
+    weighed = int(sizes.max()) if len(sizes) else 0
+    if limit < 4 * weighed:
         raise ValueError(
             f"Cache limit ({limit} bytes) is too low. Increase the `cache_limit` "
-            f"to at-least four times the largest shard size ({largest} bytes) which includes "
+            f"to at-least four times the largest shard size ({weighed} bytes) which includes "
             "raw (decompressed) and zip (compressed) file size. Recommendation is to provide "
             "a `cache_limit` as high as possible to avoid thrashing."
         )
     return limit
+
+
+def _weighed(stream: Stream) -> bool:
+    return stream.copies_into_cache or not isinstance(stream, InPlaceStream)

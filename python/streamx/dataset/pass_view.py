@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from streamx.dataset.iteration import SampleAccess
 from streamx.dataset.layout import DatasetLayout
 from streamx.format.ndarray import NDArray
-from streamx.format.readers import SampleReader
-from streamx.format.readers.mds import MDSSampleReader
+from streamx.format.readers import SampleReader, mds_reader
 from streamx.order.epoch_state import EpochStart
 from streamx.order.world import World
 
@@ -36,8 +35,9 @@ class PassView:
 def decodes_without_python(reader: SampleReader, hooks_overridden: bool) -> bool:
     """Whether samples decode in Rust (and numpy, for ``ndarray`` columns) alone: MDS, with
     no subclass hook of the dataset's to honour and no column decoded by Python code."""
+    mds = mds_reader(reader)
     return (
         not hooks_overridden
-        and isinstance(reader, MDSSampleReader)
-        and all(isinstance(coder, NDArray) for _, coder in reader.python_columns())
+        and mds is not None
+        and all(isinstance(coder, NDArray) for _, coder in mds.python_columns())
     )

@@ -18,9 +18,9 @@ from numpy.typing import NDArray
 
 from streamx.cache.range_reads import RangeReads
 from streamx.dataset.iteration import SampleAccess
+from streamx.format.readers import mds_reader
 from streamx.format.readers.base import SampleReader
 from streamx.format.readers.batch_columns import Columns, stack_samples
-from streamx.format.readers.mds import MDSSampleReader
 from streamx.format.readers.mixed import MixedSampleReader
 
 __all__ = ["reader_access"]
@@ -47,7 +47,7 @@ def reader_access(
         return reader.get_many(ids, get_item)
 
     get_columns = None
-    mds = reader if isinstance(reader, MDSSampleReader) else None
+    mds = mds_reader(reader)
     layout = mds.batch_layout if mds is not None else None
     if mds is not None and layout is not None:
         read_columns = mds.get_columns

@@ -171,7 +171,7 @@ class StreamingDataset(Array, ShardMembers, TorchIterableDataset):  # type: igno
         self._load_shards(streams)
         if self.cache_limit:
             largest = int(self._layout.shards.max_sizes().max())
-            self.cache_limit = checked_cache_limit(self.cache_limit, self.streams, largest)
+            self.cache_limit = checked_cache_limit(self.cache_limit, self._layout)
             self.max_shard_size_across_all_streams = largest
         self.epoch_size = apply_weights(
             self.streams, self.samples_per_stream, epoch_size_value, self.shuffle_seed

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -16,12 +17,14 @@ from streamx.exceptions import (
     CorruptIndexError,
     HttpResponseError,
     ObjectChangedError,
+    RemoteTooLargeError,
     SizeMismatchError,
     StaleIndexError,
     TlsCertificateError,
     TruncatedDownloadError,
 )
 from streamx.storage import azure_direct, s3_direct, throttle
+from streamx.storage.download import download_file, one_get
 from streamx.storage.filesystems import fsspec_errors, get_filesystem, split_url
 from streamx.storage.http_source import HttpSource, plain_target
 from streamx.storage.http_target import Target
@@ -283,15 +286,30 @@ def read_json_bounded(
     """The JSON document at ``url`` and its bytes, refused past ``limit`` bytes (an index
     lists files, not samples: a wrong file must not exhaust memory).
 
+    One GET, no ``HEAD`` for the size first: its announced length is checked as the
+    ``HEAD``'s was, and sent back to back the pair met a store that allows no burst (nginx
+    ``limit_req``) with a refused GET.
+
     Raises:
         CorruptIndexError: If ``url`` is larger than ``limit`` or not JSON, naming ``what``
             (such as ``"a LitData index"``).
         FileNotFoundError: If it does not exist.
     """
-    found = stat_file(url)
-    if found.size > limit:
-        raise CorruptIndexError(f"{url}: {found.size} bytes is too large for {what}")
-    text = read_range(url, 0, found.size, found.size, timeout, retry)
+    folder = tempfile.mkdtemp(prefix="streamx-json-")
+    path = os.path.join(folder, "document.json")
+    try:
+        try:
+            with one_get():
+                download_file(url, path, retry=max(retry, 1), timeout=timeout)
+        except RemoteTooLargeError as err:
+            raise CorruptIndexError(f"{url}: too large for {what} ({err})") from err
+        size = os.path.getsize(path)
+        if size > limit:
+            raise CorruptIndexError(f"{url}: {size} bytes is too large for {what}")
+        with open(path, "rb") as file:
+            text = file.read()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     try:
         return json.loads(text), text
     except (ValueError, RecursionError) as err:

@@ -8,12 +8,19 @@ next process that opens the ledger. :class:`PassEnd` ends the pass exactly once:
 loader's ``finally`` (exhausted, broken out of, closed or collected), or at interpreter exit
 for a pass still open then, before torch's exit hook turns its shutdown into a no-op and
 multiprocessing's kills the workers.
+
+Persistent workers outlive the pass that started them: once it ends they are kept for the
+next one, and stopped (then their files released) at interpreter exit if they still live
+then. The next process would judge their files dead by their locks and sweep them anyway,
+but only once it opens the ledger.
 """
 
 from __future__ import annotations
 
 import atexit
+import inspect
 import os
+import weakref
 from collections.abc import Callable
 
 __all__ = ["PassEnd", "stop_workers"]
@@ -34,7 +41,9 @@ class PassEnd:
 
     Registered with :mod:`atexit` while the pass is open, and there stops the workers
     whatever `keep_workers` says (in the process that opened the pass only: a forked
-    child's exit is not this pass's end).
+    child's exit is not this pass's end) and closes `reading` (the pass's batches read in
+    this process), whose ``finally`` would otherwise run while modules are torn down.
+    Workers kept at the pass's end stay registered until exit (:func:`_stop_kept`).
 
     Examples:
         >>> ended = []
@@ -45,10 +54,15 @@ class PassEnd:
     """
 
     def __init__(
-        self, workers: object, release: Callable[[], None] | None, keep_workers: bool = False
+        self,
+        workers: object,
+        release: Callable[[], None] | None,
+        keep_workers: bool = False,
+        reading: object = None,
     ) -> None:
         self._workers = workers
         self._release = release
+        self._reading = reading
         self._keep = keep_workers
         self._pid = os.getpid()
         self._done = False
@@ -58,6 +72,9 @@ class PassEnd:
         self._end(stop=not self._keep)
 
     def _at_exit(self) -> None:
+        reading, self._reading = self._reading, None
+        if inspect.isgenerator(reading) and os.getpid() == self._pid:
+            reading.close()  # ends the pass through the loader's own `finally` too
         self._end(stop=True)
 
     def _end(self, stop: bool) -> None:
@@ -68,10 +85,44 @@ class PassEnd:
         self._done = True
         atexit.unregister(self._at_exit)
         workers, release = self._workers, self._release
-        self._workers = self._release = None
+        self._workers = self._release = self._reading = None
         if os.getpid() != self._pid:
             return
         if stop:
             stop_workers(workers)
+        elif workers is not None:
+            _keep_until_exit(workers, release)
         if release is not None:
             release()
+
+
+# Persistent workers kept past their pass: id of torch's iterator -> (the iterator, the
+# release of its pass), both weak (a loader collected meanwhile joins its own workers).
+_KEPT: dict[int, tuple[weakref.ref[object], Callable[[], Callable[[], None] | None]]] = {}
+_KEPT_PID = [0]
+
+
+def _keep_until_exit(workers: object, release: Callable[[], None] | None) -> None:
+    if _KEPT_PID[0] != os.getpid():  # a forked child's exit stops none of its parent's
+        _KEPT.clear()
+        _KEPT_PID[0] = os.getpid()
+    if not _KEPT:
+        atexit.register(_stop_kept)  # after torch's and multiprocessing's hooks: runs first
+    _KEPT[id(workers)] = (weakref.ref(workers), _weak(release))
+
+
+def _weak(release: Callable[[], None] | None) -> Callable[[], Callable[[], None] | None]:
+    if inspect.ismethod(release):  # a dataset's method: kept alive by its loader, not here
+        return weakref.WeakMethod(release)
+    return lambda: release
+
+
+def _stop_kept() -> None:
+    """At exit: stops the persistent workers still alive, then releases their files."""
+    kept = list(_KEPT.values()) if _KEPT_PID[0] == os.getpid() else []
+    _KEPT.clear()
+    for workers, release in kept:
+        stop_workers(workers())
+        done = release()
+        if done is not None:
+            done()

@@ -126,8 +126,8 @@ class SimConfig:
         decompression: Bytes per second one process decompresses a compressed shard at
             (output bytes); ``None``: free.
         price_per_1000: Dollars per 1,000 GET or HEAD requests (S3 Standard's by default).
-        index_requests: Requests for each stream's ``index.json`` per node: 1 from an object
-            store (one GET), 2 from a plain ``http(s)://`` remote (a HEAD, then the GET).
+        index_requests: Requests for each stream's ``index.json`` per node: 1 (one GET, as
+            streamx fetches it from any remote); 2 models a loader that sends a HEAD first.
         shards_ahead: Shards past the ``predownload`` window each process fetches ahead
             (``STREAMX_DOWNLOAD_SHARDS_AHEAD``: streamx's loader fetches 4); modelled as that
             many average shards' samples added to the window. 0 by default, as mosaic.

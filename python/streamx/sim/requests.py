@@ -5,9 +5,8 @@ GETs of ``part_size(size, connections // files)`` bytes, where ``files`` is how 
 the process fetches at that moment: a shard fetched alone spreads over every connection
 (parts down to 1 MiB), shards fetched together take fewer, larger parts (up to
 ``STREAMX_DOWNLOAD_PART_SIZE``, 8 MiB by default). A file of one part is one plain GET.
-Each stream's ``index.json`` costs one GET per node from an object store, a HEAD and a GET
-from a plain ``http(s)://`` remote (nothing declares its size; S3 checks a whole GET
-itself): ``SimConfig.index_requests``.
+Each stream's ``index.json`` costs one GET per node, from any remote (streamx sends no
+``HEAD`` for its size: the GET announces it): ``SimConfig.index_requests``.
 
 The simulator knows which downloads a node makes and when each is released to its
 look-ahead and completed, so ``files`` is the node's backlog as the download starts (its

@@ -15,6 +15,7 @@ slot (:mod:`~streamx.storage.slots`); the counts are in :mod:`~streamx.storage.s
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import fcntl
 import logging
 import os
@@ -49,6 +50,7 @@ __all__ = [
     "download_file",
     "fetching_files",
     "host_limit",
+    "one_get",
     "process_slots",
     "temp_path_for",
 ]
@@ -59,6 +61,22 @@ logger = logging.getLogger(__name__)
 Progress = Callable[[str, int], None]
 
 _LOCAL_SLOTS: dict[int, LocalSlots] = {}
+
+# Set around the download of a small file whose size nothing gives (a stream's index).
+_ONE_GET: contextvars.ContextVar[bool] = contextvars.ContextVar("streamx_one_get", default=False)
+
+
+@contextlib.contextmanager
+def one_get() -> Iterator[None]:
+    """Files of unknown size downloaded in this context take one GET, with no ``HEAD``
+    first. The GET's announced length is checked and bounded as the ``HEAD``'s would be;
+    the ``HEAD`` only lets a large file come in parallel parts, and sent back to back with
+    the GET it is refused by a store that allows no burst (nginx ``limit_req``)."""
+    token = _ONE_GET.set(True)
+    try:
+        yield
+    finally:
+        _ONE_GET.reset(token)
 
 
 def temp_path_for(local_path: str) -> str:
@@ -181,7 +199,7 @@ def _fetch(
         # No connection slot held: a HEAD moves no body, and a throttled one waits out its
         # Retry-After (its start keeps the host's pace), which would keep the slot from the
         # GETs of other files all that while.
-        size = source.size(timeout)
+        size = None if _ONE_GET.get() else source.size(timeout)
         if size is not None and size > most:
             raise RemoteTooLargeError(
                 f"{source.url} is {size} bytes (as its HEAD says), over the bound of {most} "

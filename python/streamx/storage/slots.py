@@ -15,6 +15,11 @@ republishes as its limit recovers), so one that died throttled holds nobody back
 
 The hosts' request paces are kept beside the slots, ``pace-<digest>``
 (:mod:`~streamx.storage.pace_file`): the node's processes start requests from one clock.
+
+A slot file is opened with ``O_NOFOLLOW`` (created 0600) and used only when it is a regular
+file of this user, as the pace file is: a symlink or a file planted by another local user is
+never opened through nor locked. Such a slot is skipped; with none usable, the process bounds
+its own threads (:class:`LocalSlots`) and warns once.
 """
 
 from __future__ import annotations
@@ -22,8 +27,10 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import fcntl
+import logging
 import os
 import random
+import stat
 import threading
 import time
 from collections.abc import Iterator
@@ -40,6 +47,8 @@ __all__ = [
     "current_slots",
     "using_slots",
 ]
+
+logger = logging.getLogger(__name__)
 
 LIMIT_LAPSES_S = 60.0
 
@@ -89,11 +98,19 @@ class ConnectionSlots:
             raise ValueError(f"the connection count must be at least 1, got {count}")
         self.directory = directory
         self.count = count
+        self._refused: set[str] = set()  # slot files warned about, once each
+        self._local = LocalSlots(count)  # the bound when no slot file is usable
         os.makedirs(directory, exist_ok=True)
         share_paces(directory)  # the node's request paces live beside its slots
 
+    def __getstate__(self) -> dict[str, object]:
+        return {"directory": self.directory, "count": self.count}
+
     def __setstate__(self, state: dict[str, object]) -> None:
-        self.__dict__.update(state)
+        directory, count = state["directory"], state["count"]
+        assert isinstance(directory, str) and isinstance(count, int)
+        self.directory, self.count = directory, count
+        self._refused, self._local = set(), LocalSlots(count)
         share_paces(self.directory)  # a spawned worker paces with the node too
 
     def _path(self, index: int) -> str:
@@ -102,6 +119,10 @@ class ConnectionSlots:
     @contextlib.contextmanager
     def hold(self) -> Iterator[None]:
         fd = self._acquire()
+        if fd is None:  # no slot file is usable: this process bounds its own threads
+            with self._local.hold():
+                yield
+            return
         try:
             yield
         finally:
@@ -122,20 +143,26 @@ class ConnectionSlots:
             pass
         return self.count
 
-    def _acquire(self) -> int:
+    def _acquire(self) -> int | None:
+        """A locked slot file's descriptor, or None when no slot file can be used."""
         count = self.limit()
         start = random.randrange(count)
-        order = [(start + i) % count for i in range(count)]
-        for index in order:
-            fd = os.open(self._path(index), os.O_RDWR | os.O_CREAT, 0o644)
+        usable: list[int] = []
+        for index in ((start + i) % count for i in range(count)):
+            fd = self._open(index)
+            if fd is None:
+                continue
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 return fd
             except BlockingIOError:
                 os.close(fd)
+                usable.append(index)
         # All busy: wait on one (the GIL is released while blocked). Every holder's GET has
         # a timeout, so the wait is bounded.
-        fd = os.open(self._path(start), os.O_RDWR | os.O_CREAT, 0o644)
+        fd = self._open(usable[0]) if usable else None
+        if fd is None:
+            return None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
         except BaseException:
@@ -143,11 +170,34 @@ class ConnectionSlots:
             raise
         return fd
 
+    def _open(self, index: int) -> int | None:
+        """Slot ``index``'s file, opened; None (warned once) when it is not ours to lock."""
+        path = self._path(index)
+        flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        try:
+            fd = os.open(path, flags, 0o600)
+        except OSError as err:  # a symlink (ELOOP), a full disk, a directory in its place
+            self._refuse(path, str(err))
+            return None
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
+            os.close(fd)
+            self._refuse(path, "not a regular file of this user")
+            return None
+        return fd
+
+    def _refuse(self, path: str, why: str) -> None:
+        if path not in self._refused:
+            self._refused.add(path)
+            logger.warning("%s: not used as a connection slot (%s)", path, why)
+
     def busy(self) -> int:
-        """How many slots are held right now (by any process)."""
+        """How many slots are held right now (by any process); unusable ones are not."""
         held = 0
         for index in range(self.count):
-            fd = os.open(self._path(index), os.O_RDWR | os.O_CREAT, 0o644)
+            fd = self._open(index)
+            if fd is None:
+                continue
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:

@@ -155,6 +155,7 @@ class StreamingDataLoader(DataLoader):  # type: ignore[type-arg]
             workers,
             self.dataset.end_loader_pass if isinstance(self.dataset, StreamingDataset) else None,
             keep_workers=self.persistent_workers,
+            reading=batches,
         )
         try:
             for batch in batches:

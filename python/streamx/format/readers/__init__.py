@@ -1,23 +1,44 @@
-"""Sample readers over a list of shards: Rust memory maps for MDS, Python for split formats."""
+"""Sample readers over a list of shards: Rust memory maps for MDS, Python for split formats.
+
+Each reader's module is imported when a dataset first needs that reader: a Parquet, tar or
+LitData dataset does not import the MDS reader, nor an MDS dataset the others'.
+"""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, cast
 
 from streamx.format.index import ShardInfo, ShardList
 from streamx.format.readers.base import SampleReader
-from streamx.format.readers.mds import MDSSampleReader
-from streamx.format.readers.mixed import MixedSampleReader
 
-__all__ = ["SampleReader", "make_reader"]
+if TYPE_CHECKING:
+    from streamx.format.readers.mds import MDSSampleReader
+
+__all__ = ["SampleReader", "make_reader", "mds_reader"]
 
 
 def make_reader(shards: Sequence[ShardInfo], *, zero_copy: bool = False) -> SampleReader:
     """Returns the fastest reader that handles every shard in ``shards`` (``zero_copy``:
     views over the memory maps of MDS shards, see :class:`MDSSampleReader`)."""
     if isinstance(shards, ShardList):
-        if shards.formats() <= {"mds"}:
-            return MDSSampleReader(shards, zero_copy=zero_copy)
-    elif all(shard.format == "mds" for shard in shards):
+        only_mds = shards.formats() <= {"mds"}
+    else:
+        only_mds = all(shard.format == "mds" for shard in shards)
+    if only_mds:
+        from streamx.format.readers.mds import MDSSampleReader
+
         return MDSSampleReader(shards, zero_copy=zero_copy)
+    from streamx.format.readers.mixed import MixedSampleReader
+
     return MixedSampleReader(shards)
+
+
+def mds_reader(reader: object) -> MDSSampleReader | None:
+    """``reader`` if it is an MDS reader, else None; never imports the MDS reader (none
+    exists before its module is loaded)."""
+    mds = sys.modules.get("streamx.format.readers.mds")
+    if mds is None or not isinstance(reader, mds.MDSSampleReader):
+        return None
+    return cast("MDSSampleReader", reader)

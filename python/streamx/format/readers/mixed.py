@@ -1,5 +1,9 @@
 """Reads datasets that hold JSON/CSV/TSV/XSV, Parquet, tar or LitData shards (possibly
-beside MDS ones), in Python."""
+beside MDS ones), in Python.
+
+Each format's reader modules are imported where a shard of that format is first met: a
+dataset of one format does not pay for the others' (the tar readers alone took tens of ms).
+"""
 
 from __future__ import annotations
 
@@ -8,20 +12,17 @@ import json
 import os
 import struct
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streamx import _core
 from streamx.exceptions import CorruptIndexError, CorruptShardError
 from streamx.format.batch_parts import BatchReader
 from streamx.format.encodings import SPLIT_ENCODINGS
 from streamx.format.index import FileInfo, ShardInfo
-from streamx.format.litdata.batch_samples import LitDataBatches
-from streamx.format.litdata.chunk import ChunkReader
-from streamx.format.parquet.batch_rows import ParquetRows
-from streamx.format.parquet.decoded_row_group import RowGroupReader, forget
-from streamx.format.readers.mds import MDSSampleReader
-from streamx.format.webdataset.batch_members import TarBatches
-from streamx.format.webdataset.tar_shard import TarShardReader
+
+if TYPE_CHECKING:
+    from streamx.format.litdata.chunk import ChunkReader
+    from streamx.format.webdataset.tar_shard import TarShardReader
 
 __all__ = ["MixedSampleReader"]
 
@@ -59,11 +60,23 @@ class MixedSampleReader:
         # Set when the shards' format reads a batch column by column: every shard a Parquet
         # row group of one set of columns, a LitData chunk of one config of dict samples, or
         # a WebDataset tar.
-        self.batch_reader: BatchReader | None = ParquetRows.over(self._shards)
-        if self.batch_reader is None:
-            self.batch_reader = LitDataBatches.over(self._shards, self._chunk)
-        if self.batch_reader is None:
-            self.batch_reader = TarBatches.over(self._shards, self._tar)
+        self.batch_reader = self._batch_reader()
+
+    def _batch_reader(self) -> BatchReader | None:
+        formats = {shard.format for shard in self._shards}
+        if formats == {"parquet"}:
+            from streamx.format.parquet.batch_rows import ParquetRows
+
+            return ParquetRows.over(self._shards)
+        if formats == {"litdata"}:
+            from streamx.format.litdata.batch_samples import LitDataBatches
+
+            return LitDataBatches.over(self._shards, self._chunk)
+        if formats == {"wds"}:
+            from streamx.format.webdataset.batch_members import TarBatches
+
+            return TarBatches.over(self._shards, self._tar)
+        return None
 
     def get(self, index: int) -> dict[str, Any]:
         """Returns sample ``index`` of the whole dataset."""
@@ -81,12 +94,16 @@ class MixedSampleReader:
 
     def _chunk(self, shard: int) -> ChunkReader:
         """The reader of shard ``shard``, a LitData chunk (opened once, until evicted)."""
+        from streamx.format.litdata.chunk import ChunkReader
+
         reader = self._reader(shard)
         assert isinstance(reader, ChunkReader)
         return reader
 
     def _tar(self, shard: int) -> TarShardReader:
         """The reader of shard ``shard``, a tar (opened once, until evicted)."""
+        from streamx.format.webdataset.tar_shard import TarShardReader
+
         reader = self._reader(shard)
         assert isinstance(reader, TarShardReader)
         return reader
@@ -110,17 +127,27 @@ class MixedSampleReader:
         """Forgets the open reader of ``shard`` (and a row group's decoded table)."""
         self._open.pop(shard, None)
         if self._shards[shard].format == "parquet":
+            from streamx.format.parquet.decoded_row_group import forget
+
             forget(self._shards[shard])
 
 
 def _open_shard(shard: ShardInfo) -> Any:
     if shard.format == "mds":
+        from streamx.format.readers.mds import MDSSampleReader
+
         return MDSSampleReader([shard])
     if shard.format == "parquet":
+        from streamx.format.parquet.decoded_row_group import RowGroupReader
+
         return RowGroupReader(shard)
     if shard.format == "wds":
+        from streamx.format.webdataset.tar_shard import TarShardReader
+
         return TarShardReader(shard)
     if shard.format == "litdata":
+        from streamx.format.litdata.chunk import ChunkReader
+
         return ChunkReader(shard)
     return _SplitShard(shard)
 
