@@ -12,6 +12,7 @@ import pytest
 from nginx_server import LogEntry, Nginx, find_nginx
 
 import streamx
+from streamx.sim.shard_table import load_shards
 from streamx.storage import http_pool, request_pace, throttle
 
 pytestmark = pytest.mark.remote
@@ -52,3 +53,15 @@ def test_the_index_is_one_get_from_a_store_without_burst(tmp_path: Path) -> None
 
 def _index_requests(log: list[LogEntry]) -> list[tuple[str, int]]:
     return [(e.method, e.status) for e in log if e.uri == "/ds/index.json"]
+
+
+def test_the_simulators_index_is_one_get_too(tmp_path: Path) -> None:
+    """``streamx simulate`` reads a remote dataset's index through the same single GET."""
+    if find_nginx() is None:
+        pytest.fail("nginx is required (apt-get install -y nginx)")
+    root = _served(tmp_path / "root")
+    with Nginx(root, limit_req="1r/s") as server:
+        table = load_shards(f"{server.endpoint}/ds")
+        log = server.log_when(lambda entries: ("GET", 200) in _index_requests(entries))
+    assert _index_requests(log) == [("GET", 200)]
+    assert table.num_samples == 100

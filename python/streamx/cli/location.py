@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from streamx.cache.cached_files import remote_url
 from streamx.format.index import INDEX_BASENAME, ShardInfo, parse_index
 from streamx.location import Location as Where
-from streamx.storage.download import download_file
+from streamx.storage.download import download_file, download_index
 from streamx.storage.filesystems import get_filesystem
 
 __all__ = ["Location", "Split", "check_component", "inside", "is_remote", "local_path"]
@@ -148,7 +148,7 @@ class Location:
         """Reads (fetching it first when remote) and parses one split's index."""
         path = os.path.join(self.root, name, INDEX_BASENAME)
         if self.remote:
-            download_file(self.url(name, INDEX_BASENAME), path)
+            download_index(self.url(name, INDEX_BASENAME), path)
         return Split(name, tuple(parse_index(self.root, name, path)), path)
 
     def splits(self) -> list[Split]:

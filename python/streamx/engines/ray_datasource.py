@@ -21,7 +21,7 @@ from ray.data.datasource import Datasource, ReadTask
 from streamx.format.index import INDEX_BASENAME, ShardInfo, parse_index
 from streamx.format.readers import make_reader
 from streamx.location import Location
-from streamx.storage.download import download_file
+from streamx.storage.download import download_file, download_index
 
 __all__ = ["MDSDatasource", "read_mds"]
 
@@ -109,7 +109,7 @@ def _load_shards(root: str, scratch: str) -> Sequence[ShardInfo]:
         local = where.local_path
         return parse_index(local, None, os.path.join(local, INDEX_BASENAME))
     index = os.path.join(scratch, INDEX_BASENAME)
-    download_file(f"{root.rstrip('/')}/{INDEX_BASENAME}", index)
+    download_index(f"{root.rstrip('/')}/{INDEX_BASENAME}", index)
     return parse_index(scratch, None, index)
 
 

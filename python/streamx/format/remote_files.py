@@ -24,7 +24,7 @@ from streamx.exceptions import (
     TruncatedDownloadError,
 )
 from streamx.storage import azure_direct, s3_direct, throttle
-from streamx.storage.download import download_file, one_get
+from streamx.storage.download import download_index
 from streamx.storage.filesystems import fsspec_errors, get_filesystem, split_url
 from streamx.storage.http_source import HttpSource, plain_target
 from streamx.storage.http_target import Target
@@ -299,8 +299,7 @@ def read_json_bounded(
     path = os.path.join(folder, "document.json")
     try:
         try:
-            with one_get():
-                download_file(url, path, retry=max(retry, 1), timeout=timeout)
+            download_index(url, path, retry=max(retry, 1), timeout=timeout)
         except RemoteTooLargeError as err:
             raise CorruptIndexError(f"{url}: too large for {what} ({err})") from err
         size = os.path.getsize(path)

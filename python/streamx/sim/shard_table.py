@@ -19,7 +19,7 @@ from streamx.format.in_place import in_place_kind, in_place_sizes
 from streamx.format.index import parse_index
 from streamx.format.lazy_shards import ShardList
 from streamx.location import INDEX_BASENAME
-from streamx.storage.download import download_file
+from streamx.storage.download import download_index
 
 __all__ = ["ShardTable", "load_shards", "synth_shards"]
 
@@ -124,7 +124,7 @@ def load_shards(root: str, split: str | None = None) -> ShardTable:
     else:
         with tempfile.TemporaryDirectory(prefix="streamx-sim-") as tmp:
             path = os.path.join(tmp, INDEX_BASENAME)
-            download_file(f"{base.rstrip('/')}/{INDEX_BASENAME}", path)
+            download_index(f"{base.rstrip('/')}/{INDEX_BASENAME}", path)
             shards = parse_index(tmp, None, path)
     return _index_table(shards)
 

@@ -48,6 +48,7 @@ __all__ = [
     "TruncatedDownloadError",
     "backoff_delay",
     "download_file",
+    "download_index",
     "fetching_files",
     "host_limit",
     "one_get",
@@ -77,6 +78,15 @@ def one_get() -> Iterator[None]:
         yield
     finally:
         _ONE_GET.reset(token)
+
+
+def download_index(
+    remote_url: str, local_path: str, *, retry: int = 2, timeout: float = 60.0
+) -> None:
+    """Downloads a dataset's index file (its size is unknown) in one GET, as
+    :func:`one_get` explains, atomically and with :func:`download_file`'s retries."""
+    with one_get():
+        download_file(remote_url, local_path, retry=retry, timeout=timeout)
 
 
 def temp_path_for(local_path: str) -> str:

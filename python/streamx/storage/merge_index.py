@@ -19,7 +19,7 @@ from typing import Any
 
 from streamx.location import INDEX_BASENAME, Location, OutputPair, parse_out
 from streamx.runtime.atomic_write import write_atomic
-from streamx.storage.download import download_file, temp_path_for
+from streamx.storage.download import download_index, temp_path_for
 from streamx.storage.filesystems import get_filesystem
 from streamx.storage.upload import parse_out as staging_out
 from streamx.storage.upload import upload_file
@@ -96,7 +96,7 @@ def _fetch_index(src: str, scratch: str, timeout: float) -> str:
         return local
     dest = os.path.join(scratch, where.netloc, where.key)
     try:
-        download_file(src, dest, timeout=timeout)
+        download_index(src, dest, timeout=timeout)
     except FileNotFoundError:
         raise
     except Exception as err:
