@@ -15,7 +15,9 @@ from streamx.dataset.iteration import SampleAccess
 from streamx.dataset.layout import DatasetLayout
 from streamx.format.ndarray import NDArray
 from streamx.format.readers import SampleReader
+from streamx.format.parquet.batch_rows import ParquetRows
 from streamx.format.readers.mds import MDSSampleReader
+from streamx.format.readers.mixed import MixedSampleReader
 from streamx.order.epoch_state import EpochStart
 from streamx.order.world import World
 
@@ -34,10 +36,14 @@ class PassView:
 
 
 def decodes_without_python(reader: SampleReader, hooks_overridden: bool) -> bool:
-    """Whether samples decode in Rust (and numpy, for ``ndarray`` columns) alone: MDS, with
-    no subclass hook of the dataset's to honour and no column decoded by Python code."""
-    return (
-        not hooks_overridden
-        and isinstance(reader, MDSSampleReader)
-        and all(isinstance(coder, NDArray) for _, coder in reader.python_columns())
+    """Whether samples decode in Rust (and numpy, for ``ndarray`` columns) alone, with no
+    subclass hook of the dataset's to honour: MDS with no column decoded by Python code, or
+    Parquet row groups whose batches Arrow and numpy build column by column."""
+    if hooks_overridden:
+        return False
+    if isinstance(reader, MixedSampleReader):
+        rows = reader.batch_reader
+        return isinstance(rows, ParquetRows) and rows.flat_columns()
+    return isinstance(reader, MDSSampleReader) and all(
+        isinstance(coder, NDArray) for _, coder in reader.python_columns()
     )
