@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from streamx.dataset.iteration import SampleAccess
 from streamx.dataset.layout import DatasetLayout
 from streamx.format.ndarray import NDArray
-from streamx.format.readers import SampleReader
 from streamx.format.parquet.batch_rows import ParquetRows
+from streamx.format.readers import SampleReader
 from streamx.format.readers.mds import MDSSampleReader
 from streamx.format.readers.mixed import MixedSampleReader
 from streamx.order.epoch_state import EpochStart

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import torch
 from torch.utils.data import IterableDataset, default_collate
+from torch.utils.data._utils.collate import collate_str_fn, default_collate_fn_map
 
 from streamx.dataset.iteration import worker_batches, worker_samples
 from streamx.dataset.streaming import StreamingDataset
@@ -53,6 +54,9 @@ Packed = tuple[str, Any]
 
 # Python scalar types and the dtype ``default_collate`` gives a batch of them.
 _SCALAR_DTYPES: dict[type, type] = {bool: np.bool_, int: np.int64, float: np.float64}
+# A batch whose first value is a str or bytes: default_collate returns the list itself
+# (unless its map was changed to collate them another way).
+_AS_THEY_ARE: dict[type, Any] = {str: collate_str_fn, bytes: collate_str_fn}
 
 
 def _collated(values: list[Any]) -> Column:
@@ -62,6 +66,8 @@ def _collated(values: list[Any]) -> Column:
 def _pack_column(values: list[Any]) -> Column:
     first = values[0]
     kind = type(first)
+    if kind in _AS_THEY_ARE and default_collate_fn_map.get(kind) is _AS_THEY_ARE[kind]:
+        return ("done", values)  # what default_collate returns for them, whatever follows
     if any(type(v) is not kind for v in values):
         return _collated(values)
     try:
@@ -143,7 +149,7 @@ def _compact(columns: dict[str, Column]) -> Packed:
         else:
             places.append((name, (tag, value)))
     buffer = bytearray(size)
-    for (_, place), (tag, value) in zip(places, columns.values(), strict=True):
+    for (_, place), (_tag, value) in zip(places, columns.values(), strict=True):
         if len(place) == 3 and value.nbytes:
             start = place[2]
             buffer[start : start + value.nbytes] = np.ascontiguousarray(value).data.cast("B")

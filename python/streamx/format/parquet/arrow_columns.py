@@ -21,6 +21,7 @@ images and every other type come as values. A batch whose row groups disagree on
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -30,13 +31,48 @@ from streamx.format.parquet.arrow_numpy import numpy_values
 from streamx.format.parquet.decoded_row_group import DecodedRowGroup
 from streamx.format.parquet.python_values import numeric_lists
 
-__all__ = ["Piece", "column"]
+__all__ = ["Piece", "column", "one_group"]
 
 # The rows of one row group a batch reads: the row group, where they go in the batch
 # (``None``: the whole batch is theirs), which rows.
 Piece = tuple[DecodedRowGroup, "np.ndarray[Any, Any] | None", "np.ndarray[Any, Any]"]
 
 _INT64_MAX = np.iinfo(np.int64).max
+
+# A column's way into a batch: its name, its array (numbers), and its Arrow array where
+# Arrow's ``to_pylist`` gives the per-sample values (else the row group's values are used).
+_Way = tuple[str, "np.ndarray[Any, Any] | None", Any]
+# Each decoded row group's ways, made on its first batch (kept as long as it is).
+_WAYS: weakref.WeakKeyDictionary[DecodedRowGroup, list[_Way]] = weakref.WeakKeyDictionary()
+
+
+def one_group(group: DecodedRowGroup, rows: np.ndarray[Any, Any]) -> dict[str, Any]:
+    """The batch of ``rows`` (non-empty), all of ``group`` (the usual batch), every column
+    as :func:`column` makes it, with the choices per column made once per row group."""
+    ways = _WAYS.get(group)
+    if ways is None:
+        ways = _WAYS[group] = [_way(group, name) for name in group.table.column_names]
+    listed = rows.tolist()
+    first, count = listed[0], len(listed)
+    in_order = listed == list(range(first, first + count))
+    out: dict[str, Any] = {}
+    for name, array, arrow in ways:
+        if array is not None:
+            out[name] = array.take(rows, axis=0)  # a fresh, writable array
+        elif arrow is not None and in_order:
+            out[name] = arrow.slice(first, count).to_pylist()
+        else:
+            everything = group.values(name)
+            out[name] = [everything[row] for row in listed]
+    return out
+
+
+def _way(group: DecodedRowGroup, name: str) -> _Way:
+    array = _array(group, name)
+    if array is not None or not _plain(group, name):
+        return (name, array, None)
+    chunked = group.table.column(name)
+    return (name, None, chunked.chunk(0) if chunked.num_chunks == 1 else chunked)
 
 
 def column(name: str, parts: list[Piece], count: int) -> np.ndarray[Any, Any] | list[Any]:

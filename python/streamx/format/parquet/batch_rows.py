@@ -25,7 +25,7 @@ import numpy as np
 
 from streamx.format.batch_parts import scatter, shard_parts
 from streamx.format.index import ShardInfo
-from streamx.format.parquet.arrow_columns import Piece, column
+from streamx.format.parquet.arrow_columns import Piece, column, one_group
 from streamx.format.parquet.decoded_row_group import decoded, decoded_key, done_reading
 from streamx.format.parquet.row_group import footer
 
@@ -83,7 +83,12 @@ class ParquetRows:
         schema = footer(self._shards[0])[1].schema.to_arrow_schema()
         kinds = [schema.field(n).type for n in self._shards[0].extra["read_columns"]]
         simple = (pa.types.is_integer, pa.types.is_floating, pa.types.is_boolean)
-        text = (pa.types.is_string, pa.types.is_large_string, pa.types.is_binary, pa.types.is_large_binary)
+        text = (
+            pa.types.is_string,
+            pa.types.is_large_string,
+            pa.types.is_binary,
+            pa.types.is_large_binary,
+        )
         return all(any(test(kind) for test in simple + text) for kind in kinds)
 
     def get_columns(self, ids: list[int]) -> RowColumns | None:
@@ -106,7 +111,9 @@ class ParquetRows:
                 return None
         pieces = [(group, positions, rows) for group, (_, positions, rows) in zip(groups, parts)]
         out = _page_columns(pieces, len(ids)) if for_rows else None
-        if out is None:
+        if out is None and len(pieces) == 1:
+            out = one_group(groups[0], pieces[0][2])
+        elif out is None:
             names = groups[0].table.column_names  # the keys of the per-sample path's dicts
             out = {name: column(name, pieces, len(ids)) for name in names}
         for group, (shard, _, rows) in zip(groups, parts):
