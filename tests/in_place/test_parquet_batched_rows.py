@@ -127,11 +127,11 @@ def test_short_values_come_as_arrow_columns(tmp_path: Path, ids: list[int]) -> N
     columns = get_columns(ids)
     assert list(columns) == list(ds[0])
     rows = [ds[i] for i in ids]
-    for name in ("id", "label", "score"):
+    dtypes = {"id": np.int64, "label": np.int64, "score": np.float64}
+    for name, dtype in dtypes.items():
         array = columns[name]
-        assert isinstance(array, np.ndarray) and array.tolist() == [r[name] for r in rows]
-    assert columns["id"].dtype == columns["label"].dtype == np.int64
-    assert columns["score"].dtype == np.float64
+        assert isinstance(array, np.ndarray) and array.dtype == dtype
+        assert array.tolist() == [r[name] for r in rows]
     for name in ("text", "jpeg"):
         values = columns[name]
         assert values == [r[name] for r in rows], name

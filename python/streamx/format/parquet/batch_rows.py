@@ -26,6 +26,7 @@ import numpy as np
 from streamx.format.batch_parts import scatter, shard_parts
 from streamx.format.index import ShardInfo
 from streamx.format.parquet.arrow_columns import Piece, column, one_group
+from streamx.format.parquet.decode_ahead import DecodeAhead
 from streamx.format.parquet.decoded_row_group import decoded, decoded_key, done_reading
 from streamx.format.parquet.row_group import footer
 
@@ -52,6 +53,8 @@ class ParquetRows:
         # One past each row group's last id.
         self._ends = np.cumsum([shard.samples for shard in self._shards]).tolist()
         self._for_rows: bool | None = None  # read through the core's rows (found on first use)
+        self._ahead = DecodeAhead()
+        self._last = -1  # the row group the last batch of one row group read
 
     @classmethod
     def over(cls, shards: Sequence[ShardInfo]) -> ParquetRows | None:
@@ -105,6 +108,7 @@ class ParquetRows:
         for_rows = self.for_rows
         groups = []
         for shard, _, _ in parts:
+            self._ahead.wait(shard)
             try:
                 groups.append(decoded(self._shards[shard], self._keys[shard], for_rows=for_rows))
             except FileNotFoundError:
@@ -118,7 +122,20 @@ class ParquetRows:
             out = {name: column(name, pieces, len(ids)) for name in names}
         for group, (shard, _, rows) in zip(groups, parts):
             done_reading(self._keys[shard], group, rows)
+        if len(parts) == 1 and parts[0][0] != self._last:
+            self._decode_next(parts[0][0], parts[0][2])
         return out
+
+    def _decode_next(self, shard: int, rows: np.ndarray[Any, Any]) -> None:
+        """On a row group's first batch, if its rows run in order (a pass in order), starts
+        decoding the next row group (:mod:`.decode_ahead`)."""
+        self._last = shard
+        following = shard + 1
+        if following == len(self._shards) or int(rows[-1]) - int(rows[0]) != len(rows) - 1:
+            return
+        nxt, key, for_rows = self._shards[following], self._keys[following], self.for_rows
+        path = None if nxt.extra.get("in_place") else nxt.local_path(nxt.raw_data)
+        self._ahead.start(following, path, lambda: decoded(nxt, key, for_rows=for_rows))
 
 
 def _has_blobs(shard: ShardInfo) -> bool:
