@@ -6,6 +6,7 @@ them; a dataset of numbers only keeps the arrays read from Arrow."""
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,9 @@ import pytest
 from batch_compare import assert_same_batches
 
 from streamx import ParquetStream, StreamingDataLoader, StreamingDataset
+from streamx.format.parquet.batch_rows import ParquetRows
+from streamx.format.parquet.decoded_row_group import CACHE, decoded_key
+from streamx.format.readers.mixed import MixedSampleReader
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.timeout(120)
@@ -214,3 +218,24 @@ def test_numbers_torch_refuses_fail_as_per_sample(tmp_path: Path, case: str) -> 
         else:
             outcomes.append((len(batches), None))
     assert outcomes[0] == outcomes[1] and outcomes[0][1] is not None
+
+
+def test_a_pass_in_order_decodes_the_next_row_group_ahead(tmp_path: Path) -> None:
+    """A row group's first batch in order starts decoding the next row group (kept in the
+    decoded cache); rows out of order start nothing; the dataset still pickles after."""
+    ds = _dataset(_source(tmp_path, step=SHORT), tmp_path / "c", shuffle=False)
+    list(ds)  # every row group local
+    mixed = ds._reader
+    assert isinstance(mixed, MixedSampleReader)
+    reader = mixed.batch_reader
+    assert isinstance(reader, ParquetRows)
+    keys = [decoded_key(shard) for shard in mixed._shards]
+    CACHE.clear()
+    reader.get_columns([17, 16, 18])  # out of order: nothing ahead
+    assert CACHE.keys() == [keys[1]]
+    reader.get_columns(list(range(32, 40)))  # row group 2, in order: row group 3 ahead
+    reader._ahead.wait(3)
+    assert CACHE.keys() == [keys[1], keys[2], keys[3]]
+    again = pickle.loads(pickle.dumps(ds))
+    loader = StreamingDataLoader(again, batch_size=8)
+    assert_same_batches(list(loader), list(StreamingDataLoader(ds, batch_size=8)))
