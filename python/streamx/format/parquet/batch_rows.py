@@ -78,13 +78,17 @@ class ParquetRows:
 
     def flat_columns(self) -> bool:
         """Whether every batch is built by Arrow and numpy alone, no Python per row: Arrow's
-        columns (not the core's rows) of numbers, strings and binary, no image, no list."""
+        columns (not the core's rows) of numbers, strings and binary, no image, no list, no
+        cast to a unified schema (each file's footer gives the types)."""
         import pyarrow as pa
 
-        if self.for_rows or any(shard.extra.get("images") for shard in self._shards):
-            return False
+        if self.for_rows or any(s.extra.get("images") or s.extra.get("cast") for s in self._shards):
+            return False  # a cast's types are not the footer's: not looked into
         schema = footer(self._shards[0])[1].schema.to_arrow_schema()
-        kinds = [schema.field(n).type for n in self._shards[0].extra["read_columns"]]
+        names = self._shards[0].extra["read_columns"]
+        if any(schema.get_field_index(name) < 0 for name in names):
+            return False
+        kinds = [schema.field(name).type for name in names]
         simple = (pa.types.is_integer, pa.types.is_floating, pa.types.is_boolean)
         text = (
             pa.types.is_string,
