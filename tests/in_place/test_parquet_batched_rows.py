@@ -222,7 +222,8 @@ def test_numbers_torch_refuses_fail_as_per_sample(tmp_path: Path, case: str) -> 
 
 def test_a_pass_in_order_decodes_the_next_row_group_ahead(tmp_path: Path) -> None:
     """A row group's first batch in order starts decoding the next row group (kept in the
-    decoded cache); rows out of order start nothing; the dataset still pickles after."""
+    decoded cache); the reader's first batch and rows out of order start nothing; the
+    dataset still pickles after."""
     ds = _dataset(_source(tmp_path, step=SHORT), tmp_path / "c", shuffle=False)
     list(ds)  # every row group local
     mixed = ds._reader
@@ -231,11 +232,12 @@ def test_a_pass_in_order_decodes_the_next_row_group_ahead(tmp_path: Path) -> Non
     assert isinstance(reader, ParquetRows)
     keys = [decoded_key(shard) for shard in mixed._shards]
     CACHE.clear()
+    reader.get_columns([0, 1])  # the first batch: nothing ahead
     reader.get_columns([17, 16, 18])  # out of order: nothing ahead
-    assert CACHE.keys() == [keys[1]]
+    assert CACHE.keys() == [keys[0], keys[1]]
     reader.get_columns(list(range(32, 40)))  # row group 2, in order: row group 3 ahead
     reader._ahead.wait(3)
-    assert CACHE.keys() == [keys[1], keys[2], keys[3]]
+    assert CACHE.keys() == [keys[0], keys[1], keys[2], keys[3]]
     again = pickle.loads(pickle.dumps(ds))
     loader = StreamingDataLoader(again, batch_size=8)
     assert_same_batches(list(loader), list(StreamingDataLoader(ds, batch_size=8)))
