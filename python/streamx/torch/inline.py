@@ -1,7 +1,9 @@
 """Batches read in the loader's own process, when no Python runs per sample.
 
-When a :class:`StreamingDataset` decodes every column in Rust and nothing overrides how it
-reads, a DataLoader worker does no work that needs a process of its own: it would only
+When a :class:`StreamingDataset` decodes every column in Rust (or, for Parquet row groups
+of numbers, strings and short binary, Arrow and numpy build each batch column by column:
+:meth:`~streamx.format.parquet.batch_rows.ParquetRows.flat_columns`) and nothing overrides
+how it reads, a DataLoader worker does no work that needs a process of its own: it would only
 decode, pickle and send what the main process could decode directly. Here the main process
 reads the pass's batches itself, in the order the DataLoader's workers would have given
 them (``num_workers`` still shapes that order, exactly as in mosaicml-streaming), and
