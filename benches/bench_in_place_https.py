@@ -28,13 +28,15 @@ workers, batch 32, no shuffle, and hands every row to the loop with all its colu
 Reported per reader: rows/s over the epoch, seconds to the first batch (from building the
 dataset, indexing included; streamx's byte code written first, as an install has it), MB
 nginx sent, ``correct`` (every id exactly once); ratios of streamx to the best peer.
-``--rounds N`` repeats all readers N times, alternating their order.
+``--rounds N`` repeats all readers N times, alternating their order. ``--before DIR`` adds
+``streamx-before`` and ``streamx-batched-before``: the same readers with ``DIR`` (another
+tree's ``python`` folder, such as main's) first on ``PYTHONPATH``, alternated with the rest.
 LitData's ``ParquetLoader`` needs ``polars``: where it is not installed, put it on
 ``PYTHONPATH`` (``pip install --target DIR polars``), or LitData is recorded as failed.
 
 Usage: ``PYTHONPATH=python nice .venv/bin/python benches/bench_in_place_https.py
 [--rows N] [--images N] [--image-group N] [--cases text images] [--libs ...] [--rounds N]
-[--rate 40m]``.
+[--rate 40m] [--before DIR]``.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ from https_certs import make_certs
 
 SCRIPT = Path(__file__).resolve()
 LIBS = ("streamx", "streamx-batched", "streamx-hf", "hf", "litdata", "pyarrow", "pyarrow-s3")
+BEFORE = ("streamx-before", "streamx-batched-before")
 PEERS = ("hf", "litdata", "pyarrow", "pyarrow-s3")
 EPOCH_TIMEOUT_S = 900
 
@@ -63,7 +66,8 @@ EPOCH_TIMEOUT_S = 900
 def _streamx(spec: dict[str, Any]) -> Any:
     import streamx
 
-    if spec["lib"] == "streamx-hf":
+    lib = spec["lib"].removesuffix("-before")
+    if lib == "streamx-hf":
         remote = f"hf://datasets/bench/{spec['name']}/data/*.parquet"
     else:
         folder = f"{spec['endpoint']}/datasets/bench/{spec['name']}/data"
@@ -71,7 +75,7 @@ def _streamx(spec: dict[str, Any]) -> Any:
         remote = f"{folder}/train-{{00000..{last:05d}}}-of-{base.FILES:05d}.parquet"
     stream = streamx.ParquetStream(remote=remote, local=spec["local"])
     ds = streamx.StreamingDataset(streams=[stream], batch_size=base.BATCH, shuffle=False)
-    if spec["lib"] == "streamx-batched":
+    if lib == "streamx-batched":
         return streamx.StreamingDataLoader(
             ds, batch_size=base.BATCH, num_workers=spec["workers"], batched=True
         )
@@ -122,20 +126,27 @@ def epoch(spec: dict[str, Any]) -> dict[str, Any]:
     return timed_pass(lambda: make(spec), base._ids, spec["rows"])
 
 
-def _one(front: HubFront, scratch_dir: Path, lib: str, name: str, count: int) -> dict[str, Any]:
+def _one(
+    front: HubFront, scratch_dir: Path, lib: str, name: str, count: int, before_tree: str | None
+) -> dict[str, Any]:
     scratch = Path(tempfile.mkdtemp(prefix=f"cache-{lib}-", dir=scratch_dir))
     os.environ["HF_HOME"] = str(scratch / "hf")
     spec = {"lib": lib, "name": name, "rows": count, "local": str(scratch / "c")}
     spec |= {"workers": base.WORKERS, "endpoint": front.endpoint}
     before = front.bytes_sent()
     try:
-        result = run_worker(SCRIPT, spec, timeout=EPOCH_TIMEOUT_S)
+        env = None
+        if lib.endswith("-before") and before_tree is not None:
+            paths = [before_tree, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+        result = run_worker(SCRIPT, spec, timeout=EPOCH_TIMEOUT_S, env=env)
     except Exception as err:  # recorded, not fatal: one reader failing
         print(f"{lib} {name}: failed: {str(err)[-600:]}", flush=True)
         result = {"rows_s": 0.0, "ttfs": None, "correct": False}
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     result["mb_sent"] = (front.bytes_sent() - before) / 1e6
+    result["load"] = os.getloadavg()[0]
     print(f"{lib} {name}: {result}", flush=True)
     return result
 
@@ -153,17 +164,22 @@ def _summary(name: str, mb: float, runs: dict[str, list[dict[str, Any]]]) -> dic
         row[f"{key}_mb"] = max(r["mb_sent"] for r in results)
         row[f"{key}_correct"] = all(r["correct"] for r in results)
     best = max((row.get(f"{p.replace('-', '_')}_rows_s") or 0.0 for p in PEERS), default=0.0)
-    for ours in ("streamx", "streamx_batched", "streamx_hf"):
+    for ours in (
+        "streamx",
+        "streamx_batched",
+        "streamx_hf",
+        *(b.replace("-", "_") for b in BEFORE),
+    ):
         mine = row.get(f"{ours}_rows_s")
         row[f"{ours}_vs_best"] = mine / best if mine and best else None
     return row
 
 
 COLUMNS = [("case", "case", ""), ("mb", "MB", ".0f")]
-for _lib in LIBS:
+for _lib in LIBS + BEFORE:
     _key = _lib.replace("-", "_")
     COLUMNS += [(f"{_key}_rates", f"{_lib} rows/s", ""), (f"{_key}_ttfs", f"{_lib} TTFS s", "")]
-for _ours in ("streamx", "streamx_batched", "streamx_hf"):
+for _ours in ("streamx", "streamx_batched", "streamx_hf", *(b.replace("-", "_") for b in BEFORE)):
     COLUMNS.append((f"{_ours}_vs_best", f"{_ours} / best peer", ".2f"))
 
 
@@ -175,9 +191,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--images", type=int, default=10_000)
     parser.add_argument("--image-group", type=int, default=64, help="rows per images row group")
     parser.add_argument("--cases", nargs="+", choices=("text", "images"), default=["text"])
-    parser.add_argument("--libs", nargs="+", choices=LIBS, default=list(LIBS))
+    parser.add_argument("--libs", nargs="+", choices=LIBS + BEFORE, default=list(LIBS))
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--rate", default="40m", help="nginx limit_rate per connection")
+    parser.add_argument("--before", help="another tree's python folder, for the -before libs")
     args = parser.parse_args(argv)
     counts = {"text": args.rows, "images": args.images}
     root = Path(tempfile.mkdtemp(prefix="streamx-in-place-https-")) / "hub"
@@ -194,7 +211,7 @@ def main(argv: list[str]) -> int:
                 for round_ in range(args.rounds):
                     order = list(args.libs) if round_ % 2 == 0 else list(reversed(args.libs))
                     for lib in order:
-                        result = _one(front, root.parent, lib, name, counts[name])
+                        result = _one(front, root.parent, lib, name, counts[name], args.before)
                         runs[lib].append(result)
                 rows.append(_summary(name, mb, runs))
                 shutil.rmtree(root / "datasets" / "bench" / name, ignore_errors=True)

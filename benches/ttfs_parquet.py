@@ -7,7 +7,7 @@ after ``import torch, streamx`` (streamx's own modules load lazily inside the cl
 Usage::
 
     PYTHONPATH=python .venv/bin/python benches/ttfs_parquet.py --case text --rows 1000000 \\
-        --runs 4 --before /tmp/before/python
+        --runs 4 --before /tmp/before/python [--workers 2]
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ start = time.perf_counter()
 stream = streamx.ParquetStream(remote=sys.argv[1], local=sys.argv[2])
 dataset = streamx.StreamingDataset(streams=[stream], batch_size=32, shuffle=False)
 built = time.perf_counter()
-batch = next(iter(streamx.StreamingDataLoader(dataset, batch_size=32, num_workers=0)))
+workers = int(sys.argv[3])
+batch = next(iter(streamx.StreamingDataLoader(dataset, batch_size=32, num_workers=workers)))
 first = time.perf_counter()
 assert batch["id"].tolist() == list(range(32))
 print(round(built - start, 3), round(first - built, 3), round(first - start, 3))
@@ -45,6 +46,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--runs", type=int, default=4)
     parser.add_argument("--before", help="another python tree to alternate with this one")
+    parser.add_argument("--workers", type=int, default=0, help="DataLoader workers")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="ttfs-parquet-")) / "root"
     root.mkdir()
@@ -58,7 +60,7 @@ def main() -> None:
                 local = str(root.parent / f"cache-{name}-{run}")
                 compile_streamx({"PYTHONPATH": trees[name]})
                 got = subprocess.run(
-                    [sys.executable, "-c", CODE, remote, local],
+                    [sys.executable, "-c", CODE, remote, local, str(args.workers)],
                     capture_output=True,
                     text=True,
                     timeout=600,
@@ -68,7 +70,7 @@ def main() -> None:
                 if got.returncode != 0:
                     raise RuntimeError(f"{name} run {run} failed:\n{got.stderr[-2000:]}")
                 build, first, total = (float(x) for x in got.stdout.split())
-                row = {"case": args.case, "tree": name, "run": run}
+                row = {"case": args.case, "tree": name, "run": run, "workers": args.workers}
                 row |= {"build_s": build, "first_batch_s": first, "ttfs_s": total}
                 print(json.dumps(row), flush=True)
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from streamx.dataset.iteration import SampleAccess
 from streamx.dataset.layout import DatasetLayout
 from streamx.format.ndarray import NDArray
-from streamx.format.readers import SampleReader, mds_reader
+from streamx.format.readers import SampleReader, mds_reader, reads_flat_parquet
 from streamx.order.epoch_state import EpochStart
 from streamx.order.world import World
 
@@ -33,11 +33,12 @@ class PassView:
 
 
 def decodes_without_python(reader: SampleReader, hooks_overridden: bool) -> bool:
-    """Whether samples decode in Rust (and numpy, for ``ndarray`` columns) alone: MDS, with
-    no subclass hook of the dataset's to honour and no column decoded by Python code."""
+    """Whether samples decode in Rust (and numpy, for ``ndarray`` columns) alone, with no
+    subclass hook of the dataset's to honour: MDS with no column decoded by Python code, or
+    Parquet row groups whose batches Arrow and numpy build column by column."""
+    if hooks_overridden:
+        return False
     mds = mds_reader(reader)
-    return (
-        not hooks_overridden
-        and mds is not None
-        and all(isinstance(coder, NDArray) for _, coder in mds.python_columns())
-    )
+    if mds is not None:
+        return all(isinstance(coder, NDArray) for _, coder in mds.python_columns())
+    return reads_flat_parquet(reader)

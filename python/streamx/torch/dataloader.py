@@ -36,13 +36,15 @@ class StreamingDataLoader(DataLoader):  # type: ignore[type-arg]
     multiplies that by the number of ranks (divided by ``replication``).
 
     Over a :class:`StreamingDataset` with torch's default collation, batches cross no
-    process boundary sample by sample. When Rust and numpy decode every column and nothing
-    is overridden (and neither ``worker_init_fn`` nor ``pin_memory`` is set), the main
-    process reads the batches itself, in the order ``num_workers`` workers would give them
-    (:mod:`streamx.torch.inline`); otherwise workers send whole batches, one numpy array per
-    fixed-size column (:mod:`streamx.torch.batched`), instead of torch tensors in fresh
-    shared memory, and read them column by column where the dataset can (MDS columns of
-    fixed width, Parquet row groups: numbers and lists of one length straight into arrays).
+    process boundary sample by sample. When Rust and numpy decode every column (MDS), or
+    Arrow and numpy build every batch column by column (Parquet of numbers, strings and
+    short binary), and nothing is overridden (and neither ``worker_init_fn`` nor
+    ``pin_memory`` is set), the main process reads the batches itself, in the order
+    ``num_workers`` workers would give them (:mod:`streamx.torch.inline`); otherwise
+    workers send whole batches, their arrays in one buffer (:mod:`streamx.torch.batched`),
+    instead of torch tensors in fresh shared memory, and read them column by column where
+    the dataset can (MDS columns of fixed width, Parquet row groups: numbers and lists of
+    one length straight into arrays).
     Either way the batches are torch's: same samples, order, types, dtypes.
 
     Over a ``PackedDataset``, ``state_dict`` is the dataset's own, recording the sequences

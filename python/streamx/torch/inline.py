@@ -1,7 +1,9 @@
 """Batches read in the loader's own process, when no Python runs per sample.
 
-When a :class:`StreamingDataset` decodes every column in Rust and nothing overrides how it
-reads, a DataLoader worker does no work that needs a process of its own: it would only
+When a :class:`StreamingDataset` decodes every column in Rust (or, for Parquet row groups
+of numbers, strings and short binary, Arrow and numpy build each batch column by column:
+:meth:`~streamx.format.parquet.batch_rows.ParquetRows.flat_columns`) and nothing overrides
+how it reads, a DataLoader worker does no work that needs a process of its own: it would only
 decode, pickle and send what the main process could decode directly. Here the main process
 reads the pass's batches itself, in the order the DataLoader's workers would have given
 them (``num_workers`` still shapes that order, exactly as in mosaicml-streaming), and
@@ -18,12 +20,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
-import torch
 
 from streamx.dataset.iteration import loader_batches
 from streamx.dataset.streaming import StreamingDataset
 from streamx.format.readers.batch_columns import Columns
-from streamx.torch.batched import pack_batch, unpack_batch
+from streamx.torch.batched import collate_batch, collate_columns
 
 __all__ = ["can_read_inline", "inline_batches"]
 
@@ -55,15 +56,12 @@ def inline_batches(
     if get_columns is not None:  # read column by column: no sample objects
         for pieces in walk(get_columns):
             columns = pieces[0] if len(pieces) == 1 else _joined(pieces)
-            yield {
-                name: torch.from_numpy(value) if isinstance(value, np.ndarray) else value
-                for name, value in columns.items()
-            }
+            yield collate_columns(columns)
         return
     get_many = access.get_many
     assert get_many is not None
     for parts in walk(get_many):
-        yield unpack_batch(pack_batch([sample for part in parts for sample in part]))
+        yield collate_batch([sample for part in parts for sample in part])
 
 
 def _joined(pieces: list[Columns]) -> Columns:

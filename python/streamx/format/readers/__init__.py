@@ -15,8 +15,9 @@ from streamx.format.readers.base import SampleReader
 
 if TYPE_CHECKING:
     from streamx.format.readers.mds import MDSSampleReader
+    from streamx.format.readers.mixed import MixedSampleReader
 
-__all__ = ["SampleReader", "make_reader", "mds_reader"]
+__all__ = ["SampleReader", "make_reader", "mds_reader", "reads_flat_parquet"]
 
 
 def make_reader(shards: Sequence[ShardInfo], *, zero_copy: bool = False) -> SampleReader:
@@ -42,3 +43,15 @@ def mds_reader(reader: object) -> MDSSampleReader | None:
     if mds is None or not isinstance(reader, mds.MDSSampleReader):
         return None
     return cast("MDSSampleReader", reader)
+
+
+def reads_flat_parquet(reader: object) -> bool:
+    """Whether ``reader`` reads only Parquet row groups whose batches Arrow and numpy build
+    column by column (:meth:`~streamx.format.parquet.batch_rows.ParquetRows.flat_columns`);
+    never imports a reader (neither exists before its module is loaded)."""
+    mixed = sys.modules.get("streamx.format.readers.mixed")
+    rows_module = sys.modules.get("streamx.format.parquet.batch_rows")
+    if mixed is None or rows_module is None or not isinstance(reader, mixed.MixedSampleReader):
+        return False
+    rows = cast("MixedSampleReader", reader).batch_reader
+    return isinstance(rows, rows_module.ParquetRows) and bool(rows.flat_columns())
