@@ -293,7 +293,13 @@ class RangeReads:
 
     def _fetch(self, shard_id: int, partial: Partial, local_ids: NDArray[np.int64]) -> bool:
         try:
-            return partial.fetch(local_ids)
+            if partial.fetch(local_ids):
+                return True
+            # Past the budget: the reader waits for the shard, unless another process's
+            # download of it has stalled (its owner stopped): then the samples come by
+            # range still, as the waiting would have no bound.
+            stalled = self._elsewhere(shard_id) and self._wait_for_other(shard_id, partial.target)
+            return stalled and partial.fetch(local_ids, past_budget=True)
         except StaleIndexError:
             raise
         except OSError as err:

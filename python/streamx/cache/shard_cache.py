@@ -39,6 +39,7 @@ from streamx.cache.cached_files import TempScan, remove_stale_temps
 from streamx.cache.cached_files import bytes_present as _bytes_present
 from streamx.cache.cached_files import files_ready as _files_ready
 from streamx.cache.cached_files import normalize as _normalize
+from streamx.cache.download_watch import StallBound
 from streamx.cache.ledger_files import cached_shards, ledger_parts, listed_files, remote_indexes
 from streamx.cache.ledger_manifest import write_manifest_data
 from streamx.cache.read_only_ledger import ReadOnlyLedger, mirror_ledger
@@ -217,6 +218,7 @@ class ShardCache:
             raise FileNotFoundError(shard.local_path(shard.raw_data))
         needed = shard.get_max_size()
         deadline = None if timeout is None else time.monotonic() + timeout
+        stall: StallBound | None = None
         while True:
             ledger = self.ledger
             if background or not isinstance(ledger, _core.CacheLedger) or ledger.limit is None:
@@ -240,7 +242,18 @@ class ShardCache:
                 raise TimeoutError(
                     f"Timed out waiting for another process to fetch {shard.raw_data.basename}"
                 )
+            stall = stall or self._stall_bound(shard_id)
+            stall.check(shard.raw_data.basename)
             time.sleep(_POLL_S)
+
+    def _stall_bound(self, shard_id: int) -> StallBound:
+        """How long a reader waits on another process's stalled download of the shard: as
+        long as that download may take in all, ``download_retry x download_timeout``."""
+        shard = self._shards[shard_id]
+        stream = self._streams[self._stream_of_shard[shard_id]]
+        attempts = max(int(getattr(stream, "download_retry", 1)), 1)
+        bound = attempts * float(getattr(stream, "download_timeout", 60.0))
+        return StallBound(shard.local_path(shard.zip_data or shard.raw_data), bound)
 
     def _download(self, shard_id: int) -> None:
         shard = self._shards[shard_id]

@@ -32,6 +32,7 @@ from streamx.storage.errors import (
     RangeIgnoredError,
     TruncatedDownloadError,
 )
+from streamx.storage.landed_parts import LandedRecord
 from streamx.storage.object_pin import ObjectPin
 from streamx.storage.object_sources import Source, note_ranges_ignored, ranges_ignored, source_for
 from streamx.storage.part_plan import is_look_ahead, plan_part_size
@@ -285,11 +286,23 @@ def _fetch_in_parts(
     slots: Slots,
     progress: Progress | None,
 ) -> None:
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    # Published before the file is truncated, removed before anything writes it again.
+    record = LandedRecord(tmp, size, {start: start + length for start, length in parts})
+    prefix = _Prefix(tmp, parts, progress) if progress is not None else None
+
+    def done(start: int) -> None:
+        record.done(start)
+        if prefix is not None:
+            prefix.done(start)
+
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    except BaseException:
+        record.close()
+        raise
     pin = ObjectPin(source.url)
     try:
         _preallocate(fd, size)
-        prefix = _Prefix(tmp, parts, progress) if progress is not None else None
 
         def fetch(into: int, start: int, length: int, deadline: float) -> None:
             source.fetch_range(into, start, length, size, deadline, pin)
@@ -302,10 +315,11 @@ def _fetch_in_parts(
             budget=RetryBudget(source.url, retry, timeout),
             slots=slots,
             limit=host_limit(source, slots),
-            done=None if prefix is None else prefix.done,
+            done=done,
             permanent=(*PERMANENT, RangeIgnoredError, ObjectChangedError),
         )
     finally:
+        record.close()
         os.close(fd)
 
 
