@@ -20,13 +20,17 @@ import time
 import numpy as np
 from numpy.typing import NDArray
 
+from streamx.cache.download_watch import STALL_S
 from streamx.storage.file_copy import copy_between
 from streamx.storage.landed_parts import Landed, read_record
 
 __all__ = ["LandedBytes"]
 
-# How often a directory without a record of the shard is listed again.
-_LOOK_S = 0.25
+# How often a directory without a record of the shard is listed again (a reader's chunk
+# takes tens of milliseconds; a download starts after a process's first ones).
+_LOOK_S = 0.05
+# How often a reader waiting for parts to land looks at the record again.
+_POLL_S = 0.005
 
 
 class LandedBytes:
@@ -60,6 +64,32 @@ class LandedBytes:
             return copied  # the attempt ended or restarted meanwhile: the bytes may not be final
         copied[covered] = True
         return copied
+
+    def wait(
+        self, fd: int, starts: NDArray[np.int64], ends: NDArray[np.int64]
+    ) -> tuple[NDArray[np.bool_], bool]:
+        """Copies the ranges as a download of the shard lands them, while it progresses:
+        returns which were copied, and whether the shard's file is in place (the download
+        ended; the rest are read from it). Returns at once where no download publishes
+        its parts, and once none has landed for ``STALL_S`` (stopped, or slowed)."""
+        copied = np.zeros(len(starts), bool)
+        seen: tuple[tuple[int, int], ...] | None = None
+        changed = time.monotonic()
+        self._looked = -_LOOK_S  # a download begun since the last look counts
+        while not copied.all():
+            path = self._find()
+            record = None if path is None else read_record(path)
+            if record is None:
+                return copied, os.path.exists(self._local)
+            if record.spans != seen:
+                seen, changed = record.spans, time.monotonic()
+            elif time.monotonic() - changed > STALL_S:
+                break
+            left = ~copied
+            copied[left] = self.copy(fd, starts[left], ends[left])
+            if not copied.all():
+                time.sleep(_POLL_S)
+        return copied, False
 
     def _find(self) -> str | None:
         """The record of a download of the shard, if one is there (looked for at most every

@@ -38,6 +38,9 @@ _HEADER_SLACK = 16 << 10
 # The most bytes read by range into one partial (and at most a quarter of the shard): every
 # byte read by range is fetched twice, so ranges only bridge the wait for the first samples.
 _BUDGET = 8 << 20
+# The bytes read by range into a partial before a read waits for the parts of the shard's
+# download under way instead (a process's first batch comes by range, whatever the download).
+_FREE = 4 << 20
 # Samples closer than this are fetched in one GET (a gap costs less than a request).
 _MERGE_GAP = 64 << 10
 # The most bytes one range GET asks for (larger ranges are split, fetched in parallel).
@@ -225,6 +228,16 @@ class Partial:
             copied = self.landed.copy(self.fd, self.offsets[need], self.offsets[need + 1])
             self.fetched[need[copied]] = True
             need = need[~copied]
+            if len(need) and self.read >= _FREE and not past_budget:
+                # Past the first samples, a download under way brings them: its parts land
+                # in about the time of the range GETs, which would fetch the bytes twice.
+                copied, whole = self.landed.wait(
+                    self.fd, self.offsets[need], self.offsets[need + 1]
+                )
+                self.fetched[need[copied]] = True
+                need = need[~copied]
+                if whole and len(need):
+                    return False  # the shard's file is in place: read from it
             if not len(need):
                 return True
             spans = _merged(self.offsets[need], self.offsets[need + 1])
