@@ -14,9 +14,12 @@ this process can take says the owner is gone (killed mid-download). A claim whos
 file does not appear (its owner stopped before creating it) stalls in the same bound, counted
 from when this process first saw the claim.
 
-Which byte ranges have landed is not known outside the owner: the file is preallocated, so a
-region not yet written reads as zeros, as a sample of zeros would. The reader waits for the
-whole shard, which its parallel parts bring about when they bring the part holding a sample.
+Which parts have landed the owner publishes beside the file
+(:mod:`streamx.storage.landed_parts`): the file is preallocated, so a region not yet written
+reads as zeros, as a sample of zeros would. A reader of samples already read by range copies
+those parts instead of fetching them (:mod:`landed_reads`); one that waits here waits for
+the whole shard, which its parallel parts bring about when they bring the part holding a
+sample. A wait on a download that stays stalled has a bound too (:class:`StallBound`).
 """
 
 from __future__ import annotations

@@ -41,6 +41,9 @@ class LandedBytes:
         self._local, self._size = local, size
         self._record: str | None = None
         self._looked = -_LOOK_S
+        # The record last seen by wait (path, epoch, spans), and when it last changed.
+        self._seen: tuple[str, bytes, tuple[tuple[int, int], ...]] | None = None
+        self._changed = 0.0
 
     def copy(
         self, fd: int, starts: NDArray[np.int64], ends: NDArray[np.int64]
@@ -73,17 +76,16 @@ class LandedBytes:
         ended; the rest are read from it). Returns at once where no download publishes
         its parts, and once none has landed for ``STALL_S`` (stopped, or slowed)."""
         copied = np.zeros(len(starts), bool)
-        seen: tuple[tuple[int, int], ...] | None = None
-        changed = time.monotonic()
         self._looked = -_LOOK_S  # a download begun since the last look counts
         while not copied.all():
             path = self._find()
             record = None if path is None else read_record(path)
             if record is None:
                 return copied, os.path.exists(self._local)
-            if record.spans != seen:
-                seen, changed = record.spans, time.monotonic()
-            elif time.monotonic() - changed > STALL_S:
+            seen = (path, record.epoch, record.spans)
+            if seen != self._seen:  # remembered: a stalled download is not waited on again
+                self._seen, self._changed = seen, time.monotonic()
+            elif time.monotonic() - self._changed > STALL_S:
                 break
             left = ~copied
             copied[left] = self.copy(fd, starts[left], ends[left])

@@ -40,7 +40,7 @@ _HEADER_SLACK = 16 << 10
 _BUDGET = 8 << 20
 # The bytes read by range into a partial before a read waits for the parts of the shard's
 # download under way instead (a process's first batch comes by range, whatever the download).
-_FREE = 4 << 20
+_FREE = 1 << 20
 # Samples closer than this are fetched in one GET (a gap costs less than a request).
 _MERGE_GAP = 64 << 10
 # The most bytes one range GET asks for (larger ranges are split, fetched in parallel).

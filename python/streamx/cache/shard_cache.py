@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -51,7 +51,7 @@ from streamx.format.readers import SampleReader
 from streamx.order.world import World
 from streamx.runtime import metrics
 from streamx.runtime.run_dirs import user_root
-from streamx.storage.part_plan import looking_ahead
+from streamx.storage.part_plan import after_ranges, looking_ahead
 from streamx.storage.pool import download_pool
 from streamx.storage.request_pace import any_paced
 from streamx.storage.settings import download_connections
@@ -60,6 +60,9 @@ from streamx.storage.slots import ConnectionSlots, using_slots
 __all__ = ["ShardCache"]
 
 _POLL_S = 0.005
+# How a download's parts are planned (storage.part_plan): needed now, fetched ahead, or read
+# on from its parts as they land after its first samples came by range.
+_Plan = Literal["now", "ahead", "ranges"]
 
 CacheLedgerLike = _core.CacheLedger | ReadOnlyLedger
 
@@ -207,7 +210,7 @@ class ShardCache:
             self._prepare(shard_id, timeout, background=False)
 
     def _prepare(
-        self, shard_id: int, timeout: float | None, background: bool, ahead: bool = False
+        self, shard_id: int, timeout: float | None, background: bool, ahead: _Plan = "now"
     ) -> bool:
         """Returns whether the shard is local. In the background, gives up (False) rather
         than wait for another process or go over the limit."""
@@ -233,7 +236,7 @@ class ShardCache:
                 self.ledger.sync(shard_id, None)  # deleted behind our back: fetch again
                 continue
             if decision == "download":
-                with looking_ahead(ahead):
+                with looking_ahead(ahead == "ahead"), after_ranges(ahead == "ranges"):
                     self._download(shard_id)
                 return True
             if background:  # "noroom", or another process is fetching it
@@ -402,9 +405,12 @@ class ShardCache:
             self._window_budget = max(1, self._capacity() // processes)
         return self._window_budget
 
-    def prepare_async(self, shard_ids: list[int], look_ahead: bool = False) -> None:
+    def prepare_async(
+        self, shard_ids: list[int], look_ahead: bool = False, after_ranges: bool = False
+    ) -> None:
         """Starts fetching shards in the background (dedup'd per process); ``look_ahead``:
-        no reader waits for them yet."""
+        no reader waits for them yet; ``after_ranges``: their readers read on from their
+        parts as they land (:func:`~streamx.storage.part_plan.after_ranges`)."""
         with self._lock:
             if self._pool_pid != os.getpid():
                 self._pool_pid = os.getpid()  # futures of the parent's pool never finish here
@@ -415,7 +421,8 @@ class ShardCache:
                 if shard_id in self._in_flight or _files_ready(self._shards[shard_id]):
                     continue
                 try:
-                    future = pool.submit(self._prepare, shard_id, None, True, look_ahead)
+                    ahead: _Plan = "ahead" if look_ahead else "ranges" if after_ranges else "now"
+                    future = pool.submit(self._prepare, shard_id, None, True, ahead)
                 except RuntimeError:  # no thread could start: readers fetch what they need
                     break
                 self._in_flight[shard_id] = future

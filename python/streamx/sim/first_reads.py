@@ -4,7 +4,9 @@ downloads are needed now rather than fetched ahead.
 A process starting a pass (:mod:`streamx.cache.range_reads`, :mod:`streamx.cache.shard_cache`)
 reads the samples of its first chunk by range from every shard that can be read so (one GET
 of the shard's offset table, then the samples' bytes in pieces of at most 256 KiB), and
-starts each such shard's download after its ranges. The look-ahead starts at the next
+starts each such shard's download after its ranges (past a partial's first MiB, a reader
+copies the parts that download lands rather than GET them: the first chunk, one fetch, is
+still all by range). The look-ahead starts at the next
 chunk: the shards of the first two chunks are downloads a reader waits for, split over the
 connections (:mod:`streamx.storage.part_plan`); every later one is fetched ahead.
 

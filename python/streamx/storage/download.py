@@ -35,8 +35,8 @@ from streamx.storage.errors import (
 from streamx.storage.landed_parts import LandedRecord
 from streamx.storage.object_pin import ObjectPin
 from streamx.storage.object_sources import Source, note_ranges_ignored, ranges_ignored, source_for
-from streamx.storage.part_plan import is_look_ahead, plan_part_size
-from streamx.storage.parts import backoff_delay, fetch_parts, split
+from streamx.storage.part_plan import is_look_ahead, plan_parts
+from streamx.storage.parts import backoff_delay, fetch_parts
 from streamx.storage.retry_budget import PERMANENT, RetryBudget
 from streamx.storage.settings import download_connections, max_index_bytes
 from streamx.storage.slots import ConnectionSlots, LocalSlots, Slots, current_slots
@@ -194,7 +194,7 @@ def _fetch(
             # over all of them, several take fewer, larger parts; a file fetched ahead of
             # its reader takes few, large parts (part_plan).
             throttled = _throttled_part(source, slots, size, files)
-            parts = split(size, plan_part_size(size, slots.count, files, throttled))
+            parts = plan_parts(size, slots.count, files, throttled)
             if len(parts) > 1 and _fetched_in_parts(
                 source, tmp, size, parts, retry, timeout, slots, progress
             ):
