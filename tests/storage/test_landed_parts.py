@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import NDArray
 
 from streamx.cache.landed_reads import LandedBytes
 from streamx.storage.landed_parts import LandedRecord, read_record, record_path
@@ -39,7 +40,7 @@ def _ends() -> dict[int, int]:
     return {start: start + PART for start in range(0, SIZE, PART)}
 
 
-def _ranges(*parts: int) -> tuple[np.ndarray, np.ndarray]:
+def _ranges(*parts: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     starts = np.array([p * PART + 100 for p in parts], np.int64)
     return starts, starts + 1000
 

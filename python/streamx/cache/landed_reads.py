@@ -80,7 +80,7 @@ class LandedBytes:
         while not copied.all():
             path = self._find()
             record = None if path is None else read_record(path)
-            if record is None:
+            if path is None or record is None:
                 return copied, os.path.exists(self._local)
             seen = (path, record.epoch, record.spans)
             if seen != self._seen:  # remembered: a stalled download is not waited on again
