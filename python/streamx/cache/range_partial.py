@@ -24,6 +24,7 @@ from streamx.exceptions import (
     StaleIndexError,
 )
 from streamx.format.index import ShardInfo
+from streamx.runtime import metrics
 from streamx.storage import throttle
 from streamx.storage.object_pin import ObjectPin
 from streamx.storage.object_sources import Source, source_for
@@ -40,7 +41,7 @@ _HEADER_SLACK = 16 << 10
 _BUDGET = 8 << 20
 # The bytes read by range into a partial before a read waits for the parts of the shard's
 # download under way instead (a process's first batch comes by range, whatever the download).
-_FREE = 1 << 20
+_FREE = 4 << 20
 # Samples closer than this are fetched in one GET (a gap costs less than a request).
 _MERGE_GAP = 64 << 10
 # The most bytes one range GET asks for (larger ranges are split, fetched in parallel).
@@ -231,9 +232,10 @@ class Partial:
             if len(need) and self.read >= _FREE and not past_budget:
                 # Past the first samples, a download under way brings them: its parts land
                 # in about the time of the range GETs, which would fetch the bytes twice.
-                copied, whole = self.landed.wait(
-                    self.fd, self.offsets[need], self.offsets[need + 1]
-                )
+                with metrics.stalled():  # a reader waits here as for a shard not local
+                    copied, whole = self.landed.wait(
+                        self.fd, self.offsets[need], self.offsets[need + 1]
+                    )
                 self.fetched[need[copied]] = True
                 need = need[~copied]
                 if whole and len(need):
