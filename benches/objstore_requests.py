@@ -58,6 +58,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--per-file", action="store_true", help="also each file's requests by kind, in order"
     )
+    parser.add_argument(
+        "--trace", metavar="FILE", help="also every request of the file named FILE, in order"
+    )
     args = parser.parse_args(argv)
     root = Path(args.root or tempfile.mkdtemp(prefix="streamx-requests-"))
     try:
@@ -106,7 +109,19 @@ def _count(args: argparse.Namespace, root: Path) -> int:
             kinds = collections.Counter(_kind(entry) for entry in entries)
             at = entries[0].start - began
             print(f"  {name} from {at:.2f}s: {len(entries)} {dict(sorted(kinds.items()))}")
+    if args.trace:
+        _trace(log, args.trace)
     return 0
+
+
+def _trace(log: list[LogEntry], name: str) -> None:
+    """Each request of the file ``name``: when it began and ended (from the epoch's first
+    request), its range and the bytes sent."""
+    began = min(entry.start for entry in log)
+    for entry in sorted(log, key=lambda entry: entry.start):
+        if entry.uri.rsplit("/", 1)[-1] == name:
+            span = f"{entry.start - began:6.3f}-{entry.end - began:6.3f}s"
+            print(f"  {span} conn {entry.connection:4d} {entry.range:>24} {entry.sent:>9}")
 
 
 if __name__ == "__main__":

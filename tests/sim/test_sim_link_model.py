@@ -27,7 +27,7 @@ def test_neutral_settings_change_nothing() -> None:
     base = _config(bandwidth=50 * MIB, shard_bandwidth=20 * MIB)
     rates = link_rates(base)
     assert (rates.bandwidth, rates.shard_bandwidth, rates.startup) == (50 * MIB, 20 * MIB, 0)
-    spelled = base.with_(connections=7, part_size=3 * MIB, rtt=0.0, throttled=0.0)
+    spelled = base.with_(connections=7, part_size=MIB, rtt=0.0, throttled=0.0)
     ours, theirs = simulate(base), simulate(spelled)
     np.testing.assert_array_equal(ours.step_times, theirs.step_times)
     np.testing.assert_array_equal(ours.step_bytes, theirs.step_bytes)

@@ -71,16 +71,17 @@ def test_summary_prices_the_run() -> None:
     shards = synth_shards(8_000, 1_000, 20 * MIB)
     base = SimConfig((SimStream(shards),), devices=1, workers=1, batch_size=8, epochs=2)
     summary = simulate(base).summary()
-    # 8 shards of 20 MiB on 32 connections: the first needed now, in 1 MiB parts (the
-    # floor); the 7 fetched ahead in 8 MiB parts (3 each); and the index's GET. The first
-    # chunk (50 samples of 20 KiB, one span of 1 MiB) is read by range first: the offset
-    # table and 4 pieces of 256 KiB.
-    assert summary["requests"] == 20 + 7 * 3 + 1 + 5
+    # 8 shards of 20 MiB on 32 connections: the first needed now after its range reads,
+    # in parts ramping from 1 MiB (the floor) to 8 MiB: 1, 1, 2, 4, 8, 4; the 7 fetched
+    # ahead in 8 MiB parts (3 each); and the index's GET. The first chunk (50 samples of
+    # 20 KiB, one span of 1 MiB) is read by range first: the offset table and 4 pieces of
+    # 256 KiB.
+    assert summary["requests"] == 6 + 7 * 3 + 1 + 5
     assert summary["price_per_1000"] == S3_GET_PER_1000
-    assert summary["request_cost"] == pytest.approx(47 * S3_GET_PER_1000 / 1000)
+    assert summary["request_cost"] == pytest.approx(33 * S3_GET_PER_1000 / 1000)
     assert summary["request_cost_per_epoch"] == pytest.approx(summary["request_cost"] / 2)
-    assert summary["requests_per_gb"] == pytest.approx(47 / (160 * MIB / 1e9))
-    # 4 connections and one file at a time: 5 MiB parts for the first (needed now); the
+    assert summary["requests_per_gb"] == pytest.approx(33 / (160 * MIB / 1e9))
+    # 4 connections and one file at a time: 5, 5, 8, 2 MiB parts for the first (ramped); the
     # next ones enter the predownload window before their reader does, so they are fetched
     # ahead (3 parts each). From a plain HTTP remote the index costs a HEAD too.
     cheaper = base.with_(connections=4, price_per_1000=0.001, index_requests=2, predownload=8)

@@ -14,7 +14,13 @@ from nginx_server import Nginx, find_nginx
 import streamx
 from streamx.storage import pool
 from streamx.storage.download import download_file
-from streamx.storage.part_plan import is_look_ahead, looking_ahead, plan_part_size
+from streamx.storage.part_plan import (
+    after_ranges,
+    is_look_ahead,
+    looking_ahead,
+    plan_part_size,
+    plan_parts,
+)
 from streamx.storage.slots import ConnectionSlots
 
 MIB = 1 << 20
@@ -84,6 +90,33 @@ def test_the_server_sees_few_requests_for_a_file_fetched_ahead(
     # Needed now: 1 MiB parts over the 16 connections; ahead: four GETs of 4 MiB.
     assert sorted(now) == [MIB] * 16
     assert sorted(ahead) == [4 * MIB] * 4
+
+
+def test_a_file_read_on_from_its_parts_takes_ramping_parts(
+    nginx_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A shard whose first samples came by range: its first bytes in small parts (they land
+    first), then each part twice the last, up to the look-ahead's size."""
+    monkeypatch.setenv("STREAMX_DOWNLOAD_AHEAD_PART_SIZE", str(4 * MIB))
+    with after_ranges():
+        sizes = [length for _, length in plan_parts(16 * MIB, 16, files=1)]
+        assert sizes == [MIB, MIB, 2 * MIB, 4 * MIB, 4 * MIB, 4 * MIB]
+        with looking_ahead():  # fetched ahead anyway: the look-ahead's parts
+            assert [n for _, n in plan_parts(16 * MIB, 16, files=1)] == [4 * MIB] * 4
+    assert [n for _, n in plan_parts(16 * MIB, 16, files=1)] == [MIB] * 16
+    size = 16 * MIB
+    data = random.Random(2).randbytes(size)
+    (nginx_root / "bucket").mkdir(parents=True)
+    (nginx_root / "bucket" / "ramp.bin").write_bytes(data)
+    slots = ConnectionSlots(str(tmp_path / "slots"), 16)
+    with Nginx(nginx_root) as server, after_ranges():
+        download_file(
+            f"{server.endpoint}/bucket/ramp.bin", str(tmp_path / "ramp.bin"),
+            expected_size=size, slots=slots,
+        )  # fmt: skip
+        got = _ranged(server, "ramp.bin")
+    assert (tmp_path / "ramp.bin").read_bytes() == data
+    assert sorted(got) == sizes
 
 
 def test_a_pass_fetches_its_first_shard_in_parts_and_the_look_ahead_in_few(

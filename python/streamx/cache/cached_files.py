@@ -49,6 +49,7 @@ __all__ = [
 # (staging_name) with that download's own temporary, for a file named NAME.
 _TEMP_FORMS = (
     r"\.{name}\.\d+\.[0-9a-f]+\.tmp",
+    r"\.{name}\.\d+\.[0-9a-f]+\.parts(?:\.new)?",  # storage.landed_parts's records
     r"{name}\.tmp\.\d+\.\d+",
     r"\.{name}\.\d+\.[0-9a-f]+\.verify",
     r"\.\.{name}\.\d+\.[0-9a-f]+\.verify\.\d+\.[0-9a-f]+\.tmp",

@@ -14,9 +14,12 @@ this process can take says the owner is gone (killed mid-download). A claim whos
 file does not appear (its owner stopped before creating it) stalls in the same bound, counted
 from when this process first saw the claim.
 
-Which byte ranges have landed is not known outside the owner: the file is preallocated, so a
-region not yet written reads as zeros, as a sample of zeros would. The reader waits for the
-whole shard, which its parallel parts bring about when they bring the part holding a sample.
+Which parts have landed the owner publishes beside the file
+(:mod:`streamx.storage.landed_parts`): the file is preallocated, so a region not yet written
+reads as zeros, as a sample of zeros would. A reader of samples already read by range copies
+those parts instead of fetching them (:mod:`landed_reads`); one that waits here waits for
+the whole shard, which its parallel parts bring about when they bring the part holding a
+sample. A wait on a download that stays stalled has a bound too (:class:`StallBound`).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import os
 import time
 from dataclasses import dataclass
 
-__all__ = ["STALL_S", "DownloadWatch"]
+__all__ = ["STALL_S", "DownloadWatch", "StallBound"]
 
 # A download that wrote nothing for this long has stalled. A part under way writes every few
 # milliseconds; the longest quiet spell of a live download is its parts' wait for a free
@@ -79,6 +82,38 @@ class DownloadWatch:
     def forget(self, local: str) -> None:
         """Drops what is known of ``local``'s download (it landed, or stopped being one)."""
         self._seen.pop(local, None)
+
+
+class StallBound:
+    """Bounds a wait for another process's download of one file: a download stalled (its
+    owner stopped, say by SIGSTOP) for longer than ``bound`` seconds without a break fails
+    the wait, where nothing else would end it (a live owner keeps its claim)."""
+
+    def __init__(self, local: str, bound: float) -> None:
+        self._local, self._bound = local, bound
+        self._watch = DownloadWatch()
+        self._since: float | None = None
+
+    def check(self, shown: str) -> None:
+        """Called between polls of the wait.
+
+        Raises:
+            TimeoutError: If the download has stalled for longer than the bound, naming
+                ``shown`` (the shard).
+        """
+        if not self._watch.stalled(self._local):
+            self._since = None
+            return
+        now = time.monotonic()
+        if self._since is None:
+            self._since = now
+        elif now - self._since > self._bound:
+            raise TimeoutError(
+                f"Another process of this node claimed the download of {shown} and has "
+                f"written nothing of it for over {self._bound:.0f} s (stopped, or hung) "
+                "while alive: resume or end that process, or delete its temporary file "
+                f"beside {self._local}"
+            )
 
 
 def _newest_temp(local: str) -> str | None:

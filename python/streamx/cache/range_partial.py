@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from streamx.cache.cached_files import stale_size
+from streamx.cache.landed_reads import LandedBytes
 from streamx.cache.range_formats import RangeFormat
 from streamx.exceptions import (
     CorruptShardError,
@@ -23,6 +24,7 @@ from streamx.exceptions import (
     StaleIndexError,
 )
 from streamx.format.index import ShardInfo
+from streamx.runtime import metrics
 from streamx.storage import throttle
 from streamx.storage.object_pin import ObjectPin
 from streamx.storage.object_sources import Source, source_for
@@ -37,6 +39,9 @@ _HEADER_SLACK = 16 << 10
 # The most bytes read by range into one partial (and at most a quarter of the shard): every
 # byte read by range is fetched twice, so ranges only bridge the wait for the first samples.
 _BUDGET = 8 << 20
+# The bytes read by range into a partial before a read waits for the parts of the shard's
+# download under way instead (a process's first batch comes by range, whatever the download).
+_FREE = 4 << 20
 # Samples closer than this are fetched in one GET (a gap costs less than a request).
 _MERGE_GAP = 64 << 10
 # The most bytes one range GET asks for (larger ranges are split, fetched in parallel).
@@ -99,6 +104,8 @@ class Partial:
         # Header and samples of one version: a rewrite fails a GET, and readers then wait
         # for the (pinned) download of the whole shard.
         self.pin = ObjectPin(target.url)
+        shard = target.shard
+        self.landed = LandedBytes(shard.local_path(shard.raw_data), self.size)
         self.fd, path = _anonymous_file(self.size)
         try:
             self.offsets = self._header()
@@ -137,7 +144,7 @@ class Partial:
         if table > size:
             self._stale(f"is {size} bytes, too small for the {n} samples the cached index gives")
         head_end = min(size, table + _HEADER_SLACK)
-        self.get(0, head_end)
+        self._bring(0, head_end)
         head = os.pread(self.fd, table, 0)
         count = int.from_bytes(head[:4], "little")
         if count != n:
@@ -149,8 +156,15 @@ class Partial:
             )
         self.target.format.check(offsets, size, self.target.url)
         if offsets[0] > head_end:
-            self.get(head_end, int(offsets[0]) - head_end)
+            self._bring(head_end, int(offsets[0]) - head_end)
         return offsets
+
+    def _bring(self, start: int, length: int) -> None:
+        """Bytes ``[start, start + length)`` into place: copied where a download of the
+        shard has them in place already, else by GET."""
+        bounds = np.array([start], np.int64), np.array([start + length], np.int64)
+        if not self.landed.copy(self.fd, *bounds)[0]:
+            self.get(start, length)
 
     def _stale(self, what: str) -> None:
         raise StaleIndexError(
@@ -202,17 +216,35 @@ class Partial:
             if error is not None:
                 raise error
 
-    def fetch(self, local_ids: NDArray[np.int64]) -> bool:
-        """Reads the samples ``local_ids`` lacks; False when that would pass the budget."""
+    def fetch(self, local_ids: NDArray[np.int64], past_budget: bool = False) -> bool:
+        """Reads the samples ``local_ids`` lacks: copied where a download of the shard has
+        them in place already, else by range GET. False when the GETs would pass the
+        budget (unless ``past_budget``: the shard's download has stalled)."""
         with self.lock:
             if self.closed:
                 return False
             need = np.unique(local_ids[~self.fetched[local_ids]])
             if not len(need):
                 return True
+            copied = self.landed.copy(self.fd, self.offsets[need], self.offsets[need + 1])
+            self.fetched[need[copied]] = True
+            need = need[~copied]
+            if len(need) and self.read >= _FREE and not past_budget:
+                # Past the first samples, a download under way brings them: its parts land
+                # in about the time of the range GETs, which would fetch the bytes twice.
+                with metrics.stalled():  # a reader waits here as for a shard not local
+                    copied, whole = self.landed.wait(
+                        self.fd, self.offsets[need], self.offsets[need + 1]
+                    )
+                self.fetched[need[copied]] = True
+                need = need[~copied]
+                if whole and len(need):
+                    return False  # the shard's file is in place: read from it
+            if not len(need):
+                return True
             spans = _merged(self.offsets[need], self.offsets[need + 1])
             total = sum(end - start for start, end in spans)
-            if self.read + total > min(_BUDGET, self.size // 4):
+            if self.read + total > min(_BUDGET, self.size // 4) and not past_budget:
                 return False
             self._get_all(_pieces(spans))
             self.fetched[need] = True

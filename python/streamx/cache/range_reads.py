@@ -13,7 +13,11 @@ downloading (the DataLoader workers read alternate batches of the same shards), 
 download progresses; once it stalls (nothing written for a bound, or its owner gone:
 :mod:`download_watch`), the samples are read by range, and never wait on it for longer. A
 process's first samples never wait (they are what the range reads speed up), and a shard
-this process began reading by range (before any download of it began) is read on by range.
+this process began reading by range (before any download of it began) is read on by range:
+its first 4 MiB (``range_partial._FREE``: a first batch, which time to first sample waits
+for) by GET, then copied from the parts its download (in any process of the node) has
+landed, waiting for them while that download progresses (:mod:`landed_reads`); only bytes
+no part brings in time are fetched by range still.
 
 The ranges land at their own offsets in a *partial*: an anonymous in-memory file the size of
 the shard (``memfd``; elsewhere a deleted temporary file), holes except for what was read.
@@ -21,8 +25,10 @@ The reader that reads a downloaded shard reads it (for MDS the Rust reader, whic
 for a LitData chunk its ``ChunkReader``), so a sample decodes exactly as it would from the
 file, zero-copy views included. What differs by format is in :mod:`range_formats`. Partials
 belong to one process and are not cache: the ledger never sees them, ``cache_limit`` does
-not count them (each holds at most ``_BUDGET`` bytes, and a quarter of its shard; past that,
-a reader waits for the shard) and they are dropped once the shard's file is ready.
+not count them (each holds at most ``_BUDGET`` bytes read by range, and a quarter of its
+shard; past that, a reader waits for the shard, or reads on by range where another process's
+download of it has stalled: its owner may be stopped, and a wait then has no bound) and they
+are dropped once the shard's file is ready.
 
 What is read by range: uncompressed MDS shards of at least ``MIN_SHARD_BYTES`` (a smaller
 one arrives about as soon as its ranges would) of a remote stream that downloads through
@@ -293,7 +299,13 @@ class RangeReads:
 
     def _fetch(self, shard_id: int, partial: Partial, local_ids: NDArray[np.int64]) -> bool:
         try:
-            return partial.fetch(local_ids)
+            if partial.fetch(local_ids):
+                return True
+            # Past the budget: the reader waits for the shard, unless another process's
+            # download of it has stalled (its owner stopped): then the samples come by
+            # range still, as the waiting would have no bound.
+            stalled = self._elsewhere(shard_id) and self._wait_for_other(shard_id, partial.target)
+            return stalled and partial.fetch(local_ids, past_budget=True)
         except StaleIndexError:
             raise
         except OSError as err:
@@ -309,18 +321,19 @@ class RangeReads:
         blocking path)."""
         return self._cache.fetching(shard_id) or not self._cache.limited
 
-    def _start(self, shard_id: int) -> None:
+    def _start(self, shard_id: int, after_ranges: bool = True) -> None:
         """Starts the shard's download in the background, after its first ranges (their
-        GETs go first: the shard's would compete with them); a no-op once it runs."""
+        GETs go first: the shard's would compete with them; the reader reads on from its
+        parts as they land); a no-op once it runs."""
         if not self._cache.fetching(shard_id):
-            self._cache.prepare_async([shard_id])
+            self._cache.prepare_async([shard_id], after_ranges=after_ranges)
 
     def _give_way(self, shard_id: int) -> None:
         """The shard is not read by range: its download starts now, so that the shards of a
         chunk download side by side rather than each when the reader reaches it (under a
         limit, the window started them already)."""
         if not self._cache.limited:
-            self._start(shard_id)
+            self._start(shard_id, after_ranges=False)
 
     def _drop(self, shard_id: int) -> None:
         with self._lock:

@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -39,6 +39,7 @@ from streamx.cache.cached_files import TempScan, remove_stale_temps
 from streamx.cache.cached_files import bytes_present as _bytes_present
 from streamx.cache.cached_files import files_ready as _files_ready
 from streamx.cache.cached_files import normalize as _normalize
+from streamx.cache.download_watch import StallBound
 from streamx.cache.ledger_files import cached_shards, ledger_parts, listed_files, remote_indexes
 from streamx.cache.ledger_manifest import write_manifest_data
 from streamx.cache.read_only_ledger import ReadOnlyLedger, mirror_ledger
@@ -50,7 +51,7 @@ from streamx.format.readers import SampleReader
 from streamx.order.world import World
 from streamx.runtime import metrics
 from streamx.runtime.run_dirs import user_root
-from streamx.storage.part_plan import looking_ahead
+from streamx.storage.part_plan import after_ranges, looking_ahead
 from streamx.storage.pool import download_pool
 from streamx.storage.request_pace import any_paced
 from streamx.storage.settings import download_connections
@@ -59,6 +60,9 @@ from streamx.storage.slots import ConnectionSlots, using_slots
 __all__ = ["ShardCache"]
 
 _POLL_S = 0.005
+# How a download's parts are planned (storage.part_plan): needed now, fetched ahead, or read
+# on from its parts as they land after its first samples came by range.
+_Plan = Literal["now", "ahead", "ranges"]
 
 CacheLedgerLike = _core.CacheLedger | ReadOnlyLedger
 
@@ -206,7 +210,7 @@ class ShardCache:
             self._prepare(shard_id, timeout, background=False)
 
     def _prepare(
-        self, shard_id: int, timeout: float | None, background: bool, ahead: bool = False
+        self, shard_id: int, timeout: float | None, background: bool, ahead: _Plan = "now"
     ) -> bool:
         """Returns whether the shard is local. In the background, gives up (False) rather
         than wait for another process or go over the limit."""
@@ -217,6 +221,7 @@ class ShardCache:
             raise FileNotFoundError(shard.local_path(shard.raw_data))
         needed = shard.get_max_size()
         deadline = None if timeout is None else time.monotonic() + timeout
+        stall: StallBound | None = None
         while True:
             ledger = self.ledger
             if background or not isinstance(ledger, _core.CacheLedger) or ledger.limit is None:
@@ -231,7 +236,7 @@ class ShardCache:
                 self.ledger.sync(shard_id, None)  # deleted behind our back: fetch again
                 continue
             if decision == "download":
-                with looking_ahead(ahead):
+                with looking_ahead(ahead == "ahead"), after_ranges(ahead == "ranges"):
                     self._download(shard_id)
                 return True
             if background:  # "noroom", or another process is fetching it
@@ -240,7 +245,18 @@ class ShardCache:
                 raise TimeoutError(
                     f"Timed out waiting for another process to fetch {shard.raw_data.basename}"
                 )
+            stall = stall or self._stall_bound(shard_id)
+            stall.check(shard.raw_data.basename)
             time.sleep(_POLL_S)
+
+    def _stall_bound(self, shard_id: int) -> StallBound:
+        """How long a reader waits on another process's stalled download of the shard: as
+        long as that download may take in all, ``download_retry x download_timeout``."""
+        shard = self._shards[shard_id]
+        stream = self._streams[self._stream_of_shard[shard_id]]
+        attempts = max(int(getattr(stream, "download_retry", 1)), 1)
+        bound = attempts * float(getattr(stream, "download_timeout", 60.0))
+        return StallBound(shard.local_path(shard.zip_data or shard.raw_data), bound)
 
     def _download(self, shard_id: int) -> None:
         shard = self._shards[shard_id]
@@ -389,9 +405,12 @@ class ShardCache:
             self._window_budget = max(1, self._capacity() // processes)
         return self._window_budget
 
-    def prepare_async(self, shard_ids: list[int], look_ahead: bool = False) -> None:
+    def prepare_async(
+        self, shard_ids: list[int], look_ahead: bool = False, after_ranges: bool = False
+    ) -> None:
         """Starts fetching shards in the background (dedup'd per process); ``look_ahead``:
-        no reader waits for them yet."""
+        no reader waits for them yet; ``after_ranges``: their readers read on from their
+        parts as they land (:func:`~streamx.storage.part_plan.after_ranges`)."""
         with self._lock:
             if self._pool_pid != os.getpid():
                 self._pool_pid = os.getpid()  # futures of the parent's pool never finish here
@@ -402,7 +421,8 @@ class ShardCache:
                 if shard_id in self._in_flight or _files_ready(self._shards[shard_id]):
                     continue
                 try:
-                    future = pool.submit(self._prepare, shard_id, None, True, look_ahead)
+                    ahead: _Plan = "ahead" if look_ahead else "ranges" if after_ranges else "now"
+                    future = pool.submit(self._prepare, shard_id, None, True, ahead)
                 except RuntimeError:  # no thread could start: readers fetch what they need
                     break
                 self._in_flight[shard_id] = future

@@ -4,9 +4,12 @@ downloads are needed now rather than fetched ahead.
 A process starting a pass (:mod:`streamx.cache.range_reads`, :mod:`streamx.cache.shard_cache`)
 reads the samples of its first chunk by range from every shard that can be read so (one GET
 of the shard's offset table, then the samples' bytes in pieces of at most 256 KiB), and
-starts each such shard's download after its ranges. The look-ahead starts at the next
-chunk: the shards of the first two chunks are downloads a reader waits for, split over the
-connections (:mod:`streamx.storage.part_plan`); every later one is fetched ahead.
+starts each such shard's download after its ranges (past a partial's first 4 MiB, a reader
+copies the parts that download lands rather than GET them: the first chunk, one fetch, is
+still all by range; what later chunks read by range depends on timing, not modelled). The
+look-ahead starts at the next chunk: the shards of the first two chunks are downloads a
+reader waits for, split over the connections (:mod:`streamx.storage.part_plan`); every
+later one is fetched ahead.
 
 :func:`reads_by_range` is the rule for which shards are read by range: a small function, so
 the loader's rule (its range reads may become rarer) is one place to follow here.

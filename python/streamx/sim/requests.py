@@ -75,6 +75,17 @@ def parts_of(
     return parts
 
 
+def _ramp_count(size: int, part: int, largest: int) -> int:
+    """GETs of a file whose parts ramp: two of ``part``, then each twice the last, up to
+    ``largest`` (``streamx.storage.part_plan.plan_parts``)."""
+    count, start = 0, 0
+    while start < size:
+        start += part
+        count += 1
+        part = min(part * 2, largest) if count > 1 else part
+    return max(count, 1)
+
+
 @dataclass(frozen=True)
 class RequestCount:
     """Requests of a run, all nodes together.
@@ -117,6 +128,7 @@ def count_requests(
     paced_gets: float | None = None,
     ahead: tuple[NDArray[np.bool_], int] | None = None,
     range_gets: int = 0,
+    ramped: NDArray[np.bool_] | None = None,
 ) -> RequestCount:
     """Counts the GETs of downloads of ``sizes`` bytes, each made while its process fetched
     ``files`` files, plus ``index``: the index files' ``(GETs, HEADs)``.
@@ -127,13 +139,20 @@ def count_requests(
     :mod:`~streamx.sim.request_cap`), at most the calm split's parts. ``ahead``: which
     downloads were fetched ahead of their reader, and the least part they take.
     ``range_gets``: the ranged GETs of samples read by range (:mod:`~streamx.sim.first_reads`).
+    ``ramped``: which downloads needed now follow range reads: their parts ramp up to the
+    look-ahead's (``part_plan.plan_parts``).
     """
-    parts = parts_of(sizes, np.maximum(connections // np.maximum(files, 1), 1), largest)
+    shares = np.maximum(connections // np.maximum(files, 1), 1)
+    parts = parts_of(sizes, shares, largest)
     if ahead is not None:
         # A file fetched ahead of its reader takes parts of at least the look-ahead's
         # (streamx.storage.part_plan).
         few = parts_of(sizes, np.ones_like(sizes), ahead[1])
         parts = np.where(ahead[0], np.minimum(parts, few), parts)
+        if ramped is not None:
+            for i in np.flatnonzero(ramped & ~ahead[0]).tolist():
+                first = part_bytes(int(sizes[i]), int(shares[i]), largest)
+                parts[i] = _ramp_count(int(sizes[i]), first, max(first, ahead[1]))
     if paced_gets is not None:
         parts = np.minimum(parts, max(round(paced_gets), 1))
     billed = int(parts.sum()) + sum(index) + range_gets

@@ -20,7 +20,7 @@ from streamx.order.epoch import plan_config, plan_epoch
 from streamx.order.world import World
 from streamx.sim.config import SimConfig
 from streamx.sim.first_chunks import first_chunk_ready
-from streamx.sim.first_reads import first_now_files, range_read_gets
+from streamx.sim.first_reads import first_now_files, range_read_gets, reads_by_range
 from streamx.sim.link_model import link_rates
 from streamx.sim.lru import node_uses, run_lru
 from streamx.sim.network import LinkTrace, SlowStart, run_links
@@ -306,6 +306,7 @@ def simulate(config: SimConfig) -> SimResult:
         rates.gets_per_file,
         (files[2], DEFAULT_AHEAD_PART_SIZE),
         range_gets,
+        reads_by_range(config)[files[0]],  # needed now after range reads: ramped parts
     )
     return SimResult(
         asked,

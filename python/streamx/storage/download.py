@@ -33,10 +33,11 @@ from streamx.storage.errors import (
     RangeIgnoredError,
     TruncatedDownloadError,
 )
+from streamx.storage.landed_parts import LandedRecord
 from streamx.storage.object_pin import ObjectPin
 from streamx.storage.object_sources import Source, note_ranges_ignored, ranges_ignored, source_for
-from streamx.storage.part_plan import is_look_ahead, plan_part_size
-from streamx.storage.parts import backoff_delay, fetch_parts, split
+from streamx.storage.part_plan import is_look_ahead, plan_parts
+from streamx.storage.parts import backoff_delay, fetch_parts
 from streamx.storage.retry_budget import PERMANENT, RetryBudget
 from streamx.storage.settings import download_connections, max_index_bytes
 from streamx.storage.slots import ConnectionSlots, LocalSlots, Slots, current_slots
@@ -221,7 +222,7 @@ def _fetch(
             # over all of them, several take fewer, larger parts; a file fetched ahead of
             # its reader takes few, large parts (part_plan).
             throttled = _throttled_part(source, slots, size, files)
-            parts = split(size, plan_part_size(size, slots.count, files, throttled))
+            parts = plan_parts(size, slots.count, files, throttled)
             if len(parts) > 1 and _fetched_in_parts(
                 source, tmp, size, parts, retry, timeout, slots, progress
             ):
@@ -313,11 +314,23 @@ def _fetch_in_parts(
     slots: Slots,
     progress: Progress | None,
 ) -> None:
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    # Published before the file is truncated, removed before anything writes it again.
+    record = LandedRecord(tmp, size, {start: start + length for start, length in parts})
+    prefix = _Prefix(tmp, parts, progress) if progress is not None else None
+
+    def done(start: int) -> None:
+        record.done(start)
+        if prefix is not None:
+            prefix.done(start)
+
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    except BaseException:
+        record.close()
+        raise
     pin = ObjectPin(source.url)
     try:
         _preallocate(fd, size)
-        prefix = _Prefix(tmp, parts, progress) if progress is not None else None
 
         def fetch(into: int, start: int, length: int, deadline: float) -> None:
             source.fetch_range(into, start, length, size, deadline, pin)
@@ -330,10 +343,11 @@ def _fetch_in_parts(
             budget=RetryBudget(source.url, retry, timeout),
             slots=slots,
             limit=host_limit(source, slots),
-            done=None if prefix is None else prefix.done,
+            done=done,
             permanent=(*PERMANENT, RangeIgnoredError, ObjectChangedError),
         )
     finally:
+        record.close()
         os.close(fd)
 
 

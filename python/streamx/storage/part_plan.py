@@ -11,6 +11,12 @@ large as ``STREAMX_DOWNLOAD_AHEAD_PART_SIZE`` (default 8 MiB: a fifth of a secon
 40 MB/s S3 gives each GET), a quarter of the requests of 2 MiB parts.
 While the host throttles, both take the larger parts the request pace allows
 (:meth:`~streamx.storage.throttle.AdaptiveLimit.requests_for_files`).
+
+A shard whose reader read its first samples by range (:func:`after_ranges`) is read on from
+its parts as they land, in order (:mod:`streamx.cache.landed_reads`): its parts *ramp*, each
+twice the one before from the size of a file needed now up to the look-ahead's, so its first
+bytes land as soon as a small part's and the rest in few requests, by the time the reader
+reaches them.
 """
 
 from __future__ import annotations
@@ -19,11 +25,24 @@ import contextlib
 import contextvars
 from collections.abc import Iterator
 
+from streamx.storage.parts import split
 from streamx.storage.settings import ahead_part_size, part_size
 
-__all__ = ["is_look_ahead", "looking_ahead", "plan_part_size"]
+__all__ = ["after_ranges", "is_look_ahead", "looking_ahead", "plan_part_size", "plan_parts"]
 
 _AHEAD: contextvars.ContextVar[bool] = contextvars.ContextVar("streamx_look_ahead", default=False)
+_RAMP: contextvars.ContextVar[bool] = contextvars.ContextVar("streamx_ramp", default=False)
+
+
+@contextlib.contextmanager
+def after_ranges(ramp: bool = True) -> Iterator[None]:
+    """Marks the downloads started in this context as read on from their parts as they land
+    (their reader read the first samples by range): their parts ramp."""
+    token = _RAMP.set(ramp)
+    try:
+        yield
+    finally:
+        _RAMP.reset(token)
 
 
 @contextlib.contextmanager
@@ -55,3 +74,26 @@ def plan_part_size(size: int, connections: int, files: int, throttled: int = 0) 
     if is_look_ahead():
         part = max(part, ahead_part_size())
     return max(part, throttled)
+
+
+def plan_parts(
+    size: int, connections: int, files: int, throttled: int = 0
+) -> list[tuple[int, int]]:
+    """``(start, length)`` of each ranged GET of a ``size``-byte file (arguments as
+    :func:`plan_part_size`): one size for all, or ramping up under :func:`after_ranges`.
+
+    Raises:
+        ValueError: As :func:`plan_part_size`.
+    """
+    part = plan_part_size(size, connections, files, throttled)
+    if not _RAMP.get() or is_look_ahead():
+        return split(size, part)
+    largest = max(part, ahead_part_size())
+    parts = []
+    start = 0
+    while start < size:
+        length = min(part, size - start)
+        parts.append((start, length))
+        start += length
+        part = min(part * 2, largest) if len(parts) > 1 else part
+    return parts

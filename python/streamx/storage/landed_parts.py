@@ -1,0 +1,165 @@
+"""Which parts of a download in progress are in place in its temporary file, published for
+the readers of the node (:mod:`streamx.cache.landed_reads`).
+
+A file fetched in parts is preallocated, so a region no part has written yet reads as zeros,
+as a sample of zeros would: only the owner knows which bytes are final. It publishes them in
+a *record* beside the temporary file (``.<name>.<pid>.<tag>.parts`` for
+``.<name>.<pid>.<tag>.tmp``), replaced atomically (write, then rename) each time a part is
+complete: its bytes all written and its length checked by its GET.
+
+A record carries an *epoch*, random per attempt, and the temporary file's inode. Before an
+attempt truncates the file (a retry of an object rewritten meanwhile), a record of a new epoch
+with nothing landed replaces the old one; when the attempt ends, however it ends, the record
+is removed before anything else writes the file. So a reader that copied bytes the record
+listed, then finds the record of the same epoch again, copied final bytes: nothing rewrote
+them in between. A record that is not a regular file of this user's, mode 0600, of the exact
+form (torn, foreign, a symlink) reads as nothing landed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import stat
+import struct
+import threading
+from dataclasses import dataclass
+
+__all__ = ["Landed", "LandedRecord", "read_record", "record_path"]
+
+_MAGIC = b"SXLP"
+_HEAD = struct.Struct("<4s8sQQQI")  # magic, epoch, device, inode, file size, spans
+_SPAN = struct.Struct("<QQ")
+# A record never lists more spans than this (parts that land out of order stay merged into
+# fewer runs); a larger file reads as nothing landed rather than allocating what it says.
+_MAX_SPANS = 4096
+
+
+def record_path(tmp: str) -> str:
+    """The record of the download whose temporary file is ``tmp`` (``…tmp`` -> ``…parts``)."""
+    stem = tmp[: -len(".tmp")] if tmp.endswith(".tmp") else tmp
+    return f"{stem}.parts"
+
+
+@dataclass(frozen=True)
+class Landed:
+    """A record as read: its epoch, the temporary file it describes, and the byte spans
+    ``[start, end)`` final in it, sorted and disjoint."""
+
+    epoch: bytes
+    device: int
+    inode: int
+    size: int
+    spans: tuple[tuple[int, int], ...]
+
+    def covers(self, start: int, end: int) -> bool:
+        """Whether bytes ``[start, end)`` are all final."""
+        return any(s <= start and end <= e for s, e in self.spans)
+
+
+class LandedRecord:
+    """The owner's side: publishes the parts of one attempt as they complete.
+
+    Args:
+        tmp: The download's temporary file (created already, not yet truncated).
+        size: The file's size once complete.
+        ends: Each part's end, by its start.
+    """
+
+    def __init__(self, tmp: str, size: int, ends: dict[int, int]) -> None:
+        self._path = record_path(tmp)
+        meta = os.stat(tmp)
+        self._head = (os.urandom(8), meta.st_dev, meta.st_ino, size)
+        self._ends = ends
+        self._spans: list[tuple[int, int]] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        self._write()  # nothing landed, of a new epoch: before the file is truncated
+
+    def done(self, start: int) -> None:
+        """The part at ``start`` is in place: publishes it."""
+        with self._lock:
+            if self._closed:
+                return
+            self._spans = _merge([*self._spans, (start, self._ends[start])])
+            self._write()
+
+    def close(self) -> None:
+        """Removes the record: the attempt is over (the file is renamed, removed or about
+        to be written again)."""
+        with self._lock:
+            self._closed = True
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self._path)
+
+    def _write(self) -> None:
+        if len(self._spans) > _MAX_SPANS:
+            return  # readers go on with the last record: it lists only final bytes too
+        epoch, device, inode, size = self._head
+        data = _HEAD.pack(_MAGIC, epoch, device, inode, size, len(self._spans))
+        data += b"".join(_SPAN.pack(s, e) for s, e in self._spans)
+        staging = f"{self._path}.new"
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(staging)  # a write of ours cut short: ours alone to remove
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(staging, flags, 0o600)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+        os.replace(staging, self._path)
+
+
+def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    spans.sort()
+    merged: list[tuple[int, int]] = []
+    for start, end in spans:
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def read_record(path: str) -> Landed | None:
+    """The record at ``path``, or None when there is none or it is not one this user's
+    download wrote whole (a symlink, another user's, loose permissions, torn)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        meta = os.fstat(fd)
+        most = _HEAD.size + _MAX_SPANS * _SPAN.size
+        if not _trusted(meta) or meta.st_size > most:
+            return None
+        data = os.read(fd, most + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return _parse(data)
+
+
+def _trusted(meta: os.stat_result) -> bool:
+    return (
+        stat.S_ISREG(meta.st_mode)
+        and meta.st_uid == os.geteuid()
+        and stat.S_IMODE(meta.st_mode) & 0o077 == 0
+    )
+
+
+def _parse(data: bytes) -> Landed | None:
+    if len(data) < _HEAD.size:
+        return None
+    magic, epoch, device, inode, size, count = _HEAD.unpack_from(data)
+    if magic != _MAGIC or count > _MAX_SPANS or len(data) != _HEAD.size + count * _SPAN.size:
+        return None
+    spans = tuple(_SPAN.unpack_from(data, _HEAD.size + i * _SPAN.size) for i in range(count))
+    ordered = all(s < e for s, e in spans) and all(
+        a[1] < b[0] for a, b in itertools.pairwise(spans)
+    )
+    if not ordered or (spans and spans[-1][1] > size):
+        return None
+    return Landed(epoch, device, inode, size, spans)
