@@ -52,7 +52,7 @@ from streamx.runtime import metrics
 from streamx.runtime.run_dirs import user_root
 from streamx.storage.part_plan import looking_ahead
 from streamx.storage.pool import download_pool
-from streamx.storage.request_pace import any_paced
+from streamx.storage.request_pace import any_paced, when_paced
 from streamx.storage.settings import download_connections
 from streamx.storage.slots import ConnectionSlots, using_slots
 
@@ -132,6 +132,8 @@ class ShardCache:
         self._pinned: list[int] = []
         self._window_budget: int | None = None
         self._settled = -1  # the pid whose last window needs no more work
+        self._held_back: list[int] = []  # the look-ahead waiting for a pace
+        self._waits_for_pace = -1  # the pid that waits for one to start it
         # Whether a shard is read by range before its download starts (set by RangeReads).
         self.ranges_first: Callable[[int], bool] = _never
 
@@ -144,6 +146,8 @@ class ShardCache:
             _pinned=[],
             _window_budget=None,
             _settled=-1,
+            _held_back=[],
+            _waits_for_pace=-1,
         )
         return state
 
@@ -361,15 +365,35 @@ class ShardCache:
                     # Unless a store throttles: its parts are few and large then, so the
                     # shards read now leave connections idle that the look-ahead can use.
                     wanted += later
-            elif not self.limited:
-                # Every shard of the window is here or on its way (a failed prefetch is
-                # retried when the read needs it); under a limit, pins and recency are kept
-                # current at every call instead.
-                self._settled = os.getpid()
+                elif later:
+                    self._ahead_once_paced(later)
+            else:
+                self._held_back = []  # the look-ahead starts here
+                if not self.limited:
+                    # Every shard of the window is here or on its way (a failed prefetch is
+                    # retried when the read needs it); under a limit, pins and recency are
+                    # kept current at every call instead.
+                    self._settled = os.getpid()
             soon = set(later)  # fetched ahead: few, large parts (storage.part_plan)
             self.prepare_async([s for s in wanted if s not in soon])
             self.prepare_async([s for s in wanted if s in soon], look_ahead=True)
         return self._pinned if self.limited else None
+
+    def _ahead_once_paced(self, later: list[int]) -> None:
+        """Starts ``later`` (the look-ahead held back for the shards read now) as soon as a
+        store is seen throttling, which is mostly while those download: its pace then
+        serves their requests first (storage.request_pace), and the look-ahead needs not
+        wait for them."""
+        self._held_back = later
+        if self._waits_for_pace != os.getpid():
+            self._waits_for_pace = os.getpid()
+            when_paced(self._start_held_back)
+
+    def _start_held_back(self) -> None:
+        later, self._held_back = self._held_back, []
+        self._waits_for_pace = -1
+        if later:
+            self.prepare_async(later, look_ahead=True)
 
     def _trim(self) -> None:
         """Gives back what an urgent download took over the limit while every other shard
