@@ -125,20 +125,3 @@ def test_a_pace_requests_wait_for_is_not_doubled_when_quiet(
     assert pace.rate == FIRST_PACE
     time.sleep(0.6)  # a span with no wait: doubled
     assert (pace.rate or 0) >= 2 * FIRST_PACE
-
-
-def test_raises_stop_short_of_the_pace_the_store_refused(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(request_pace, "CUT_GAP_S", 0.0)
-    monkeypatch.setattr(request_pace, "RAISE_STEP", 5.0)
-    pace = RequestPace("host")
-    pace.throttled(pace.take())
-    assert pace.throttled(pace.take())  # refused at FIRST_PACE: the ceiling
-    assert pace.rate == FIRST_PACE / 2
-    for _ in range(6):
-        pace.answered(pace.take())
-    assert pace.rate == pytest.approx(request_pace.CEILING_SHARE * FIRST_PACE)
-    monkeypatch.setattr(request_pace, "CEILING_S", 0.0)  # after a while, it probes on
-    pace.answered(pace.take())
-    assert (pace.rate or 0) > FIRST_PACE

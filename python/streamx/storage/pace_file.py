@@ -47,7 +47,7 @@ logger = logging.getLogger(__name__)
 MOST_STARTS = 256
 _MOST_CUTS = 8
 _MAGIC = b"SXP2"
-_HEAD = struct.Struct("<4s7dII")
+_HEAD = struct.Struct("<4s6dII")
 _SIZE = _HEAD.size + 8 * (_MOST_CUTS + MOST_STARTS)
 # A stored time further ahead than this is not a reservation but a clock stepped back.
 _MOST_AHEAD_S = 300.0
@@ -63,7 +63,6 @@ class PaceState:
     cut_at: float = 0.0
     raised_at: float = 0.0  # the last cut or quiet doubling
     waited_at: float = 0.0  # the last start that waited for its slot
-    ceiling: float = 0.0  # the pace a cut came at (0: none since the last doubling)
     cuts: collections.deque[float] = field(default_factory=collections.deque)
     starts: collections.deque[float] = field(default_factory=collections.deque)
 
@@ -139,7 +138,6 @@ def _encode(state: PaceState, offset: float) -> bytes:
         state.cut_at + offset,
         state.raised_at + offset,
         state.waited_at + offset,
-        state.ceiling,
         len(cuts),
         len(starts),
     )
@@ -152,7 +150,7 @@ def _decode(data: bytes, offset: float) -> PaceState:
     if len(data) < _HEAD.size:
         return PaceState()
     head = _HEAD.unpack_from(data)
-    magic, rate, lifts_at, nxt, cut_at, raised_at, waited_at, ceiling, n_cuts, n_starts = head
+    magic, rate, lifts_at, nxt, cut_at, raised_at, waited_at, n_cuts, n_starts = head
     if magic != _MAGIC or n_cuts > _MOST_CUTS or n_starts > MOST_STARTS:
         return PaceState()
     count = n_cuts + n_starts
@@ -161,7 +159,7 @@ def _decode(data: bytes, offset: float) -> PaceState:
     times = struct.unpack_from(f"<{count}d", data, _HEAD.size)
     wall = (nxt, cut_at, raised_at, waited_at, *times)
     latest = time.time() + _MOST_AHEAD_S
-    if not all(math.isfinite(t) and t <= latest for t in (rate, lifts_at, ceiling, *wall)):
+    if not all(math.isfinite(t) and t <= latest for t in (rate, lifts_at, *wall)):
         return PaceState()
     return PaceState(
         rate=None if rate <= 0 else rate,
@@ -170,7 +168,6 @@ def _decode(data: bytes, offset: float) -> PaceState:
         cut_at=cut_at - offset,
         raised_at=raised_at - offset,
         waited_at=waited_at - offset,
-        ceiling=max(ceiling, 0.0),
         cuts=collections.deque(t - offset for t in times[:n_cuts]),
         starts=collections.deque(t - offset for t in times[n_cuts:]),
     )

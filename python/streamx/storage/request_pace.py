@@ -17,9 +17,7 @@ throttling is to space request starts instead, keeping the connections:
   :data:`MIN_RATE` a second;
 * an answered request that had to wait for its slot raises the pace by
   :data:`RAISE_FACTOR` (plus :data:`RAISE_STEP`), so the pace probes back up to the store's
-  rate, up to :data:`LIFT_FACTOR` times the rate seen over the second before the first cut;
-  for :data:`CEILING_S` after a cut of a pace, only up to :data:`CEILING_SHARE` of the pace
-  the store refused (each refused request waits a whole ``Retry-After``).
+  rate, up to :data:`LIFT_FACTOR` times the rate seen over the second before the first cut.
   The pace lifts there once no answer has been throttled for :data:`LIFT_QUIET_S` (sooner,
   the parts it keeps large would come back small all at once, a burst the store refuses).
   A pace that no request waits for says nothing about what the store admits, so it is
@@ -51,8 +49,6 @@ from collections.abc import Callable, Iterator
 from streamx.storage.pace_file import PaceFile, PaceState, pace_path
 
 __all__ = [
-    "CEILING_S",
-    "CEILING_SHARE",
     "CUT_GAP_S",
     "FIRST_PACE",
     "LIFT_FACTOR",
@@ -81,8 +77,6 @@ QUIET_S = 3.0
 CUT_GAP_S = 1.0
 LIFT_FACTOR = 4.0
 LIFT_QUIET_S = 30.0
-CEILING_SHARE = 0.85
-CEILING_S = 5.0
 logger = logging.getLogger(__name__)
 
 _WINDOW_S = 1.0
@@ -226,7 +220,6 @@ class RequestPace:
                 state.lifts_at = max(sustained, FIRST_PACE)
                 state.rate = max(FIRST_PACE, sustained / 2)
             else:
-                state.ceiling = state.rate
                 state.rate = max(MIN_RATE, state.rate / 2)
             # The next start is one interval from now: the store has just admitted one of
             # the requests that came with the refused one (its header read, a part), and a
@@ -252,11 +245,7 @@ class RequestPace:
         with self._state() as state:
             if state.rate is None or started < state.cut_at:
                 return
-            raised = state.rate * RAISE_FACTOR + RAISE_STEP
-            if state.ceiling and time.monotonic() - state.cut_at < CEILING_S:
-                # Short of the pace the store refused last, for a while.
-                raised = min(raised, max(state.rate, CEILING_SHARE * state.ceiling))
-            state.rate = raised
+            state.rate = state.rate * RAISE_FACTOR + RAISE_STEP
             self._lift_if_past(state)
 
     def _quiet_raise(self, state: PaceState, now: float) -> None:
@@ -266,7 +255,6 @@ class RequestPace:
             if state.waited_at >= state.raised_at - QUIET_S:
                 continue  # requests waited for it: the answers' raises probe instead
             state.rate *= 2
-            state.ceiling = 0.0
             self._lift_if_past(state, now)
 
     def _lift_if_past(self, state: PaceState, now: float | None = None) -> None:
