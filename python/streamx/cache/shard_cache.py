@@ -351,6 +351,7 @@ class ShardCache:
                 # Deleted by hand while this process had it mapped: reading on from the
                 # map would never bring the file back, so the read fetches it again.
                 self._reader.evict(shard_id)
+        self._held_back = []  # a look-ahead held back before is this window's now
         if wanted:
             urgent = wanted[0]
             if urgent not in self._in_flight and not _files_ready(self._shards[urgent]):
@@ -367,23 +368,19 @@ class ShardCache:
                     wanted += later
                 elif later:
                     self._ahead_once_paced(later)
-            else:
-                self._held_back = []  # the look-ahead starts here
-                if not self.limited:
-                    # Every shard of the window is here or on its way (a failed prefetch is
-                    # retried when the read needs it); under a limit, pins and recency are
-                    # kept current at every call instead.
-                    self._settled = os.getpid()
+            elif not self.limited:
+                # Every shard of the window is here or on its way (a failed prefetch is
+                # retried when the read needs it); under a limit, pins and recency are kept
+                # current at every call instead.
+                self._settled = os.getpid()
             soon = set(later)  # fetched ahead: few, large parts (storage.part_plan)
             self.prepare_async([s for s in wanted if s not in soon])
             self.prepare_async([s for s in wanted if s in soon], look_ahead=True)
         return self._pinned if self.limited else None
 
     def _ahead_once_paced(self, later: list[int]) -> None:
-        """Starts ``later`` (the look-ahead held back for the shards read now) as soon as a
-        store is seen throttling, which is mostly while those download: its pace then
-        serves their requests first (storage.request_pace), and the look-ahead needs not
-        wait for them."""
+        """Starts ``later`` (the look-ahead held back for the shards read now) once a store
+        is seen throttling: its pace serves their requests first (storage.request_pace)."""
         self._held_back = later
         if self._waits_for_pace != os.getpid():
             self._waits_for_pace = os.getpid()
