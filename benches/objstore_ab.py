@@ -100,23 +100,40 @@ def main() -> None:
                     for round_ in range(args.rounds):
                         for label, lib, tree in readers[:: 1 if round_ % 2 == 0 else -1]:
                             got = _epoch(server, root, {**spec, "lib": lib}, tree)
+                            got["load"] = round(os.getloadavg()[0], 1)
                             results.setdefault((name, workload, label), []).append(got)
                             print(f"{time.strftime('%H:%M:%S')} {name} {workload} {label}: {got}")
     finally:
         shutil.rmtree(root, ignore_errors=True)
     print("load average", os.getloadavg())
     for (name, workload, label), runs in results.items():
-        rates = [r["sps"] for r in runs]
-        print(
-            f"{name} {workload} {label}: samples/s {min(rates):.0f}-{max(rates):.0f} "
-            f"(median {statistics.median(rates):.0f}), requests {[r['requests'] for r in runs]}, "
-            f"503s {[r['refused'] for r in runs]}, correct {all(r['correct'] for r in runs)}"
-        )
-        calm = results.get((name.removesuffix("-503"), workload, label))
-        if name.endswith("-503") and calm:
-            share = statistics.median(rates) / statistics.median(r["sps"] for r in calm)
-            print(f"  share of the unthrottled rate: {share:.2f}")
+        _summary(results, (name, workload, label), runs)
     write_results("objstore_ab", {"|".join(key): runs for key, runs in results.items()})
+
+
+def _summary(
+    results: dict[Key, list[dict[str, Any]]], key: Key, runs: list[dict[str, Any]]
+) -> None:
+    """One reader's line: rates, first batches, requests, 503s, load; its share of the
+    unthrottled rate on a 503 server and its ratio to LitData's rate."""
+    name, workload, label = key
+    rates = [r["sps"] for r in runs]
+    firsts = [r["ttfs"] for r in runs if r.get("ttfs") is not None]
+    first = f"{min(firsts):.2f}-{max(firsts):.2f} s" if firsts else "-"
+    print(
+        f"{name} {workload} {label}: samples/s {min(rates):.0f}-{max(rates):.0f} "
+        f"(median {statistics.median(rates):.0f}), first batch {first}, "
+        f"requests {[r['requests'] for r in runs]}, 503s {[r['refused'] for r in runs]}, "
+        f"load {[r.get('load') for r in runs]}, correct {all(r['correct'] for r in runs)}"
+    )
+    calm = results.get((name.removesuffix("-503"), workload, label))
+    if name.endswith("-503") and calm:
+        share = statistics.median(rates) / statistics.median(r["sps"] for r in calm)
+        print(f"  share of the unthrottled rate: {share:.2f}")
+    litdata = results.get((name, workload, "litdata"))
+    if label != "litdata" and litdata:
+        ratio = statistics.median(rates) / statistics.median(r["sps"] for r in litdata)
+        print(f"  ratio to LitData (medians): {ratio:.2f}x")
 
 
 if __name__ == "__main__":

@@ -110,3 +110,18 @@ def test_the_first_start_after_a_cut_is_one_interval_on() -> None:
     rate = pace.rate
     assert rate is not None
     assert pace.take() >= cut + 1.0 / rate
+
+
+def test_a_pace_requests_wait_for_is_not_doubled_when_quiet(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The quiet doubling is for a pace nobody waits for; one that requests queue on is
+    raised by their answers instead (doubling it sent a burst the store refused)."""
+    monkeypatch.setattr(request_pace, "QUIET_S", 0.5)
+    pace = RequestPace("host")
+    pace.throttled(pace.take())
+    pace.take()  # the first start after a cut waits one interval (0.1 s)
+    time.sleep(0.45)  # past the first quiet span, in which a request waited
+    assert pace.rate == FIRST_PACE
+    time.sleep(0.6)  # a span with no wait: doubled
+    assert (pace.rate or 0) >= 2 * FIRST_PACE

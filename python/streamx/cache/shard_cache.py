@@ -53,7 +53,7 @@ from streamx.runtime import metrics
 from streamx.runtime.run_dirs import user_root
 from streamx.storage.part_plan import after_ranges, looking_ahead
 from streamx.storage.pool import download_pool
-from streamx.storage.request_pace import any_paced
+from streamx.storage.request_pace import any_paced, when_paced
 from streamx.storage.settings import download_connections
 from streamx.storage.slots import ConnectionSlots, using_slots
 
@@ -136,6 +136,8 @@ class ShardCache:
         self._pinned: list[int] = []
         self._window_budget: int | None = None
         self._settled = -1  # the pid whose last window needs no more work
+        self._held_back: list[int] = []  # the look-ahead waiting for a pace
+        self._waits_for_pace = -1  # the pid that waits for one to start it
         # Whether a shard is read by range before its download starts (set by RangeReads).
         self.ranges_first: Callable[[int], bool] = _never
 
@@ -148,6 +150,8 @@ class ShardCache:
             _pinned=[],
             _window_budget=None,
             _settled=-1,
+            _held_back=[],
+            _waits_for_pace=-1,
         )
         return state
 
@@ -363,6 +367,7 @@ class ShardCache:
                 # Deleted by hand while this process had it mapped: reading on from the
                 # map would never bring the file back, so the read fetches it again.
                 self._reader.evict(shard_id)
+        self._held_back = []  # a look-ahead held back before is this window's now
         if wanted:
             urgent = wanted[0]
             if urgent not in self._in_flight and not _files_ready(self._shards[urgent]):
@@ -377,6 +382,8 @@ class ShardCache:
                     # Unless a store throttles: its parts are few and large then, so the
                     # shards read now leave connections idle that the look-ahead can use.
                     wanted += later
+                elif later:
+                    self._ahead_once_paced(later)
             elif not self.limited:
                 # Every shard of the window is here or on its way (a failed prefetch is
                 # retried when the read needs it); under a limit, pins and recency are kept
@@ -386,6 +393,20 @@ class ShardCache:
             self.prepare_async([s for s in wanted if s not in soon])
             self.prepare_async([s for s in wanted if s in soon], look_ahead=True)
         return self._pinned if self.limited else None
+
+    def _ahead_once_paced(self, later: list[int]) -> None:
+        """Starts ``later`` (the look-ahead held back for the shards read now) once a store
+        is seen throttling: its pace serves their requests first (storage.request_pace)."""
+        self._held_back = later
+        if self._waits_for_pace != os.getpid():
+            self._waits_for_pace = os.getpid()
+            when_paced(self._start_held_back)
+
+    def _start_held_back(self) -> None:
+        later, self._held_back = self._held_back, []
+        self._waits_for_pace = -1
+        if later:
+            self.prepare_async(later, look_ahead=True)
 
     def _trim(self) -> None:
         """Gives back what an urgent download took over the limit while every other shard

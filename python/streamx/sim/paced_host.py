@@ -1,7 +1,8 @@
 """The downloader's answer to a throttling host, on the simulated clock.
 
 :class:`PacedHost` follows :mod:`streamx.storage.request_pace` (a pace on request starts,
-cut on a throttled answer, raised by the answers that waited for it and by quiet seconds)
+cut on a throttled answer, raised by the answers that waited for it and by quiet seconds in
+which no request waited)
 and :class:`streamx.storage.throttle.AdaptiveLimit` (the limit on requests at once, halved
 only when the pace was cut twice within a few seconds; the part count while throttled), with
 the same constants, so :mod:`~streamx.sim.request_cap` plays the rules the downloader runs.
@@ -48,6 +49,7 @@ class PacedHost:
         self._lifts_at = 0.0
         self._next = 0.0
         self._cut_at = self._raised_at = self._limit_cut_at = -math.inf
+        self._waited_at = -math.inf  # the last start that waited for its slot
         self._starts: deque[float] = deque()
         self._cuts: deque[float] = deque()
 
@@ -63,10 +65,13 @@ class PacedHost:
         return self.pace(now) is None and self.limit >= self.ceiling
 
     def pace(self, now: float) -> float | None:
-        """The pace at ``now``: doubled after each quiet :data:`QUIET_S`, up to its cap."""
+        """The pace at ``now``: doubled after each :data:`QUIET_S` in which no request
+        waited for its slot, up to its cap."""
         while self.rate is not None and now - self._raised_at >= QUIET_S:
-            self.rate *= 2
             self._raised_at += QUIET_S
+            if self._waited_at >= self._raised_at - QUIET_S:
+                continue
+            self.rate *= 2
             self._lift_if_past(now)
         return self.rate
 
@@ -76,6 +81,8 @@ class PacedHost:
         start = now if rate is None else max(now, self._next)
         if rate is not None:
             self._next = start + 1.0 / rate
+            if start > now:
+                self._waited_at = start
         self._starts.append(start)
         while self._starts and self._starts[0] < start - _WINDOW_S:
             self._starts.popleft()

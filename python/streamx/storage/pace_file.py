@@ -46,8 +46,8 @@ logger = logging.getLogger(__name__)
 # unthrottled from one node's processes is not needed to halve it).
 MOST_STARTS = 256
 _MOST_CUTS = 8
-_MAGIC = b"SXP1"
-_HEAD = struct.Struct("<4s5dII")
+_MAGIC = b"SXP2"
+_HEAD = struct.Struct("<4s6dII")
 _SIZE = _HEAD.size + 8 * (_MOST_CUTS + MOST_STARTS)
 # A stored time further ahead than this is not a reservation but a clock stepped back.
 _MOST_AHEAD_S = 300.0
@@ -62,6 +62,7 @@ class PaceState:
     next: float = 0.0  # the next free start slot
     cut_at: float = 0.0
     raised_at: float = 0.0  # the last cut or quiet doubling
+    waited_at: float = 0.0  # the last start that waited for its slot
     cuts: collections.deque[float] = field(default_factory=collections.deque)
     starts: collections.deque[float] = field(default_factory=collections.deque)
 
@@ -77,6 +78,14 @@ class PaceFile:
 
     def __init__(self, path: str) -> None:
         self.path = path
+        self._exists = False
+
+    def exists(self) -> bool:
+        """Whether the file is there: some process of the node was throttled by the host
+        (it is made by the first, and kept; one ``lstat`` until then)."""
+        if not self._exists:
+            self._exists = os.path.lexists(self.path)
+        return self._exists
 
     @contextlib.contextmanager
     def held(self) -> Iterator[PaceState | None]:
@@ -128,6 +137,7 @@ def _encode(state: PaceState, offset: float) -> bytes:
         state.next + offset,
         state.cut_at + offset,
         state.raised_at + offset,
+        state.waited_at + offset,
         len(cuts),
         len(starts),
     )
@@ -139,14 +149,15 @@ def _decode(data: bytes, offset: float) -> PaceState:
     """The state in ``data``; a fresh one for a short, foreign or implausible record."""
     if len(data) < _HEAD.size:
         return PaceState()
-    magic, rate, lifts_at, nxt, cut_at, raised_at, n_cuts, n_starts = _HEAD.unpack_from(data)
+    head = _HEAD.unpack_from(data)
+    magic, rate, lifts_at, nxt, cut_at, raised_at, waited_at, n_cuts, n_starts = head
     if magic != _MAGIC or n_cuts > _MOST_CUTS or n_starts > MOST_STARTS:
         return PaceState()
     count = n_cuts + n_starts
     if len(data) < _HEAD.size + 8 * count:
         return PaceState()
     times = struct.unpack_from(f"<{count}d", data, _HEAD.size)
-    wall = (nxt, cut_at, raised_at, *times)
+    wall = (nxt, cut_at, raised_at, waited_at, *times)
     latest = time.time() + _MOST_AHEAD_S
     if not all(math.isfinite(t) and t <= latest for t in (rate, lifts_at, *wall)):
         return PaceState()
@@ -156,6 +167,7 @@ def _decode(data: bytes, offset: float) -> PaceState:
         next=nxt - offset,
         cut_at=cut_at - offset,
         raised_at=raised_at - offset,
+        waited_at=waited_at - offset,
         cuts=collections.deque(t - offset for t in times[:n_cuts]),
         starts=collections.deque(t - offset for t in times[n_cuts:]),
     )

@@ -26,6 +26,7 @@ from typing import TypeVar
 from streamx.exceptions import TlsCertificateError
 from streamx.runtime import metrics
 from streamx.storage.errors import DownloadTimeoutError
+from streamx.storage.part_plan import is_look_ahead
 from streamx.storage.slots import Slots
 from streamx.storage.throttle import (
     AdaptiveLimit,
@@ -63,6 +64,8 @@ class RetryBudget:
         self._round = 1
         self._lock = threading.Lock()
         self._throttle_tries = throttle_retries()
+        # Made where the file's download starts: its parts run on other threads.
+        self._urgent = not is_look_ahead()
 
     @property
     def spent(self) -> bool:
@@ -92,7 +95,7 @@ class RetryBudget:
             round_ = self._round
             if failure is not None and self.spent:
                 raise failure  # another request of the file spent the budget meanwhile
-            with limit.hold() as started, slots.hold():
+            with limit.hold(self._urgent) as started, slots.hold():
                 deadline = self._request_deadline(what)
                 try:
                     result = request(deadline)

@@ -263,15 +263,16 @@ class AdaptiveLimit:
             self._bandwidth = speed if before is None else 0.8 * before + 0.2 * speed
 
     @contextlib.contextmanager
-    def hold(self) -> Iterator[float]:
+    def hold(self, urgent: bool = True) -> Iterator[float]:
         """Waits for room under the limit, then for the pace's slot; yields the time the
-        request starts."""
+        request starts. A request fetched ahead of its reader (not ``urgent``) lets the
+        urgent ones take the pace's slots first (:meth:`RequestPace.take`)."""
         with self._changed:
             while self._running >= int(self._limit):
                 self._changed.wait()
             self._running += 1
         try:
-            yield self.pace.take()
+            yield self.pace.take(urgent)
         finally:
             with self._changed:
                 self._running -= 1
