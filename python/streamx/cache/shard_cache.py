@@ -35,13 +35,12 @@ from numpy.typing import NDArray
 from streamx import _core
 from streamx.cache import process_holds
 from streamx.cache.cache_dir import writable
-from streamx.cache.cached_files import TempScan, remove_stale_temps
 from streamx.cache.cached_files import bytes_present as _bytes_present
 from streamx.cache.cached_files import files_ready as _files_ready
-from streamx.cache.cached_files import normalize as _normalize
 from streamx.cache.download_watch import StallBound
-from streamx.cache.ledger_files import cached_shards, ledger_parts, listed_files, remote_indexes
+from streamx.cache.ledger_files import ledger_parts, listed_files, remote_indexes
 from streamx.cache.ledger_manifest import write_manifest_data
+from streamx.cache.ledger_sync import sync_with_disk
 from streamx.cache.read_only_ledger import ReadOnlyLedger, mirror_ledger
 from streamx.cache.room import begin_within_limit
 from streamx.cache.views import CachedStream, CacheLayout
@@ -126,10 +125,10 @@ class ShardCache:
                 # streams' shards are named by what was registered here.
                 write_manifest_data(path, self.ledger.files_manifest())
             slots_dir = os.path.join(os.path.dirname(path), "connections")
+            sync_with_disk(self.ledger, layout, self._remote, self._indexes)
         self._slots = ConnectionSlots(slots_dir, download_connections())
         sizes = layout.shards.max_sizes()[self._remote]
         self.max_shard_bytes = int(sizes.max()) if sizes.size else 0
-        self._init_ledger(layout)
         self._pool_pid = -1
         self._in_flight: dict[int, Future[bool]] = {}
         self._lock = threading.Lock()
@@ -168,40 +167,6 @@ class ShardCache:
     def limited(self) -> bool:
         """Whether a ``cache_limit`` applies."""
         return self.ledger.limit is not None
-
-    def _init_ledger(self, layout: CacheLayout) -> None:
-        """Marks local-only shards unevictable, records which shards are already here, and
-        removes what downloads killed mid-way left (no live process owns those shards)."""
-        if self.read_only:
-            return
-        for stream_id, stream in enumerate(layout.streams):
-            if not _has_remote(stream):
-                # Never delete the user's only copy (mosaicml-streaming issue #988).
-                shards = layout.shard_range(stream_id)
-                self.ledger.set_evictable(shards.start, shards.stop, False)
-        self.ledger.recover()
-        # Only the shards the ledger holds or whose files (or temporaries) are in the cache
-        # can need anything done: for the others, a sync would record them absent again.
-        if self._indexes is None:  # units listed in Python: each is looked at
-            candidates = np.flatnonzero(self._remote).tolist()
-        else:
-            held = {s for s in self.ledger.held_shards() if self._remote[s]}
-            candidates = sorted(held.union(cached_shards(self._indexes)))
-        scan = TempScan()  # each directory listed once, not once per shard
-        for shard_id in candidates:
-            shard = self._shards[shard_id]
-            stream = self._streams[self._stream_of_shard[shard_id]]
-            state = self.ledger.state(shard_id)
-            if state == "preparing":
-                continue  # a live process is downloading it
-            remove_stale_temps(shard, scan)
-            if state == "local" and self.ledger.bytes(shard_id) == _bytes_present(shard):
-                # Only files this ledger recorded as downloaded by streamx are dropped here:
-                # a file the index merely names (the user's own, even of the index's size)
-                # is adopted as it is, as mosaicml-streaming keeps it.
-                _normalize(shard, stream.safe_keep_zip)
-            present = _bytes_present(shard)
-            self.ledger.sync(shard_id, present or None)
 
     def prepare(self, shard_id: int, timeout: float | None = None) -> None:
         """Blocks until shard ``shard_id`` is local, downloading it here if nobody else is.

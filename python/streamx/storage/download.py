@@ -227,7 +227,7 @@ def _fetch(
                 source, tmp, size, parts, retry, timeout, slots, progress
             ):
                 return
-    budget = RetryBudget(source.url, retry, timeout)
+    budget = RetryBudget(source.url, retry, timeout, urgent=not is_look_ahead())
     limit = host_limit(source, slots)
 
     def whole(deadline: float) -> None:
@@ -340,7 +340,7 @@ def _fetch_in_parts(
             fd,
             parts,
             tmp=tmp,
-            budget=RetryBudget(source.url, retry, timeout),
+            budget=RetryBudget(source.url, retry, timeout, urgent=not is_look_ahead()),
             slots=slots,
             limit=host_limit(source, slots),
             done=done,

@@ -26,7 +26,6 @@ from typing import TypeVar
 from streamx.exceptions import TlsCertificateError
 from streamx.runtime import metrics
 from streamx.storage.errors import DownloadTimeoutError
-from streamx.storage.part_plan import is_look_ahead
 from streamx.storage.slots import Slots
 from streamx.storage.throttle import (
     AdaptiveLimit,
@@ -58,14 +57,15 @@ def backoff_delay(attempt: int) -> float:
 class RetryBudget:
     """The attempts and the deadline of one file's download (see the module's docs)."""
 
-    def __init__(self, url: str, retry: int, timeout: float) -> None:
+    def __init__(self, url: str, retry: int, timeout: float, *, urgent: bool = True) -> None:
         self.url, self.retry, self.timeout = url, retry, timeout
         self._deadline: float | None = None  # set by the first request
         self._round = 1
         self._lock = threading.Lock()
         self._throttle_tries = throttle_retries()
-        # Made where the file's download starts: its parts run on other threads.
-        self._urgent = not is_look_ahead()
+        # A reader waits for the file (not fetched ahead): its requests take the pace's
+        # next slot first (storage.request_pace).
+        self._urgent = urgent
 
     @property
     def spent(self) -> bool:
