@@ -8,6 +8,7 @@
 mod codec;
 mod column;
 mod hybrid;
+mod read;
 mod thrift;
 
 #[cfg(test)]
@@ -16,6 +17,7 @@ mod tests;
 use std::path::PathBuf;
 
 pub use codec::Codec;
+pub use read::read_spans;
 pub use column::{Column, ColumnSpec, Physical, Value, MAX_PAGE_BYTES, NULL};
 
 use crate::{Error, Result};
