@@ -153,9 +153,12 @@ impl ParquetRows {
                 self.rows, self.label
             )));
         }
+        // Every column's value found first, then converted: the loads of a random row miss
+        // the caches, and with nothing between them the CPU overlaps those misses.
+        let values: Vec<Option<Value<'_>>> = self.columns.iter().map(|c| c.value(index)).collect();
         let out = PyDict::new(py);
-        for ((name, column), kind) in self.names.iter().zip(&self.columns).zip(&self.outs) {
-            let value = match column.value(index) {
+        for ((name, value), kind) in self.names.iter().zip(values).zip(&self.outs) {
+            let value = match value {
                 None => py.None().into_bound(py),
                 Some(v) => self.python(py, v, *kind, name.bind(py))?,
             };

@@ -384,6 +384,10 @@ fn data_page(
             (n, from + 4)
         }
     };
+    let values_at = from + levels;
+    if spec.max_def == 0 || all_present(&column.data[from..from + levels], count)? {
+        return every_row(column, values_at, header.encoding, count, dictionary);
+    }
     // Which of the page's rows hold a value.
     let mut present: Vec<bool> = Vec::new();
     reserve(&mut present, count)?;
@@ -396,7 +400,6 @@ fn data_page(
         })
         .map_err(|e| Refusal::Corrupt(format!("definition levels: {e}")))?;
     }
-    let values_at = from + levels;
     let non_null = present.iter().filter(|p| **p).count();
     let mut entries: Vec<u32> = Vec::new();
     reserve(&mut entries, non_null)?;
@@ -432,6 +435,48 @@ fn data_page(
         } else {
             NULL
         });
+    }
+    Ok(())
+}
+
+/// Whether every row of a page holds a value, from its definition levels' runs alone (the
+/// usual page without nulls: one run of ones), so no row need be looked at one by one.
+fn all_present(levels: &[u8], count: usize) -> Result<bool, Refusal> {
+    let mut all = true;
+    hybrid::runs(levels, 1, count, &mut |run| {
+        all &= matches!(run, hybrid::Run::Repeat(1, _));
+        Ok(())
+    })
+    .map_err(|e| Refusal::Corrupt(format!("definition levels: {e}")))?;
+    Ok(all)
+}
+
+/// A page whose `count` rows all hold a value: each row's entry appended at once (the
+/// next plain values, or its dictionary index, checked against the dictionary's size).
+fn every_row(
+    column: &mut Column,
+    values_at: usize,
+    encoding: i32,
+    count: usize,
+    dictionary: Option<u32>,
+) -> Result<(), Refusal> {
+    match encoding {
+        0 => {
+            let first = column.count;
+            plain(column, values_at, count)?;
+            column.rows.extend(first as u32..column.count as u32);
+        }
+        2 | 8 => {
+            let Some(size) = dictionary else {
+                return corrupt("dictionary indices without a dictionary page");
+            };
+            let Some((&width, runs)) = column.data[values_at..].split_first() else {
+                return corrupt("dictionary indices without their bit width");
+            };
+            hybrid::decode_into(runs, u32::from(width), count, size, &mut column.rows)
+                .map_err(|e| Refusal::Corrupt(format!("dictionary indices: {e}")))?;
+        }
+        other => return unsupported(format!("value encoding {other}")),
     }
     Ok(())
 }
