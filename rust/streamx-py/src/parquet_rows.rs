@@ -72,21 +72,25 @@ impl ReadBuffer {
     }
 
     /// Reads the ranges `spans` (`(offset, length)`) of the open descriptor `fd`, one after
-    /// the other, in place of what the buffer held; `label` (the file and row group) names
-    /// a short read (`CorruptShardError`) or a failed one (`OSError`).
-    fn read(&self, py: Python<'_>, fd: i32, spans: Vec<(u64, usize)>, label: String) -> PyResult<()> {
+    /// the other, in place of what the buffer held. `None`, or where the file ended: the
+    /// first short range's `(offset, length, bytes read)`. `label` (the file and row group)
+    /// names a failed read (`OSError`).
+    fn read(
+        &self,
+        py: Python<'_>,
+        fd: i32,
+        spans: Vec<(u64, usize)>,
+        label: String,
+    ) -> PyResult<Option<(u64, usize, usize)>> {
         let mut held = self.lock()?;
         let buf: &mut Vec<u8> = &mut held;
         let named = label.clone();
         enter_core_for(py, || label.clone(), move || {
-            parquet_page::read_spans(fd, &spans, buf).map_err(|e| match e.kind() {
-                ErrorKind::UnexpectedEof => Error::CorruptShard {
-                    path: PathBuf::from(&named),
-                    reason: e.to_string(),
-                },
+            parquet_page::read_spans(fd, &spans, buf).map_err(|source| match source.kind() {
+                ErrorKind::OutOfMemory => Error::OutOfMemory(format!("{named}: {source}")),
                 _ => Error::Io {
                     path: PathBuf::from(&named),
-                    source: e,
+                    source,
                 },
             })
         })

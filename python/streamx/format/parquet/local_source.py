@@ -132,7 +132,12 @@ def read_into_buffer(shard: ShardInfo, shown: str) -> _core.ReadBuffer:
     if buffer is None or len(buffer) > _KEEP_BYTES:
         buffer = _BUFFERS.buffer = _core.ReadBuffer()
     spans = [(int(start), int(length)) for start, length in shard.extra["chunks"]]
-    _named(lambda: _held(shard).read_with(lambda fd: buffer.read(fd, spans, shown)), shown)
+    short = _named(lambda: _held(shard).read_with(lambda fd: buffer.read(fd, spans, shown)), shown)
+    if short is not None:  # the size was checked after the read: not a truncation
+        start, length, read = short
+        raise CorruptShardError(
+            f"{shown}: {read} of its {length} bytes at offset {start} could be read"
+        )
     return buffer
 
 

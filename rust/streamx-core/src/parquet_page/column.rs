@@ -83,6 +83,11 @@ pub struct Column {
     runs: Vec<(u32, usize)>,
     /// Values (dictionary entries and plain values) so far.
     count: usize,
+    /// Rows `0..direct` are entries `0..direct`: a column of distinct values, dictionary-
+    /// encoded in order or plain, needs no map (and its memory, a page fault per 1,024 rows
+    /// in a fresh row group, is not spent).
+    direct: usize,
+    /// The entries of rows `direct..`, or `NULL`.
     rows: Vec<u32>,
 }
 
@@ -99,7 +104,10 @@ pub enum Value<'a> {
 impl Column {
     /// Row `row`'s value, `None` for a null (or a row past the end).
     pub fn value(&self, row: usize) -> Option<Value<'_>> {
-        let entry = *self.rows.get(row)?;
+        let entry = match row.checked_sub(self.direct) {
+            None => row as u32,
+            Some(mapped) => *self.rows.get(mapped)?,
+        };
         if entry == NULL {
             return None;
         }
@@ -135,11 +143,11 @@ impl Column {
 
     /// The rows decoded.
     pub fn len(&self) -> usize {
-        self.rows.len()
+        self.direct + self.rows.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
+        self.len() == 0
     }
 
     /// The bytes this column keeps.
@@ -169,9 +177,9 @@ pub fn decode(chunk: &[u8], spec: &ColumnSpec) -> Result<Column, Refusal> {
         starts: Vec::new(),
         runs: Vec::new(),
         count: 0,
+        direct: 0,
         rows: Vec::new(),
     };
-    reserve(&mut column.rows, spec.rows)?;
     let pages = pages(chunk)?;
     // One buffer for every page's values, sized once: no copy as it fills.
     let mut total = 0usize;
@@ -189,7 +197,7 @@ pub fn decode(chunk: &[u8], spec: &ColumnSpec) -> Result<Column, Refusal> {
         .or_else(|_| unsupported(format!("{total} bytes do not fit in memory")))?;
     let mut dictionary: Option<u32> = None; // its entries: the first ones
     for (header, body) in pages {
-        if column.rows.len() >= spec.rows {
+        if column.len() >= spec.rows {
             break;
         }
         match header.kind {
@@ -209,10 +217,10 @@ pub fn decode(chunk: &[u8], spec: &ColumnSpec) -> Result<Column, Refusal> {
             _ => {} // index pages and others carry no values
         }
     }
-    if column.rows.len() != spec.rows {
+    if column.len() != spec.rows {
         return corrupt(format!(
             "{} rows in its pages, the footer says {}",
-            column.rows.len(),
+            column.len(),
             spec.rows
         ));
     }
@@ -347,7 +355,7 @@ fn data_page(
     dictionary: Option<u32>,
 ) -> Result<(), Refusal> {
     let count = count_of(header.num_values)?;
-    if count > spec.rows - column.rows.len() {
+    if count > spec.rows - column.len() {
         return corrupt(format!(
             "a page of {count} values past the row group's rows"
         ));
@@ -428,6 +436,7 @@ fn data_page(
         }
         other => return unsupported(format!("value encoding {other}")),
     }
+    reserve(&mut column.rows, count)?;
     let mut next = entries.into_iter();
     for is in present {
         column.rows.push(if is {
@@ -464,7 +473,12 @@ fn every_row(
         0 => {
             let first = column.count;
             plain(column, values_at, count)?;
-            column.rows.extend(first as u32..column.count as u32);
+            if column.rows.is_empty() && first == column.direct {
+                column.direct += count;
+            } else {
+                reserve(&mut column.rows, count)?;
+                column.rows.extend(first as u32..column.count as u32);
+            }
         }
         2 | 8 => {
             let Some(size) = dictionary else {
@@ -473,8 +487,18 @@ fn every_row(
             let Some((&width, runs)) = column.data[values_at..].split_first() else {
                 return corrupt("dictionary indices without their bit width");
             };
-            hybrid::decode_into(runs, u32::from(width), count, size, &mut column.rows)
+            let mut entries: Vec<u32> = Vec::new();
+            reserve(&mut entries, count)?;
+            hybrid::decode_into(runs, u32::from(width), count, size, &mut entries)
                 .map_err(|e| Refusal::Corrupt(format!("dictionary indices: {e}")))?;
+            let first = column.direct;
+            let in_order = (first..).zip(&entries).all(|(want, got)| want == *got as usize);
+            if column.rows.is_empty() && in_order {
+                column.direct += count;
+            } else {
+                reserve(&mut column.rows, count)?;
+                column.rows.extend_from_slice(&entries);
+            }
         }
         other => return unsupported(format!("value encoding {other}")),
     }

@@ -9,11 +9,17 @@ use std::os::fd::{FromRawFd, RawFd};
 use std::os::unix::fs::FileExt;
 
 /// The ranges `spans` (`(offset, length)`) of the open file `fd`, one after the other, into
-/// `buf` (its length set to their total). `Err`: `UnexpectedEof` naming the range that came
-/// short, `OutOfMemory` for more than `MAX_PAGE_BYTES` in all, or the read's own error.
+/// `buf` (its length set to their total). `Ok(Some((offset, length, read)))`: the first
+/// range the file ended in, and the bytes of it read (the caller checks first whether the
+/// file changed under it). `Err`: `OutOfMemory` for more than `MAX_PAGE_BYTES` in all, or
+/// the read's own error.
 ///
 /// `fd` is borrowed: the caller keeps it open for the call and closes it.
-pub fn read_spans(fd: RawFd, spans: &[(u64, usize)], buf: &mut Vec<u8>) -> io::Result<()> {
+pub fn read_spans(
+    fd: RawFd,
+    spans: &[(u64, usize)],
+    buf: &mut Vec<u8>,
+) -> io::Result<Option<(u64, usize, usize)>> {
     let total = spans
         .iter()
         .try_fold(0usize, |sum, (_, length)| sum.checked_add(*length))
@@ -37,10 +43,7 @@ pub fn read_spans(fd: RawFd, spans: &[(u64, usize)], buf: &mut Vec<u8>) -> io::R
         let mut filled = 0usize;
         while filled < length {
             match file.read_at(&mut part[filled..], offset + filled as u64) {
-                Ok(0) => {
-                    let why = format!("{filled} of its {length} bytes at offset {offset} could be read");
-                    return Err(failed(ErrorKind::UnexpectedEof, why));
-                }
+                Ok(0) => return Ok(Some((offset, length, filled))),
                 Ok(n) => filled += n,
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
@@ -48,7 +51,7 @@ pub fn read_spans(fd: RawFd, spans: &[(u64, usize)], buf: &mut Vec<u8>) -> io::R
         }
         at += length;
     }
-    Ok(())
+    Ok(None)
 }
 
 fn failed(kind: ErrorKind, why: String) -> io::Error {
