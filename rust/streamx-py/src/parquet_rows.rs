@@ -85,15 +85,19 @@ impl ReadBuffer {
         let mut held = self.lock()?;
         let buf: &mut Vec<u8> = &mut held;
         let named = label.clone();
-        enter_core_for(py, || label.clone(), move || {
-            parquet_page::read_spans(fd, &spans, buf).map_err(|source| match source.kind() {
-                ErrorKind::OutOfMemory => Error::OutOfMemory(format!("{named}: {source}")),
-                _ => Error::Io {
-                    path: PathBuf::from(&named),
-                    source,
-                },
-            })
-        })
+        enter_core_for(
+            py,
+            || label.clone(),
+            move || {
+                parquet_page::read_spans(fd, &spans, buf).map_err(|source| match source.kind() {
+                    ErrorKind::OutOfMemory => Error::OutOfMemory(format!("{named}: {source}")),
+                    _ => Error::Io {
+                        path: PathBuf::from(&named),
+                        source,
+                    },
+                })
+            },
+        )
     }
 
     /// The bytes the last read left.

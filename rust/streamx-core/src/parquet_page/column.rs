@@ -492,7 +492,9 @@ fn every_row(
             hybrid::decode_into(runs, u32::from(width), count, size, &mut entries)
                 .map_err(|e| Refusal::Corrupt(format!("dictionary indices: {e}")))?;
             let first = column.direct;
-            let in_order = (first..).zip(&entries).all(|(want, got)| want == *got as usize);
+            let in_order = (first..)
+                .zip(&entries)
+                .all(|(want, got)| want == *got as usize);
             if column.rows.is_empty() && in_order {
                 column.direct += count;
             } else {

@@ -17,8 +17,8 @@ mod tests;
 use std::path::PathBuf;
 
 pub use codec::Codec;
-pub use read::read_spans;
 pub use column::{Column, ColumnSpec, Physical, Value, MAX_PAGE_BYTES, NULL};
+pub use read::read_spans;
 
 use crate::{Error, Result};
 

@@ -24,10 +24,19 @@ pub fn read_spans(
         .iter()
         .try_fold(0usize, |sum, (_, length)| sum.checked_add(*length))
         .filter(|total| *total <= super::MAX_PAGE_BYTES)
-        .ok_or_else(|| failed(ErrorKind::OutOfMemory, "column chunks of more than 1 GiB".into()))?;
+        .ok_or_else(|| {
+            failed(
+                ErrorKind::OutOfMemory,
+                "column chunks of more than 1 GiB".into(),
+            )
+        })?;
     buf.clear();
-    buf.try_reserve(total)
-        .map_err(|_| failed(ErrorKind::OutOfMemory, format!("{total} bytes do not fit in memory")))?;
+    buf.try_reserve(total).map_err(|_| {
+        failed(
+            ErrorKind::OutOfMemory,
+            format!("{total} bytes do not fit in memory"),
+        )
+    })?;
     // A buffer that held a larger row group already: its pages are not fresh.
     buf.resize(total, 0);
     if fd < 0 {

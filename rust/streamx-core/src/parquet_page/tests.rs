@@ -396,8 +396,15 @@ fn a_dictionary_then_a_plain_fallback_page_decodes() {
         raw.extend(plain_strings(&["p", "q"]));
         chunk.extend(page(0, 2, 0, &raw, Codec::Uncompressed));
         let rows = first.len() + 2;
-        let column = decode(&chunk, &spec(Physical::ByteArray, Codec::Uncompressed, rows)).unwrap();
-        let mut want: Vec<_> = first.iter().map(|i| Some(words[*i as usize].to_owned())).collect();
+        let column = decode(
+            &chunk,
+            &spec(Physical::ByteArray, Codec::Uncompressed, rows),
+        )
+        .unwrap();
+        let mut want: Vec<_> = first
+            .iter()
+            .map(|i| Some(words[*i as usize].to_owned()))
+            .collect();
         want.extend(["p", "q"].map(|s| Some(s.to_owned())));
         assert_eq!(strings(&column, rows), want, "first page {first:?}");
     }
@@ -462,7 +469,10 @@ fn spans_of_a_file_are_read_one_after_the_other_and_a_short_one_is_named() {
     file.write_all(b"0123456789").unwrap();
     let fd = file.as_raw_fd();
     let mut buf = vec![9u8; 64]; // a buffer that held more before
-    assert_eq!(super::read_spans(fd, &[(7, 3), (0, 2)], &mut buf).unwrap(), None);
+    assert_eq!(
+        super::read_spans(fd, &[(7, 3), (0, 2)], &mut buf).unwrap(),
+        None
+    );
     assert_eq!(buf, b"78901");
     let short = super::read_spans(fd, &[(0, 2), (8, 5), (11, 1)], &mut buf).unwrap();
     assert_eq!(short, Some((8, 5, 2)));
