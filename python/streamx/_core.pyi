@@ -375,6 +375,7 @@ class ReadBuffer:
     ) -> tuple[int, int, int] | None: ...
     def __len__(self) -> int: ...
 
+@final
 class ParquetRows:
     """A row group's flat column chunks decoded by the core, one row handed out at a time."""
 
