@@ -366,12 +366,29 @@ class TarMembers:
     def __next__(self) -> tuple[str, int, int]: ...
 
 @final
+class ReadBuffer:
+    """A buffer reused from one row group's read to the next (one per reading thread)."""
+
+    def __init__(self) -> None: ...
+    def read(
+        self, fd: int, spans: list[tuple[int, int]], label: str
+    ) -> tuple[int, int, int] | None: ...
+    def __len__(self) -> int: ...
+
+@final
 class ParquetRows:
     """A row group's flat column chunks decoded by the core, one row handed out at a time."""
 
     @staticmethod
     def decode(
         data: bytes,
+        chunks: list[tuple[str, int, int, int, int, int, str]],
+        rows: int,
+        label: str,
+    ) -> ParquetRows | None: ...
+    @staticmethod
+    def decode_buffer(
+        buffer: ReadBuffer,
         chunks: list[tuple[str, int, int, int, int, int, str]],
         rows: int,
         label: str,

@@ -107,6 +107,31 @@ def test_every_covered_type_equals_pyarrow(tmp_path: Path, write: dict[str, Any]
     _check_every_row(_dataset(tmp_path, table, **write), table, paged=True)
 
 
+def _distinct() -> pa.Table:
+    """Distinct values (rows in dictionary order: no row map), one column with a null
+    late in each row group (its later pages mapped), and one of repeats."""
+    ids = np.arange(ROWS)
+    floats = np.random.default_rng(9).random(ROWS)
+    return pa.table(
+        {
+            "id": pa.array(ids, pa.int64()),
+            "text": pa.array([f"row {i} " + "w" * (i % 50) for i in ids]),
+            "double": pa.array(floats),
+            "late_null": pa.array(floats, mask=ids % GROUP == GROUP - 3),
+            "repeats": pa.array([f"r{(i * 7) % 11}" for i in ids]),
+        }
+    )
+
+
+@pytest.mark.parametrize("write", [{}, {"data_page_size": 256}, {"data_page_version": "2.0"}])
+def test_distinct_values_over_pages_and_row_groups_equal_pyarrow(
+    tmp_path: Path, write: dict[str, Any]
+) -> None:
+    CACHE.clear()
+    table = _distinct()
+    _check_every_row(_dataset(tmp_path, table, **write), table, paged=True)
+
+
 def test_a_projection_keeps_its_columns_in_the_order_asked(tmp_path: Path) -> None:
     CACHE.clear()
     table = _covered()
@@ -213,3 +238,31 @@ def test_a_malformed_page_names_the_file_row_group_and_column(tmp_path: Path, wh
 
 def _never() -> Any:
     raise AssertionError("the row group was not kept")
+
+
+def test_a_span_past_the_end_of_a_file_read_in_place_is_named(tmp_path: Path) -> None:
+    CACHE.clear()
+    ds = _dataset(tmp_path, _distinct())
+    shard = ds.shards[1]
+    size = int(shard.extra["source_size"])
+    (start, _length), *rest = shard.extra["chunks"]
+    shard.extra["chunks"] = [(start, size - start + 10), *rest]  # as a bad footer could say
+    with pytest.raises(CorruptShardError, match=r"t\.parquet row group 1: \d+ of its \d+ bytes"):
+        ds[GROUP + 1]
+
+
+def test_a_read_buffer_reads_spans_in_order_and_reports_a_short_one(tmp_path: Path) -> None:
+    from streamx import _core
+
+    path = tmp_path / "f"
+    path.write_bytes(b"0123456789")
+    buffer = _core.ReadBuffer()
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        assert buffer.read(fd, [(7, 3), (0, 2)], "f") is None
+        assert len(buffer) == 5
+        assert buffer.read(fd, [(0, 2), (8, 5)], "f") == (8, 5, 2)
+    finally:
+        os.close(fd)
+    with pytest.raises(OSError, match="f"):
+        buffer.read(fd, [(0, 1)], "f")  # closed

@@ -26,10 +26,14 @@ import itertools
 import os
 import threading
 import weakref
+from collections.abc import Callable
+from typing import TypeVar
 
 from streamx.exceptions import CorruptShardError, StaleIndexError
 
 __all__ = ["MAX_OPEN", "HeldFile", "local_version"]
+
+T = TypeVar("T")
 
 MAX_OPEN = 128
 # The user's files open in this process; each stamps its reads from one clock.
@@ -116,15 +120,24 @@ class HeldFile:
         Raises:
             StaleIndexError: If the user's own file changed (checked after the read).
         """
+        return self.read_with(lambda fd: os.pread(fd, length, offset))
+
+    def read_with(self, read: Callable[[int], T]) -> T:
+        """``read(fd)`` on the held descriptor (a read into a reused buffer, say), checked as
+        :meth:`pread` is.
+
+        Raises:
+            StaleIndexError: If the user's own file changed (checked after the read).
+        """
         if self._closed:
             raise ValueError(f"{self.path} was closed")
         if self.version is None:
             fd = self._fd if self._fd is not None else self._open()
-            return os.pread(fd, length, offset)
+            return read(fd)
         with _LOCK:
             fd = self._fd if self._fd is not None else self._open()
             self._used = next(_CLOCK)
-            data = os.pread(fd, length, offset)
+            data = read(fd)
             self._check(fd)
             return data
 

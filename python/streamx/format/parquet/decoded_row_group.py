@@ -44,7 +44,10 @@ class DecodedRowGroup:
 
     def __init__(self, shard: ShardInfo, for_rows: bool = False) -> None:
         self.shard = shard
-        data = local_bytes(shard)
+        # A file read in place is read by the core into a reused buffer; the table, only
+        # where the pages are not the core's (a feature it leaves to pyarrow: read again).
+        in_place = bool(shard.extra.get("in_place"))
+        data = None if for_rows and in_place else local_bytes(shard)
         self.pages = page_rows(shard, data) if for_rows else None
         self._table = decode_table(shard, data) if self.pages is None else None
         self.images = frozenset(shard.extra.get("images") or ())

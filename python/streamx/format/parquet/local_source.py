@@ -21,13 +21,14 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from streamx import _core
 from streamx.exceptions import CorruptShardError, StaleIndexError
 from streamx.format.held_file import HeldFile
 from streamx.format.index import ShardInfo
 from streamx.format.parquet.index import ParquetIndex, RowGroup
 from streamx.location import Location
 
-__all__ = ["LocalParquetIndex", "check_source", "in_place", "read_chunks"]
+__all__ = ["LocalParquetIndex", "check_source", "in_place", "read_chunks", "read_into_buffer"]
 
 
 class LocalParquetIndex(ParquetIndex):
@@ -115,6 +116,29 @@ def read_chunks(shard: ShardInfo, shown: str) -> bytes:
                 f"{shown}: {len(part)} of its {length} bytes at offset {start} could be read"
             )
     return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+# Each reading thread's buffer, reused from one row group to the next (see
+# ``_core.ReadBuffer``); one that grew past this is let go after its row group.
+_BUFFERS = threading.local()
+_KEEP_BYTES = 64 << 20
+
+
+def read_into_buffer(shard: ShardInfo, shown: str) -> _core.ReadBuffer:
+    """The row group's read column chunks, one after the other, read from the file itself
+    into this thread's reused buffer (valid until the thread's next read). Raises as
+    :func:`read_chunks` does."""
+    buffer: _core.ReadBuffer | None = getattr(_BUFFERS, "buffer", None)
+    if buffer is None or len(buffer) > _KEEP_BYTES:
+        buffer = _BUFFERS.buffer = _core.ReadBuffer()
+    spans = [(int(start), int(length)) for start, length in shard.extra["chunks"]]
+    short = _named(lambda: _held(shard).read_with(lambda fd: buffer.read(fd, spans, shown)), shown)
+    if short is not None:  # the size was checked after the read: not a truncation
+        start, length, read = short
+        raise CorruptShardError(
+            f"{shown}: {read} of its {length} bytes at offset {start} could be read"
+        )
+    return buffer
 
 
 T = TypeVar("T")

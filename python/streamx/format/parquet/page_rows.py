@@ -18,7 +18,8 @@ from typing import Any
 from streamx import _core
 from streamx.exceptions import CorruptShardError
 from streamx.format.index import ShardInfo
-from streamx.format.parquet.row_group import footer, where
+from streamx.format.parquet.local_source import read_into_buffer
+from streamx.format.parquet.row_group import footer, local_bytes, where
 
 __all__ = ["page_rows"]
 
@@ -51,9 +52,10 @@ _PLANS: dict[tuple[str, tuple[str, ...]], _Columns | None] = {}
 _MAX_PLANS = 4096
 
 
-def page_rows(shard: ShardInfo, data: bytes) -> _core.ParquetRows | None:
+def page_rows(shard: ShardInfo, data: bytes | None = None) -> _core.ParquetRows | None:
     """The row group's rows through the core (a ``_core.ParquetRows``), or ``None`` when
-    some part of it is left to pyarrow. ``data``: its :func:`.row_group.local_bytes`.
+    some part of it is left to pyarrow. ``data``: its :func:`.row_group.local_bytes`; by
+    default they are read here (a file read in place: into this thread's reused buffer).
 
     Raises:
         CorruptShardError: Naming the file, row group and column, if a page contradicts the
@@ -87,8 +89,15 @@ def page_rows(shard: ShardInfo, data: bytes) -> _core.ParquetRows | None:
             return None
         chunks.append((name, local, length, physical, codec, max_def, arrow))
     shown = where(shard)
+    buffer = None
+    if data is None and extra.get("in_place"):
+        buffer = read_into_buffer(shard, shown)
+    elif data is None:
+        data = local_bytes(shard)
     try:
-        return _core.ParquetRows.decode(data, chunks, shard.samples, shown)
+        if buffer is not None:
+            return _core.ParquetRows.decode_buffer(buffer, chunks, shard.samples, shown)
+        return _core.ParquetRows.decode(data or b"", chunks, shard.samples, shown)
     except CorruptShardError as err:  # worded as pyarrow's failures are (row_group.py)
         reason = str(err).removeprefix(f"Corrupt shard {shown}: ")
         raise CorruptShardError(

@@ -1,6 +1,13 @@
 //! Parquet's RLE / bit-packed hybrid encoding, used by definition levels and dictionary
 //! indices: runs of one repeated value and groups of eight bit-packed values.
 
+/// A run of the hybrid encoding: `n` copies of one value, or `n` values bit-packed.
+#[derive(Debug, Clone, Copy)]
+pub enum Run<'a> {
+    Repeat(u32, usize),
+    Packed(&'a [u8], usize),
+}
+
 /// Decodes `count` values of `bit_width` bits from `bytes`, calling `out` with each.
 /// Values past `count` in a last bit-packed group are padding and ignored.
 pub fn decode(
@@ -8,6 +15,52 @@ pub fn decode(
     bit_width: u32,
     count: usize,
     out: &mut impl FnMut(u32) -> Result<(), String>,
+) -> Result<(), String> {
+    runs(bytes, bit_width, count, &mut |run| match run {
+        Run::Repeat(value, n) => (0..n).try_for_each(|_| out(value)),
+        Run::Packed(packed, n) => unpack(packed, bit_width, n, out),
+    })
+}
+
+/// Appends `count` values of `bit_width` bits from `bytes` to `out`, each checked to be
+/// below `bound`: the whole runs at once, no call per value (a page's dictionary indices).
+pub fn decode_into(
+    bytes: &[u8],
+    bit_width: u32,
+    count: usize,
+    bound: u32,
+    out: &mut Vec<u32>,
+) -> Result<(), String> {
+    let too_big = |value: u32| format!("index {value} in a dictionary of {bound}");
+    runs(bytes, bit_width, count, &mut |run| match run {
+        Run::Repeat(value, n) => {
+            if value >= bound {
+                return Err(too_big(value));
+            }
+            out.extend(std::iter::repeat_n(value, n));
+            Ok(())
+        }
+        Run::Packed(packed, n) => {
+            let from = out.len();
+            unpack(packed, bit_width, n, &mut |value| {
+                out.push(value);
+                Ok(())
+            })?;
+            match out[from..].iter().find(|v| **v >= bound) {
+                Some(value) => Err(too_big(*value)),
+                None => Ok(()),
+            }
+        }
+    })
+}
+
+/// The runs holding `count` values of `bit_width` bits in `bytes`, in order, each cut to
+/// the values left (a last bit-packed group's padding is not counted).
+pub fn runs(
+    bytes: &[u8],
+    bit_width: u32,
+    count: usize,
+    out: &mut impl FnMut(Run<'_>) -> Result<(), String>,
 ) -> Result<(), String> {
     if bit_width > 32 {
         return Err(format!("a bit width of {bit_width} (at most 32)"));
@@ -30,9 +83,7 @@ pub fn decode(
             if bit_width < 32 && value >> bit_width != 0 {
                 return Err(format!("an RLE value {value} wider than {bit_width} bits"));
             }
-            for _ in 0..run {
-                out(value)?;
-            }
+            out(Run::Repeat(value, run))?;
             left -= run;
         } else {
             let groups = usize::try_from(header >> 1).unwrap_or(usize::MAX);
@@ -43,7 +94,7 @@ pub fn decode(
             let packed = &bytes[at..at + length];
             at += length;
             let values = (groups.saturating_mul(8)).min(left);
-            unpack(packed, bit_width, values, out)?;
+            out(Run::Packed(packed, values))?;
             left -= values;
         }
     }

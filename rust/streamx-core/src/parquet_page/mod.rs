@@ -8,6 +8,7 @@
 mod codec;
 mod column;
 mod hybrid;
+mod read;
 mod thrift;
 
 #[cfg(test)]
@@ -17,6 +18,7 @@ use std::path::PathBuf;
 
 pub use codec::Codec;
 pub use column::{Column, ColumnSpec, Physical, Value, MAX_PAGE_BYTES, NULL};
+pub use read::read_spans;
 
 use crate::{Error, Result};
 

@@ -340,3 +340,141 @@ fn a_v2_page_stores_its_levels_apart_and_may_leave_values_uncompressed() {
     let got: Vec<_> = (0..3).map(|r| column.value(r)).collect();
     assert_eq!(got, [Some(Value::Int32(4)), None, Some(Value::Int32(9))]);
 }
+
+/// Definition levels of `n` rows all present: one RLE run of ones, as writers make them.
+fn all_levels(n: usize) -> Vec<u8> {
+    let mut runs = Vec::new();
+    varint(&mut runs, (n as u64) << 1);
+    runs.push(1);
+    let mut out = (runs.len() as u32).to_le_bytes().to_vec();
+    out.extend_from_slice(&runs);
+    out
+}
+
+/// A data page of dictionary `indices`, every row present.
+fn index_page(indices: &[u32], codec: Codec) -> Vec<u8> {
+    let mut raw = all_levels(indices.len());
+    raw.push(3); // bit width
+    for index in indices {
+        varint(&mut raw, 1 << 1);
+        raw.push(*index as u8);
+    }
+    page(0, indices.len() as i32, 8, &raw, codec)
+}
+
+fn strings(column: &super::Column, rows: usize) -> Vec<Option<String>> {
+    (0..rows)
+        .map(|r| match column.value(r) {
+            Some(Value::Bytes(b)) => Some(String::from_utf8(b.to_vec()).unwrap()),
+            None => None,
+            other => panic!("{other:?}"),
+        })
+        .collect()
+}
+
+#[test]
+fn rows_in_dictionary_order_then_a_later_page_out_of_order_decode() {
+    let words = ["a", "b", "c", "d", "e"];
+    let mut chunk = page(2, 5, 0, &plain_strings(&words), Codec::Snappy);
+    chunk.extend(index_page(&[0, 1, 2], Codec::Snappy)); // rows 0-2: entries 0-2, no map
+    chunk.extend(index_page(&[4, 3, 3, 0], Codec::Snappy)); // a later page, mapped
+    let column = decode(&chunk, &spec(Physical::ByteArray, Codec::Snappy, 7)).unwrap();
+    let want = ["a", "b", "c", "e", "d", "d", "a"].map(|s| Some(s.to_owned()));
+    assert_eq!(strings(&column, 7), want);
+    assert_eq!((column.len(), column.value(7)), (7, None));
+}
+
+#[test]
+fn a_dictionary_then_a_plain_fallback_page_decodes() {
+    // Writers fall back to plain pages once the dictionary is full: their values follow the
+    // dictionary's entries.
+    let words = ["x", "y"];
+    for first in [vec![0, 1], vec![1]] {
+        let mut chunk = page(2, 2, 0, &plain_strings(&words), Codec::Uncompressed);
+        chunk.extend(index_page(&first, Codec::Uncompressed));
+        let mut raw = all_levels(2);
+        raw.extend(plain_strings(&["p", "q"]));
+        chunk.extend(page(0, 2, 0, &raw, Codec::Uncompressed));
+        let rows = first.len() + 2;
+        let column = decode(
+            &chunk,
+            &spec(Physical::ByteArray, Codec::Uncompressed, rows),
+        )
+        .unwrap();
+        let mut want: Vec<_> = first
+            .iter()
+            .map(|i| Some(words[*i as usize].to_owned()))
+            .collect();
+        want.extend(["p", "q"].map(|s| Some(s.to_owned())));
+        assert_eq!(strings(&column, rows), want, "first page {first:?}");
+    }
+}
+
+#[test]
+fn a_page_with_nulls_after_rows_in_order_decodes() {
+    let words = ["a", "b", "c"];
+    let mut chunk = page(2, 3, 0, &plain_strings(&words), Codec::Zstd);
+    chunk.extend(index_page(&[0, 1], Codec::Zstd));
+    let mut raw = levels(&[false, true, false]);
+    raw.push(3);
+    varint(&mut raw, 1 << 1);
+    raw.push(2);
+    chunk.extend(page(0, 3, 8, &raw, Codec::Zstd));
+    let column = decode(&chunk, &spec(Physical::ByteArray, Codec::Zstd, 5)).unwrap();
+    let want = [Some("a"), Some("b"), None, Some("c"), None].map(|s| s.map(str::to_owned));
+    assert_eq!(strings(&column, 5), want);
+}
+
+#[test]
+fn plain_numbers_without_nulls_map_rows_directly() {
+    let values: Vec<u8> = (0..9i32).flat_map(|v| (v * 3).to_le_bytes()).collect();
+    let mut raw = all_levels(9);
+    raw.extend_from_slice(&values);
+    let chunk = page(0, 9, 0, &raw, Codec::Snappy);
+    let column = decode(&chunk, &spec(Physical::Int32, Codec::Snappy, 9)).unwrap();
+    let got: Vec<_> = (0..10).map(|r| column.value(r)).collect();
+    let mut want: Vec<_> = (0..9).map(|v| Some(Value::Int32(v * 3))).collect();
+    want.push(None);
+    assert_eq!(got, want);
+}
+
+#[test]
+fn an_index_past_the_dictionary_in_a_page_without_nulls_is_corrupt() {
+    let mut chunk = page(2, 2, 0, &plain_strings(&["a", "b"]), Codec::Uncompressed);
+    chunk.extend(index_page(&[0, 6], Codec::Uncompressed));
+    let refused = decode(&chunk, &spec(Physical::ByteArray, Codec::Uncompressed, 2)).unwrap_err();
+    assert!(
+        matches!(&refused, Refusal::Corrupt(m) if m.contains("index 6 in a dictionary of 2")),
+        "{refused:?}"
+    );
+    // Bit-packed indices too: one group of eight 3-bit values, the last one 7.
+    let mut raw = all_levels(8);
+    raw.extend([3, 1 << 1 | 1]);
+    let word: u32 = 7 << (3 * 7); // values 0 but the last, 7
+    raw.extend_from_slice(&word.to_le_bytes()[..3]);
+    let mut chunk = page(2, 2, 0, &plain_strings(&["a", "b"]), Codec::Uncompressed);
+    chunk.extend(page(0, 8, 8, &raw, Codec::Uncompressed));
+    let refused = decode(&chunk, &spec(Physical::ByteArray, Codec::Uncompressed, 8)).unwrap_err();
+    assert!(
+        matches!(&refused, Refusal::Corrupt(m) if m.contains("index 7")),
+        "{refused:?}"
+    );
+}
+
+#[test]
+fn spans_of_a_file_are_read_one_after_the_other_and_a_short_one_is_named() {
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+    let mut file = tempfile::tempfile().unwrap();
+    file.write_all(b"0123456789").unwrap();
+    let fd = file.as_raw_fd();
+    let mut buf = vec![9u8; 64]; // a buffer that held more before
+    assert_eq!(
+        super::read_spans(fd, &[(7, 3), (0, 2)], &mut buf).unwrap(),
+        None
+    );
+    assert_eq!(buf, b"78901");
+    let short = super::read_spans(fd, &[(0, 2), (8, 5), (11, 1)], &mut buf).unwrap();
+    assert_eq!(short, Some((8, 5, 2)));
+    assert!(super::read_spans(-1, &[(0, 1)], &mut buf).is_err());
+}
