@@ -22,11 +22,17 @@ def _run(code: str) -> list[str]:
     return done.stdout.split()
 
 
-def test_reading_a_dataset_imports_only_what_reading_needs(tmp_path: Path) -> None:
+def _ten_ids(tmp_path: Path) -> str:
+    """A local MDS dataset of ten ``id`` samples."""
     local = str(tmp_path / "ds")
     with streamx.MDSWriter(out=local, columns={"id": "int"}) as writer:
         for i in range(10):
             writer.write({"id": i})
+    return local
+
+
+def test_reading_a_dataset_imports_only_what_reading_needs(tmp_path: Path) -> None:
+    local = _ten_ids(tmp_path)
     out = _run(
         f"""
 import sys
@@ -92,10 +98,7 @@ print(sorted(m for m in sys.modules if m.startswith(others)))
 
 
 def test_an_mds_dataset_imports_no_other_formats_reader(tmp_path: Path) -> None:
-    local = str(tmp_path / "ds")
-    with streamx.MDSWriter(out=local, columns={"id": "int"}) as writer:
-        for i in range(10):
-            writer.write({"id": i})
+    local = _ten_ids(tmp_path)
     out = _run(
         f"""
 import sys

@@ -148,14 +148,7 @@ _OPEN_AT_EXIT = textwrap.dedent(
 
 def test_a_pass_open_at_exit_leaves_no_file(remote: Path, tmp_path: Path) -> None:
     local = tmp_path / "cache"
-    proc = subprocess.run(
-        [sys.executable, "-c", _OPEN_AT_EXIT, str(remote), str(local)],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=300,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
-    )
+    proc = _run_script(_OPEN_AT_EXIT, remote, local)
     during = proc.stdout.strip().splitlines()[-1]
     assert during.count('"') >= 4, during  # both workers had made theirs
     assert _owner_files(local) == [], proc.stderr
@@ -195,8 +188,13 @@ _KEPT_AT_EXIT = textwrap.dedent(
 
 
 def _run_kept(remote: Path, local: Path, kind: str) -> subprocess.CompletedProcess[str]:
+    return _run_script(_KEPT_AT_EXIT, remote, local, kind, str(N))
+
+
+def _run_script(script: str, *args: object) -> subprocess.CompletedProcess[str]:
+    """``script`` in a fresh interpreter (so its exit is a real one), with ``args``."""
     return subprocess.run(
-        [sys.executable, "-c", _KEPT_AT_EXIT, str(remote), str(local), kind, str(N)],
+        [sys.executable, "-c", script, *map(str, args)],
         capture_output=True,
         text=True,
         check=True,
@@ -237,14 +235,7 @@ def test_a_pass_read_inline_open_at_exit_is_ended_before_teardown(
     """The batches read in the loader's own process are closed by the exit hook: their
     ``finally`` released the pass's shards while modules were being torn down, and failed."""
     local = tmp_path / "cache"
-    proc = subprocess.run(
-        [sys.executable, "-c", _INLINE_OPEN_AT_EXIT, str(remote), str(local)],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=300,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
-    )
+    proc = _run_script(_INLINE_OPEN_AT_EXIT, remote, local)
     assert "Exception ignored" not in proc.stderr, proc.stderr
     assert _pins(local) == []
     assert _owner_files(local) == []

@@ -17,13 +17,12 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
-import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from bounded import BOUND_S, wait_until, within_bound
 from nginx_server import Nginx
 from served_mds import write_served
 
@@ -36,8 +35,6 @@ SAMPLES = 200
 SAMPLE_BYTES = 44_000
 SHARD = "shard.00000.mds"
 PART = 1 << 20
-# Generous: the stall bound is seconds; a hang would be forever.
-BOUND_S = 60.0
 Owner = tuple[multiprocessing.process.BaseProcess, str, Path]
 
 
@@ -85,39 +82,12 @@ def _temp_file(local: Path, shard: str) -> bool:
     return any(local.glob(f".{shard}.*.tmp"))
 
 
-def _wait(what: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + BOUND_S
-    while not what():
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
-
-
-def _within_bound(call: Callable[[], Any]) -> Any:
-    """``call()`` on a thread that must end within ``BOUND_S``; its error is raised here."""
-    result: list[Any] = []
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            result.append(call())
-        except BaseException as err:
-            errors.append(err)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    thread.join(BOUND_S)
-    assert not thread.is_alive(), f"still waiting after {BOUND_S} s"
-    if errors:
-        raise errors[0]
-    return result[0]
-
-
 def _spawn_owner(remote: str, local: Path, shard: str) -> multiprocessing.process.BaseProcess:
     process = multiprocessing.get_context("spawn").Process(
         target=_own_download, args=(remote, str(local))
     )
     process.start()
-    _wait(lambda: _temp_file(local, shard))
+    wait_until(lambda: _temp_file(local, shard))
     return process
 
 
@@ -135,7 +105,7 @@ def owner(nginx: Nginx, tmp_path: Path) -> Iterator[Owner]:
     remote, local = f"{nginx.endpoint}/bucket/ds", tmp_path / "cache"
     process = _spawn_owner(remote, local, SHARD)
     try:
-        _wait(lambda: _landed(local) >= PART)
+        wait_until(lambda: _landed(local) >= PART)
         assert process.pid is not None
         os.kill(process.pid, signal.SIGSTOP)
         yield process, remote, local
@@ -150,7 +120,7 @@ def test_landed_samples_come_from_the_owners_file(nginx: Nginx, owner: Owner) ->
     _check(ds[10], 10)  # the first sample: never waits; its table and bytes have landed
     _check(ds[20], 20)
     assert len(_range_reads(nginx)) == before  # nothing asked of nginx
-    _check(_within_bound(lambda: ds[80]), 80)  # not landed: by range, once stalled
+    _check(within_bound(lambda: ds[80]), 80)  # not landed: by range, once stalled
     nginx.log_when(lambda _: len(_range_reads(nginx)) > before)
     assert len(_range_reads(nginx)) > before
     assert process.pid is not None
@@ -165,7 +135,7 @@ def test_a_stopped_owner_never_blocks_a_reader_past_its_budget(owner: Owner) -> 
     process, remote, local = owner
     ds = StreamingDataset(remote=remote, local=str(local), batch_size=1)
     # The shard's 100 samples are 4.4 MB: four times the range budget of 1.1 MB.
-    samples = _within_bound(lambda: [ds[i] for i in range(100)])
+    samples = within_bound(lambda: [ds[i] for i in range(100)])
     for i, sample in enumerate(samples):
         _check(sample, i)
     assert not (local / SHARD).exists()  # still the stopped owner's download
@@ -188,7 +158,7 @@ def test_a_stopped_owner_of_a_small_shard_fails_the_wait_naming_it(
             remote=remote, local=str(local), batch_size=1, download_retry=1, download_timeout=1
         )
         with pytest.raises(TimeoutError, match=SHARD):
-            _within_bound(lambda: ds[5])
+            within_bound(lambda: ds[5])
         os.kill(process.pid, signal.SIGCONT)  # resumed: the shard lands, and reads
         process.join(BOUND_S)
         assert process.exitcode == 0

@@ -13,13 +13,13 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from bounded import BOUND_S, wait_until, within_bound
 from nginx_server import Nginx
 from served_mds import write_served
 
@@ -32,8 +32,6 @@ SAMPLE_BYTES = 44_000
 SIZE_LIMIT = 4_500_000  # two shards of about 4.4 MB, each read by range when it may be
 SHARD = "shard.00000.mds"
 READ = [10, 50, 90]  # samples of shard 0
-# Generous: the stall bound is seconds; a hang would be forever.
-BOUND_S = 60.0
 
 
 @pytest.fixture(scope="module")
@@ -69,34 +67,6 @@ def _temp_file(local: Path) -> bool:
     return any(local.glob(f".{SHARD}.*.tmp"))
 
 
-def _wait(what: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + BOUND_S
-    while not what():
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
-
-
-def _within_bound(call: Callable[[], Any]) -> Any:
-    """``call()``, run on a thread that must end within ``BOUND_S`` (a hang fails the test
-    instead of blocking it)."""
-    result: list[Any] = []
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            result.append(call())
-        except BaseException as err:
-            errors.append(err)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    thread.join(BOUND_S)
-    assert not thread.is_alive(), f"still waiting after {BOUND_S} s"
-    if errors:
-        raise errors[0]
-    return result[0]
-
-
 @pytest.fixture
 def owner(
     nginx: Nginx, tmp_path: Path
@@ -109,7 +79,7 @@ def owner(
     process = context.Process(target=_own_download, args=(remote, str(local)))
     process.start()
     try:
-        _wait(lambda: _temp_file(local))  # its GET is under way
+        wait_until(lambda: _temp_file(local))  # its GET is under way
         yield process, remote, local
     finally:
         if process.is_alive():
@@ -124,7 +94,7 @@ def test_a_reader_waits_for_a_download_that_progresses(
     before = len(_range_reads(nginx))
     ds = StreamingDataset(remote=remote, local=str(local), batch_size=1)
     _check(ds[150], 150)  # shard 1, by range: a process's first samples never wait
-    samples = _within_bound(lambda: [ds[i] for i in READ])
+    samples = within_bound(lambda: [ds[i] for i in READ])
     for i, sample in zip(READ, samples):
         _check(sample, i)
     assert (local / SHARD).exists()  # it waited for the owner's download
@@ -149,14 +119,14 @@ def test_a_stalled_download_gives_way_to_range_reads(
     before = len(_range_reads(nginx))
     ds = StreamingDataset(remote=remote, local=str(local), batch_size=1)
     _check(ds[150], 150)  # its first samples never wait: shard 0's below do, until stalled
-    samples = _within_bound(lambda: [ds[i] for i in READ])
+    samples = within_bound(lambda: [ds[i] for i in READ])
     for i, sample in zip(READ, samples):
         _check(sample, i)
     nginx.log_when(lambda _: len(_range_reads(nginx)) > before)
     assert len(_range_reads(nginx)) > before
     if stop == signal.SIGKILL:
         # The dead owner's claim is taken over: the shard lands here, whole and right.
-        _within_bound(lambda: ds.prepare_shard(0))
+        within_bound(lambda: ds.prepare_shard(0))
         _check(ds[99], 99)
     else:
         assert not (local / SHARD).exists()  # the stopped owner still holds the download
