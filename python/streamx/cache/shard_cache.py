@@ -25,6 +25,7 @@ import hashlib
 import os
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from typing import Any, Literal
@@ -64,6 +65,12 @@ _POLL_S = 0.005
 _Plan = Literal["now", "ahead", "ranges"]
 
 CacheLedgerLike = _core.CacheLedger | ReadOnlyLedger
+
+
+def _call_if_alive(method: weakref.WeakMethod[Callable[[], None]]) -> None:
+    bound = method()
+    if bound is not None:
+        bound()
 
 
 def _never(_: int) -> bool:
@@ -365,7 +372,10 @@ class ShardCache:
         self._held_back = later
         if self._waits_for_pace != os.getpid():
             self._waits_for_pace = os.getpid()
-            when_paced(self._start_held_back)
+            # Weakly: a dataset dropped before any store throttles is not kept alive by its
+            # listener (nor its streams' claims on their `local`).
+            start = weakref.WeakMethod(self._start_held_back)
+            when_paced(functools.partial(_call_if_alive, start))
 
     def _start_held_back(self) -> None:
         later, self._held_back = self._held_back, []
