@@ -25,7 +25,7 @@ from streamx.format.parquet.decoded_row_group import CACHE, DecodedRowGroup
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.timeout(120)
 
-ROWS, GROUP, BATCH = 6_000, 50, 8  # 120 row groups
+ROWS, BATCH = 6_000, 8
 
 
 def _record_held(out: Path, worker: int) -> None:
@@ -45,24 +45,29 @@ def _record_held(out: Path, worker: int) -> None:
     CACHE.get = recording  # type: ignore[method-assign]
 
 
-def _dataset(tmp_path: Path, **kwargs: Any) -> StreamingDataset:
+def _dataset(tmp_path: Path, group: int, **kwargs: Any) -> StreamingDataset:
     ids = np.arange(ROWS)
     table = pa.table({"id": ids, "text": [f"row {i} " * (i % 7) for i in ids]})
-    pq.write_table(table, str(tmp_path / "t.parquet"), row_group_size=GROUP)
+    pq.write_table(table, str(tmp_path / "t.parquet"), row_group_size=group)
     stream = ParquetStream(remote=str(tmp_path / "t.parquet"), local=str(tmp_path / "c"))
     return StreamingDataset(streams=[stream], batch_size=BATCH, **kwargs)
 
 
 @pytest.mark.parametrize(
-    ("shuffle", "most_groups"),
+    ("group", "shuffle", "most_groups"),
     [
-        (False, 3),  # the row group being read, the one after it (decoded ahead), a spare
-        (True, 12),  # a shuffle block of 8 row groups is read at once
+        (50, False, 3),  # the row group being read, the next one (decoded ahead), a spare
+        (50, True, 12),  # a shuffle block of 8 row groups is read at once
+        # A batch per row group: each worker reads every other row group, and decodes
+        # none ahead that only the other worker reads.
+        (BATCH, False, 3),
     ],
 )
-def test_two_workers_hold_few_row_groups(tmp_path: Path, shuffle: bool, most_groups: int) -> None:
-    settings = {"shuffle": True, "shuffle_block_size": 8 * GROUP} if shuffle else {}
-    ds = _dataset(tmp_path, **settings)
+def test_two_workers_hold_few_row_groups(
+    tmp_path: Path, group: int, shuffle: bool, most_groups: int
+) -> None:
+    settings = {"shuffle": True, "shuffle_block_size": 8 * group} if shuffle else {}
+    ds = _dataset(tmp_path, group, **settings)
     out = tmp_path / "held"
     out.mkdir()
     loader = StreamingDataLoader(
@@ -75,5 +80,5 @@ def test_two_workers_hold_few_row_groups(tmp_path: Path, shuffle: bool, most_gro
     assert sorted(seen) == list(range(ROWS))  # every row once: the order is untouched
     for worker in (0, 1):
         held = json.loads((out / f"worker{worker}.json").read_text())
-        # Kept up to the bound, each worker would hold all 120 row groups.
+        # Kept up to the bound, each worker would hold every row group it decoded.
         assert 1 <= held["groups"] <= most_groups, (worker, held)

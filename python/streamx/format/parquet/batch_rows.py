@@ -168,6 +168,8 @@ class ParquetRows:
             return
         if int(rows[-1]) - int(rows[0]) != len(rows) - 1:
             return
+        if self._wanted is not None and self._wanted[following] <= 0:
+            return  # the pass reads none of it here (another worker reads it all)
         nxt, key, for_rows = self._shards[following], self._keys[following], self.for_rows
         path = None if nxt.extra.get("in_place") else nxt.local_path(nxt.raw_data)
         self._ahead.start(following, path, lambda: decoded(nxt, key, for_rows=for_rows))
