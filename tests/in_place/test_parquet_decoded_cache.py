@@ -22,7 +22,7 @@ from streamx import StreamingDataset
 from streamx.dataset.parquet_stream import ParquetStream
 from streamx.exceptions import CorruptShardError
 from streamx.format.parquet.decoded_cache import _ENTRY_BYTES, DecodedCache, decoded_bytes_limit
-from streamx.format.parquet.decoded_row_group import CACHE
+from streamx.format.parquet.decoded_row_group import CACHE, DecodedRowGroup
 from streamx.format.parquet.python_values import python_column
 
 ROWS, GROUP = 400, 50
@@ -183,6 +183,32 @@ def test_a_row_group_read_through_is_dropped(tmp_path: Path) -> None:
     assert len(CACHE.keys()) == 1
     ds[GROUP - 1]  # its last unread row: a pass will not read it again
     assert CACHE.keys() == []
+
+
+@pytest.mark.parametrize(
+    "batches",
+    [
+        [[0, 1, 2, 3], [4, 5, 6], [7]],  # runs in order
+        [[0, 2, 4], [1, 3, 5], [6, 7]],  # rising, with gaps
+        [[5, 1, 5, 0], [0, 1, 7, 7], [3, 2], [4, 6]],  # unsorted, twice in a batch
+        [[0, 1, 2], [1, 2, 3], [3, 4, 5, 6, 7], [7]],  # rising, some read before
+        [[], [7, 6, 5, 4, 3, 2, 1, 0]],  # empty, then falling
+    ],
+)
+def test_rows_read_count_each_row_once(tmp_path: Path, batches: list[list[int]]) -> None:
+    """However a batch lists its rows (a run, gaps, unsorted, twice), a row counts once and
+    the row group is read through only when its last unread row is read."""
+    ds = _dataset(tmp_path)
+    group = DecodedRowGroup(ds.shards[0])
+    group.left = 8  # as if the group held 8 rows (its first 8 are used)
+    group._unread[8:] = False
+    seen: set[int] = set()
+    for rows in batches:
+        done = group.read(np.asarray(rows, np.int64))
+        seen |= set(rows)
+        assert group.left == 8 - len(seen)
+        assert done == (len(seen) == 8)
+    assert group._unread[:8].tolist() == [False] * 8
 
 
 def test_a_row_group_evicted_from_disk_is_checked_again(tmp_path: Path) -> None:

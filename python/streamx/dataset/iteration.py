@@ -66,6 +66,10 @@ class SampleAccess:
             :mod:`~streamx.format.parquet.batch_rows`, the other formats' ``BatchReader``).
         idle: The pass reads nothing (a pipeline stage that needs no data): it yields
             nothing and declares nothing to the shard cache, so nothing is fetched.
+        expect: ``expect(ids)`` declares ids the worker's batched pass will read, in
+            order, before it reads them; ``expect(None)`` when the pass ends. The reader
+            then lets go of what the worker will not read again (Parquet: a decoded row
+            group once the worker's last id of it is read), or ``None``.
     """
 
     get_one: Callable[[int], Sample]
@@ -74,6 +78,7 @@ class SampleAccess:
     chunk: int
     get_columns: Callable[[list[int]], Columns] | None = None
     idle: bool = False
+    expect: Callable[[NDArray[np.int64] | None], None] | None = None
 
 
 def worker_samples(
@@ -125,8 +130,12 @@ def worker_batches(
     pieces = _worker_pieces(start, layout, world)
     metrics.begin_epoch(start.epoch)
     ids, release = _NO_IDS, _releaser(access)
+    expect, declared = access.expect, 0  # ids[:declared] were declared already
     try:
         for ids, own in _with_next(_whole_batches(pieces, batch_size), batch_size):
+            if expect is not None:  # the look-ahead too: a row group across two pieces
+                expect(ids[declared:])
+                declared = len(ids) - own  # the next ids begin with ids[own:]
             for begin in range(0, own, batch_size):
                 end = min(begin + batch_size, own)
                 if drop_last and end - begin < batch_size:
@@ -136,6 +145,8 @@ def worker_batches(
                 yield parts
     finally:
         release(ids)
+        if expect is not None:
+            expect(None)
 
 
 def _releaser(access: SampleAccess) -> Callable[[NDArray[np.int64]], None]:

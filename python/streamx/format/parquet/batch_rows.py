@@ -27,7 +27,7 @@ from streamx.format.batch_parts import scatter, shard_parts
 from streamx.format.index import ShardInfo
 from streamx.format.parquet.arrow_columns import Piece, column, one_group
 from streamx.format.parquet.decode_ahead import DecodeAhead
-from streamx.format.parquet.decoded_row_group import decoded, decoded_key, done_reading
+from streamx.format.parquet.decoded_row_group import CACHE, decoded, decoded_key, done_reading
 from streamx.format.parquet.row_group import footer
 
 __all__ = ["ParquetRows", "RowColumns"]
@@ -55,6 +55,9 @@ class ParquetRows:
         self._for_rows: bool | None = None  # read through the core's rows (found on first use)
         self._ahead = DecodeAhead()
         self._last = -1  # the row group the last batch of one row group read
+        # Per row group, the ids of this process's pass not read yet (see expect); None
+        # outside a pass that declared its ids.
+        self._wanted: np.ndarray[Any, Any] | None = None
 
     @classmethod
     def over(cls, shards: Sequence[ShardInfo]) -> ParquetRows | None:
@@ -98,6 +101,20 @@ class ParquetRows:
         )
         return all(any(test(kind) for test in simple + text) for kind in kinds)
 
+    def expect(self, ids: np.ndarray[Any, Any] | None) -> None:
+        """Declares more ids this process's pass will read (``None``: the pass ended).
+
+        A DataLoader worker reads only its share of each row group (every other batch with
+        two workers), so a decoded row group is never read through there: each worker would
+        keep row groups up to the cache's bound. Counting the ids of its own pass, a worker
+        drops a row group as soon as it has read its last id of it."""
+        if ids is None:
+            self._wanted = None
+            return
+        groups = np.searchsorted(self._ends, ids[ids >= 0], side="right")
+        counts = np.bincount(groups, minlength=len(self._shards))
+        self._wanted = counts if self._wanted is None else self._wanted + counts
+
     def get_columns(self, ids: list[int]) -> RowColumns | None:
         """Samples ``ids`` (dataset-wide), in order, one array or list of values per column;
         ``None`` while a row group of theirs is not on local disk.
@@ -126,9 +143,19 @@ class ParquetRows:
             out = {name: column(name, pieces, len(ids)) for name in names}
         for group, (shard, _, rows) in zip(groups, parts):
             done_reading(self._keys[shard], group, rows)
+            self._read_own(shard, len(rows))
         if len(parts) == 1 and parts[0][0] != self._last:
             self._decode_next(parts[0][0], parts[0][2])
         return out
+
+    def _read_own(self, shard: int, count: int) -> None:
+        """Counts ``count`` ids of row group ``shard`` read by the pass (see :meth:`expect`),
+        and drops the group once the pass has no id of it left to read."""
+        wanted = self._wanted
+        if wanted is not None:
+            wanted[shard] -= count
+            if wanted[shard] <= 0:
+                CACHE.drop(self._keys[shard])
 
     def _decode_next(self, shard: int, rows: np.ndarray[Any, Any]) -> None:
         """On a row group's first batch, if its rows run in order (a pass in order), starts
@@ -141,6 +168,8 @@ class ParquetRows:
             return
         if int(rows[-1]) - int(rows[0]) != len(rows) - 1:
             return
+        if self._wanted is not None and self._wanted[following] <= 0:
+            return  # the pass reads none of it here (another worker reads it all)
         nxt, key, for_rows = self._shards[following], self._keys[following], self.for_rows
         path = None if nxt.extra.get("in_place") else nxt.local_path(nxt.raw_data)
         self._ahead.start(following, path, lambda: decoded(nxt, key, for_rows=for_rows))

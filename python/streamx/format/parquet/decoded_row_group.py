@@ -120,7 +120,17 @@ class DecodedRowGroup:
             if unread[rows]:
                 unread[rows] = False
                 self.left -= 1
-        else:
+        elif len(rows) and bool((rows[1:] > rows[:-1]).all()):
+            # Rising, so no row twice (a batch of a pass): a count does, no sort.
+            first, last = int(rows[0]), int(rows[-1])
+            if last - first == len(rows) - 1:  # a run: a slice, no gather
+                run = unread[first : last + 1]
+                self.left -= int(np.count_nonzero(run))
+                run[:] = False
+            else:
+                self.left -= int(np.count_nonzero(unread[rows]))
+                unread[rows] = False
+        elif len(rows):
             fresh = np.unique(rows[unread[rows]])
             unread[fresh] = False
             self.left -= len(fresh)

@@ -1,0 +1,84 @@
+"""A DataLoader worker keeps only the decoded Parquet row groups its own pass still reads.
+
+With two workers each reads every other batch, so no worker reads a row group through;
+each drops a row group once it has read its own last id of it (it knows its share of the
+epoch's order), instead of keeping row groups up to the decoded cache's bound. The workers
+are real DataLoader processes; each records, from inside, the most row groups its cache
+held at once.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from streamx import ParquetStream, StreamingDataLoader, StreamingDataset
+from streamx.format.parquet.decoded_row_group import CACHE, DecodedRowGroup
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.timeout(120)
+
+ROWS, BATCH = 6_000, 8
+
+
+def _record_held(out: Path, worker: int) -> None:
+    """In the worker: after each decoded row group is looked up, writes the most row groups
+    and bytes the worker's cache has held so far."""
+    CACHE.clear()  # what a forked worker inherited from the tests before
+    get, most = CACHE.get, {"groups": 0, "bytes": 0}
+
+    def recording(key: str, make: Any) -> DecodedRowGroup:
+        found = get(key, make)
+        held = {"groups": len(CACHE.keys()), "bytes": CACHE.total}
+        if any(held[name] > most[name] for name in most):
+            most.update({name: max(most[name], held[name]) for name in most})
+            (out / f"worker{worker}.json").write_text(json.dumps(most))
+        return found
+
+    CACHE.get = recording  # type: ignore[method-assign]
+
+
+def _dataset(tmp_path: Path, group: int, **kwargs: Any) -> StreamingDataset:
+    ids = np.arange(ROWS)
+    table = pa.table({"id": ids, "text": [f"row {i} " * (i % 7) for i in ids]})
+    pq.write_table(table, str(tmp_path / "t.parquet"), row_group_size=group)
+    stream = ParquetStream(remote=str(tmp_path / "t.parquet"), local=str(tmp_path / "c"))
+    return StreamingDataset(streams=[stream], batch_size=BATCH, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("group", "shuffle", "most_groups"),
+    [
+        (50, False, 3),  # the row group being read, the next one (decoded ahead), a spare
+        (50, True, 12),  # a shuffle block of 8 row groups is read at once
+        # A batch per row group: each worker reads every other row group, and decodes
+        # none ahead that only the other worker reads.
+        (BATCH, False, 3),
+    ],
+)
+def test_two_workers_hold_few_row_groups(
+    tmp_path: Path, group: int, shuffle: bool, most_groups: int
+) -> None:
+    settings = {"shuffle": True, "shuffle_block_size": 8 * group} if shuffle else {}
+    ds = _dataset(tmp_path, group, **settings)
+    out = tmp_path / "held"
+    out.mkdir()
+    loader = StreamingDataLoader(
+        ds,
+        batch_size=BATCH,
+        num_workers=2,
+        worker_init_fn=functools.partial(_record_held, out),
+    )
+    seen = [int(i) for batch in loader for i in batch["id"]]
+    assert sorted(seen) == list(range(ROWS))  # every row once: the order is untouched
+    for worker in (0, 1):
+        held = json.loads((out / f"worker{worker}.json").read_text())
+        # Kept up to the bound, each worker would hold every row group it decoded.
+        assert 1 <= held["groups"] <= most_groups, (worker, held)
