@@ -18,8 +18,7 @@ from numpy.typing import NDArray
 
 from streamx.cache.range_reads import RangeReads
 from streamx.dataset.iteration import SampleAccess
-from streamx.format.parquet.batch_rows import ParquetRows
-from streamx.format.readers import mds_reader
+from streamx.format.readers import mds_reader, parquet_rows
 from streamx.format.readers.base import SampleReader
 from streamx.format.readers.batch_columns import Columns, stack_samples
 from streamx.format.readers.mixed import MixedSampleReader
@@ -59,10 +58,9 @@ def reader_access(
                 return stack_samples(layout, get_many(ids))
             return columns
 
-    expect = None
+    parquet = parquet_rows(reader)
+    expect = parquet.expect if parquet is not None else None
     rows = reader.batch_reader if isinstance(reader, MixedSampleReader) else None
-    if isinstance(rows, ParquetRows):
-        expect = rows.expect
     if rows is not None:
         read_rows = rows.get_columns
 

@@ -14,10 +14,11 @@ from streamx.format.index import ShardInfo, ShardList
 from streamx.format.readers.base import SampleReader
 
 if TYPE_CHECKING:
+    from streamx.format.parquet.batch_rows import ParquetRows
     from streamx.format.readers.mds import MDSSampleReader
     from streamx.format.readers.mixed import MixedSampleReader
 
-__all__ = ["SampleReader", "make_reader", "mds_reader", "reads_flat_parquet"]
+__all__ = ["SampleReader", "make_reader", "mds_reader", "parquet_rows", "reads_flat_parquet"]
 
 
 def make_reader(shards: Sequence[ShardInfo], *, zero_copy: bool = False) -> SampleReader:
@@ -45,13 +46,19 @@ def mds_reader(reader: object) -> MDSSampleReader | None:
     return cast("MDSSampleReader", reader)
 
 
-def reads_flat_parquet(reader: object) -> bool:
-    """Whether ``reader`` reads only Parquet row groups whose batches Arrow and numpy build
-    column by column (:meth:`~streamx.format.parquet.batch_rows.ParquetRows.flat_columns`);
-    never imports a reader (neither exists before its module is loaded)."""
+def parquet_rows(reader: object) -> ParquetRows | None:
+    """The batch reader of ``reader`` if it reads only Parquet row groups, else None; never
+    imports a reader (neither exists before its module is loaded)."""
     mixed = sys.modules.get("streamx.format.readers.mixed")
     rows_module = sys.modules.get("streamx.format.parquet.batch_rows")
     if mixed is None or rows_module is None or not isinstance(reader, mixed.MixedSampleReader):
-        return False
+        return None
     rows = cast("MixedSampleReader", reader).batch_reader
-    return isinstance(rows, rows_module.ParquetRows) and bool(rows.flat_columns())
+    return cast("ParquetRows", rows) if isinstance(rows, rows_module.ParquetRows) else None
+
+
+def reads_flat_parquet(reader: object) -> bool:
+    """Whether ``reader`` reads only Parquet row groups whose batches Arrow and numpy build
+    column by column (:meth:`~streamx.format.parquet.batch_rows.ParquetRows.flat_columns`)."""
+    rows = parquet_rows(reader)
+    return rows is not None and rows.flat_columns()
