@@ -28,8 +28,10 @@ from streamx.format.index import INDEX_BASENAME, parse_index
 __all__ = ["LedgerView", "dead_temp_files", "find_ledgers", "pid_alive"]
 
 _LEDGER = re.compile(r"^ledger-[0-9a-f]+-\d+$")
-# Partial downloads: ``.<name>.<pid>.<8 hex>.tmp`` (streamx.storage.download.temp_path_for).
-_TEMP = re.compile(r"^\.(.+)\.\d+\.[0-9a-f]{8}\.tmp$")
+# Partial downloads: ``.<name>.<pid>.<8 hex>.tmp`` (streamx.storage.download.temp_path_for),
+# and the records of their landed parts beside them, ``….parts`` and its staging
+# ``….parts.new`` (streamx.storage.landed_parts).
+_TEMP = re.compile(r"^\.(.+)\.\d+\.[0-9a-f]{8}\.(tmp|parts|parts\.new)$")
 # A temporary file younger than this may belong to a download that has not locked it yet.
 _TEMP_GRACE_S = 60.0
 
@@ -162,6 +164,20 @@ def _abandoned(path: str) -> bool:
     return True
 
 
+def _record_abandoned(path: str) -> bool:
+    """Whether no live download owns the record of landed parts ``path``: its owner writes
+    it only while it holds its temporary file (created first, removed after the record), so
+    the record goes with that file; with no such file left, an old record is an orphan."""
+    tmp = path[: path.rindex(".parts")] + ".tmp"
+    if os.path.lexists(tmp):
+        return _abandoned(tmp)
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and time.time() - info.st_mtime >= _TEMP_GRACE_S
+
+
 def dead_temp_files(view: LedgerView) -> list[str]:
     """Partial downloads under the ledger's directory that no live process owns: only
     names streamx gives a download of a file it knows (a shard file of the ledger, or the
@@ -179,6 +195,7 @@ def dead_temp_files(view: LedgerView) -> list[str]:
             path = os.path.join(dirpath, name)
             target = os.path.join(os.path.realpath(dirpath), match.group(1))
             owned = target in known or os.path.join(dirpath, match.group(1)) in known
-            if owned and _abandoned(path):
+            dead = _abandoned if match.group(2) == "tmp" else _record_abandoned
+            if owned and dead(path):
                 found.append(path)
     return sorted(found)
