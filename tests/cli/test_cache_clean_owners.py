@@ -153,15 +153,22 @@ def test_clean_takes_a_killed_downloads_record_of_landed_parts_never_a_live_ones
             child.wait()
 
 
-def test_clean_takes_an_old_record_whose_download_file_is_gone(dataset: str, tmp_path: Any) -> None:
+def test_clean_takes_old_records_and_scratch_files_of_dead_or_gone_downloads(
+    dataset: str, tmp_path: Any
+) -> None:
     cache = str(tmp_path / "cache")
     list(streamx.StreamingDataset(remote=dataset, local=cache, batch_size=4))
-    orphan = os.path.join(cache, f".shard.00001.mds.{os.getpid()}.89abcdef.parts")
-    young = os.path.join(cache, f".shard.00002.mds.{os.getpid()}.89abcdef.parts")
-    for path in (orphan, young):
+    pid = os.getpid()  # a running process's pid in the names: judged by lock, not by pid
+    dead_tmp = os.path.join(cache, f".shard.00004.mds.{pid}.01234567.tmp")  # unlocked
+    scratch = os.path.join(cache, f".shard.00004.mds.{pid}.01234567.h1048576.{pid}.89abcdef.tmp")
+    orphan = os.path.join(cache, f".shard.00001.mds.{pid}.89abcdef.parts")  # no .tmp left
+    orphan_scratch = os.path.join(cache, f".shard.00001.mds.{pid}.89abcdef.h0.{pid}.0badcafe.tmp")
+    young = os.path.join(cache, f".shard.00002.mds.{pid}.89abcdef.parts")
+    for path in (dead_tmp, scratch, orphan, orphan_scratch, young):
         with open(path, "wb") as file:
-            file.write(b"record")
-    os.utime(orphan, _OLD)
+            file.write(b"bytes")
+        if path != young:
+            os.utime(path, _OLD)
     (cleaned,) = _clean(cache)
-    assert cleaned["temp_files"] == [orphan]
-    assert not os.path.exists(orphan) and os.path.exists(young)  # kept for the grace, as a young .tmp is
+    assert cleaned["temp_files"] == sorted([dead_tmp, scratch, orphan, orphan_scratch])
+    assert os.path.exists(young)  # kept for the grace, as a young .tmp is

@@ -32,6 +32,9 @@ _LEDGER = re.compile(r"^ledger-[0-9a-f]+-\d+$")
 # and the records of their landed parts beside them, ``….parts`` and its staging
 # ``….parts.new`` (streamx.storage.landed_parts).
 _TEMP = re.compile(r"^\.(.+)\.\d+\.[0-9a-f]{8}\.(tmp|parts|parts\.new)$")
+# A hedged part's scratch file, ``<its download's .tmp less .tmp>.h<start>.<pid>.<8 hex>.tmp``
+# (streamx.storage.hedge.scratch_path): it goes with that download's file.
+_SCRATCH = re.compile(r"^(\.(.+)\.\d+\.[0-9a-f]{8})\.h\d+\.\d+\.[0-9a-f]{8}\.tmp$")
 # A temporary file younger than this may belong to a download that has not locked it yet.
 _TEMP_GRACE_S = 60.0
 
@@ -164,11 +167,11 @@ def _abandoned(path: str) -> bool:
     return True
 
 
-def _record_abandoned(path: str) -> bool:
-    """Whether no live download owns the record of landed parts ``path``: its owner writes
-    it only while it holds its temporary file (created first, removed after the record), so
-    the record goes with that file; with no such file left, an old record is an orphan."""
-    tmp = path[: path.rindex(".parts")] + ".tmp"
+def _record_abandoned(path: str, tmp: str) -> bool:
+    """Whether no live download owns ``path``, a record of landed parts or a hedge's scratch
+    file of the download whose temporary file is ``tmp``: its owner writes it only while it
+    holds that file (created first, removed last), so it goes with that file; with no such
+    file left, an old one is an orphan."""
     if os.path.lexists(tmp):
         return _abandoned(tmp)
     try:
@@ -189,13 +192,28 @@ def dead_temp_files(view: LedgerView) -> list[str]:
     for dirpath, dirnames, filenames in os.walk(view.home):
         dirnames[:] = [d for d in dirnames if d != ".streamx"]
         for name in filenames:
-            match = _TEMP.match(name)
-            if match is None:
-                continue
-            path = os.path.join(dirpath, name)
-            target = os.path.join(os.path.realpath(dirpath), match.group(1))
-            owned = target in known or os.path.join(dirpath, match.group(1)) in known
-            dead = _abandoned if match.group(2) == "tmp" else _record_abandoned
-            if owned and dead(path):
-                found.append(path)
+            dead = _dead_temp(dirpath, name, known)
+            if dead is not None:
+                found.append(dead)
     return sorted(found)
+
+
+def _dead_temp(dirpath: str, name: str, known: set[str]) -> str | None:
+    """The path of ``name`` if it is a dead download's temporary, record or scratch file
+    of a file in ``known``."""
+    scratch = _SCRATCH.match(name)
+    match = _TEMP.match(name) if scratch is None else scratch
+    if match is None:
+        return None
+    path = os.path.join(dirpath, name)
+    target = match.group(2) if scratch is not None else match.group(1)
+    owned = os.path.join(os.path.realpath(dirpath), target) in known
+    if not owned and os.path.join(dirpath, target) not in known:
+        return None
+    if scratch is not None:
+        dead = _record_abandoned(path, os.path.join(dirpath, f"{scratch.group(1)}.tmp"))
+    elif match.group(2) == "tmp":
+        dead = _abandoned(path)
+    else:
+        dead = _record_abandoned(path, path[: path.rindex(".parts")] + ".tmp")
+    return path if dead else None
