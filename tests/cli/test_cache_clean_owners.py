@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from typing import Any
 
+import pytest
 from cli_run import PYTHONPATH_DIR, run_cli
+from nginx_server import Nginx, find_nginx  # tests/storage, on the path by its conftest
 
 import streamx
 
@@ -86,3 +90,85 @@ def test_clean_judges_temp_files_by_lock_and_name(dataset: str, tmp_path: Any) -
         for stream in (child.stdin, child.stdout):
             if stream is not None:
                 stream.close()
+
+
+# A real download in 1 MiB parts of an 8 MiB object served at 1 MB/s, into a shard's name.
+_PARTS_DOWNLOADER = """
+import sys
+from streamx.storage.download import download_file
+from streamx.storage.slots import LocalSlots
+download_file(sys.argv[1], sys.argv[2], expected_size=8 << 20, slots=LocalSlots(2))
+"""
+
+
+def _records(cache: str) -> list[str]:
+    return sorted(n for n in os.listdir(cache) if n.startswith(".shard.00003.mds."))
+
+
+@pytest.mark.skipif(find_nginx() is None, reason="nginx is not installed")
+def test_clean_takes_a_killed_downloads_record_of_landed_parts_never_a_live_ones(
+    dataset: str, tmp_path: Any
+) -> None:
+    cache = str(tmp_path / "cache")
+    list(streamx.StreamingDataset(remote=dataset, local=cache, batch_size=4))
+    served = tmp_path / "served"
+    served.mkdir()
+    (served / "big.bin").write_bytes(os.urandom(8 << 20))
+    with Nginx(served, limit_rate="1m") as server:
+        child = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                _PARTS_DOWNLOADER,
+                f"{server.endpoint}/big.bin",
+                os.path.join(cache, "shard.00003.mds"),
+            ],
+            env={
+                **os.environ,
+                "PYTHONPATH": PYTHONPATH_DIR,
+                "STREAMX_DOWNLOAD_PART_SIZE": str(1 << 20),
+            },
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while not any(n.endswith(".parts") for n in _records(cache)):
+                assert child.poll() is None and time.monotonic() < deadline, _records(cache)
+                time.sleep(0.05)
+            os.kill(child.pid, signal.SIGSTOP)  # a live download, its files aged past the grace
+            names = _records(cache)
+            assert [n.rsplit(".", 1)[1] for n in names] == ["parts", "tmp"]
+            for name in names:
+                os.utime(os.path.join(cache, name), _OLD)
+            (cleaned,) = _clean(cache)
+            assert cleaned["temp_files"] == [] and _records(cache) == names
+
+            os.kill(child.pid, signal.SIGKILL)
+            child.wait()
+            (cleaned,) = _clean(cache)
+            assert cleaned["temp_files"] == [os.path.join(cache, n) for n in names]
+            assert _records(cache) == []
+        finally:
+            if child.poll() is None:
+                child.kill()
+            child.wait()
+
+
+def test_clean_takes_old_records_and_scratch_files_of_dead_or_gone_downloads(
+    dataset: str, tmp_path: Any
+) -> None:
+    cache = str(tmp_path / "cache")
+    list(streamx.StreamingDataset(remote=dataset, local=cache, batch_size=4))
+    pid = os.getpid()  # a running process's pid in the names: judged by lock, not by pid
+    dead_tmp = os.path.join(cache, f".shard.00004.mds.{pid}.01234567.tmp")  # unlocked
+    scratch = os.path.join(cache, f".shard.00004.mds.{pid}.01234567.h1048576.{pid}.89abcdef.tmp")
+    orphan = os.path.join(cache, f".shard.00001.mds.{pid}.89abcdef.parts")  # no .tmp left
+    orphan_scratch = os.path.join(cache, f".shard.00001.mds.{pid}.89abcdef.h0.{pid}.0badcafe.tmp")
+    young = os.path.join(cache, f".shard.00002.mds.{pid}.89abcdef.parts")
+    for path in (dead_tmp, scratch, orphan, orphan_scratch, young):
+        with open(path, "wb") as file:
+            file.write(b"bytes")
+        if path != young:
+            os.utime(path, _OLD)
+    (cleaned,) = _clean(cache)
+    assert cleaned["temp_files"] == sorted([dead_tmp, scratch, orphan, orphan_scratch])
+    assert os.path.exists(young)  # kept for the grace, as a young .tmp is

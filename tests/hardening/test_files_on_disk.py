@@ -114,6 +114,8 @@ def test_leftovers_of_killed_downloads_are_removed(remote: str, tmp_path: Path) 
         "shard.00002.mds.tmp.99999.3",
         f".{name}.99999.0123abcd.verify",  # staged until its digest is checked
         f"..{name}.99999.0123abcd.verify.99999.4567cdef.tmp",  # that staging's download
+        f".{name}.99999.0123abcd.h1048576.99999.89abcdef.tmp",  # a hedged part's scratch
+        f".{name}.99999.0123abcd.parts",  # the download's record of its landed parts
     ]
     for left in leftovers:
         (local / left).write_bytes(b"\0" * 1000)

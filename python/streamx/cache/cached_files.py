@@ -50,6 +50,7 @@ __all__ = [
 _TEMP_FORMS = (
     r"\.{name}\.\d+\.[0-9a-f]+\.tmp",
     r"\.{name}\.\d+\.[0-9a-f]+\.parts(?:\.new)?",  # storage.landed_parts's records
+    r"\.{name}\.\d+\.[0-9a-f]+\.h\d+\.\d+\.[0-9a-f]+\.tmp",  # storage.hedge's scratch files
     r"{name}\.tmp\.\d+\.\d+",
     r"\.{name}\.\d+\.[0-9a-f]+\.verify",
     r"\.\.{name}\.\d+\.[0-9a-f]+\.verify\.\d+\.[0-9a-f]+\.tmp",

@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import time
 from dataclasses import dataclass
 
@@ -116,6 +117,13 @@ class StallBound:
             )
 
 
+# What follows ``.<name>.`` in a download's temporary file (storage.download.temp_path_for):
+# not a hedge's scratch file (``…<tag>.h<start>.<pid>.<hex>.tmp``, unlocked: its lock says
+# nothing of the owner, and a hedge waiting for its first byte is quiet while the download
+# progresses), nor another file's temporary whose name only starts like this one's.
+_TEMP_TAIL = re.compile(r"\d+\.[0-9a-f]{8}\.tmp")
+
+
 def _newest_temp(local: str) -> str | None:
     """The most recently written temporary file of a download of ``local``, if any."""
     head, tail = os.path.split(local)
@@ -127,7 +135,8 @@ def _newest_temp(local: str) -> str | None:
         return None
     with entries:
         for entry in entries:
-            if entry.name.startswith(prefix) and entry.name.endswith(".tmp"):
+            rest = entry.name[len(prefix) :]
+            if entry.name.startswith(prefix) and _TEMP_TAIL.fullmatch(rest):
                 with contextlib.suppress(FileNotFoundError):
                     stamp = entry.stat().st_mtime
                     if newest is None or stamp > newest[0]:

@@ -8,17 +8,22 @@ its cache) can be reused by the next dataset.
 A stream with a remote holds a *claim* on its directory: a small file naming the remote,
 under ``<tempdir>/streamx-<uid>/claims/<digest of the directory>/``, on which it holds a
 shared ``flock`` while it lives (forked DataLoader workers inherit it). A claim whose lock
-can be taken exclusively belongs to a dead owner and is removed.
+can be taken exclusively belongs to a dead owner and is removed. A process removes its own
+claims when it exits, and the claims directory of a local directory once it is empty:
+fresh local directories (one per run) would otherwise leave one directory each for good.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import fcntl
 import hashlib
 import os
 import secrets
-from dataclasses import dataclass
+import threading
+import weakref
+from dataclasses import dataclass, field
 from typing import IO
 from urllib.parse import urlsplit
 
@@ -41,19 +46,26 @@ def _identity(remote: str) -> str:
     return remote
 
 
-@dataclass
+@dataclass(eq=False)
 class Claim:
     """A held claim: the locked file and its path. Closing (or losing) it releases it."""
 
     handle: IO[bytes]
     path: str
     pid: int
+    closed: bool = field(default=False)
 
     def close(self) -> None:
-        """Releases the claim now (only its creating process removes the file)."""
+        """Releases the claim now (only its creating process removes the file, and then its
+        directory if no other claim is left in it)."""
+        if self.closed:
+            return
+        self.closed = True
         if os.getpid() == self.pid:
             with contextlib.suppress(FileNotFoundError):
                 os.remove(self.path)
+            with contextlib.suppress(OSError):  # another claim is there: it stays
+                os.rmdir(os.path.dirname(self.path))
         self.handle.close()
 
     def __del__(self) -> None:
@@ -79,8 +91,7 @@ def claim_local(local_dir: str, remote: str) -> Claim | None:
     base = os.path.join(
         user_root(), "claims", hashlib.blake2s(key.encode(), digest_size=12).hexdigest()
     )
-    os.makedirs(base, 0o700, exist_ok=True)
-    mine = _create(base, remote)
+    mine = _create_in(base, remote)
     if mine is None:
         return None
     others = {
@@ -98,6 +109,39 @@ def claim_local(local_dir: str, remote: str) -> Claim | None:
     return mine
 
 
+def _create_in(base: str, remote: str) -> Claim | None:
+    """:func:`_create` in ``base``, made again if a claimer that closed the last claim
+    there removed it meanwhile."""
+    for _ in range(_TRIES - 1):
+        os.makedirs(base, 0o700, exist_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            return _create(base, remote)
+    os.makedirs(base, 0o700, exist_ok=True)
+    return _create(base, remote)
+
+
+_TRIES = 8
+# This process's open claims, closed at its exit (a Claim's __del__ does not run then).
+_HELD: weakref.WeakSet[Claim] = weakref.WeakSet()
+_HELD_LOCK = threading.Lock()
+
+
+def _close_held() -> None:
+    with _HELD_LOCK:
+        held = list(_HELD)
+    for claim in held:
+        claim.close()
+
+
+atexit.register(_close_held)
+
+
+def _hold(claim: Claim) -> Claim:
+    with _HELD_LOCK:
+        _HELD.add(claim)
+    return claim
+
+
 def _create(base: str, remote: str) -> Claim | None:
     """A locked claim file, renamed into place only once locked (never seen unlocked)."""
     name = f"{os.getpid()}-{secrets.token_hex(6)}"
@@ -113,7 +157,7 @@ def _create(base: str, remote: str) -> Claim | None:
     handle.flush()
     final = os.path.join(base, name)
     os.rename(pending, final)
-    return Claim(handle, final, os.getpid())
+    return _hold(Claim(handle, final, os.getpid()))
 
 
 def _live_remotes(base: str, exclude: str) -> set[str]:

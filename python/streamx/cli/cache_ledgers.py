@@ -28,8 +28,13 @@ from streamx.format.index import INDEX_BASENAME, parse_index
 __all__ = ["LedgerView", "dead_temp_files", "find_ledgers", "pid_alive"]
 
 _LEDGER = re.compile(r"^ledger-[0-9a-f]+-\d+$")
-# Partial downloads: ``.<name>.<pid>.<8 hex>.tmp`` (streamx.storage.download.temp_path_for).
-_TEMP = re.compile(r"^\.(.+)\.\d+\.[0-9a-f]{8}\.tmp$")
+# Partial downloads: ``.<name>.<pid>.<8 hex>.tmp`` (streamx.storage.download.temp_path_for),
+# and the records of their landed parts beside them, ``….parts`` and its staging
+# ``….parts.new`` (streamx.storage.landed_parts).
+_TEMP = re.compile(r"^\.(.+)\.\d+\.[0-9a-f]{8}\.(tmp|parts|parts\.new)$")
+# A hedged part's scratch file, ``<its download's .tmp less .tmp>.h<start>.<pid>.<8 hex>.tmp``
+# (streamx.storage.hedge.scratch_path): it goes with that download's file.
+_SCRATCH = re.compile(r"^(\.(.+)\.\d+\.[0-9a-f]{8})\.h\d+\.\d+\.[0-9a-f]{8}\.tmp$")
 # A temporary file younger than this may belong to a download that has not locked it yet.
 _TEMP_GRACE_S = 60.0
 
@@ -162,6 +167,20 @@ def _abandoned(path: str) -> bool:
     return True
 
 
+def _record_abandoned(path: str, tmp: str) -> bool:
+    """Whether no live download owns ``path``, a record of landed parts or a hedge's scratch
+    file of the download whose temporary file is ``tmp``: its owner writes it only while it
+    holds that file (created first, removed last), so it goes with that file; with no such
+    file left, an old one is an orphan."""
+    if os.path.lexists(tmp):
+        return _abandoned(tmp)
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and time.time() - info.st_mtime >= _TEMP_GRACE_S
+
+
 def dead_temp_files(view: LedgerView) -> list[str]:
     """Partial downloads under the ledger's directory that no live process owns: only
     names streamx gives a download of a file it knows (a shard file of the ledger, or the
@@ -173,12 +192,28 @@ def dead_temp_files(view: LedgerView) -> list[str]:
     for dirpath, dirnames, filenames in os.walk(view.home):
         dirnames[:] = [d for d in dirnames if d != ".streamx"]
         for name in filenames:
-            match = _TEMP.match(name)
-            if match is None:
-                continue
-            path = os.path.join(dirpath, name)
-            target = os.path.join(os.path.realpath(dirpath), match.group(1))
-            owned = target in known or os.path.join(dirpath, match.group(1)) in known
-            if owned and _abandoned(path):
-                found.append(path)
+            dead = _dead_temp(dirpath, name, known)
+            if dead is not None:
+                found.append(dead)
     return sorted(found)
+
+
+def _dead_temp(dirpath: str, name: str, known: set[str]) -> str | None:
+    """The path of ``name`` if it is a dead download's temporary, record or scratch file
+    of a file in ``known``."""
+    scratch = _SCRATCH.match(name)
+    match = _TEMP.match(name) if scratch is None else scratch
+    if match is None:
+        return None
+    path = os.path.join(dirpath, name)
+    target = match.group(2) if scratch is not None else match.group(1)
+    owned = os.path.join(os.path.realpath(dirpath), target) in known
+    if not owned and os.path.join(dirpath, target) not in known:
+        return None
+    if scratch is not None:
+        dead = _record_abandoned(path, os.path.join(dirpath, f"{scratch.group(1)}.tmp"))
+    elif match.group(2) == "tmp":
+        dead = _abandoned(path)
+    else:
+        dead = _record_abandoned(path, path[: path.rindex(".parts")] + ".tmp")
+    return path if dead else None

@@ -153,11 +153,19 @@ class _Job:
             self._complete(part)
 
     def wait(self) -> None:
+        """Returns once no thread may write into the file again and every part is in place.
+
+        Raises:
+            The job's first error; OSError naming the first part not in place, if any.
+        """
         with self._changed:
             while self._running or self._hedges:
                 self._changed.wait()
         if self._error is not None:
             raise self._error
+        missing = next((part for part in self._parts if not part.complete), None)
+        if missing is not None:  # never a hole taken for bytes, whatever went wrong
+            raise OSError(f"{self._budget.url}: bytes {missing.start}+ never came into {self._tmp}")
 
     def finish(self) -> None:
         with self._changed:
@@ -245,14 +253,34 @@ class _Job:
             if late and part.hedge is None and part.winner is None and hedge.allow_hedge():
                 part.hedge, part.hedging = cancel.Scope(), True
                 self._hedges += 1
-                threading.Thread(target=self._hedge, args=(part,), daemon=True).start()
+                name = f"streamx-hedge-{part.start}"
+                threading.Thread(target=self._hedge, args=(part,), name=name, daemon=True).start()
 
     def _hedge(self, part: Part) -> None:
+        """A hedge's thread: counted in ``_hedges`` (and ``part.hedging``) until its last
+        write into the file, so that :meth:`wait` never returns while it may still copy its
+        bytes into place, whatever fails."""
+        try:
+            if self._race(part):
+                self._adopt(part)
+        except BaseException as err:  # e.g. the record of landed parts could not be written
+            with self._changed:
+                self._error = self._error or err
+        finally:
+            with self._changed:
+                part.hedging = False  # an original waiting on it finds the bytes in place
+                self._hedges -= 1
+                self._changed.notify_all()
+
+    def _race(self, part: Part) -> bool:
+        """Fetches ``part`` into a scratch file; whether it won with its original stopped
+        (then this thread copies it into place; else the original's thread does)."""
         metrics.add_hedged()
         path = hedge.scratch_path(self._tmp, part.start)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
-        won = False
+        fd: int | None = None
+        won = original_running = False
         try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
             assert part.hedge is not None
             with self._slots.hold(), cancel.scope(part.hedge):
                 deadline = time.monotonic() + self._budget.timeout
@@ -265,27 +293,27 @@ class _Job:
         except Exception as err:
             logger.debug("hedged GET of %s at %d failed: %r", self._budget.url, part.start, err)
         finally:
-            if not won:
+            if fd is not None and not won:
                 _drop(fd, path)
-            with self._changed:
-                part.hedging = False
-                self._hedges -= 1
-                self._changed.notify_all()
         if won:
             logger.info("%s: a hedged GET brought bytes %d+ first", self._budget.url, part.start)
             if original_running:
                 part.original.cancel()  # its thread adopts the hedge's bytes once stopped
-            else:
-                self._adopt(part)
+        return won and not original_running
 
     def _adopt(self, part: Part) -> None:
-        """Copies the winning hedge's bytes into place, once (the original has stopped)."""
+        """Copies the winning hedge's bytes into place, once (the original has stopped).
+        Whichever thread takes the scratch file copies it; a failed copy fails the job."""
         with self._changed:
             if part.complete or part.scratch_fd is None:
                 return
             fd, path, part.scratch_fd = part.scratch_fd, part.scratch, None
         try:
             hedge.copy_range(fd, self._fd, part.start, part.length)
+        except BaseException as err:
+            with self._changed:
+                self._error = self._error or err
+            return
         finally:
             _drop(fd, path)
         self._complete(part)
