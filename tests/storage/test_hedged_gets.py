@@ -53,17 +53,31 @@ def _stall_once(starts: set[int]) -> tuple[ThrottleServer, bytes]:
     return ThrottleServer(data, decide), data
 
 
+def _fetch(
+    server: ThrottleServer,
+    path: Path,
+    size: int,
+    *,
+    timeout: int,
+    retry: int = 2,
+    connections: int = 4,
+) -> None:
+    """``server``'s file of ``size`` bytes into ``path``, in parts over ``connections``."""
+    download_file(
+        server.url(),
+        str(path),
+        expected_size=size,
+        timeout=timeout,
+        retry=retry,
+        slots=LocalSlots(connections),
+    )
+
+
 def test_a_stalled_part_is_hedged_and_the_file_is_intact(tmp_path: Path) -> None:
     server, data = _stall_once({5 * MIB})
     before = metrics.snapshot()["hedged_parts"]
     try:
-        download_file(
-            server.url(),
-            str(tmp_path / "f"),
-            expected_size=len(data),
-            timeout=60,
-            slots=LocalSlots(4),
-        )
+        _fetch(server, tmp_path / "f", len(data), timeout=60)
         logged = server.requests()
     finally:
         server.close()
@@ -79,13 +93,7 @@ def test_hedging_off_waits_for_the_timeout(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setenv("STREAMX_HEDGE", "0")
     server, data = _stall_once({3 * MIB})
     try:
-        download_file(
-            server.url(),
-            str(tmp_path / "f"),
-            expected_size=len(data),
-            timeout=2,
-            slots=LocalSlots(4),
-        )
+        _fetch(server, tmp_path / "f", len(data), timeout=2)
         logged = server.requests()
     finally:
         server.close()
@@ -98,14 +106,7 @@ def test_hedges_are_bounded(tmp_path: Path) -> None:
     process hedges at most one part in ten (plus one); the rest wait for their timeout."""
     server, data = _stall_once({n * MIB for n in range(4, 16)})
     try:
-        download_file(
-            server.url(),
-            str(tmp_path / "f"),
-            expected_size=len(data),
-            timeout=3,
-            retry=2,
-            slots=LocalSlots(16),
-        )
+        _fetch(server, tmp_path / "f", len(data), timeout=3, retry=2, connections=16)
         logged = server.requests()
     finally:
         server.close()
@@ -171,14 +172,7 @@ def test_a_hedge_that_wins_after_its_original_failed_writes_nothing_after_return
         copies.clear()
         target = tmp_path / f"f{round_}"
         try:
-            download_file(
-                server.url(),
-                str(target),
-                expected_size=len(data),
-                timeout=60,
-                retry=1,
-                slots=LocalSlots(4),
-            )
+            _fetch(server, target, len(data), timeout=60, retry=1)
             returned.set()
             assert copied.wait(10)
         finally:
@@ -204,13 +198,7 @@ def test_a_hedge_that_cannot_open_its_scratch_file_holds_nothing_up(
 
     def fetch() -> None:
         try:
-            download_file(
-                server.url(),
-                str(tmp_path / "f"),
-                expected_size=len(data),
-                timeout=3,
-                slots=LocalSlots(4),
-            )
+            _fetch(server, tmp_path / "f", len(data), timeout=3)
         except BaseException as err:
             errors.append(err)
 
