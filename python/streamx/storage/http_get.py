@@ -120,6 +120,9 @@ def get_into(
     pool = pool_for(target.scheme, target.host, target.port)
     conn, reused = pool.take(timeout)
     try:
+        if conn.sock is None:
+            conn.connect()  # and the TLS handshake: the pace's slot is taken once it is ready
+        deadline += throttle.slot_once_connected()  # the pace's wait is not the request's
         try:
             response, sock = _send(conn, target.path, target.headers(extra))
         except STALE_CONNECTION:

@@ -95,7 +95,8 @@ class RetryBudget:
             round_ = self._round
             if failure is not None and self.spent:
                 raise failure  # another request of the file spent the budget meanwhile
-            with limit.hold(self._urgent) as started, slots.hold():
+            # An HTTP request takes its pace slot once connected (hold_until_connected).
+            with limit.hold_until_connected(self._urgent) as ticket, slots.hold():
                 deadline = self._request_deadline(what)
                 try:
                     result = request(deadline)
@@ -104,10 +105,10 @@ class RetryBudget:
                 except Exception as err:
                     status = throttled_status(err)
                     if status is not None:
-                        limit.throttled(started, status)
+                        limit.throttled(ticket.take(), status)
                     failure = err
                 else:
-                    limit.answered(started)
+                    limit.answered(ticket.take())
                     return result
             if status is not None:
                 throttled += 1
