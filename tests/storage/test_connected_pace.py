@@ -2,7 +2,9 @@
 handshaken (issue 26): the spacing the pace gives is the spacing the store sees, however
 late a new connection's set-up is. Before, the slot came first and a slow handshake let the
 next request reach the store right behind it, which a store without burst (nginx's
-``limit_req``) refuses with a 503 and a whole ``Retry-After``."""
+``limit_req``) refuses with a 503 and a whole ``Retry-After``. And the GETs of a host that
+throttled lately (read through ``http.client``) reuse their HTTPS connection, the 503's
+included."""
 
 from __future__ import annotations
 
@@ -92,3 +94,26 @@ def test_paced_requests_on_new_connections_reach_the_store_a_pace_apart(
     assert min(gaps) >= 1 / PACE - 0.05, gaps
     # ... and each came on a new connection (the one before was still busy).
     assert len({entry.connection for entry in paced}) == FILES
+
+
+def test_https_answers_through_http_client_leave_their_connection_open(
+    tmp_path: Path, certs: Certs
+) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    for number in range(2):
+        (root / f"f{number}").write_bytes(bytes([number]) * SIZE)
+    with Nginx(root, tls=(certs.chain, certs.key), limit_req="1r/s") as nginx:
+        # A host that throttled lately is read through http.client (its Retry-After kept).
+        throttle.want_headers("127.0.0.1", nginx.port)
+        for number in range(2):  # the second comes within the store's second: refused
+            dest = tmp_path / "cache" / f"f{number}"
+            download_file(f"{nginx.endpoint}/f{number}", str(dest), expected_size=SIZE)
+            assert dest.read_bytes() == bytes([number]) * SIZE
+        log = nginx.log_when(lambda entries: len(entries) >= 3)
+    assert [entry.status for entry in log][:2] == [200, 503]
+    assert log[-1].status == 200
+    # One connection carried all three: the first file's (its TLS connection was closed as
+    # "unreusable" before: a quiet TLS socket's peek raised), the 503 (read whole; nginx
+    # keeps the connection after limit_req's 503) and the refused request asked again.
+    assert {entry.connection for entry in log} == {log[0].connection}
