@@ -8,6 +8,7 @@ included."""
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections.abc import Iterator
@@ -90,7 +91,7 @@ def test_paced_requests_on_new_connections_reach_the_store_a_pace_apart(
     # No request was refused: each reached the store at least the limit's 100 ms after the
     # one before (nginx logs to the millisecond; the pace's 250 ms less some slack)...
     assert [entry.status for entry in paced] == [200] * FILES
-    gaps = [after.start - before.start for before, after in zip(paced, paced[1:])]
+    gaps = [after.start - before.start for before, after in itertools.pairwise(paced)]
     assert min(gaps) >= 1 / PACE - 0.05, gaps
     # ... and each came on a new connection (the one before was still busy).
     assert len({entry.connection for entry in paced}) == FILES
