@@ -67,7 +67,7 @@ def test_paced_requests_on_new_connections_reach_the_store_a_pace_apart(
         DelayingProxy(nginx.port, SETUP_DELAY_S) as proxy,
     ):
         endpoint = f"https://127.0.0.1:{proxy.port}"
-        # One calm request teaches the host's limit that its requests wait to be connected.
+        # One calm request first (a host is paced only once it throttled).
         download_file(f"{endpoint}/f{FILES}", str(tmp_path / "warm"), expected_size=SIZE)
         http_pool._close_all()  # every paced request below opens a new connection
         pace = pace_for(f"127.0.0.1:{proxy.port}")

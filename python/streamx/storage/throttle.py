@@ -309,15 +309,18 @@ class AdaptiveLimit:
             yield self.pace.take(urgent)
 
     @contextlib.contextmanager
-    def hold_until_connected(self, urgent: bool = True) -> Iterator[PaceTicket]:
+    def hold_until_connected(
+        self, urgent: bool = True, connects_first: bool = False
+    ) -> Iterator[PaceTicket]:
         """As :meth:`hold`, but where this host's requests are HTTP ones, the pace's slot is
         taken once the request's connection is ready (:func:`slot_once_connected`): a new
         connection's set-up (tens of ms under load) would otherwise squeeze the spacing
         the pace gave before the store sees it, and a store without burst refuses one.
-        Other requests (fsspec's) take it at once."""
+        ``connects_first`` says the request is one of those (else the limit learns it from
+        the host's first such request); others (fsspec's) take the slot at once."""
         with self._room():
             ticket = PaceTicket(self, urgent)
-            if not self.connects_first:
+            if not (connects_first or self.connects_first):
                 ticket.take()
             _TICKET.ticket = ticket
             try:
