@@ -119,7 +119,11 @@ def get_into(
             return moved
     pool = pool_for(target.scheme, target.host, target.port)
     conn, reused = pool.take(timeout)
+    kept = False
     try:
+        if conn.sock is None:
+            conn.connect()  # and the TLS handshake: the pace's slot is taken once it is ready
+        deadline += throttle.slot_once_connected()  # the pace's wait is not the request's
         try:
             response, sock = _send(conn, target.path, target.headers(extra))
         except STALE_CONNECTION:
@@ -129,7 +133,13 @@ def get_into(
             conn.close()
             conn, _ = pool.take(timeout, fresh=True)
             response, sock = _send(conn, target.path, target.headers(extra))
-        body_length, total = _check_status(target, response, start, length, pin)
+        try:
+            body_length, total = _check_status(target, response, start, length, pin)
+        except BaseException:
+            # A throttled answer's short page, read whole: the connection serves on (a new
+            # one's set-up would cost the next request's time, and with it the pace's spacing).
+            kept = response.status in throttle.THROTTLE_STATUSES and _read_whole(response)
+            raise
         if expected is not None and total not in (-1, expected):
             raise SizeMismatchError(
                 f"{target.url} is {total} bytes, {expected} expected "
@@ -154,6 +164,10 @@ def get_into(
         conn.close()  # never asked again unverified, nor retried (a permanent failure)
         raise refused_certificate(err, target.host, target.port, f"GET {target.url}") from err
     except BaseException as err:
+        if kept:
+            cancel.detach(sock)
+            pool.give_back(conn)
+            raise
         conn.close()
         if reused and isinstance(err, TimeoutError):
             pool.close_idle()  # kept alive as long, the idle ones may be as dead: retire them
@@ -370,6 +384,11 @@ def _read_unsized(
     raise _Unreusable  # its end was the server closing, or a framing not worth trusting again
 
 
+def _read_whole(response: http.client.HTTPResponse) -> bool:
+    """Whether the answer was read to its end and the server keeps the connection open."""
+    return response.isclosed() and not response.will_close
+
+
 class _Unreusable(Exception):
     """The server sent past the body: the connection cannot carry another request."""
 
@@ -381,6 +400,8 @@ def _nothing_pending(response: http.client.HTTPResponse, sock: Any) -> bool:
     sock.setblocking(False)
     try:
         return not response.fp.peek(1)
+    except ssl.SSLWantReadError:
+        return True  # no TLS record waits: what a quiet TLS connection says (not EAGAIN)
     except OSError:
         return False
 

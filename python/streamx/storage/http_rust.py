@@ -52,6 +52,7 @@ def ranged_in_rust(
         while True:
             if conn.sock is None:
                 conn.connect()
+            deadline += throttle.slot_once_connected()  # the pace's wait is not the request's
             sock = conn.sock
             sock.setblocking(False)  # the Rust side waits with poll, bounded by the deadline
             cancel.attach(sock)
@@ -112,6 +113,7 @@ def tls_in_rust(
     except OpenSslOnly:
         return None  # verified by Python's ssl instead (a self-signed CA as the server's cert)
     try:
+        deadline += throttle.slot_once_connected()  # the pace's wait is not the request's
         while True:
             cancel.attach(session.sock)
             accounting.count(accounting.kind_of("GET", target.path, extra))

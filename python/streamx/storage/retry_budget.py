@@ -26,6 +26,7 @@ from typing import TypeVar
 from streamx.exceptions import TlsCertificateError
 from streamx.runtime import metrics
 from streamx.storage.errors import DownloadTimeoutError
+from streamx.storage.http_source import plain_target
 from streamx.storage.slots import Slots
 from streamx.storage.throttle import (
     AdaptiveLimit,
@@ -66,6 +67,9 @@ class RetryBudget:
         # A reader waits for the file (not fetched ahead): its requests take the pace's
         # next slot first (storage.request_pace).
         self._urgent = urgent
+        # A plain http(s) URL is read by streamx's HTTP layer, which takes the pace's slot
+        # once its connection is ready, from the process's first request on.
+        self._connects_first = plain_target(url) is not None
 
     @property
     def spent(self) -> bool:
@@ -95,7 +99,11 @@ class RetryBudget:
             round_ = self._round
             if failure is not None and self.spent:
                 raise failure  # another request of the file spent the budget meanwhile
-            with limit.hold(self._urgent) as started, slots.hold():
+            # An HTTP request takes its pace slot once connected (hold_until_connected).
+            with (
+                limit.hold_until_connected(self._urgent, self._connects_first) as ticket,
+                slots.hold(),
+            ):
                 deadline = self._request_deadline(what)
                 try:
                     result = request(deadline)
@@ -104,10 +112,10 @@ class RetryBudget:
                 except Exception as err:
                     status = throttled_status(err)
                     if status is not None:
-                        limit.throttled(started, status)
+                        limit.throttled(ticket.take(), status)
                     failure = err
                 else:
-                    limit.answered(started)
+                    limit.answered(ticket.take())
                     return result
             if status is not None:
                 throttled += 1

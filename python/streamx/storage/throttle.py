@@ -46,6 +46,7 @@ __all__ = [
     "PACED_ROUND_S",
     "THROTTLE_STATUSES",
     "AdaptiveLimit",
+    "PaceTicket",
     "ThrottledError",
     "forget_hosts",
     "headers_wanted",
@@ -54,6 +55,7 @@ __all__ = [
     "note_retry_after",
     "parse_retry_after",
     "retry_after_of",
+    "slot_once_connected",
     "throttle_delay",
     "throttle_retries",
     "throttled_status",
@@ -198,6 +200,40 @@ def waiting_out(call: Callable[[], T], url: str, give_up: Callable[[], bool] | N
             return result
 
 
+class PaceTicket:
+    """One request's start slot in its host's pace, taken once (when it is to be sent)."""
+
+    def __init__(self, limit: AdaptiveLimit, urgent: bool) -> None:
+        self.limit, self._pace, self._urgent = limit, limit.pace, urgent
+        self.started: float | None = None
+
+    def take(self) -> float:
+        """Waits for the slot if it is not taken yet; returns the time the request starts."""
+        if self.started is None:
+            self.started = self._pace.take(self._urgent)
+        return self.started
+
+
+# The ticket of the request this thread runs under AdaptiveLimit.hold_until_connected.
+_TICKET = threading.local()
+
+
+def slot_once_connected() -> float:
+    """Takes the start slot of the request this thread runs (if it is not taken yet), now
+    that its connection is connected and handshaken; returns the seconds it waited, which
+    the request's deadline does not count. Marks the host's limit as one whose requests
+    call this (the next ones wait for it)."""
+    ticket: PaceTicket | None = getattr(_TICKET, "ticket", None)
+    if ticket is None:
+        return 0.0
+    ticket.limit.connects_first = True
+    if ticket.started is not None:
+        return 0.0
+    began = time.monotonic()
+    ticket.take()
+    return time.monotonic() - began
+
+
 class AdaptiveLimit:
     """How many requests to one host may run at once, and when they start: the host's pace
     is cut on throttling; the count is halved when throttling persists, +1 per answer.
@@ -216,6 +252,8 @@ class AdaptiveLimit:
         self._throttled = 0
         self._logged_at = 0.0
         self._bandwidth: float | None = None  # bytes a second of one GET
+        # Set once a request here took its slot once connected: the host is read over HTTP.
+        self.connects_first = False
 
     @property
     def limit(self) -> int:
@@ -267,12 +305,37 @@ class AdaptiveLimit:
         """Waits for room under the limit, then for the pace's slot; yields the time the
         request starts. A request fetched ahead of its reader (not ``urgent``) lets the
         urgent ones take the pace's slots first (:meth:`RequestPace.take`)."""
+        with self._room():
+            yield self.pace.take(urgent)
+
+    @contextlib.contextmanager
+    def hold_until_connected(
+        self, urgent: bool = True, connects_first: bool = False
+    ) -> Iterator[PaceTicket]:
+        """As :meth:`hold`, but where this host's requests are HTTP ones, the pace's slot is
+        taken once the request's connection is ready (:func:`slot_once_connected`): a new
+        connection's set-up (tens of ms under load) would otherwise squeeze the spacing
+        the pace gave before the store sees it, and a store without burst refuses one.
+        ``connects_first`` says the request is one of those (else the limit learns it from
+        the host's first such request); others (fsspec's) take the slot at once."""
+        with self._room():
+            ticket = PaceTicket(self, urgent)
+            if not (connects_first or self.connects_first):
+                ticket.take()
+            _TICKET.ticket = ticket
+            try:
+                yield ticket
+            finally:
+                _TICKET.ticket = None
+
+    @contextlib.contextmanager
+    def _room(self) -> Iterator[None]:
         with self._changed:
             while self._running >= int(self._limit):
                 self._changed.wait()
             self._running += 1
         try:
-            yield self.pace.take(urgent)
+            yield
         finally:
             with self._changed:
                 self._running -= 1
