@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from https_certs import make_certs
+from https_certs import trust_test_ca
 from nginx_server import LogEntry, Nginx, find_nginx, max_overlap  # tests/storage, on the path
 from scripted_http import Request, ScriptedServer, serve_bytes
 
@@ -76,11 +76,7 @@ def _nginx(
 def _trusted(directory: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
     """A server certificate (chain, key) that this process's clients trust."""
     directory.mkdir()
-    certs = make_certs(directory)
-    for name in ("SSL_CERT_DIR", "REQUESTS_CA_BUNDLE"):
-        monkeypatch.delenv(name, raising=False)
-    for name in ("AWS_CA_BUNDLE", "SSL_CERT_FILE"):
-        monkeypatch.setenv(name, str(certs.ca))
+    certs = trust_test_ca(directory, monkeypatch, ("AWS_CA_BUNDLE", "SSL_CERT_FILE"))
     return certs.chain, certs.key
 
 

@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
-from https_certs import Certs, make_certs  # tests/storage, on the path by conftest
+from https_certs import Certs, trust_test_ca  # tests/storage, on the path by conftest
 from nginx_server import Nginx, find_nginx
 from scripted_http import Request, ScriptedServer
 
@@ -28,19 +28,16 @@ FILES = 40
 
 @pytest.fixture
 def certs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Certs:
-    for name in ("AWS_CA_BUNDLE", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "SSL_CERT_DIR"):
-        monkeypatch.delenv(name, raising=False)
     http_pool._close_all()  # no connection kept from another test's server
-    return make_certs(tmp_path)
+    return trust_test_ca(tmp_path, monkeypatch)
 
 
 @pytest.fixture
-def served(tmp_path: Path, certs: Certs, monkeypatch: pytest.MonkeyPatch) -> Iterator[Nginx]:
+def served(tmp_path: Path, certs: Certs) -> Iterator[Nginx]:
     root = tmp_path / "root"
     root.mkdir()
     for number in range(FILES):
         (root / f"f{number:02d}.bin").write_bytes(bytes(number + 1))
-    monkeypatch.setenv("SSL_CERT_FILE", str(certs.ca))
     with Nginx(root, tls=(certs.chain, certs.key)) as nginx:
         yield nginx
     http_pool._close_all()

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from https_certs import Certs, make_certs  # tests/storage, on the path by conftest
+from https_certs import Certs, trust_test_ca  # tests/storage, on the path by conftest
 from nginx_server import Nginx, find_nginx
 
 from streamx import _core
@@ -26,10 +26,7 @@ FILES = 40
 
 @pytest.fixture
 def certs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Certs:
-    for name in ("AWS_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "SSL_CERT_DIR", "STREAMX_RUST_TLS"):
-        monkeypatch.delenv(name, raising=False)
-    found = make_certs(tmp_path)
-    monkeypatch.setenv("SSL_CERT_FILE", str(found.ca))
+    found = trust_test_ca(tmp_path, monkeypatch)
     http_pool._close_all()  # no connection kept from another test's server
     return found
 

@@ -200,10 +200,9 @@ def test_a_bearer_token_goes_with_every_get_and_is_renewed(
 
 
 def test_https_bodies_are_written_by_rust(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from https_certs import make_certs
+    from https_certs import trust_test_ca
 
-    certs = make_certs(tmp_path)
-    monkeypatch.setenv("SSL_CERT_FILE", str(certs.ca))
+    certs = trust_test_ca(tmp_path, monkeypatch)
     monkeypatch.setenv("STREAMX_DOWNLOAD_PART_SIZE", str(1 << 20))
     server = BlobServer(tmp_path / "blobs", tls=(certs.chain, certs.key)).start()
     try:

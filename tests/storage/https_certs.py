@@ -2,22 +2,29 @@
 
 The server certificate is a leaf (not a CA) for ``localhost`` and ``127.0.0.1``, as a real
 store's is; the CA's PEM is what a user points ``AWS_CA_BUNDLE`` (or ``SSL_CERT_FILE``,
-``REQUESTS_CA_BUNDLE``) at.
+``REQUESTS_CA_BUNDLE``) at. ``trust_test_ca`` makes one and has this process's clients trust
+it through the named variables alone.
 """
 
 from __future__ import annotations
 
 import datetime
 import ipaddress
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-__all__ = ["Certs", "make_certs"]
+__all__ = ["CA_VARIABLES", "Certs", "clear_ca_variables", "make_certs", "trust_test_ca"]
+
+# Every variable that points a client of ours (Rust TLS, Python's ssl, requests, botocore,
+# aiohttp) at a CA bundle.
+CA_VARIABLES = ("AWS_CA_BUNDLE", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "SSL_CERT_DIR")
 
 
 @dataclass(frozen=True)
@@ -80,4 +87,25 @@ def make_certs(directory: Path, names: tuple[str, ...] = ("localhost", "127.0.0.
             serialization.NoEncryption(),
         )
     )
+    return certs
+
+
+def clear_ca_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No CA bundle named by the environment, and the default TLS stack (a test that wants
+    Python's ``ssl`` sets ``STREAMX_RUST_TLS`` after this)."""
+    for name in (*CA_VARIABLES, "STREAMX_RUST_TLS"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def trust_test_ca(
+    directory: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    variables: Iterable[str] = ("SSL_CERT_FILE",),
+) -> Certs:
+    """A CA and server certificate made in ``directory`` (see ``make_certs``), trusted by this
+    process's clients through ``variables`` only: every other CA variable is cleared."""
+    clear_ca_variables(monkeypatch)
+    certs = make_certs(directory)
+    for name in variables:
+        monkeypatch.setenv(name, str(certs.ca))
     return certs

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from delaying_proxy import DelayingProxy
-from https_certs import Certs, make_certs
+from https_certs import Certs, trust_test_ca
 from nginx_server import Nginx, find_nginx
 
 from streamx.storage import download, http_pool, request_pace, throttle
@@ -38,10 +38,7 @@ SETUP_DELAY_S = 0.22
 
 @pytest.fixture
 def certs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Certs]:
-    for name in ("AWS_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "SSL_CERT_DIR", "STREAMX_RUST_TLS"):
-        monkeypatch.delenv(name, raising=False)
-    found = make_certs(tmp_path)
-    monkeypatch.setenv("SSL_CERT_FILE", str(found.ca))
+    found = trust_test_ca(tmp_path, monkeypatch)
     monkeypatch.setattr(download, "_LOCAL_SLOTS", {})
     # The pace stays where the test sets it: no raises, no quiet doubling.
     monkeypatch.setattr(request_pace, "FIRST_PACE", PACE)

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from https_certs import make_certs
+from https_certs import clear_ca_variables, make_certs
 from nginx_server import Nginx, find_nginx
 
 from streamx.exceptions import TlsCertificateError
@@ -24,8 +24,7 @@ pytestmark = pytest.mark.skipif(find_nginx() is None, reason="nginx is not insta
 @pytest.fixture
 def untrusted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Nginx]:
     """nginx over HTTPS with a certificate from a CA nobody here trusts."""
-    for name in ("AWS_CA_BUNDLE", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "SSL_CERT_DIR"):
-        monkeypatch.delenv(name, raising=False)
+    clear_ca_variables(monkeypatch)
     http_pool._close_all()
     filesystems.clear_cache()
     certs = make_certs(tmp_path)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from hostile_tls import HostileTlsServer, hostile_servers
-from https_certs import make_certs
+from https_certs import trust_test_ca
 
 from streamx import _core
 from streamx.exceptions import TruncatedDownloadError
@@ -23,10 +23,7 @@ _DATA = os.urandom(3_000_000)
 
 @pytest.fixture
 def server_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
-    certs = make_certs(tmp_path)
-    for name in ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "SSL_CERT_DIR"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_CA_BUNDLE", str(certs.ca))
+    certs = trust_test_ca(tmp_path, monkeypatch, ("AWS_CA_BUNDLE",))
     with hostile_servers(_DATA, certs.chain, certs.key) as start:
         yield start
 

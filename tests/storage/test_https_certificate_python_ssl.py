@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from hostile_tls import HostileTlsServer
-from https_certs import make_certs
+from https_certs import clear_ca_variables, make_certs
 
 from streamx.exceptions import TlsCertificateError
 from streamx.format.remote_files import read_range
@@ -21,8 +21,7 @@ def test_an_untrusted_certificate_names_the_host_and_is_tried_once(
 ) -> None:
     """A ranged GET (three attempts allowed) from a server whose CA no bundle trusts: one
     connection, and the error names the host and the request."""
-    for name in ("AWS_CA_BUNDLE", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "SSL_CERT_DIR"):
-        monkeypatch.delenv(name, raising=False)
+    clear_ca_variables(monkeypatch)
     monkeypatch.setenv("STREAMX_RUST_TLS", "0")
     certs = make_certs(tmp_path)
     http_pool._close_all()

@@ -8,7 +8,7 @@ import random
 from pathlib import Path
 
 import pytest
-from https_certs import make_certs
+from https_certs import trust_test_ca
 from nginx_server import Nginx, find_nginx
 
 import streamx
@@ -34,10 +34,7 @@ def test_an_https_remote_streams_every_sample(
         for sample in samples:
             writer.write(sample)
     (tmp_path / "certs").mkdir()
-    certs = make_certs(tmp_path / "certs")
-    for name in ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "SSL_CERT_DIR"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_CA_BUNDLE", str(certs.ca))
+    certs = trust_test_ca(tmp_path / "certs", monkeypatch, ("AWS_CA_BUNDLE",))
     monkeypatch.setenv("STREAMX_DOWNLOAD_PART_SIZE", str(256 * KIB))
     http_pool._close_all()
     before = _core.tls_bodies_moved()

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from https_certs import Certs, make_certs
+from https_certs import Certs, clear_ca_variables, make_certs
 from nginx_server import Nginx, find_nginx
 
 from streamx import _core
@@ -26,8 +26,7 @@ _VARIABLES = ("AWS_CA_BUNDLE", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE")
 
 @pytest.fixture
 def certs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Certs:
-    for name in (*_VARIABLES, "SSL_CERT_DIR"):
-        monkeypatch.delenv(name, raising=False)
+    clear_ca_variables(monkeypatch)
     http_pool._close_all()  # no session kept from another test's server
     return make_certs(tmp_path)
 

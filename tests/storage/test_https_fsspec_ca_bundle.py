@@ -9,19 +9,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from https_certs import clear_ca_variables
 from tls_server import TlsServer
 
 from streamx.storage import filesystems
 
 aiohttp = pytest.importorskip("aiohttp")
 
-BUNDLES = ("AWS_CA_BUNDLE", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "SSL_CERT_DIR")
-
 
 @pytest.fixture
 def no_bundle(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
-    for name in BUNDLES:
-        monkeypatch.delenv(name, raising=False)
+    clear_ca_variables(monkeypatch)
     filesystems.clear_cache()
     yield monkeypatch
     filesystems.clear_cache()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from hostile_tls import HostileTlsServer, hostile_servers
-from https_certs import Certs, make_certs
+from https_certs import Certs, trust_test_ca
 
 from streamx.exceptions import DownloadTimeoutError
 from streamx.storage.http_source import HttpSource, plain_target
@@ -20,14 +20,11 @@ Start = Callable[[str], HostileTlsServer]
 
 @pytest.fixture
 def certs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Certs:
-    for name in ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "SSL_CERT_DIR", "STREAMX_RUST_TLS"):
-        monkeypatch.delenv(name, raising=False)
-    return make_certs(tmp_path)
+    return trust_test_ca(tmp_path, monkeypatch, ("AWS_CA_BUNDLE",))
 
 
 @pytest.fixture
-def server_for(certs: Certs, monkeypatch: pytest.MonkeyPatch) -> Iterator[Start]:
-    monkeypatch.setenv("AWS_CA_BUNDLE", str(certs.ca))
+def server_for(certs: Certs) -> Iterator[Start]:
     with hostile_servers(_DATA, certs.chain, certs.key) as start:
         yield start
 

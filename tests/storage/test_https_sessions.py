@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from https_certs import Certs, make_certs
+from https_certs import Certs, trust_test_ca
 from nginx_server import Nginx, find_nginx
 
 from streamx import _core
@@ -31,10 +31,7 @@ CONNECTIONS = 4
 
 @pytest.fixture
 def certs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Certs]:
-    for name in ("AWS_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "SSL_CERT_DIR", "STREAMX_RUST_TLS"):
-        monkeypatch.delenv(name, raising=False)
-    found = make_certs(tmp_path)
-    monkeypatch.setenv("SSL_CERT_FILE", str(found.ca))
+    found = trust_test_ca(tmp_path, monkeypatch)
     monkeypatch.setenv("STREAMX_DOWNLOAD_PART_SIZE", str(PART))
     monkeypatch.setenv("STREAMX_DOWNLOAD_CONNECTIONS", str(CONNECTIONS))
     monkeypatch.setattr(download, "_LOCAL_SLOTS", {})  # built with the variable above

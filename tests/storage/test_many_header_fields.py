@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
-from https_certs import make_certs
+from https_certs import trust_test_ca
 from scripted_http import Request, ScriptedServer, serve_bytes
 
 from streamx.format.remote_files import read_range
@@ -59,10 +59,7 @@ def tls(
     if request.param == "http":
         yield None
         return
-    for name in ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "SSL_CERT_DIR", "STREAMX_RUST_TLS"):
-        monkeypatch.delenv(name, raising=False)
-    certs = make_certs(tmp_path)
-    monkeypatch.setenv("AWS_CA_BUNDLE", str(certs.ca))
+    certs = trust_test_ca(tmp_path, monkeypatch, ("AWS_CA_BUNDLE",))
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(certs.chain, certs.key)
     yield context

@@ -349,12 +349,9 @@ def test_throttling_forever_over_https_fails_naming_url_status_and_tries(
 ) -> None:
     """Over TLS with a certificate made here (Rust's TLS GET for a whole object and for
     parts): the same error after the same number of requests as over plain HTTP."""
-    from https_certs import make_certs
+    from https_certs import trust_test_ca
 
-    certs = make_certs(tmp_path)
-    for name in ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "SSL_CERT_DIR"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_CA_BUNDLE", str(certs.ca))
+    certs = trust_test_ca(tmp_path, monkeypatch, ("AWS_CA_BUNDLE",))
     monkeypatch.setenv("STREAMX_THROTTLE_RETRIES", "3")
     http_pool._close_all()
     server = ThrottleServer(
