@@ -143,8 +143,10 @@ class FaultProxy:
                 finally:
                     conn.close()
                 if self.command == "HEAD":
-                    self._respond(resp.status, out_headers, b"", int(upstream_length or 0))
+                    # Logged before the answer, as a GET is: a test that reads the log once
+                    # its client returned sees every request.
                     proxy.log.add(self.command, self.path, resp.status, "")
+                    self._respond(resp.status, out_headers, b"", int(upstream_length or 0))
                     return
                 proxy.log.add(self.command, self.path, resp.status, fault)
                 if fault == "slow":

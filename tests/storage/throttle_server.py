@@ -9,7 +9,8 @@ what was answered. A test gives a ``decide(request)`` function that picks the an
 * ``Answer("stall")``: the head and half the body, then silence until the server stops;
 * ``Answer("hang")``: no answer at all, the connection held open.
 
-``delay_s`` holds every answer that long (so that requests overlap and concurrency shows).
+``delay_s`` holds every answer that long (so that requests overlap and concurrency shows);
+an ``Answer``'s own ``delay_s`` overrides it for that answer.
 ``tls=(chain, key)`` serves HTTPS with that certificate and key (PEM files).
 """
 
@@ -33,7 +34,11 @@ class Request:
     index_on_connection: int  # 0 for a connection's first request
     method: str
     range: tuple[int, int] | None  # (start, end inclusive)
-    in_flight: int  # requests being answered when it arrived, itself included
+    # Requests arrived and not yet answered when it arrived, itself included. A request
+    # stops counting once its answer is decided and logged, before it is sent: a client
+    # that has the answer is never counted as still in flight, however late this thread
+    # runs on a loaded machine.
+    in_flight: int
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,7 @@ class Answer:
     kind: str
     status: int = 200
     retry_after: str | None = None
+    delay_s: float | None = None  # None: the server's delay_s
 
 
 @dataclass
@@ -49,6 +55,7 @@ class Logged:
     status: int = 0
     sent: int = 0
     answered: float = 0.0
+    done: bool = False  # no longer counted in flight
 
 
 class ThrottleServer:
@@ -138,13 +145,13 @@ class ThrottleServer:
         try:
             return self._answer(conn, request, entry)
         finally:
-            with self._lock:
-                self._in_flight -= 1
+            self._answered(entry)  # a stall or hang, never logged as answered
 
     def _answer(self, conn: socket.socket, request: Request, entry: Logged) -> bool:
         answer = self.decide(request)
-        if self.delay_s:
-            time.sleep(self.delay_s)
+        delay = self.delay_s if answer.delay_s is None else answer.delay_s
+        if delay:
+            time.sleep(delay)
         if answer.kind == "hang":
             self._stop.wait()
             return False
@@ -180,11 +187,19 @@ class ThrottleServer:
         # Logged before it is sent: a client that has the answer finds it in the log.
         with self._lock:
             entry.status, entry.sent, entry.answered = status, len(body), time.time()
+        self._answered(entry)
         try:
             conn.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
         except OSError:
             return False
         return True
+
+    def _answered(self, entry: Logged) -> None:
+        """The request no longer counts as in flight (once, whichever path ends it)."""
+        with self._lock:
+            if not entry.done:
+                entry.done = True
+                self._in_flight -= 1
 
     def close(self) -> None:
         self._stop.set()
