@@ -28,6 +28,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("root", type=Path, help="where the repository and cache live")
     parser.add_argument("--rows", type=int, default=10_000)
+    parser.add_argument(
+        "--per-sample", action="store_true", help="batched=False: torch's per-sample path"
+    )
     args = parser.parse_args()
     root: Path = args.root
     if not (root / "datasets").exists():
@@ -40,7 +43,9 @@ def main() -> None:
     ]
     ds = StreamingDataset(streams=streams, batch_size=32)
     # Persistent workers stay alive after the pass, so their peak can be read from /proc.
-    loader = StreamingDataLoader(ds, batch_size=32, num_workers=2, persistent_workers=True)
+    loader = StreamingDataLoader(
+        ds, batch_size=32, num_workers=2, persistent_workers=True, batched=not args.per_sample
+    )
     began, rows = time.perf_counter(), 0
     for batch in loader:
         rows += len(batch["id"])

@@ -20,7 +20,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from streamx import ParquetStream, StreamingDataLoader, StreamingDataset
-from streamx.format.parquet.decoded_row_group import CACHE, DecodedRowGroup
+from streamx.format.parquet.decoded_row_group import CACHE, DecodedRowGroup, decoded_key
+from streamx.format.readers.mixed import MixedSampleReader
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.timeout(120)
@@ -82,3 +83,64 @@ def test_two_workers_hold_few_row_groups(
         held = json.loads((out / f"worker{worker}.json").read_text())
         # Kept up to the bound, each worker would hold every row group it decoded.
         assert 1 <= held["groups"] <= most_groups, (worker, held)
+
+
+def _collate(samples: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    """A collate_fn of the user's own: the loader keeps torch's per-sample path."""
+    return {name: [sample[name] for sample in samples] for name in samples[0]}
+
+
+@pytest.mark.parametrize(
+    ("group", "shuffle", "most_groups"),
+    [
+        (50, False, 1),  # the row group being read: the one before was dropped at its end
+        (50, True, 9),  # a shuffle block of 8 row groups is read at once, and one more
+    ],
+)
+@pytest.mark.parametrize("per_sample", ["batched=False", "collate_fn"])
+def test_two_per_sample_workers_hold_few_row_groups(
+    tmp_path: Path, group: int, shuffle: bool, most_groups: int, per_sample: str
+) -> None:
+    """The per-sample path (torch collates each worker's samples) drops a row group after
+    the worker's own last id of it too: before, each worker kept every row group it read
+    (120 here: the cache's bound is far above this file)."""
+    settings = {"shuffle": True, "shuffle_block_size": 8 * group} if shuffle else {}
+    ds = _dataset(tmp_path, group, **settings)
+    out = tmp_path / "held"
+    out.mkdir()
+    way: dict[str, Any] = {"batched": False} if per_sample == "batched=False" else {}
+    if per_sample == "collate_fn":
+        way["collate_fn"] = _collate
+    loader = StreamingDataLoader(
+        ds,
+        batch_size=BATCH,
+        num_workers=2,
+        worker_init_fn=functools.partial(_record_held, out),
+        **way,
+    )
+    seen = [int(i) for batch in loader for i in batch["id"]]
+    assert sorted(seen) == list(range(ROWS))  # every row once: the order is untouched
+    for worker in (0, 1):
+        held = json.loads((out / f"worker{worker}.json").read_text())
+        assert 1 <= held["groups"] <= most_groups, (worker, held)
+
+
+def test_a_failed_read_of_many_counts_none_of_its_samples(tmp_path: Path) -> None:
+    """A ``get_many`` that fails (the range reads' miss handler then calls it again) counts
+    none of its samples: the row group is dropped after the pass's last id of it, not
+    before."""
+    ds = _dataset(tmp_path, 50)
+    reader = ds._reader
+    assert isinstance(reader, MixedSampleReader)
+    CACHE.clear()
+    key = decoded_key(ds.shards[0])
+    reader.expect(np.arange(50, dtype=np.int64))  # the pass reads row group 0 through
+    with pytest.raises(IndexError):
+        reader.get_many([*range(40), ROWS], lambda index: None)  # the last one fails
+    reader.get_many(list(range(45)), lambda index: None)
+    held = CACHE.keys()
+    assert key in held  # 5 of its ids still to read: counted once each, kept
+    reader.get_many(list(range(45, 50)), lambda index: None)
+    held = CACHE.keys()
+    assert key not in held  # its last id read: dropped
+    reader.expect(None)

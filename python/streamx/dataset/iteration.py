@@ -70,6 +70,8 @@ class SampleAccess:
             order, before it reads them; ``expect(None)`` when the pass ends. The reader
             then lets go of what the worker will not read again (Parquet: a decoded row
             group once the worker's last id of it is read), or ``None``.
+        expect_samples: As ``expect``, for a pass that reads its ids through ``get_many``
+            (:func:`worker_samples`), or ``None``.
     """
 
     get_one: Callable[[int], Sample]
@@ -79,6 +81,7 @@ class SampleAccess:
     get_columns: Callable[[list[int]], Columns] | None = None
     idle: bool = False
     expect: Callable[[NDArray[np.int64] | None], None] | None = None
+    expect_samples: Callable[[NDArray[np.int64] | None], None] | None = None
 
 
 def worker_samples(
@@ -91,9 +94,13 @@ def worker_samples(
     pieces = _worker_pieces(start, layout, world)
     metrics.begin_epoch(start.epoch)
     ids, release = _NO_IDS, _releaser(access)
+    expect, declared = access.expect_samples, 0  # ids[:declared] were declared already
     try:
         # One piece of the worker's ids at a time, the next one behind it for the look-ahead.
         for ids, own in _with_next(pieces, 1):
+            if expect is not None:  # the look-ahead too: a row group across two pieces
+                expect(ids[declared:])
+                declared = len(ids) - own  # the next ids begin with ids[own:]
             if access.get_many is None:
                 for position, sample_id in enumerate(ids[:own].tolist()):
                     if position % _CHUNK == 0:
@@ -110,6 +117,8 @@ def worker_samples(
                 begin = stop
     finally:
         release(ids)
+        if expect is not None:
+            expect(None)
 
 
 def worker_batches(

@@ -60,6 +60,10 @@ def reader_access(
 
     parquet = parquet_rows(reader)
     expect = parquet.expect if parquet is not None else None
+    # The per-sample path reads a Parquet-only dataset's rows through the reader itself.
+    expect_samples = (
+        reader.expect if parquet is not None and isinstance(reader, MixedSampleReader) else None
+    )
     rows = reader.batch_reader if isinstance(reader, MixedSampleReader) else None
     if rows is not None:
         read_rows = rows.get_columns
@@ -82,4 +86,5 @@ def reader_access(
         chunk=chunk,
         get_columns=get_columns,
         expect=expect,
+        expect_samples=expect_samples,
     )

@@ -14,6 +14,9 @@ import struct
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+from numpy.typing import NDArray
+
 from streamx import _core
 from streamx.exceptions import CorruptIndexError, CorruptShardError
 from streamx.format.batch_parts import BatchReader
@@ -61,6 +64,9 @@ class MixedSampleReader:
         # row group of one set of columns, a LitData chunk of one config of dict samples, or
         # a WebDataset tar.
         self.batch_reader = self._batch_reader()
+        # Per shard, the ids of this process's per-sample pass not read yet (see expect);
+        # None outside a pass that declared its ids.
+        self._wanted: list[int] | None = None
 
     def _batch_reader(self) -> BatchReader | None:
         formats = {shard.format for shard in self._shards}
@@ -116,12 +122,52 @@ class MixedSampleReader:
             return None
 
     def get_many(self, indices: list[int], fallback: Any) -> list[Any]:
-        """Decodes many samples; ``fallback(i)`` serves samples whose shard is not local."""
-        out = []
-        for index in indices:
-            sample = self.get_if_local(index)
-            out.append(fallback(index) if sample is None else sample)
+        """Decodes many samples; ``fallback(i)`` serves samples whose shard is not local.
+        Each is counted as read by the declared pass (see :meth:`expect`); none of them if
+        the call fails (the range reads' miss handler calls it again)."""
+        out: list[Any] = []
+        try:
+            for index in indices:
+                sample = self.get_if_local(index)
+                out.append(fallback(index) if sample is None else sample)
+                if self._wanted is not None:
+                    self._read_own(index)
+        except BaseException:
+            if self._wanted is not None:
+                for index in indices[: len(out)]:
+                    self._wanted[bisect.bisect_right(self._starts, index) - 1] += 1
+            raise
         return out
+
+    def expect(self, ids: NDArray[np.int64] | None) -> None:
+        """Declares more ids this process's per-sample pass will read through
+        :meth:`get_many` (``None``: the pass ended).
+
+        A DataLoader worker reads only its share of each Parquet row group (every other
+        batch with two workers), so it never reads one through: each worker would keep
+        decoded row groups up to the cache's bound. Counting the ids of its own pass, it
+        drops a row group's decoded table once it has read its last id of it, as the
+        batched path does (:meth:`~streamx.format.parquet.batch_rows.ParquetRows.expect`).
+        """
+        if ids is None:
+            self._wanted = None
+            return
+        shards = np.searchsorted(self._starts, ids[ids >= 0], side="right") - 1
+        counts = np.bincount(shards, minlength=len(self._shards)).tolist()
+        wanted = self._wanted
+        self._wanted = counts if wanted is None else [a + b for a, b in zip(wanted, counts)]
+
+    def _read_own(self, index: int) -> None:
+        """Counts sample ``index`` read by the declared pass; a Parquet row group's decoded
+        table is dropped as the pass reads its last id of it."""
+        wanted = self._wanted
+        assert wanted is not None
+        shard = bisect.bisect_right(self._starts, index) - 1
+        wanted[shard] -= 1
+        if wanted[shard] == 0 and self._shards[shard].format == "parquet":
+            from streamx.format.parquet.decoded_row_group import forget
+
+            forget(self._shards[shard])
 
     def evict(self, shard: int) -> None:
         """Forgets the open reader of ``shard`` (and a row group's decoded table)."""
