@@ -31,6 +31,10 @@ __all__ = ["LandedBytes"]
 _LOOK_S = 0.05
 # How often a reader waiting for parts to land looks at the record again.
 _POLL_S = 0.005
+# How long a reader waits for the file in place once the record it followed is gone: its
+# owner removes the record just before the rename (a thread of a busy process may take a
+# while to get there); an attempt that failed is retried under a new record.
+_END_S = 0.5
 
 
 class LandedBytes:
@@ -44,6 +48,7 @@ class LandedBytes:
         # The record last seen by wait (path, epoch, spans), and when it last changed.
         self._seen: tuple[str, bytes, tuple[tuple[int, int], ...]] | None = None
         self._changed = 0.0
+        self._last: float | None = None  # when wait last read a record
 
     def copy(
         self, fd: int, starts: NDArray[np.int64], ends: NDArray[np.int64]
@@ -81,7 +86,11 @@ class LandedBytes:
             path = self._find()
             record = None if path is None else read_record(path)
             if path is None or record is None:
-                return copied, os.path.exists(self._local)
+                if os.path.exists(self._local) or not self._ending():
+                    return copied, os.path.exists(self._local)
+                time.sleep(_POLL_S)
+                continue
+            self._last = time.monotonic()
             seen = (path, record.epoch, record.spans)
             if seen != self._seen:  # remembered: a stalled download is not waited on again
                 self._seen, self._changed = seen, time.monotonic()
@@ -92,6 +101,11 @@ class LandedBytes:
             if not copied.all():
                 time.sleep(_POLL_S)
         return copied, False
+
+    def _ending(self) -> bool:
+        """Whether a record this reader followed went within ``_END_S`` (its download is
+        renaming the file into place, or starting a new attempt)."""
+        return self._last is not None and time.monotonic() - self._last < _END_S
 
     def _find(self) -> str | None:
         """The record of a download of the shard, if one is there (looked for at most every
