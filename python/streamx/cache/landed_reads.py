@@ -31,9 +31,10 @@ __all__ = ["LandedBytes"]
 _LOOK_S = 0.05
 # How often a reader waiting for parts to land looks at the record again.
 _POLL_S = 0.005
-# How long a reader waits for the file in place once the record it followed is gone: its
-# owner removes the record just before the rename (a thread of a busy process may take a
-# while to get there); an attempt that failed is retried under a new record.
+# How long a reader waits for a download's record to appear (the download was started) or,
+# once the record it followed is gone, for the file in place: the owner removes the record
+# just before the rename (a thread of a busy process may take a while to get there); an
+# attempt that failed is retried under a new record.
 _END_S = 0.5
 
 
@@ -74,19 +75,24 @@ class LandedBytes:
         return copied
 
     def wait(
-        self, fd: int, starts: NDArray[np.int64], ends: NDArray[np.int64]
+        self, fd: int, starts: NDArray[np.int64], ends: NDArray[np.int64], coming: bool = False
     ) -> tuple[NDArray[np.bool_], bool]:
         """Copies the ranges as a download of the shard lands them, while it progresses:
         returns which were copied, and whether the shard's file is in place (the download
         ended; the rest are read from it). Returns at once where no download publishes
-        its parts, and once none has landed for ``STALL_S`` (stopped, or slowed)."""
+        its parts, and once none has landed for ``STALL_S`` (stopped, or slowed); where
+        a download of the shard is ``coming`` (started, its record not yet written), or
+        the record followed just went, it first waits up to ``_END_S`` for a record or the
+        file."""
         copied = np.zeros(len(starts), bool)
         self._looked = -_LOOK_S  # a download begun since the last look counts
+        began = time.monotonic()
         while not copied.all():
             path = self._find()
             record = None if path is None else read_record(path)
             if path is None or record is None:
-                if os.path.exists(self._local) or not self._ending():
+                starting = coming and time.monotonic() - began < _END_S
+                if os.path.exists(self._local) or not (starting or self._ending()):
                     return copied, os.path.exists(self._local)
                 time.sleep(_POLL_S)
                 continue

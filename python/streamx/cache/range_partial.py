@@ -227,6 +227,7 @@ class Partial:
         local_ids: NDArray[np.int64],
         past_budget: bool = False,
         ahead: NDArray[np.int64] | None = None,
+        coming: bool = False,
     ) -> bool:
         """Reads the samples ``local_ids`` lacks: copied where a download of the shard has
         them in place already, else by range GET. False when the GETs would pass the
@@ -236,7 +237,8 @@ class Partial:
         order. A partial's first fetch brings them too, in the same GETs, as far as its
         budget allows, and its later reads wait for the shard's download (its parts land
         in about the time of the range GETs, which would fetch the bytes twice); without
-        them, reads wait once the partial read ``_FREE`` bytes."""
+        them, reads wait once the partial read ``_FREE`` bytes. ``coming``: the shard's
+        download has been started (a wait then allows its record a moment to appear)."""
         with self.lock:
             if self.closed:
                 return False
@@ -245,15 +247,17 @@ class Partial:
                 local_ids = self._with_ahead(local_ids, ahead)
                 self.free = _FREE
             try:
-                return self._fetch(local_ids, wait=not first and not past_budget, past=past_budget)
+                wait = not first and not past_budget
+                return self._fetch(local_ids, wait=wait, past=past_budget, coming=coming)
             finally:
                 if first and ahead is not None:
                     self.free = self.read  # the first batch's bytes: the rest waits for parts
 
-    def _fetch(self, local_ids: NDArray[np.int64], wait: bool, past: bool) -> bool:
+    def _fetch(self, local_ids: NDArray[np.int64], wait: bool, past: bool, coming: bool) -> bool:
         need: NDArray[np.int64] | None = np.unique(local_ids[~self.fetched[local_ids]])
         if need is not None and len(need):
-            need = self._landed(need, wait=wait and self.read >= (self.free or 0))
+            wait = wait and self.read >= (self.free or 0)
+            need = self._landed(need, wait=wait, coming=coming)
         if need is None:
             return False  # the shard's file is in place: read from it
         if not len(need):
@@ -283,14 +287,16 @@ class Partial:
         fits[: len(local_ids)] = True  # the chunk's own samples: the budget check decides
         return both[fits]
 
-    def _landed(self, need: NDArray[np.int64], wait: bool) -> NDArray[np.int64] | None:
+    def _landed(
+        self, need: NDArray[np.int64], wait: bool, coming: bool
+    ) -> NDArray[np.int64] | None:
         """The samples of ``need`` not copied from a download's landed parts (``wait``:
         waiting for them while that download progresses); None when its file is in place
         (the samples are read from it)."""
         if wait:
             with metrics.stalled():  # a reader waits here as for a shard not local
                 copied, whole = self.landed.wait(
-                    self.fd, self.offsets[need], self.offsets[need + 1]
+                    self.fd, self.offsets[need], self.offsets[need + 1], coming
                 )
         else:
             copied = self.landed.copy(self.fd, self.offsets[need], self.offsets[need + 1])

@@ -327,7 +327,7 @@ class RangeReads:
         ahead: NDArray[np.int64] | None = None,
     ) -> bool:
         try:
-            if partial.fetch(local_ids, ahead=ahead):
+            if partial.fetch(local_ids, ahead=ahead, coming=self._cache.fetching(shard_id)):
                 return True
             # Past the budget: the reader waits for the shard, unless another process's
             # download of it has stalled (its owner stopped): then the samples come by
