@@ -56,7 +56,8 @@ def nginx(served: Path) -> Iterator[Nginx]:
 def _offsets(served: Path) -> list[int]:
     head = (served / "bucket" / "ds" / SHARD).read_bytes()[: 4 * (SAMPLES + 2)]
     count = int.from_bytes(head[:4], "little")
-    return np.frombuffer(head, "<u4", count=count + 1, offset=4).astype(int).tolist()
+    table = np.frombuffer(head, "<u4", count=count + 1, offset=4)
+    return [int(offset) for offset in table]
 
 
 def _small_ranges(server: Nginx) -> list[LogEntry]:

@@ -281,11 +281,12 @@ class Partial:
         fit the budget."""
         if ahead is None or not len(ahead):
             return local_ids
-        both = np.concatenate([local_ids, ahead])
+        both: NDArray[np.int64] = np.concatenate([local_ids, ahead])
         sizes = self.offsets[both + 1] - self.offsets[both]
         fits = self.read + np.cumsum(sizes) <= self._budget()
         fits[: len(local_ids)] = True  # the chunk's own samples: the budget check decides
-        return both[fits]
+        kept: NDArray[np.int64] = both[fits]
+        return kept
 
     def _landed(
         self, need: NDArray[np.int64], wait: bool, coming: bool
