@@ -2,9 +2,11 @@
 shard's download, counted in nginx's log.
 
 Shard 0 (16 MiB, samples of 100 KB; the loader's chunk is 10 samples) is read with a batch
-of 32: each process's first fetch of it is the offset table and the batch's 3.2 MB spread
-over four GETs of 800 KB, and no later sample of it is read by range (it comes from the
-parts its download lands, or the file). Which processes read by range depends on when they
+of 32: each process's first fetch of it is the offset table and the 4 chunks the batch
+spans (40 samples, 4 MB) spread over about four GETs of 1 MB (one process: one run of
+bytes, 4 GETs; each of two workers: its batch and 8 samples of its next one, 4 + 1 GETs),
+and no later sample of it is read by range (it comes from the parts its download lands, or
+the file). Which processes read by range depends on when they
 start (one that starts once the shard is in place reads none): the count is per table.
 Before, a process read its first 4 MiB chunk by chunk, in GETs of 256 KiB: 16 of them, and
 the table.
@@ -36,6 +38,7 @@ pytestmark = pytest.mark.remote
 SAMPLES = 400
 SAMPLE_BYTES = 100_000
 BATCH = 32
+FIRST = 40  # the samples of the chunks (10 samples each) a batch of 32 spans
 SHARD = "shard.00000.mds"
 MIB = 1 << 20
 
@@ -104,7 +107,7 @@ def test_one_process_reads_its_first_batch_in_four_gets(
     assert len(tables) == 1
     pieces = _pieces_of(entries)
     assert len(pieces) == 4  # and no later range GET of the shard
-    assert pieces[0][0] == offsets[0] and pieces[-1][1] == offsets[BATCH]
+    assert pieces[0][0] == offsets[0] and pieces[-1][1] == offsets[FIRST]
     assert all(a[1] == b[0] for a, b in itertools.pairwise(pieces))  # contiguous
 
 
@@ -118,9 +121,10 @@ def test_two_workers_each_read_their_first_batch_in_four_gets(
     # A worker that starts once the other's download of the shard is done reads none.
     assert 1 <= len(tables) <= 2
     pieces = _pieces_of(entries)
-    assert len(pieces) == 4 * len(tables)
-    # Worker 0's first batch is samples 0-31, worker 1's 32-63.
-    assert all(offsets[0] <= start < end <= offsets[2 * BATCH] for start, end in pieces)
+    assert len(pieces) == 5 * len(tables)
+    # Worker 0 reads batches 0, 2, ... (its first 40 samples: 0-31, 64-71), worker 1 the
+    # others (32-63, 96-103).
+    assert all(offsets[0] <= start < end <= offsets[3 * BATCH + 8] for start, end in pieces)
 
 
 def test_a_reader_whose_record_goes_before_the_rename_reads_the_file(tmp_path: Path) -> None:

@@ -233,12 +233,13 @@ class Partial:
         them in place already, else by range GET. False when the GETs would pass the
         budget (unless ``past_budget``: the shard's download has stalled).
 
-        ``ahead``: the samples the process reads next (the rest of its first batch), in
-        order. A partial's first fetch brings them too, in the same GETs, as far as its
-        budget allows, and its later reads wait for the shard's download (its parts land
-        in about the time of the range GETs, which would fetch the bytes twice); without
-        them, reads wait once the partial read ``_FREE`` bytes. ``coming``: the shard's
-        download has been started (a wait then allows its record a moment to appear)."""
+        ``ahead``: the samples the process reads next (to the end of the chunk that ends
+        its first batch), in order. A partial's first fetch brings them too, in the same
+        GETs, as far as its budget allows, and its later reads wait for the shard's
+        download (its parts land in about the time of the range GETs, which would fetch
+        the bytes twice); without them, reads wait once the partial read ``_FREE`` bytes.
+        ``coming``: the shard's download has been started (a wait then allows its record a
+        moment to appear)."""
         with self.lock:
             if self.closed:
                 return False

@@ -209,9 +209,10 @@ class RangeReads:
 
     def expect(self, sample_ids: NDArray[np.int64]) -> None:
         """Declares the ids this process reads next, in order, beginning with the chunk it
-        is about to fetch (its ``get_many``) and running to the end of its batch: a shard's
-        first fetch in this process brings the batch's samples of it in the same GETs, and
-        its later samples then come from the shard's download rather than by range."""
+        is about to fetch (its ``get_many``) and running to the end of the chunk that ends
+        its batch: a shard's first fetch in this process brings their samples of it in the
+        same GETs (the batch waits for nothing else), and its later samples then come from
+        the shard's download rather than by range."""
         self._expected = np.asarray(sample_ids, np.int64)
 
     def fetch(self, sample_ids: Sequence[int]) -> None:

@@ -308,8 +308,12 @@ class StreamingDataset(Array, ShardMembers, TorchIterableDataset):  # type: igno
         stop = start + 1 if stop is None else stop
         if self._shard_cache is None:
             return stop
-        if self._ranges is not None and stop > start:  # a first read brings its whole batch
-            self._ranges.expect(ids[start : max(stop, start + int(self.batch_size or 1))])
+        if self._ranges is not None and stop > start:
+            # A shard's first read brings the chunks its batch spans (the last of them is
+            # decoded whole before the batch is complete).
+            chunk = stop - start
+            chunks = -(-int(self.batch_size or 1) // chunk)
+            self._ranges.expect(ids[start : start + chunks * chunk])
         ahead = stop + max(int(self.predownload or 0), 1)
         # More shards ahead while a store throttles: its pace limits starts, not downloads.
         following = shards_ahead(paced=any_paced())

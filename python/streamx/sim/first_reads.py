@@ -2,8 +2,8 @@
 downloads are needed now rather than fetched ahead.
 
 A process starting a pass (:mod:`streamx.cache.range_reads`, :mod:`streamx.cache.shard_cache`)
-reads by range, from every shard that can be read so, the samples of its first fetch: its
-first chunk and the rest of its first batch (the dataset declares them, ``RangeReads.expect``).
+reads by range, from every shard that can be read so, the samples of its first fetch: the
+chunks its first batch spans (the dataset declares them, ``RangeReads.expect``).
 That is one GET of the shard's offset table, then the samples' bytes spread over about four
 GETs of at least 256 KiB (one at least per span of samples). It starts each such shard's
 download after its ranges; the process's later reads of the shard copy the parts that
@@ -62,8 +62,8 @@ def range_read_gets(
     config: SimConfig, ids: NDArray[np.int64], shard_of: ShardOf, chunk: int
 ) -> tuple[int, int]:
     """(offset tables, sample pieces): the GETs the first epoch's range reads send, all
-    nodes. Per process and shard its first fetch reads by range: its first chunk and the
-    rest of its first batch (``max(chunk, batch_size)`` ids), in the order it reads them up
+    nodes. Per process and shard its first fetch reads by range: the chunks its first batch
+    spans (``ceil(batch_size / chunk)`` chunks of ids), in the order it reads them up
     to the shard's budget (a quarter of it, at most 8 MiB); one GET for the offset table,
     and the bytes (samples less than 64 KiB apart in one span) in about 4 even pieces of
     at least 256 KiB, at least one per span.
@@ -80,7 +80,8 @@ def range_read_gets(
     by_range = reads_by_range(config)
     if not by_range.any():
         return 0, 0
-    process, shard, local = _first_fetches(config, ids, shard_of, max(chunk, config.batch_size))
+    count = -(-config.batch_size // chunk) * chunk  # the chunks the first batch spans
+    process, shard, local = _first_fetches(config, ids, shard_of, count)
     if not len(local):
         return 0, 0
     size = config.shards.raw_bytes[shard] / np.maximum(config.shards.samples[shard], 1)
