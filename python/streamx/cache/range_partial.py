@@ -255,10 +255,13 @@ class Partial:
                     self.free = self.read  # the first batch's bytes: the rest waits for parts
 
     def _fetch(self, local_ids: NDArray[np.int64], wait: bool, past: bool, coming: bool) -> bool:
-        need: NDArray[np.int64] | None = np.unique(local_ids[~self.fetched[local_ids]])
-        if need is not None and len(need):
-            wait = wait and self.read >= (self.free or 0)
-            need = self._landed(need, wait=wait, coming=coming)
+        """``fetch``'s work, under the lock: ``wait`` for the download's parts once the
+        partial read its free bytes; ``past`` the budget."""
+        lacking = np.unique(local_ids[~self.fetched[local_ids]])
+        if not len(lacking):
+            return True
+        wait = wait and self.read >= (self.free or 0)
+        need = self._landed(lacking, wait=wait, coming=coming)
         if need is None:
             return False  # the shard's file is in place: read from it
         if not len(need):
