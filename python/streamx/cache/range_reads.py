@@ -14,10 +14,14 @@ download progresses; once it stalls (nothing written for a bound, or its owner g
 :mod:`download_watch`), the samples are read by range, and never wait on it for longer. A
 process's first samples never wait (they are what the range reads speed up), and a shard
 this process began reading by range (before any download of it began) is read on by range:
-its first 4 MiB (``range_partial._FREE``: a first batch, which time to first sample waits
-for) by GET, then copied from the parts its download (in any process of the node) has
-landed, waiting for them while that download progresses (:mod:`landed_reads`); only bytes
-no part brings in time are fetched by range still.
+its first fetch by GET, then copied from the parts its download (in any process of the
+node) has landed, waiting for them while that download progresses (:mod:`landed_reads`);
+only bytes no part brings in time are fetched by range still. The first fetch brings the
+chunks the process's first batch spans, which the dataset declares (:meth:`RangeReads.expect`):
+the first batch, which time to first sample waits for, then waits for nothing else, and
+its bytes go in about four GETs (``range_partial._pieces``), where reading chunk by chunk
+took four a chunk. Without that declaration (``ds[i]``), the first 4 MiB come by GET
+(``range_partial._FREE``).
 
 The ranges land at their own offsets in a *partial*: an anonymous in-memory file the size of
 the shard (``memfd``; elsewhere a deleted temporary file), holes except for what was read.
