@@ -311,9 +311,9 @@ class StreamingDataset(Array, ShardMembers, TorchIterableDataset):  # type: igno
         if self._ranges is not None and stop > start:
             # A shard's first read brings the chunks its batch spans (the last of them is
             # decoded whole before the batch is complete).
-            chunk = stop - start
-            chunks = -(-int(self.batch_size or 1) // chunk)
-            self._ranges.expect(ids[start : start + chunks * chunk])
+            size = stop - start
+            chunks = -(-int(self.batch_size or 1) // size)
+            self._ranges.expect(ids[start : start + chunks * size])
         ahead = stop + max(int(self.predownload or 0), 1)
         # More shards ahead while a store throttles: its pace limits starts, not downloads.
         following = shards_ahead(paced=any_paced())
