@@ -40,12 +40,16 @@ _HEADER_SLACK = 16 << 10
 # byte read by range is fetched twice, so ranges only bridge the wait for the first samples.
 _BUDGET = 8 << 20
 # The bytes read by range into a partial before a read waits for the parts of the shard's
-# download under way instead (a process's first batch comes by range, whatever the download).
+# download under way instead (a process's first batch comes by range, whatever the download),
+# where its first fetch did not say how much its first batch needs (``ahead``).
 _FREE = 4 << 20
 # Samples closer than this are fetched in one GET (a gap costs less than a request).
 _MERGE_GAP = 64 << 10
-# The most bytes one range GET asks for (larger ranges are split, fetched in parallel).
+# The smallest piece a range is split into, and the GETs a fetch's bytes are spread over
+# (in parallel; more where its samples lie apart): a GET is capped at tens of MB/s, and a
+# request is billed whatever its size.
 _PIECE = 256 << 10
+_PARALLEL = 4
 
 
 class GaveWayError(OSError):
@@ -118,6 +122,8 @@ class Partial:
             os.close(self.fd)
             raise
         self.read = int(self.offsets[0])
+        # Bytes read by range before reads wait for the download's parts (see fetch).
+        self.free: int | None = None
         self.fetched = np.zeros(target.shard.samples, bool)
         self.lock = threading.Lock()
         self.closed = False
@@ -216,46 +222,106 @@ class Partial:
             if error is not None:
                 raise error
 
-    def fetch(self, local_ids: NDArray[np.int64], past_budget: bool = False) -> bool:
+    def fetch(
+        self,
+        local_ids: NDArray[np.int64],
+        past_budget: bool = False,
+        ahead: NDArray[np.int64] | None = None,
+        coming: bool = False,
+    ) -> bool:
         """Reads the samples ``local_ids`` lacks: copied where a download of the shard has
         them in place already, else by range GET. False when the GETs would pass the
-        budget (unless ``past_budget``: the shard's download has stalled)."""
+        budget (unless ``past_budget``: the shard's download has stalled).
+
+        ``ahead``: the samples the process reads next (to the end of the chunk that ends
+        its first batch), in order. A partial's first fetch brings them too, in the same
+        GETs, as far as its budget allows, and its later reads wait for the shard's
+        download (its parts land in about the time of the range GETs, which would fetch
+        the bytes twice); without them, reads wait once the partial read ``_FREE`` bytes.
+        ``coming``: the shard's download has been started (a wait then allows its record a
+        moment to appear)."""
         with self.lock:
             if self.closed:
                 return False
-            need = np.unique(local_ids[~self.fetched[local_ids]])
-            if not len(need):
-                return True
-            copied = self.landed.copy(self.fd, self.offsets[need], self.offsets[need + 1])
-            self.fetched[need[copied]] = True
-            need = need[~copied]
-            if len(need) and self.read >= _FREE and not past_budget:
-                # Past the first samples, a download under way brings them: its parts land
-                # in about the time of the range GETs, which would fetch the bytes twice.
-                with metrics.stalled():  # a reader waits here as for a shard not local
-                    copied, whole = self.landed.wait(
-                        self.fd, self.offsets[need], self.offsets[need + 1]
-                    )
-                self.fetched[need[copied]] = True
-                need = need[~copied]
-                if whole and len(need):
-                    return False  # the shard's file is in place: read from it
-            if not len(need):
-                return True
-            spans = _merged(self.offsets[need], self.offsets[need + 1])
-            total = sum(end - start for start, end in spans)
-            if self.read + total > min(_BUDGET, self.size // 4) and not past_budget:
-                return False
-            self._get_all(_pieces(spans))
-            self.fetched[need] = True
-            self.read += total
+            first = self.free is None
+            if first:
+                local_ids = self._with_ahead(local_ids, ahead)
+                self.free = _FREE
+            try:
+                wait = not first and not past_budget
+                return self._fetch(local_ids, wait=wait, past=past_budget, coming=coming)
+            finally:
+                if first and ahead is not None:
+                    self.free = self.read  # the first batch's bytes: the rest waits for parts
+
+    def _fetch(self, local_ids: NDArray[np.int64], wait: bool, past: bool, coming: bool) -> bool:
+        """``fetch``'s work, under the lock: ``wait`` for the download's parts once the
+        partial read its free bytes; ``past`` the budget."""
+        lacking = np.unique(local_ids[~self.fetched[local_ids]])
+        if not len(lacking):
             return True
+        wait = wait and self.read >= (self.free or 0)
+        need = self._landed(lacking, wait=wait, coming=coming)
+        if need is None:
+            return False  # the shard's file is in place: read from it
+        if not len(need):
+            return True
+        spans = _merged(self.offsets[need], self.offsets[need + 1])
+        total = sum(end - start for start, end in spans)
+        if self.read + total > self._budget() and not past:
+            return False
+        self._get_all(_pieces(spans))
+        self.fetched[need] = True
+        self.read += total
+        return True
+
+    def _budget(self) -> int:
+        return min(_BUDGET, self.size // 4)
+
+    def _with_ahead(
+        self, local_ids: NDArray[np.int64], ahead: NDArray[np.int64] | None
+    ) -> NDArray[np.int64]:
+        """``local_ids`` and the leading samples of ``ahead`` whose bytes, with theirs,
+        fit the budget."""
+        if ahead is None or not len(ahead):
+            return local_ids
+        both: NDArray[np.int64] = np.concatenate([local_ids, ahead])
+        sizes = self.offsets[both + 1] - self.offsets[both]
+        fits = self.read + np.cumsum(sizes) <= self._budget()
+        fits[: len(local_ids)] = True  # the chunk's own samples: the budget check decides
+        kept: NDArray[np.int64] = both[fits]
+        return kept
+
+    def _landed(
+        self, need: NDArray[np.int64], wait: bool, coming: bool
+    ) -> NDArray[np.int64] | None:
+        """The samples of ``need`` not copied from a download's landed parts (``wait``:
+        waiting for them while that download progresses); None when its file is in place
+        (the samples are read from it)."""
+        if wait:
+            with metrics.stalled():  # a reader waits here as for a shard not local
+                copied, whole = self.landed.wait(
+                    self.fd, self.offsets[need], self.offsets[need + 1], coming
+                )
+        else:
+            copied = self.landed.copy(self.fd, self.offsets[need], self.offsets[need + 1])
+            whole = False
+        self.fetched[need[copied]] = True
+        need = need[~copied]
+        return None if whole and len(need) else need
 
 
 def _pieces(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """``(start, length)`` pieces of at most ``_PIECE`` bytes covering ``spans``: a GET is
-    capped at tens of MB/s, so a range arrives sooner as several."""
-    return [(at, min(_PIECE, end - at)) for start, end in spans for at in range(start, end, _PIECE)]
+    """``(start, length)`` pieces covering ``spans``: the bytes spread evenly over about
+    ``_PARALLEL`` GETs (a GET is capped at tens of MB/s, so a range arrives sooner as
+    several), none under ``_PIECE`` bytes unless its span is, at least one per span."""
+    total = sum(end - start for start, end in spans)
+    piece = max(_PIECE, -(-total // _PARALLEL))
+    out = []
+    for start, end in spans:
+        step = -(-(end - start) // -(-(end - start) // piece))  # even pieces of <= piece
+        out += [(at, min(step, end - at)) for at in range(start, end, step)]
+    return out
 
 
 def _merged(starts: NDArray[np.int64], ends: NDArray[np.int64]) -> list[tuple[int, int]]:

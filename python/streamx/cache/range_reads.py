@@ -14,10 +14,14 @@ download progresses; once it stalls (nothing written for a bound, or its owner g
 :mod:`download_watch`), the samples are read by range, and never wait on it for longer. A
 process's first samples never wait (they are what the range reads speed up), and a shard
 this process began reading by range (before any download of it began) is read on by range:
-its first 4 MiB (``range_partial._FREE``: a first batch, which time to first sample waits
-for) by GET, then copied from the parts its download (in any process of the node) has
-landed, waiting for them while that download progresses (:mod:`landed_reads`); only bytes
-no part brings in time are fetched by range still.
+its first fetch by GET, then copied from the parts its download (in any process of the
+node) has landed, waiting for them while that download progresses (:mod:`landed_reads`);
+only bytes no part brings in time are fetched by range still. The first fetch brings the
+chunks the process's first batch spans, which the dataset declares (:meth:`RangeReads.expect`):
+the first batch, which time to first sample waits for, then waits for nothing else, and
+its bytes go in about four GETs (``range_partial._pieces``), where reading chunk by chunk
+took four a chunk. Without that declaration (``ds[i]``), the first 4 MiB come by GET
+(``range_partial._FREE``).
 
 The ranges land at their own offsets in a *partial*: an anonymous in-memory file the size of
 the shard (``memfd``; elsewhere a deleted temporary file), holes except for what was read.
@@ -141,6 +145,8 @@ class RangeReads:
         self._lock = threading.Lock()
         self._watch = DownloadWatch()
         self._served = -1  # the pid that has asked for samples here already
+        # The ids this process reads next, from the chunk it reads now (see expect).
+        self._expected: NDArray[np.int64] = np.zeros(0, np.int64)
         cache.ranges_first = self.reads_first
 
     def reads_first(self, shard_id: int) -> bool:
@@ -164,6 +170,7 @@ class RangeReads:
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state.update(_partials={}, _lock=None, _pid=-1, _watch=DownloadWatch(), _served=-1)
+        state.update(_expected=np.zeros(0, np.int64))
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -204,6 +211,14 @@ class RangeReads:
             self.fetch(ids)
         return reader.get_many(ids, fallback)
 
+    def expect(self, sample_ids: NDArray[np.int64]) -> None:
+        """Declares the ids this process reads next, in order, beginning with the chunk it
+        is about to fetch (its ``get_many``) and running to the end of the chunk that ends
+        its batch: a shard's first fetch in this process brings their samples of it in the
+        same GETs (the batch waits for nothing else), and its later samples then come from
+        the shard's download rather than by range."""
+        self._expected = np.asarray(sample_ids, np.int64)
+
     def fetch(self, sample_ids: Sequence[int]) -> None:
         """Reads by range, in as few GETs as possible, whichever of ``sample_ids`` lie in
         shards still downloading, so that :meth:`get` finds them.
@@ -213,13 +228,25 @@ class RangeReads:
         """
         ids = np.asarray(sample_ids, np.int64)
         shards = np.searchsorted(self._ends, ids, side="right")
+        later = self._later(ids)
         for shard_id in np.unique(shards).tolist():
             local = ids[shards == shard_id] - self._first[shard_id]
             partial = self._usable(shard_id)
             if partial is not None:
-                self._fetch(shard_id, partial, local)
+                ahead = None
+                if later is not None:
+                    in_shard = np.searchsorted(self._ends, later, side="right") == shard_id
+                    ahead = later[in_shard] - self._first[shard_id]
+                self._fetch(shard_id, partial, local, ahead)
                 self._start(shard_id)
         self._served = os.getpid()
+
+    def _later(self, ids: NDArray[np.int64]) -> NDArray[np.int64] | None:
+        """The declared ids after ``ids``; None unless :meth:`expect` began with them."""
+        expected = self._expected
+        if len(expected) < len(ids) or not np.array_equal(expected[: len(ids)], ids):
+            return None
+        return expected[len(ids) :]
 
     def _usable(self, shard_id: int) -> Partial | None:
         """The shard's partial, opened if needed, while its download is under way."""
@@ -297,9 +324,15 @@ class RangeReads:
         self._watch.forget(local)
         return not files_ready(target.shard) and self._coming(shard_id)
 
-    def _fetch(self, shard_id: int, partial: Partial, local_ids: NDArray[np.int64]) -> bool:
+    def _fetch(
+        self,
+        shard_id: int,
+        partial: Partial,
+        local_ids: NDArray[np.int64],
+        ahead: NDArray[np.int64] | None = None,
+    ) -> bool:
         try:
-            if partial.fetch(local_ids):
+            if partial.fetch(local_ids, ahead=ahead, coming=self._cache.fetching(shard_id)):
                 return True
             # Past the budget: the reader waits for the shard, unless another process's
             # download of it has stalled (its owner stopped): then the samples come by

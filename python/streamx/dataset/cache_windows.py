@@ -35,6 +35,7 @@ class CacheWindows:
     _remote_shard: NDArray[np.bool_]
     _windows: list[ShardWindow]
     predownload: int | None
+    batch_size: int | None
     cache_limit: int | str | None
 
     if TYPE_CHECKING:  # the dataset's index fields (``attributes.LayoutField``)
@@ -79,6 +80,12 @@ class CacheWindows:
         stop = start + 1 if stop is None else stop
         if self._shard_cache is None:
             return stop
+        if self._ranges is not None and stop > start:
+            # A shard's first read brings the chunks its batch spans (the last of them is
+            # decoded whole before the batch is complete).
+            size = stop - start
+            chunks = -(-int(self.batch_size or 1) // size)
+            self._ranges.expect(ids[start : start + chunks * size])
         ahead = stop + max(int(self.predownload or 0), 1)
         # More shards ahead while a store throttles: its pace limits starts, not downloads.
         following = shards_ahead(paced=any_paced())

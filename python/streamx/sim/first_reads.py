@@ -2,14 +2,15 @@
 downloads are needed now rather than fetched ahead.
 
 A process starting a pass (:mod:`streamx.cache.range_reads`, :mod:`streamx.cache.shard_cache`)
-reads the samples of its first chunk by range from every shard that can be read so (one GET
-of the shard's offset table, then the samples' bytes in pieces of at most 256 KiB), and
-starts each such shard's download after its ranges (past a partial's first 4 MiB, a reader
-copies the parts that download lands rather than GET them: the first chunk, one fetch, is
-still all by range; what later chunks read by range depends on timing, not modelled). The
-look-ahead starts at the next chunk: the shards of the first two chunks are downloads a
-reader waits for, split over the connections (:mod:`streamx.storage.part_plan`); every
-later one is fetched ahead.
+reads by range, from every shard that can be read so, the samples of its first fetch: the
+chunks its first batch spans (the dataset declares them, ``RangeReads.expect``).
+That is one GET of the shard's offset table, then the samples' bytes spread over about four
+GETs of at least 256 KiB (one at least per span of samples). It starts each such shard's
+download after its ranges; the process's later reads of the shard copy the parts that
+download lands rather than GET them (what they still read by range, where a part lands
+late, depends on timing: not modelled). The look-ahead starts at the next chunk: the shards
+of the first two chunks are downloads a reader waits for, split over the connections
+(:mod:`streamx.storage.part_plan`); every later one is fetched ahead.
 
 :func:`reads_by_range` is the rule for which shards are read by range: a small function, so
 the loader's rule (its range reads may become rarer) is one place to follow here.
@@ -27,10 +28,12 @@ from streamx.storage.settings import range_reads_enabled
 __all__ = ["first_now_files", "range_read_gets", "reads_by_range"]
 
 # streamx.cache.range_reads / range_partial: the smallest shard read by range, the most
-# bytes one shard's ranges bring, the largest piece one GET asks for.
+# bytes one shard's ranges bring, the smallest piece one GET asks for and the GETs a fetch
+# spreads over, the gap below which samples are one span.
 MIN_SHARD_BYTES = 4 << 20
 _BUDGET = 8 << 20
 _PIECE = 256 << 10
+_PARALLEL = 4
 _MERGE_GAP = 64 << 10
 # Chunks of a pass whose shards are downloads a reader waits for (the look-ahead starts at
 # the second chunk's window, after the first chunk's reads).
@@ -59,56 +62,70 @@ def range_read_gets(
     config: SimConfig, ids: NDArray[np.int64], shard_of: ShardOf, chunk: int
 ) -> tuple[int, int]:
     """(offset tables, sample pieces): the GETs the first epoch's range reads send, all
-    nodes. Per process and shard its first
-    chunk reads by range, one for the offset table and one per 256 KiB piece of the
-    samples it reads there (samples less than 64 KiB apart in one span; at most a quarter
-    of the shard, and 8 MiB).
+    nodes. Per process and shard its first fetch reads by range: the chunks its first batch
+    spans (``ceil(batch_size / chunk)`` chunks of ids), in the order it reads them up
+    to the shard's budget (a quarter of it, at most 8 MiB); one GET for the offset table,
+    and the bytes (samples less than 64 KiB apart in one span) in about 4 even pieces of
+    at least 256 KiB, at least one per span.
 
     Examples:
         >>> from streamx.sim import SimConfig, SimStream, synth_shards
         >>> from streamx.sim.run import epoch_order
-        >>> c = SimConfig((SimStream(synth_shards(400, 100, 10_000_000)),), devices=1, workers=1)
-        >>> ids = epoch_order(c, 0)  # unshuffled: 10 samples of 100 KB, one span of 1 MB
-        >>> range_read_gets(c, ids, c.shards.shard_of(), 10)  # the table, 4 pieces
+        >>> c = SimConfig((SimStream(synth_shards(400, 100, 40_000_000)),), devices=1,
+        ...               workers=1, batch_size=8)
+        >>> ids = epoch_order(c, 0)  # unshuffled: 10 samples of 400 KB, one span of 4 MB
+        >>> range_read_gets(c, ids, c.shards.shard_of(), 10)  # the table, 4 pieces of 1 MB
         (1, 4)
     """
-    shards = config.shards
     by_range = reads_by_range(config)
     if not by_range.any():
         return 0, 0
-    # Every process's first chunk at once: (process, shard, sample in the shard).
-    firsts = [c for node in ids for c in _first_chunks(node, chunk, 1)]
-    process = np.repeat(np.arange(len(firsts)), [len(c) for c in firsts])
-    sample = np.concatenate(firsts) if firsts else np.zeros(0, np.int64)
-    shard = shard_of(sample)
-    kept = by_range[shard]
-    process, shard = process[kept], shard[kept]
-    starts = np.concatenate([[0], np.cumsum(shards.samples)[:-1]])
-    local = sample[kept] - starts[shard]
-    order = np.lexsort((local, shard, process))
-    process, shard, local = process[order], shard[order], local[order]
+    count = -(-config.batch_size // chunk) * chunk  # the chunks the first batch spans
+    process, shard, local = _first_fetches(config, ids, shard_of, count)
     if not len(local):
         return 0, 0
-    fresh = np.ones(len(local), bool)  # a sample read twice in one chunk is one read
-    fresh[1:] = (
-        (process[1:] != process[:-1]) | (shard[1:] != shard[:-1]) | (local[1:] != local[:-1])
-    )
-    process, shard, local = process[fresh], shard[fresh], local[fresh]
-    size = shards.raw_bytes[shard] / np.maximum(shards.samples[shard], 1)  # a sample's bytes
+    size = config.shards.raw_bytes[shard] / np.maximum(config.shards.samples[shard], 1)
     group = np.ones(len(local), bool)  # a new (process, shard): a new offset table
     group[1:] = (process[1:] != process[:-1]) | (shard[1:] != shard[:-1])
     span = group.copy()  # a new span: a new group, or 64 KiB or more past the last sample
     span[1:] |= (local[1:] - local[:-1] - 1) * size[1:] >= _MERGE_GAP
-    span_of = np.cumsum(span) - 1
-    span_bytes = np.bincount(span_of) * size[span]  # one shard's samples: one size
+    span_bytes = np.bincount(np.cumsum(span) - 1) * size[span]  # one shard: one sample size
     span_group = np.cumsum(group)[span] - 1
-    # Each shard's spans are read in order until its budget (a quarter, at most 8 MiB).
-    budget = np.minimum(_BUDGET, shards.raw_bytes[shard[span]] / 4)
-    firsts_of_group = np.flatnonzero(np.r_[True, span_group[1:] != span_group[:-1]])
-    before = np.cumsum(span_bytes) - span_bytes
-    taken = np.cumsum(span_bytes) - before[firsts_of_group][span_group]
-    pieces = np.ceil(span_bytes / _PIECE)[taken <= budget]
+    piece = np.maximum(_PIECE, np.ceil(np.bincount(span_group, span_bytes) / _PARALLEL))
+    pieces = np.ceil(span_bytes / piece[span_group])
     return int(group.sum()), int(pieces.sum())
+
+
+def _first_fetches(
+    config: SimConfig, ids: NDArray[np.int64], shard_of: ShardOf, count: int
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """(process, shard, sample in the shard) of what each process's first ``count`` ids
+    read by range, within each shard's budget, sorted by process, shard and sample."""
+    shards = config.shards
+    firsts = [c for node in ids for c in _first_chunks(node, count, 1)]
+    process = np.repeat(np.arange(len(firsts)), [len(c) for c in firsts])
+    sample = np.concatenate(firsts) if firsts else np.zeros(0, np.int64)
+    shard = shard_of(sample)
+    kept = reads_by_range(config)[shard]
+    process, shard, sample = process[kept], shard[kept], sample[kept]
+    local = sample - np.concatenate([[0], np.cumsum(shards.samples)[:-1]])[shard]
+    # In read order per (process, shard), the samples whose bytes fit the budget.
+    order = np.lexsort((np.arange(len(local)), shard, process))
+    process, shard, local = process[order], shard[order], local[order]
+    size = shards.raw_bytes[shard] / np.maximum(shards.samples[shard], 1)
+    group = np.ones(len(local), bool)
+    group[1:] = (process[1:] != process[:-1]) | (shard[1:] != shard[:-1])
+    total = np.cumsum(size)
+    taken = total - (total - size)[group][np.cumsum(group) - 1]
+    fits = taken <= np.minimum(_BUDGET, shards.raw_bytes[shard] / 4)
+    process, shard, local = process[fits], shard[fits], local[fits]
+    order = np.lexsort((local, shard, process))
+    process, shard, local = process[order], shard[order], local[order]
+    fresh = np.ones(len(local), bool)  # a sample read twice in one fetch is one read
+    fresh[1:] = (
+        (process[1:] != process[:-1]) | (shard[1:] != shard[:-1]) | (local[1:] != local[:-1])
+    )
+    return process[fresh], shard[fresh], local[fresh]
 
 
 def first_now_files(ids: NDArray[np.int64], shard_of: ShardOf, chunk: int) -> list[int]:
