@@ -26,8 +26,10 @@ workers, batch 32, no shuffle, and hands every row to the loop with all its colu
   (pyarrow's own threads), each batch turned into row dicts (``to_pylist``).
 
 Reported per reader: rows/s over the epoch, seconds to the first batch (from building the
-dataset, indexing included; streamx's byte code written first, as an install has it), MB
-nginx sent, ``correct`` (every id exactly once); ratios of streamx to the best peer.
+dataset, indexing included; streamx's byte code written first, as an install has it), the
+CPU seconds of the reader's process and of its loop's thread over the epoch (a DataLoader
+worker's own are not counted), MB nginx sent, ``correct`` (every id exactly once); ratios
+of streamx to the best peer.
 ``--rounds N`` repeats all readers N times, alternating their order. ``--before DIR`` adds
 ``streamx-before`` and ``streamx-batched-before``: the same readers with ``DIR`` (another
 tree's ``python`` folder, such as main's) first on ``PYTHONPATH``, alternated with the rest.
@@ -46,6 +48,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -123,7 +126,14 @@ def epoch(spec: dict[str, Any]) -> dict[str, Any]:
     readers = {"hf": base._hf, "litdata": base._litdata, "pyarrow": _pyarrow}
     readers["pyarrow-s3"] = _pyarrow
     make = readers.get(spec["lib"], _streamx)
-    return timed_pass(lambda: make(spec), base._ids, spec["rows"])
+    # CPU seconds of the whole reader (all its threads; DataLoader workers are not counted,
+    # and the inline path has none) and of the loop's own thread: on a loaded machine the
+    # wall time swings with the other processes, the CPU a reader spends much less.
+    process, main = time.process_time(), time.thread_time()
+    result = timed_pass(lambda: make(spec), base._ids, spec["rows"])
+    result["cpu_s"] = time.process_time() - process
+    result["main_cpu_s"] = time.thread_time() - main
+    return result
 
 
 def _one(
@@ -161,6 +171,8 @@ def _summary(name: str, mb: float, runs: dict[str, list[dict[str, Any]]]) -> dic
         row[f"{key}_rows_s"] = max(rates)
         row[f"{key}_rates"] = ", ".join(f"{r:,.0f}" for r in rates)
         row[f"{key}_ttfs"] = ", ".join(f"{t:.2f}" for t in ttfs)
+        cpu = [(r["cpu_s"], r["main_cpu_s"]) for r in results if "cpu_s" in r]
+        row[f"{key}_cpu"] = ", ".join(f"{c:.1f}/{m:.1f}" for c, m in cpu)
         row[f"{key}_mb"] = max(r["mb_sent"] for r in results)
         row[f"{key}_correct"] = all(r["correct"] for r in results)
     best = max((row.get(f"{p.replace('-', '_')}_rows_s") or 0.0 for p in PEERS), default=0.0)
@@ -179,6 +191,7 @@ COLUMNS = [("case", "case", ""), ("mb", "MB", ".0f")]
 for _lib in LIBS + BEFORE:
     _key = _lib.replace("-", "_")
     COLUMNS += [(f"{_key}_rates", f"{_lib} rows/s", ""), (f"{_key}_ttfs", f"{_lib} TTFS s", "")]
+    COLUMNS.append((f"{_key}_cpu", f"{_lib} CPU s (process/loop thread)", ""))
 for _ours in ("streamx", "streamx_batched", "streamx_hf", *(b.replace("-", "_") for b in BEFORE)):
     COLUMNS.append((f"{_ours}_vs_best", f"{_ours} / best peer", ".2f"))
 

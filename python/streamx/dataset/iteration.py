@@ -297,20 +297,34 @@ def loader_batches(
         return
     ids, spans = _interleaved(start, layout, world, num_workers, batch_size, drop_last)
     metrics.begin_epoch(start.epoch)
-    shards = layout.shards_of(ids)
-    last_use = np.full(len(layout.shards), -1, np.int64)
-    np.maximum.at(last_use, shards, np.arange(len(ids), dtype=np.int64))
+    done, done_after = _last_reads(layout, ids, spans) if release is not None else ([], [])
+    at = 0  # done[at:]: the shards not released yet
     try:
-        for begin, end in spans:
+        for number, (begin, end) in enumerate(spans):
             parts = _read_batch(access, read, ids, begin, end)
             metrics.add_samples(end - begin)
-            if release is not None:
-                for shard in sorted(set(shards[begin:end].tolist())):  # a batch is short
-                    if last_use[shard] < end:
-                        release(shard)
+            while at < len(done) and done_after[at] == number:
+                assert release is not None
+                release(done[at])
+                at += 1
             yield parts
     finally:
         access.prepare(ids, len(ids), len(ids))
+
+
+def _last_reads(
+    layout: DatasetLayout, ids: NDArray[np.int64], spans: list[tuple[int, int]]
+) -> tuple[list[int], list[int]]:
+    """The shards the pass reads, in the order the pass reads each the last time (shards
+    read last by one batch in their order), and that batch's number: worked out once, not
+    looked up at every batch."""
+    last_use = np.full(len(layout.shards), -1, np.int64)
+    np.maximum.at(last_use, layout.shards_of(ids), np.arange(len(ids), dtype=np.int64))
+    used = np.flatnonzero(last_use >= 0)
+    begins = np.fromiter((begin for begin, _ in spans), np.int64, len(spans))
+    batch = np.searchsorted(begins, last_use[used], side="right") - 1
+    order = np.argsort(batch, kind="stable")
+    return used[order].tolist(), batch[order].tolist()
 
 
 def _interleaved(

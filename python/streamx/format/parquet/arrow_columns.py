@@ -31,7 +31,7 @@ from streamx.format.parquet.arrow_numpy import numpy_values
 from streamx.format.parquet.decoded_row_group import DecodedRowGroup
 from streamx.format.parquet.python_values import numeric_lists
 
-__all__ = ["Piece", "column", "one_group"]
+__all__ = ["Piece", "column", "one_group", "run_of"]
 
 # The rows of one row group a batch reads: the row group, where they go in the batch
 # (``None``: the whole batch is theirs), which rows.
@@ -49,22 +49,40 @@ _WAYS: weakref.WeakKeyDictionary[DecodedRowGroup, list[_Way]] = weakref.WeakKeyD
 def one_group(group: DecodedRowGroup, rows: np.ndarray[Any, Any]) -> dict[str, Any]:
     """The batch of ``rows`` (non-empty), all of ``group`` (the usual batch), every column
     as :func:`column` makes it, with the choices per column made once per row group."""
-    ways = _WAYS.get(group)
-    if ways is None:
-        ways = _WAYS[group] = [_way(group, name) for name in group.table.column_names]
     listed = rows.tolist()
     first, count = listed[0], len(listed)
-    in_order = listed == list(range(first, first + count))
+    if listed == list(range(first, first + count)):
+        return run_of(group, first, count)
     out: dict[str, Any] = {}
-    for name, array, arrow in ways:
+    for name, array, _ in _ways(group):
         if array is not None:
             out[name] = array.take(rows, axis=0)  # a fresh, writable array
-        elif arrow is not None and in_order:
-            out[name] = arrow.slice(first, count).to_pylist()
         else:
             everything = group.values(name)
             out[name] = [everything[row] for row in listed]
     return out
+
+
+def run_of(group: DecodedRowGroup, first: int, count: int) -> dict[str, Any]:
+    """The batch of rows ``first`` to ``first + count`` (a run, as a pass in order reads
+    them) of ``group``: :func:`one_group`'s columns by slices, no gather."""
+    out: dict[str, Any] = {}
+    stop = first + count
+    for name, array, arrow in _ways(group):
+        if array is not None:
+            out[name] = array[first:stop].copy()  # a fresh, writable array
+        elif arrow is not None:
+            out[name] = arrow.slice(first, count).to_pylist()
+        else:
+            out[name] = group.values(name)[first:stop]
+    return out
+
+
+def _ways(group: DecodedRowGroup) -> list[_Way]:
+    ways = _WAYS.get(group)
+    if ways is None:
+        ways = _WAYS[group] = [_way(group, name) for name in group.table.column_names]
+    return ways
 
 
 def _way(group: DecodedRowGroup, name: str) -> _Way:
