@@ -277,6 +277,10 @@ class StreamingDataset(Array, ShardMembers, TorchIterableDataset):  # type: igno
             sample = self._ranges.get(sample_id, shard)
             if sample is not None:
                 return sample
+        if self.shards[shard].format == "parquet":  # a row from its row group's first pages
+            sample = self._early_row(sample_id, shard)
+            if sample is not None:
+                return sample
         for _attempt in range(retry):
             with self._shard_cache.hold(shard):  # not evicted between download and read
                 self._shard_cache.prepare(shard)
@@ -289,6 +293,13 @@ class StreamingDataset(Array, ShardMembers, TorchIterableDataset):  # type: igno
             f"If `cache_limit` ({self.cache_limit}) is set, it may be too low for the number "
             "of shards in use at once; raise it."
         )
+
+    def _early_row(self, sample_id: int, shard: int) -> Any:
+        from streamx.format.parquet.early_rows import early_row
+
+        stream = self.streams[int(self.stream_per_shard[shard])]
+        index = sample_id - int(self.sample_offset_per_shard[shard])
+        return early_row(self.shards[shard], index, float(stream.download_timeout or 60.0))
 
     def _shard_of(self, sample_id: int) -> int:
         """The shard holding global sample ``sample_id``."""

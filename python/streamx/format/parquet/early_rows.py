@@ -1,0 +1,219 @@
+"""A row of a remote row group served before the row group has arrived: the first pages of
+each read column chunk, fetched by range, decoded by the core (:mod:`.page_rows`).
+
+A row group is fetched whole (its projected column chunks, :mod:`.fetch`) before any of its
+rows is read, so the first sample of an epoch, and ``dataset[i]`` of a row group not local,
+wait for megabytes they do not need. A row needs, of each column chunk, its dictionary page
+and the data pages up to the row: the start of the chunk. So each chunk's first bytes are read
+by range (about as far into it as the row lies, at least ``_FIRST`` bytes; twice as far
+again while the row is not in a whole page yet), the whole pages of that prefix decoded, and
+the row handed out as the whole row group would hand it out (the same decoder, the same
+values). The ranges are read while the row group's download runs on: this is what MDS range
+reads do for a shard (:mod:`streamx.cache.range_reads`).
+
+Bounds: a row group is read this way up to ``_BUDGET`` bytes per process, and at most half its
+read bytes (past that its rows wait for it, as before: the rest comes sooner whole), and only its rows the core decodes (flat columns of numbers, strings
+and binary, no cast, no image columns: :func:`.page_rows.column_plan`). Every range is
+checked against the file's size and pinned to the version its footer was read at (the
+listing's ``ETag``, else the first answer's): an answer of another version or size serves
+nothing, and the row group's download reports it. Bytes that contradict the format raise
+:class:`~streamx.exceptions.CorruptShardError` naming the file and row group.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from streamx import _core
+from streamx.exceptions import CorruptShardError
+from streamx.format.index import ShardInfo
+from streamx.format.parquet.page_headers import BadHeader, whole_pages
+from streamx.format.parquet.page_rows import CODECS, column_plan
+from streamx.format.parquet.row_group import footer, kept_rows, where
+from streamx.storage.object_pin import ObjectPin
+from streamx.storage.object_sources import source_for
+
+__all__ = ["early_row"]
+
+_FIRST = 64 << 10  # the least first read of a chunk: a page or two of most columns
+_PEEK = 16 << 10  # read past a page's end: the next page's header, a small page whole
+_BUDGET = 4 << 20  # bytes one process reads by range of one row group (an MDS shard's too)
+_KEPT = 4  # row groups whose ranges a process keeps
+
+
+@dataclass
+class _Column:
+    """One read column chunk: where it lies, how it decodes, what of it is read."""
+
+    name: str
+    start: int
+    length: int
+    spec: tuple[int, int, int, str]  # physical type, codec, max definition level, Arrow type
+    read: int = 0  # bytes of its start fetched so far
+    rows: Any = None  # the core's rows of its whole pages read so far
+
+
+@dataclass
+class _Group:
+    """What one process has read of a row group by range."""
+
+    columns: list[_Column]
+    rows: int  # the row group's rows in its file (before a row filter)
+    scratch: IO[bytes]  # the ranges at their own offsets (sparse)
+    pin: ObjectPin
+    budget: int  # at most _BUDGET, and half the row group's read bytes
+    spent: int = 0
+    done: bool = False  # budget spent or a range refused: its rows wait for the row group
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+_GROUPS: dict[str, _Group] = {}
+_OWNER = [os.getpid()]  # a forked child starts afresh (its parent's scratch files are not its)
+_LOCK = threading.Lock()
+
+
+def early_row(shard: ShardInfo, index: int, timeout: float) -> dict[str, Any] | None:
+    """Row ``index`` of the row group ``shard``, read from the first pages of its column
+    chunks by range; ``None`` when it must wait for the row group (read in place, local
+    already, not the core's to decode, or its bytes by range spent or refused).
+
+    Raises:
+        CorruptShardError: Naming the file and row group, if a page contradicts the format.
+    """
+    extra = shard.extra
+    if extra.get("in_place") or extra.get("cast") or extra.get("images"):
+        return None
+    if "://" not in str(extra["source"]) or str(extra["source"]).startswith("file://"):
+        return None
+    if os.path.exists(shard.local_path(shard.raw_data)):
+        return None
+    group = _group(shard)
+    if group is None:
+        return None
+    row = int(kept_rows(shard)[index]) if extra.get("kept") else index
+    with group.lock:
+        if group.done:
+            return None
+        return _row(shard, group, row, time.monotonic() + timeout)
+
+
+def _group(shard: ShardInfo) -> _Group | None:
+    extra = shard.extra
+    key = "\0".join(
+        str(extra.get(k)) for k in ("source", "source_version", "row_group", "read_columns")
+    )
+    with _LOCK:
+        if _OWNER[0] != os.getpid():
+            _GROUPS.clear()
+            _OWNER[0] = os.getpid()
+        found = _GROUPS.get(key)
+        if found is not None:
+            return found
+        columns = _columns(shard)
+        if columns is None:
+            return None
+        rows = int(footer(shard)[1].row_group(int(extra["row_group"])).num_rows)
+        pin = ObjectPin(str(extra["source"]))
+        version = str(extra["source_version"])
+        if len(version) > 2 and version[0] == version[-1] == '"':  # an ETag, as fetch pins it
+            pin.check(version, None)
+        while len(_GROUPS) >= _KEPT:
+            _GROUPS.pop(next(iter(_GROUPS))).scratch.close()
+        budget = min(_BUDGET, sum(c.length for c in columns) // 2)
+        group = _GROUPS[key] = _Group(columns, rows, tempfile.TemporaryFile(), pin, budget)
+        return group
+
+
+def _columns(shard: ShardInfo) -> list[_Column] | None:
+    """Each read column chunk, or ``None`` if some column is not the core's to decode."""
+    path, md = footer(shard)
+    plan = column_plan(path, md, tuple(shard.extra["read_columns"]))
+    if plan is None:
+        return None
+    rg = md.row_group(int(shard.extra["row_group"]))
+    out = []
+    for name, index, physical, max_def, arrow in plan:
+        col = rg.column(index)
+        codec = CODECS.get(col.compression)
+        if codec is None:
+            return None
+        start = int(col.data_page_offset)
+        if col.has_dictionary_page and col.dictionary_page_offset:
+            start = min(start, int(col.dictionary_page_offset))
+        spec = (physical, codec, max_def, arrow)
+        out.append(_Column(name, start, int(col.total_compressed_size), spec))
+    return out
+
+
+def _row(shard: ShardInfo, group: _Group, row: int, deadline: float) -> dict[str, Any] | None:
+    out: dict[str, Any] = {}
+    for column in group.columns:
+        if column.rows is None or row >= len(column.rows):
+            if not _read_to(shard, group, column, row, deadline):
+                group.done = True
+                return None
+        out.update(column.rows.row(row))
+    return out
+
+
+def _read_to(shard: ShardInfo, group: _Group, column: _Column, row: int, deadline: float) -> bool:
+    """Reads ``column``'s start until its whole pages hold ``row``; decodes them. False when
+    the budget is spent, a range fails, or the core leaves the column to pyarrow."""
+    named = where(shard)
+    # About as far into the chunk as the row lies, and a tenth more.
+    want = max(_FIRST, column.length * (row + 1) // max(group.rows, 1) * 11 // 10)
+    while True:
+        want = min(want, column.length)
+        if want > column.read:
+            if group.spent + want - column.read > group.budget or not _fetch(
+                shard, group, column, want, deadline
+            ):
+                return False
+        prefix = os.pread(group.scratch.fileno(), column.read, column.start)
+        try:
+            pages = whole_pages(prefix, column.length)
+        except BadHeader as err:
+            raise CorruptShardError(f"{named} does not decode (column {column.name!r}: {err})") from err
+        covered = pages.covering(row)
+        if covered is not None:
+            return _decode(named, column, prefix[: covered[0]], covered[1])
+        # On to the end of the page cut off (and the next one's header), when its header
+        # says where that is; else twice as far.
+        want = 2 * column.read if pages.next_end is None else pages.next_end + _PEEK
+        if column.read >= column.length:
+            raise CorruptShardError(
+                f"{named} does not decode (column {column.name!r}: its pages hold "
+                f"{pages.rows[-1] if pages.rows else 0} rows, the footer says {group.rows})"
+            )
+
+
+def _fetch(shard: ShardInfo, group: _Group, column: _Column, want: int, deadline: float) -> bool:
+    extra = shard.extra
+    start, length = column.start + column.read, want - column.read
+    try:
+        source_for(str(extra["source"])).fetch_range(
+            group.scratch.fileno(), start, length, int(extra["source_size"]), deadline, group.pin
+        )
+    except OSError:  # another version or size, a timeout: the row group's download says
+        return False
+    group.spent += length
+    column.read = want
+    return True
+
+
+def _decode(named: str, column: _Column, pages: bytes, rows: int) -> bool:
+    physical, codec, max_def, arrow = column.spec
+    chunk = [(column.name, 0, len(pages), physical, codec, max_def, arrow)]
+    try:
+        column.rows = _core.ParquetRows.decode(pages, chunk, rows, named)
+    except CorruptShardError as err:  # worded as the whole row group's failures are
+        reason = str(err).removeprefix(f"Corrupt shard {named}: ")
+        raise CorruptShardError(
+            f"{named} does not decode ({reason}); the file may have changed on the server"
+        ) from err
+    return column.rows is not None
