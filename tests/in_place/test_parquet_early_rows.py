@@ -120,7 +120,9 @@ def _local(ds: StreamingDataset, shard: int) -> Path:
 
 @pytest.mark.timeout(60)
 def test_the_first_sample_comes_while_its_row_group_stalls(
-    tmp_path: Path, stalling: tuple[ScriptedServer, _Stalling, bytes], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    stalling: tuple[ScriptedServer, _Stalling, bytes],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("STREAMX_DOWNLOAD_PART_SIZE", str(MIB))
     server, answer, data = stalling

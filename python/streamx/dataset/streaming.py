@@ -299,7 +299,10 @@ class StreamingDataset(Array, ShardMembers, TorchIterableDataset):  # type: igno
 
         stream = self.streams[int(self.stream_per_shard[shard])]
         index = sample_id - int(self.sample_offset_per_shard[shard])
-        return early_row(self.shards[shard], index, float(stream.download_timeout or 60.0))
+        cache = self._shard_cache
+        downloading = cache is not None and cache.fetching_here(shard)
+        timeout = float(stream.download_timeout or 60.0)
+        return early_row(self.shards[shard], index, timeout, downloading)
 
     def _shard_of(self, sample_id: int) -> int:
         """The shard holding global sample ``sample_id``."""

@@ -11,9 +11,10 @@ the row handed out as the whole row group would hand it out (the same decoder, t
 values). The ranges are read while the row group's download runs on: this is what MDS range
 reads do for a shard (:mod:`streamx.cache.range_reads`).
 
-Bounds: a row group is read this way up to ``_BUDGET`` bytes per process, and at most half its
-read bytes (past that its rows wait for it, as before: the rest comes sooner whole), and only its rows the core decodes (flat columns of numbers, strings
-and binary, no cast, no image columns: :func:`.page_rows.column_plan`). Every range is
+Bounds: a row group is read this way up to ``_BUDGET`` bytes per process and half its read
+bytes (past that its rows wait for it, as before: the rest comes sooner whole), and only
+where the core decodes its rows (flat columns of numbers, strings and binary, no cast, no
+image columns: :func:`.page_rows.column_plan`). Every range is
 checked against the file's size and pinned to the version its footer was read at (the
 listing's ``ETag``, else the first answer's): an answer of another version or size serves
 nothing, and the row group's download reports it. Bytes that contradict the format raise
@@ -74,13 +75,21 @@ class _Group:
 
 _GROUPS: dict[str, _Group] = {}
 _OWNER = [os.getpid()]  # a forked child starts afresh (its parent's scratch files are not its)
+_OPENED = [0]  # row groups this process has read by range
 _LOCK = threading.Lock()
 
 
-def early_row(shard: ShardInfo, index: int, timeout: float) -> dict[str, Any] | None:
+def early_row(
+    shard: ShardInfo, index: int, timeout: float, downloading: bool
+) -> dict[str, Any] | None:
     """Row ``index`` of the row group ``shard``, read from the first pages of its column
     chunks by range; ``None`` when it must wait for the row group (read in place, local
     already, not the core's to decode, or its bytes by range spent or refused).
+
+    ``downloading``: this process is downloading the row group already. Its rows then wait
+    for it unless it is the first row group this process reads by range (the first sample
+    of a pass, whose download the pass started just before): a prefetched row group lands
+    over its parallel parts sooner than reading it twice pays off, as for MDS shards.
 
     Raises:
         CorruptShardError: Naming the file and row group, if a page contradicts the format.
@@ -90,9 +99,13 @@ def early_row(shard: ShardInfo, index: int, timeout: float) -> dict[str, Any] | 
         return None
     if "://" not in str(extra["source"]) or str(extra["source"]).startswith("file://"):
         return None
+    key = "\0".join(
+        str(extra.get(k)) for k in ("source", "source_version", "row_group", "read_columns")
+    )
     if os.path.exists(shard.local_path(shard.raw_data)):
+        _drop(key)
         return None
-    group = _group(shard)
+    group = _group(shard, key, downloading)
     if group is None:
         return None
     row = int(kept_rows(shard)[index]) if extra.get("kept") else index
@@ -102,31 +115,50 @@ def early_row(shard: ShardInfo, index: int, timeout: float) -> dict[str, Any] | 
         return _row(shard, group, row, time.monotonic() + timeout)
 
 
-def _group(shard: ShardInfo) -> _Group | None:
-    extra = shard.extra
-    key = "\0".join(
-        str(extra.get(k)) for k in ("source", "source_version", "row_group", "read_columns")
-    )
+def _drop(key: str) -> None:
+    with _LOCK:
+        group = _GROUPS.pop(key, None) if _OWNER[0] == os.getpid() else None
+    if group is not None:
+        _close(group)
+
+
+def _close(group: _Group) -> None:
+    with group.lock:  # not while a reader of it reads its scratch file
+        group.done = True
+        group.scratch.close()
+
+
+def _group(shard: ShardInfo, key: str, downloading: bool) -> _Group | None:
+    """The row group's ranges read so far, opened if it may be (see :func:`early_row`)."""
     with _LOCK:
         if _OWNER[0] != os.getpid():
             _GROUPS.clear()
-            _OWNER[0] = os.getpid()
+            _OWNER[0], _OPENED[0] = os.getpid(), 0
         found = _GROUPS.get(key)
-        if found is not None:
+        if found is not None or (downloading and _OPENED[0]):
             return found
         columns = _columns(shard)
         if columns is None:
             return None
-        rows = int(footer(shard)[1].row_group(int(extra["row_group"])).num_rows)
-        pin = ObjectPin(str(extra["source"]))
-        version = str(extra["source_version"])
-        if len(version) > 2 and version[0] == version[-1] == '"':  # an ETag, as fetch pins it
-            pin.check(version, None)
-        while len(_GROUPS) >= _KEPT:
-            _GROUPS.pop(next(iter(_GROUPS))).scratch.close()
-        budget = min(_BUDGET, sum(c.length for c in columns) // 2)
-        group = _GROUPS[key] = _Group(columns, rows, tempfile.TemporaryFile(), pin, budget)
-        return group
+        _OPENED[0] += 1
+        oldest = [_GROUPS.pop(k) for k in list(_GROUPS)[: max(len(_GROUPS) + 1 - _KEPT, 0)]]
+        found = _GROUPS[key] = _open(shard, columns)
+    for old in oldest:
+        _close(old)
+    return found
+
+
+def _open(shard: ShardInfo, columns: list[_Column]) -> _Group:
+    extra = shard.extra
+    rows = int(footer(shard)[1].row_group(int(extra["row_group"])).num_rows)
+    pin = ObjectPin(str(extra["source"]))
+    version = str(extra["source_version"])
+    if len(version) > 2 and version[0] == version[-1] == '"':  # an ETag, as fetch pins it
+        pin.check(version, None)
+    budget = min(_BUDGET, sum(c.length for c in columns) // 2)
+    # Sparse, unnamed, this process's own; closed when the group goes.
+    scratch = tempfile.TemporaryFile()  # noqa: SIM115
+    return _Group(columns, rows, scratch, pin, budget)
 
 
 def _columns(shard: ShardInfo) -> list[_Column] | None:
@@ -153,10 +185,10 @@ def _columns(shard: ShardInfo) -> list[_Column] | None:
 def _row(shard: ShardInfo, group: _Group, row: int, deadline: float) -> dict[str, Any] | None:
     out: dict[str, Any] = {}
     for column in group.columns:
-        if column.rows is None or row >= len(column.rows):
-            if not _read_to(shard, group, column, row, deadline):
-                group.done = True
-                return None
+        have = column.rows is not None and row < len(column.rows)
+        if not have and not _read_to(shard, group, column, row, deadline):
+            group.done = True
+            return None
         out.update(column.rows.row(row))
     return out
 
@@ -169,16 +201,15 @@ def _read_to(shard: ShardInfo, group: _Group, column: _Column, row: int, deadlin
     want = max(_FIRST, column.length * (row + 1) // max(group.rows, 1) * 11 // 10)
     while True:
         want = min(want, column.length)
-        if want > column.read:
-            if group.spent + want - column.read > group.budget or not _fetch(
-                shard, group, column, want, deadline
-            ):
-                return False
+        if want > column.read and not _fetch(shard, group, column, want, deadline):
+            return False
         prefix = os.pread(group.scratch.fileno(), column.read, column.start)
         try:
             pages = whole_pages(prefix, column.length)
         except BadHeader as err:
-            raise CorruptShardError(f"{named} does not decode (column {column.name!r}: {err})") from err
+            raise CorruptShardError(
+                f"{named} does not decode (column {column.name!r}: {err})"
+            ) from err
         covered = pages.covering(row)
         if covered is not None:
             return _decode(named, column, prefix[: covered[0]], covered[1])
@@ -193,8 +224,11 @@ def _read_to(shard: ShardInfo, group: _Group, column: _Column, row: int, deadlin
 
 
 def _fetch(shard: ShardInfo, group: _Group, column: _Column, want: int, deadline: float) -> bool:
+    """Reads ``column``'s start up to ``want``; False past the budget or if the GET fails."""
     extra = shard.extra
     start, length = column.start + column.read, want - column.read
+    if group.spent + length > group.budget:
+        return False
     try:
         source_for(str(extra["source"])).fetch_range(
             group.scratch.fileno(), start, length, int(extra["source_size"]), deadline, group.pin
