@@ -302,7 +302,10 @@ class StreamingDataset(Array, ShardMembers, TorchIterableDataset):  # type: igno
         cache = self._shard_cache
         downloading = cache is not None and cache.fetching_here(shard)
         timeout = float(stream.download_timeout or 60.0)
-        return early_row(self.shards[shard], index, timeout, downloading)
+        row = early_row(self.shards[shard], index, timeout, downloading)
+        if row is not None and cache is not None and not downloading:
+            cache.prepare_async([shard])  # its next rows come from it, as an MDS shard's do
+        return row
 
     def _shard_of(self, sample_id: int) -> int:
         """The shard holding global sample ``sample_id``."""

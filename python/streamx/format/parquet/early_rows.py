@@ -11,6 +11,10 @@ the row handed out as the whole row group would hand it out (the same decoder, t
 values). The ranges are read while the row group's download runs on: this is what MDS range
 reads do for a shard (:mod:`streamx.cache.range_reads`).
 
+Off with ``STREAMX_RANGE_READS=0``, and while the file's host throttles (each GET would
+delay the row group's own). The first row read this way of a row group no download has begun
+starts its download in the background, as an MDS shard's first range reads do.
+
 Bounds: a row group is read this way up to ``_BUDGET`` bytes per process and half its read
 bytes (past that its rows wait for it, as before: the rest comes sooner whole), and only
 where the core decodes its rows (flat columns of numbers, strings and binary, no cast, no
@@ -38,6 +42,8 @@ from streamx.format.parquet.page_rows import CODECS, column_plan
 from streamx.format.parquet.row_group import footer, kept_rows, where
 from streamx.storage.object_pin import ObjectPin
 from streamx.storage.object_sources import source_for
+from streamx.storage.settings import range_reads_enabled
+from streamx.storage.throttle import host_calm
 
 __all__ = ["early_row"]
 
@@ -97,7 +103,10 @@ def early_row(
     extra = shard.extra
     if extra.get("in_place") or extra.get("cast") or extra.get("images"):
         return None
-    if "://" not in str(extra["source"]) or str(extra["source"]).startswith("file://"):
+    url = str(extra["source"])
+    if "://" not in url or url.startswith("file://") or not range_reads_enabled():
+        return None
+    if not host_calm(url):  # a throttling store counts requests: the row group's GETs only
         return None
     key = "\0".join(
         str(extra.get(k)) for k in ("source", "source_version", "row_group", "read_columns")
