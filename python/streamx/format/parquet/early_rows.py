@@ -42,6 +42,7 @@ from streamx.format.parquet.page_rows import CODECS, column_plan
 from streamx.format.parquet.row_group import footer, kept_rows, where
 from streamx.storage.object_pin import ObjectPin
 from streamx.storage.object_sources import source_for
+from streamx.storage.pool import range_pool
 from streamx.storage.settings import range_reads_enabled
 from streamx.storage.throttle import host_calm
 
@@ -76,7 +77,8 @@ class _Group:
     budget: int  # at most _BUDGET, and half the row group's read bytes
     spent: int = 0
     done: bool = False  # budget spent or a range refused: its rows wait for the row group
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    lock: threading.Lock = field(default_factory=threading.Lock)  # one reader at a time
+    count: threading.Lock = field(default_factory=threading.Lock)  # guards ``spent``
 
 
 _GROUPS: dict[str, _Group] = {}
@@ -192,12 +194,22 @@ def _columns(shard: ShardInfo) -> list[_Column] | None:
 
 
 def _row(shard: ShardInfo, group: _Group, row: int, deadline: float) -> dict[str, Any] | None:
+    """Row ``row`` from each column's whole pages, read on (the columns side by side) where
+    they do not hold it yet; ``None`` once the group is done."""
+    short = [c for c in group.columns if c.rows is None or row >= len(c.rows)]
+
+    def read(column: _Column) -> bool:
+        return _read_to(shard, group, column, row, deadline)
+
+    if len(short) > 1:
+        read_all = all(list(range_pool().map(read, short)))
+    else:
+        read_all = all(read(column) for column in short)
+    if not read_all:
+        group.done = True
+        return None
     out: dict[str, Any] = {}
     for column in group.columns:
-        have = column.rows is not None and row < len(column.rows)
-        if not have and not _read_to(shard, group, column, row, deadline):
-            group.done = True
-            return None
         out.update(column.rows.row(row))
     return out
 
@@ -236,15 +248,16 @@ def _fetch(shard: ShardInfo, group: _Group, column: _Column, want: int, deadline
     """Reads ``column``'s start up to ``want``; False past the budget or if the GET fails."""
     extra = shard.extra
     start, length = column.start + column.read, want - column.read
-    if group.spent + length > group.budget:
-        return False
+    with group.count:  # the columns are read side by side
+        if group.spent + length > group.budget:
+            return False
+        group.spent += length
     try:
         source_for(str(extra["source"])).fetch_range(
             group.scratch.fileno(), start, length, int(extra["source_size"]), deadline, group.pin
         )
     except OSError:  # another version or size, a timeout: the row group's download says
         return False
-    group.spent += length
     column.read = want
     return True
 
