@@ -23,7 +23,7 @@ from streamx.exceptions import CorruptShardError
 from streamx.format.parquet.chunks import ranged_parts
 
 MIB = 1 << 20
-ROWS = 8000  # one row group: about 4 MiB of text
+ROWS = 16000  # one row group: about 5.6 MB of text
 
 
 def _parquet(rows: int = ROWS, **options: Any) -> bytes:
@@ -128,7 +128,7 @@ def test_the_first_sample_comes_while_its_row_group_stalls(
     server, answer, data = stalling
     ds = _dataset(server.url("/t.parquet"), tmp_path / "c", batch_size=4)
     group = sum(int(n) for _, n in ds.shards[0].extra["chunks"])
-    assert group > 2 * MIB
+    assert group > 4 * MIB
     expected = _expected(data)
     first = next(iter(ds))  # starts the row group's download, whose parts stall half-way
     assert first == expected[0]
@@ -173,12 +173,13 @@ def _corrupt_server(data: bytes) -> ScriptedServer:
 
 
 def test_a_corrupt_first_page_is_named(tmp_path: Path) -> None:
-    data = bytearray(_parquet(rows=2000))
+    data = bytearray(_parquet())
     md = pq.ParquetFile(io.BytesIO(bytes(data))).metadata
     col = md.row_group(0).column(1)  # text: its dictionary page, then data pages
     start = int(col.dictionary_page_offset or col.data_page_offset)
     data[start : start + 8] = b"\xff" * 8  # the page header's first bytes
     with _corrupt_server(bytes(data)) as server:
         ds = _dataset(server.url("/t.parquet"), tmp_path / "c")
-        with pytest.raises(CorruptShardError, match=r"t\.parquet row group 0 does not decode"):
+        named = r"t\.parquet row group 0 does not decode \(column 'text'"
+        with pytest.raises(CorruptShardError, match=named):
             ds[0]

@@ -15,8 +15,10 @@ Off with ``STREAMX_RANGE_READS=0``, and while the file's host throttles (each GE
 delay the row group's own). The first row read this way of a row group no download has begun
 starts its download in the background, as an MDS shard's first range reads do.
 
-Bounds: a row group is read this way up to ``_BUDGET`` bytes per process and half its read
-bytes (past that its rows wait for it, as before: the rest comes sooner whole), and only
+Bounds, as for an MDS shard read by range: a row group of at least ``_MIN_GROUP`` read bytes
+(a smaller one arrives about as soon as its first pages would) is read this way up to
+``_BUDGET`` bytes per process and a quarter of its read bytes (past that its rows wait for
+it, as before: the rest comes sooner whole), and only
 where the core decodes its rows (flat columns of numbers, strings and binary, no cast, no
 image columns: :func:`.page_rows.column_plan`). Every range is
 checked against the file's size and pinned to the version its footer was read at (the
@@ -51,6 +53,7 @@ __all__ = ["early_row"]
 _FIRST = 64 << 10  # the least first read of a chunk: a page or two of most columns
 _PEEK = 16 << 10  # read past a page's end: the next page's header, a small page whole
 _BUDGET = 4 << 20  # bytes one process reads by range of one row group (an MDS shard's too)
+_MIN_GROUP = 4 << 20  # a smaller row group arrives about as soon as its first pages would
 _KEPT = 4  # row groups whose ranges a process keeps
 
 
@@ -74,7 +77,7 @@ class _Group:
     rows: int  # the row group's rows in its file (before a row filter)
     scratch: IO[bytes]  # the ranges at their own offsets (sparse)
     pin: ObjectPin
-    budget: int  # at most _BUDGET, and half the row group's read bytes
+    budget: int  # at most _BUDGET, and a quarter of the row group's read bytes
     spent: int = 0
     done: bool = False  # budget spent or a range refused: its rows wait for the row group
     lock: threading.Lock = field(default_factory=threading.Lock)  # one reader at a time
@@ -149,7 +152,7 @@ def _group(shard: ShardInfo, key: str, downloading: bool) -> _Group | None:
         if found is not None or (downloading and _OPENED[0]):
             return found
         columns = _columns(shard)
-        if columns is None:
+        if columns is None or sum(c.length for c in columns) < _MIN_GROUP:
             return None
         _OPENED[0] += 1
         oldest = [_GROUPS.pop(k) for k in list(_GROUPS)[: max(len(_GROUPS) + 1 - _KEPT, 0)]]
@@ -166,7 +169,7 @@ def _open(shard: ShardInfo, columns: list[_Column]) -> _Group:
     version = str(extra["source_version"])
     if len(version) > 2 and version[0] == version[-1] == '"':  # an ETag, as fetch pins it
         pin.check(version, None)
-    budget = min(_BUDGET, sum(c.length for c in columns) // 2)
+    budget = min(_BUDGET, sum(c.length for c in columns) // 4)
     # Sparse, unnamed, this process's own; closed when the group goes.
     scratch = tempfile.TemporaryFile()  # noqa: SIM115
     return _Group(columns, rows, scratch, pin, budget)
