@@ -21,6 +21,7 @@ from scripted_http import Request, ScriptedServer, serve_bytes  # tests/storage,
 from streamx import ParquetStream, StreamingDataset
 from streamx.exceptions import CorruptShardError
 from streamx.format.parquet.chunks import ranged_parts
+from streamx.format.parquet.page_headers import BadHeader, whole_pages
 
 MIB = 1 << 20
 ROWS = 16000  # one row group: about 5.6 MB of text
@@ -183,3 +184,21 @@ def test_a_corrupt_first_page_is_named(tmp_path: Path) -> None:
         named = r"t\.parquet row group 0 does not decode \(column 'text'"
         with pytest.raises(CorruptShardError, match=named):
             ds[0]
+
+
+@pytest.mark.parametrize("page_version", ["1.0", "2.0"])
+def test_whole_pages_of_a_prefix_count_the_rows_pyarrow_wrote(page_version: str) -> None:
+    data = _parquet(rows=3000, data_page_version=page_version, compression="zstd")
+    rg = pq.ParquetFile(io.BytesIO(data)).metadata.row_group(0)
+    for j in range(rg.num_columns):
+        col = rg.column(j)
+        start, length = _chunk_start(col), int(col.total_compressed_size)
+        chunk = data[start : start + length]
+        whole = whole_pages(chunk, length)
+        assert whole.ends[-1] == length and whole.rows[-1] == 3000
+        for cut in (3, 100, 5000, length // 2, length - 1):
+            prefix = whole_pages(chunk[:cut], length)
+            assert prefix.rows == whole.rows[: len(prefix.rows)]
+            assert all(end <= cut for end in prefix.ends)
+        with pytest.raises(BadHeader, match="a page of"):
+            whole_pages(chunk, length - 1)  # its last page runs past the chunk
