@@ -4,12 +4,13 @@ each read column chunk, fetched by range, decoded by the core (:mod:`.page_rows`
 A row group is fetched whole (its projected column chunks, :mod:`.fetch`) before any of its
 rows is read, so the first sample of an epoch, and ``dataset[i]`` of a row group not local,
 wait for megabytes they do not need. A row needs, of each column chunk, its dictionary page
-and the data pages up to the row: the start of the chunk. So each chunk's first bytes are read
-by range (about as far into it as the row lies, at least ``_FIRST`` bytes; twice as far
-again while the row is not in a whole page yet), the whole pages of that prefix decoded, and
-the row handed out as the whole row group would hand it out (the same decoder, the same
-values). The ranges are read while the row group's download runs on: this is what MDS range
-reads do for a shard (:mod:`streamx.cache.range_reads`).
+and the data pages up to the row: the start of the chunk. So each chunk's first bytes are
+read by range (its dictionary page, whose span the footer gives, and about as far into its
+values as the row lies; on to the end of the page cut off while the row is not in a whole
+page yet), the whole pages of that prefix decoded, and the row handed out as the whole row
+group would hand it out (the same decoder, the same values). The ranges are read while the
+row group's download runs on: what MDS range reads do for a shard
+(:mod:`streamx.cache.range_reads`).
 
 Off with ``STREAMX_RANGE_READS=0``, and while the file's host throttles (each GET would
 delay the row group's own). The first row read this way of a row group no download has begun
@@ -65,6 +66,7 @@ class _Column:
     start: int
     length: int
     spec: tuple[int, int, int, str]  # physical type, codec, max definition level, Arrow type
+    dictionary: int  # its dictionary page's bytes (0 without one), as the footer places it
     read: int = 0  # bytes of its start fetched so far
     rows: Any = None  # the core's rows of its whole pages read so far
 
@@ -188,11 +190,12 @@ def _columns(shard: ShardInfo) -> list[_Column] | None:
         codec = CODECS.get(col.compression)
         if codec is None:
             return None
-        start = int(col.data_page_offset)
+        data = start = int(col.data_page_offset)
         if col.has_dictionary_page and col.dictionary_page_offset:
             start = min(start, int(col.dictionary_page_offset))
+        length = int(col.total_compressed_size)
         spec = (physical, codec, max_def, arrow)
-        out.append(_Column(name, start, int(col.total_compressed_size), spec))
+        out.append(_Column(name, start, length, spec, min(max(data - start, 0), length)))
     return out
 
 
@@ -200,6 +203,9 @@ def _row(shard: ShardInfo, group: _Group, row: int, deadline: float) -> dict[str
     """Row ``row`` from each column's whole pages, read on (the columns side by side) where
     they do not hold it yet; ``None`` once the group is done."""
     short = [c for c in group.columns if c.rows is None or row >= len(c.rows)]
+    if short and not _fits(group, row):
+        group.done = True
+        return None
 
     def read(column: _Column) -> bool:
         return _read_to(shard, group, column, row, deadline)
@@ -221,8 +227,7 @@ def _read_to(shard: ShardInfo, group: _Group, column: _Column, row: int, deadlin
     """Reads ``column``'s start until its whole pages hold ``row``; decodes them. False when
     the budget is spent, a range fails, or the core leaves the column to pyarrow."""
     named = where(shard)
-    # About as far into the chunk as the row lies, and a tenth more.
-    want = max(_FIRST, column.length * (row + 1) // max(group.rows, 1) * 11 // 10)
+    want = _guess(column, row, group.rows)
     while True:
         want = min(want, column.length)
         if want > column.read and not _fetch(shard, group, column, want, deadline):
@@ -245,6 +250,20 @@ def _read_to(shard: ShardInfo, group: _Group, column: _Column, row: int, deadlin
                 f"{named} does not decode (column {column.name!r}: its pages hold "
                 f"{pages.rows[-1] if pages.rows else 0} rows, the footer says {group.rows})"
             )
+
+
+def _guess(column: _Column, row: int, rows: int) -> int:
+    """How far into ``column`` row ``row`` likely lies: its dictionary page (whose span the
+    footer gives), then as far into the values as the row lies, and a tenth more."""
+    values = column.length - column.dictionary
+    return max(_FIRST, column.dictionary + values * (row + 1) // max(rows, 1) * 11 // 10 + _PEEK)
+
+
+def _fits(group: _Group, row: int) -> bool:
+    """Whether the row's guessed first pages of every column fit the group's budget (else
+    no GET is spent on them)."""
+    more = sum(max(_guess(c, row, group.rows) - c.read, 0) for c in group.columns)
+    return group.spent + more <= group.budget
 
 
 def _fetch(shard: ShardInfo, group: _Group, column: _Column, want: int, deadline: float) -> bool:
