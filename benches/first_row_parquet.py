@@ -11,7 +11,9 @@ read bytes.
 Usage::
 
     PYTHONPATH=python .venv/bin/python benches/first_row_parquet.py --case text \\
-        --rows 2000000 --runs 4 --before /tmp/before/python
+        --rows 4000000 --group 1000000 --runs 4 --before /tmp/before/python
+    PYTHONPATH=python .venv/bin/python benches/first_row_parquet.py --case images \
+        --rows 2048 --group 512 --at 0.3 --runs 4 --before /tmp/before/python
 """
 
 from __future__ import annotations
@@ -52,17 +54,32 @@ print(round(got, 4), round(first_s, 4), group)
 """
 
 
+def _write_repo(root: Path, name: str, rows: int, group: int) -> None:
+    """``bench_in_place``'s repository ``bench/NAME``, its files in row groups of ``group``
+    rows (pyarrow's default is a million)."""
+    import pyarrow.parquet as pq
+
+    folder = root / "datasets" / "bench" / name / "data"
+    folder.mkdir(parents=True)
+    per = -(-rows // in_place.FILES)
+    for number in range(in_place.FILES):
+        start, count = number * per, min(per, rows - number * per)
+        path = folder / f"train-{number:05d}-of-{in_place.FILES:05d}.parquet"
+        pq.write_table(in_place._table(name, count, start), path, row_group_size=group)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--case", default="text", choices=["text", "images", "numeric"])
-    parser.add_argument("--rows", type=int, default=2_000_000)
+    parser.add_argument("--rows", type=int, default=4_000_000)
     parser.add_argument("--runs", type=int, default=4)
     parser.add_argument("--at", type=float, default=0.01, help="where the row lies, 0 to 1")
+    parser.add_argument("--group", type=int, default=64, help="rows per row group")
     parser.add_argument("--before", help="another python tree to alternate with this one")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="first-row-parquet-")) / "root"
     root.mkdir()
-    in_place.write_repo(root, args.case, args.rows)
+    _write_repo(root, args.case, args.rows, args.group)
     trees = {"after": REPO_PYTHON, **({"before": args.before} if args.before else {})}
     files = f"train-{{00000..{in_place.FILES - 1:05d}}}-of-{in_place.FILES:05d}.parquet"
     with in_place._serving(root, "https-40m") as (endpoint, _sent):

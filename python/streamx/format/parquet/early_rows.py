@@ -53,7 +53,10 @@ __all__ = ["early_row"]
 
 _FIRST = 64 << 10  # the least first read of a chunk: a page or two of most columns
 _PEEK = 16 << 10  # read past a page's end: the next page's header, a small page whole
-_BUDGET = 4 << 20  # bytes one process reads by range of one row group (an MDS shard's too)
+# Bytes one process reads by range of one row group. More than an MDS shard's 4 MiB: a row
+# needs each column's dictionary page (up to 1 MiB each, as pyarrow writes them) and its
+# first data page (as much again) however small the row itself.
+_BUDGET = 32 << 20
 _MIN_GROUP = 4 << 20  # a smaller row group arrives about as soon as its first pages would
 _KEPT = 4  # row groups whose ranges a process keeps
 
