@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 from scripted_http import Request, ScriptedServer, serve_bytes  # tests/storage, on the path
 
-from streamx import ParquetStream, StreamingDataset
+from streamx import ParquetStream, StreamingDataLoader, StreamingDataset
 from streamx.exceptions import CorruptShardError
 from streamx.format.parquet.chunks import ranged_parts
 from streamx.format.parquet.page_headers import BadHeader, whole_pages
@@ -202,3 +202,22 @@ def test_whole_pages_of_a_prefix_count_the_rows_pyarrow_wrote(page_version: str)
             assert all(end <= cut for end in prefix.ends)
         with pytest.raises(BadHeader, match="a page of"):
             whole_pages(chunk, length - 1)  # its last page runs past the chunk
+
+
+@pytest.mark.timeout(60)
+def test_a_first_batch_comes_from_early_rows_as_from_the_row_group(
+    tmp_path: Path,
+    stalling: tuple[ScriptedServer, _Stalling, bytes],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("STREAMX_DOWNLOAD_PART_SIZE", str(MIB))
+    server, _, data = stalling
+    stream = ParquetStream(
+        remote=server.url("/t.parquet"), local=str(tmp_path / "c"), columns=["id", "text"]
+    )
+    ds = StreamingDataset(streams=[stream], batch_size=8, shuffle=False)
+    batch = next(iter(StreamingDataLoader(ds, batch_size=8, num_workers=0)))
+    assert not _local(ds, 0).exists()  # the download stalls: the batch came from pages
+    expected = _expected(data)[:8]
+    assert batch["id"].tolist() == [row["id"] for row in expected]
+    assert list(batch["text"]) == [row["text"] for row in expected]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -184,6 +185,7 @@ class StreamingDataset(Array, ShardMembers, TorchIterableDataset):  # type: igno
         self._state = EpochState.create(self._layout.local_dirs)
         self._shard_cache: ShardCache | None = None
         self._ranges: RangeReads | None = None
+        self._early_pid = 0  # the process that last served a Parquet row by range
         self._windows: list[ShardWindow] = []
         if any(s.copies_into_cache for s in self.streams):
             # 0 (like None) means no limit, as in mosaicml-streaming (`if self.cache_limit:`).
@@ -301,10 +303,15 @@ class StreamingDataset(Array, ShardMembers, TorchIterableDataset):  # type: igno
         index = sample_id - int(self.sample_offset_per_shard[shard])
         cache = self._shard_cache
         downloading = cache is not None and cache.fetching_here(shard)
+        # A process's first row never waits for a download (the pass started it just
+        # before); later ones wait for a row group this process is prefetching.
+        prefetched = downloading and self._early_pid == os.getpid()
         timeout = float(stream.download_timeout or 60.0)
-        row = early_row(self.shards[shard], index, timeout, downloading)
-        if row is not None and cache is not None and not downloading:
-            cache.prepare_async([shard])  # its next rows come from it, as an MDS shard's do
+        row = early_row(self.shards[shard], index, timeout, prefetched)
+        if row is not None:
+            self._early_pid = os.getpid()
+            if cache is not None and not downloading:
+                cache.prepare_async([shard])  # its next rows come from it, as MDS shards'
         return row
 
     def _shard_of(self, sample_id: int) -> int:

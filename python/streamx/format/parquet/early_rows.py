@@ -91,21 +91,19 @@ class _Group:
 
 _GROUPS: dict[str, _Group] = {}
 _OWNER = [os.getpid()]  # a forked child starts afresh (its parent's scratch files are not its)
-_OPENED = [0]  # row groups this process has read by range
 _LOCK = threading.Lock()
 
 
 def early_row(
-    shard: ShardInfo, index: int, timeout: float, downloading: bool
+    shard: ShardInfo, index: int, timeout: float, downloading: bool = False
 ) -> dict[str, Any] | None:
     """Row ``index`` of the row group ``shard``, read from the first pages of its column
     chunks by range; ``None`` when it must wait for the row group (read in place, local
     already, not the core's to decode, or its bytes by range spent or refused).
 
-    ``downloading``: this process is downloading the row group already. Its rows then wait
-    for it unless it is the first row group this process reads by range (the first sample
-    of a pass, whose download the pass started just before): a prefetched row group lands
-    over its parallel parts sooner than reading it twice pays off, as for MDS shards.
+    ``downloading``: the row group is being prefetched, and is not the reader's first (the
+    caller decides: ``StreamingDataset._early_row``). It is then not opened for range
+    reads: its parallel parts land sooner than reading it twice pays off, as for MDS shards.
 
     Raises:
         CorruptShardError: Naming the file and row group, if a page contradicts the format.
@@ -152,14 +150,13 @@ def _group(shard: ShardInfo, key: str, downloading: bool) -> _Group | None:
     with _LOCK:
         if _OWNER[0] != os.getpid():
             _GROUPS.clear()
-            _OWNER[0], _OPENED[0] = os.getpid(), 0
+            _OWNER[0] = os.getpid()
         found = _GROUPS.get(key)
-        if found is not None or (downloading and _OPENED[0]):
+        if found is not None or downloading:
             return found
         columns = _columns(shard)
         if columns is None or sum(c.length for c in columns) < _MIN_GROUP:
             return None
-        _OPENED[0] += 1
         oldest = [_GROUPS.pop(k) for k in list(_GROUPS)[: max(len(_GROUPS) + 1 - _KEPT, 0)]]
         found = _GROUPS[key] = _open(shard, columns)
     for old in oldest:
