@@ -21,10 +21,10 @@ from streamx.format.index import ShardInfo
 from streamx.format.parquet.local_source import read_into_buffer
 from streamx.format.parquet.row_group import footer, local_bytes, where
 
-__all__ = ["page_rows"]
+__all__ = ["CODECS", "column_plan", "page_rows"]
 
 _PHYSICAL = {"INT32": 1, "INT64": 2, "FLOAT": 4, "DOUBLE": 5, "BYTE_ARRAY": 6}
-_CODECS = {"UNCOMPRESSED": 0, "SNAPPY": 1, "GZIP": 2, "ZSTD": 6}
+CODECS = _CODECS = {"UNCOMPRESSED": 0, "SNAPPY": 1, "GZIP": 2, "ZSTD": 6}
 # The Arrow types whose Python values the core makes as pyarrow's to_pylist does.
 _ARROW = frozenset(
     [
@@ -147,3 +147,9 @@ def _make_plan(md: Any, names: tuple[str, ...]) -> _Columns | None:
             return None
         plan.append((name, j, physical, int(column.max_definition_level), kind))
     return plan
+
+
+def column_plan(path: str, md: Any, names: tuple[str, ...]) -> _Columns | None:
+    """Each read column's ``(name, index, physical type, max definition level, Arrow type)``,
+    or ``None`` when some column is not the core's to decode (:mod:`.early_rows`)."""
+    return _plan(path, md, names)

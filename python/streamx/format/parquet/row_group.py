@@ -17,7 +17,7 @@ from streamx.format.parquet.local_source import check_source, read_chunks
 from streamx.format.parquet.remapped import RemappedFile, read_row_group
 from streamx.format.remote_files import RemoteFile, check_unchanged
 
-__all__ = ["decode_table", "fetch_row_group", "footer", "local_bytes", "where"]
+__all__ = ["decode_table", "fetch_row_group", "footer", "kept_rows", "local_bytes", "where"]
 
 
 def where(shard: ShardInfo) -> str:
@@ -102,7 +102,7 @@ def decode_table(shard: ShardInfo, data: bytes | None = None) -> Any:
     if extra.get("cast"):
         table = _cast(table, extra["cast"], shard)
     if extra.get("kept"):
-        table = table.take(_kept(shard))
+        table = table.take(kept_rows(shard))
     if table.num_rows != shard.samples:
         raise CorruptShardError(
             f"{where(shard)}: {table.num_rows} rows decoded, the footer says {shard.samples}"
@@ -113,7 +113,7 @@ def decode_table(shard: ShardInfo, data: bytes | None = None) -> Any:
 _KEPT: dict[str, Any] = {}
 
 
-def _kept(shard: ShardInfo) -> Any:
+def kept_rows(shard: ShardInfo) -> Any:
     """The row numbers a row filter keeps in this row group (cached per process)."""
     path = os.path.join(shard.dirname, shard.split, FOOTERS, shard.extra["kept"])
     found = _KEPT.get(path)

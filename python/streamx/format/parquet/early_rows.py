@@ -1,0 +1,297 @@
+"""A row of a remote row group served before the row group has arrived: the first pages of
+each read column chunk, fetched by range, decoded by the core (:mod:`.page_rows`).
+
+A row group is fetched whole (its projected column chunks, :mod:`.fetch`) before any of its
+rows is read, so the first sample of an epoch, and ``dataset[i]`` of a row group not local,
+wait for megabytes they do not need. A row needs, of each column chunk, its dictionary page
+and the data pages up to the row: the start of the chunk. So each chunk's first bytes are
+read by range (its dictionary page, whose span the footer gives, and about as far into its
+values as the row lies; on to the end of the page cut off while the row is not in a whole
+page yet), the whole pages of that prefix decoded, and the row handed out as the whole row
+group would hand it out (the same decoder, the same values). The ranges are read while the
+row group's download runs on: what MDS range reads do for a shard
+(:mod:`streamx.cache.range_reads`).
+
+Off with ``STREAMX_RANGE_READS=0``, and while the file's host throttles (each GET would
+delay the row group's own). The first row read this way of a row group no download has begun
+starts its download in the background, as an MDS shard's first range reads do.
+
+Bounds, as for an MDS shard read by range: a row group of at least ``_MIN_GROUP`` read bytes
+(a smaller one arrives about as soon as its first pages would) is read this way up to
+``_BUDGET`` bytes per process and a quarter of its read bytes (past that its rows wait for
+it, as before: the rest comes sooner whole), and only
+where the core decodes its rows (flat columns of numbers, strings and binary, no cast, no
+image columns: :func:`.page_rows.column_plan`). Every range is
+checked against the file's size and pinned to the version its footer was read at (the
+listing's ``ETag``, else the first answer's): an answer of another version or size serves
+nothing, and the row group's download reports it. Bytes that contradict the format raise
+:class:`~streamx.exceptions.CorruptShardError` naming the file and row group.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from streamx import _core
+from streamx.exceptions import CorruptShardError
+from streamx.format.index import ShardInfo
+from streamx.format.parquet.page_headers import BadHeader, whole_pages
+from streamx.format.parquet.page_rows import CODECS, column_plan
+from streamx.format.parquet.row_group import footer, kept_rows, where
+from streamx.storage.object_pin import ObjectPin
+from streamx.storage.object_sources import source_for
+from streamx.storage.pool import range_pool
+from streamx.storage.settings import range_reads_enabled
+from streamx.storage.throttle import host_calm
+
+__all__ = ["early_row"]
+
+_FIRST = 64 << 10  # the least first read of a chunk: a page or two of most columns
+_PEEK = 16 << 10  # read past a page's end: the next page's header, a small page whole
+# Bytes one process reads by range of one row group. More than an MDS shard's 4 MiB: a row
+# needs each column's dictionary page (up to 1 MiB each, as pyarrow writes them) and its
+# first data page (as much again) however small the row itself.
+_BUDGET = 32 << 20
+_MIN_GROUP = 4 << 20  # a smaller row group arrives about as soon as its first pages would
+_KEPT = 4  # row groups whose ranges a process keeps
+
+
+@dataclass
+class _Column:
+    """One read column chunk: where it lies, how it decodes, what of it is read."""
+
+    name: str
+    start: int
+    length: int
+    spec: tuple[int, int, int, str]  # physical type, codec, max definition level, Arrow type
+    dictionary: int  # its dictionary page's bytes (0 without one), as the footer places it
+    read: int = 0  # bytes of its start fetched so far
+    rows: Any = None  # the core's rows of its whole pages read so far
+
+
+@dataclass
+class _Group:
+    """What one process has read of a row group by range."""
+
+    columns: list[_Column]
+    rows: int  # the row group's rows in its file (before a row filter)
+    scratch: IO[bytes]  # the ranges at their own offsets (sparse)
+    pin: ObjectPin
+    budget: int  # at most _BUDGET, and a quarter of the row group's read bytes
+    spent: int = 0
+    done: bool = False  # budget spent or a range refused: its rows wait for the row group
+    lock: threading.Lock = field(default_factory=threading.Lock)  # one reader at a time
+    count: threading.Lock = field(default_factory=threading.Lock)  # guards ``spent``
+
+
+_GROUPS: dict[str, _Group] = {}
+_OWNER = [os.getpid()]  # a forked child starts afresh (its parent's scratch files are not its)
+_LOCK = threading.Lock()
+
+
+def early_row(
+    shard: ShardInfo, index: int, timeout: float, downloading: bool = False
+) -> dict[str, Any] | None:
+    """Row ``index`` of the row group ``shard``, read from the first pages of its column
+    chunks by range; ``None`` when it must wait for the row group (read in place, local
+    already, not the core's to decode, or its bytes by range spent or refused).
+
+    ``downloading``: the row group is being prefetched, and is not the reader's first (the
+    caller decides: ``StreamingDataset._early_row``). It is then not opened for range
+    reads: its parallel parts land sooner than reading it twice pays off, as for MDS shards.
+
+    Raises:
+        CorruptShardError: Naming the file and row group, if a page contradicts the format.
+    """
+    extra = shard.extra
+    if extra.get("in_place") or extra.get("cast") or extra.get("images"):
+        return None
+    url = str(extra["source"])
+    if "://" not in url or url.startswith("file://") or not range_reads_enabled():
+        return None
+    if not host_calm(url):  # a throttling store counts requests: the row group's GETs only
+        return None
+    key = "\0".join(
+        str(extra.get(k)) for k in ("source", "source_version", "row_group", "read_columns")
+    )
+    if os.path.exists(shard.local_path(shard.raw_data)):
+        _drop(key)
+        return None
+    group = _group(shard, key, downloading)
+    if group is None:
+        return None
+    row = int(kept_rows(shard)[index]) if extra.get("kept") else index
+    with group.lock:
+        if group.done:
+            return None
+        return _row(shard, group, row, time.monotonic() + timeout)
+
+
+def _drop(key: str) -> None:
+    with _LOCK:
+        group = _GROUPS.pop(key, None) if _OWNER[0] == os.getpid() else None
+    if group is not None:
+        _close(group)
+
+
+def _close(group: _Group) -> None:
+    with group.lock:  # not while a reader of it reads its scratch file
+        group.done = True
+        group.scratch.close()
+
+
+def _group(shard: ShardInfo, key: str, downloading: bool) -> _Group | None:
+    """The row group's ranges read so far, opened if it may be (see :func:`early_row`)."""
+    with _LOCK:
+        if _OWNER[0] != os.getpid():
+            _GROUPS.clear()
+            _OWNER[0] = os.getpid()
+        found = _GROUPS.get(key)
+        if found is not None or downloading:
+            return found
+        columns = _columns(shard)
+        if columns is None or sum(c.length for c in columns) < _MIN_GROUP:
+            return None
+        oldest = [_GROUPS.pop(k) for k in list(_GROUPS)[: max(len(_GROUPS) + 1 - _KEPT, 0)]]
+        found = _GROUPS[key] = _open(shard, columns)
+    for old in oldest:
+        _close(old)
+    return found
+
+
+def _open(shard: ShardInfo, columns: list[_Column]) -> _Group:
+    extra = shard.extra
+    rows = int(footer(shard)[1].row_group(int(extra["row_group"])).num_rows)
+    pin = ObjectPin(str(extra["source"]))
+    version = str(extra["source_version"])
+    if len(version) > 2 and version[0] == version[-1] == '"':  # an ETag, as fetch pins it
+        pin.check(version, None)
+    budget = min(_BUDGET, sum(c.length for c in columns) // 4)
+    # Sparse, unnamed, this process's own; closed when the group goes.
+    scratch = tempfile.TemporaryFile()  # noqa: SIM115
+    return _Group(columns, rows, scratch, pin, budget)
+
+
+def _columns(shard: ShardInfo) -> list[_Column] | None:
+    """Each read column chunk, or ``None`` if some column is not the core's to decode."""
+    path, md = footer(shard)
+    plan = column_plan(path, md, tuple(shard.extra["read_columns"]))
+    if plan is None:
+        return None
+    rg = md.row_group(int(shard.extra["row_group"]))
+    out = []
+    for name, index, physical, max_def, arrow in plan:
+        col = rg.column(index)
+        codec = CODECS.get(col.compression)
+        if codec is None:
+            return None
+        data = start = int(col.data_page_offset)
+        if col.has_dictionary_page and col.dictionary_page_offset:
+            start = min(start, int(col.dictionary_page_offset))
+        length = int(col.total_compressed_size)
+        spec = (physical, codec, max_def, arrow)
+        out.append(_Column(name, start, length, spec, min(max(data - start, 0), length)))
+    return out
+
+
+def _row(shard: ShardInfo, group: _Group, row: int, deadline: float) -> dict[str, Any] | None:
+    """Row ``row`` from each column's whole pages, read on (the columns side by side) where
+    they do not hold it yet; ``None`` once the group is done."""
+    short = [c for c in group.columns if c.rows is None or row >= len(c.rows)]
+    if short and not _fits(group, row):
+        group.done = True
+        return None
+
+    def read(column: _Column) -> bool:
+        return _read_to(shard, group, column, row, deadline)
+
+    if len(short) > 1:
+        read_all = all(list(range_pool().map(read, short)))
+    else:
+        read_all = all(read(column) for column in short)
+    if not read_all:
+        group.done = True
+        return None
+    out: dict[str, Any] = {}
+    for column in group.columns:
+        out.update(column.rows.row(row))
+    return out
+
+
+def _read_to(shard: ShardInfo, group: _Group, column: _Column, row: int, deadline: float) -> bool:
+    """Reads ``column``'s start until its whole pages hold ``row``; decodes them. False when
+    the budget is spent, a range fails, or the core leaves the column to pyarrow."""
+    named = where(shard)
+    want = _guess(column, row, group.rows)
+    while True:
+        want = min(want, column.length)
+        if want > column.read and not _fetch(shard, group, column, want, deadline):
+            return False
+        prefix = os.pread(group.scratch.fileno(), column.read, column.start)
+        try:
+            pages = whole_pages(prefix, column.length)
+        except BadHeader as err:
+            raise CorruptShardError(
+                f"{named} does not decode (column {column.name!r}: {err})"
+            ) from err
+        covered = pages.covering(row)
+        if covered is not None:
+            return _decode(named, column, prefix[: covered[0]], covered[1])
+        # On to the end of the page cut off (and the next one's header), when its header
+        # says where that is; else twice as far.
+        want = 2 * column.read if pages.next_end is None else pages.next_end + _PEEK
+        if column.read >= column.length:
+            raise CorruptShardError(
+                f"{named} does not decode (column {column.name!r}: its pages hold "
+                f"{pages.rows[-1] if pages.rows else 0} rows, the footer says {group.rows})"
+            )
+
+
+def _guess(column: _Column, row: int, rows: int) -> int:
+    """How far into ``column`` row ``row`` likely lies: its dictionary page (whose span the
+    footer gives), then as far into the values as the row lies, and a tenth more."""
+    values = column.length - column.dictionary
+    return max(_FIRST, column.dictionary + values * (row + 1) // max(rows, 1) * 11 // 10 + _PEEK)
+
+
+def _fits(group: _Group, row: int) -> bool:
+    """Whether the row's guessed first pages of every column fit the group's budget (else
+    no GET is spent on them)."""
+    more = sum(max(_guess(c, row, group.rows) - c.read, 0) for c in group.columns)
+    return group.spent + more <= group.budget
+
+
+def _fetch(shard: ShardInfo, group: _Group, column: _Column, want: int, deadline: float) -> bool:
+    """Reads ``column``'s start up to ``want``; False past the budget or if the GET fails."""
+    extra = shard.extra
+    start, length = column.start + column.read, want - column.read
+    with group.count:  # the columns are read side by side
+        if group.spent + length > group.budget:
+            return False
+        group.spent += length
+    try:
+        source_for(str(extra["source"])).fetch_range(
+            group.scratch.fileno(), start, length, int(extra["source_size"]), deadline, group.pin
+        )
+    except OSError:  # another version or size, a timeout: the row group's download says
+        return False
+    column.read = want
+    return True
+
+
+def _decode(named: str, column: _Column, pages: bytes, rows: int) -> bool:
+    physical, codec, max_def, arrow = column.spec
+    chunk = [(column.name, 0, len(pages), physical, codec, max_def, arrow)]
+    try:
+        column.rows = _core.ParquetRows.decode(pages, chunk, rows, named)
+    except CorruptShardError as err:  # worded as the whole row group's failures are
+        reason = str(err).removeprefix(f"Corrupt shard {named}: ")
+        raise CorruptShardError(
+            f"{named} does not decode ({reason}); the file may have changed on the server"
+        ) from err
+    return column.rows is not None
