@@ -290,6 +290,39 @@ fn hybrid_runs_and_bit_packed_groups_decode() {
 }
 
 #[test]
+fn bit_packed_indices_appended_whole_equal_those_decoded_one_by_one() {
+    // Every width, and counts that end inside, at and past a group of eight (the last
+    // values of a run are read from a copy of its tail).
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    for width in 0..=32u32 {
+        for count in [1usize, 7, 8, 9, 63, 64, 100] {
+            let groups = count.div_ceil(8);
+            let mut bytes = Vec::new();
+            varint(&mut bytes, (groups as u64) << 1 | 1);
+            for _ in 0..groups * width as usize {
+                seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                bytes.push((seed >> 56) as u8);
+            }
+            let mut one_by_one = Vec::new();
+            hybrid::decode(&bytes, width, count, &mut |v| {
+                one_by_one.push(v);
+                Ok(())
+            })
+            .unwrap();
+            let mut whole = Vec::new();
+            let bound = u32::MAX;
+            let got = hybrid::decode_into(&bytes, width, count, bound, &mut whole);
+            if one_by_one.contains(&u32::MAX) {
+                assert!(got.is_err(), "width {width}, count {count}");
+                continue;
+            }
+            got.unwrap();
+            assert_eq!(whole, one_by_one, "width {width}, count {count}");
+        }
+    }
+}
+
+#[test]
 fn a_header_with_unknown_fields_skips_them() {
     let mut out = Vec::new();
     // Field 1 (type), an unknown binary field 9 of 3 bytes, a list field 10, then sizes.
