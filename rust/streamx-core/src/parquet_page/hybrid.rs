@@ -152,7 +152,9 @@ fn unpack_into(
         (1u64 << bit_width) - 1
     };
     // The values whose 8 bytes lie inside `packed`; the last few are read from a copy.
-    let whole = (packed.len().saturating_sub(7) * 8).div_ceil(width.max(1)).min(values);
+    let whole = (packed.len().saturating_sub(7) * 8)
+        .div_ceil(width.max(1))
+        .min(values);
     let word = |bytes: &[u8]| u64::from_le_bytes(bytes.try_into().unwrap_or([0; 8]));
     out.extend((0..whole).map(|k| {
         let bit = k * width;
