@@ -511,3 +511,34 @@ fn spans_of_a_file_are_read_one_after_the_other_and_a_short_one_is_named() {
     assert_eq!(short, Some((8, 5, 2)));
     assert!(super::read_spans(-1, &[(0, 1)], &mut buf).is_err());
 }
+
+/// This process's resident bytes (Linux; 0 elsewhere).
+fn resident_bytes() -> usize {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: usize = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    pages * 4096
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn fresh_memory_is_faulted_in_only_up_to_what_the_input_can_fill() {
+    // A header may declare a gigabyte over a few bytes: only the bound is touched.
+    let mut v: Vec<u8> = Vec::with_capacity(256 << 20);
+    let before = resident_bytes();
+    super::fresh::populate(&mut v, 1 << 20);
+    let bounded = resident_bytes().saturating_sub(before);
+    assert!(
+        bounded < 32 << 20,
+        "{bounded} bytes resident for a 1 MiB bound"
+    );
+    super::fresh::populate(&mut v, usize::MAX);
+    let whole = resident_bytes().saturating_sub(before);
+    assert!(
+        whole >= 200 << 20,
+        "{whole} bytes resident after the whole 256 MiB"
+    );
+}
