@@ -198,6 +198,9 @@ pub fn decode(chunk: &[u8], spec: &ColumnSpec) -> Result<Column, Refusal> {
         .data
         .try_reserve_exact(total)
         .or_else(|_| unsupported(format!("{total} bytes do not fit in memory")))?;
+    // No more than `load` lets the pages fill (a header may declare far more than its bytes).
+    let fillable = chunk.len().saturating_mul(MAX_EXPANSION).max(MIN_EXPANDED);
+    super::fresh::populate(&mut column.data, fillable);
     let mut dictionary: Option<u32> = None; // its entries: the first ones
     for (header, body) in pages {
         if column.len() >= spec.rows {

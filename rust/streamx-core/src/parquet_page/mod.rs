@@ -7,6 +7,7 @@
 
 mod codec;
 mod column;
+mod fresh;
 mod hybrid;
 mod read;
 mod thrift;

@@ -290,6 +290,39 @@ fn hybrid_runs_and_bit_packed_groups_decode() {
 }
 
 #[test]
+fn bit_packed_indices_appended_whole_equal_those_decoded_one_by_one() {
+    // Every width, and counts that end inside, at and past a group of eight (the last
+    // values of a run are read from a copy of its tail).
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    for width in 0..=32u32 {
+        for count in [1usize, 7, 8, 9, 63, 64, 100] {
+            let groups = count.div_ceil(8);
+            let mut bytes = Vec::new();
+            varint(&mut bytes, (groups as u64) << 1 | 1);
+            for _ in 0..groups * width as usize {
+                seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                bytes.push((seed >> 56) as u8);
+            }
+            let mut one_by_one = Vec::new();
+            hybrid::decode(&bytes, width, count, &mut |v| {
+                one_by_one.push(v);
+                Ok(())
+            })
+            .unwrap();
+            let mut whole = Vec::new();
+            let bound = u32::MAX;
+            let got = hybrid::decode_into(&bytes, width, count, bound, &mut whole);
+            if one_by_one.contains(&u32::MAX) {
+                assert!(got.is_err(), "width {width}, count {count}");
+                continue;
+            }
+            got.unwrap();
+            assert_eq!(whole, one_by_one, "width {width}, count {count}");
+        }
+    }
+}
+
+#[test]
 fn a_header_with_unknown_fields_skips_them() {
     let mut out = Vec::new();
     // Field 1 (type), an unknown binary field 9 of 3 bytes, a list field 10, then sizes.
@@ -477,4 +510,35 @@ fn spans_of_a_file_are_read_one_after_the_other_and_a_short_one_is_named() {
     let short = super::read_spans(fd, &[(0, 2), (8, 5), (11, 1)], &mut buf).unwrap();
     assert_eq!(short, Some((8, 5, 2)));
     assert!(super::read_spans(-1, &[(0, 1)], &mut buf).is_err());
+}
+
+/// This process's resident bytes (Linux; 0 elsewhere).
+fn resident_bytes() -> usize {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: usize = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    pages * 4096
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn fresh_memory_is_faulted_in_only_up_to_what_the_input_can_fill() {
+    // A header may declare a gigabyte over a few bytes: only the bound is touched.
+    let mut v: Vec<u8> = Vec::with_capacity(256 << 20);
+    let before = resident_bytes();
+    super::fresh::populate(&mut v, 1 << 20);
+    let bounded = resident_bytes().saturating_sub(before);
+    assert!(
+        bounded < 32 << 20,
+        "{bounded} bytes resident for a 1 MiB bound"
+    );
+    super::fresh::populate(&mut v, usize::MAX);
+    let whole = resident_bytes().saturating_sub(before);
+    assert!(
+        whole >= 200 << 20,
+        "{whole} bytes resident after the whole 256 MiB"
+    );
 }
