@@ -11,8 +11,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from streamx.cache.range_reads import RangeReads
-from streamx.cache.shard_cache import ShardCache
 from streamx.dataset.args import (
     StreamDefaults,
     build_streams,
@@ -24,11 +22,11 @@ from streamx.dataset.args import (
 )
 from streamx.dataset.array import Array
 from streamx.dataset.attributes import LayoutField, SettingField
+from streamx.dataset.cache_windows import CacheWindows
 from streamx.dataset.iteration import SampleAccess, chunk_size, worker_samples
 from streamx.dataset.layout import DatasetLayout
 from streamx.dataset.manual_shards import ShardMembers
 from streamx.dataset.pass_view import PassView, decodes_without_python
-from streamx.dataset.read_window import ShardWindow
 from streamx.dataset.reader_access import reader_access
 from streamx.dataset.spanner import Spanner
 from streamx.dataset.stream import Stream, apply_weights
@@ -48,13 +46,16 @@ from streamx.order.world import World
 from streamx.runtime import metrics
 from streamx.runtime.overrides import overridden
 from streamx.runtime.torch_bases import TorchIterableDataset
-from streamx.storage.request_pace import any_paced
-from streamx.storage.settings import shards_ahead
 
 __all__ = ["StreamingDataset"]
 
 
-class StreamingDataset(Array, ShardMembers, TorchIterableDataset):  # type: ignore[misc,type-arg]
+class StreamingDataset(
+    Array,
+    ShardMembers,
+    CacheWindows,
+    TorchIterableDataset,  # type: ignore[misc,type-arg]
+):
     """A streaming, resumable dataset with mosaicml-streaming's sample order.
 
     Every argument keeps the name, meaning and default it has in mosaicml-streaming 0.13.0:
@@ -182,16 +183,7 @@ class StreamingDataset(Array, ShardMembers, TorchIterableDataset):  # type: igno
         if not any(stream.remote for stream in self.streams):  # remote: get_item fetches
             self._enable_fast_get(StreamingDataset, self._reader.fast_get)
         self._state = EpochState.create(self._layout.local_dirs)
-        self._shard_cache: ShardCache | None = None
-        self._ranges: RangeReads | None = None
-        self._windows: list[ShardWindow] = []
-        if any(s.copies_into_cache for s in self.streams):
-            # 0 (like None) means no limit, as in mosaicml-streaming (`if self.cache_limit:`).
-            limit = self.cache_limit if isinstance(self.cache_limit, int) else None
-            limit = limit or None
-            self._shard_cache = ShardCache(self._layout, self._reader, limit)
-            self._remote_shard = np.array(self._shard_cache.remote_shards, bool)
-            self._ranges = RangeReads(self._layout, self._shard_cache, zero_copy=zero_copy)
+        self._open_shard_cache(zero_copy)
 
     # What the indexes say (fixed after construction), as mosaicml-streaming names it.
     streams: LayoutField[Sequence[Stream]] = LayoutField()
@@ -289,47 +281,6 @@ class StreamingDataset(Array, ShardMembers, TorchIterableDataset):  # type: igno
             f"If `cache_limit` ({self.cache_limit}) is set, it may be too low for the number "
             "of shards in use at once; raise it."
         )
-
-    def _shard_of(self, sample_id: int) -> int:
-        """The shard holding global sample ``sample_id``."""
-        ends = self.sample_offset_per_shard + self.samples_per_shard
-        return int(np.searchsorted(ends, sample_id, side="right"))
-
-    def _prepare_ahead(self, ids: NDArray[np.int64], start: int, stop: int | None = None) -> int:
-        """Declares the shards of samples ``ids[start:stop]`` (about to be read) and of the
-        ``predownload`` samples after them to the shard cache, most urgent first: they are
-        fetched in the background and, under a ``cache_limit``, the ones being read are kept
-        from eviction. Called with ``start == len(ids)`` it releases them.
-
-        Returns:
-            Where the chunk should end: ``stop``, or earlier under a ``cache_limit`` so that
-            every shard the chunk reads is held (at least one sample is always allowed).
-        """
-        stop = start + 1 if stop is None else stop
-        if self._shard_cache is None:
-            return stop
-        ahead = stop + max(int(self.predownload or 0), 1)
-        # More shards ahead while a store throttles: its pace limits starts, not downloads.
-        following = shards_ahead(paced=any_paced())
-        window = self._window_of(ids).window(start, stop, ahead, following)
-        if start >= len(ids):  # the pass is over: its window goes
-            self._windows = [w for w in self._windows if w.ids is not ids]
-        held = self._shard_cache.set_window(window.reading, window.ahead, same=window.same)
-        if held is None or stop <= start:
-            return stop
-        chunk = self._layout.shards_of(ids[start:stop])
-        missing = ~np.isin(chunk, held) & self._remote_shard[chunk]
-        return start + max(int(np.argmax(missing)), 1) if missing.any() else stop
-
-    def _window_of(self, ids: NDArray[np.int64]) -> ShardWindow:
-        """The shard windows of the pass over ``ids`` (kept for the last two passes: a
-        process may interleave two iterators)."""
-        for window in self._windows:
-            if window.ids is ids:
-                return window
-        window = ShardWindow(ids, self._layout.shards_of, shards_ahead())
-        self._windows = [window, *self._windows[:1]]
-        return window
 
     @property
     def cache_usage(self) -> int:
