@@ -6,7 +6,7 @@
 //! copy cannot disturb the parent's session. The answer's head is read and checked by the
 //! same code as the plain path ([`http_range`]); only a healthy answer is taken (a `206` for
 //! exactly the range, or a `200` of fixed length with no checksum to verify for a whole GET)
-//! and anything else is declined unread. Exactly the bytes asked for are decrypted into the
+//! and anything else is declined (an error's short page is read, [`DeclinedPage`]). Exactly the bytes asked for are decrypted into the
 //! file; a connection that ends first (with or without `close_notify`) is a short body.
 //! Every wait is a `poll` bounded by the deadline.
 
@@ -25,9 +25,11 @@ use socket::{Fd, Received};
 
 mod config;
 mod head;
+mod page;
 mod socket;
 pub use config::client_config;
 pub use head::{HeadAnswer, HeadOutcome, Version};
+pub use page::{DeclinedPage, MOST_PAGE_BYTES};
 pub use rustls::ClientConfig as TlsConfig;
 
 const HEAD_READ_BYTES: usize = 16 << 10;
@@ -68,6 +70,8 @@ pub struct TlsStream {
     buffer: Vec<u8>,
     /// The version (`ETag`, `Last-Modified`) of the last body taken.
     version: Version,
+    /// The last GET's declined answer's page, when it was read whole.
+    page: Option<DeclinedPage>,
 }
 
 impl TlsStream {
@@ -86,6 +90,7 @@ impl TlsStream {
             received: Received::default(),
             buffer: Vec::new(),
             version: Version::default(),
+            page: None,
         })
     }
 
@@ -140,6 +145,7 @@ impl TlsStream {
         };
         let early = &buffer[head.length..];
         let Some(total) = http_range::accepted_total(&head, get) else {
+            self.read_page(&head, buffer, get.deadline);
             return Ok(RangeOutcome::Declined {
                 status: head.status,
             });
@@ -164,6 +170,7 @@ impl TlsStream {
         };
         let early = &buffer[head.length..];
         let Some(length) = http_range::accepted_whole(&head, get.expected, get.most) else {
+            self.read_page(&head, buffer, get.deadline);
             return Ok(RangeOutcome::Declined {
                 status: head.status,
             });
@@ -187,6 +194,7 @@ impl TlsStream {
     /// head's, then those of the body read along with it).
     fn exchange(&mut self, request: &[u8], deadline: Instant) -> io::Result<Answer> {
         self.version = Version::default();
+        self.page = None;
         match self.send(request, deadline) {
             Ok(true) => {}
             Ok(false) => return Ok(Answer::TimedOut),

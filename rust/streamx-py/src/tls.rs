@@ -7,6 +7,7 @@ use pyo3::exceptions::{
     PyConnectionError, PyOSError, PyRuntimeError, PyTimeoutError, PyValueError,
 };
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 use streamx_core::http_range::RangeGet;
 use streamx_core::http_tls::{self, Handshake, HeadOutcome, TlsConfig, WholeGet};
 
@@ -14,6 +15,7 @@ use crate::netio::{deadline_in, outcome_tuple};
 
 type Outcome = (&'static str, u64, Option<u64>, bool, u16);
 type HeadTuple = (&'static str, u16, Vec<(String, String)>, bool);
+type PageTuple<'py> = (Vec<(String, String)>, Bound<'py, PyBytes>, bool);
 
 /// The certificates HTTPS connections trust: the system's store plus the PEM bundles
 /// given as `(where it was named, path)`. Raises `OSError` naming a bundle that cannot be used.
@@ -138,6 +140,20 @@ impl TlsStream {
     /// answer had none, or where the last GET moved nothing).
     fn version(&self) -> PyResult<(Option<String>, Option<String>)> {
         Ok(self.lock()?.version().clone())
+    }
+
+    /// The page of the last GET's answer when it was declined (an error status) and its
+    /// page was short enough to read whole: `(fields, body, reusable)`, the header fields in
+    /// the order sent and whether the session may carry another request. None otherwise.
+    fn declined_page<'py>(&self, py: Python<'py>) -> PyResult<Option<PageTuple<'py>>> {
+        let guard = self.lock()?;
+        Ok(guard.declined_page().map(|page| {
+            (
+                page.fields.clone(),
+                PyBytes::new(py, &page.body),
+                page.reusable,
+            )
+        }))
     }
 
     /// Sends `request` (a whole `HEAD` request head) and reads the answer's head within
