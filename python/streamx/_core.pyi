@@ -72,6 +72,10 @@ class TlsStream:
         expected: int | None,
         seconds: float,
     ) -> _GetOutcome: ...
+    def ranged_head(
+        self, request: bytes, offset: int, length: int, expected: int | None, seconds: float
+    ) -> _GetOutcome: ...
+    def pending_body(self, file: int) -> _GetOutcome: ...
     def whole_get(
         self,
         file: int,

@@ -124,6 +124,8 @@ def tls_in_rust(
             try:
                 if length is None:
                     raw = session.stream.whole_get(fd, request, expected, most, left)
+                elif pin is not None and not pin.known:
+                    raw = _pinning(session.stream, fd, request, sizes, left, pin)
                 else:
                     raw = session.stream.ranged_get(fd, request, start, length, expected, left)
             finally:
@@ -149,6 +151,29 @@ def tls_in_rust(
     # A whole GET declined with a 200 is a body Rust does not take (a checksum to verify).
     decline = length is not None or got[4] != 200
     return _result(target, pool, got, asked, reused, decline=decline, page=page)
+
+
+def _pinning(
+    stream: _core.TlsStream,
+    fd: int,
+    request: bytes,
+    sizes: tuple[int, int | None, int | None, int | None],
+    seconds: float,
+    pin: ObjectPin,
+) -> _Got:
+    """A ranged GET whose answer pins ``pin`` once its head is read, before its body: the
+    file's other parts wait for the pin (``If-Match``), and so not for this whole body.
+
+    Raises:
+        ObjectChangedError: The answer is of another version than ``pin`` holds.
+    """
+    start, length, expected, _ = sizes
+    assert length is not None
+    raw = stream.ranged_head(request, start, length, expected, seconds)
+    if raw[0] != "head":
+        return raw
+    pin.check(*stream.version())
+    return stream.pending_body(fd)
 
 
 def _settled(got: _Got, deadline: float) -> _Got:

@@ -27,6 +27,7 @@ mod config;
 mod head;
 mod page;
 mod socket;
+mod two_step;
 pub use config::client_config;
 pub use head::{HeadAnswer, HeadOutcome, Version};
 pub use page::{DeclinedPage, MOST_PAGE_BYTES};
@@ -72,6 +73,8 @@ pub struct TlsStream {
     version: Version,
     /// The last GET's declined answer's page, when it was read whole.
     page: Option<DeclinedPage>,
+    /// An accepted answer whose body is still to be moved ([`TlsStream::ranged_head`]).
+    pending: Option<two_step::Pending>,
 }
 
 impl TlsStream {
@@ -91,6 +94,7 @@ impl TlsStream {
             buffer: Vec::new(),
             version: Version::default(),
             page: None,
+            pending: None,
         })
     }
 
@@ -138,25 +142,10 @@ impl TlsStream {
 
     /// A ranged GET, with the same outcomes as [`http_range::ranged_get`].
     pub fn ranged_get(&mut self, file: RawFd, get: &RangeGet<'_>) -> io::Result<RangeOutcome> {
-        let (head, buffer) = match self.exchange(get.request, get.deadline)? {
-            Answer::Head(head, buffer) => (head, buffer),
-            Answer::Stale => return Ok(RangeOutcome::Stale),
-            Answer::TimedOut => return Ok(RangeOutcome::TimedOut),
-        };
-        let early = &buffer[head.length..];
-        let Some(total) = http_range::accepted_total(&head, get) else {
-            self.read_page(&head, buffer, get.deadline);
-            return Ok(RangeOutcome::Declined {
-                status: head.status,
-            });
-        };
-        self.version = head::version_of(&buffer[..head.length]);
-        let (end, reusable) = self.body(file, early, get.offset, get.length, get.deadline)?;
-        Ok(RangeOutcome::Moved {
-            end,
-            total,
-            reusable: reusable && head.keep_alive,
-        })
+        match self.ranged_head(get)? {
+            Ok(_) => self.pending_body(file),
+            Err(outcome) => Ok(outcome),
+        }
     }
 
     /// A whole GET: a `200` of announced length, no checksum to verify, of `expected`
@@ -195,6 +184,7 @@ impl TlsStream {
     fn exchange(&mut self, request: &[u8], deadline: Instant) -> io::Result<Answer> {
         self.version = Version::default();
         self.page = None;
+        self.pending = None;
         match self.send(request, deadline) {
             Ok(true) => {}
             Ok(false) => return Ok(Answer::TimedOut),

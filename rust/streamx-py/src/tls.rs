@@ -106,6 +106,51 @@ impl TlsStream {
         Ok(outcome_tuple(outcome, length))
     }
 
+    /// The first step of `ranged_get`: sends the request and reads the answer's head. An
+    /// accepted answer gives `("head", 0, total, False, 206)`: its version is then in
+    /// `version()` and its body waits for `pending_body`. Any other outcome ends the GET,
+    /// as `ranged_get`'s does.
+    #[pyo3(signature = (request, offset, length, expected, seconds))]
+    fn ranged_head(
+        &self,
+        py: Python<'_>,
+        request: &[u8],
+        offset: u64,
+        length: u64,
+        expected: Option<u64>,
+        seconds: f64,
+    ) -> PyResult<Outcome> {
+        if length == 0 {
+            return Err(PyValueError::new_err(
+                "a ranged GET asks for at least one byte",
+            ));
+        }
+        let get = RangeGet {
+            request,
+            offset,
+            length,
+            expected_total: expected,
+            deadline: deadline_in(seconds),
+        };
+        let mut guard = self.lock()?;
+        let stream: &mut http_tls::TlsStream = &mut guard;
+        Ok(match py.detach(|| stream.ranged_head(&get))? {
+            Ok(total) => ("head", 0, total, false, 206),
+            Err(outcome) => outcome_tuple(outcome, length),
+        })
+    }
+
+    /// The second step: moves the body of the answer `ranged_head` accepted into `file`,
+    /// within that GET's deadline; `ranged_get`'s tuple. Raises `OSError` when no body is
+    /// pending.
+    fn pending_body(&self, py: Python<'_>, file: RawFd) -> PyResult<Outcome> {
+        let mut guard = self.lock()?;
+        let stream: &mut http_tls::TlsStream = &mut guard;
+        let length = stream.pending_length().unwrap_or(0);
+        let outcome = py.detach(|| stream.pending_body(file))?;
+        Ok(outcome_tuple(outcome, length))
+    }
+
     /// A whole GET over this session: a `200` with a Content-Length (of `expected` bytes
     /// when given, at most `most`) and no checksum header is moved into `file` from offset
     /// 0; the tuple is `ranged_get`'s, `total` the body's length. Any other answer is

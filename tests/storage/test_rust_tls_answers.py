@@ -1,9 +1,17 @@
-"""A GET over a Rust TLS session that the store throttles (nginx's ``limit_req`` 503) reads
+"""How Rust TLS sessions take the answers that cost an epoch time under a store's limits
+(issue 26).
+
+A GET over a Rust TLS session that the store throttles (nginx's ``limit_req`` 503) reads
 the answer's short page (issue 26): the connection carries the next request instead of a
 new TCP and TLS set-up, the ``Retry-After`` is kept on the error, and the host's GETs stay
 on Rust (before, the page was left unread, the connection closed, and the host's GETs went
 through ``http.client`` for 30 s to read the next ``Retry-After``). A page too long to read
-whole is still left unread, and its connection closed."""
+whole is still left unread, and its connection closed.
+
+A file's parts wait for the version its first part's answer pins (their ``If-Match``): over
+a Rust TLS session that answer's head now pins it, so the other parts start while the first
+part's body is still coming (before, they waited for its whole body: a file's parts ran one
+after the other at first)."""
 
 from __future__ import annotations
 
@@ -14,7 +22,7 @@ from pathlib import Path
 
 import pytest
 from https_certs import Certs, make_certs
-from nginx_server import Nginx, find_nginx
+from nginx_server import Nginx, find_nginx, max_overlap
 
 from streamx import _core
 from streamx.exceptions import HttpResponseError
@@ -31,6 +39,7 @@ pytestmark = [
 SIZE = 100_000
 # A 503 page over the 64 KiB Rust reads whole (nginx serves it for limit_req's refusals).
 LONG_PAGE = 100_000
+MIB = 1 << 20
 
 
 @pytest.fixture
@@ -127,3 +136,25 @@ def test_a_throttled_answer_with_a_long_page_is_left_unread(tmp_path: Path, cert
     # The refused request's connection was closed: the next came on another.
     assert log[1].connection == log[0].connection
     assert log[2].connection != log[1].connection
+
+
+def test_a_files_parts_start_while_its_first_parts_body_comes(
+    tmp_path: Path, certs: Certs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    data = os.urandom(4 * MIB)
+    (root / "shard").write_bytes(data)
+    monkeypatch.setenv("STREAMX_DOWNLOAD_PART_SIZE", str(MIB))
+    # At 2 MB/s per connection each 1 MiB part's body takes half a second.
+    with Nginx(root, tls=(certs.chain, certs.key), limit_rate="2m") as nginx:
+        moved = _core.tls_bodies_moved()
+        dest = tmp_path / "cache" / "shard"
+        download_file(f"{nginx.endpoint}/shard", str(dest), expected_size=len(data))
+        log = nginx.log_when(lambda entries: len(entries) >= 4)
+    assert dest.read_bytes() == data
+    assert _core.tls_bodies_moved() - moved == 4  # every part over a Rust TLS session
+    assert sorted(entry.sent for entry in log) == [MIB] * 4
+    # All four were served at once: the three that waited for the first's version went
+    # once its head came, not once its body had (then at most three were at once).
+    assert max_overlap(log) == 4
