@@ -44,6 +44,14 @@ def ranged_get(
     int,
 ]: ...
 
+# A ranged GET's first step: "head" when the answer was accepted, its body pending.
+_HeadStep = tuple[
+    Literal["head", "declined", "stale", "head-timeout"],
+    int,
+    int | None,
+    bool,
+    int,
+]
 _GetOutcome = tuple[
     Literal["complete", "closed", "timeout", "declined", "stale", "head-timeout"],
     int,
@@ -74,7 +82,7 @@ class TlsStream:
     ) -> _GetOutcome: ...
     def ranged_head(
         self, request: bytes, offset: int, length: int, expected: int | None, seconds: float
-    ) -> _GetOutcome: ...
+    ) -> _HeadStep: ...
     def pending_body(self, file: int) -> _GetOutcome: ...
     def whole_get(
         self,

@@ -121,6 +121,7 @@ def tls_in_rust(
             cancel.attach(session.sock)
             accounting.count(accounting.kind_of("GET", target.path, extra))
             left = deadline - time.monotonic()
+            raw: _Got
             try:
                 if length is None:
                     raw = session.stream.whole_get(fd, request, expected, most, left)
@@ -169,9 +170,9 @@ def _pinning(
     """
     start, length, expected, _ = sizes
     assert length is not None
-    raw = stream.ranged_head(request, start, length, expected, seconds)
-    if raw[0] != "head":
-        return raw
+    step = stream.ranged_head(request, start, length, expected, seconds)
+    if step[0] != "head":
+        return step
     pin.check(*stream.version())
     return stream.pending_body(fd)
 
