@@ -44,6 +44,14 @@ def ranged_get(
     int,
 ]: ...
 
+# A ranged GET's first step: "head" when the answer was accepted, its body pending.
+_HeadStep = tuple[
+    Literal["head", "declined", "stale", "head-timeout"],
+    int,
+    int | None,
+    bool,
+    int,
+]
 _GetOutcome = tuple[
     Literal["complete", "closed", "timeout", "declined", "stale", "head-timeout"],
     int,
@@ -72,6 +80,10 @@ class TlsStream:
         expected: int | None,
         seconds: float,
     ) -> _GetOutcome: ...
+    def ranged_head(
+        self, request: bytes, offset: int, length: int, expected: int | None, seconds: float
+    ) -> _HeadStep: ...
+    def pending_body(self, file: int) -> _GetOutcome: ...
     def whole_get(
         self,
         file: int,
@@ -81,6 +93,7 @@ class TlsStream:
         seconds: float,
     ) -> _GetOutcome: ...
     def version(self) -> tuple[str | None, str | None]: ...
+    def declined_page(self) -> tuple[list[tuple[str, str]], bytes, bool] | None: ...
     def head(self, request: bytes, seconds: float) -> _HeadOutcome: ...
 
 def tls_bodies_moved() -> int: ...

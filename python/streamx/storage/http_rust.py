@@ -3,10 +3,11 @@
 Over plain HTTP a ranged GET is one ``_core.ranged_get`` call: parsing an answer's head with
 ``http.client`` cost more CPU than a 2 MiB part's bytes. Over HTTPS a Rust TLS session
 (``_core.TlsStream``) exchanges ranged and whole GETs and decrypts the body into the file.
-Rust handles only the answer a healthy server gives; any other is declined unread, and the
-caller (:func:`~streamx.storage.http_get.get_into`) asks again through ``http.client``,
-which reads it and raises what it means, unless the status alone says all (a throttled or
-failed request is never sent twice).
+Rust handles only the answer a healthy server gives; any other is declined, and the caller
+(:func:`~streamx.storage.http_get.get_into`) asks again through ``http.client``, which reads
+it and raises what it means, unless the status alone says all (a throttled or failed request
+is never sent twice). A TLS session reads a declined error's short page (a ``503``'s), so
+that its connection serves on and its ``Retry-After`` is kept.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ logger = logging.getLogger(__name__)
 
 # (outcome, bytes moved, the object's size or None, reusable, status), as Rust returns it.
 _Got = tuple[str, int, int | None, bool, int]
+# A declined answer's page read whole: (header fields, body, reusable).
+_Page = tuple[list[tuple[str, str]], bytes, bool]
 
 
 def ranged_in_rust(
@@ -118,9 +121,12 @@ def tls_in_rust(
             cancel.attach(session.sock)
             accounting.count(accounting.kind_of("GET", target.path, extra))
             left = deadline - time.monotonic()
+            raw: _Got
             try:
                 if length is None:
                     raw = session.stream.whole_get(fd, request, expected, most, left)
+                elif pin is not None and not pin.known:
+                    raw = _pinning(session.stream, fd, request, sizes, left, pin)
                 else:
                     raw = session.stream.ranged_get(fd, request, start, length, expected, left)
             finally:
@@ -135,7 +141,8 @@ def tls_in_rust(
         session.close()
         raise
     version = session.stream.version() if got[0] == "complete" else (None, None)
-    if got[0] == "complete" and got[3]:
+    page = session.stream.declined_page() if got[0] == "declined" else None
+    if (got[0] == "complete" and got[3]) or (page is not None and page[2]):
         pool.give_back_tls(session)
     else:
         session.close()
@@ -144,7 +151,30 @@ def tls_in_rust(
     asked = f"{length} bytes" if length is not None else f"{got[2]} bytes"
     # A whole GET declined with a 200 is a body Rust does not take (a checksum to verify).
     decline = length is not None or got[4] != 200
-    return _result(target, pool, got, asked, reused, decline=decline)
+    return _result(target, pool, got, asked, reused, decline=decline, page=page)
+
+
+def _pinning(
+    stream: _core.TlsStream,
+    fd: int,
+    request: bytes,
+    sizes: tuple[int, int | None, int | None, int | None],
+    seconds: float,
+    pin: ObjectPin,
+) -> _Got:
+    """A ranged GET whose answer pins ``pin`` once its head is read, before its body: the
+    file's other parts wait for the pin (``If-Match``), and so not for this whole body.
+
+    Raises:
+        ObjectChangedError: The answer is of another version than ``pin`` holds.
+    """
+    start, length, expected, _ = sizes
+    assert length is not None
+    step = stream.ranged_head(request, start, length, expected, seconds)
+    if step[0] != "head":
+        return step
+    pin.check(*stream.version())
+    return stream.pending_body(fd)
 
 
 def _settled(got: _Got, deadline: float) -> _Got:
@@ -157,7 +187,14 @@ def _settled(got: _Got, deadline: float) -> _Got:
 
 
 def _result(
-    target: Target, pool: ConnectionPool, got: _Got, asked: str, reused: bool, *, decline: bool
+    target: Target,
+    pool: ConnectionPool,
+    got: _Got,
+    asked: str,
+    reused: bool,
+    *,
+    decline: bool,
+    page: _Page | None = None,
 ) -> int | None:
     """The object's size (-1 if unsaid) for a moved body; None to ask again; else raises."""
     outcome, moved, total, _, status = got
@@ -165,7 +202,7 @@ def _result(
         return -1 if total is None else total
     if outcome == "declined":
         if decline:
-            _declined(target, status)
+            _declined(target, status, page)
         return None
     if outcome == "head-timeout" and reused:
         pool.close_idle()  # kept alive as long, the idle ones may be as dead: retire them
@@ -176,17 +213,26 @@ def _result(
     raise TimeoutError(f"GET {target.url} ran past its deadline after {moved} of {asked}")
 
 
-def _declined(target: Target, status: int) -> None:
+def _declined(target: Target, status: int, page: _Page | None) -> None:
     """Raises the error for an answer Rust declined where its status says all (a throttled
-    or failed request must not be sent twice); returns to ask again through
-    ``http.client``, whose answer's body makes the message (403, redirects)."""
+    or failed request must not be sent twice), with its ``Retry-After`` when its ``page``
+    was read; returns to ask again through ``http.client``, whose answer's body makes the
+    message (403, redirects)."""
     if status == 200:
         raise RangeIgnoredError(f"{target.url}: the server ignores Range requests")
-    if status in throttle.THROTTLE_STATUSES:
-        throttle.want_headers(target.host, target.port)
+    if status in throttle.THROTTLE_STATUSES and page is None:
+        throttle.want_headers(target.host, target.port)  # the next one's headers are read
     if status in (404, 429) or status >= 500:
-        raise target.error(status, b"")
+        error = target.error(status, b"" if page is None else page[1])
+        if page is not None:
+            throttle.note_retry_after(error, _field(page[0], "retry-after"))
+        raise error
     logger.debug("GET %s (a range) answered %d: asking through http.client", target.url, status)
+
+
+def _field(fields: list[tuple[str, str]], name: str) -> str | None:
+    """The first value of the header field ``name`` (any case)."""
+    return next((value for key, value in fields if key.lower() == name), None)
 
 
 # What may go into a raw request unchecked: a percent-encoded path, and header text without

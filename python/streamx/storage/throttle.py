@@ -76,8 +76,9 @@ _CAP_S = 20.0
 _MOST_RETRY_AFTER_S = 120.0
 
 
-# Hosts whose throttled answers were read by Rust, which keeps no headers: their GETs go
-# through http.client for a while, so that the next throttled answer's Retry-After is read.
+# Hosts whose throttled answer Rust left unread (a page not announced, or too long to read
+# whole): their GETs go through http.client for a while, so that the next throttled answer's
+# Retry-After is read.
 _WANT_HEADERS_S = 30.0
 _WANT_HEADERS: dict[tuple[str, int | None], float] = {}
 

@@ -314,6 +314,19 @@ pub(crate) fn accepted_whole(head: &Head, expected: Option<u64>, most: Option<u6
     Some(length)
 }
 
+/// The length of an error answer's page (a status of 300 or more) when it is announced,
+/// not chunked and at most `most` bytes: a page short enough to read whole, so that the
+/// connection may serve on; `None` leaves it unread.
+pub(crate) fn short_page(head: &Head, most: u64) -> Option<u64> {
+    if head.status < 300 || head.transfer_encoding {
+        return None;
+    }
+    match head.content_length {
+        Announced::Length(length) if length <= most => Some(length),
+        _ => None,
+    }
+}
+
 /// Sends all of `data`; false once the deadline passes.
 fn send_all(sock: RawFd, mut data: &[u8], deadline: Instant) -> io::Result<bool> {
     while !data.is_empty() {

@@ -6,7 +6,7 @@
 //! copy cannot disturb the parent's session. The answer's head is read and checked by the
 //! same code as the plain path ([`http_range`]); only a healthy answer is taken (a `206` for
 //! exactly the range, or a `200` of fixed length with no checksum to verify for a whole GET)
-//! and anything else is declined unread. Exactly the bytes asked for are decrypted into the
+//! and anything else is declined (an error's short page is read, [`DeclinedPage`]). Exactly the bytes asked for are decrypted into the
 //! file; a connection that ends first (with or without `close_notify`) is a short body.
 //! Every wait is a `poll` bounded by the deadline.
 
@@ -25,9 +25,12 @@ use socket::{Fd, Received};
 
 mod config;
 mod head;
+mod page;
 mod socket;
+mod two_step;
 pub use config::client_config;
 pub use head::{HeadAnswer, HeadOutcome, Version};
+pub use page::{DeclinedPage, MOST_PAGE_BYTES};
 pub use rustls::ClientConfig as TlsConfig;
 
 const HEAD_READ_BYTES: usize = 16 << 10;
@@ -68,6 +71,10 @@ pub struct TlsStream {
     buffer: Vec<u8>,
     /// The version (`ETag`, `Last-Modified`) of the last body taken.
     version: Version,
+    /// The last GET's declined answer's page, when it was read whole.
+    page: Option<DeclinedPage>,
+    /// An accepted answer whose body is still to be moved ([`TlsStream::ranged_head`]).
+    pending: Option<two_step::Pending>,
 }
 
 impl TlsStream {
@@ -86,6 +93,8 @@ impl TlsStream {
             received: Received::default(),
             buffer: Vec::new(),
             version: Version::default(),
+            page: None,
+            pending: None,
         })
     }
 
@@ -133,24 +142,10 @@ impl TlsStream {
 
     /// A ranged GET, with the same outcomes as [`http_range::ranged_get`].
     pub fn ranged_get(&mut self, file: RawFd, get: &RangeGet<'_>) -> io::Result<RangeOutcome> {
-        let (head, buffer) = match self.exchange(get.request, get.deadline)? {
-            Answer::Head(head, buffer) => (head, buffer),
-            Answer::Stale => return Ok(RangeOutcome::Stale),
-            Answer::TimedOut => return Ok(RangeOutcome::TimedOut),
-        };
-        let early = &buffer[head.length..];
-        let Some(total) = http_range::accepted_total(&head, get) else {
-            return Ok(RangeOutcome::Declined {
-                status: head.status,
-            });
-        };
-        self.version = head::version_of(&buffer[..head.length]);
-        let (end, reusable) = self.body(file, early, get.offset, get.length, get.deadline)?;
-        Ok(RangeOutcome::Moved {
-            end,
-            total,
-            reusable: reusable && head.keep_alive,
-        })
+        match self.ranged_head(get)? {
+            Ok(_) => self.pending_body(file),
+            Err(outcome) => Ok(outcome),
+        }
     }
 
     /// A whole GET: a `200` of announced length, no checksum to verify, of `expected`
@@ -164,6 +159,7 @@ impl TlsStream {
         };
         let early = &buffer[head.length..];
         let Some(length) = http_range::accepted_whole(&head, get.expected, get.most) else {
+            self.read_page(&head, buffer, get.deadline);
             return Ok(RangeOutcome::Declined {
                 status: head.status,
             });
@@ -187,6 +183,8 @@ impl TlsStream {
     /// head's, then those of the body read along with it).
     fn exchange(&mut self, request: &[u8], deadline: Instant) -> io::Result<Answer> {
         self.version = Version::default();
+        self.page = None;
+        self.pending = None;
         match self.send(request, deadline) {
             Ok(true) => {}
             Ok(false) => return Ok(Answer::TimedOut),

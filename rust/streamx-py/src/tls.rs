@@ -7,6 +7,7 @@ use pyo3::exceptions::{
     PyConnectionError, PyOSError, PyRuntimeError, PyTimeoutError, PyValueError,
 };
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 use streamx_core::http_range::RangeGet;
 use streamx_core::http_tls::{self, Handshake, HeadOutcome, TlsConfig, WholeGet};
 
@@ -14,6 +15,7 @@ use crate::netio::{deadline_in, outcome_tuple};
 
 type Outcome = (&'static str, u64, Option<u64>, bool, u16);
 type HeadTuple = (&'static str, u16, Vec<(String, String)>, bool);
+type PageTuple<'py> = (Vec<(String, String)>, Bound<'py, PyBytes>, bool);
 
 /// The certificates HTTPS connections trust: the system's store plus the PEM bundles
 /// given as `(where it was named, path)`. Raises `OSError` naming a bundle that cannot be used.
@@ -104,6 +106,51 @@ impl TlsStream {
         Ok(outcome_tuple(outcome, length))
     }
 
+    /// The first step of `ranged_get`: sends the request and reads the answer's head. An
+    /// accepted answer gives `("head", 0, total, False, 206)`: its version is then in
+    /// `version()` and its body waits for `pending_body`. Any other outcome ends the GET,
+    /// as `ranged_get`'s does.
+    #[pyo3(signature = (request, offset, length, expected, seconds))]
+    fn ranged_head(
+        &self,
+        py: Python<'_>,
+        request: &[u8],
+        offset: u64,
+        length: u64,
+        expected: Option<u64>,
+        seconds: f64,
+    ) -> PyResult<Outcome> {
+        if length == 0 {
+            return Err(PyValueError::new_err(
+                "a ranged GET asks for at least one byte",
+            ));
+        }
+        let get = RangeGet {
+            request,
+            offset,
+            length,
+            expected_total: expected,
+            deadline: deadline_in(seconds),
+        };
+        let mut guard = self.lock()?;
+        let stream: &mut http_tls::TlsStream = &mut guard;
+        Ok(match py.detach(|| stream.ranged_head(&get))? {
+            Ok(total) => ("head", 0, total, false, 206),
+            Err(outcome) => outcome_tuple(outcome, length),
+        })
+    }
+
+    /// The second step: moves the body of the answer `ranged_head` accepted into `file`,
+    /// within that GET's deadline; `ranged_get`'s tuple. Raises `OSError` when no body is
+    /// pending.
+    fn pending_body(&self, py: Python<'_>, file: RawFd) -> PyResult<Outcome> {
+        let mut guard = self.lock()?;
+        let stream: &mut http_tls::TlsStream = &mut guard;
+        let length = stream.pending_length().unwrap_or(0);
+        let outcome = py.detach(|| stream.pending_body(file))?;
+        Ok(outcome_tuple(outcome, length))
+    }
+
     /// A whole GET over this session: a `200` with a Content-Length (of `expected` bytes
     /// when given, at most `most`) and no checksum header is moved into `file` from offset
     /// 0; the tuple is `ranged_get`'s, `total` the body's length. Any other answer is
@@ -138,6 +185,20 @@ impl TlsStream {
     /// answer had none, or where the last GET moved nothing).
     fn version(&self) -> PyResult<(Option<String>, Option<String>)> {
         Ok(self.lock()?.version().clone())
+    }
+
+    /// The page of the last GET's answer when it was declined (an error status) and its
+    /// page was short enough to read whole: `(fields, body, reusable)`, the header fields in
+    /// the order sent and whether the session may carry another request. None otherwise.
+    fn declined_page<'py>(&self, py: Python<'py>) -> PyResult<Option<PageTuple<'py>>> {
+        let guard = self.lock()?;
+        Ok(guard.declined_page().map(|page| {
+            (
+                page.fields.clone(),
+                PyBytes::new(py, &page.body),
+                page.reusable,
+            )
+        }))
     }
 
     /// Sends `request` (a whole `HEAD` request head) and reads the answer's head within

@@ -73,7 +73,7 @@ pub(super) fn version_of(head: &[u8]) -> Version {
 }
 
 /// The header fields of a head that `http_range::parse_head` has accepted.
-fn header_fields(head: &[u8]) -> Vec<(String, String)> {
+pub(super) fn header_fields(head: &[u8]) -> Vec<(String, String)> {
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut response = httparse::Response::new(&mut headers);
     if response.parse(head).is_err() {

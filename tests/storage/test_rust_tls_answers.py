@@ -1,0 +1,160 @@
+"""How Rust TLS sessions take the answers that cost an epoch time under a store's limits
+(issue 26).
+
+A GET over a Rust TLS session that the store throttles (nginx's ``limit_req`` 503) reads
+the answer's short page (issue 26): the connection carries the next request instead of a
+new TCP and TLS set-up, the ``Retry-After`` is kept on the error, and the host's GETs stay
+on Rust (before, the page was left unread, the connection closed, and the host's GETs went
+through ``http.client`` for 30 s to read the next ``Retry-After``). A page too long to read
+whole is still left unread, and its connection closed.
+
+A file's parts wait for the version its first part's answer pins (their ``If-Match``): over
+a Rust TLS session that answer's head now pins it, so the other parts start while the first
+part's body is still coming (before, they waited for its whole body: a file's parts ran one
+after the other at first)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from https_certs import Certs, make_certs
+from nginx_server import Nginx, find_nginx, max_overlap
+
+from streamx import _core
+from streamx.exceptions import HttpResponseError
+from streamx.storage import download, http_pool, throttle
+from streamx.storage.download import download_file
+from streamx.storage.http_get import get_into
+from streamx.storage.http_source import plain_target
+
+pytestmark = [
+    pytest.mark.remote,
+    pytest.mark.skipif(find_nginx() is None, reason="nginx is not installed"),
+]
+
+SIZE = 100_000
+# A 503 page over the 64 KiB Rust reads whole (nginx serves it for limit_req's refusals).
+LONG_PAGE = 100_000
+MIB = 1 << 20
+
+
+@pytest.fixture
+def certs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Certs]:
+    for name in ("AWS_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "SSL_CERT_DIR", "STREAMX_RUST_TLS"):
+        monkeypatch.delenv(name, raising=False)
+    found = make_certs(tmp_path)
+    monkeypatch.setenv("SSL_CERT_FILE", str(found.ca))
+    monkeypatch.setattr(download, "_LOCAL_SLOTS", {})
+    http_pool._close_all()
+    throttle.forget_hosts()
+    yield found
+    http_pool._close_all()
+    throttle.forget_hosts()
+
+
+def _files(root: Path) -> None:
+    root.mkdir()
+    for number in range(2):
+        (root / f"f{number}").write_bytes(bytes([number]) * SIZE)
+
+
+def _get(url: str, dest: Path) -> None:
+    """One ranged GET of the whole file, no retries (a 503 raises)."""
+    target = plain_target(url)
+    assert target is not None
+    fd = os.open(dest, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        get_into(target, fd, 0, SIZE, timeout=10, deadline=time.monotonic() + 10)
+    finally:
+        os.close(fd)
+
+
+def test_a_throttled_answer_read_by_rust_keeps_its_connection_and_retry_after(
+    tmp_path: Path, certs: Certs
+) -> None:
+    _files(tmp_path / "root")
+    with Nginx(tmp_path / "root", tls=(certs.chain, certs.key), limit_req="1r/s") as nginx:
+        moved = _core.tls_bodies_moved()
+        _get(f"{nginx.endpoint}/f0", tmp_path / "f0")
+        with pytest.raises(HttpResponseError) as refused:  # within the store's second
+            _get(f"{nginx.endpoint}/f1", tmp_path / "f1")
+        assert refused.value.status == 503
+        assert throttle.retry_after_of(refused.value) == 1.0  # nginx's Retry-After: 1
+        # The host's GETs stay on Rust: its answers' headers are read there now.
+        assert not throttle.headers_wanted("127.0.0.1", nginx.port)
+        time.sleep(1.1)  # the Retry-After waited out
+        _get(f"{nginx.endpoint}/f1", tmp_path / "f1")
+        log = nginx.log_when(lambda entries: len(entries) >= 3)
+    assert _core.tls_bodies_moved() - moved == 2
+    assert (tmp_path / "f1").read_bytes() == bytes([1]) * SIZE
+    assert [entry.status for entry in log] == [206, 503, 206]
+    # One connection carried all three: the 503's page was read, so its session went back.
+    assert {entry.connection for entry in log} == {log[0].connection}
+
+
+def test_a_throttled_download_retries_on_the_same_rust_session(
+    tmp_path: Path, certs: Certs
+) -> None:
+    _files(tmp_path / "root")
+    with Nginx(tmp_path / "root", tls=(certs.chain, certs.key), limit_req="1r/s") as nginx:
+        moved = _core.tls_bodies_moved()
+        for number in range(2):  # the second comes within the store's second: refused once
+            dest = tmp_path / "cache" / f"f{number}"
+            download_file(f"{nginx.endpoint}/f{number}", str(dest), expected_size=SIZE)
+            assert dest.read_bytes() == bytes([number]) * SIZE
+        log = nginx.log_when(lambda entries: len(entries) >= 3)
+    statuses = [entry.status for entry in log]
+    assert statuses[0] == 200 and statuses[-1] == 200 and 503 in statuses
+    assert _core.tls_bodies_moved() - moved == 2  # both bodies through Rust, none http.client
+    assert {entry.connection for entry in log} == {log[0].connection}
+
+
+def test_a_throttled_answer_with_a_long_page_is_left_unread(tmp_path: Path, certs: Certs) -> None:
+    _files(tmp_path / "root")
+    (tmp_path / "root" / "busy.html").write_bytes(b"b" * LONG_PAGE)
+    # limit_req's refusal served from a page over the bound Rust reads whole.
+    page = "error_page 503 /busy.html;"
+    with Nginx(
+        tmp_path / "root", tls=(certs.chain, certs.key), limit_req="1r/s", locations=page
+    ) as nginx:
+        _get(f"{nginx.endpoint}/f0", tmp_path / "f0")
+        with pytest.raises(HttpResponseError) as refused:
+            _get(f"{nginx.endpoint}/f1", tmp_path / "f1")
+        assert refused.value.status == 503
+        assert throttle.retry_after_of(refused.value) is None  # its headers were not kept
+        # So the host's next answers are read through http.client, for their Retry-After.
+        assert throttle.headers_wanted("127.0.0.1", nginx.port)
+        time.sleep(1.1)
+        _get(f"{nginx.endpoint}/f1", tmp_path / "f1")
+        log = nginx.log_when(lambda entries: len(entries) >= 3)
+    # (nginx logs the page's bytes it sent before the connection closed: not all of them.)
+    assert [entry.status for entry in log] == [206, 503, 206]
+    # The refused request's connection was closed: the next came on another.
+    assert log[1].connection == log[0].connection
+    assert log[2].connection != log[1].connection
+
+
+def test_a_files_parts_start_while_its_first_parts_body_comes(
+    tmp_path: Path, certs: Certs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    data = os.urandom(4 * MIB)
+    (root / "shard").write_bytes(data)
+    monkeypatch.setenv("STREAMX_DOWNLOAD_PART_SIZE", str(MIB))
+    # At 2 MB/s per connection each 1 MiB part's body takes half a second.
+    with Nginx(root, tls=(certs.chain, certs.key), limit_rate="2m") as nginx:
+        moved = _core.tls_bodies_moved()
+        dest = tmp_path / "cache" / "shard"
+        download_file(f"{nginx.endpoint}/shard", str(dest), expected_size=len(data))
+        log = nginx.log_when(lambda entries: len(entries) >= 4)
+    assert dest.read_bytes() == data
+    assert _core.tls_bodies_moved() - moved == 4  # every part over a Rust TLS session
+    assert sorted(entry.sent for entry in log) == [MIB] * 4
+    # All four were served at once: the three that waited for the first's version went
+    # once its head came, not once its body had (then at most three were at once).
+    assert max_overlap(log) == 4
