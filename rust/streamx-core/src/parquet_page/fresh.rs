@@ -8,8 +8,9 @@ const PAGE: usize = 4096;
 
 /// Faults in the whole pages of `v`'s spare capacity (writable, as a write would), at most
 /// `limit` bytes of it, so filling it takes no page fault. `limit`: what the input can
-/// really fill (a size read from a header is not trusted to touch memory). Best effort: a kernel without `MADV_POPULATE_WRITE`
-/// (before Linux 5.14) or any failure leaves the pages to fault as they are written.
+/// really fill (a size read from a header is not trusted to touch memory). Best effort: a
+/// kernel without `MADV_POPULATE_WRITE` (before Linux 5.14) or any failure leaves the pages
+/// to fault as they are written.
 pub(super) fn populate<T>(v: &mut Vec<T>, limit: usize) {
     let spare = v.spare_capacity_mut();
     let bytes = std::mem::size_of_val(spare).min(limit);

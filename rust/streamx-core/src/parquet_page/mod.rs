@@ -12,6 +12,10 @@ mod hybrid;
 mod read;
 mod thrift;
 
+#[cfg(all(test, target_os = "linux"))]
+mod fresh_tests;
+#[cfg(test)]
+mod hybrid_tests;
 #[cfg(test)]
 mod tests;
 

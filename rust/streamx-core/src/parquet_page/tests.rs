@@ -2,7 +2,6 @@
 //! every truncation and many byte flips of them refused without a panic.
 
 use super::column::{decode, ColumnSpec, Physical, Refusal, Value};
-use super::hybrid;
 use super::thrift::page_header;
 use super::{decode_row_group, ChunkSpec, Codec};
 
@@ -13,7 +12,7 @@ enum Field {
     Struct(i16, Vec<Field>),
 }
 
-fn varint(out: &mut Vec<u8>, mut v: u64) {
+pub(super) fn varint(out: &mut Vec<u8>, mut v: u64) {
     loop {
         let b = (v & 0x7f) as u8;
         v >>= 7;
@@ -271,58 +270,6 @@ fn a_chunk_past_the_row_group_names_the_file_and_column() {
 }
 
 #[test]
-fn hybrid_runs_and_bit_packed_groups_decode() {
-    // A run of four 7s, then one bit-packed group of 8 three-bit values 0..8.
-    let mut bytes = vec![4 << 1, 7];
-    bytes.push(1 << 1 | 1);
-    let mut word = 0u32;
-    for v in 0..8u32 {
-        word |= v << (3 * v);
-    }
-    bytes.extend_from_slice(&word.to_le_bytes()[..3]);
-    let mut got = Vec::new();
-    hybrid::decode(&bytes, 3, 10, &mut |v| {
-        got.push(v);
-        Ok(())
-    })
-    .unwrap();
-    assert_eq!(got, [7, 7, 7, 7, 0, 1, 2, 3, 4, 5]);
-}
-
-#[test]
-fn bit_packed_indices_appended_whole_equal_those_decoded_one_by_one() {
-    // Every width, and counts that end inside, at and past a group of eight (the last
-    // values of a run are read from a copy of its tail).
-    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-    for width in 0..=32u32 {
-        for count in [1usize, 7, 8, 9, 63, 64, 100] {
-            let groups = count.div_ceil(8);
-            let mut bytes = Vec::new();
-            varint(&mut bytes, (groups as u64) << 1 | 1);
-            for _ in 0..groups * width as usize {
-                seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-                bytes.push((seed >> 56) as u8);
-            }
-            let mut one_by_one = Vec::new();
-            hybrid::decode(&bytes, width, count, &mut |v| {
-                one_by_one.push(v);
-                Ok(())
-            })
-            .unwrap();
-            let mut whole = Vec::new();
-            let bound = u32::MAX;
-            let got = hybrid::decode_into(&bytes, width, count, bound, &mut whole);
-            if one_by_one.contains(&u32::MAX) {
-                assert!(got.is_err(), "width {width}, count {count}");
-                continue;
-            }
-            got.unwrap();
-            assert_eq!(whole, one_by_one, "width {width}, count {count}");
-        }
-    }
-}
-
-#[test]
 fn a_header_with_unknown_fields_skips_them() {
     let mut out = Vec::new();
     // Field 1 (type), an unknown binary field 9 of 3 bytes, a list field 10, then sizes.
@@ -510,35 +457,4 @@ fn spans_of_a_file_are_read_one_after_the_other_and_a_short_one_is_named() {
     let short = super::read_spans(fd, &[(0, 2), (8, 5), (11, 1)], &mut buf).unwrap();
     assert_eq!(short, Some((8, 5, 2)));
     assert!(super::read_spans(-1, &[(0, 1)], &mut buf).is_err());
-}
-
-/// This process's resident bytes (Linux; 0 elsewhere).
-fn resident_bytes() -> usize {
-    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: usize = statm
-        .split_whitespace()
-        .nth(1)
-        .and_then(|p| p.parse().ok())
-        .unwrap_or(0);
-    pages * 4096
-}
-
-#[test]
-#[cfg(target_os = "linux")]
-fn fresh_memory_is_faulted_in_only_up_to_what_the_input_can_fill() {
-    // A header may declare a gigabyte over a few bytes: only the bound is touched.
-    let mut v: Vec<u8> = Vec::with_capacity(256 << 20);
-    let before = resident_bytes();
-    super::fresh::populate(&mut v, 1 << 20);
-    let bounded = resident_bytes().saturating_sub(before);
-    assert!(
-        bounded < 32 << 20,
-        "{bounded} bytes resident for a 1 MiB bound"
-    );
-    super::fresh::populate(&mut v, usize::MAX);
-    let whole = resident_bytes().saturating_sub(before);
-    assert!(
-        whole >= 200 << 20,
-        "{whole} bytes resident after the whole 256 MiB"
-    );
 }
