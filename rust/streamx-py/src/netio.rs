@@ -54,20 +54,31 @@ fn ranged_get(
     expected: Option<u64>,
     seconds: f64,
 ) -> PyResult<(&'static str, u64, Option<u64>, bool, u16)> {
+    let get = range_get(request, offset, length, expected, seconds)?;
+    let outcome = py.detach(|| http_range::ranged_get(sock, file, &get))?;
+    Ok(outcome_tuple(outcome, length))
+}
+
+/// A ranged GET's arguments as Python passes them, checked: at least one byte is asked for.
+pub(crate) fn range_get(
+    request: &[u8],
+    offset: u64,
+    length: u64,
+    expected: Option<u64>,
+    seconds: f64,
+) -> PyResult<RangeGet<'_>> {
     if length == 0 {
         return Err(pyo3::exceptions::PyValueError::new_err(
             "a ranged GET asks for at least one byte",
         ));
     }
-    let get = RangeGet {
+    Ok(RangeGet {
         request,
         offset,
         length,
         expected_total: expected,
         deadline: deadline_in(seconds),
-    };
-    let outcome = py.detach(|| http_range::ranged_get(sock, file, &get))?;
-    Ok(outcome_tuple(outcome, length))
+    })
 }
 
 /// What Python gets for a GET's outcome: `(outcome, moved, total, reusable, status)`, as

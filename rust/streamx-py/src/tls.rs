@@ -3,15 +3,12 @@
 use std::os::fd::RawFd;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use pyo3::exceptions::{
-    PyConnectionError, PyOSError, PyRuntimeError, PyTimeoutError, PyValueError,
-};
+use pyo3::exceptions::{PyConnectionError, PyOSError, PyRuntimeError, PyTimeoutError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use streamx_core::http_range::RangeGet;
 use streamx_core::http_tls::{self, Handshake, HeadOutcome, TlsConfig, WholeGet};
 
-use crate::netio::{deadline_in, outcome_tuple};
+use crate::netio::{deadline_in, outcome_tuple, range_get};
 
 type Outcome = (&'static str, u64, Option<u64>, bool, u16);
 type HeadTuple = (&'static str, u16, Vec<(String, String)>, bool);
@@ -88,18 +85,7 @@ impl TlsStream {
         expected: Option<u64>,
         seconds: f64,
     ) -> PyResult<Outcome> {
-        if length == 0 {
-            return Err(PyValueError::new_err(
-                "a ranged GET asks for at least one byte",
-            ));
-        }
-        let get = RangeGet {
-            request,
-            offset,
-            length,
-            expected_total: expected,
-            deadline: deadline_in(seconds),
-        };
+        let get = range_get(request, offset, length, expected, seconds)?;
         let mut guard = self.lock()?;
         let stream: &mut http_tls::TlsStream = &mut guard;
         let outcome = py.detach(|| stream.ranged_get(file, &get))?;
@@ -120,18 +106,7 @@ impl TlsStream {
         expected: Option<u64>,
         seconds: f64,
     ) -> PyResult<Outcome> {
-        if length == 0 {
-            return Err(PyValueError::new_err(
-                "a ranged GET asks for at least one byte",
-            ));
-        }
-        let get = RangeGet {
-            request,
-            offset,
-            length,
-            expected_total: expected,
-            deadline: deadline_in(seconds),
-        };
+        let get = range_get(request, offset, length, expected, seconds)?;
         let mut guard = self.lock()?;
         let stream: &mut http_tls::TlsStream = &mut guard;
         Ok(match py.detach(|| stream.ranged_head(&get))? {
