@@ -132,8 +132,9 @@ class HttpSource:
     ) -> None:
         leading = pin is not None and pin.lead()
         if pin is not None and not leading:
-            # Rust reads a part's answer and reports no ETag: the lead's answer (read by
-            # http.client) pins the version this part then asks for with If-Match.
+            # A part asks for the version the lead's answer pinned, with If-Match: over
+            # HTTPS the lead's head pins it (its body still coming), over plain HTTP its
+            # answer read by http.client.
             pin.wait(deadline)
             if pin.ranges_ignored:
                 raise RangeIgnoredError(f"{self.url}: the server ignores Range requests")
