@@ -72,7 +72,8 @@ test-rust: ## cargo test of the core
 	cargo test --workspace --release
 
 test-py: build-dev ## pytest (fast selection)
-	$(BIN)/python -m pytest
+	# The slowest tests listed at the end: CI's whole run is over its 30-minute budget.
+	$(BIN)/python -m pytest --durations=30
 
 docs: build-dev ## build the documentation site into build/site (warnings are errors)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict -q
