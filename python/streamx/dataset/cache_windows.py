@@ -5,6 +5,7 @@ stream copies files into it, and which shards a pass is reading and which come n
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -17,12 +18,19 @@ from streamx.dataset.layout import DatasetLayout
 from streamx.dataset.read_window import ShardWindow
 from streamx.format.readers.base import SampleReader
 from streamx.storage.request_pace import any_paced
-from streamx.storage.settings import shards_ahead
+from streamx.storage.settings import PACED_AHEAD_FACTOR, shards_ahead
 
 if TYPE_CHECKING:
     from streamx.dataset.stream import Stream
 
-__all__ = ["CacheWindows"]
+__all__ = ["PACE_LOOK_S", "CacheWindows"]
+
+# How long a look at whether some host is paced (which doubles the shards fetched ahead) is
+# trusted before the next chunk looks again. A look is an ``lstat`` of the node's pace file
+# per host, a third of what declaring a chunk cost, for an answer that changes when a store
+# starts or stops throttling; a window also looks again whenever it moves. A pace's own
+# steps are a second or more apart (``request_pace.CUT_GAP_S``, ``QUIET_S``).
+PACE_LOOK_S = 0.05
 
 
 class CacheWindows:
@@ -34,6 +42,7 @@ class CacheWindows:
     _ranges: RangeReads | None
     _remote_shard: NDArray[np.bool_]
     _windows: list[ShardWindow]
+    _paced: tuple[float, bool]  # (when it was looked at, whether some host was paced)
     predownload: int | None
     batch_size: int | None
     cache_limit: int | str | None
@@ -54,6 +63,7 @@ class CacheWindows:
         self._shard_cache = None
         self._ranges = None
         self._windows = []
+        self._paced = (float("-inf"), False)
         if any(s.copies_into_cache for s in self.streams):
             # 0 (like None) means no limit, as in mosaicml-streaming (`if self.cache_limit:`).
             limit = self.cache_limit if isinstance(self.cache_limit, int) else None
@@ -87,9 +97,13 @@ class CacheWindows:
             chunks = -(-int(self.batch_size or 1) // size)
             self._ranges.expect(ids[start : start + chunks * size])
         ahead = stop + max(int(self.predownload or 0), 1)
-        # More shards ahead while a store throttles: its pace limits starts, not downloads.
-        following = shards_ahead(paced=any_paced())
-        window = self._window_of(ids).window(start, stop, ahead, following)
+        shards = self._window_of(ids)
+        following = self._following(shards, look=False)
+        window = shards.window(start, stop, ahead, following)
+        if not window.same:  # it moved (rarely: once per run of a shard): look at the pace now
+            again = self._following(shards, look=True)
+            if again != following:
+                window = shards.window(start, stop, ahead, again)
         if start >= len(ids):  # the pass is over: its window goes
             self._windows = [w for w in self._windows if w.ids is not ids]
         held = self._shard_cache.set_window(window.reading, window.ahead, same=window.same)
@@ -98,6 +112,17 @@ class CacheWindows:
         chunk = self._layout.shards_of(ids[start:stop])
         missing = ~np.isin(chunk, held) & self._remote_shard[chunk]
         return start + max(int(np.argmax(missing)), 1) if missing.any() else stop
+
+    def _following(self, shards: ShardWindow, look: bool) -> int:
+        """Shards fetched past the window: the pass's ``shards_ahead``, more while a store
+        throttles (its pace limits starts, not downloads). Whether one does is looked at
+        again when asked to (``look``) or when the last look is older than
+        :data:`PACE_LOOK_S`."""
+        looked_at, paced = self._paced
+        if look or time.monotonic() - looked_at >= PACE_LOOK_S:
+            paced = any_paced()
+            self._paced = (time.monotonic(), paced)
+        return shards.shards_ahead * PACED_AHEAD_FACTOR if paced else shards.shards_ahead
 
     def _window_of(self, ids: NDArray[np.int64]) -> ShardWindow:
         """The shard windows of the pass over ``ids`` (kept for the last two passes: a

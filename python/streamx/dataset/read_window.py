@@ -60,10 +60,11 @@ class ShardWindow:
         following: int = 1,
     ) -> None:
         self.ids = ids
+        self.shards_ahead = following  # the pass's own number, read once as it began
         self._shards_of = shards_of
         self._following = following
         self._blocks: dict[int, _Runs] = {}
-        self._window: Window | None = None
+        self._same: Window | None = None  # the last window, as a repeat (made as it moves)
         self._spans: tuple[tuple[int, int], ...] = ()
         self._keep = 4
 
@@ -72,14 +73,14 @@ class ShardWindow:
         (through the look-ahead), plus the next ``following`` shards after ``end`` (the
         pass's own number unless given)."""
         if following is not None and following != self._following:
-            self._following, self._window = following, None
+            self._following, self._same = following, None
         total = len(self.ids)
         stop, end = min(stop, total), min(max(end, stop), total)
         if start >= stop:
-            self._window, self._spans = None, ()
+            self._same, self._spans = None, ()
             return Window([], [], same=False)
-        if self._window is not None and self._inside(start, stop - 1, end - 1):
-            return Window(self._window.reading, self._window.ahead, same=True)
+        if self._same is not None and self._inside(start, stop - 1, end - 1):
+            return self._same
         # Every block a window spans stays, plus the one its next shard may come from.
         self._keep = max(4, (end - start) // _BLOCK + 3)
         key = (self._run_of(start), self._run_of(stop - 1), self._run_of(end - 1))
@@ -87,14 +88,15 @@ class ShardWindow:
         ahead = self._distinct(key[0], key[2])
         if self._following:
             ahead += [s for s in self._next_shards(key[2]) if s not in ahead][: self._following]
-        self._window = Window(reading, ahead, same=False)
+        self._same = Window(reading, ahead, same=True)
         self._spans = tuple(self._span(run) for run in key)
-        return self._window
+        return Window(reading, ahead, same=False)
 
-    def _inside(self, *positions: int) -> bool:
+    def _inside(self, first: int, last: int, end: int) -> bool:
         """Whether each position lies in the matching run of the last window (the common
-        case, checked without a search)."""
-        return all(lo <= p < hi for p, (lo, hi) in zip(positions, self._spans))
+        case, checked without a search; at every chunk, so without a generator)."""
+        (lo0, hi0), (lo1, hi1), (lo2, hi2) = self._spans
+        return lo0 <= first < hi0 and lo1 <= last < hi1 and lo2 <= end < hi2
 
     def _span(self, run: tuple[int, int]) -> tuple[int, int]:
         """The positions ``[first, last + 1)`` of a run (within its block)."""
