@@ -21,7 +21,6 @@ images and every other type come as values. A batch whose row groups disagree on
 
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
 import numpy as np
@@ -42,8 +41,6 @@ _INT64_MAX = np.iinfo(np.int64).max
 # A column's way into a batch: its name, its array (numbers), and its Arrow array where
 # Arrow's ``to_pylist`` gives the per-sample values (else the row group's values are used).
 _Way = tuple[str, "np.ndarray[Any, Any] | None", Any]
-# Each decoded row group's ways, made on its first batch (kept as long as it is).
-_WAYS: weakref.WeakKeyDictionary[DecodedRowGroup, list[_Way]] = weakref.WeakKeyDictionary()
 
 
 def one_group(group: DecodedRowGroup, rows: np.ndarray[Any, Any]) -> dict[str, Any]:
@@ -66,22 +63,23 @@ def one_group(group: DecodedRowGroup, rows: np.ndarray[Any, Any]) -> dict[str, A
 def run_of(group: DecodedRowGroup, first: int, count: int) -> dict[str, Any]:
     """The batch of rows ``first`` to ``first + count`` (a run, as a pass in order reads
     them) of ``group``: :func:`one_group`'s columns by slices, no gather."""
-    out: dict[str, Any] = {}
     stop = first + count
-    for name, array, arrow in _ways(group):
-        if array is not None:
-            out[name] = array[first:stop].copy()  # a fresh, writable array
-        elif arrow is not None:
-            out[name] = arrow.slice(first, count).to_pylist()
-        else:
-            out[name] = group.values(name)[first:stop]
-    return out
+    # Made at every batch of a pass in order: one comprehension, no lookup per column.
+    return {
+        name: array[first:stop].copy()  # a fresh, writable array
+        if array is not None
+        else arrow.slice(first, count).to_pylist()
+        if arrow is not None
+        else group.values(name)[first:stop]
+        for name, array, arrow in group.ways or _ways(group)
+    }
 
 
 def _ways(group: DecodedRowGroup) -> list[_Way]:
-    ways = _WAYS.get(group)
+    """Each column's way into a batch, made on the row group's first batch (kept on it)."""
+    ways = group.ways
     if ways is None:
-        ways = _WAYS[group] = [_way(group, name) for name in group.table.column_names]
+        ways = group.ways = [_way(group, name) for name in group.table.column_names]
     return ways
 
 

@@ -170,7 +170,8 @@ class ParquetRows:
     def _run_columns(self, shard: int, first: int, count: int) -> RowColumns | None:
         """The batch of ``count`` rows from row ``first`` of row group ``shard``:
         :meth:`get_columns` for a run, with its rows marked read once per run."""
-        self._ahead.wait(shard)
+        if shard != self._last:  # the last batch's row group was waited for then
+            self._ahead.wait(shard)
         key = self._keys[shard]
         try:
             group = decoded(self._shards[shard], key)

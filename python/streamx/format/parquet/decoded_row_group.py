@@ -54,6 +54,8 @@ class DecodedRowGroup:
         self.images = frozenset(shard.extra.get("images") or ())
         self.values_of: dict[str, list[Any]] = {}  # the columns decoded to Python so far
         self.arrays: dict[str, Any] = {}  # the batched path's array per column, or None
+        # The batched path's way into a batch per column (``arrow_columns``), made once.
+        self.ways: list[tuple[str, np.ndarray[Any, Any] | None, Any]] | None = None
         self._getters: list[tuple[str, Getter]] | None = None
         self._unread = np.ones(shard.samples, np.bool_)
         self.left = int(shard.samples)  # rows not read yet
