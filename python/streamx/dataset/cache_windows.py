@@ -17,6 +17,7 @@ from streamx.cache.shard_cache import ShardCache
 from streamx.dataset.layout import DatasetLayout
 from streamx.dataset.read_window import ShardWindow
 from streamx.format.readers.base import SampleReader
+from streamx.order.settings import EpochSettings
 from streamx.storage.request_pace import any_paced
 from streamx.storage.settings import PACED_AHEAD_FACTOR, shards_ahead
 
@@ -43,8 +44,8 @@ class CacheWindows:
     _remote_shard: NDArray[np.bool_]
     _windows: list[ShardWindow]
     _paced: tuple[float, bool]  # (when it was looked at, whether some host was paced)
+    _settings: EpochSettings  # read directly at every chunk: not through its descriptors
     predownload: int | None
-    batch_size: int | None
     cache_limit: int | str | None
 
     if TYPE_CHECKING:  # the dataset's index fields (``attributes.LayoutField``)
@@ -94,7 +95,7 @@ class CacheWindows:
             # A shard's first read brings the chunks its batch spans (the last of them is
             # decoded whole before the batch is complete).
             size = stop - start
-            chunks = -(-int(self.batch_size or 1) // size)
+            chunks = -(-int(self._settings.batch_size or 1) // size)
             self._ranges.expect(ids[start : start + chunks * size])
         ahead = stop + max(int(self.predownload or 0), 1)
         shards = self._window_of(ids)
