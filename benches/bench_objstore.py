@@ -36,7 +36,8 @@ a certificate signed by a CA the bench makes (trusted through ``AWS_CA_BUNDLE``,
 ``CURL_CA_BUNDLE`` and ``REQUESTS_CA_BUNDLE``); the last answers ``503`` with
 ``Retry-After: 1`` to requests past 40 per second (``limit_req``). ``--libs streamx-pyssl``
 runs streamx with its HTTPS bodies read through Python's ``ssl`` (``STREAMX_RUST_TLS=0``),
-the path before rustls.
+the path before rustls. ``40m-503`` is ``https-40m-503`` over plain HTTP (Rust's ranged GETs
+there read a 503's short page as its TLS sessions do).
 
 ``--wds-too`` adds streamx reading WebDataset's tars in place (``streamx-wds``: brace
 names, each tar's headers scanned; ``streamx-wds-index``: a wids shard index), ``--lit-too``
@@ -101,6 +102,7 @@ SERVERS: dict[str, tuple[str | None, int | None, str | None, bool]] = {
     "https-10ms": (None, 10, None, True),
     # limit_req answers 503 (Retry-After: 1) to requests past 40 per second, a share of them
     "https-40m-503": ("40m", None, "40r/s", True),
+    "40m-503": ("40m", None, "40r/s", False),
 }
 
 

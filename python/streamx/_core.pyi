@@ -36,13 +36,7 @@ def ranged_get(
     length: int,
     expected: int | None,
     seconds: float,
-) -> tuple[
-    Literal["complete", "closed", "timeout", "declined", "stale", "head-timeout"],
-    int,
-    int | None,
-    bool,
-    int,
-]: ...
+) -> tuple[_GetOutcome, tuple[list[tuple[str, str]], bytes, bool] | None]: ...
 
 # A ranged GET's first step: "head" when the answer was accepted, its body pending.
 _HeadStep = tuple[

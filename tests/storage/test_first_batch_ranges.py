@@ -11,8 +11,8 @@ start (one that starts once the shard is in place reads none): the count is per 
 Before, a process read its first 4 MiB chunk by chunk, in GETs of 256 KiB: 16 of them, and
 the table.
 
-A reader waiting for a download's parts whose record goes just before the file is renamed
-into place reads the file, rather than GETting the bytes by range.
+A reader waiting for a download's parts reads the file once it is renamed into place (the
+download removes its record after the rename), rather than GETting the bytes by range.
 """
 
 from __future__ import annotations
@@ -127,7 +127,9 @@ def test_two_workers_each_read_their_first_batch_in_four_gets(
     assert all(offsets[0] <= start < end <= offsets[3 * BATCH + 8] for start, end in pieces)
 
 
-def test_a_reader_whose_record_goes_before_the_rename_reads_the_file(tmp_path: Path) -> None:
+def test_a_reader_whose_file_is_renamed_before_its_record_goes_reads_the_file(
+    tmp_path: Path,
+) -> None:
     size, part = 8 * MIB, 2 * MIB
     local = tmp_path / SHARD
     tmp = tmp_path / f".{SHARD}.{os.getpid()}.0123abcd.tmp"
@@ -141,9 +143,9 @@ def test_a_reader_whose_record_goes_before_the_rename_reads_the_file(tmp_path: P
 
     def owner() -> None:
         time.sleep(0.05)
-        record.close()  # the attempt is over: the record goes, then the rename
+        os.replace(tmp, local)  # the attempt is over: the rename, then the record goes
         time.sleep(0.05)
-        os.replace(tmp, local)
+        record.close()
 
     thread = threading.Thread(target=owner)
     thread.start()
@@ -152,7 +154,7 @@ def test_a_reader_whose_record_goes_before_the_rename_reads_the_file(tmp_path: P
     finally:
         thread.join()
         os.close(into)
-    assert not copied.any() and whole  # main: (False, False), then a range GET
+    assert not copied.any() and whole  # the rest is read from the file, not by range GETs
 
     # A record that goes with no file after it (a failed attempt): the reader GETs.
     gone = tmp_path / "gone.mds"

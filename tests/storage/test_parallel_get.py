@@ -307,9 +307,13 @@ class _BodyMoves:
         self.moved.append(result)
         return result
 
-    def ranged_get(self, *args: Any) -> tuple[str, int, int | None, bool, int]:
+    def ranged_get(
+        self, *args: Any
+    ) -> tuple[
+        tuple[str, int, int | None, bool, int], tuple[list[tuple[str, str]], bytes, bool] | None
+    ]:
         result = self._core.ranged_get(*args)
-        self.ranged.append((result[0], result[1], result[4]))
+        self.ranged.append((result[0][0], result[0][1], result[0][4]))
         return result
 
 

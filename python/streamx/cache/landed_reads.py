@@ -7,7 +7,9 @@ whose bytes lie in those parts copies them from that file: no request, and no by
 twice. The copy counts only if the record is of the same epoch once the bytes are copied
 (nothing truncated the file in between), and the file opened is the one the record names (a
 regular file of this user's, its inode the record's). Anything else, the record gone
-included, leaves the bytes to the range GETs, as before any part landed.
+included, leaves the bytes to the range GETs, as before any part landed. The download removes
+its record only once the file is in place, so a reader waiting on the parts finds the record
+or the file at every moment.
 """
 
 from __future__ import annotations
@@ -31,11 +33,9 @@ __all__ = ["LandedBytes"]
 _LOOK_S = 0.05
 # How often a reader waiting for parts to land looks at the record again.
 _POLL_S = 0.005
-# How long a reader waits for a download's record to appear (the download was started) or,
-# once the record it followed is gone, for the file in place: the owner removes the record
-# just before the rename (a thread of a busy process may take a while to get there); an
-# attempt that failed is retried under a new record.
-_END_S = 0.5
+# How long a reader waits for the record of a download that was started (a thread of a busy
+# process may take a while to write it).
+_START_S = 0.5
 
 
 class LandedBytes:
@@ -49,7 +49,6 @@ class LandedBytes:
         # The record last seen by wait (path, epoch, spans), and when it last changed.
         self._seen: tuple[str, bytes, tuple[tuple[int, int], ...]] | None = None
         self._changed = 0.0
-        self._last: float | None = None  # when wait last read a record
 
     def copy(
         self, fd: int, starts: NDArray[np.int64], ends: NDArray[np.int64]
@@ -79,24 +78,24 @@ class LandedBytes:
     ) -> tuple[NDArray[np.bool_], bool]:
         """Copies the ranges as a download of the shard lands them, while it progresses:
         returns which were copied, and whether the shard's file is in place (the download
-        ended; the rest are read from it). Returns at once where no download publishes
-        its parts, and once none has landed for ``STALL_S`` (stopped, or slowed); where
-        a download of the shard is ``coming`` (started, its record not yet written), or
-        the record followed just went, it first waits up to ``_END_S`` for a record or the
-        file."""
+        ended; the rest are read from it, even beside a record its download did not live to
+        remove). Returns at once where no download publishes its parts, and once none has
+        landed for ``STALL_S`` (stopped, or slowed); where a download of the shard is
+        ``coming`` (started, its record not yet written), it first waits up to
+        ``_START_S`` for a record or the file."""
         copied = np.zeros(len(starts), bool)
         self._looked = -_LOOK_S  # a download begun since the last look counts
         began = time.monotonic()
         while not copied.all():
+            if os.path.exists(self._local):
+                return copied, True
             path = self._find()
             record = None if path is None else read_record(path)
             if path is None or record is None:
-                starting = coming and time.monotonic() - began < _END_S
-                if os.path.exists(self._local) or not (starting or self._ending()):
+                if not (coming and time.monotonic() - began < _START_S):
                     return copied, os.path.exists(self._local)
                 time.sleep(_POLL_S)
                 continue
-            self._last = time.monotonic()
             seen = (path, record.epoch, record.spans)
             if seen != self._seen:  # remembered: a stalled download is not waited on again
                 self._seen, self._changed = seen, time.monotonic()
@@ -107,11 +106,6 @@ class LandedBytes:
             if not copied.all():
                 time.sleep(_POLL_S)
         return copied, False
-
-    def _ending(self) -> bool:
-        """Whether a record this reader followed went within ``_END_S`` (its download is
-        renaming the file into place, or starting a new attempt)."""
-        return self._last is not None and time.monotonic() - self._last < _END_S
 
     def _find(self) -> str | None:
         """The record of a download of the shard, if one is there (looked for at most every

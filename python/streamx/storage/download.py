@@ -2,7 +2,9 @@
 
 The file first lands in a uniquely named temporary file in the destination directory
 (the name carries the pid, so a crashed download's leftovers can be told apart) and is
-then renamed into place, so readers never see a partial file.
+then renamed into place, so readers never see a partial file. A file fetched in parts
+publishes its landed parts in a record (:mod:`~streamx.storage.landed_parts`) until the
+rename is done: a reader following it finds the record or the file at every moment.
 
 A file whose size is known (a shard, from ``index.json``) and larger than one part is
 fetched as ranged GETs in parallel (:mod:`~streamx.storage.parts`), each written in place
@@ -170,14 +172,19 @@ def download_file(
     slots = slots or current_slots() or process_slots()
     tmp = temp_path_for(local_path)
     owner = _own(tmp)
+    landed: LandedRecord | None = None
     try:
-        _fetch(source, tmp, expected_size, retry, timeout, slots, progress)
+        landed = _fetch(source, tmp, expected_size, retry, timeout, slots, progress)
         os.replace(tmp, local_path)
     except FileNotFoundError as err:
         raise FileNotFoundError(f"Object {remote_url} not found.") from err
     except PermissionError as err:
         raise PermissionError(_denied_message(remote_url, err)) from err
     finally:
+        if landed is not None:
+            # After the rename (a kill between the two leaves a record beside the complete
+            # file: readers take the file, and the next run removes the record).
+            landed.close()
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         os.close(owner)
@@ -203,7 +210,9 @@ def _fetch(
     timeout: float,
     slots: Slots,
     progress: Progress | None,
-) -> None:
+) -> LandedRecord | None:
+    """Fetches the file into ``tmp``; the record of its landed parts when it came in parts
+    (still published: the caller removes it once the file is in place)."""
     most = None
     if size is None:
         most = max_index_bytes()
@@ -223,10 +232,12 @@ def _fetch(
             # its reader takes few, large parts (part_plan).
             throttled = _throttled_part(source, slots, size, files)
             parts = plan_parts(size, slots.count, files, throttled)
-            if len(parts) > 1 and _fetched_in_parts(
-                source, tmp, size, parts, retry, timeout, slots, progress
-            ):
-                return
+            if len(parts) > 1:
+                record = _fetched_in_parts(
+                    source, tmp, size, parts, retry, timeout, slots, progress
+                )
+                if record is not None:
+                    return record
     budget = RetryBudget(source.url, retry, timeout, urgent=not is_look_ahead())
     limit = host_limit(source, slots)
 
@@ -239,6 +250,7 @@ def _fetch(
     budget.run(
         whole, f"GET {source.url}", slots, limit, permanent=(*PERMANENT, RemoteTooLargeError)
     )
+    return None
 
 
 # Files this process fetches now: [needed now, fetched ahead].
@@ -285,23 +297,23 @@ def _fetched_in_parts(
     timeout: float,
     slots: Slots,
     progress: Progress | None,
-) -> bool:
-    """Fetches the file in parts; False when the server turned out to ignore ranges (the
-    caller then takes one GET). An object rewritten meanwhile is fetched again, all parts,
-    unless a consumer follows the download (it may have read the first version's bytes)."""
+) -> LandedRecord | None:
+    """Fetches the file in parts; its record of landed parts (still published), or None
+    when the server turned out to ignore ranges (the caller then takes one GET). An object
+    rewritten meanwhile is fetched again, all parts, unless a consumer follows the download
+    (it may have read the first version's bytes)."""
     for attempt in range(1, retry + 1):
         try:
-            _fetch_in_parts(source, tmp, size, parts, retry, timeout, slots, progress)
-            return True
+            return _fetch_in_parts(source, tmp, size, parts, retry, timeout, slots, progress)
         except RangeIgnoredError:
             logger.info("%s: the server ignores ranges; fetching it in one GET", source.url)
             note_ranges_ignored(source.url)
-            return False
+            return None
         except ObjectChangedError as err:
             if attempt == retry or progress is not None:
                 raise
             logger.info("%s; fetching every part again (attempt %d/%d)", err, attempt, retry)
-    return False
+    return None
 
 
 def _fetch_in_parts(
@@ -313,8 +325,11 @@ def _fetch_in_parts(
     timeout: float,
     slots: Slots,
     progress: Progress | None,
-) -> None:
-    # Published before the file is truncated, removed before anything writes it again.
+) -> LandedRecord:
+    """Fetches every part into ``tmp``; returns the record of its landed parts, complete
+    and still published (removed here if the attempt fails, before anything writes the
+    file again)."""
+    # Published before the file is truncated.
     record = LandedRecord(tmp, size, {start: start + length for start, length in parts})
     prefix = _Prefix(tmp, parts, progress) if progress is not None else None
 
@@ -346,9 +361,12 @@ def _fetch_in_parts(
             done=done,
             permanent=(*PERMANENT, RangeIgnoredError, ObjectChangedError),
         )
-    finally:
+    except BaseException:
         record.close()
+        raise
+    finally:
         os.close(fd)
+    return record
 
 
 class _Prefix:

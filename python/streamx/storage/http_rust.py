@@ -6,8 +6,8 @@ Over plain HTTP a ranged GET is one ``_core.ranged_get`` call: parsing an answer
 Rust handles only the answer a healthy server gives; any other is declined, and the caller
 (:func:`~streamx.storage.http_get.get_into`) asks again through ``http.client``, which reads
 it and raises what it means, unless the status alone says all (a throttled or failed request
-is never sent twice). A TLS session reads a declined error's short page (a ``503``'s), so
-that its connection serves on and its ``Retry-After`` is kept.
+is never sent twice). Rust reads a declined error's short page (a ``503``'s), over plain
+HTTP as over TLS, so that its connection serves on and its ``Retry-After`` is kept.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def ranged_in_rust(
             cancel.attach(sock)
             accounting.count("RANGED_GET")
             try:
-                raw = _core.ranged_get(
+                raw, page = _core.ranged_get(
                     sock.fileno(), fd, request, start, length, expected, deadline - time.monotonic()
                 )
             finally:
@@ -75,11 +75,11 @@ def ranged_in_rust(
     except BaseException:
         conn.close()
         raise
-    if got[0] == "complete" and got[3]:
+    if (got[0] == "complete" and got[3]) or (page is not None and page[2]):
         pool.give_back(conn)
     else:
         conn.close()
-    return _result(target, pool, got, f"{length} bytes", reused, decline=True)
+    return _result(target, pool, got, f"{length} bytes", reused, decline=True, page=page)
 
 
 def tls_in_rust(

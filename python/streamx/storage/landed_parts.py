@@ -9,8 +9,12 @@ complete: its bytes all written and its length checked by its GET.
 
 A record carries an *epoch*, random per attempt, and the temporary file's inode. Before an
 attempt truncates the file (a retry of an object rewritten meanwhile), a record of a new epoch
-with nothing landed replaces the old one; when the attempt ends, however it ends, the record
-is removed before anything else writes the file. So a reader that copied bytes the record
+with nothing landed replaces the old one; an attempt that fails removes its record before
+anything else writes the file, and one that completes it removes the record once the file is
+renamed into place (:func:`~streamx.storage.download.download_file`), so a reader finds the
+record or the file at every moment. A process killed between the rename and the removal
+leaves a record beside the complete file: readers take the file, and the next run removes the
+record with the other leftovers of dead downloads. So a reader that copied bytes the record
 listed, then finds the record of the same epoch again, copied final bytes: nothing rewrote
 them in between. A record that is not a regular file of this user's, mode 0600, of the exact
 form (torn, foreign, a symlink) reads as nothing landed.

@@ -5,14 +5,20 @@
 //!
 //! Only the answer a healthy server gives is handled here: `206` for exactly the range asked
 //! for, with a fixed length. Anything else (an error status, the whole object, another range,
-//! a chunked body, an object of another size) is *declined* unread, and the caller asks again
-//! by its general path, which reads and reports it. Every wait is bounded by the deadline.
+//! a chunked body, an object of another size) is *declined*, and the caller asks again by its
+//! general path, which reads and reports it, unless the status says all (a `503`). Of a
+//! declined answer only an error's short page is read ([`DeclinedPage`]), so that the
+//! connection serves on and its `Retry-After` is kept. Every wait is bounded by the deadline.
 
 use std::io;
 use std::os::fd::RawFd;
 use std::time::Instant;
 
 use crate::netio::{self, BodyEnd};
+
+mod page;
+pub(crate) use page::{header_fields, read_page};
+pub use page::{DeclinedPage, MOST_PAGE_BYTES};
 
 /// The longest answer head read. Real heads are well under 2 KiB; past this the answer is
 /// refused rather than buffered without bound.
@@ -54,8 +60,9 @@ pub enum RangeOutcome {
         total: Option<u64>,
         reusable: bool,
     },
-    /// Any other answer, with its status; nothing of its body was read, and the connection
-    /// must be closed.
+    /// Any other answer, with its status. Its body was not read, but for an error's short
+    /// page (a [`DeclinedPage`], which says whether the connection may serve on); otherwise
+    /// the connection must be closed.
     Declined { status: u16 },
     /// The connection ended before any byte of an answer: a kept-alive connection the
     /// server has since closed.
@@ -64,26 +71,32 @@ pub enum RangeOutcome {
     TimedOut,
 }
 
-/// Sends `get.request` on the connected non-blocking socket `sock` and handles the answer.
-pub fn ranged_get(sock: RawFd, file: RawFd, get: &RangeGet<'_>) -> io::Result<RangeOutcome> {
+/// Sends `get.request` on the connected non-blocking socket `sock` and handles the answer;
+/// a declined answer's page when it was short enough to read whole.
+pub fn ranged_get(
+    sock: RawFd,
+    file: RawFd,
+    get: &RangeGet<'_>,
+) -> io::Result<(RangeOutcome, Option<DeclinedPage>)> {
     match send_all(sock, get.request, get.deadline) {
         Ok(true) => {}
-        Ok(false) => return Ok(RangeOutcome::TimedOut),
-        Err(err) if is_reset(&err) => return Ok(RangeOutcome::Stale),
+        Ok(false) => return Ok((RangeOutcome::TimedOut, None)),
+        Err(err) if is_reset(&err) => return Ok((RangeOutcome::Stale, None)),
         Err(err) => return Err(err),
     }
     let mut buffer = Vec::with_capacity(HEAD_READ_BYTES);
     let Some(head) = read_head(&mut PlainSocket(sock), &mut buffer, get.deadline)? else {
-        return Ok(if buffer.is_empty() {
+        let outcome = if buffer.is_empty() {
             RangeOutcome::Stale
         } else {
             RangeOutcome::TimedOut
-        });
+        };
+        return Ok((outcome, None));
     };
     let Some(total) = accepted_total(&head, get) else {
-        return Ok(RangeOutcome::Declined {
-            status: head.status,
-        });
+        let status = head.status;
+        let page = read_page(&mut PlainSocket(sock), &head, buffer, get.deadline);
+        return Ok((RangeOutcome::Declined { status }, page));
     };
     let early = &buffer[head.length..];
     let taken = early.len().min(get.length as usize);
@@ -102,11 +115,12 @@ pub fn ranged_get(sock: RawFd, file: RawFd, get: &RangeGet<'_>) -> io::Result<Ra
         && head.keep_alive
         && early.len() <= get.length as usize
         && nothing_pending(sock);
-    Ok(RangeOutcome::Moved {
+    let outcome = RangeOutcome::Moved {
         end,
         total,
         reusable,
-    })
+    };
+    Ok((outcome, None))
 }
 
 /// What the checks need from an answer's head.
@@ -136,6 +150,10 @@ pub(crate) trait AnswerSource {
     /// Reads some of the answer into `buf`: `Ok(Some(0))` when the connection ended,
     /// `Ok(None)` once the deadline passes.
     fn read_some(&mut self, buf: &mut [u8], deadline: Instant) -> io::Result<Option<usize>>;
+
+    /// Whether nothing follows the answer read so far (nor did the server close the
+    /// connection): the connection may carry another request.
+    fn nothing_pending(&mut self) -> bool;
 }
 
 /// A plain, non-blocking socket.
@@ -153,6 +171,10 @@ impl AnswerSource for PlainSocket {
                 Err(err) => return Err(err),
             }
         }
+    }
+
+    fn nothing_pending(&mut self) -> bool {
+        nothing_pending(self.0)
     }
 }
 

@@ -6,9 +6,9 @@
 //! copy cannot disturb the parent's session. The answer's head is read and checked by the
 //! same code as the plain path ([`http_range`]); only a healthy answer is taken (a `206` for
 //! exactly the range, or a `200` of fixed length with no checksum to verify for a whole GET)
-//! and anything else is declined (an error's short page is read, [`DeclinedPage`]). Exactly the bytes asked for are decrypted into the
-//! file; a connection that ends first (with or without `close_notify`) is a short body.
-//! Every wait is a `poll` bounded by the deadline.
+//! and anything else is declined (an error's short page is read, [`DeclinedPage`]). Exactly
+//! the bytes asked for are decrypted into the file; a connection that ends first (with or
+//! without `close_notify`) is a short body. Every wait is a `poll` bounded by the deadline.
 
 use std::io::{self, Read, Write};
 use std::os::fd::RawFd;
@@ -28,9 +28,9 @@ mod head;
 mod page;
 mod socket;
 mod two_step;
+pub use crate::http_range::{DeclinedPage, MOST_PAGE_BYTES};
 pub use config::client_config;
 pub use head::{HeadAnswer, HeadOutcome, Version};
-pub use page::{DeclinedPage, MOST_PAGE_BYTES};
 pub use rustls::ClientConfig as TlsConfig;
 
 const HEAD_READ_BYTES: usize = 16 << 10;
@@ -316,26 +316,6 @@ impl TlsStream {
         Ok((filled, None))
     }
 
-    /// Whether nothing follows the body: no plaintext, nothing unread on the socket but
-    /// records that carry none (session tickets), and no end of the stream.
-    fn nothing_pending(&mut self) -> bool {
-        loop {
-            match self.conn.reader().read(&mut [0u8; 1]) {
-                Err(err) if err.kind() == io::ErrorKind::WouldBlock => {}
-                _ => return false,
-            }
-            match self.received.feed(self.sock, &mut self.conn) {
-                Err(err) if err.kind() == io::ErrorKind::WouldBlock => return true,
-                Ok(got) if got > 0 => {
-                    if self.process().is_err() {
-                        return false;
-                    }
-                }
-                _ => return false,
-            }
-        }
-    }
-
     /// Sends all of `data`; false once the deadline passes.
     fn send(&mut self, mut data: &[u8], deadline: Instant) -> io::Result<bool> {
         while !data.is_empty() {
@@ -384,6 +364,26 @@ impl AnswerSource for TlsStream {
             (0, Some(Ended::TimedOut)) => None,
             (filled, _) => Some(filled),
         })
+    }
+
+    /// No plaintext, nothing unread on the socket but records that carry none (session
+    /// tickets), and no end of the stream.
+    fn nothing_pending(&mut self) -> bool {
+        loop {
+            match self.conn.reader().read(&mut [0u8; 1]) {
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => {}
+                _ => return false,
+            }
+            match self.received.feed(self.sock, &mut self.conn) {
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => return true,
+                Ok(got) if got > 0 => {
+                    if self.process().is_err() {
+                        return false;
+                    }
+                }
+                _ => return false,
+            }
+        }
     }
 }
 

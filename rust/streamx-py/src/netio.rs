@@ -4,8 +4,13 @@ use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 
 use pyo3::prelude::*;
-use streamx_core::http_range::{self, RangeGet, RangeOutcome};
+use pyo3::types::PyBytes;
+use streamx_core::http_range::{self, DeclinedPage, RangeGet, RangeOutcome};
 use streamx_core::netio::{self, BodyEnd};
+
+type Outcome = (&'static str, u64, Option<u64>, bool, u16);
+/// A declined answer's page as Python gets it: `(fields, body, reusable)`.
+pub(crate) type PageTuple<'py> = (Vec<(String, String)>, Bound<'py, PyBytes>, bool);
 
 /// A deadline `seconds` from now (NaN or negative time left is no time left).
 pub(crate) fn deadline_in(seconds: f64) -> Instant {
@@ -37,15 +42,18 @@ fn socket_to_file(
 /// Sends `request` (a whole request head asking for bytes `offset..offset + length`) on the
 /// connected non-blocking socket `sock` and, when the answer is a `206` for exactly that
 /// range (of an object of `expected` bytes, when given), moves its body into `file` at
-/// `offset`, all within `seconds`. Returns `(outcome, moved, total, reusable, status)`:
-/// outcome `"complete"`, `"closed"` or `"timeout"` for a moved body (`total` is the object's
-/// size, None for `*`), `"declined"` for any other answer (nothing of it read; `status` is
-/// its status), `"stale"` when the connection ended before any answer, and
-/// `"head-timeout"` when the deadline passed before the answer's head was complete.
+/// `offset`, all within `seconds`. Returns `((outcome, moved, total, reusable, status),
+/// page)`: outcome `"complete"`, `"closed"` or `"timeout"` for a moved body (`total` is the
+/// object's size, None for `*`), `"declined"` for any other answer (`status` is its status),
+/// `"stale"` when the connection ended before any answer, and `"head-timeout"` when the
+/// deadline passed before the answer's head was complete. `page` is a declined error's
+/// short page, read whole: `(fields, body, reusable)`, the header fields in the order sent
+/// and whether the connection may carry another request; None otherwise (nothing of the
+/// answer's body read, and the connection to be closed).
 #[pyfunction]
 #[pyo3(signature = (sock, file, request, offset, length, expected, seconds))]
-fn ranged_get(
-    py: Python<'_>,
+fn ranged_get<'py>(
+    py: Python<'py>,
     sock: RawFd,
     file: RawFd,
     request: &[u8],
@@ -53,10 +61,20 @@ fn ranged_get(
     length: u64,
     expected: Option<u64>,
     seconds: f64,
-) -> PyResult<(&'static str, u64, Option<u64>, bool, u16)> {
+) -> PyResult<(Outcome, Option<PageTuple<'py>>)> {
     let get = range_get(request, offset, length, expected, seconds)?;
-    let outcome = py.detach(|| http_range::ranged_get(sock, file, &get))?;
-    Ok(outcome_tuple(outcome, length))
+    let (outcome, page) = py.detach(|| http_range::ranged_get(sock, file, &get))?;
+    let page = page.as_ref().map(|page| page_tuple(py, page));
+    Ok((outcome_tuple(outcome, length), page))
+}
+
+/// A declined answer's page as Python gets it.
+pub(crate) fn page_tuple<'py>(py: Python<'py>, page: &DeclinedPage) -> PageTuple<'py> {
+    (
+        page.fields.clone(),
+        PyBytes::new(py, &page.body),
+        page.reusable,
+    )
 }
 
 /// A ranged GET's arguments as Python passes them, checked: at least one byte is asked for.
@@ -83,10 +101,7 @@ pub(crate) fn range_get(
 
 /// What Python gets for a GET's outcome: `(outcome, moved, total, reusable, status)`, as
 /// [`ranged_get`] documents; `length` is the bytes a complete body has.
-pub(crate) fn outcome_tuple(
-    outcome: RangeOutcome,
-    length: u64,
-) -> (&'static str, u64, Option<u64>, bool, u16) {
+pub(crate) fn outcome_tuple(outcome: RangeOutcome, length: u64) -> Outcome {
     match outcome {
         RangeOutcome::Moved {
             end,

@@ -5,14 +5,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use pyo3::exceptions::{PyConnectionError, PyOSError, PyRuntimeError, PyTimeoutError};
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
 use streamx_core::http_tls::{self, Handshake, HeadOutcome, TlsConfig, WholeGet};
 
-use crate::netio::{deadline_in, outcome_tuple, range_get};
+use crate::netio::{deadline_in, outcome_tuple, page_tuple, range_get, PageTuple};
 
 type Outcome = (&'static str, u64, Option<u64>, bool, u16);
 type HeadTuple = (&'static str, u16, Vec<(String, String)>, bool);
-type PageTuple<'py> = (Vec<(String, String)>, Bound<'py, PyBytes>, bool);
 
 /// The certificates HTTPS connections trust: the system's store plus the PEM bundles
 /// given as `(where it was named, path)`. Raises `OSError` naming a bundle that cannot be used.
@@ -167,13 +165,7 @@ impl TlsStream {
     /// the order sent and whether the session may carry another request. None otherwise.
     fn declined_page<'py>(&self, py: Python<'py>) -> PyResult<Option<PageTuple<'py>>> {
         let guard = self.lock()?;
-        Ok(guard.declined_page().map(|page| {
-            (
-                page.fields.clone(),
-                PyBytes::new(py, &page.body),
-                page.reusable,
-            )
-        }))
+        Ok(guard.declined_page().map(|page| page_tuple(py, page)))
     }
 
     /// Sends `request` (a whole `HEAD` request head) and reads the answer's head within

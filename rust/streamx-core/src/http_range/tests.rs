@@ -30,6 +30,16 @@ fn serve(pieces: Vec<Vec<u8>>, keep_open: Duration) -> (TcpStream, JoinHandle<Ve
 }
 
 fn get(client: &TcpStream, file: &std::fs::File, expected: Option<u64>, ms: u64) -> RangeOutcome {
+    paged_get(client, file, expected, ms).0
+}
+
+/// As [`get`], with the declined answer's page.
+fn paged_get(
+    client: &TcpStream,
+    file: &std::fs::File,
+    expected: Option<u64>,
+    ms: u64,
+) -> (RangeOutcome, Option<DeclinedPage>) {
     let get = RangeGet {
         request: REQUEST,
         offset: 10,
@@ -94,7 +104,7 @@ fn a_body_in_the_heads_read_is_written_and_bytes_past_it_end_reuse() {
 }
 
 #[test]
-fn answers_other_than_the_exact_range_are_declined_unread() {
+fn answers_other_than_the_exact_range_are_declined() {
     let cases: [(&[u8], u16); 8] = [
         (b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n", 200),
         (b"HTTP/1.1 404 Not Found\r\nContent-Length: 3\r\n\r\nno!", 404),
@@ -115,6 +125,69 @@ fn answers_other_than_the_exact_range_are_declined_unread() {
             String::from_utf8_lossy(answer)
         );
         assert!(contents(&file).is_empty());
+    }
+}
+
+#[test]
+fn a_declined_errors_short_page_is_read_and_the_connection_serves_on() {
+    let head = b"HTTP/1.1 503 Slow Down\r\nRetry-After: 1\r\nContent-Length: 5\r\n\r\nab";
+    let (client, _server) = serve(
+        vec![head.to_vec(), b"cde".to_vec()],
+        Duration::from_millis(200),
+    );
+    let file = tempfile::tempfile().unwrap();
+    let (outcome, page) = paged_get(&client, &file, Some(100), 2000);
+    assert_eq!(outcome, RangeOutcome::Declined { status: 503 });
+    let fields = [("Retry-After", "1"), ("Content-Length", "5")];
+    assert_eq!(
+        page,
+        Some(DeclinedPage {
+            fields: fields.map(|(k, v)| (k.to_owned(), v.to_owned())).to_vec(),
+            body: b"abcde".to_vec(),
+            reusable: true,
+        })
+    );
+    assert!(contents(&file).is_empty());
+}
+
+#[test]
+fn a_long_chunked_or_cut_short_page_is_dropped_and_a_followed_one_ends_reuse() {
+    let long = format!(
+        "HTTP/1.1 503 S\r\nContent-Length: {}\r\n\r\n",
+        MOST_PAGE_BYTES + 1
+    );
+    let dropped: [(&[u8], Duration); 3] = [
+        (long.as_bytes(), Duration::from_millis(200)),
+        (
+            b"HTTP/1.1 503 S\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nabcde\r\n0\r\n\r\n",
+            Duration::from_millis(200),
+        ),
+        (
+            b"HTTP/1.1 503 S\r\nContent-Length: 5\r\n\r\nab",
+            Duration::ZERO,
+        ), // closed
+    ];
+    for (answer, keep_open) in dropped {
+        let (client, _server) = serve(vec![answer.to_vec()], keep_open);
+        let file = tempfile::tempfile().unwrap();
+        let got = paged_get(&client, &file, None, 2000);
+        assert_eq!(got, (RangeOutcome::Declined { status: 503 }, None));
+    }
+    // A page that stalls past the deadline.
+    let stalled = b"HTTP/1.1 503 S\r\nContent-Length: 5\r\n\r\nab".to_vec();
+    let (client, server) = serve(vec![stalled], Duration::from_millis(800));
+    let file = tempfile::tempfile().unwrap();
+    assert_eq!(paged_get(&client, &file, None, 300).1, None);
+    server.join().unwrap();
+    for answer in [
+        &b"HTTP/1.1 404 N\r\nContent-Length: 3\r\n\r\nno!EXTRA"[..],
+        &b"HTTP/1.1 404 N\r\nConnection: close\r\nContent-Length: 3\r\n\r\nno!"[..],
+    ] {
+        let (client, _server) = serve(vec![answer.to_vec()], Duration::from_millis(200));
+        let file = tempfile::tempfile().unwrap();
+        let (_, page) = paged_get(&client, &file, None, 2000);
+        let page = page.expect("a short page is read");
+        assert_eq!((page.body.as_slice(), page.reusable), (&b"no!"[..], false));
     }
 }
 

@@ -10,7 +10,7 @@ use std::io;
 use std::time::Instant;
 
 use super::{Answer, TlsStream};
-use crate::http_range::MAX_HEADERS;
+use crate::http_range::{header_fields, AnswerSource};
 
 /// A `HEAD`'s answer: its status and header fields, in the order sent.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,22 +72,6 @@ pub(super) fn version_of(head: &[u8]) -> Version {
     (first("etag"), first("last-modified"))
 }
 
-/// The header fields of a head that `http_range::parse_head` has accepted.
-pub(super) fn header_fields(head: &[u8]) -> Vec<(String, String)> {
-    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut response = httparse::Response::new(&mut headers);
-    if response.parse(head).is_err() {
-        return Vec::new(); // unreachable: the same bytes parsed once already
-    }
-    response.headers.iter().map(field).collect()
-}
-
-/// A header's name and its value decoded as Latin-1, trimmed.
-fn field(header: &httparse::Header<'_>) -> (String, String) {
-    let value: String = header.value.iter().map(|&byte| char::from(byte)).collect();
-    (header.name.to_owned(), value.trim().to_owned())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,20 +88,5 @@ mod tests {
             )
         );
         assert_eq!(version_of(b"HTTP/1.1 200 OK\r\n\r\n"), (None, None));
-    }
-
-    #[test]
-    fn fields_keep_order_repeats_and_latin1() {
-        let head = b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\nETag: \"caf\xe9\"\r\n\
-                     x-a: 1\r\nX-A:  2 \r\n\r\n";
-        assert_eq!(
-            header_fields(head),
-            vec![
-                ("Content-Length".to_owned(), "12".to_owned()),
-                ("ETag".to_owned(), "\"caf\u{e9}\"".to_owned()),
-                ("x-a".to_owned(), "1".to_owned()),
-                ("X-A".to_owned(), "2".to_owned()),
-            ]
-        );
     }
 }

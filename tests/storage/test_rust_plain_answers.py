@@ -1,0 +1,171 @@
+"""How Rust's plain-HTTP ranged GETs take a throttled answer (issue 26), as its TLS sessions
+do (``test_rust_tls_answers.py``).
+
+A ranged GET that the store throttles (nginx's ``limit_req`` 503) reads the answer's short
+page: the connection carries the next request, the ``Retry-After`` is kept on the error,
+and the host's GETs stay on Rust (before, the page was left unread, the connection closed,
+and the host's GETs went through ``http.client`` for 30 s to read the next
+``Retry-After``). A page too long to read whole, or cut short, is left unread: no
+``Retry-After``, and the next request comes on another connection.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+
+import pytest
+from nginx_server import Nginx, find_nginx
+from scripted_http import Request, ScriptedServer
+
+from streamx import _core
+from streamx.exceptions import HttpResponseError
+from streamx.storage import http_pool, http_rust, throttle
+from streamx.storage.http_get import get_into
+from streamx.storage.http_source import plain_target
+
+pytestmark = [
+    pytest.mark.remote,
+    pytest.mark.skipif(find_nginx() is None, reason="nginx is not installed"),
+]
+
+SIZE = 100_000
+# A 503 page over the 64 KiB Rust reads whole (nginx serves it for limit_req's refusals).
+LONG_PAGE = 100_000
+
+_Outcome = tuple[str, int, int | None, bool, int]
+_Page = tuple[list[tuple[str, str]], bytes, bool]
+
+
+class _RustGets:
+    """Records the outcome of each ``_core.ranged_get`` (the real one, called)."""
+
+    def __init__(self) -> None:
+        self.outcomes: list[str] = []
+
+    def ranged_get(
+        self,
+        sock: int,
+        file: int,
+        request: bytes,
+        offset: int,
+        length: int,
+        expected: int | None,
+        seconds: float,
+    ) -> tuple[_Outcome, _Page | None]:
+        got = _core.ranged_get(sock, file, request, offset, length, expected, seconds)
+        self.outcomes.append(got[0][0])
+        return got
+
+
+@pytest.fixture
+def rust_gets(monkeypatch: pytest.MonkeyPatch) -> Iterator[_RustGets]:
+    http_pool._close_all()
+    throttle.forget_hosts()
+    gets = _RustGets()
+    monkeypatch.setattr(http_rust, "_core", gets)
+    yield gets
+    http_pool._close_all()
+    throttle.forget_hosts()
+
+
+def _files(root: Path) -> None:
+    root.mkdir()
+    for number in range(2):
+        (root / f"f{number}").write_bytes(bytes([number]) * SIZE)
+
+
+def _get(url: str, dest: Path) -> None:
+    """One ranged GET of the whole file, no retries (a 503 raises)."""
+    target = plain_target(url)
+    assert target is not None
+    fd = os.open(dest, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        get_into(target, fd, 0, SIZE, timeout=10, deadline=time.monotonic() + 10)
+    finally:
+        os.close(fd)
+
+
+def test_a_throttled_answer_read_by_rust_keeps_its_connection_and_retry_after(
+    tmp_path: Path, rust_gets: _RustGets
+) -> None:
+    _files(tmp_path / "root")
+    with Nginx(tmp_path / "root", limit_req="1r/s") as nginx:
+        _get(f"{nginx.endpoint}/f0", tmp_path / "f0")
+        with pytest.raises(HttpResponseError) as refused:  # within the store's second
+            _get(f"{nginx.endpoint}/f1", tmp_path / "f1")
+        assert refused.value.status == 503
+        assert throttle.retry_after_of(refused.value) == 1.0  # nginx's Retry-After: 1
+        # The host's GETs stay on Rust: its answers' headers are read there now.
+        assert not throttle.headers_wanted("127.0.0.1", nginx.port)
+        time.sleep(1.1)  # the Retry-After waited out
+        _get(f"{nginx.endpoint}/f1", tmp_path / "f1")
+        log = nginx.log_when(lambda entries: len(entries) >= 3)
+    assert rust_gets.outcomes == ["complete", "declined", "complete"]
+    assert (tmp_path / "f1").read_bytes() == bytes([1]) * SIZE
+    assert [entry.status for entry in log] == [206, 503, 206]
+    # One connection carried all three: the 503's page was read, so it went back.
+    assert {entry.connection for entry in log} == {log[0].connection}
+
+
+def test_a_throttled_answer_with_a_long_page_is_left_unread(
+    tmp_path: Path, rust_gets: _RustGets
+) -> None:
+    _files(tmp_path / "root")
+    (tmp_path / "root" / "busy.html").write_bytes(b"b" * LONG_PAGE)
+    # limit_req's refusal served from a page over the bound Rust reads whole.
+    page = "error_page 503 /busy.html;"
+    with Nginx(tmp_path / "root", limit_req="1r/s", locations=page) as nginx:
+        _get(f"{nginx.endpoint}/f0", tmp_path / "f0")
+        with pytest.raises(HttpResponseError) as refused:
+            _get(f"{nginx.endpoint}/f1", tmp_path / "f1")
+        assert refused.value.status == 503
+        assert throttle.retry_after_of(refused.value) is None  # its headers were not kept
+        # So the host's next answers are read through http.client, for their Retry-After.
+        assert throttle.headers_wanted("127.0.0.1", nginx.port)
+        time.sleep(1.1)
+        _get(f"{nginx.endpoint}/f1", tmp_path / "f1")
+        log = nginx.log_when(lambda entries: len(entries) >= 3)
+    assert rust_gets.outcomes == ["complete", "declined"]  # the third by http.client
+    assert [entry.status for entry in log] == [206, 503, 206]
+    # The refused request's connection was closed: the next came on another.
+    assert log[1].connection == log[0].connection
+    assert log[2].connection != log[1].connection
+
+
+def test_a_page_cut_short_is_left_unread_and_its_connection_closed(
+    tmp_path: Path, rust_gets: _RustGets
+) -> None:
+    clients: list[int] = []  # each request's client port: its connection
+
+    def answer(request: Request, handler: BaseHTTPRequestHandler) -> None:
+        clients.append(handler.client_address[1])
+        if len(clients) == 1:  # a 503 whose page ends 40 bytes short of its length
+            handler.send_response(503)
+            handler.send_header("Retry-After", "1")
+            handler.send_header("Content-Length", "50")
+            handler.end_headers()
+            handler.wfile.write(b"x" * 10)
+            handler.close_connection = True
+            return
+        handler.send_response(206)
+        handler.send_header("Content-Range", f"bytes 0-{SIZE - 1}/{SIZE}")
+        handler.send_header("Content-Length", str(SIZE))
+        handler.end_headers()
+        handler.wfile.write(bytes([1]) * SIZE)
+
+    with ScriptedServer(answer) as server:
+        url = server.url("/f1")
+        with pytest.raises(HttpResponseError) as refused:
+            _get(url, tmp_path / "f1")
+        assert refused.value.status == 503
+        assert throttle.retry_after_of(refused.value) is None
+        assert throttle.headers_wanted("127.0.0.1", server.port)
+        throttle.forget_hosts()  # the next one through Rust again, to see its connection
+        _get(url, tmp_path / "f1")
+    assert rust_gets.outcomes == ["declined", "complete"]
+    assert (tmp_path / "f1").read_bytes() == bytes([1]) * SIZE
+    assert len(clients) == 2 and clients[0] != clients[1]
