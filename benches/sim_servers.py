@@ -16,7 +16,8 @@ epoch (``forget_hosts``), so it meets the store cold. Calibration: the real ``st
 bench`` (2 workers) once over plain HTTP and once over HTTPS, for the node's aggregate rate
 and one shard's, the DataLoader's start-up and its fastest time per sample, again before
 each server (the machine's load drifts). Prediction: ``streamx.sim`` with that
-calibration and the server's known settings as the request model (``connection_bandwidth``
+calibration (the loader's warm cost per sample added to the model's: without workers the
+training process decodes each sample itself) and the server's known settings as the request model (``connection_bandwidth``
 40 MiB/s, ``rtt`` 0.01 s, ``retry_after`` 1 s, and ``limit_req``'s rate as ``request_rate``: the
 model finds the 503s' share itself, :mod:`streamx.sim.request_cap`), ``shards_ahead`` 4
 as the loader. On a throttled server one more line gives the model without that term (the
@@ -191,7 +192,7 @@ def _config(data: Path, cal: Calibration, name: str, share: float, tps: float) -
         devices=1,
         workers=max(DEFAULTS["workers"], 1),
         batch_size=BATCH,
-        time_per_sample=max(tps, cal["min_time_per_sample"]),
+        time_per_sample=_time_per_sample(cal, tps),
         bandwidth=cal["bandwidth"],
         shard_bandwidth=cal["shard_bandwidth"],
         startup_time=cal["startup_time"],
@@ -204,6 +205,17 @@ def _config(data: Path, cal: Calibration, name: str, share: float, tps: float) -
         throttled=0.0 if limit_req else share,
         retry_after=1.0 if limit_req else None,
     )
+
+
+def _time_per_sample(cal: Calibration, tps: float) -> float:
+    """A step's seconds per sample: the model's ``tps``, and the loader's own cost per
+    sample (what ``streamx bench`` measured from a warm cache). With DataLoader workers the
+    loader runs beside the model, a floor under the step; without (the measured runs' 0),
+    the training process decodes each sample itself before the model's sleep, so the two
+    add up."""
+    if DEFAULTS["workers"]:
+        return max(tps, cal["min_time_per_sample"])
+    return tps + cal["min_time_per_sample"]
 
 
 def _write(data: Path, samples: int, sample_bytes: int) -> None:

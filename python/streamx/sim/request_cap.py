@@ -60,8 +60,9 @@ _CAP_S = 20.0
 _SEEDS = (0, 1, 2)
 # Past this many simulated seconds a run stops (a limit far below the demand).
 _MOST_S = 3600.0
-# Event kinds: a request's start slot is reached; an answer; a refusal; a sleeper wakes.
-_SEND, _DONE, _REFUSED, _WAKE = range(4)
+# Event kinds: a request's start slot is reached; an answer; a refusal; a sleeper wakes; a
+# request fetched ahead asks again for a free slot.
+_SEND, _DONE, _REFUSED, _WAKE, _ASK = range(5)
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,7 @@ class _Request:
     file: int
     parts: int  # the file's parts it brings (several once merged)
     size: float
+    urgent: bool = False  # its reader waits for it (a cold process's first file)
     tries: int = 0
     waited: bool = False  # whether its last try waited for its start slot
 
@@ -166,6 +168,7 @@ class _Play:
         self.files, self.size, self.total = files, float(file_bytes), total
         # A cold process reads its first shard alone; the look-ahead starts after it.
         self.window = 1 if first_alone else files
+        self.cold = first_alone
         # A calm host's part: for a file alone, and for one of ``files`` at once.
         self.alone_part, self.calm_part = (-(-file_bytes // n) for n in calm_parts)
         self.unsent: dict[int, int] = {}  # parts of each window file not yet sent
@@ -200,6 +203,8 @@ class _Play:
                 self._arrive(request, sent)
             elif kind == _WAKE:
                 self.retries.append(request)
+            elif kind == _ASK:
+                self._ask(request, asked=True)
             elif kind == _REFUSED:
                 self.running -= 1
                 self.host.throttled(sent, self.now)
@@ -227,10 +232,23 @@ class _Play:
             if request is None:
                 return
             self.running += 1
-            self.out.tries += 1
-            slot = self.host.take(self.now)
-            request.waited = slot > self.now
-            self._push(slot, _SEND, request, slot)
+            self._ask(request)
+
+    def _ask(self, request: _Request, asked: bool = False) -> None:
+        """``request`` takes its start slot, holding its room under the limit meanwhile. One
+        fetched ahead of its reader takes only a slot free when it asks, else asks again
+        once the next is due (:meth:`streamx.storage.request_pace.RequestPace.take`): its
+        start then follows the pace the answers have raised since, not the pace of the
+        moment it was queued."""
+        if not request.urgent:
+            due = self.host.free_at(self.now)
+            if due > self.now:
+                self._push(due, _ASK, request, due)
+                return
+        self.out.tries += 1
+        slot = self.host.take(self.now, asked)
+        request.waited = slot > self.now or asked
+        self._push(slot, _SEND, request, slot)
 
     def _next_parts(self) -> _Request | None:
         """The oldest window file's next part; while the host throttles, the rest of its
@@ -244,7 +262,8 @@ class _Play:
             count = -(-self.unsent[file] // most)
         count = min(count, self.unsent[file])
         self.unsent[file] -= count
-        return _Request(file, count, self.size * count / self.whole[file])
+        urgent = self.cold and file == 0
+        return _Request(file, count, self.size * count / self.whole[file], urgent)
 
     def _arrive(self, request: _Request, sent: float) -> None:
         if self.bucket.admit(self.now):
