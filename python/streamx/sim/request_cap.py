@@ -16,6 +16,10 @@ from how the downloader paces, splits and asks again (:mod:`streamx.storage.requ
   one interval after the cut (the store has just admitted one of the clump); a refusal
   at least a second after the last cut halves it; answers that waited for their slot raise
   it by a tenth and quiet seconds double it, up to 4 times the first rate;
+* a request fetched ahead of its reader takes only a start slot free when it asks, else
+  asks again once the next one is due, so the look-ahead's starts follow the pace as the
+  answers raise it, however many requests queue; the reader's own (a cold process's first
+  file) takes the next slot, however far ahead;
 * while paced, a file starting is split into ``sqrt(rate x size / (files x bandwidth))``
   parts (few, large GETs), and parts not yet sent are merged into one GET;
 * a refused request's thread sleeps for the ``Retry-After`` plus up to 0.5 s of jitter (or
