@@ -16,10 +16,10 @@ from how the downloader paces, splits and asks again (:mod:`streamx.storage.requ
   one interval after the cut (the store has just admitted one of the clump); a refusal
   at least a second after the last cut halves it; answers that waited for their slot raise
   it by a tenth and quiet seconds double it, up to 4 times the first rate;
-* a request fetched ahead of its reader takes only a start slot free when it asks, else
-  asks again once the next one is due, so the look-ahead's starts follow the pace as the
-  answers raise it, however many requests queue; the reader's own (a cold process's first
-  file) takes the next slot, however far ahead;
+* the files are the loader's downloads, started by its look-ahead (the first one's too:
+  the reader's range read gives way to it), and a request fetched ahead of its reader
+  takes only a start slot free when it asks, else asks again once the next one is due, so
+  the starts follow the pace as the answers raise it, however many requests queue;
 * while paced, a file starting is split into ``sqrt(rate x size / (files x bandwidth))``
   parts (few, large GETs), and parts not yet sent are merged into one GET;
 * a refused request's thread sleeps for the ``Retry-After`` plus up to 0.5 s of jitter (or
@@ -138,7 +138,6 @@ class _Request:
     file: int
     parts: int  # the file's parts it brings (several once merged)
     size: float
-    urgent: bool = False  # its reader waits for it (a cold process's first file)
     tries: int = 0
     waited: bool = False  # whether its last try waited for its start slot
 
@@ -172,7 +171,6 @@ class _Play:
         self.files, self.size, self.total = files, float(file_bytes), total
         # A cold process reads its first shard alone; the look-ahead starts after it.
         self.window = 1 if first_alone else files
-        self.cold = first_alone
         # A calm host's part: for a file alone, and for one of ``files`` at once.
         self.alone_part, self.calm_part = (-(-file_bytes // n) for n in calm_parts)
         self.unsent: dict[int, int] = {}  # parts of each window file not yet sent
@@ -239,16 +237,15 @@ class _Play:
             self._ask(request)
 
     def _ask(self, request: _Request, asked: bool = False) -> None:
-        """``request`` takes its start slot, holding its room under the limit meanwhile. One
-        fetched ahead of its reader takes only a slot free when it asks, else asks again
+        """``request`` takes its start slot, holding its room under the limit meanwhile. As
+        one fetched ahead of its reader, only a slot free when it asks, else it asks again
         once the next is due (:meth:`streamx.storage.request_pace.RequestPace.take`): its
         start then follows the pace the answers have raised since, not the pace of the
         moment it was queued."""
-        if not request.urgent:
-            due = self.host.free_at(self.now)
-            if due > self.now:
-                self._push(due, _ASK, request, due)
-                return
+        due = self.host.free_at(self.now)
+        if due > self.now:
+            self._push(due, _ASK, request, due)
+            return
         self.out.tries += 1
         slot = self.host.take(self.now, asked)
         request.waited = slot > self.now or asked
@@ -266,8 +263,7 @@ class _Play:
             count = -(-self.unsent[file] // most)
         count = min(count, self.unsent[file])
         self.unsent[file] -= count
-        urgent = self.cold and file == 0
-        return _Request(file, count, self.size * count / self.whole[file], urgent)
+        return _Request(file, count, self.size * count / self.whole[file])
 
     def _arrive(self, request: _Request, sent: float) -> None:
         if self.bucket.admit(self.now):
