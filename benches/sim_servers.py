@@ -7,26 +7,29 @@ connection), ``https``, ``https-10ms`` (every request answered 10 ms late),
 ``https-40m-503`` (40 MiB/s per connection, ``limit_req`` 40 requests/s answered 503 with
 ``Retry-After: 1`` past that).
 
-Dataset: 30 shards of 4 MB (3,000 samples of 40 KB, uncompressed). Measured run, in a fresh
-process per run: ``StreamingDataset(remote=s3://..., batch_size=16, shuffle=True)`` through
-torch's ``DataLoader`` (``workers``), sleeping ``16 x 0.001`` s per batch (the model), timed
+Dataset: 15 shards of 8 MB (600 samples of 200 KB, uncompressed). Measured run, in a fresh
+process per run: ``StreamingDataset(remote=s3://..., batch_size=8, shuffle=True)``, read in
+the process itself (``workers`` 0) or through torch's ``DataLoader``, sleeping ``8 x
+0.0025`` s per batch (the model), timed
 from the dataset's construction to the last batch; requests and bytes from nginx's access
 log (503s counted apart); the warm-up's learned request pace is forgotten before the timed
 epoch (``forget_hosts``), so it meets the store cold. Calibration: the real ``streamx
-bench`` (2 workers) once over plain HTTP and once over HTTPS, for the node's aggregate rate
-and one shard's, the DataLoader's start-up and its fastest time per sample, again before
-each server (the machine's load drifts). Prediction: ``streamx.sim`` with that
-calibration and the server's known settings as the request model (``connection_bandwidth``
-40 MiB/s, ``rtt`` 0.01 s, ``retry_after`` 1 s, and ``limit_req``'s rate as ``request_rate``: the
-model finds the 503s' share itself, :mod:`streamx.sim.request_cap`), ``shards_ahead`` 4
-as the loader. On a throttled server one more line gives the model without that term (the
+bench`` (the measured runs' workers: none) once over plain HTTP and once over HTTPS, for
+the node's aggregate rate and one shard's, the DataLoader's start-up and its fastest time
+per sample, again before each server (the machine's load drifts). Prediction:
+``streamx.sim`` with that calibration (the loader's warm cost per sample added to the
+model's: without workers the training process decodes each sample itself) and the
+server's known settings as the request model (``connection_bandwidth`` 40 MiB/s, ``rtt``
+0.01 s, ``retry_after`` 1 s, and ``limit_req``'s rate as ``request_rate``: the model finds
+the 503s' share itself, :mod:`streamx.sim.request_cap`), ``shards_ahead`` 4 as the loader.
+On a throttled server one more line gives the model without that term (the
 503s' share of the measured run given as ``throttled``, as before).
 
 A server named ``NAME:tokens`` runs the same on the tokens workload (``WORKLOADS``: 15,000
 samples of 8 KB, 0.0001 s each: the same bytes and compute, 25x the samples).
 
-Then ``--tune`` (workers limited to 1 and 2: the model does not see this machine's two
-cores) recommends settings; they are measured the same way, with
+Then ``--tune`` (workers limited to 1: the model does not see this machine's two cores)
+recommends settings; they are measured the same way, with
 ``STREAMX_DOWNLOAD_CONNECTIONS`` and ``STREAMX_DOWNLOAD_PART_SIZE`` set for the run.
 """
 
@@ -191,7 +194,7 @@ def _config(data: Path, cal: Calibration, name: str, share: float, tps: float) -
         devices=1,
         workers=max(DEFAULTS["workers"], 1),
         batch_size=BATCH,
-        time_per_sample=max(tps, cal["min_time_per_sample"]),
+        time_per_sample=_time_per_sample(cal, tps),
         bandwidth=cal["bandwidth"],
         shard_bandwidth=cal["shard_bandwidth"],
         startup_time=cal["startup_time"],
@@ -204,6 +207,17 @@ def _config(data: Path, cal: Calibration, name: str, share: float, tps: float) -
         throttled=0.0 if limit_req else share,
         retry_after=1.0 if limit_req else None,
     )
+
+
+def _time_per_sample(cal: Calibration, tps: float) -> float:
+    """A step's seconds per sample: the model's ``tps``, and the loader's own cost per
+    sample (what ``streamx bench`` measured from a warm cache). With DataLoader workers the
+    loader runs beside the model, a floor under the step; without (the measured runs' 0),
+    the training process decodes each sample itself before the model's sleep, so the two
+    add up."""
+    if DEFAULTS["workers"]:
+        return max(tps, cal["min_time_per_sample"])
+    return tps + cal["min_time_per_sample"]
 
 
 def _write(data: Path, samples: int, sample_bytes: int) -> None:

@@ -75,13 +75,21 @@ class PacedHost:
             self._lift_if_past(now)
         return self.rate
 
-    def take(self, now: float) -> float:
-        """The start slot of a request asking at ``now``: evenly spaced while paced."""
+    def free_at(self, now: float) -> float:
+        """When a request fetched ahead of its reader, asking at ``now``, may take its
+        slot: the next one, once it is due (it takes only a slot free when it asks, and
+        so at the pace of that moment, which the answers meanwhile may have raised)."""
+        rate = self.pace(now)
+        return now if rate is None else max(now, self._next)
+
+    def take(self, now: float, waited: bool = False) -> float:
+        """The start slot of a request asking at ``now``: evenly spaced while paced;
+        ``waited``: it asked before and waited for :meth:`free_at`."""
         rate = self.pace(now)
         start = now if rate is None else max(now, self._next)
         if rate is not None:
             self._next = start + 1.0 / rate
-            if start > now:
+            if start > now or waited:
                 self._waited_at = start
         self._starts.append(start)
         while self._starts and self._starts[0] < start - _WINDOW_S:

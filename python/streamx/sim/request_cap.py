@@ -16,6 +16,10 @@ from how the downloader paces, splits and asks again (:mod:`streamx.storage.requ
   one interval after the cut (the store has just admitted one of the clump); a refusal
   at least a second after the last cut halves it; answers that waited for their slot raise
   it by a tenth and quiet seconds double it, up to 4 times the first rate;
+* the files are the loader's downloads, started by its look-ahead (the first one's too:
+  the reader's range read gives way to it), and a request fetched ahead of its reader
+  takes only a start slot free when it asks, else asks again once the next one is due, so
+  the starts follow the pace as the answers raise it, however many requests queue;
 * while paced, a file starting is split into ``sqrt(rate x size / (files x bandwidth))``
   parts (few, large GETs), and parts not yet sent are merged into one GET;
 * a refused request's thread sleeps for the ``Retry-After`` plus up to 0.5 s of jitter (or
@@ -60,8 +64,9 @@ _CAP_S = 20.0
 _SEEDS = (0, 1, 2)
 # Past this many simulated seconds a run stops (a limit far below the demand).
 _MOST_S = 3600.0
-# Event kinds: a request's start slot is reached; an answer; a refusal; a sleeper wakes.
-_SEND, _DONE, _REFUSED, _WAKE = range(4)
+# Event kinds: a request's start slot is reached; an answer; a refusal; a sleeper wakes; a
+# request fetched ahead asks again for a free slot.
+_SEND, _DONE, _REFUSED, _WAKE, _ASK = range(5)
 
 
 @dataclass(frozen=True)
@@ -200,6 +205,8 @@ class _Play:
                 self._arrive(request, sent)
             elif kind == _WAKE:
                 self.retries.append(request)
+            elif kind == _ASK:
+                self._ask(request, asked=True)
             elif kind == _REFUSED:
                 self.running -= 1
                 self.host.throttled(sent, self.now)
@@ -227,10 +234,22 @@ class _Play:
             if request is None:
                 return
             self.running += 1
-            self.out.tries += 1
-            slot = self.host.take(self.now)
-            request.waited = slot > self.now
-            self._push(slot, _SEND, request, slot)
+            self._ask(request)
+
+    def _ask(self, request: _Request, asked: bool = False) -> None:
+        """``request`` takes its start slot, holding its room under the limit meanwhile. As
+        one fetched ahead of its reader, only a slot free when it asks, else it asks again
+        once the next is due (:meth:`streamx.storage.request_pace.RequestPace.take`): its
+        start then follows the pace the answers have raised since, not the pace of the
+        moment it was queued."""
+        due = self.host.free_at(self.now)
+        if due > self.now:
+            self._push(due, _ASK, request, due)
+            return
+        self.out.tries += 1
+        slot = self.host.take(self.now, asked)
+        request.waited = slot > self.now or asked
+        self._push(slot, _SEND, request, slot)
 
     def _next_parts(self) -> _Request | None:
         """The oldest window file's next part; while the host throttles, the rest of its
