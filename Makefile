@@ -68,12 +68,18 @@ lint: build-dev ## rustfmt, clippy -D warnings, ruff, mypy (package and tests), 
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/python scripts/rust_module_cycles.py rust/streamx-core/src rust/streamx-py/src
 
+# The core alone: the bindings crate holds no tests, and building its test harness compiled
+# pyo3, numpy and the bindings once more (clippy already checks them).
 test-rust: ## cargo test of the core
-	cargo test --workspace --release
+	cargo test -p streamx-core --release
+
+# Test files run side by side (pytest-xdist), one file to a process so that a file's
+# servers start once: most tests wait on servers, subprocesses and sockets more than they
+# compute. The slowest tests are listed at the end (CI's whole run has a 30-minute budget).
+PYTEST_PARALLEL := -n auto --maxprocesses=4 --dist loadfile
 
 test-py: build-dev ## pytest (fast selection)
-	# The slowest tests listed at the end: CI's whole run is over its 30-minute budget.
-	$(BIN)/python -m pytest --durations=30
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL) --durations=30
 
 docs: build-dev ## build the documentation site into build/site (warnings are errors)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict -q
@@ -82,7 +88,7 @@ test: lint docs test-rust test-py release-ci ## everything CI runs: lint, docs, 
 
 test-full: build-dev fuzz-smoke ## also the slow sweeps, and every fuzz target briefly
 	cargo test --workspace --release -- --include-ignored
-	$(BIN)/python -m pytest -m 'not release'
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL) -m 'not release'
 
 # cargo-fuzz needs libFuzzer's instrumentation flags: nightly when rustup has it, else stable
 # with RUSTC_BOOTSTRAP=1 and no sanitizer. See FUZZING.md.
@@ -128,7 +134,7 @@ wheels: $(RELEASE_STAMP) ## abi3 manylinux2014 wheels (x86_64, aarch64) and the 
 # The sdist test reuses the dependencies `make build-dev` compiled (see tests/packaging/test_sdist.py).
 RELEASE_PYTEST = PATH=$(CURDIR)/$(RELEASE_VENV)/bin:$$PATH STREAMX_DIST=$(CURDIR)/dist \
 	STREAMX_SDIST_CARGO_TARGET_DIR=$${CARGO_TARGET_DIR:-$(CURDIR)/target} \
-	$(BIN)/python -m pytest tests/packaging -v --durations=0
+	$(BIN)/python -m pytest tests/packaging -v --durations=0 $(PYTEST_PARALLEL)
 
 release-check: wheels install ## wheels, then tests/packaging: tags, glibc symbols, fresh-venv installs, sdist build, aarch64 under qemu
 	$(RELEASE_PYTEST) -m release

@@ -14,6 +14,7 @@ import multiprocessing
 import os
 import random
 import shutil
+import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -344,8 +345,16 @@ def test_moto_serves_every_sample_of_a_shard_by_range(
         # index contradicts.
         s3.put("ds/shard.00000.mds", (tmp_path / "src" / "shard.00000.mds").read_bytes()[:-7])
         unread = next(i for i in range(ds.samples_per_shard[0]) if i not in read)
-        with pytest.raises(CorruptShardError, match="remote copy of .*shard.00000.mds is bad"):
-            ds[unread]
+        # The holder lets go 3 s into the read (rather than at its own 60 s timeout): by then
+        # the read's range GET has met its 412 and the reader waits for the whole shard, which
+        # it then fetches itself.
+        letting_go = threading.Timer(3.0, release.set)
+        letting_go.start()
+        try:
+            with pytest.raises(CorruptShardError, match="remote copy of .*shard.00000.mds is bad"):
+                ds[unread]
+        finally:
+            letting_go.cancel()
     finally:
         release.set()
         holder.join(60)
