@@ -22,7 +22,8 @@ pub struct WholePages {
 ///
 /// Errors: a header that contradicts the format, or a page that runs past the chunk.
 pub fn whole_pages(prefix: &[u8], chunk_length: u64) -> Result<WholePages, String> {
-    let held = &prefix[..prefix.len().min(usize::try_from(chunk_length).unwrap_or(usize::MAX))];
+    let held =
+        &prefix[..usize::try_from(chunk_length).map_or(prefix.len(), |n| n.min(prefix.len()))];
     let mut out = WholePages::default();
     let (mut at, mut seen) = (0usize, 0u64);
     while at < held.len() {

@@ -43,9 +43,15 @@ fn a_prefix_holds_the_pages_it_holds_whole() {
         }
     }
     let into_header = (ends[0] + 4) as usize; // the first data page's header is longer
-    assert_eq!(whole_pages(&chunk[..into_header], length).unwrap().next_end, None);
+    assert_eq!(
+        whole_pages(&chunk[..into_header], length).unwrap().next_end,
+        None
+    );
     let late = (ends[1] - 1) as usize;
-    assert_eq!(whole_pages(&chunk[..late], length).unwrap().next_end, Some(ends[1]));
+    assert_eq!(
+        whole_pages(&chunk[..late], length).unwrap().next_end,
+        Some(ends[1])
+    );
 }
 
 #[test]
@@ -66,7 +72,9 @@ fn a_page_claiming_more_than_its_chunk_is_refused() {
     let mut negative = vec![0x15, 0x00, 0x15, 0x06, 0x15];
     varint(&mut negative, 1); // zigzag of -1
     negative.extend_from_slice(&[0x00]);
-    assert!(whole_pages(&negative, 64).unwrap_err().contains("a page of -1 bytes"));
+    assert!(whole_pages(&negative, 64)
+        .unwrap_err()
+        .contains("a page of -1 bytes"));
 }
 
 #[test]

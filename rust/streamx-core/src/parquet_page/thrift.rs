@@ -169,7 +169,8 @@ impl<'a> Reader<'a> {
             let kind = head & 0x0f;
             let delta = i16::from(head >> 4);
             let id = if delta == 0 {
-                i16::try_from(self.zigzag()?).map_err(|_| Fault::Bad("a field id out of range".to_owned()))?
+                i16::try_from(self.zigzag()?)
+                    .map_err(|_| Fault::Bad("a field id out of range".to_owned()))?
             } else {
                 last.wrapping_add(delta)
             };
