@@ -372,6 +372,10 @@ class TarMembers:
     def __iter__(self) -> TarMembers: ...
     def __next__(self) -> tuple[str, int, int]: ...
 
+def parquet_whole_pages(
+    prefix: bytes, chunk_length: int
+) -> tuple[list[int], list[int], int | None]: ...
+
 @final
 class ReadBuffer:
     """A buffer reused from one row group's read to the next (one per reading thread)."""

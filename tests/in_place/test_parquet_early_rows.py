@@ -18,10 +18,9 @@ import pyarrow.parquet as pq
 import pytest
 from scripted_http import Request, ScriptedServer, serve_bytes  # tests/storage, on the path
 
-from streamx import ParquetStream, StreamingDataLoader, StreamingDataset
+from streamx import ParquetStream, StreamingDataLoader, StreamingDataset, _core
 from streamx.exceptions import CorruptShardError
 from streamx.format.parquet.chunks import ranged_parts
-from streamx.format.parquet.page_headers import BadHeader, whole_pages
 
 MIB = 1 << 20
 ROWS = 16000  # one row group: about 5.6 MB of text
@@ -194,14 +193,14 @@ def test_whole_pages_of_a_prefix_count_the_rows_pyarrow_wrote(page_version: str)
         col = rg.column(j)
         start, length = _chunk_start(col), int(col.total_compressed_size)
         chunk = data[start : start + length]
-        whole = whole_pages(chunk, length)
-        assert whole.ends[-1] == length and whole.rows[-1] == 3000
+        ends, rows, _ = _core.parquet_whole_pages(chunk, length)
+        assert ends[-1] == length and rows[-1] == 3000
         for cut in (3, 100, 5000, length // 2, length - 1):
-            prefix = whole_pages(chunk[:cut], length)
-            assert prefix.rows == whole.rows[: len(prefix.rows)]
-            assert all(end <= cut for end in prefix.ends)
-        with pytest.raises(BadHeader, match="a page of"):
-            whole_pages(chunk, length - 1)  # its last page runs past the chunk
+            cut_ends, cut_rows, _ = _core.parquet_whole_pages(chunk[:cut], length)
+            assert cut_rows == rows[: len(cut_rows)]
+            assert all(end <= cut for end in cut_ends)
+        with pytest.raises(ValueError, match="a page of"):
+            _core.parquet_whole_pages(chunk, length - 1)  # its last page runs past the chunk
 
 
 @pytest.mark.timeout(60)

@@ -54,6 +54,30 @@ def _dataset(tmp_path: Path, group: int, **kwargs: Any) -> StreamingDataset:
     return StreamingDataset(streams=[stream], batch_size=BATCH, **kwargs)
 
 
+def _assert_each_worker_held(
+    tmp_path: Path, group: int, shuffle: bool, most_groups: int, **loader_args: Any
+) -> None:
+    """Reads every row of a file of ``group``-row row groups through two DataLoader workers;
+    asserts each worker's cache held 1 to ``most_groups`` row groups at once."""
+    settings = {"shuffle": True, "shuffle_block_size": 8 * group} if shuffle else {}
+    ds = _dataset(tmp_path, group, **settings)
+    out = tmp_path / "held"
+    out.mkdir()
+    loader = StreamingDataLoader(
+        ds,
+        batch_size=BATCH,
+        num_workers=2,
+        worker_init_fn=functools.partial(_record_held, out),
+        **loader_args,
+    )
+    seen = [int(i) for batch in loader for i in batch["id"]]
+    assert sorted(seen) == list(range(ROWS))  # every row once: the order is untouched
+    for worker in (0, 1):
+        held = json.loads((out / f"worker{worker}.json").read_text())
+        # Kept up to the bound, each worker would hold every row group it decoded.
+        assert 1 <= held["groups"] <= most_groups, (worker, held)
+
+
 @pytest.mark.parametrize(
     ("group", "shuffle", "most_groups"),
     [
@@ -67,22 +91,7 @@ def _dataset(tmp_path: Path, group: int, **kwargs: Any) -> StreamingDataset:
 def test_two_workers_hold_few_row_groups(
     tmp_path: Path, group: int, shuffle: bool, most_groups: int
 ) -> None:
-    settings = {"shuffle": True, "shuffle_block_size": 8 * group} if shuffle else {}
-    ds = _dataset(tmp_path, group, **settings)
-    out = tmp_path / "held"
-    out.mkdir()
-    loader = StreamingDataLoader(
-        ds,
-        batch_size=BATCH,
-        num_workers=2,
-        worker_init_fn=functools.partial(_record_held, out),
-    )
-    seen = [int(i) for batch in loader for i in batch["id"]]
-    assert sorted(seen) == list(range(ROWS))  # every row once: the order is untouched
-    for worker in (0, 1):
-        held = json.loads((out / f"worker{worker}.json").read_text())
-        # Kept up to the bound, each worker would hold every row group it decoded.
-        assert 1 <= held["groups"] <= most_groups, (worker, held)
+    _assert_each_worker_held(tmp_path, group, shuffle, most_groups)
 
 
 def _collate(samples: list[dict[str, Any]]) -> dict[str, list[Any]]:
@@ -104,25 +113,10 @@ def test_two_per_sample_workers_hold_few_row_groups(
     """The per-sample path (torch collates each worker's samples) drops a row group after
     the worker's own last id of it too: before, each worker kept every row group it read
     (120 here: the cache's bound is far above this file)."""
-    settings = {"shuffle": True, "shuffle_block_size": 8 * group} if shuffle else {}
-    ds = _dataset(tmp_path, group, **settings)
-    out = tmp_path / "held"
-    out.mkdir()
     way: dict[str, Any] = {"batched": False} if per_sample == "batched=False" else {}
     if per_sample == "collate_fn":
         way["collate_fn"] = _collate
-    loader = StreamingDataLoader(
-        ds,
-        batch_size=BATCH,
-        num_workers=2,
-        worker_init_fn=functools.partial(_record_held, out),
-        **way,
-    )
-    seen = [int(i) for batch in loader for i in batch["id"]]
-    assert sorted(seen) == list(range(ROWS))  # every row once: the order is untouched
-    for worker in (0, 1):
-        held = json.loads((out / f"worker{worker}.json").read_text())
-        assert 1 <= held["groups"] <= most_groups, (worker, held)
+    _assert_each_worker_held(tmp_path, group, shuffle, most_groups, **way)
 
 
 def test_a_failed_read_of_many_counts_none_of_its_samples(tmp_path: Path) -> None:

@@ -12,6 +12,10 @@ decodes them:
   :class:`~streamx.format.litdata.chunk.ChunkReader` decodes it. A chunk whose rows live
   in that footer (``json`` leaves, or no leaves at all: every offset equal) is not read
   by range: its rows need the footer, at the end of the chunk, whole.
+
+A Parquet row group has no offset table: its rows are read by range by its own reader,
+from the first pages of its column chunks (:mod:`streamx.format.parquet.early_rows`), which
+:func:`rows_by_range` names.
 """
 
 from __future__ import annotations
@@ -30,7 +34,14 @@ if TYPE_CHECKING:  # imported where a shard of theirs is read by range
     from streamx.format.litdata.chunk import ChunkReader
     from streamx.format.readers.mds import MDSSampleReader
 
-__all__ = ["NotByRange", "PartialReader", "RangeFormat", "range_format"]
+__all__ = [
+    "NotByRange",
+    "PartialReader",
+    "RangeFormat",
+    "RowsByRange",
+    "range_format",
+    "rows_by_range",
+]
 
 
 class NotByRange(Exception):
@@ -152,3 +163,31 @@ _FORMATS: dict[str, RangeFormat] = {"mds": _MDS(), "litdata": _LitData()}
 def range_format(shard: ShardInfo) -> RangeFormat | None:
     """How range reads read ``shard``, or None for a format they do not read."""
     return _FORMATS.get(shard.format)
+
+
+class RowsByRange(Protocol):
+    """A format whose rows its own reader reads by range, without a partial of the file."""
+
+    def row(self, shard: ShardInfo, index: int, timeout: float, downloading: bool) -> Any:
+        """Row ``index`` of ``shard`` read by range, or None when it must wait for the
+        shard's file (``downloading``: this process is prefetching it, and has read rows
+        by range before).
+
+        Raises:
+            CorruptShardError: If the bytes read contradict the format, naming the shard.
+        """
+
+
+class _ParquetRows:
+    def row(self, shard: ShardInfo, index: int, timeout: float, downloading: bool) -> Any:
+        from streamx.format.parquet.early_rows import early_row  # pyarrow, when read
+
+        return early_row(shard, index, timeout, downloading)
+
+
+_ROWS: dict[str, RowsByRange] = {"parquet": _ParquetRows()}
+
+
+def rows_by_range(shard: ShardInfo) -> RowsByRange | None:
+    """The reader of ``shard``'s rows by range, for a format that reads them its own way."""
+    return _ROWS.get(shard.format)

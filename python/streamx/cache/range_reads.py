@@ -27,7 +27,8 @@ The ranges land at their own offsets in a *partial*: an anonymous in-memory file
 the shard (``memfd``; elsewhere a deleted temporary file), holes except for what was read.
 The reader that reads a downloaded shard reads it (for MDS the Rust reader, which maps it;
 for a LitData chunk its ``ChunkReader``), so a sample decodes exactly as it would from the
-file, zero-copy views included. What differs by format is in :mod:`range_formats`. Partials
+file, zero-copy views included. What differs by format is in :mod:`range_formats` (a
+Parquet row group, which has no offset table, reads its rows by range its own way). Partials
 belong to one process and are not cache: the ledger never sees them, ``cache_limit`` does
 not count them (each holds at most ``_BUDGET`` bytes read by range, and a quarter of its
 shard; past that, a reader waits for the shard, or reads on by range where another process's
@@ -65,7 +66,7 @@ from numpy.typing import NDArray
 
 from streamx.cache.cached_files import files_ready
 from streamx.cache.download_watch import DownloadWatch
-from streamx.cache.range_formats import NotByRange, range_format
+from streamx.cache.range_formats import NotByRange, RowsByRange, range_format, rows_by_range
 from streamx.cache.range_partial import Partial, Target
 from streamx.cache.shard_cache import ShardCache
 from streamx.cache.views import CachedStream, CacheLayout
@@ -145,6 +146,7 @@ class RangeReads:
         self._lock = threading.Lock()
         self._watch = DownloadWatch()
         self._served = -1  # the pid that has asked for samples here already
+        self._own_rows_pid = 0  # the pid that has served a row by its format's own reader
         # The ids this process reads next, from the chunk it reads now (see expect).
         self._expected: NDArray[np.int64] = np.zeros(0, np.int64)
         cache.ranges_first = self.reads_first
@@ -185,9 +187,13 @@ class RangeReads:
         Raises:
             StaleIndexError: If the remote shard's size or sample count differs from the
                 cached index.
+            CorruptShardError: If a Parquet row group's first pages contradict the format.
         """
-        local = np.array([sample_id - int(self._first[shard_id])], np.int64)
         try:
+            rows = rows_by_range(self._shards[shard_id])
+            if rows is not None:  # a format without an offset table reads its own rows
+                return self._own_row(rows, sample_id, shard_id)
+            local = np.array([sample_id - int(self._first[shard_id])], np.int64)
             partial = self._usable(shard_id)
             if partial is None:
                 return None
@@ -196,6 +202,22 @@ class RangeReads:
             return partial.sample(int(local[0])) if fetched else None
         finally:
             self._served = os.getpid()
+
+    def _own_row(self, rows: RowsByRange, sample_id: int, shard_id: int) -> Any:
+        """Sample ``sample_id`` read by range by its format's reader (a Parquet row from its
+        row group's first pages), or None; the first one starts the shard's download."""
+        index = sample_id - int(self._first[shard_id])
+        stream = self._streams[int(self._stream_of_shard[shard_id])]
+        timeout = float(getattr(stream, "download_timeout", None) or 60.0)
+        downloading = self._cache.fetching_here(shard_id)
+        # A process's first row never waits; later ones wait for a shard it is prefetching.
+        prefetched = downloading and self._own_rows_pid == os.getpid()
+        row = rows.row(self._shards[shard_id], index, timeout, prefetched)
+        if row is not None:
+            self._own_rows_pid = os.getpid()
+            if not downloading:
+                self._cache.prepare_async([shard_id])  # its next rows come from its file
+        return row
 
     def get_many(self, reader: SampleReader, ids: list[int], fallback: Any) -> list[Any]:
         """``reader.get_many(ids, fallback)``; when a shard is missing, first reads by range

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -185,7 +184,6 @@ class StreamingDataset(
             self._enable_fast_get(StreamingDataset, self._reader.fast_get)
         self._state = EpochState.create(self._layout.local_dirs)
         self._open_shard_cache(zero_copy)
-        self._early_pid = 0  # the process that last served a Parquet row by range
 
     # What the indexes say (fixed after construction), as mosaicml-streaming names it.
     streams: LayoutField[Sequence[Stream]] = LayoutField()
@@ -271,10 +269,6 @@ class StreamingDataset(
             sample = self._ranges.get(sample_id, shard)
             if sample is not None:
                 return sample
-        if self.shards[shard].format == "parquet":  # a row from its row group's first pages
-            sample = self._early_row(sample_id, shard)
-            if sample is not None:
-                return sample
         for _attempt in range(retry):
             with self._shard_cache.hold(shard):  # not evicted between download and read
                 self._shard_cache.prepare(shard)
@@ -287,24 +281,6 @@ class StreamingDataset(
             f"If `cache_limit` ({self.cache_limit}) is set, it may be too low for the number "
             "of shards in use at once; raise it."
         )
-
-    def _early_row(self, sample_id: int, shard: int) -> Any:
-        from streamx.format.parquet.early_rows import early_row
-
-        stream = self.streams[int(self.stream_per_shard[shard])]
-        index = sample_id - int(self.sample_offset_per_shard[shard])
-        cache = self._shard_cache
-        downloading = cache is not None and cache.fetching_here(shard)
-        # A process's first row never waits for a download (the pass started it just
-        # before); later ones wait for a row group this process is prefetching.
-        prefetched = downloading and self._early_pid == os.getpid()
-        timeout = float(stream.download_timeout or 60.0)
-        row = early_row(self.shards[shard], index, timeout, prefetched)
-        if row is not None:
-            self._early_pid = os.getpid()
-            if cache is not None and not downloading:
-                cache.prepare_async([shard])  # its next rows come from it, as MDS shards'
-        return row
 
     @property
     def cache_usage(self) -> int:

@@ -24,6 +24,7 @@ mod local;
 mod mapped;
 mod netio;
 mod packing;
+mod parquet_pages;
 mod parquet_rows;
 mod plan;
 mod reader;
@@ -45,6 +46,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     kinds::register(m)?;
     netio::register(m)?;
     packing::register(m)?;
+    parquet_pages::register(m)?;
     parquet_rows::register(m)?;
     tar_scan::register(m)?;
     tls::register(m)?;

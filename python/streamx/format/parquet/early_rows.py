@@ -30,6 +30,7 @@ nothing, and the row group's download reports it. Bytes that contradict the form
 
 from __future__ import annotations
 
+import bisect
 import os
 import tempfile
 import threading
@@ -40,7 +41,6 @@ from typing import IO, Any
 from streamx import _core
 from streamx.exceptions import CorruptShardError
 from streamx.format.index import ShardInfo
-from streamx.format.parquet.page_headers import BadHeader, whole_pages
 from streamx.format.parquet.page_rows import CODECS, column_plan
 from streamx.format.parquet.row_group import footer, kept_rows, where
 from streamx.storage.object_pin import ObjectPin
@@ -71,7 +71,7 @@ class _Column:
     spec: tuple[int, int, int, str]  # physical type, codec, max definition level, Arrow type
     dictionary: int  # its dictionary page's bytes (0 without one), as the footer places it
     read: int = 0  # bytes of its start fetched so far
-    rows: Any = None  # the core's rows of its whole pages read so far
+    rows: _core.ParquetRows | None = None  # the core's rows of its whole pages read so far
 
 
 @dataclass
@@ -219,6 +219,7 @@ def _row(shard: ShardInfo, group: _Group, row: int, deadline: float) -> dict[str
         return None
     out: dict[str, Any] = {}
     for column in group.columns:
+        assert column.rows is not None  # each holds the row now: read above or before
         out.update(column.rows.row(row))
     return out
 
@@ -234,21 +235,21 @@ def _read_to(shard: ShardInfo, group: _Group, column: _Column, row: int, deadlin
             return False
         prefix = os.pread(group.scratch.fileno(), column.read, column.start)
         try:
-            pages = whole_pages(prefix, column.length)
-        except BadHeader as err:
+            ends, rows, next_end = _core.parquet_whole_pages(prefix, column.length)
+        except ValueError as err:  # a header contradicts the format
             raise CorruptShardError(
                 f"{named} does not decode (column {column.name!r}: {err})"
             ) from err
-        covered = pages.covering(row)
-        if covered is not None:
-            return _decode(named, column, prefix[: covered[0]], covered[1])
+        whole = bisect.bisect_right(rows, row)  # the shortest run of pages holding the row
+        if whole < len(rows):
+            return _decode(named, column, prefix[: ends[whole]], rows[whole])
         # On to the end of the page cut off (and the next one's header), when its header
         # says where that is; else twice as far.
-        want = 2 * column.read if pages.next_end is None else pages.next_end + _PEEK
+        want = 2 * column.read if next_end is None else next_end + _PEEK
         if column.read >= column.length:
             raise CorruptShardError(
                 f"{named} does not decode (column {column.name!r}: its pages hold "
-                f"{pages.rows[-1] if pages.rows else 0} rows, the footer says {group.rows})"
+                f"{rows[-1] if rows else 0} rows, the footer says {group.rows})"
             )
 
 

@@ -9,6 +9,7 @@ mod codec;
 mod column;
 mod fresh;
 mod hybrid;
+mod pages;
 mod read;
 mod thrift;
 
@@ -17,12 +18,15 @@ mod fresh_tests;
 #[cfg(test)]
 mod hybrid_tests;
 #[cfg(test)]
+mod pages_tests;
+#[cfg(test)]
 mod tests;
 
 use std::path::PathBuf;
 
 pub use codec::Codec;
 pub use column::{Column, ColumnSpec, Physical, Value, MAX_PAGE_BYTES, NULL};
+pub use pages::{whole_pages, WholePages};
 pub use read::read_spans;
 
 use crate::{Error, Result};

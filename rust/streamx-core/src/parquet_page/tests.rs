@@ -44,7 +44,7 @@ fn write_struct(out: &mut Vec<u8>, fields: &[Field]) {
 }
 
 /// A page: its header (type `kind`, `num_values`, `encoding`) and its body, compressed.
-fn page(kind: i32, values: i32, encoding: i32, raw: &[u8], codec: Codec) -> Vec<u8> {
+pub(super) fn page(kind: i32, values: i32, encoding: i32, raw: &[u8], codec: Codec) -> Vec<u8> {
     let body = match codec {
         Codec::Snappy => snap::raw::Encoder::new().compress_vec(raw).unwrap(),
         Codec::Zstd => zstd::bulk::compress(raw, 3).unwrap(),

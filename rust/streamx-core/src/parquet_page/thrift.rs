@@ -28,8 +28,31 @@ pub struct PageHeader {
     pub compressed: bool,
 }
 
+/// Why a page header did not read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fault {
+    /// Its bytes end before it does: more of them may hold it whole.
+    Short(&'static str),
+    /// It contradicts the format, however many bytes follow.
+    Bad(String),
+}
+
+impl From<Fault> for String {
+    fn from(fault: Fault) -> String {
+        match fault {
+            Fault::Short(why) => why.to_owned(),
+            Fault::Bad(why) => why,
+        }
+    }
+}
+
 /// Reads a page header from the start of `bytes`; returns it and its length in bytes.
 pub fn page_header(bytes: &[u8]) -> Result<(PageHeader, usize), String> {
+    read_header(bytes).map_err(String::from)
+}
+
+/// [`page_header`], telling a header cut short by the end of `bytes` from a bad one.
+pub fn read_header(bytes: &[u8]) -> Result<(PageHeader, usize), Fault> {
     let mut reader = Reader { bytes, at: 0 };
     let mut header = PageHeader {
         kind: -1,
@@ -64,7 +87,7 @@ pub fn page_header(bytes: &[u8]) -> Result<(PageHeader, usize), String> {
         _ => r.skip(kind, 1),
     })?;
     if header.kind < 0 {
-        return Err("a page header without its type".to_owned());
+        return Err(Fault::Bad("a page header without its type".to_owned()));
     }
     Ok((header, reader.at))
 }
@@ -82,7 +105,7 @@ const SET: u8 = 10;
 const MAP: u8 = 11;
 const STRUCT: u8 = 12;
 
-type Field<'f, 'a> = dyn FnMut(&mut Reader<'a>, i16, u8) -> Result<(), String> + 'f;
+type Field<'f, 'a> = dyn FnMut(&mut Reader<'a>, i16, u8) -> Result<(), Fault> + 'f;
 
 struct Reader<'a> {
     bytes: &'a [u8],
@@ -90,16 +113,16 @@ struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
-    fn byte(&mut self) -> Result<u8, String> {
+    fn byte(&mut self) -> Result<u8, Fault> {
         let b = *self
             .bytes
             .get(self.at)
-            .ok_or("the page header ends early")?;
+            .ok_or(Fault::Short("the page header ends early"))?;
         self.at += 1;
         Ok(b)
     }
 
-    fn varint(&mut self) -> Result<u64, String> {
+    fn varint(&mut self) -> Result<u64, Fault> {
         let mut value = 0u64;
         for shift in (0..70).step_by(7) {
             let b = self.byte()?;
@@ -108,31 +131,34 @@ impl<'a> Reader<'a> {
                 return Ok(value);
             }
         }
-        Err("a page header varint longer than ten bytes".to_owned())
+        Err(Fault::Bad(
+            "a page header varint longer than ten bytes".to_owned(),
+        ))
     }
 
-    fn zigzag(&mut self) -> Result<i64, String> {
+    fn zigzag(&mut self) -> Result<i64, Fault> {
         let v = self.varint()?;
         Ok((v >> 1) as i64 ^ -((v & 1) as i64))
     }
 
-    fn int(&mut self) -> Result<i32, String> {
-        i32::try_from(self.zigzag()?).map_err(|_| "a page header i32 out of range".to_owned())
+    fn int(&mut self) -> Result<i32, Fault> {
+        i32::try_from(self.zigzag()?)
+            .map_err(|_| Fault::Bad("a page header i32 out of range".to_owned()))
     }
 
-    fn advance(&mut self, n: u64) -> Result<(), String> {
+    fn advance(&mut self, n: u64) -> Result<(), Fault> {
         let left = (self.bytes.len() - self.at) as u64;
         if n > left {
-            return Err("the page header ends early".to_owned());
+            return Err(Fault::Short("the page header ends early"));
         }
         self.at += n as usize;
         Ok(())
     }
 
     /// The fields of a struct, each handed to `field` (which must consume its value).
-    fn fields(&mut self, depth: u32, field: &mut Field<'_, 'a>) -> Result<(), String> {
+    fn fields(&mut self, depth: u32, field: &mut Field<'_, 'a>) -> Result<(), Fault> {
         if depth > MAX_DEPTH {
-            return Err("a page header nested too deep".to_owned());
+            return Err(Fault::Bad("a page header nested too deep".to_owned()));
         }
         let mut last = 0i16;
         loop {
@@ -143,7 +169,8 @@ impl<'a> Reader<'a> {
             let kind = head & 0x0f;
             let delta = i16::from(head >> 4);
             let id = if delta == 0 {
-                i16::try_from(self.zigzag()?).map_err(|_| "a field id out of range")?
+                i16::try_from(self.zigzag()?)
+                    .map_err(|_| Fault::Bad("a field id out of range".to_owned()))?
             } else {
                 last.wrapping_add(delta)
             };
@@ -152,9 +179,9 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn skip(&mut self, kind: u8, depth: u32) -> Result<(), String> {
+    fn skip(&mut self, kind: u8, depth: u32) -> Result<(), Fault> {
         if depth > MAX_DEPTH {
-            return Err("a page header nested too deep".to_owned());
+            return Err(Fault::Bad("a page header nested too deep".to_owned()));
         }
         match kind {
             TRUE | FALSE => Ok(()),
@@ -182,15 +209,17 @@ impl<'a> Reader<'a> {
                 self.items(size, &[kinds >> 4, kinds & 0x0f], depth)
             }
             STRUCT => self.fields(depth + 1, &mut |r, _, kind| r.skip(kind, depth + 1)),
-            other => Err(format!("a page header field of unknown type {other}")),
+            other => Err(Fault::Bad(format!(
+                "a page header field of unknown type {other}"
+            ))),
         }
     }
 
-    fn items(&mut self, size: u64, kinds: &[u8], depth: u32) -> Result<(), String> {
+    fn items(&mut self, size: u64, kinds: &[u8], depth: u32) -> Result<(), Fault> {
         // Every item takes a byte or more (a bool in a list does): a size past the bytes
-        // left is malformed, and bounds the loop.
+        // left is cut short (or malformed), and bounds the loop.
         if size > (self.bytes.len() - self.at) as u64 {
-            return Err("a page header list longer than its bytes".to_owned());
+            return Err(Fault::Short("a page header list longer than its bytes"));
         }
         for _ in 0..size {
             for &kind in kinds {
