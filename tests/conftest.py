@@ -43,13 +43,29 @@ def _no_host_remembered_as_throttling() -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """mosaicml-streaming leaks about 12 descriptors per dataset; give the oracle room."""
+    """mosaicml-streaming leaks about 12 descriptors per dataset; give the oracle room. And
+    streamx's byte code is written once, before any test (in the controller, under
+    pytest-xdist): where ``PYTHONDONTWRITEBYTECODE`` is set, the hundreds of interpreters the
+    tests start would each compile the modules they import from source."""
     import resource
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     target = hard if hard != resource.RLIM_INFINITY else 65536
     if soft < target:
         resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    if not hasattr(config, "workerinput"):
+        _compile_streamx()
+
+
+def _compile_streamx() -> None:
+    """Writes the byte code of the streamx tree the tests import (as ``pip install`` does)."""
+    import compileall
+    import importlib.util
+
+    spec = importlib.util.find_spec("streamx")
+    if spec is not None and spec.submodule_search_locations:
+        for tree in spec.submodule_search_locations:
+            compileall.compile_dir(tree, quiet=1)
 
 
 # Open descriptors above which the oracle's leaked shared memory is released after a test.
