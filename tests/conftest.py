@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import atexit
+import fcntl
 import gc
 import os
 import sys
+import tempfile
 import warnings
 from collections.abc import Iterator
 
@@ -55,6 +57,11 @@ def pytest_configure(config: pytest.Config) -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
     if not hasattr(config, "workerinput"):
         _compile_streamx()
+        if os.environ.get(_ORACLE_LOCK) is None:  # pytest-xdist's workers inherit it
+            handle, path = tempfile.mkstemp(prefix="streamx-tests-oracle-", suffix=".lock")
+            os.close(handle)
+            os.environ[_ORACLE_LOCK] = path
+            config.add_cleanup(lambda: os.unlink(path))
 
 
 def _compile_streamx() -> None:
@@ -66,6 +73,32 @@ def _compile_streamx() -> None:
     if spec is not None and spec.submodule_search_locations:
         for tree in spec.submodule_search_locations:
             compileall.compile_dir(tree, quiet=1)
+
+
+# A lock file (made by the session's first process) through which the oracle's datasets
+# register their shared memory one at a time across the session's processes.
+_ORACLE_LOCK = "STREAMX_TESTS_ORACLE_LOCK"
+
+
+@pytest.fixture(autouse=True)
+def _oracle_prefixes_take_turns() -> None:
+    """Under pytest-xdist, test files run in several processes at once, and
+    mosaicml-streaming registers a dataset's shared-memory prefix by finding a free number
+    and then creating it: another process doing the same in between fails it with
+    ``FileExistsError``. Its registrations in the test processes take turns (a test that
+    starts the oracle in subprocesses of its own runs them apart from other tests' anyway)."""
+    oracle = sys.modules.get("streaming.base.dataset")
+    path = os.environ.get(_ORACLE_LOCK)
+    if oracle is None or path is None or getattr(oracle, "_streamx_turns", False):
+        return
+    register = vars(oracle)["get_shm_prefix"]
+
+    def taking_turns(*args: object, **kwargs: object) -> object:
+        with open(path, "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            return register(*args, **kwargs)
+
+    vars(oracle).update(get_shm_prefix=taking_turns, _streamx_turns=True)
 
 
 # Open descriptors above which the oracle's leaked shared memory is released after a test.
