@@ -11,7 +11,6 @@ and the host's GETs went through ``http.client`` for 30 s to read the next
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
@@ -20,19 +19,17 @@ from pathlib import Path
 import pytest
 from nginx_server import Nginx, find_nginx
 from scripted_http import Request, ScriptedServer
+from whole_gets import SIZE, get_whole, write_files
 
 from streamx import _core
 from streamx.exceptions import HttpResponseError
 from streamx.storage import http_pool, http_rust, throttle
-from streamx.storage.http_get import get_into
-from streamx.storage.http_source import plain_target
 
 pytestmark = [
     pytest.mark.remote,
     pytest.mark.skipif(find_nginx() is None, reason="nginx is not installed"),
 ]
 
-SIZE = 100_000
 # A 503 page over the 64 KiB Rust reads whole (nginx serves it for limit_req's refusals).
 LONG_PAGE = 100_000
 
@@ -72,37 +69,20 @@ def rust_gets(monkeypatch: pytest.MonkeyPatch) -> Iterator[_RustGets]:
     throttle.forget_hosts()
 
 
-def _files(root: Path) -> None:
-    root.mkdir()
-    for number in range(2):
-        (root / f"f{number}").write_bytes(bytes([number]) * SIZE)
-
-
-def _get(url: str, dest: Path) -> None:
-    """One ranged GET of the whole file, no retries (a 503 raises)."""
-    target = plain_target(url)
-    assert target is not None
-    fd = os.open(dest, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        get_into(target, fd, 0, SIZE, timeout=10, deadline=time.monotonic() + 10)
-    finally:
-        os.close(fd)
-
-
 def test_a_throttled_answer_read_by_rust_keeps_its_connection_and_retry_after(
     tmp_path: Path, rust_gets: _RustGets
 ) -> None:
-    _files(tmp_path / "root")
+    write_files(tmp_path / "root")
     with Nginx(tmp_path / "root", limit_req="1r/s") as nginx:
-        _get(f"{nginx.endpoint}/f0", tmp_path / "f0")
+        get_whole(f"{nginx.endpoint}/f0", tmp_path / "f0")
         with pytest.raises(HttpResponseError) as refused:  # within the store's second
-            _get(f"{nginx.endpoint}/f1", tmp_path / "f1")
+            get_whole(f"{nginx.endpoint}/f1", tmp_path / "f1")
         assert refused.value.status == 503
         assert throttle.retry_after_of(refused.value) == 1.0  # nginx's Retry-After: 1
         # The host's GETs stay on Rust: its answers' headers are read there now.
         assert not throttle.headers_wanted("127.0.0.1", nginx.port)
         time.sleep(1.1)  # the Retry-After waited out
-        _get(f"{nginx.endpoint}/f1", tmp_path / "f1")
+        get_whole(f"{nginx.endpoint}/f1", tmp_path / "f1")
         log = nginx.log_when(lambda entries: len(entries) >= 3)
     assert rust_gets.outcomes == ["complete", "declined", "complete"]
     assert (tmp_path / "f1").read_bytes() == bytes([1]) * SIZE
@@ -114,20 +94,20 @@ def test_a_throttled_answer_read_by_rust_keeps_its_connection_and_retry_after(
 def test_a_throttled_answer_with_a_long_page_is_left_unread(
     tmp_path: Path, rust_gets: _RustGets
 ) -> None:
-    _files(tmp_path / "root")
+    write_files(tmp_path / "root")
     (tmp_path / "root" / "busy.html").write_bytes(b"b" * LONG_PAGE)
     # limit_req's refusal served from a page over the bound Rust reads whole.
     page = "error_page 503 /busy.html;"
     with Nginx(tmp_path / "root", limit_req="1r/s", locations=page) as nginx:
-        _get(f"{nginx.endpoint}/f0", tmp_path / "f0")
+        get_whole(f"{nginx.endpoint}/f0", tmp_path / "f0")
         with pytest.raises(HttpResponseError) as refused:
-            _get(f"{nginx.endpoint}/f1", tmp_path / "f1")
+            get_whole(f"{nginx.endpoint}/f1", tmp_path / "f1")
         assert refused.value.status == 503
         assert throttle.retry_after_of(refused.value) is None  # its headers were not kept
         # So the host's next answers are read through http.client, for their Retry-After.
         assert throttle.headers_wanted("127.0.0.1", nginx.port)
         time.sleep(1.1)
-        _get(f"{nginx.endpoint}/f1", tmp_path / "f1")
+        get_whole(f"{nginx.endpoint}/f1", tmp_path / "f1")
         log = nginx.log_when(lambda entries: len(entries) >= 3)
     assert rust_gets.outcomes == ["complete", "declined"]  # the third by http.client
     assert [entry.status for entry in log] == [206, 503, 206]
@@ -160,12 +140,12 @@ def test_a_page_cut_short_is_left_unread_and_its_connection_closed(
     with ScriptedServer(answer) as server:
         url = server.url("/f1")
         with pytest.raises(HttpResponseError) as refused:
-            _get(url, tmp_path / "f1")
+            get_whole(url, tmp_path / "f1")
         assert refused.value.status == 503
         assert throttle.retry_after_of(refused.value) is None
         assert throttle.headers_wanted("127.0.0.1", server.port)
         throttle.forget_hosts()  # the next one through Rust again, to see its connection
-        _get(url, tmp_path / "f1")
+        get_whole(url, tmp_path / "f1")
     assert rust_gets.outcomes == ["declined", "complete"]
     assert (tmp_path / "f1").read_bytes() == bytes([1]) * SIZE
     assert len(clients) == 2 and clients[0] != clients[1]

@@ -23,20 +23,18 @@ from pathlib import Path
 import pytest
 from https_certs import Certs, make_certs
 from nginx_server import Nginx, find_nginx, max_overlap
+from whole_gets import SIZE, get_whole, write_files
 
 from streamx import _core
 from streamx.exceptions import HttpResponseError
 from streamx.storage import download, http_pool, throttle
 from streamx.storage.download import download_file
-from streamx.storage.http_get import get_into
-from streamx.storage.http_source import plain_target
 
 pytestmark = [
     pytest.mark.remote,
     pytest.mark.skipif(find_nginx() is None, reason="nginx is not installed"),
 ]
 
-SIZE = 100_000
 # A 503 page over the 64 KiB Rust reads whole (nginx serves it for limit_req's refusals).
 LONG_PAGE = 100_000
 MIB = 1 << 20
@@ -56,38 +54,21 @@ def certs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Certs]:
     throttle.forget_hosts()
 
 
-def _files(root: Path) -> None:
-    root.mkdir()
-    for number in range(2):
-        (root / f"f{number}").write_bytes(bytes([number]) * SIZE)
-
-
-def _get(url: str, dest: Path) -> None:
-    """One ranged GET of the whole file, no retries (a 503 raises)."""
-    target = plain_target(url)
-    assert target is not None
-    fd = os.open(dest, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        get_into(target, fd, 0, SIZE, timeout=10, deadline=time.monotonic() + 10)
-    finally:
-        os.close(fd)
-
-
 def test_a_throttled_answer_read_by_rust_keeps_its_connection_and_retry_after(
     tmp_path: Path, certs: Certs
 ) -> None:
-    _files(tmp_path / "root")
+    write_files(tmp_path / "root")
     with Nginx(tmp_path / "root", tls=(certs.chain, certs.key), limit_req="1r/s") as nginx:
         moved = _core.tls_bodies_moved()
-        _get(f"{nginx.endpoint}/f0", tmp_path / "f0")
+        get_whole(f"{nginx.endpoint}/f0", tmp_path / "f0")
         with pytest.raises(HttpResponseError) as refused:  # within the store's second
-            _get(f"{nginx.endpoint}/f1", tmp_path / "f1")
+            get_whole(f"{nginx.endpoint}/f1", tmp_path / "f1")
         assert refused.value.status == 503
         assert throttle.retry_after_of(refused.value) == 1.0  # nginx's Retry-After: 1
         # The host's GETs stay on Rust: its answers' headers are read there now.
         assert not throttle.headers_wanted("127.0.0.1", nginx.port)
         time.sleep(1.1)  # the Retry-After waited out
-        _get(f"{nginx.endpoint}/f1", tmp_path / "f1")
+        get_whole(f"{nginx.endpoint}/f1", tmp_path / "f1")
         log = nginx.log_when(lambda entries: len(entries) >= 3)
     assert _core.tls_bodies_moved() - moved == 2
     assert (tmp_path / "f1").read_bytes() == bytes([1]) * SIZE
@@ -99,7 +80,7 @@ def test_a_throttled_answer_read_by_rust_keeps_its_connection_and_retry_after(
 def test_a_throttled_download_retries_on_the_same_rust_session(
     tmp_path: Path, certs: Certs
 ) -> None:
-    _files(tmp_path / "root")
+    write_files(tmp_path / "root")
     with Nginx(tmp_path / "root", tls=(certs.chain, certs.key), limit_req="1r/s") as nginx:
         moved = _core.tls_bodies_moved()
         for number in range(2):  # the second comes within the store's second: refused once
@@ -114,22 +95,22 @@ def test_a_throttled_download_retries_on_the_same_rust_session(
 
 
 def test_a_throttled_answer_with_a_long_page_is_left_unread(tmp_path: Path, certs: Certs) -> None:
-    _files(tmp_path / "root")
+    write_files(tmp_path / "root")
     (tmp_path / "root" / "busy.html").write_bytes(b"b" * LONG_PAGE)
     # limit_req's refusal served from a page over the bound Rust reads whole.
     page = "error_page 503 /busy.html;"
     with Nginx(
         tmp_path / "root", tls=(certs.chain, certs.key), limit_req="1r/s", locations=page
     ) as nginx:
-        _get(f"{nginx.endpoint}/f0", tmp_path / "f0")
+        get_whole(f"{nginx.endpoint}/f0", tmp_path / "f0")
         with pytest.raises(HttpResponseError) as refused:
-            _get(f"{nginx.endpoint}/f1", tmp_path / "f1")
+            get_whole(f"{nginx.endpoint}/f1", tmp_path / "f1")
         assert refused.value.status == 503
         assert throttle.retry_after_of(refused.value) is None  # its headers were not kept
         # So the host's next answers are read through http.client, for their Retry-After.
         assert throttle.headers_wanted("127.0.0.1", nginx.port)
         time.sleep(1.1)
-        _get(f"{nginx.endpoint}/f1", tmp_path / "f1")
+        get_whole(f"{nginx.endpoint}/f1", tmp_path / "f1")
         log = nginx.log_when(lambda entries: len(entries) >= 3)
     # (nginx logs the page's bytes it sent before the connection closed: not all of them.)
     assert [entry.status for entry in log] == [206, 503, 206]
