@@ -118,12 +118,13 @@ def test_two_workers_each_read_their_first_batch_in_four_gets(
     entries = _settled(nginx)
     offsets = _offsets(served)
     tables = [e for e in entries if e.sent < MIB and e.range.startswith("bytes=0-")]
-    # A worker that starts once the other's download of the shard is done reads none. One
-    # may also copy the table from the download's landed first part (2 MiB) and still read
-    # its batch, which lies past that part, by range.
+    # Each worker reads its table and its first batch by range in at most 1 + 5 GETs (not one
+    # GET per chunk). Fewer where the download's parts landed first: a worker may copy the
+    # table, or some of its chunks, from them (how many depends on the machine's load), and
+    # one that starts once the download is done reads none.
     assert 1 <= len(tables) <= 2
     pieces = _pieces_of(entries)
-    assert len(pieces) in (5 * len(tables), 10)  # each reading worker: 5 GETs
+    assert 1 <= len(pieces) <= 5 * 2
     # Worker 0 reads batches 0, 2, ... (its first 40 samples: 0-31, 64-71), worker 1 the
     # others (32-63, 96-103).
     assert all(offsets[0] <= start < end <= offsets[3 * BATCH + 8] for start, end in pieces)
