@@ -14,9 +14,10 @@ the process itself (``workers`` 0) or through torch's ``DataLoader``, sleeping `
 from the dataset's construction to the last batch; requests and bytes from nginx's access
 log (503s counted apart); the warm-up's learned request pace is forgotten before the timed
 epoch (``forget_hosts``), so it meets the store cold. Calibration: the real ``streamx
-bench`` (the measured runs' workers: none) once over plain HTTP and once over HTTPS, for
-the node's aggregate rate and one shard's, the DataLoader's start-up and its fastest time
-per sample, again before each server (the machine's load drifts). Prediction:
+bench`` (the measured runs' workers: none) over plain HTTP or HTTPS, for the node's
+aggregate rate and one shard's, the DataLoader's start-up and its fastest time per sample,
+again before each server (the machine's load drifts), each figure the best of ``REPEAT``
+runs as the measured epochs are. Prediction:
 ``streamx.sim`` with that calibration (the loader's warm cost per sample added to the
 model's: without workers the training process decodes each sample itself) and the
 server's known settings as the request model (``connection_bandwidth`` 40 MiB/s, ``rtt``
@@ -150,7 +151,22 @@ def _warm_up(local: str) -> None:
 
 
 def _calibrate(root: Path, name: str) -> Calibration:
-    out = root / f"bench-{name}.json"
+    """The best of ``REPEAT`` runs of ``streamx bench``, field by field, as the measured
+    epochs are the faster of ``REPEAT``: one calibration under a passing load spike put the
+    loader at half its rate (session 15's tokens rows: -63.8%, +1.1%, -16.8%)."""
+    runs = [_calibrate_once(root, name, i) for i in range(REPEAT)]
+    best = runs[0].copy()
+    best["bandwidth"] = max(r["bandwidth"] for r in runs)
+    best["connection_bandwidth"] = max(r["connection_bandwidth"] for r in runs)
+    shard = [r["shard_bandwidth"] for r in runs if r["shard_bandwidth"] is not None]
+    best["shard_bandwidth"] = max(shard) if shard else None
+    best["min_time_per_sample"] = min(r["min_time_per_sample"] for r in runs)
+    best["startup_time"] = min(r["startup_time"] for r in runs)
+    return best
+
+
+def _calibrate_once(root: Path, name: str, run: int) -> Calibration:
+    out = root / f"bench-{name}-{run}.json"
     with serve(name, root):
         subprocess.run(
             [
