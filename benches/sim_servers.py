@@ -80,6 +80,9 @@ DEFAULTS: dict[str, Any] = {
 }
 RUN_TIMEOUT_S = 300
 REPEAT = 2
+# Every shard, and samples enough for the loader's warm rate to run ~0.1 s even on tokens:
+# shorter windows (8 shards, 200 samples) moved the calibration by +-15% at load 5-8.
+CALIBRATION_SAMPLES = 2000
 
 
 @contextlib.contextmanager
@@ -170,8 +173,15 @@ def _calibrate_once(root: Path, name: str, run: int) -> Calibration:
     with serve(name, root):
         subprocess.run(
             [
-                *(sys.executable, "-m", "streamx", "bench", "s3://bucket/ds", "--shards", "8"),
-                *("--samples", "200", "-w", str(DEFAULTS["workers"]), "-b", str(BATCH)),
+                *(sys.executable, "-m", "streamx", "bench", "s3://bucket/ds", "--shards", "15"),
+                *(
+                    "--samples",
+                    str(CALIBRATION_SAMPLES),
+                    "-w",
+                    str(DEFAULTS["workers"]),
+                    "-b",
+                    str(BATCH),
+                ),
                 *("--out", str(out)),
             ],
             check=True,
