@@ -56,7 +56,7 @@ from https_certs import make_certs
 from nginx_server import Nginx
 
 from streamx.sim import SimConfig, SimStream, load_shards, simulate
-from streamx.sim.calibrate import Calibration, read_calibration
+from streamx.sim.calibrate import Calibration, read_calibration, step_time_per_sample
 from streamx.sim.link_fields import parse_rate
 from streamx.sim.tune import tune
 
@@ -220,7 +220,7 @@ def _config(data: Path, cal: Calibration, name: str, share: float, tps: float) -
         devices=1,
         workers=max(DEFAULTS["workers"], 1),
         batch_size=BATCH,
-        time_per_sample=_time_per_sample(cal, tps),
+        time_per_sample=step_time_per_sample(cal, tps, DEFAULTS["workers"]),
         bandwidth=cal["bandwidth"],
         shard_bandwidth=cal["shard_bandwidth"],
         startup_time=cal["startup_time"],
@@ -233,17 +233,6 @@ def _config(data: Path, cal: Calibration, name: str, share: float, tps: float) -
         throttled=0.0 if limit_req else share,
         retry_after=1.0 if limit_req else None,
     )
-
-
-def _time_per_sample(cal: Calibration, tps: float) -> float:
-    """A step's seconds per sample: the model's ``tps``, and the loader's own cost per
-    sample (what ``streamx bench`` measured from a warm cache). With DataLoader workers the
-    loader runs beside the model, a floor under the step; without (the measured runs' 0),
-    the training process decodes each sample itself before the model's sleep, so the two
-    add up."""
-    if DEFAULTS["workers"]:
-        return max(tps, cal["min_time_per_sample"])
-    return tps + cal["min_time_per_sample"]
 
 
 def _write(data: Path, samples: int, sample_bytes: int) -> None:

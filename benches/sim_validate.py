@@ -30,7 +30,7 @@ def validate(rate: str, workers: int = 0) -> None:
 
     from streamx import MDSWriter, StreamingDataset
     from streamx.runtime import metrics
-    from streamx.sim.calibrate import read_calibration
+    from streamx.sim.calibrate import read_calibration, step_time_per_sample
 
     batch, tps = 16, 0.004
     os.environ.update(S3_BENCH_ENV)
@@ -94,7 +94,7 @@ def validate(rate: str, workers: int = 0) -> None:
             devices=1,
             workers=max(workers, 1),
             batch_size=batch,
-            time_per_sample=max(tps, cal["min_time_per_sample"]),
+            time_per_sample=step_time_per_sample(cal, tps, workers),
             bandwidth=cal["bandwidth"],
             shard_bandwidth=cal["shard_bandwidth"],
             startup_time=cal["startup_time"],

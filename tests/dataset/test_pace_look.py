@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pytest
+from numpy.typing import NDArray
 
 import streamx
 from streamx.dataset.cache_windows import PACE_LOOK_S
@@ -65,19 +67,31 @@ def _declared(ds: streamx.StreamingDataset) -> list[list[int]]:
     return seen
 
 
+@dataclass
+class _Pass:
+    """A dataset at the start of a pass, with the ids it will read and the windows it
+    declares."""
+
+    ds: streamx.StreamingDataset
+    declared: list[list[int]]
+    ids: NDArray[np.int64]
+
+
+@pytest.fixture
+def a_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> _Pass:
+    monkeypatch.setenv("STREAMX_DOWNLOAD_SHARDS_AHEAD", "1")
+    ds = _dataset(tmp_path)
+    return _Pass(ds, _declared(ds), np.arange(len(ds), dtype=np.int64))
+
+
 def _throttle(host: str) -> None:
     pace = pace_for(host)
     assert pace.throttled(pace.take())  # what a 503 does
     assert any_paced()
 
 
-def test_a_pace_that_starts_and_lifts_mid_pass_is_seen_within_the_bound(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("STREAMX_DOWNLOAD_SHARDS_AHEAD", "1")
-    ds = _dataset(tmp_path)
-    declared = _declared(ds)
-    ids = np.arange(len(ds), dtype=np.int64)
+def test_a_pace_that_starts_and_lifts_mid_pass_is_seen_within_the_bound(a_pass: _Pass) -> None:
+    ds, declared, ids = a_pass.ds, a_pass.declared, a_pass.ids
     ds._prepare_ahead(ids, 0, 4)
     assert declared[-1] == [0, 1]  # shard 0, and one more
     _throttle("throttled.invalid")
@@ -94,13 +108,8 @@ def test_a_pace_that_starts_and_lifts_mid_pass_is_seen_within_the_bound(
     ds._prepare_ahead(ids, len(ids), len(ids))
 
 
-def test_a_window_that_moves_looks_at_the_pace_at_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("STREAMX_DOWNLOAD_SHARDS_AHEAD", "1")
-    ds = _dataset(tmp_path)
-    declared = _declared(ds)
-    ids = np.arange(len(ds), dtype=np.int64)
+def test_a_window_that_moves_looks_at_the_pace_at_once(a_pass: _Pass) -> None:
+    ds, declared, ids = a_pass.ds, a_pass.declared, a_pass.ids
     ds._prepare_ahead(ids, 0, 4)
     assert declared[-1] == [0, 1]
     _throttle("throttled.invalid")
@@ -111,13 +120,10 @@ def test_a_window_that_moves_looks_at_the_pace_at_once(
 
 
 def test_the_shards_ahead_setting_is_read_once_per_pass(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    a_pass: _Pass, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Changed in the middle of a pass, the setting applies from the next pass on."""
-    monkeypatch.setenv("STREAMX_DOWNLOAD_SHARDS_AHEAD", "1")
-    ds = _dataset(tmp_path)
-    declared = _declared(ds)
-    ids = np.arange(len(ds), dtype=np.int64)
+    ds, declared, ids = a_pass.ds, a_pass.declared, a_pass.ids
     ds._prepare_ahead(ids, 0, 4)
     monkeypatch.setenv("STREAMX_DOWNLOAD_SHARDS_AHEAD", "2")
     ds._prepare_ahead(ids, PER_SHARD, PER_SHARD + 4)

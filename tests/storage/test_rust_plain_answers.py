@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from nginx_server import Nginx, find_nginx
 from scripted_http import Request, ScriptedServer
-from whole_gets import SIZE, get_whole, write_files
+from whole_gets import SIZE, a_throttled_answer_keeps_its_connection, get_whole, write_files
 
 from streamx import _core
 from streamx.exceptions import HttpResponseError
@@ -72,23 +72,8 @@ def rust_gets(monkeypatch: pytest.MonkeyPatch) -> Iterator[_RustGets]:
 def test_a_throttled_answer_read_by_rust_keeps_its_connection_and_retry_after(
     tmp_path: Path, rust_gets: _RustGets
 ) -> None:
-    write_files(tmp_path / "root")
-    with Nginx(tmp_path / "root", limit_req="1r/s") as nginx:
-        get_whole(f"{nginx.endpoint}/f0", tmp_path / "f0")
-        with pytest.raises(HttpResponseError) as refused:  # within the store's second
-            get_whole(f"{nginx.endpoint}/f1", tmp_path / "f1")
-        assert refused.value.status == 503
-        assert throttle.retry_after_of(refused.value) == 1.0  # nginx's Retry-After: 1
-        # The host's GETs stay on Rust: its answers' headers are read there now.
-        assert not throttle.headers_wanted("127.0.0.1", nginx.port)
-        time.sleep(1.1)  # the Retry-After waited out
-        get_whole(f"{nginx.endpoint}/f1", tmp_path / "f1")
-        log = nginx.log_when(lambda entries: len(entries) >= 3)
+    a_throttled_answer_keeps_its_connection(tmp_path)
     assert rust_gets.outcomes == ["complete", "declined", "complete"]
-    assert (tmp_path / "f1").read_bytes() == bytes([1]) * SIZE
-    assert [entry.status for entry in log] == [206, 503, 206]
-    # One connection carried all three: the 503's page was read, so it went back.
-    assert {entry.connection for entry in log} == {log[0].connection}
 
 
 def test_a_throttled_answer_with_a_long_page_is_left_unread(

@@ -15,13 +15,11 @@ fresh local directories (one per run) would otherwise leave one directory each f
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import fcntl
 import hashlib
 import os
 import secrets
-import threading
 import weakref
 from dataclasses import dataclass, field
 from typing import IO
@@ -55,26 +53,26 @@ class Claim:
     pid: int
     closed: bool = field(default=False)
 
+    def __post_init__(self) -> None:
+        # Run when the claim is collected or at exit. Unlike a ``__del__``, it runs before
+        # the collector finalizes the handle of a claim caught in a reference cycle (the
+        # handle would otherwise warn that it was never closed).
+        self._finalizer = weakref.finalize(self, _release, self.handle, self.path, self.pid)
+
     def close(self) -> None:
         """Releases the claim now (only its creating process removes the file, and then its
         directory if no other claim is left in it)."""
-        if self.closed:
-            return
         self.closed = True
-        if os.getpid() == self.pid:
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(self.path)
-            with contextlib.suppress(OSError):  # another claim is there: it stays
-                os.rmdir(os.path.dirname(self.path))
-        self.handle.close()
+        self._finalizer()
 
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except (AttributeError, TypeError):
-            # At interpreter exit `os` may already be torn down. The lock dies with the
-            # process, and the next claimer removes a dead owner's file.
-            pass
+
+def _release(handle: IO[bytes], path: str, pid: int) -> None:
+    if os.getpid() == pid:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(path)
+        with contextlib.suppress(OSError):  # another claim is there: it stays
+            os.rmdir(os.path.dirname(path))
+    handle.close()
 
 
 def claim_local(local_dir: str, remote: str) -> Claim | None:
@@ -121,25 +119,6 @@ def _create_in(base: str, remote: str) -> Claim | None:
 
 
 _TRIES = 8
-# This process's open claims, closed at its exit (a Claim's __del__ does not run then).
-_HELD: weakref.WeakSet[Claim] = weakref.WeakSet()
-_HELD_LOCK = threading.Lock()
-
-
-def _close_held() -> None:
-    with _HELD_LOCK:
-        held = list(_HELD)
-    for claim in held:
-        claim.close()
-
-
-atexit.register(_close_held)
-
-
-def _hold(claim: Claim) -> Claim:
-    with _HELD_LOCK:
-        _HELD.add(claim)
-    return claim
 
 
 def _create(base: str, remote: str) -> Claim | None:
@@ -153,11 +132,17 @@ def _create(base: str, remote: str) -> Claim | None:
         handle.close()
         os.remove(pending)
         return None
-    handle.write(remote.encode())
-    handle.flush()
     final = os.path.join(base, name)
-    os.rename(pending, final)
-    return _hold(Claim(handle, final, os.getpid()))
+    try:
+        handle.write(remote.encode())
+        handle.flush()
+        os.rename(pending, final)
+    except BaseException:
+        handle.close()
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(pending)
+        raise
+    return Claim(handle, final, os.getpid())
 
 
 def _live_remotes(base: str, exclude: str) -> set[str]:

@@ -169,9 +169,12 @@ def _abandoned(path: str) -> bool:
 
 def _record_abandoned(path: str, tmp: str) -> bool:
     """Whether no live download owns ``path``, a record of landed parts or a hedge's scratch
-    file of the download whose temporary file is ``tmp``: its owner writes it only while it
-    holds that file (created first, removed last), so it goes with that file; with no such
-    file left, an old one is an orphan."""
+    file of the download whose temporary file is ``tmp``. Its owner makes it once ``tmp``
+    exists and removes it when ``tmp`` goes or moments after: a complete download removes
+    its record just after renaming ``tmp`` into place (a kill in between leaves the record
+    beside the whole file), and a cancelled hedge drops its scratch file as its thread ends.
+    So while ``tmp`` is there its lock tells; once it is gone, a file untouched for the
+    grace period is an orphan."""
     if os.path.lexists(tmp):
         return _abandoned(tmp)
     try:

@@ -16,7 +16,7 @@ import typer
 from streamx.cli.errors import missing_extra
 from streamx.order.settings import PartitionAlgo, ShuffleAlgo
 from streamx.sim.build import expand_compare, parse_compare, streams_from
-from streamx.sim.calibrate import read_calibration
+from streamx.sim.calibrate import read_calibration, step_time_per_sample
 from streamx.sim.config import SimConfig
 from streamx.sim.display import UNITS, summary_line
 from streamx.sim.link_fields import LINK_FIELDS, parse_link
@@ -207,8 +207,9 @@ def _configs(a: dict[str, Any]) -> list[SimConfig]:
     rate = a["bandwidth"] or (str(int(calib["bandwidth"])) if calib else None)
     rate = _need(rate, "--bandwidth", "Bandwidth per node (bytes/s, e.g. 100MiB)", str)
     bandwidth = float(parse_size("--bandwidth", rate))
+    workers = a["workers"] if a["workers"] is not None else (run.workers if run else 8)
     if calib:
-        tps = max(tps, calib["min_time_per_sample"])
+        tps = step_time_per_sample(calib, tps, workers)
     shard_rate = calib["shard_bandwidth"] if calib else None
     if calib:
         kw_calib: dict[str, Any] = {
@@ -257,7 +258,6 @@ def _configs(a: dict[str, Any]) -> list[SimConfig]:
             a["index"], a["split"], a["samples"], a["shard_samples"], a["shard_bytes"]
         )
     )
-    workers = a["workers"] if a["workers"] is not None else (run.workers if run else 8)
     base = SimConfig(
         streams,
         nodes=nodes,

@@ -6,7 +6,7 @@ from typing import TypedDict
 
 from streamx.sim.calibration_file import load_calibration
 
-__all__ = ["Calibration", "read_calibration"]
+__all__ = ["Calibration", "read_calibration", "step_time_per_sample"]
 
 
 class Calibration(TypedDict):
@@ -71,3 +71,26 @@ def read_calibration(path: str) -> Calibration:
         "startup_time": loader.get("warm_first_batch_s", 0.0),
         "workers": loader["workers"],
     }
+
+
+def step_time_per_sample(cal: Calibration, model: float, workers: int) -> float:
+    """A device's seconds per sample: the model's ``model`` seconds and the loader's own
+    cost per sample, with ``workers`` DataLoader workers.
+
+    ``min_time_per_sample`` is what the calibrated DataLoader's ``cal["workers"]`` processes
+    delivered together, so one process takes ``workers`` times that per sample. With
+    workers the loader runs beside the model, a floor under the step that more workers
+    lower; without (0), the training process loads each sample itself before its model
+    step, so the two add up.
+
+    Examples:
+        >>> cal = {"min_time_per_sample": 0.01, "workers": 2}
+        >>> step_time_per_sample(cal, 0.001, 0), step_time_per_sample(cal, 0.001, 4)
+        (0.021, 0.005)
+        >>> step_time_per_sample(cal, 0.03, 4)
+        0.03
+    """
+    per_process = cal["min_time_per_sample"] * max(cal["workers"], 1)
+    if workers == 0:
+        return model + per_process
+    return max(model, per_process / workers)

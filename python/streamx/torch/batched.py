@@ -15,7 +15,8 @@ needs no stacking, and one that comes as its samples' values is packed as below.
 The batches equal torch's ``default_collate`` of the same samples: same samples, order,
 types and dtypes. A column this module cannot stack exactly as ``default_collate`` would
 (tensors a transform made, mixed types, ragged arrays, objects) is collated by
-``default_collate`` itself in the worker, as on the per-sample path.
+``default_collate`` itself in the worker, as on the per-sample path (its refusal of a null
+naming the column and sample: :mod:`streamx.torch.null_collate`).
 """
 
 from __future__ import annotations
@@ -27,13 +28,14 @@ from typing import Any
 
 import numpy as np
 import torch
-from torch.utils.data import IterableDataset, default_collate
+from torch.utils.data import IterableDataset
 from torch.utils.data._utils.collate import collate_str_fn, default_collate_fn_map
 
 from streamx.dataset.iteration import worker_batches, worker_samples
 from streamx.dataset.streaming import StreamingDataset
 from streamx.format.readers.batch_columns import Columns
 from streamx.runtime.overrides import overridden
+from streamx.torch.null_collate import collate_column, collate_samples
 
 __all__ = [
     "BatchedStream",
@@ -59,33 +61,37 @@ _SCALAR_DTYPES: dict[type, type] = {bool: np.bool_, int: np.int64, float: np.flo
 _AS_THEY_ARE: dict[type, Any] = {str: collate_str_fn, bytes: collate_str_fn}
 
 
-def _collated(values: list[Any]) -> Column:
-    return ("done", default_collate(values))
+def _collated(samples: list[Any]) -> Column:
+    return ("done", collate_samples(samples))
 
 
-def _pack_column(values: list[Any]) -> Column:
+def _column(values: list[Any], name: str) -> Column:
+    return ("done", collate_column(values, name))
+
+
+def _pack_column(values: list[Any], name: str) -> Column:
     first = values[0]
     kind = type(first)
     if kind in _AS_THEY_ARE and default_collate_fn_map.get(kind) is _AS_THEY_ARE[kind]:
         return ("done", values)  # what default_collate returns for them, whatever follows
     if any(type(v) is not kind for v in values):
-        return _collated(values)
+        return _column(values, name)
     try:
         if kind is np.ndarray:
             if first.dtype.hasobject or any(
                 v.dtype != first.dtype or v.shape != first.shape for v in values
             ):
-                return _collated(values)
+                return _column(values, name)
             return ("array", np.stack(values))
         if kind in _SCALAR_DTYPES:
             return ("array", np.array(values, dtype=_SCALAR_DTYPES[kind]))
         if isinstance(first, np.generic) and not isinstance(first, (np.str_, np.bytes_)):
             if np.dtype(kind).hasobject or kind is np.uint64:  # torch refuses uint64 scalars
-                return _collated(values)
+                return _column(values, name)
             return ("array", np.array(values, dtype=kind))
     except OverflowError:  # an int beyond int64: default_collate raises its own error
-        return _collated(values)
-    return _collated(values)
+        return _column(values, name)
+    return _column(values, name)
 
 
 def pack_batch(samples: list[Any]) -> Packed:
@@ -109,7 +115,7 @@ def _sample_columns(samples: list[Any]) -> dict[str, Column] | None:
         type(s) is not dict or s.keys() != first.keys() for s in samples
     ):
         return None
-    return {name: _pack_column([s[name] for s in samples]) for name in first}
+    return {name: _pack_column([s[name] for s in samples], name) for name in first}
 
 
 def pack_columns(columns: Columns) -> Packed:
@@ -117,7 +123,7 @@ def pack_columns(columns: Columns) -> Packed:
     values as :func:`pack_batch` packs it."""
     return _compact(
         {
-            name: ("array", value) if isinstance(value, np.ndarray) else _pack_column(value)
+            name: ("array", value) if isinstance(value, np.ndarray) else _pack_column(value, name)
             for name, value in columns.items()
         }
     )
@@ -129,7 +135,7 @@ def collate_columns(columns: Columns) -> dict[str, Any]:
     return {
         name: torch.from_numpy(value)
         if isinstance(value, np.ndarray)
-        else _unpack_column(_pack_column(value))
+        else _unpack_column(_pack_column(value, name))
         for name, value in columns.items()
     }
 

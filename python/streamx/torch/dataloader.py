@@ -13,6 +13,7 @@ from streamx.order.world import World
 from streamx.runtime.loader_workers import PassEnd
 from streamx.torch.batched import BatchedStream, as_sent, unpack_batch
 from streamx.torch.inline import can_read_inline, inline_batches
+from streamx.torch.null_collate import collate_samples
 
 __all__ = ["StreamingDataLoader"]
 
@@ -45,7 +46,9 @@ class StreamingDataLoader(DataLoader):  # type: ignore[type-arg]
     instead of torch tensors in fresh shared memory, and read them column by column where
     the dataset can (MDS columns of fixed width, Parquet row groups: numbers and lists of
     one length straight into arrays).
-    Either way the batches are torch's: same samples, order, types, dtypes.
+    Either way the batches are torch's: same samples, order, types, dtypes. On every path a
+    null (``None``) that torch's collation refuses raises its error naming the column and the
+    sample (:mod:`streamx.torch.null_collate`).
 
     Over a ``PackedDataset``, ``state_dict`` is the dataset's own, recording the sequences
     this process received, however far the workers ran ahead (:mod:`streamx.packing.tracked`).
@@ -72,6 +75,8 @@ class StreamingDataLoader(DataLoader):  # type: ignore[type-arg]
         self.num_samples_yielded = 0
         self._batched = batched and self._can_batch()
         self._batched_loader: DataLoader | None = None  # type: ignore[type-arg]
+        if self.collate_fn is default_collate:  # the same batches; a null's error named
+            self.collate_fn = collate_samples
 
     def _can_batch(self) -> bool:
         """Whether the batched path gives exactly the per-sample path's batches."""

@@ -1,0 +1,44 @@
+"""A calibrated loader's cost per sample in ``streamx simulate``: ``streamx bench`` measures
+what its DataLoader's workers delivered together, so more simulated workers lower the floor
+under a step. (A run without workers, which only the benches simulate, adds the loader's
+cost to the model's: ``step_time_per_sample``'s examples.)"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from streamx.cli.app import app
+
+LOADER = 100.0  # samples/s the calibrated DataLoader delivered, with two workers
+MODEL = 0.001  # the model's seconds per sample: the loader is the slower
+
+
+def _samples_per_s(calibration: Path, workers: int) -> float:
+    args = ["simulate", "--samples", "4000", "--shard-samples", "100", "--shard-bytes"]
+    args += ["100000", "-n", "1", "-d", "1", "-w", str(workers), "-t", str(MODEL)]
+    args += ["--batch-size", "16", "--calibrate", str(calibration), "--no-quality", "--json"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    rate: float = json.loads(result.stdout)["runs"][0]["samples_per_s"]
+    return rate
+
+
+def test_the_loader_floor_follows_the_simulated_workers(tmp_path: Path) -> None:
+    calibration = tmp_path / "bench.json"
+    link = {"per_connection_bytes_per_s": 4e9, "shard_bytes_per_s": 4e9}
+    link |= {"aggregate_bytes_per_s": 4e9, "connections": 32}  # downloads cost ~nothing
+    loader = {"samples_per_s": LOADER, "workers": 2, "batch_size": 16}
+    decode = {"samples_per_s": 1e5, "bytes_per_s": 1e9}
+    calibration.write_text(
+        json.dumps(
+            {"version": 1, "source": "/d", "download": link, "decode": decode, "dataloader": loader}
+        )
+    )
+    # Each of the two workers took 2 / LOADER s a sample.
+    assert _samples_per_s(calibration, 2) == pytest.approx(LOADER, rel=0.02)
+    assert _samples_per_s(calibration, 4) == pytest.approx(2 * LOADER, rel=0.02)
+    assert _samples_per_s(calibration, 1) == pytest.approx(LOADER / 2, rel=0.02)
