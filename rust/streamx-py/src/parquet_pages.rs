@@ -54,8 +54,17 @@ fn parquet_page_locations(
         .collect())
 }
 
+/// The encoding of the data page whose header starts `page` (0: plain; 2 and 8: dictionary
+/// indices, which need the chunk's dictionary page). `ValueError` if the header is cut
+/// short, contradicts the format, or is not a data page's.
+#[pyfunction]
+fn parquet_page_encoding(page: &[u8]) -> PyResult<i32> {
+    parquet_page::data_page_encoding(page).map_err(PyValueError::new_err)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parquet_whole_pages, m)?)?;
     m.add_function(wrap_pyfunction!(parquet_offset_index_spans, m)?)?;
+    m.add_function(wrap_pyfunction!(parquet_page_encoding, m)?)?;
     m.add_function(wrap_pyfunction!(parquet_page_locations, m)?)
 }

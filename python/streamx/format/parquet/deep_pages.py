@@ -4,8 +4,9 @@ that holds it, where the file carries an offset index (the Parquet page index, w
 write by default).
 
 The offset index gives, for each data page of a column chunk, where it lies and the first
-row it holds. So a row needs of each chunk its dictionary page (the bytes before the first
-data page) and that one page: two ranged GETs, however deep the row lies, where
+row it holds. So a row needs of each chunk that one page, and its dictionary page (the bytes
+before the first data page) if the page holds dictionary indices: a ranged GET or two,
+however deep the row lies, where
 :mod:`.early_rows` otherwise reads the chunk's start up to the row. The indexes of a row
 group's read columns lie together before the footer: one GET reads them, once per row group.
 The core reads both the footer's spans and each index (``_core.parquet_offset_index_spans``,
@@ -28,7 +29,7 @@ from streamx.exceptions import CorruptShardError
 from streamx.format.index import ShardInfo
 from streamx.format.parquet.row_group import footer, where
 
-__all__ = ["DeepColumn", "decode_page", "index_spans", "page_tables", "pread"]
+__all__ = ["DeepColumn", "decode_page", "dictionary_wanted", "index_spans", "page_tables", "pread"]
 
 Span = tuple[int, int]  # (offset in the file, length)
 
@@ -51,15 +52,51 @@ class DeepColumn:
         return self.decoded is not None and self.page == self.page_of(row)
 
     def wants(self, row: int) -> list[tuple[int, Span]]:
-        """The spans (keyed as ``fetched``) ``row`` needs that are not read yet."""
+        """The spans (keyed as ``fetched``) to read first for ``row``, that are not read
+        yet: its page, and the dictionary page if it costs little more (a page of
+        dictionary indices needs it; a page of plain values, as after pyarrow's fallback
+        from a dictionary grown past 1 MiB, does not: :meth:`dictionary_wanted`)."""
         k = self.page_of(row)
-        out = [] if -1 in self.fetched or not self.dictionary[1] else [(-1, self.dictionary)]
-        if k not in self.fetched:
-            out.append((k, self.pages[k][:2]))
+        out = [] if k in self.fetched else [(k, self.pages[k][:2])]
+        if 0 < self.dictionary[1] <= max(self.pages[k][1], _SMALL) and -1 not in self.fetched:
+            out.append((-1, self.dictionary))
         return out
 
     def first_row(self) -> int:
         return self.pages[self.page][2]
+
+
+_SMALL = 64 << 10  # a dictionary page read with the data page whatever its encoding
+_INDICES = frozenset([2, 8])  # PLAIN_DICTIONARY, RLE_DICTIONARY: entries of the dictionary
+
+
+def dictionary_wanted(
+    deep: DeepColumn, row: int, read: Callable[[int, int], bytes], named: str, name: str
+) -> bool:
+    """Whether the page holding ``row`` (read already) needs the dictionary page, not read
+    yet.
+
+    Raises:
+        CorruptShardError: Naming ``named`` and the column, if the page's header
+            contradicts the format.
+    """
+    if -1 in deep.fetched or not deep.dictionary[1]:
+        return False
+    return _encoding(deep, row, read, named, name) in _INDICES
+
+
+def _encoding(
+    deep: DeepColumn, row: int, read: Callable[[int, int], bytes], named: str, name: str
+) -> int:
+    k = deep.page_of(row)
+    offset, size, _ = deep.pages[k]
+    try:
+        return _core.parquet_page_encoding(read(offset, size))
+    except ValueError as err:
+        raise CorruptShardError(
+            f"{named} does not decode (column {name!r}: {err}, its page {k} of the offset "
+            "index); the file may have changed on the server"
+        ) from err
 
 
 def index_spans(shard: ShardInfo, positions: list[int]) -> list[Span | None] | None:
@@ -140,8 +177,12 @@ def decode_page(
     k = deep.page_of(row)
     offset, size, first = deep.pages[k]
     end = deep.pages[k + 1][2] if k + 1 < len(deep.pages) else deep.rows
-    data = read(*deep.dictionary) + read(offset, size)
-    name, physical, codec, max_def, arrow = chunk
+    name = chunk[0]
+    dictionary = b""
+    if deep.dictionary[1] and _encoding(deep, row, read, named, name) in _INDICES:
+        dictionary = read(*deep.dictionary)
+    data = dictionary + read(offset, size)
+    _, physical, codec, max_def, arrow = chunk
     spec = [(name, 0, len(data), physical, codec, max_def, arrow)]
     try:
         decoded = _core.ParquetRows.decode(data, spec, end - first, named)

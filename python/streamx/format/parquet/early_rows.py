@@ -49,6 +49,7 @@ from streamx.format.index import ShardInfo
 from streamx.format.parquet.deep_pages import (
     DeepColumn,
     decode_page,
+    dictionary_wanted,
     index_spans,
     page_tables,
     pread,
@@ -104,6 +105,8 @@ class _Group:
     count: threading.Lock = field(default_factory=threading.Lock)  # guards ``spent``
 
 
+_Deep = list[tuple[_Column, DeepColumn]]  # columns read by their offset index, and their pages
+_Keyed = tuple[int, tuple[int, int]]  # a span of a column's pages: its key and (start, length)
 _GROUPS: dict[str, _Group] = {}
 _OWNER = [os.getpid()]  # a forked child starts afresh (its parent's scratch files are not its)
 _LOCK = threading.Lock()
@@ -226,17 +229,18 @@ def _row(shard: ShardInfo, group: _Group, row: int, deadline: float) -> dict[str
             group.done = True
             return None
     short = [c for c in group.columns if c.deep is None and (c.rows is None or row >= len(c.rows))]
-    deep = [c for c in group.columns if c.deep is not None and not c.deep.holds(row)]
+    deep = [(c, c.deep) for c in group.columns if c.deep is not None and not c.deep.holds(row)]
     if (short or deep) and not _fits(group, row, deep):
         group.done = True
         return None
     reads = [partial(_read_to, shard, group, c, row, deadline) for c in short]
-    reads += [partial(_read_span, shard, group, c, row, deadline) for c in deep]
-    if len(reads) > 1:
-        read_all = all(list(range_pool().map(lambda read: read(), reads)))
-    else:
-        read_all = all(read() for read in reads)
-    if not read_all or not all(_decode_deep(shard, group, c, row) for c in deep):
+    reads += [partial(_read_spans, shard, group, d, d.wants(row), deadline) for _, d in deep]
+    read, named = pread(group.scratch.fileno()), where(shard)
+    if not (
+        _side_by_side(reads)
+        and _read_dictionaries(shard, group, deep, row, deadline)
+        and all(decode_page(d, row, read, (c.name, *c.spec), named) for c, d in deep)
+    ):
         group.done = True
         return None
     out: dict[str, Any] = {}
@@ -271,20 +275,35 @@ def _read_indexes(shard: ShardInfo, group: _Group, deadline: float) -> bool:
     return True
 
 
-def _read_span(shard: ShardInfo, group: _Group, column: _Column, row: int, deadline: float) -> bool:
-    """Fetches the spans of ``column``'s pages ``row`` needs that are not read yet."""
-    assert column.deep is not None
-    for key, (start, length) in column.deep.wants(row):
+def _side_by_side(reads: list[partial[bool]]) -> bool:
+    """Runs ``reads`` (on the range pool, when more than one); whether all succeeded."""
+    if len(reads) > 1:
+        return all(list(range_pool().map(lambda read: read(), reads)))
+    return all(read() for read in reads)
+
+
+def _read_dictionaries(
+    shard: ShardInfo, group: _Group, deep: _Deep, row: int, deadline: float
+) -> bool:
+    """Reads the dictionary pages not read yet that the pages just read need."""
+    read, named = pread(group.scratch.fileno()), where(shard)
+    reads = [
+        partial(_read_spans, shard, group, d, [(-1, d.dictionary)], deadline)
+        for c, d in deep
+        if dictionary_wanted(d, row, read, named, c.name)
+    ]
+    return _side_by_side(reads)
+
+
+def _read_spans(
+    shard: ShardInfo, group: _Group, deep: DeepColumn, spans: list[_Keyed], deadline: float
+) -> bool:
+    """Fetches ``spans`` of a column's pages (keyed as :class:`.DeepColumn` keys them)."""
+    for key, (start, length) in spans:
         if not _fetch_span(shard, group, start, length, deadline):
             return False
-        column.deep.fetched.add(key)
+        deep.fetched.add(key)
     return True
-
-
-def _decode_deep(shard: ShardInfo, group: _Group, column: _Column, row: int) -> bool:
-    assert column.deep is not None
-    read = pread(group.scratch.fileno())
-    return decode_page(column.deep, row, read, (column.name, *column.spec), where(shard))
 
 
 def _read_to(shard: ShardInfo, group: _Group, column: _Column, row: int, deadline: float) -> bool:
@@ -323,12 +342,12 @@ def _guess(column: _Column, row: int, rows: int) -> int:
     return max(_FIRST, column.dictionary + values * (row + 1) // max(rows, 1) * 11 // 10 + _PEEK)
 
 
-def _fits(group: _Group, row: int, deep: list[_Column]) -> bool:
+def _fits(group: _Group, row: int, deep: _Deep) -> bool:
     """Whether the row's guessed first pages of every column without an offset index, and
     the pages ``deep`` (columns with one) need, fit the group's budget (else no GET is spent
     on them)."""
     more = sum(max(_guess(c, row, group.rows) - c.read, 0) for c in group.columns if not c.deep)
-    more += sum(n for c in deep if c.deep for _, (_, n) in c.deep.wants(row))
+    more += sum(n for _, d in deep for _, (_, n) in d.wants(row))
     return group.spent + more <= group.budget
 
 

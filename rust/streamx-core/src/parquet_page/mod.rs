@@ -29,7 +29,7 @@ use std::path::PathBuf;
 
 pub use codec::Codec;
 pub use column::{Column, ColumnSpec, Physical, Value, MAX_PAGE_BYTES, NULL};
-pub use offset_index::{offset_index_spans, page_locations, PageLocation};
+pub use offset_index::{data_page_encoding, offset_index_spans, page_locations, PageLocation};
 pub use pages::{whole_pages, WholePages};
 pub use read::read_spans;
 

@@ -8,7 +8,7 @@
 //! count the bytes give (lists grow by one entry per item read, and every item takes bytes),
 //! and bytes that contradict the format, or spans outside the file or chunk, are an error.
 
-use super::thrift::{Fault, Reader, I32, I64, LIST, STRUCT};
+use super::thrift::{page_header, Fault, Reader, DATA_PAGE, DATA_PAGE_V2, I32, I64, LIST, STRUCT};
 
 /// Where one data page lies in the file, and the first row (of its row group) it holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -178,6 +178,19 @@ fn check_pages(pages: &[PageLocation], start: u64, end: u64, rows: u64) -> Resul
         ));
     }
     Ok(())
+}
+
+/// The encoding of the data page whose header starts `page` (`parquet.thrift`'s `Encoding`:
+/// 0 plain, 2 and 8 dictionary indices): whether a reader of that one page needs its
+/// chunk's dictionary page.
+///
+/// Errors: a header cut short or contradicting the format, or not a data page's.
+pub fn data_page_encoding(page: &[u8]) -> Result<i32, String> {
+    let (header, _) = page_header(page)?;
+    if !matches!(header.kind, DATA_PAGE | DATA_PAGE_V2) {
+        return Err(format!("a page of type {} where a data page lies", header.kind));
+    }
+    Ok(header.encoding)
 }
 
 fn worded(fault: Fault, what: &str) -> String {

@@ -1,7 +1,9 @@
 //! The offset index: its spans read from a footer and its page locations, each from bytes
 //! written here in the compact protocol, and bytes cut short or flipped anywhere.
 
-use super::offset_index::{offset_index_spans, page_locations, PageLocation};
+use super::offset_index::{data_page_encoding, offset_index_spans, page_locations, PageLocation};
+use super::tests::page;
+use super::Codec;
 
 const I32: u8 = 5;
 const I64: u8 = 6;
@@ -192,4 +194,15 @@ fn an_offset_index_cut_short_or_flipped_is_an_error_never_a_panic() {
             }
         }
     }
+}
+
+#[test]
+fn a_data_pages_encoding_says_whether_it_needs_the_dictionary() {
+    let plain = page(0, 5, 0, &[7u8; 40], Codec::Uncompressed);
+    assert_eq!(data_page_encoding(&plain), Ok(0));
+    let indices = page(0, 5, 8, &[7u8; 40], Codec::Uncompressed);
+    assert_eq!(data_page_encoding(&indices), Ok(8));
+    let dictionary = page(2, 3, 0, &[7u8; 12], Codec::Uncompressed);
+    assert!(data_page_encoding(&dictionary).unwrap_err().contains("type 2"));
+    assert!(data_page_encoding(&plain[..3]).is_err());
 }
