@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -170,3 +171,32 @@ def test_a_corrupt_offset_index_is_named(served: Nginx, tmp_path: Path) -> None:
     named = r"t\.parquet row group 0 does not decode \(column 'text'"
     with pytest.raises(CorruptShardError, match=named):
         ds[ROWS - 1]
+
+
+def test_rows_of_other_pages_are_read_while_the_row_group_arrives(tmp_path: Path) -> None:
+    if find_nginx() is None:
+        pytest.skip("nginx is not installed (make install sets it up)")
+    data = _parquet(page_index=True)
+    (tmp_path / "served").mkdir()
+    (tmp_path / "served" / "t.parquet").write_bytes(data)
+    expected = pq.read_table(io.BytesIO(data)).to_pylist()
+    rows = (ROWS - 1, ROWS // 2, ROWS - 2, 7)  # the third in the first one's page
+    with Nginx(tmp_path / "served", limit_rate="2m") as served:  # the row group: seconds
+        ds = _dataset(f"{served.endpoint}/t.parquet", tmp_path / "c")
+        assert [ds[i] for i in rows] == [expected[i] for i in rows]
+        info = ds.shards[0]
+        local = Path(info.local_path(info.raw_data))
+        early = _early(served.log_when(lambda log: len(_early(log, data)) >= 10), data)
+        for _ in range(300):  # the row group's download, which the first row started
+            if local.exists():
+                break
+            time.sleep(0.1)
+    pages: dict[int, set[tuple[int, int]]] = {row: set() for row in rows}
+    for _, column in _pages(data):
+        for row in rows:
+            page = [p for p in column if p[2] <= row][-1]
+            pages[row].add((page[0], page[1]))
+    # Each row's pages were read, by range: those of the third row once, with the first's.
+    assert all(pages[row] <= set(early) for row in rows)
+    assert len(early) == len(set(early))
+    assert ds[ROWS - 3] == expected[ROWS - 3]  # the row group, arrived meanwhile

@@ -120,7 +120,12 @@ pub fn page_locations(
             _ => r.skip(kind, 1),
         })
         .map_err(|fault| worded(fault, "the offset index"))?;
-    check_pages(&pages, chunk_start, chunk_start.saturating_add(chunk_length), rows)?;
+    check_pages(
+        &pages,
+        chunk_start,
+        chunk_start.saturating_add(chunk_length),
+        rows,
+    )?;
     Ok(pages)
 }
 
@@ -155,7 +160,11 @@ fn check_pages(pages: &[PageLocation], start: u64, end: u64, rows: u64) -> Resul
     let (mut last_end, mut last_row) = (start, None);
     for (k, page) in pages.iter().enumerate() {
         let page_end = page.offset.checked_add(page.compressed_size);
-        let placed = if k == 0 { page.offset >= start } else { page.offset == last_end };
+        let placed = if k == 0 {
+            page.offset >= start
+        } else {
+            page.offset == last_end
+        };
         if !placed || page.compressed_size == 0 || page_end.is_none_or(|e| e > end) {
             return Err(format!(
                 "the offset index's page {k} ({} bytes at {}) is not in the column chunk \
@@ -188,7 +197,10 @@ fn check_pages(pages: &[PageLocation], start: u64, end: u64, rows: u64) -> Resul
 pub fn data_page_encoding(page: &[u8]) -> Result<i32, String> {
     let (header, _) = page_header(page)?;
     if !matches!(header.kind, DATA_PAGE | DATA_PAGE_V2) {
-        return Err(format!("a page of type {} where a data page lies", header.kind));
+        return Err(format!(
+            "a page of type {} where a data page lies",
+            header.kind
+        ));
     }
     Ok(header.encoding)
 }

@@ -74,9 +74,8 @@ fn chunk(index: Option<(i64, i64)>) -> Vec<u8> {
 /// A footer of two row groups: the first without offset indexes, the second with one for
 /// its first column (1000 bytes at 5000) and none for its second.
 fn footer() -> Vec<u8> {
-    let group = |columns: Vec<Vec<u8>>| {
-        compact(&[(1, LIST, list(STRUCT, &columns)), (3, I64, int(100))])
-    };
+    let group =
+        |columns: Vec<Vec<u8>>| compact(&[(1, LIST, list(STRUCT, &columns)), (3, I64, int(100))]);
     let groups = [
         group(vec![chunk(None), chunk(None)]),
         group(vec![chunk(Some((5000, 1000))), chunk(None)]),
@@ -94,7 +93,10 @@ fn footer() -> Vec<u8> {
 fn a_footer_gives_each_column_chunks_offset_index() {
     let bytes = footer();
     assert_eq!(offset_index_spans(&bytes, 0, 8000), Ok(vec![None, None]));
-    assert_eq!(offset_index_spans(&bytes, 1, 8000), Ok(vec![Some((5000, 1000)), None]));
+    assert_eq!(
+        offset_index_spans(&bytes, 1, 8000),
+        Ok(vec![Some((5000, 1000)), None])
+    );
     let err = offset_index_spans(&bytes, 2, 8000).unwrap_err();
     assert!(err.contains("holds 2 row groups"), "{err}");
 }
@@ -104,9 +106,16 @@ fn an_offset_index_outside_the_file_is_refused() {
     let err = offset_index_spans(&footer(), 1, 5999).unwrap_err();
     assert!(err.contains("outside the file's 5999 bytes"), "{err}");
     for (offset, length) in [(-1, 10), (10, 0), (10, -5), (i64::MAX, 10)] {
-        let groups = [compact(&[(1, LIST, list(STRUCT, &[chunk(Some((offset, length)))]))])];
+        let groups = [compact(&[(
+            1,
+            LIST,
+            list(STRUCT, &[chunk(Some((offset, length)))]),
+        )])];
         let bytes = compact(&[(4, LIST, list(STRUCT, &groups))]);
-        assert!(offset_index_spans(&bytes, 0, 1 << 40).is_err(), "{offset} {length}");
+        assert!(
+            offset_index_spans(&bytes, 0, 1 << 40).is_err(),
+            "{offset} {length}"
+        );
     }
 }
 
@@ -114,7 +123,10 @@ fn an_offset_index_outside_the_file_is_refused() {
 fn a_footer_cut_short_or_flipped_is_an_error_never_a_panic() {
     let bytes = footer();
     for cut in 0..bytes.len() {
-        assert!(offset_index_spans(&bytes[..cut], 1, 8000).is_err(), "cut at {cut}");
+        assert!(
+            offset_index_spans(&bytes[..cut], 1, 8000).is_err(),
+            "cut at {cut}"
+        );
     }
     for at in 0..bytes.len() {
         for flip in [0x01, 0x0f, 0x80, 0xff] {
@@ -130,7 +142,11 @@ fn a_footer_cut_short_or_flipped_is_an_error_never_a_panic() {
 }
 
 fn location(offset: i64, size: i64, first: i64) -> Vec<u8> {
-    compact(&[(1, I64, int(offset)), (2, I32, int(size)), (3, I64, int(first))])
+    compact(&[
+        (1, I64, int(offset)),
+        (2, I32, int(size)),
+        (3, I64, int(first)),
+    ])
 }
 
 fn index(pages: &[(i64, i64, i64)]) -> Vec<u8> {
@@ -154,7 +170,10 @@ fn an_offset_index_gives_each_data_page() {
     assert_eq!(got, want);
     // Twenty pages: a list whose size takes a varint of its own.
     let many: Vec<_> = (0..20).map(|k| (1000 + 10 * k, 10, 3 * k)).collect();
-    assert_eq!(page_locations(&index(&many), 1000, 200, 60).unwrap().len(), 20);
+    assert_eq!(
+        page_locations(&index(&many), 1000, 200, 60).unwrap().len(),
+        20
+    );
 }
 
 #[test]
@@ -162,13 +181,28 @@ fn pages_that_contradict_the_chunk_or_rows_are_refused() {
     let cases: [(&[(i64, i64, i64)], &str); 9] = [
         (&[], "no page of row 0"),
         (&[(1100, 300, 5)], "no page of row 0"),
-        (&[(1100, 300, 0), (1400, 600, 0)], "not past the page before"),
-        (&[(1100, 300, 0), (1400, 600, 130)], "not below the row group's 120 rows"),
+        (
+            &[(1100, 300, 0), (1400, 600, 0)],
+            "not past the page before",
+        ),
+        (
+            &[(1100, 300, 0), (1400, 600, 130)],
+            "not below the row group's 120 rows",
+        ),
         (&[(900, 300, 0)], "not in the column chunk"),
-        (&[(1100, 300, 0), (1300, 250, 40)], "not in the column chunk"),
-        (&[(1100, 300, 0), (1900, 250, 40)], "not in the column chunk"),
+        (
+            &[(1100, 300, 0), (1300, 250, 40)],
+            "not in the column chunk",
+        ),
+        (
+            &[(1100, 300, 0), (1900, 250, 40)],
+            "not in the column chunk",
+        ),
         (&[(1100, 0, 0)], "not in the column chunk"),
-        (&[(1100, 300, 0)], "end at 1400, not where the column chunk ends (2000)"),
+        (
+            &[(1100, 300, 0)],
+            "end at 1400, not where the column chunk ends (2000)",
+        ),
     ];
     for (pages, why) in cases {
         let err = page_locations(&index(pages), 1000, 1000, 120).unwrap_err();
@@ -203,6 +237,8 @@ fn a_data_pages_encoding_says_whether_it_needs_the_dictionary() {
     let indices = page(0, 5, 8, &[7u8; 40], Codec::Uncompressed);
     assert_eq!(data_page_encoding(&indices), Ok(8));
     let dictionary = page(2, 3, 0, &[7u8; 12], Codec::Uncompressed);
-    assert!(data_page_encoding(&dictionary).unwrap_err().contains("type 2"));
+    assert!(data_page_encoding(&dictionary)
+        .unwrap_err()
+        .contains("type 2"));
     assert!(data_page_encoding(&plain[..3]).is_err());
 }

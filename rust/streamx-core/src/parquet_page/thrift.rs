@@ -166,7 +166,10 @@ impl<'a> Reader<'a> {
                 return Ok(value);
             }
         }
-        Err(Fault::Bad(format!("{} varint longer than ten bytes", self.what)))
+        Err(Fault::Bad(format!(
+            "{} varint longer than ten bytes",
+            self.what
+        )))
     }
 
     fn zigzag(&mut self) -> Result<i64, Fault> {
