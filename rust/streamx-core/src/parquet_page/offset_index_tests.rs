@@ -149,7 +149,10 @@ fn location(offset: i64, size: i64, first: i64) -> Vec<u8> {
     ])
 }
 
-fn index(pages: &[(i64, i64, i64)]) -> Vec<u8> {
+/// A page location: offset, compressed size, first row.
+type Page = (i64, i64, i64);
+
+fn index(pages: &[Page]) -> Vec<u8> {
     let items: Vec<_> = pages.iter().map(|&(o, s, f)| location(o, s, f)).collect();
     let sizes = list(I64, &[int(10), int(20)]); // unencoded byte array sizes, skipped
     compact(&[(1, LIST, list(STRUCT, &items)), (2, LIST, sizes)])
@@ -178,7 +181,7 @@ fn an_offset_index_gives_each_data_page() {
 
 #[test]
 fn pages_that_contradict_the_chunk_or_rows_are_refused() {
-    let cases: [(&[(i64, i64, i64)], &str); 9] = [
+    let cases: [(&[Page], &str); 9] = [
         (&[], "no page of row 0"),
         (&[(1100, 300, 5)], "no page of row 0"),
         (
