@@ -200,3 +200,20 @@ def test_rows_of_other_pages_are_read_while_the_row_group_arrives(tmp_path: Path
     assert all(pages[row] <= set(early) for row in rows)
     assert len(early) == len(set(early))
     assert ds[ROWS - 3] == expected[ROWS - 3]  # the row group, arrived meanwhile
+
+
+def test_a_row_filters_kept_row_is_read_from_its_page(served: Nginx, tmp_path: Path) -> None:
+    data = _parquet(page_index=True)
+    (tmp_path / "served" / "t.parquet").write_bytes(data)
+    stream = ParquetStream(
+        remote=f"{served.endpoint}/t.parquet",
+        local=str(tmp_path / "c"),
+        filters=[("id", ">=", 10000)],
+    )
+    ds = StreamingDataset(streams=[stream])
+    kept = ROWS - 2 - 10000  # the row ROWS - 2 of the file
+    assert ds[kept] == pq.read_table(io.BytesIO(data)).to_pylist()[ROWS - 2]
+    text_pages = _pages(data)[1][1]
+    page = [p for p in text_pages if p[2] <= ROWS - 2][-1]
+    log = served.log_when(lambda log: (page[0], page[1]) in _early(log, data))
+    assert (page[0], page[1]) in _early(log, data)
