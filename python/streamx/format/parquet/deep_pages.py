@@ -44,9 +44,13 @@ class DeepColumn:
     fetched: set[int] = field(default_factory=set)  # pages in the scratch file; -1: dict
     page: int = -1  # the page ``decoded`` holds
     decoded: _core.ParquetRows | None = None
+    firsts: list[int] = field(init=False)  # each page's first row
+
+    def __post_init__(self) -> None:
+        self.firsts = [p[2] for p in self.pages]
 
     def page_of(self, row: int) -> int:
-        return bisect.bisect_right([p[2] for p in self.pages], row) - 1
+        return bisect.bisect_right(self.firsts, row) - 1
 
     def holds(self, row: int) -> bool:
         return self.decoded is not None and self.page == self.page_of(row)

@@ -12,9 +12,10 @@ group would hand it out (the same decoder, the same values). The ranges are read
 row group's download runs on: what MDS range reads do for a shard
 (:mod:`streamx.cache.range_reads`).
 
-Where a column chunk has an offset index (the page index), a row is read from its dictionary
-page and the one data page holding it instead (:mod:`.deep_pages`): a row deep in the row
-group costs what the first row does. The group's offset indexes are read once, by one GET.
+Where a column chunk has an offset index (the page index), a row is read from the one data
+page holding it instead, and the chunk's dictionary page where that page needs it
+(:mod:`.deep_pages`): a row deep in the row group costs what the first row does. The group's
+offset indexes are read once, by one GET.
 
 Off with ``STREAMX_RANGE_READS=0``, and while the file's host throttles (each GET would
 delay the row group's own). The first row read this way of a row group no download has begun
@@ -346,7 +347,8 @@ def _fits(group: _Group, row: int, deep: _Deep) -> bool:
     """Whether the row's guessed first pages of every column without an offset index, and
     the pages ``deep`` (columns with one) need, fit the group's budget (else no GET is spent
     on them)."""
-    more = sum(max(_guess(c, row, group.rows) - c.read, 0) for c in group.columns if not c.deep)
+    prefixes = [c for c in group.columns if c.deep is None]
+    more = sum(max(_guess(c, row, group.rows) - c.read, 0) for c in prefixes)
     more += sum(n for _, d in deep for _, (_, n) in d.wants(row))
     return group.spent + more <= group.budget
 
