@@ -375,6 +375,13 @@ class TarMembers:
 def parquet_whole_pages(
     prefix: bytes, chunk_length: int
 ) -> tuple[list[int], list[int], int | None]: ...
+def parquet_offset_index_spans(
+    metadata: bytes, row_group: int, file_size: int
+) -> list[tuple[int, int] | None]: ...
+def parquet_page_encoding(page: bytes) -> int: ...
+def parquet_page_locations(
+    index: bytes, chunk_start: int, chunk_length: int, rows: int
+) -> list[tuple[int, int, int]]: ...
 
 @final
 class ReadBuffer:

@@ -12,6 +12,11 @@ group would hand it out (the same decoder, the same values). The ranges are read
 row group's download runs on: what MDS range reads do for a shard
 (:mod:`streamx.cache.range_reads`).
 
+Where a column chunk has an offset index (the page index), a row is read from the one data
+page holding it instead, and the chunk's dictionary page where that page needs it
+(:mod:`.deep_pages`): a row deep in the row group costs what the first row does. The group's
+offset indexes are read once, by one GET.
+
 Off with ``STREAMX_RANGE_READS=0``, and while the file's host throttles (each GET would
 delay the row group's own). The first row read this way of a row group no download has begun
 starts its download in the background, as an MDS shard's first range reads do.
@@ -36,11 +41,20 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from typing import IO, Any
 
 from streamx import _core
 from streamx.exceptions import CorruptShardError
 from streamx.format.index import ShardInfo
+from streamx.format.parquet.deep_pages import (
+    DeepColumn,
+    decode_page,
+    dictionary_wanted,
+    index_spans,
+    page_tables,
+    pread,
+)
 from streamx.format.parquet.page_rows import CODECS, column_plan
 from streamx.format.parquet.row_group import footer, kept_rows, where
 from streamx.storage.object_pin import ObjectPin
@@ -66,12 +80,14 @@ class _Column:
     """One read column chunk: where it lies, how it decodes, what of it is read."""
 
     name: str
+    position: int  # its place among the row group's column chunks
     start: int
     length: int
     spec: tuple[int, int, int, str]  # physical type, codec, max definition level, Arrow type
     dictionary: int  # its dictionary page's bytes (0 without one), as the footer places it
     read: int = 0  # bytes of its start fetched so far
     rows: _core.ParquetRows | None = None  # the core's rows of its whole pages read so far
+    deep: DeepColumn | None = None  # its pages, where its offset index places them
 
 
 @dataclass
@@ -85,10 +101,13 @@ class _Group:
     budget: int  # at most _BUDGET, and a quarter of the row group's read bytes
     spent: int = 0
     done: bool = False  # budget spent or a range refused: its rows wait for the row group
+    indexed: bool = False  # its offset indexes read (where its columns have them)
     lock: threading.Lock = field(default_factory=threading.Lock)  # one reader at a time
     count: threading.Lock = field(default_factory=threading.Lock)  # guards ``spent``
 
 
+_Deep = list[tuple[_Column, DeepColumn]]  # columns read by their offset index, and their pages
+_Keyed = tuple[int, tuple[int, int]]  # a span of a column's pages: its key and (start, length)
 _GROUPS: dict[str, _Group] = {}
 _OWNER = [os.getpid()]  # a forked child starts afresh (its parent's scratch files are not its)
 _LOCK = threading.Lock()
@@ -195,33 +214,97 @@ def _columns(shard: ShardInfo) -> list[_Column] | None:
             start = min(start, int(col.dictionary_page_offset))
         length = int(col.total_compressed_size)
         spec = (physical, codec, max_def, arrow)
-        out.append(_Column(name, start, length, spec, min(max(data - start, 0), length)))
+        dictionary = min(max(data - start, 0), length)
+        out.append(_Column(name, index, start, length, spec, dictionary))
     return out
 
 
 def _row(shard: ShardInfo, group: _Group, row: int, deadline: float) -> dict[str, Any] | None:
-    """Row ``row`` from each column's whole pages, read on (the columns side by side) where
-    they do not hold it yet; ``None`` once the group is done."""
-    short = [c for c in group.columns if c.rows is None or row >= len(c.rows)]
-    if short and not _fits(group, row):
+    """Row ``row`` from each column's pages, read on (the columns side by side) where they
+    do not hold it yet: the page holding it where the column has an offset index
+    (:mod:`.deep_pages`), else its whole pages from its start; ``None`` once the group is
+    done."""
+    if not group.indexed:
+        group.indexed = True
+        if not _read_indexes(shard, group, deadline):
+            group.done = True
+            return None
+    short = [c for c in group.columns if c.deep is None and (c.rows is None or row >= len(c.rows))]
+    deep = [(c, c.deep) for c in group.columns if c.deep is not None and not c.deep.holds(row)]
+    if (short or deep) and not _fits(group, row, deep):
         group.done = True
         return None
-
-    def read(column: _Column) -> bool:
-        return _read_to(shard, group, column, row, deadline)
-
-    if len(short) > 1:
-        read_all = all(list(range_pool().map(read, short)))
-    else:
-        read_all = all(read(column) for column in short)
-    if not read_all:
+    reads = [partial(_read_to, shard, group, c, row, deadline) for c in short]
+    reads += [partial(_read_spans, shard, group, d, d.wants(row), deadline) for _, d in deep]
+    read, named = pread(group.scratch.fileno()), where(shard)
+    if not (
+        _side_by_side(reads)
+        and _read_dictionaries(shard, group, deep, row, deadline)
+        and all(decode_page(d, row, read, (c.name, *c.spec), named) for c, d in deep)
+    ):
         group.done = True
         return None
     out: dict[str, Any] = {}
     for column in group.columns:
+        if column.deep is not None:
+            assert column.deep.decoded is not None  # decoded above or before
+            out.update(column.deep.decoded.row(row - column.deep.first_row()))
+            continue
         assert column.rows is not None  # each holds the row now: read above or before
         out.update(column.rows.row(row))
     return out
+
+
+def _read_indexes(shard: ShardInfo, group: _Group, deadline: float) -> bool:
+    """Reads the offset indexes of the group's columns (one GET: they lie together), where
+    they have them and the budget allows; False if the GET fails."""
+    spans = index_spans(shard, [c.position for c in group.columns])
+    held = [span for span in spans or [] if span is not None]
+    if not held:
+        return True
+    low, high = min(s[0] for s in held), max(s[0] + s[1] for s in held)
+    if group.spent + high - low > group.budget // 2:  # not worth it: their prefixes, then
+        return True
+    if not _fetch_span(shard, group, low, high - low, deadline):
+        return False
+    blob = pread(group.scratch.fileno())(low, high - low)
+    chunks = [(c.name, c.start, c.length) for c in group.columns]
+    assert spans is not None  # ``held`` is not empty
+    tables = page_tables(blob, low, spans, chunks, group.rows, where(shard))
+    for column, table in zip(group.columns, tables, strict=True):
+        column.deep = table
+    return True
+
+
+def _side_by_side(reads: list[partial[bool]]) -> bool:
+    """Runs ``reads`` (on the range pool, when more than one); whether all succeeded."""
+    if len(reads) > 1:
+        return all(list(range_pool().map(lambda read: read(), reads)))
+    return all(read() for read in reads)
+
+
+def _read_dictionaries(
+    shard: ShardInfo, group: _Group, deep: _Deep, row: int, deadline: float
+) -> bool:
+    """Reads the dictionary pages not read yet that the pages just read need."""
+    read, named = pread(group.scratch.fileno()), where(shard)
+    reads = [
+        partial(_read_spans, shard, group, d, [(-1, d.dictionary)], deadline)
+        for c, d in deep
+        if dictionary_wanted(d, row, read, named, c.name)
+    ]
+    return _side_by_side(reads)
+
+
+def _read_spans(
+    shard: ShardInfo, group: _Group, deep: DeepColumn, spans: list[_Keyed], deadline: float
+) -> bool:
+    """Fetches ``spans`` of a column's pages (keyed as :class:`.DeepColumn` keys them)."""
+    for key, (start, length) in spans:
+        if not _fetch_span(shard, group, start, length, deadline):
+            return False
+        deep.fetched.add(key)
+    return True
 
 
 def _read_to(shard: ShardInfo, group: _Group, column: _Column, row: int, deadline: float) -> bool:
@@ -260,17 +343,28 @@ def _guess(column: _Column, row: int, rows: int) -> int:
     return max(_FIRST, column.dictionary + values * (row + 1) // max(rows, 1) * 11 // 10 + _PEEK)
 
 
-def _fits(group: _Group, row: int) -> bool:
-    """Whether the row's guessed first pages of every column fit the group's budget (else
-    no GET is spent on them)."""
-    more = sum(max(_guess(c, row, group.rows) - c.read, 0) for c in group.columns)
+def _fits(group: _Group, row: int, deep: _Deep) -> bool:
+    """Whether the row's guessed first pages of every column without an offset index, and
+    the pages ``deep`` (columns with one) need, fit the group's budget (else no GET is spent
+    on them)."""
+    prefixes = [c for c in group.columns if c.deep is None]
+    more = sum(max(_guess(c, row, group.rows) - c.read, 0) for c in prefixes)
+    more += sum(n for _, d in deep for _, (_, n) in d.wants(row))
     return group.spent + more <= group.budget
 
 
 def _fetch(shard: ShardInfo, group: _Group, column: _Column, want: int, deadline: float) -> bool:
     """Reads ``column``'s start up to ``want``; False past the budget or if the GET fails."""
+    if not _fetch_span(shard, group, column.start + column.read, want - column.read, deadline):
+        return False
+    column.read = want
+    return True
+
+
+def _fetch_span(shard: ShardInfo, group: _Group, start: int, length: int, deadline: float) -> bool:
+    """Reads the file's bytes ``[start, start + length)`` into the scratch file at their
+    offset; False past the budget or if the GET fails."""
     extra = shard.extra
-    start, length = column.start + column.read, want - column.read
     with group.count:  # the columns are read side by side
         if group.spent + length > group.budget:
             return False
@@ -281,7 +375,6 @@ def _fetch(shard: ShardInfo, group: _Group, column: _Column, want: int, deadline
         )
     except OSError:  # another version or size, a timeout: the row group's download says
         return False
-    column.read = want
     return True
 
 

@@ -9,6 +9,7 @@ mod codec;
 mod column;
 mod fresh;
 mod hybrid;
+mod offset_index;
 mod pages;
 mod read;
 mod thrift;
@@ -18,6 +19,8 @@ mod fresh_tests;
 #[cfg(test)]
 mod hybrid_tests;
 #[cfg(test)]
+mod offset_index_tests;
+#[cfg(test)]
 mod pages_tests;
 #[cfg(test)]
 mod tests;
@@ -26,6 +29,7 @@ use std::path::PathBuf;
 
 pub use codec::Codec;
 pub use column::{Column, ColumnSpec, Physical, Value, MAX_PAGE_BYTES, NULL};
+pub use offset_index::{data_page_encoding, offset_index_spans, page_locations, PageLocation};
 pub use pages::{whole_pages, WholePages};
 pub use read::read_spans;
 

@@ -1,5 +1,6 @@
 //! A Parquet page header, read from the Thrift compact protocol: the few fields a page's
-//! decoding needs, every other field skipped. Each length and count is checked against the
+//! decoding needs, every other field skipped. The reader also serves the footer's other
+//! structs (`offset_index`). Each length and count is checked against the
 //! bytes left, and nesting is bounded, so a malformed header is an error, never a panic.
 
 /// Structs nested deeper than this are refused (a page header nests three deep).
@@ -53,7 +54,7 @@ pub fn page_header(bytes: &[u8]) -> Result<(PageHeader, usize), String> {
 
 /// [`page_header`], telling a header cut short by the end of `bytes` from a bad one.
 pub fn read_header(bytes: &[u8]) -> Result<(PageHeader, usize), Fault> {
-    let mut reader = Reader { bytes, at: 0 };
+    let mut reader = Reader::new(bytes, "a page header");
     let mut header = PageHeader {
         kind: -1,
         compressed: true,
@@ -89,30 +90,64 @@ pub fn read_header(bytes: &[u8]) -> Result<(PageHeader, usize), Fault> {
     if header.kind < 0 {
         return Err(Fault::Bad("a page header without its type".to_owned()));
     }
-    Ok((header, reader.at))
+    Ok((header, reader.at()))
 }
 
 const TRUE: u8 = 1;
 const FALSE: u8 = 2;
 const BYTE: u8 = 3;
 const I16: u8 = 4;
-const I32: u8 = 5;
-const I64: u8 = 6;
+pub(super) const I32: u8 = 5;
+pub(super) const I64: u8 = 6;
 const DOUBLE: u8 = 7;
 const BINARY: u8 = 8;
-const LIST: u8 = 9;
+pub(super) const LIST: u8 = 9;
 const SET: u8 = 10;
 const MAP: u8 = 11;
-const STRUCT: u8 = 12;
+pub(super) const STRUCT: u8 = 12;
 
-type Field<'f, 'a> = dyn FnMut(&mut Reader<'a>, i16, u8) -> Result<(), Fault> + 'f;
+/// A struct's field, by id and type; it must consume the field's value.
+pub(super) type Field<'f, 'a> = dyn FnMut(&mut Reader<'a>, i16, u8) -> Result<(), Fault> + 'f;
+/// A list's item, by its element type and place; it must consume the item.
+pub(super) type Item<'f, 'a> = dyn FnMut(&mut Reader<'a>, u8, u64) -> Result<(), Fault> + 'f;
 
-struct Reader<'a> {
+/// Compact-protocol values read in order from `bytes`; `what` (such as "a page header")
+/// names what they are in errors.
+pub(super) struct Reader<'a> {
     bytes: &'a [u8],
     at: usize,
+    what: &'static str,
 }
 
 impl<'a> Reader<'a> {
+    pub(super) fn new(bytes: &'a [u8], what: &'static str) -> Self {
+        Reader { bytes, at: 0, what }
+    }
+
+    /// The bytes read so far.
+    pub(super) fn at(&self) -> usize {
+        self.at
+    }
+
+    /// The items of a list (or set), each handed to `item`. Every item takes a byte or
+    /// more, so a size past the bytes left is refused before any is read.
+    pub(super) fn list(&mut self, item: &mut Item<'_, 'a>) -> Result<(), Fault> {
+        let head = self.byte()?;
+        let size = match head >> 4 {
+            15 => self.varint()?,
+            n => u64::from(n),
+        };
+        if size > (self.bytes.len() - self.at) as u64 {
+            return Err(Fault::Short("a list longer than its bytes"));
+        }
+        (0..size).try_for_each(|k| item(self, head & 0x0f, k))
+    }
+
+    /// An `i64` field's value.
+    pub(super) fn long(&mut self) -> Result<i64, Fault> {
+        self.zigzag()
+    }
+
     fn byte(&mut self) -> Result<u8, Fault> {
         let b = *self
             .bytes
@@ -131,9 +166,10 @@ impl<'a> Reader<'a> {
                 return Ok(value);
             }
         }
-        Err(Fault::Bad(
-            "a page header varint longer than ten bytes".to_owned(),
-        ))
+        Err(Fault::Bad(format!(
+            "{} varint longer than ten bytes",
+            self.what
+        )))
     }
 
     fn zigzag(&mut self) -> Result<i64, Fault> {
@@ -141,9 +177,9 @@ impl<'a> Reader<'a> {
         Ok((v >> 1) as i64 ^ -((v & 1) as i64))
     }
 
-    fn int(&mut self) -> Result<i32, Fault> {
+    pub(super) fn int(&mut self) -> Result<i32, Fault> {
         i32::try_from(self.zigzag()?)
-            .map_err(|_| Fault::Bad("a page header i32 out of range".to_owned()))
+            .map_err(|_| Fault::Bad(format!("{} i32 out of range", self.what)))
     }
 
     fn advance(&mut self, n: u64) -> Result<(), Fault> {
@@ -156,9 +192,9 @@ impl<'a> Reader<'a> {
     }
 
     /// The fields of a struct, each handed to `field` (which must consume its value).
-    fn fields(&mut self, depth: u32, field: &mut Field<'_, 'a>) -> Result<(), Fault> {
+    pub(super) fn fields(&mut self, depth: u32, field: &mut Field<'_, 'a>) -> Result<(), Fault> {
         if depth > MAX_DEPTH {
-            return Err(Fault::Bad("a page header nested too deep".to_owned()));
+            return Err(Fault::Bad(format!("{} nested too deep", self.what)));
         }
         let mut last = 0i16;
         loop {
@@ -179,9 +215,9 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn skip(&mut self, kind: u8, depth: u32) -> Result<(), Fault> {
+    pub(super) fn skip(&mut self, kind: u8, depth: u32) -> Result<(), Fault> {
         if depth > MAX_DEPTH {
-            return Err(Fault::Bad("a page header nested too deep".to_owned()));
+            return Err(Fault::Bad(format!("{} nested too deep", self.what)));
         }
         match kind {
             TRUE | FALSE => Ok(()),
@@ -210,7 +246,8 @@ impl<'a> Reader<'a> {
             }
             STRUCT => self.fields(depth + 1, &mut |r, _, kind| r.skip(kind, depth + 1)),
             other => Err(Fault::Bad(format!(
-                "a page header field of unknown type {other}"
+                "{} field of unknown type {other}",
+                self.what
             ))),
         }
     }
