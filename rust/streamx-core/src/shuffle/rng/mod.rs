@@ -8,6 +8,8 @@
 
 mod blocks;
 mod bounded;
+#[cfg(target_arch = "x86_64")]
+mod ifma;
 mod seed;
 mod shuffle;
 mod swaps;
