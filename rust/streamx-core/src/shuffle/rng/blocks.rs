@@ -93,13 +93,13 @@ impl Pcg64 {
 
 /// Whether [`Pcg64::count_wide`] runs on this CPU.
 fn wide_available() -> bool {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(streamx_ifma)]
     return super::ifma::available();
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(not(streamx_ifma))]
     return false;
 }
 
-#[cfg(not(target_arch = "x86_64"))]
+#[cfg(not(streamx_ifma))]
 impl Pcg64 {
     fn count_wide(&mut self, _bound: u32, _mask: u32, _room: usize) -> usize {
         unreachable!("the vector kernel is only chosen where it is available")

@@ -6,6 +6,9 @@
 //! block of 32 candidates is drawn and decided in vector registers. Draws and decisions are
 //! exactly those of [`Pcg64::scan_blocks`]'s scalar blocks.
 #![allow(unsafe_code)]
+// Built only where build.rs found these intrinsics stable (Rust 1.89+): the crate's 1.85 MSRV
+// does not apply to this module.
+#![allow(clippy::incompatible_msrv)]
 
 use super::{lcg_jump, Pcg64, PCG_MULT};
 use std::arch::x86_64::{

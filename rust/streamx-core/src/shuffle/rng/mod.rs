@@ -8,7 +8,8 @@
 
 mod blocks;
 mod bounded;
-#[cfg(target_arch = "x86_64")]
+// Set by build.rs where the compiler builds the AVX-512 kernel (x86-64, Rust 1.89+).
+#[cfg(streamx_ifma)]
 mod ifma;
 mod seed;
 mod shuffle;
