@@ -4,7 +4,10 @@
 //! the scalar path only. The probe compiles the kernel's constructs instead of comparing version
 //! numbers, so it follows the target and the flags cargo passes.
 
+// Lints allowed: under clippy (and `-D warnings`) the probe is linted too, and a lint must not
+// turn the kernel off.
 const PROBE: &str = r#"
+#![allow(warnings)]
 use std::arch::x86_64::{__m512i, _mm512_madd52lo_epu64};
 
 #[target_feature(enable = "avx512f,avx512ifma,avx512bw")]

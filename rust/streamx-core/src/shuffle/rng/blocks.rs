@@ -101,6 +101,7 @@ fn wide_available() -> bool {
 
 #[cfg(not(streamx_ifma))]
 impl Pcg64 {
+    #[allow(clippy::unused_self)] // the kernel's signature, never called here
     fn count_wide(&mut self, _bound: u32, _mask: u32, _room: usize) -> usize {
         unreachable!("the vector kernel is only chosen where it is available")
     }
