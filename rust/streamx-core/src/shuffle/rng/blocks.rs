@@ -7,6 +7,9 @@ use super::{Pcg64, M32};
 const BLOCK: usize = 32;
 /// Below this mask a block too often holds a candidate the bound alone cannot decide.
 const MIN_BLOCK_MASK: u32 = (1 << 14) - 1;
+/// The same for the vector kernel's blocks, which cost far less to draw: below it, a range
+/// holds too few steps for a block anyway.
+const MIN_WIDE_MASK: u32 = (1 << 8) - 1;
 
 impl Pcg64 {
     /// Consumes exactly the draws `shuffle` makes on a slice of `len` elements, without the
@@ -29,7 +32,21 @@ impl Pcg64 {
     /// step `k0`, the `m`-th candidate's step lies in `k0 ..= k0 + m`, so `x <= top - k0 - m`
     /// accepts it and `x > top - k0` rejects it whatever came before; when every candidate is
     /// decided so, no step waits on the previous one's outcome.
-    pub(super) fn scan_blocks(&mut self, top: u32, count: usize, mut out: Option<&mut [u32]>) {
+    pub(super) fn scan_blocks(&mut self, top: u32, count: usize, out: Option<&mut [u32]>) {
+        self.scan_blocks_with(top, count, out, wide_available());
+    }
+
+    /// [`Pcg64::scan_blocks`], counting with the vector kernel when `wide` (and not keeping
+    /// values): its blocks pay off down to far smaller masks than the scalar ones.
+    fn scan_blocks_with(
+        &mut self,
+        top: u32,
+        count: usize,
+        mut out: Option<&mut [u32]>,
+        wide: bool,
+    ) {
+        let wide = wide && out.is_none();
+        let min_mask = if wide { MIN_WIDE_MASK } else { MIN_BLOCK_MASK };
         let mut draws = [0_u64; BLOCK / 2];
         let mut k = 0;
         while k < count {
@@ -46,6 +63,10 @@ impl Pcg64 {
             }
             // A block must keep one mask (its bound stays above half of it) and be long.
             let to_next_mask = (bound - (mask >> 1)) as usize;
+            if wide && mask >= min_mask && to_next_mask >= BLOCK && count - k >= BLOCK {
+                k += self.count_wide(bound, mask, count - k);
+                continue;
+            }
             if mask >= MIN_BLOCK_MASK && to_next_mask >= BLOCK && count - k >= BLOCK {
                 self.fill_u64(&mut draws);
                 let halves =
@@ -56,7 +77,7 @@ impl Pcg64 {
                 };
                 continue;
             }
-            let steps = if mask >= MIN_BLOCK_MASK {
+            let steps = if mask >= min_mask {
                 to_next_mask.min(count - k)
             } else {
                 count - k
@@ -67,6 +88,22 @@ impl Pcg64 {
             }
             k += steps;
         }
+    }
+}
+
+/// Whether [`Pcg64::count_wide`] runs on this CPU.
+fn wide_available() -> bool {
+    #[cfg(streamx_ifma)]
+    return super::ifma::available();
+    #[cfg(not(streamx_ifma))]
+    return false;
+}
+
+#[cfg(not(streamx_ifma))]
+impl Pcg64 {
+    #[allow(clippy::unused_self)] // the kernel's signature, never called here
+    fn count_wide(&mut self, _bound: u32, _mask: u32, _room: usize) -> usize {
+        unreachable!("the vector kernel is only chosen where it is available")
     }
 }
 
@@ -131,6 +168,95 @@ mod tests {
             b.skip_shuffle(len as usize);
             assert_eq!(a.next_u32(), b.next_u32(), "len {len}");
             assert_eq!(a.next_u64(), b.next_u64(), "len {len}");
+        }
+    }
+
+    /// Draws `interval(top - k)` for `k` in `0..count`, one plain rejection loop each.
+    fn plain_count(g: &mut Pcg64, top: u32, count: usize) {
+        for k in 0..count {
+            g.interval(u64::from(top) - k as u64);
+        }
+    }
+
+    /// Both block paths against the plain loop: each ends at the same draw, buffered half
+    /// included. Where the CPU lacks AVX-512 IFMA, `wide` falls back to the scalar blocks.
+    fn assert_counts_match(seed: u128, top: u32, count: usize, buffered: bool) {
+        let mut plain = Pcg64::new(seed);
+        if buffered {
+            plain.next_u32();
+        }
+        let (mut scalar, mut wide) = (plain.clone(), plain.clone());
+        plain_count(&mut plain, top, count);
+        scalar.scan_blocks_with(top, count, None, false);
+        wide.scan_blocks_with(top, count, None, wide_available());
+        for g in [&mut scalar, &mut wide] {
+            let at = format!("seed {seed} top {top} count {count} buffered {buffered}");
+            assert_eq!(g.words(), plain.words(), "{at}");
+        }
+    }
+
+    #[test]
+    fn counts_match_the_plain_loop_at_edge_bounds() {
+        // Ranges starting at, just above and just below a power of two, where the mask changes.
+        let mut seed = 0;
+        for bits in [1, 2, 5, 7, 8, 9, 13, 14, 15, 17, 19] {
+            for top in [
+                (1_u32 << bits) - 1,
+                1 << bits,
+                (1 << bits) + 1,
+                (1 << bits) + 40,
+            ] {
+                for buffered in [false, true] {
+                    seed += 1;
+                    assert_counts_match(seed, top, top as usize, buffered);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn counts_match_the_plain_loop_at_many_seeds_and_sizes() {
+        let mut x = 0x9e37_79b9_u64;
+        for seed in 0..60 {
+            // A cheap spread of sizes up to 2^18, and counts that stop short of the range.
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let top = (x >> 46) as u32 + 1;
+            let count = if seed % 3 == 0 {
+                top as usize
+            } else {
+                (x % u64::from(top)) as usize
+            };
+            assert_counts_match(seed, top, count, seed % 2 == 1);
+        }
+        // The top of the 32-bit range, where `top - k` stays near u32::MAX.
+        assert_counts_match(61, u32::MAX, 5_000, false);
+        assert_counts_match(62, u32::MAX - 7, 70_000, true);
+    }
+
+    #[test]
+    fn the_kernel_alone_draws_whole_lanes_and_matches_the_plain_loop() {
+        // Skipped in effect where the CPU lacks the kernel: the tests above then cover the
+        // scalar blocks only.
+        if !wide_available() {
+            return;
+        }
+        for (seed, top, room) in [(5, 100_000, 10_000), (6, 1023, 511), (7, 300, 44)] {
+            let mut g = Pcg64::new(seed);
+            let start = g.clone();
+            let taken = g.count_wide(top, mask_of(top), room);
+            // It drew whole rows of 16 lanes, however many candidates were accepted.
+            let rows = (1..=1000).find(|&n| {
+                let mut probe = start.clone();
+                probe.advance(16 * n);
+                probe.words() == g.words()
+            });
+            assert!(rows.is_some() && taken > 0 && taken <= room, "seed {seed}");
+            g.scan_blocks_with(top - taken as u32, room - taken, None, false);
+            let mut plain = start;
+            plain_count(&mut plain, top, room);
+            assert_eq!(g.words(), plain.words(), "seed {seed}");
         }
     }
 }

@@ -8,6 +8,9 @@
 
 mod blocks;
 mod bounded;
+// Set by build.rs where the compiler builds the AVX-512 kernel (x86-64, Rust 1.89+).
+#[cfg(streamx_ifma)]
+mod ifma;
 mod seed;
 mod shuffle;
 mod swaps;
