@@ -180,8 +180,10 @@ class StreamingDataset(
         self.length = math.ceil(self.epoch_size / self._parallel_rank_world.num_ranks)
         self._reader = make_reader(self.shards, zero_copy=zero_copy)
         self._chunk = chunk_size(self._layout)
-        if not any(stream.remote for stream in self.streams):  # remote: get_item fetches
-            self._enable_fast_get(StreamingDataset, self._reader.fast_get)
+        # A remote too: the fast get answers None while the shard is not local, and the
+        # general path (get_item) then fetches it; a local sample it reads as get_item's
+        # first step does.
+        self._enable_fast_get(StreamingDataset, self._reader.fast_get)
         self._state = EpochState.create(self._layout.local_dirs)
         self._open_shard_cache(zero_copy)
 

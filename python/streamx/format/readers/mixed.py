@@ -59,7 +59,7 @@ class MixedSampleReader:
             self._starts.append(self._starts[-1] + shard.samples)
         self.num_samples = self._starts[-1]
         self._open: dict[int, Any] = {}
-        self.fast_get: Callable[[int], dict[str, Any] | None] | None = None
+        self.fast_get: Callable[[int], dict[str, Any] | None] | None = self._fast_get
         # Set when the shards' format reads a batch column by column: every shard a Parquet
         # row group of one set of columns, a LitData chunk of one config of dict samples, or
         # a WebDataset tar.
@@ -120,6 +120,22 @@ class MixedSampleReader:
             return self.get(index)
         except FileNotFoundError:  # the per-format readers open files in Python: said once
             return None
+
+    def _fast_get(self, index: int) -> dict[str, Any] | None:
+        """:meth:`get_if_local` in one call for ``0 <= index < num_samples``; ``None`` for
+        any other index, whose error the dataset's general path words (``ds[-1]`` too)."""
+        if not 0 <= index < self.num_samples:
+            return None
+        starts = self._starts
+        shard = bisect.bisect_right(starts, index) - 1
+        try:
+            reader = self._open.get(shard)
+            if reader is None:
+                reader = self._reader(shard)
+            sample: dict[str, Any] = reader.get(index - starts[shard])
+        except FileNotFoundError:
+            return None
+        return sample
 
     def get_many(self, indices: list[int], fallback: Any) -> list[Any]:
         """Decodes many samples; ``fallback(i)`` serves samples whose shard is not local.

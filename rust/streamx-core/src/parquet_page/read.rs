@@ -30,8 +30,11 @@ pub fn read_spans(
                 "column chunks of more than 1 GiB".into(),
             )
         })?;
-    buf.clear();
-    buf.try_reserve(total).map_err(|_| {
+    // What the last read left is overwritten, not zeroed first (a memset of the whole
+    // row group per read): only bytes past it are new. A short read's stale tail is never
+    // decoded (the caller raises).
+    buf.truncate(total);
+    buf.try_reserve(total - buf.len()).map_err(|_| {
         failed(
             ErrorKind::OutOfMemory,
             format!("{total} bytes do not fit in memory"),

@@ -456,5 +456,11 @@ fn spans_of_a_file_are_read_one_after_the_other_and_a_short_one_is_named() {
     assert_eq!(buf, b"78901");
     let short = super::read_spans(fd, &[(0, 2), (8, 5), (11, 1)], &mut buf).unwrap();
     assert_eq!(short, Some((8, 5, 2)));
+    // Grown past what the last read left: every byte is the file's, none stale.
+    assert_eq!(
+        super::read_spans(fd, &[(0, 10), (3, 2)], &mut buf).unwrap(),
+        None
+    );
+    assert_eq!(buf, b"012345678934");
     assert!(super::read_spans(-1, &[(0, 1)], &mut buf).is_err());
 }
