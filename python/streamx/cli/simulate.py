@@ -16,7 +16,7 @@ import typer
 from streamx.cli.errors import missing_extra
 from streamx.order.settings import PartitionAlgo, ShuffleAlgo
 from streamx.sim.build import expand_compare, parse_compare, streams_from
-from streamx.sim.calibrate import read_calibration, step_time_per_sample
+from streamx.sim.calibrate import loader_time_per_sample, read_calibration
 from streamx.sim.config import SimConfig
 from streamx.sim.display import UNITS, summary_line
 from streamx.sim.link_fields import LINK_FIELDS, parse_link
@@ -208,11 +208,12 @@ def _configs(a: dict[str, Any]) -> list[SimConfig]:
     rate = _need(rate, "--bandwidth", "Bandwidth per node (bytes/s, e.g. 100MiB)", str)
     bandwidth = float(parse_size("--bandwidth", rate))
     workers = a["workers"] if a["workers"] is not None else (run.workers if run else 8)
-    if calib:
-        tps = step_time_per_sample(calib, tps, workers)
     shard_rate = calib["shard_bandwidth"] if calib else None
     if calib:
+        # The loader's cost stays apart from the model's time, so runs with other workers
+        # (--tune's candidates, --compare workers=...) each get their own floor.
         kw_calib: dict[str, Any] = {
+            "loader_time_per_sample": loader_time_per_sample(calib),
             "startup_time": calib["startup_time"],
             "connections": calib["connections"],
             "connection_bandwidth": calib["connection_bandwidth"],

@@ -6,7 +6,13 @@ from typing import TypedDict
 
 from streamx.sim.calibration_file import load_calibration
 
-__all__ = ["Calibration", "read_calibration", "step_time_per_sample"]
+__all__ = [
+    "Calibration",
+    "loader_step_time",
+    "loader_time_per_sample",
+    "read_calibration",
+    "step_time_per_sample",
+]
 
 
 class Calibration(TypedDict):
@@ -73,24 +79,44 @@ def read_calibration(path: str) -> Calibration:
     }
 
 
-def step_time_per_sample(cal: Calibration, model: float, workers: int) -> float:
-    """A device's seconds per sample: the model's ``model`` seconds and the loader's own
-    cost per sample, with ``workers`` DataLoader workers.
+def loader_time_per_sample(cal: Calibration) -> float:
+    """Seconds one DataLoader process takes per sample: ``min_time_per_sample`` is what the
+    calibrated DataLoader's ``cal["workers"]`` processes delivered together.
 
-    ``min_time_per_sample`` is what the calibrated DataLoader's ``cal["workers"]`` processes
-    delivered together, so one process takes ``workers`` times that per sample. With
-    workers the loader runs beside the model, a floor under the step that more workers
+    Examples:
+        >>> loader_time_per_sample({"min_time_per_sample": 0.01, "workers": 2})
+        0.02
+    """
+    return cal["min_time_per_sample"] * max(cal["workers"], 1)
+
+
+def loader_step_time(model: float, loader: float, workers: int) -> float:
+    """A device's seconds per sample from the model's ``model`` seconds and one loader
+    process's ``loader`` seconds, with ``workers`` DataLoader workers.
+
+    With workers the loader runs beside the model, a floor under the step that more workers
     lower; without (0), the training process loads each sample itself before its model
     step, so the two add up.
+
+    Examples:
+        >>> loader_step_time(0.001, 0.02, 0), loader_step_time(0.001, 0.02, 4)
+        (0.021, 0.005)
+        >>> loader_step_time(0.03, 0.02, 4)
+        0.03
+    """
+    if workers == 0:
+        return model + loader
+    return max(model, loader / workers)
+
+
+def step_time_per_sample(cal: Calibration, model: float, workers: int) -> float:
+    """A device's seconds per sample: the model's ``model`` seconds and the calibrated
+    loader's own cost per sample (:func:`loader_time_per_sample`), with ``workers``
+    DataLoader workers (:func:`loader_step_time`).
 
     Examples:
         >>> cal = {"min_time_per_sample": 0.01, "workers": 2}
         >>> step_time_per_sample(cal, 0.001, 0), step_time_per_sample(cal, 0.001, 4)
         (0.021, 0.005)
-        >>> step_time_per_sample(cal, 0.03, 4)
-        0.03
     """
-    per_process = cal["min_time_per_sample"] * max(cal["workers"], 1)
-    if workers == 0:
-        return model + per_process
-    return max(model, per_process / workers)
+    return loader_step_time(model, loader_time_per_sample(cal), workers)

@@ -15,6 +15,7 @@ from streamx.order.settings import (
     SamplingMethod,
     ShuffleAlgo,
 )
+from streamx.sim.calibrate import loader_step_time
 from streamx.sim.requests import DEFAULT_CONNECTIONS, DEFAULT_PART_SIZE, S3_GET_PER_1000
 from streamx.sim.shard_table import ShardTable
 from streamx.sim.units import MAX_BYTES, MAX_COUNT, check_finite
@@ -81,7 +82,13 @@ class SimConfig:
         devices: Devices (ranks) per node.
         workers: DataLoader workers per device.
         batch_size: Per-device batch size.
-        time_per_sample: Seconds a device spends on one sample.
+        time_per_sample: Seconds a device spends on one sample (the model's, when
+            ``loader_time_per_sample`` is given).
+        loader_time_per_sample: Seconds one DataLoader worker takes to deliver a sample
+            from a warm cache (``--calibrate``: what ``streamx bench``'s DataLoader
+            delivered, per worker); the ``workers`` share it, so a step takes at least
+            ``loader_time_per_sample / workers`` per sample. ``None``: the loader is free,
+            as in mosaic's simulator.
         bandwidth: Download bytes per second of each node.
         shard_bandwidth: Bytes per second one process gets fetching one shard alone, as
             streamx's loader does while the shard it reads next is missing (``streamx
@@ -140,6 +147,7 @@ class SimConfig:
     workers: int = 8
     batch_size: int = 32
     time_per_sample: float = 0.01
+    loader_time_per_sample: float | None = None
     bandwidth: float = 100e6
     shard_bandwidth: float | None = None
     startup_time: float = 0.0
@@ -186,6 +194,8 @@ class SimConfig:
         if self.cache_limit is not None:
             _check_int("cache_limit", self.cache_limit, 0, MAX_BYTES)
         _check_float("time_per_sample", self.time_per_sample, positive=False)
+        if self.loader_time_per_sample is not None:
+            _check_float("loader_time_per_sample", self.loader_time_per_sample, positive=False)
         _check_float("startup_time", self.startup_time, positive=False)
         _check_float("bandwidth", self.bandwidth, positive=True)
         if self.shard_bandwidth is not None:
@@ -233,9 +243,25 @@ class SimConfig:
         return window
 
     @property
+    def step_time_per_sample(self) -> float:
+        """A device's seconds per sample with its ``workers``: the model's, or the loader's
+        share per worker when that is slower.
+
+        Examples:
+            >>> from streamx.sim import synth_shards
+            >>> run = SimConfig((SimStream(synth_shards(100, 10, 1000)),), workers=2,
+            ...                 time_per_sample=0.001, loader_time_per_sample=0.02)
+            >>> run.step_time_per_sample, run.with_(workers=4).step_time_per_sample
+            (0.01, 0.005)
+        """
+        if self.loader_time_per_sample is None:
+            return self.time_per_sample
+        return loader_step_time(self.time_per_sample, self.loader_time_per_sample, self.workers)
+
+    @property
     def step_compute_time(self) -> float:
         """Seconds of one step when no download holds it up (devices run in parallel)."""
-        return self.batch_size * self.time_per_sample
+        return self.batch_size * self.step_time_per_sample
 
     def with_(self, **changes: object) -> SimConfig:
         """A copy with some fields changed (for side-by-side comparisons)."""

@@ -3,7 +3,8 @@
 The knobs are the DataLoader's ``workers``, the dataset's ``predownload`` and
 ``cache_limit``, and the downloader's ``connections`` (``STREAMX_DOWNLOAD_CONNECTIONS``)
 and ``part_size`` (``STREAMX_DOWNLOAD_PART_SIZE``). Everything else (the cluster, the
-link, the data) stays as given.
+link, the data) stays as given; a calibrated loader's cost per sample
+(``SimConfig.loader_time_per_sample``) is shared by each candidate's own workers.
 
 The search is greedy, one knob at a time over a few values each (two passes):
 
