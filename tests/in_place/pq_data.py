@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import os
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -48,3 +50,21 @@ def write_mds_like(out: str, sizes: list[int]) -> None:
                 writer.write({"id": i})
         start += size
     merge_index(out, keep_local=True)
+
+
+def text_rows_parquet(rows: int, seed: int, **options: Any) -> bytes:
+    """One row group of ``rows`` rows (``id``; ``text`` of 200-499 characters that do not
+    compress; ``label``, a null every 7th) in pages of about 16 KiB, as Parquet bytes;
+    ``options`` go to ``pyarrow.parquet.write_table``."""
+    rng = np.random.default_rng(seed)
+    text = [rng.bytes(250).hex()[: 200 + i % 300] for i in range(rows)]
+    table = pa.table(
+        {
+            "id": pa.array(range(rows), pa.int64()),
+            "text": text,
+            "label": [None if i % 7 == 0 else f"class-{i % 13}" for i in range(rows)],
+        }
+    )
+    buf = io.BytesIO()
+    pq.write_table(table, buf, row_group_size=rows, data_page_size=16 << 10, **options)
+    return buf.getvalue()

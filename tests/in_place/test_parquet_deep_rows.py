@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from nginx_server import LogEntry, Nginx, find_nginx  # tests/storage, on the path by conftest
+from pq_data import text_rows_parquet
 
 from streamx import ParquetStream, StreamingDataset, _core
 from streamx.exceptions import CorruptShardError
@@ -27,25 +27,8 @@ ROWS = 20000  # one row group of about 7 MB
 
 
 def _parquet(page_index: bool) -> bytes:
-    rng = np.random.default_rng(5)
-    text = [rng.bytes(250).hex()[: 200 + i % 300] for i in range(ROWS)]
-    table = pa.table(
-        {
-            "id": pa.array(range(ROWS), pa.int64()),
-            "text": text,
-            "label": [None if i % 7 == 0 else f"class-{i % 13}" for i in range(ROWS)],
-        }
-    )
-    buf = io.BytesIO()
-    pq.write_table(
-        table,
-        buf,
-        row_group_size=ROWS,
-        data_page_size=16 << 10,
-        write_batch_size=64,  # pages of about data_page_size (else of 1024 rows)
-        write_page_index=page_index,
-    )
-    return buf.getvalue()
+    # pages of about data_page_size (else of 1024 rows)
+    return text_rows_parquet(ROWS, 5, write_batch_size=64, write_page_index=page_index)
 
 
 def _chunk(col: Any) -> tuple[int, int]:

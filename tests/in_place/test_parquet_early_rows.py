@@ -12,10 +12,9 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from pq_data import text_rows_parquet
 from scripted_http import Request, ScriptedServer, serve_bytes  # tests/storage, on the path
 
 from streamx import ParquetStream, StreamingDataLoader, StreamingDataset, _core
@@ -27,18 +26,7 @@ ROWS = 16000  # one row group: about 5.6 MB of text
 
 
 def _parquet(rows: int = ROWS, **options: Any) -> bytes:
-    rng = np.random.default_rng(3)
-    text = [rng.bytes(250).hex()[: 200 + i % 300] for i in range(rows)]
-    table = pa.table(
-        {
-            "id": pa.array(range(rows), pa.int64()),
-            "text": text,
-            "label": [None if i % 7 == 0 else f"class-{i % 13}" for i in range(rows)],
-        }
-    )
-    buf = io.BytesIO()
-    pq.write_table(table, buf, row_group_size=rows, data_page_size=16 << 10, **options)
-    return buf.getvalue()
+    return text_rows_parquet(rows, 3, **options)
 
 
 def _chunk_start(col: Any) -> int:
