@@ -3,6 +3,8 @@
 // pyo3 hands #[pyfunction]s owned extracted arguments; borrowing them buys nothing.
 #![allow(clippy::needless_pass_by_value)]
 // Signatures are dictated by pyo3's Bound<'py, _> lifetimes and numpy's array types.
+// `elidable_lifetime_names` is clippy 1.87's: older clippys (the MSRV is 1.85) do not know it.
+#![allow(unknown_lints)]
 #![allow(
     clippy::needless_lifetimes,
     clippy::elidable_lifetime_names,

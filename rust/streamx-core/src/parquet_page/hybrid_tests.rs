@@ -8,7 +8,7 @@ use super::tests::varint;
 fn hybrid_runs_and_bit_packed_groups_decode() {
     // A run of four 7s, then one bit-packed group of 8 three-bit values 0..8.
     let mut bytes = vec![4 << 1, 7];
-    bytes.push(1 << 1 | 1);
+    bytes.push((1 << 1) | 1);
     let mut word = 0u32;
     for v in 0..8u32 {
         word |= v << (3 * v);
@@ -32,7 +32,7 @@ fn bit_packed_indices_appended_whole_equal_those_decoded_one_by_one() {
         for count in [1usize, 7, 8, 9, 63, 64, 100] {
             let groups = count.div_ceil(8);
             let mut bytes = Vec::new();
-            varint(&mut bytes, (groups as u64) << 1 | 1);
+            varint(&mut bytes, ((groups as u64) << 1) | 1);
             for _ in 0..groups * width as usize {
                 seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
                 bytes.push((seed >> 56) as u8);

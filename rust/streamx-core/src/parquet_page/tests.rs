@@ -90,7 +90,7 @@ fn plain_strings(values: &[&str]) -> Vec<u8> {
 fn levels(present: &[bool]) -> Vec<u8> {
     let groups = present.len().div_ceil(8);
     let mut runs = Vec::new();
-    varint(&mut runs, (groups as u64) << 1 | 1);
+    varint(&mut runs, ((groups as u64) << 1) | 1);
     for chunk in present.chunks(8) {
         let mut b = 0u8;
         for (k, p) in chunk.iter().enumerate() {
@@ -291,7 +291,7 @@ fn a_header_with_unknown_fields_skips_them() {
 #[test]
 fn a_v2_page_stores_its_levels_apart_and_may_leave_values_uncompressed() {
     // Three rows, the middle one null: levels 1, 0, 1 as one bit-packed group (no length).
-    let levels = [1u8 << 1 | 1, 0b101];
+    let levels = [(1u8 << 1) | 1, 0b101];
     let values: Vec<u8> = [4i32, 9].iter().flat_map(|v| v.to_le_bytes()).collect();
     let mut chunk = Vec::new();
     write_struct(
@@ -429,7 +429,7 @@ fn an_index_past_the_dictionary_in_a_page_without_nulls_is_corrupt() {
     );
     // Bit-packed indices too: one group of eight 3-bit values, the last one 7.
     let mut raw = all_levels(8);
-    raw.extend([3, 1 << 1 | 1]);
+    raw.extend([3, (1 << 1) | 1]);
     let word: u32 = 7 << (3 * 7); // values 0 but the last, 7
     raw.extend_from_slice(&word.to_le_bytes()[..3]);
     let mut chunk = page(2, 2, 0, &plain_strings(&["a", "b"]), Codec::Uncompressed);

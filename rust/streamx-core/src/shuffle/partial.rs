@@ -128,7 +128,9 @@ mod tests {
                     // the masks so partial nodes are covered too.
                     let stride = 1 + mask as usize % 3;
                     let positions: Vec<i64> = (0..total)
-                        .filter(|&p| mask >> PartialShuffle::part_of(algo, total, ncn, p) & 1 == 1)
+                        .filter(|&p| {
+                            (mask >> PartialShuffle::part_of(algo, total, ncn, p)) & 1 == 1
+                        })
                         .step_by(stride)
                         .collect();
                     let mut warnings = Vec::new();
