@@ -27,6 +27,7 @@ import numpy as np
 from streamx.format.batch_parts import scatter, shard_parts
 from streamx.format.index import ShardInfo
 from streamx.format.parquet.arrow_columns import Piece, column, one_group, run_of
+from streamx.format.parquet.built_batches import BATCHES, Built, BuiltBatches, split
 from streamx.format.parquet.decode_ahead import DecodeAhead
 from streamx.format.parquet.decoded_row_group import CACHE, decoded, decoded_key, done_reading
 from streamx.format.parquet.row_group import footer
@@ -58,6 +59,7 @@ class ParquetRows:
         self._ahead = DecodeAhead()
         self._marks = RunMarks()  # rows read by consecutive batches in order, not marked yet
         self._last = -1  # the row group the last batch of one row group read
+        self._built = BuiltBatches()  # batches of a run cut ahead (see .built_batches)
         # Per row group, the ids of this process's pass not read yet (see expect); None
         # outside a pass that declared its ids.
         self._wanted: np.ndarray[Any, Any] | None = None
@@ -111,6 +113,7 @@ class ParquetRows:
         two workers), so a decoded row group is never read through there: each worker would
         keep row groups up to the cache's bound. Counting the ids of its own pass, a worker
         drops a row group as soon as it has read its last id of it."""
+        self._built.clear()
         if ids is None:
             self._wanted = None
             return
@@ -126,11 +129,14 @@ class ParquetRows:
             IndexError: If an id lies outside the dataset.
             CorruptShardError: If a row group does not decode, as on the per-sample path.
         """
+        built = self._built.take(ids)
+        if built is not None:
+            return self._hand_out(*built, len(ids))
         if not ids:
             return {name: [] for name in self._names}
         run = self._run(ids)
         if run is not None:
-            return self._run_columns(*run, len(ids))
+            return self._run_columns(*run, len(ids), ids[0])
         self._marks.flush()
         parts = shard_parts(self._ends, ids)
         for_rows = self.for_rows
@@ -167,9 +173,11 @@ class ParquetRows:
             return None
         return shard, first - (self._ends[shard - 1] if shard else 0)
 
-    def _run_columns(self, shard: int, first: int, count: int) -> RowColumns | None:
-        """The batch of ``count`` rows from row ``first`` of row group ``shard``:
-        :meth:`get_columns` for a run, with its rows marked read once per run."""
+    def _run_columns(self, shard: int, first: int, count: int, first_id: int) -> RowColumns | None:
+        """The batch of ``count`` rows from row ``first`` of row group ``shard`` (dataset id
+        ``first_id``): :meth:`get_columns` for a run, with its rows marked read once per
+        run. A batch that continues the run of the batch before also cuts the batches after
+        it in the row group, up to :data:`~.built_batches.BATCHES` in all."""
         if shard != self._last:  # the last batch's row group was waited for then
             self._ahead.wait(shard)
         key = self._keys[shard]
@@ -177,14 +185,29 @@ class ParquetRows:
             group = decoded(self._shards[shard], key)
         except FileNotFoundError:
             return None
-        out = run_of(group, first, count)
+        rows = self._shards[shard].samples
+        batches = min(BATCHES, (rows - first) // count) if first_id == self._built.next_id else 1
+        out = run_of(group, first, count * batches)
         if group.grown:  # its columns were made on this batch: counted at once
             group.grown = False
             CACHE.measure(key)
-        self._marks.add(key, group, first, first + count, self._shards[shard].samples)
+        if batches > 1:
+            out, *rest = split(out, count, batches)
+            self._built.keep(
+                first_id + count, count, rest, (shard, group, key, rows, first + count)
+            )
+        self._built.next_id = first_id + count * batches
+        self._marks.add(key, group, first, first + count, rows)
         self._read_own(shard, count)
         if shard != self._last:
             self._decode_next(shard, True)
+        return out
+
+    def _hand_out(self, out: RowColumns, at: Built, count: int) -> RowColumns:
+        """A batch :meth:`_run_columns` cut ahead, its rows marked read now."""
+        shard, group, key, rows, first = at
+        self._marks.add(key, group, first, first + count, rows)
+        self._read_own(shard, count)
         return out
 
     def _read_own(self, shard: int, count: int) -> None:
