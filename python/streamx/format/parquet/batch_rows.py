@@ -26,7 +26,7 @@ import numpy as np
 
 from streamx.format.batch_parts import scatter, shard_parts
 from streamx.format.index import ShardInfo
-from streamx.format.parquet.arrow_columns import Piece, column, one_group, run_of
+from streamx.format.parquet.arrow_columns import Piece, column, one_group, run_of, with_ways
 from streamx.format.parquet.built_batches import BATCHES, Built, BuiltBatches, split
 from streamx.format.parquet.decode_ahead import DecodeAhead
 from streamx.format.parquet.decoded_row_group import CACHE, decoded, decoded_key, done_reading
@@ -232,7 +232,10 @@ class ParquetRows:
             return  # the pass reads none of it here (another worker reads it all)
         nxt, key, for_rows = self._shards[following], self._keys[following], self.for_rows
         path = None if nxt.extra.get("in_place") else nxt.local_path(nxt.raw_data)
-        self._ahead.start(following, path, lambda: decoded(nxt, key, for_rows=for_rows))
+        if for_rows:
+            self._ahead.start(following, path, lambda: decoded(nxt, key, for_rows=True))
+        else:  # the columns' ways too: numpy views or copies of the Arrow columns
+            self._ahead.start(following, path, lambda: with_ways(decoded(nxt, key)))
 
 
 def _has_blobs(shard: ShardInfo) -> bool:
