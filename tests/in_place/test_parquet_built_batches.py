@@ -22,6 +22,7 @@ from batch_compare import assert_same_batches
 from streamx import ParquetStream, StreamingDataLoader, StreamingDataset
 from streamx.exceptions import CorruptShardError
 from streamx.format.parquet.batch_rows import ParquetRows
+from streamx.format.parquet.built_batches import ahead
 from streamx.format.parquet.decoded_row_group import CACHE, decoded_key
 from streamx.format.readers.mixed import MixedSampleReader
 
@@ -112,9 +113,7 @@ def test_a_row_filter_and_a_projection(source: str, tmp_path: Path) -> None:
     got, expected = _both(source, tmp_path, 2, columns=columns, filters=kept)
     assert_same_batches(got, expected)
     assert list(got[0]) == columns
-    assert [i for b in got for i in b["id"].tolist()] == [
-        i for i in range(5, 245) if i % 3 != 0
-    ]
+    assert [i for b in got for i in b["id"].tolist()] == [i for i in range(5, 245) if i % 3 != 0]
 
 
 def _truth(remote: str) -> dict[str, list[Any]]:
@@ -156,12 +155,14 @@ def test_a_pass_stopped_inside_a_row_group_keeps_it(source: str, tmp_path: Path)
     CACHE.clear()
     batches = iter(StreamingDataLoader(ds, batch_size=BATCH))
     assert [next(batches)["id"].tolist()[0] for _ in range(3)] == [0, 8, 16]
-    assert rows._built._ids and key in CACHE.keys()
+    held = CACHE.keys()
+    assert rows._built._ids and key in held
     assert not pickle.loads(pickle.dumps(rows))._built._ids
     del batches
     again = [i for b in StreamingDataLoader(ds, batch_size=BATCH) for i in b["id"].tolist()]
     assert again == list(range(245))
-    assert key not in CACHE.keys()  # read to its last row this time
+    held = CACHE.keys()
+    assert key not in held  # read to its last row this time
 
 
 def test_a_corrupt_row_group_on_the_way_names_the_file_and_row_group(tmp_path: Path) -> None:
@@ -184,3 +185,13 @@ def test_a_corrupt_row_group_on_the_way_names_the_file_and_row_group(tmp_path: P
         for batch in StreamingDataLoader(ds, batch_size=BATCH):
             got.extend(batch["id"].tolist())
     assert got == list(range(len(got))) and len(got) <= 2 * GROUP
+
+
+@pytest.mark.parametrize(
+    ("count", "left", "cut"),
+    [(32, 10_000, 16), (32, 100, 3), (8, 12, 1), (100, 10_000, 5), (300, 10_000, 1)],
+)
+def test_how_many_batches_are_cut_at_once(count: int, left: int, cut: int) -> None:
+    """At most 16 batches and 512 rows, whole batches of the row group only, at least the
+    batch asked for."""
+    assert ahead(count, left) == cut

@@ -27,7 +27,7 @@ import numpy as np
 from streamx.format.batch_parts import scatter, shard_parts
 from streamx.format.index import ShardInfo
 from streamx.format.parquet.arrow_columns import Piece, column, one_group, run_of, with_ways
-from streamx.format.parquet.built_batches import BATCHES, Built, BuiltBatches, split
+from streamx.format.parquet.built_batches import Built, BuiltBatches, ahead, split
 from streamx.format.parquet.decode_ahead import DecodeAhead
 from streamx.format.parquet.decoded_row_group import CACHE, decoded, decoded_key, done_reading
 from streamx.format.parquet.row_group import footer
@@ -177,7 +177,7 @@ class ParquetRows:
         """The batch of ``count`` rows from row ``first`` of row group ``shard`` (dataset id
         ``first_id``): :meth:`get_columns` for a run, with its rows marked read once per
         run. A batch that continues the run of the batch before also cuts the batches after
-        it in the row group, up to :data:`~.built_batches.BATCHES` in all."""
+        it in the row group (:func:`~.built_batches.ahead`)."""
         if shard != self._last:  # the last batch's row group was waited for then
             self._ahead.wait(shard)
         key = self._keys[shard]
@@ -186,7 +186,7 @@ class ParquetRows:
         except FileNotFoundError:
             return None
         rows = self._shards[shard].samples
-        batches = min(BATCHES, (rows - first) // count) if first_id == self._built.next_id else 1
+        batches = ahead(count, rows - first) if first_id == self._built.next_id else 1
         out = run_of(group, first, count * batches)
         if group.grown:  # its columns were made on this batch: counted at once
             group.grown = False

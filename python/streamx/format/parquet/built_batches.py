@@ -4,11 +4,12 @@ A pass in order (no shuffle) reads a row group's rows as consecutive batches. Cu
 time, each batch pays for the run checks, the decoded cache's lookup and a slice per column
 (a few µs each), on the loader's own thread, which bounds the batched loader. Once a batch
 continues the run of the batch before it, the next :data:`BATCHES` batches of that row group
-are cut in one call (one copy per number column, one ``to_pylist`` per string column) and
-split: each batch's arrays are views of that copy (writable, their own rows only), its
-strings a slice of the list. They are handed out while the pass asks for exactly their ids,
-in order; any other request drops them. Their rows are marked read as each is handed out,
-as a batch cut on its own would be, so a pass stopped in the middle keeps its row group.
+(:data:`ROWS` rows at most) are cut in one call (one copy per number column, one
+``to_pylist`` per string column) and split: each batch's arrays are views of that copy
+(writable, their own rows only), its strings a slice of the list. They are handed out
+while the pass asks for exactly their ids, in order; any other request drops them. Their
+rows are marked read as each is handed out, as a batch cut on its own would be, so a pass
+stopped in the middle keeps its row group.
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ import numpy as np
 
 from streamx.format.parquet.decoded_row_group import DecodedRowGroup
 
-__all__ = ["BATCHES", "Built", "BuiltBatches", "split"]
+__all__ = ["BATCHES", "ROWS", "Built", "BuiltBatches", "ahead", "split"]
 
-# Batches cut in one call: 16 batches of 32 rows copy 4 KiB per number column.
+# Batches cut in one call, and rows at most (large batches gain little from it, and their
+# strings would be held ahead): 16 batches of 32 rows copy 4 KiB per number column.
 BATCHES = 16
+ROWS = 512
 
 # Where a built batch's rows come from: its row group's index, decoded table and cache key,
 # the row group's row count, and the batch's first row in it.
@@ -63,6 +66,12 @@ class BuiltBatches:
 
     def clear(self) -> None:
         self._ids, self._batches = [], []
+
+
+def ahead(count: int, left: int) -> int:
+    """How many batches of ``count`` rows to cut in one call, ``left`` rows left in the row
+    group from the first: at least the one asked for."""
+    return max(1, min(BATCHES, ROWS // count, left // count))
 
 
 def split(columns: dict[str, Any], count: int, batches: int) -> list[dict[str, Any]]:
