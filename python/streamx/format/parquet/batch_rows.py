@@ -27,7 +27,7 @@ import numpy as np
 from streamx.format.batch_parts import scatter, shard_parts
 from streamx.format.index import ShardInfo
 from streamx.format.parquet.arrow_columns import Piece, column, one_group, run_of, with_ways
-from streamx.format.parquet.built_batches import Built, BuiltBatches, ahead, split
+from streamx.format.parquet.built_batches import BuiltBatches, ahead, split
 from streamx.format.parquet.decode_ahead import DecodeAhead
 from streamx.format.parquet.decoded_row_group import CACHE, decoded, decoded_key, done_reading
 from streamx.format.parquet.row_group import footer
@@ -130,8 +130,12 @@ class ParquetRows:
             CorruptShardError: If a row group does not decode, as on the per-sample path.
         """
         built = self._built.take(ids)
-        if built is not None:
-            return self._hand_out(*built, len(ids))
+        if built is not None:  # cut ahead by _run_columns: its rows are marked read now
+            out, (shard, group, key, rows, first) = built
+            self._marks.add(key, group, first, first + len(ids), rows)
+            if self._wanted is not None:
+                self._read_own(shard, len(ids))
+            return out
         if not ids:
             return {name: [] for name in self._names}
         run = self._run(ids)
@@ -203,13 +207,6 @@ class ParquetRows:
         self._read_own(shard, count)
         if shard != self._last:
             self._decode_next(shard, True)
-        return out
-
-    def _hand_out(self, out: RowColumns, at: Built, count: int) -> RowColumns:
-        """A batch :meth:`_run_columns` cut ahead, its rows marked read now."""
-        shard, group, key, rows, first = at
-        self._marks.add(key, group, first, first + count, rows)
-        self._read_own(shard, count)
         return out
 
     def _read_own(self, shard: int, count: int) -> None:
