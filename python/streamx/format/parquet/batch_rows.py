@@ -131,11 +131,11 @@ class ParquetRows:
         """
         built = self._built.take(ids)
         if built is not None:  # cut ahead by _run_columns: its rows are marked read now
-            out, (shard, group, key, rows, first) = built
-            self._marks.add(key, group, first, first + len(ids), rows)
+            cut, (number, kept, key, size, at) = built
+            self._marks.add(key, kept, at, at + len(ids), size)
             if self._wanted is not None:
-                self._read_own(shard, len(ids))
-            return out
+                self._read_own(number, len(ids))
+            return cut
         if not ids:
             return {name: [] for name in self._names}
         run = self._run(ids)
