@@ -78,12 +78,11 @@ def _rows(ds: StreamingDataset) -> ParquetRows:
 
 def _both(remote: str, root: Path, workers: int, **stream: Any) -> tuple[list[Any], list[Any]]:
     """The batched path's pass and the per-sample path's, each over its own cache."""
-    ours = StreamingDataLoader(
-        _dataset(remote, root / "ours", **stream), batch_size=BATCH, num_workers=workers
-    )
+    ds = _dataset(remote, root / "ours", **stream)
+    ours = StreamingDataLoader(ds, batch_size=BATCH, num_workers=workers)
     # Lists are not read inline: then the batches are cut ahead in the DataLoader's worker
     # (none: this process), or not at all (two: each worker reads every other batch).
-    assert ours._inline() == ("fixed" not in ours.dataset._reader._shards[0].extra["columns"])
+    assert ours._inline() == ("fixed" not in _rows(ds)._names)
     theirs = StreamingDataLoader(
         _dataset(remote, root / "theirs", **stream), batch_size=BATCH, batched=False
     )
@@ -118,7 +117,8 @@ def test_a_row_filter_and_a_projection(source: str, tmp_path: Path) -> None:
 
 def _truth(remote: str) -> dict[str, list[Any]]:
     tables = [pq.read_table(Path(remote) / f"{name}.parquet") for name in ("a", "b")]
-    return pa.concat_tables(tables).to_pydict()
+    truth: dict[str, list[Any]] = pa.concat_tables(tables).to_pydict()
+    return truth
 
 
 def _check(columns: dict[str, Any] | None, ids: list[int], truth: dict[str, list[Any]]) -> None:
@@ -151,7 +151,8 @@ def test_a_pass_stopped_inside_a_row_group_keeps_it(source: str, tmp_path: Path)
     stopped after three batches of row group 0 keeps it decoded; the reader pickles without
     the batches cut ahead; the next pass reads every row."""
     ds = _dataset(source, tmp_path / "d")
-    rows, key = _rows(ds), decoded_key(ds._reader._shards[0])
+    rows = _rows(ds)
+    key = decoded_key(rows._shards[0])
     CACHE.clear()
     batches = iter(StreamingDataLoader(ds, batch_size=BATCH))
     assert [next(batches)["id"].tolist()[0] for _ in range(3)] == [0, 8, 16]
