@@ -38,7 +38,7 @@ class BuiltBatches:
     def __init__(self) -> None:
         self._ids: list[list[int]] = []
         self._batches: list[tuple[dict[str, Any], Built]] = []
-        self.next_id = -1  # the id after the last batch of a run handed out
+        self.next_id = -1  # the id after the last batch of a run cut (handed out or kept)
 
     def __reduce__(self) -> tuple[type[BuiltBatches], tuple[()]]:
         return (BuiltBatches, ())  # a fresh one where it is unpickled: no batches travel
