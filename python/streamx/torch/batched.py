@@ -132,12 +132,15 @@ def pack_columns(columns: Columns) -> Packed:
 def collate_columns(columns: Columns) -> dict[str, Any]:
     """A batch read column by column as ``default_collate`` makes it, in this process: an
     array as a tensor over it, a column of values packed as :func:`pack_batch` packs it."""
-    return {
-        name: torch.from_numpy(value)
-        if isinstance(value, np.ndarray)
-        else _unpack_column(_pack_column(value, name))
-        for name, value in columns.items()
-    }
+    # Called at every batch of the inline loader: a plain loop, the exact type tested first.
+    from_numpy = torch.from_numpy
+    out: dict[str, Any] = {}
+    for name, value in columns.items():
+        if type(value) is np.ndarray or isinstance(value, np.ndarray):
+            out[name] = from_numpy(value)
+        else:
+            out[name] = _unpack_column(_pack_column(value, name))
+    return out
 
 
 def _compact(columns: dict[str, Column]) -> Packed:

@@ -30,7 +30,7 @@ from streamx.format.parquet.arrow_numpy import numpy_values
 from streamx.format.parquet.decoded_row_group import DecodedRowGroup
 from streamx.format.parquet.python_values import numeric_lists
 
-__all__ = ["Piece", "column", "one_group", "run_of"]
+__all__ = ["Piece", "column", "one_group", "run_of", "with_ways"]
 
 # The rows of one row group a batch reads: the row group, where they go in the batch
 # (``None``: the whole batch is theirs), which rows.
@@ -73,6 +73,13 @@ def run_of(group: DecodedRowGroup, first: int, count: int) -> dict[str, Any]:
         else group.values(name)[first:stop]
         for name, array, arrow in group.ways or _ways(group)
     }
+
+
+def with_ways(group: DecodedRowGroup) -> DecodedRowGroup:
+    """``group`` with its columns' ways into a batch made (in the decode-ahead thread, so
+    that the loop's thread does not make them on the row group's first batch)."""
+    _ways(group)
+    return group
 
 
 def _ways(group: DecodedRowGroup) -> list[_Way]:

@@ -26,7 +26,8 @@ import numpy as np
 
 from streamx.format.batch_parts import scatter, shard_parts
 from streamx.format.index import ShardInfo
-from streamx.format.parquet.arrow_columns import Piece, column, one_group, run_of
+from streamx.format.parquet.arrow_columns import Piece, column, one_group, run_of, with_ways
+from streamx.format.parquet.built_batches import BuiltBatches, ahead, split
 from streamx.format.parquet.decode_ahead import DecodeAhead
 from streamx.format.parquet.decoded_row_group import CACHE, decoded, decoded_key, done_reading
 from streamx.format.parquet.row_group import footer
@@ -58,6 +59,7 @@ class ParquetRows:
         self._ahead = DecodeAhead()
         self._marks = RunMarks()  # rows read by consecutive batches in order, not marked yet
         self._last = -1  # the row group the last batch of one row group read
+        self._built = BuiltBatches()  # batches of a run cut ahead (see .built_batches)
         # Per row group, the ids of this process's pass not read yet (see expect); None
         # outside a pass that declared its ids.
         self._wanted: np.ndarray[Any, Any] | None = None
@@ -111,6 +113,7 @@ class ParquetRows:
         two workers), so a decoded row group is never read through there: each worker would
         keep row groups up to the cache's bound. Counting the ids of its own pass, a worker
         drops a row group as soon as it has read its last id of it."""
+        self._built.clear()
         if ids is None:
             self._wanted = None
             return
@@ -126,11 +129,18 @@ class ParquetRows:
             IndexError: If an id lies outside the dataset.
             CorruptShardError: If a row group does not decode, as on the per-sample path.
         """
+        built = self._built.take(ids)
+        if built is not None:  # cut ahead by _run_columns: its rows are marked read now
+            cut, (number, kept, key, size, at) = built
+            self._marks.add(key, kept, at, at + len(ids), size)
+            if self._wanted is not None:
+                self._read_own(number, len(ids))
+            return cut
         if not ids:
             return {name: [] for name in self._names}
         run = self._run(ids)
         if run is not None:
-            return self._run_columns(*run, len(ids))
+            return self._run_columns(*run, len(ids), ids[0])
         self._marks.flush()
         parts = shard_parts(self._ends, ids)
         for_rows = self.for_rows
@@ -167,9 +177,11 @@ class ParquetRows:
             return None
         return shard, first - (self._ends[shard - 1] if shard else 0)
 
-    def _run_columns(self, shard: int, first: int, count: int) -> RowColumns | None:
-        """The batch of ``count`` rows from row ``first`` of row group ``shard``:
-        :meth:`get_columns` for a run, with its rows marked read once per run."""
+    def _run_columns(self, shard: int, first: int, count: int, first_id: int) -> RowColumns | None:
+        """The batch of ``count`` rows from row ``first`` of row group ``shard`` (dataset id
+        ``first_id``): :meth:`get_columns` for a run, with its rows marked read once per
+        run. A batch that continues the run of the batch before also cuts the batches after
+        it in the row group (:func:`~.built_batches.ahead`)."""
         if shard != self._last:  # the last batch's row group was waited for then
             self._ahead.wait(shard)
         key = self._keys[shard]
@@ -177,11 +189,21 @@ class ParquetRows:
             group = decoded(self._shards[shard], key)
         except FileNotFoundError:
             return None
-        out = run_of(group, first, count)
+        rows = self._shards[shard].samples
+        batches = ahead(count, rows - first) if first_id == self._built.next_id else 1
+        out = run_of(group, first, count * batches)
         if group.grown:  # its columns were made on this batch: counted at once
             group.grown = False
             CACHE.measure(key)
-        self._marks.add(key, group, first, first + count, self._shards[shard].samples)
+        if batches > 1:
+            out, *rest = split(out, count, batches)
+            self._built.keep(
+                first_id + count, count, rest, (shard, group, key, rows, first + count)
+            )
+            if shard == self._last:  # the next row group may have landed since
+                self._start_next(shard)
+        self._built.next_id = first_id + count * batches
+        self._marks.add(key, group, first, first + count, rows)
         self._read_own(shard, count)
         if shard != self._last:
             self._decode_next(shard, True)
@@ -202,14 +224,24 @@ class ParquetRows:
         process's first batch, which would wait for the CPU that thread takes (images: first
         batch 0.6 -> 0.8 s)."""
         first, self._last = self._last < 0, shard
+        if not first and in_order:
+            self._start_next(shard)
+
+    def _start_next(self, shard: int) -> None:
+        """Starts decoding row group ``shard + 1`` ahead, unless it is under way, not on
+        local disk yet (a cold pass: asked again as more batches are cut, so that it is
+        decoded in the thread once it lands, not on the loop's thread) or not read here."""
         following = shard + 1
-        if first or following == len(self._shards) or not in_order:
+        if following == len(self._shards):
             return
         if self._wanted is not None and self._wanted[following] <= 0:
             return  # the pass reads none of it here (another worker reads it all)
         nxt, key, for_rows = self._shards[following], self._keys[following], self.for_rows
         path = None if nxt.extra.get("in_place") else nxt.local_path(nxt.raw_data)
-        self._ahead.start(following, path, lambda: decoded(nxt, key, for_rows=for_rows))
+        if for_rows:
+            self._ahead.start(following, path, lambda: decoded(nxt, key, for_rows=True))
+        else:  # the columns' ways too: numpy views or copies of the Arrow columns
+            self._ahead.start(following, path, lambda: with_ways(decoded(nxt, key)))
 
 
 def _has_blobs(shard: ShardInfo) -> bool:
