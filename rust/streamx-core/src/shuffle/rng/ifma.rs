@@ -15,8 +15,8 @@ use std::arch::x86_64::{
     __m512i, _mm512_add_epi32, _mm512_add_epi64, _mm512_and_si512, _mm512_cmple_epu32_mask,
     _mm512_loadu_si512, _mm512_madd52hi_epu64, _mm512_madd52lo_epu64, _mm512_ror_epi64,
     _mm512_rorv_epi64, _mm512_set1_epi32, _mm512_set1_epi64, _mm512_set_epi32, _mm512_set_epi64,
-    _mm512_setzero_si512, _mm512_shuffle_epi8, _mm512_srli_epi64, _mm512_storeu_si512,
-    _mm512_sub_epi32, _mm512_ternarylogic_epi64,
+    _mm512_shuffle_epi8, _mm512_srli_epi64, _mm512_storeu_si512, _mm512_sub_epi32,
+    _mm512_ternarylogic_epi64,
 };
 
 const M52: u64 = (1 << 52) - 1;
