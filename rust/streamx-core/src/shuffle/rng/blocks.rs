@@ -7,8 +7,8 @@ use super::{Pcg64, M32};
 const BLOCK: usize = 32;
 /// Below this mask a block too often holds a candidate the bound alone cannot decide.
 const MIN_BLOCK_MASK: u32 = (1 << 14) - 1;
-/// The same for the vector kernel's blocks, which cost far less to draw: below it, a range
-/// holds too few steps for a block anyway.
+/// The same for entering the vector kernel, whose blocks cost far less to draw (below it, a
+/// range holds too few steps for a block anyway); once in, it runs to the count's end.
 const MIN_WIDE_MASK: u32 = (1 << 8) - 1;
 
 impl Pcg64 {

@@ -124,23 +124,11 @@ fn count_blocks(
         // A block keeps one mask while the bound stays above half of it, for all 32
         // candidates, and must not reach the count's end.
         if b - (mask >> 1) >= BLOCK && b - last >= BLOCK {
-            let xs = raw.map(|x| _mm512_and_si512(x, masks));
-            let bounds = _mm512_set1_epi32(b as i32);
-            let maybe = xs.map(|x| _mm512_cmple_epu32_mask(x, bounds));
-            let sure = [
-                _mm512_cmple_epu32_mask(xs[0], _mm512_sub_epi32(bounds, steps)),
-                _mm512_cmple_epu32_mask(xs[1], _mm512_sub_epi32(bounds, steps_high)),
-            ];
-            // One 32-bit mask per test: one compare and one count for the block.
-            let (maybe, sure) = (
-                u32::from(maybe[0]) | u32::from(maybe[1]) << 16,
-                u32::from(sure[0]) | u32::from(sure[1]) << 16,
+            b -= block_taken(
+                raw.map(|x| _mm512_and_si512(x, masks)),
+                b,
+                [steps, steps_high],
             );
-            b -= if maybe == sure {
-                maybe.count_ones()
-            } else {
-                resolve(halves(xs), b, sure, maybe)
-            };
         } else {
             let halves = halves(raw);
             let used = serial(&halves, &mut b, last);
@@ -154,6 +142,23 @@ fn count_blocks(
             return end_at(lanes, &[0; BLOCK as usize], BLOCK as usize);
         }
         lanes = lanes.map(|l| step(l, &jump));
+    }
+}
+
+/// The accepted count of a block of masked candidates `xs`, under one mask, from bound `b`;
+/// `steps` holds each candidate's place in the block.
+#[target_feature(enable = "avx512f,avx512bw,popcnt")]
+fn block_taken(xs: [__m512i; 2], b: u32, steps: [__m512i; 2]) -> u32 {
+    let bounds = _mm512_set1_epi32(b as i32);
+    let maybe = xs.map(|x| _mm512_cmple_epu32_mask(x, bounds));
+    let sure = [0, 1].map(|i| _mm512_cmple_epu32_mask(xs[i], _mm512_sub_epi32(bounds, steps[i])));
+    // One 32-bit mask per test: one compare and one count for the block.
+    let join = |[low, high]: [u16; 2]| u32::from(low) | u32::from(high) << 16;
+    let (maybe, sure) = (join(maybe), join(sure));
+    if maybe == sure {
+        maybe.count_ones()
+    } else {
+        resolve(halves(xs), b, sure, maybe)
     }
 }
 
