@@ -133,13 +133,13 @@ fn count_blocks(
             let halves = halves(raw);
             let used = serial(&halves, &mut b, last);
             if b == last {
-                return end_at(lanes, &halves, used);
+                return end_at(&lanes, &halves, used);
             }
             mask = mask_of(b);
             masks = _mm512_set1_epi32(mask as i32);
         }
         if b == last {
-            return end_at(lanes, &[0; BLOCK as usize], BLOCK as usize);
+            return end_at(&lanes, &[0; BLOCK as usize], BLOCK as usize);
         }
         lanes = lanes.map(|l| step(l, &jump));
     }
@@ -208,7 +208,7 @@ fn serial(halves: &[u32; BLOCK as usize], b: &mut u32, last: u32) -> usize {
 /// The generator after the first `used` candidates of the block `lanes` holds (`used >= 1`):
 /// the state of the lane of the last draw used, and its high half when only the low was used.
 #[target_feature(enable = "avx512f")]
-fn end_at(lanes: [Lanes; 2], halves: &[u32; BLOCK as usize], used: usize) -> End {
+fn end_at(lanes: &[Lanes; 2], halves: &[u32; BLOCK as usize], used: usize) -> End {
     let lane = used.div_ceil(2) - 1;
     let (part, at) = (lane / 8, lane % 8);
     let mut limb = [[0_u64; 8]; 3];
