@@ -254,8 +254,11 @@ fn bytes_to_top() -> __m512i {
 }
 
 /// `state * A16 + C16` modulo 2^128 on eight states: the limb products that reach below bit
-/// 128, low and high halves, summed by column, then carried. `l2` keeps the bits above its 24:
-/// a product reads them only into bits above 24 of the result's, and the output drops them.
+/// 128, low and high halves, summed by column, then carried. Each column's products add into
+/// one chain (IFMA adds into its first operand): the loop is bound by its vector operations,
+/// and chains measured ~6% faster than products summed by separate adds. `l2` keeps the bits
+/// above its 24: a product reads them only into bits above 24 of the result's, and the output
+/// drops them.
 #[target_feature(enable = "avx512f,avx512ifma")]
 fn step(Lanes([l0, l1, l2]): Lanes, jump: &Jump) -> Lanes {
     let ([a0, a1, a2], [c0, c1, c2]) = (jump.mult, jump.plus);
