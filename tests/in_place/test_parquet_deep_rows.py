@@ -156,6 +156,28 @@ def test_a_corrupt_offset_index_is_named(served: Nginx, tmp_path: Path) -> None:
         ds[ROWS - 1]
 
 
+@pytest.mark.parametrize(
+    ("page_index", "row", "page", "where"),
+    [(True, ROWS - 1, 2, ", its page 2 of the offset index"), (False, 1, 0, "")],
+)
+def test_a_page_that_does_not_decode_is_named_as_the_row_groups_failures_are(
+    served: Nginx, tmp_path: Path, page_index: bool, row: int, page: int, where: str
+) -> None:
+    # The id column's page holding the row, its values' half flipped: read by its offset
+    # index (deep_pages), or from the chunk's start (early_rows).
+    data = bytearray(_parquet(page_index))
+    offset, size, _ = _pages(bytes(_parquet(page_index=True)))[0][1][page]
+    data[offset + size // 2 : offset + size] = b"\xff" * (size - size // 2)
+    (tmp_path / "served" / "t.parquet").write_bytes(bytes(data))
+    url = f"{served.endpoint}/t.parquet"
+    ds = _dataset(url, tmp_path / "c")
+    with pytest.raises(CorruptShardError) as raised:
+        ds[row]
+    start = re.escape(f'{url} row group 0 does not decode (column "id": dictionary indices: ')
+    end = re.escape(f"{where}); the file may have changed on the server")
+    assert re.fullmatch(start + r"[^()]+" + end, str(raised.value))
+
+
 def test_rows_of_other_pages_are_read_while_the_row_group_arrives(tmp_path: Path) -> None:
     if find_nginx() is None:
         pytest.skip("nginx is not installed (make install sets it up)")

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from streamx import _core
 from streamx.exceptions import CorruptShardError
 from streamx.format.index import ShardInfo
+from streamx.format.parquet.page_rows import reworded
 from streamx.format.parquet.row_group import footer, where
 
 __all__ = ["DeepColumn", "decode_page", "dictionary_wanted", "index_spans", "page_tables", "pread"]
@@ -190,12 +191,8 @@ def decode_page(
     spec = [(name, 0, len(data), physical, codec, max_def, arrow)]
     try:
         decoded = _core.ParquetRows.decode(data, spec, end - first, named)
-    except CorruptShardError as err:  # worded as the whole row group's failures are
-        reason = str(err).removeprefix(f"Corrupt shard {named}: ")
-        raise CorruptShardError(
-            f"{named} does not decode ({reason}, its page {k} of the offset index); the file "
-            "may have changed on the server"
-        ) from err
+    except CorruptShardError as err:
+        raise reworded(err, named, f", its page {k} of the offset index") from err
     deep.page, deep.decoded = k, decoded
     return decoded is not None
 

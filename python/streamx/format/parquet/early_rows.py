@@ -55,7 +55,7 @@ from streamx.format.parquet.deep_pages import (
     page_tables,
     pread,
 )
-from streamx.format.parquet.page_rows import CODECS, column_plan
+from streamx.format.parquet.page_rows import CODECS, column_plan, reworded
 from streamx.format.parquet.row_group import footer, kept_rows, where
 from streamx.storage.object_pin import ObjectPin
 from streamx.storage.object_sources import source_for
@@ -383,9 +383,6 @@ def _decode(named: str, column: _Column, pages: bytes, rows: int) -> bool:
     chunk = [(column.name, 0, len(pages), physical, codec, max_def, arrow)]
     try:
         column.rows = _core.ParquetRows.decode(pages, chunk, rows, named)
-    except CorruptShardError as err:  # worded as the whole row group's failures are
-        reason = str(err).removeprefix(f"Corrupt shard {named}: ")
-        raise CorruptShardError(
-            f"{named} does not decode ({reason}); the file may have changed on the server"
-        ) from err
+    except CorruptShardError as err:
+        raise reworded(err, named) from err
     return column.rows is not None
