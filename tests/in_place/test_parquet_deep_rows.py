@@ -127,6 +127,28 @@ def test_a_deep_row_reads_its_dictionary_and_its_page_only(
     assert sum(n for _, n in early) < group // 4
 
 
+def test_each_pages_header_is_parsed_once(
+    served: Nginx, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The id column's dictionary page (80 kB) is not read with its 7 kB page: whether the
+    # page needs it is found from its header, which its decoding then reuses.
+    data = _parquet(page_index=True)
+    (tmp_path / "served" / "t.parquet").write_bytes(data)
+    ds = _dataset(f"{served.endpoint}/t.parquet", tmp_path / "c")
+    parse, parsed = _core.parquet_page_encoding, []
+
+    def counted(page: bytes) -> int:
+        parsed.append(page)
+        return parse(page)
+
+    monkeypatch.setattr(_core, "parquet_page_encoding", counted)
+    assert ds[ROWS - 1] == pq.read_table(io.BytesIO(data)).slice(ROWS - 1, 1).to_pylist()[0]
+    (id_start, _), id_pages = _pages(data)[0]
+    assert id_pages[0][0] - id_start > max(id_pages[-1][1], 64 << 10)  # read second
+    last = [pages[-1] for _, pages in _pages(data)]
+    assert sorted(parsed) == sorted(data[p[0] : p[0] + p[1]] for p in last)
+
+
 def test_without_an_offset_index_a_row_reads_its_chunks_start(
     served: Nginx, tmp_path: Path
 ) -> None:

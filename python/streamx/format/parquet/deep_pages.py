@@ -43,6 +43,7 @@ class DeepColumn:
     dictionary: Span  # the bytes before its first data page (its dictionary page, if any)
     rows: int  # the row group's rows
     fetched: set[int] = field(default_factory=set)  # pages in the scratch file; -1: dict
+    encodings: dict[int, int] = field(default_factory=dict)  # of the pages read: their headers'
     page: int = -1  # the page ``decoded`` holds
     decoded: _core.ParquetRows | None = None
     firsts: list[int] = field(init=False)  # each page's first row
@@ -94,14 +95,18 @@ def _encoding(
     deep: DeepColumn, row: int, read: Callable[[int, int], bytes], named: str, name: str
 ) -> int:
     k = deep.page_of(row)
+    if k in deep.encodings:  # its header parsed already, by :func:`dictionary_wanted`
+        return deep.encodings[k]
     offset, size, _ = deep.pages[k]
     try:
-        return _core.parquet_page_encoding(read(offset, size))
+        encoding = _core.parquet_page_encoding(read(offset, size))
     except ValueError as err:
         raise CorruptShardError(
             f"{named} does not decode (column {name!r}: {err}, its page {k} of the offset "
             "index); the file may have changed on the server"
         ) from err
+    deep.encodings[k] = encoding
+    return encoding
 
 
 def index_spans(shard: ShardInfo, positions: list[int]) -> list[Span | None] | None:
