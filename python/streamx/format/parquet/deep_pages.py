@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from streamx import _core
 from streamx.exceptions import CorruptShardError
 from streamx.format.index import ShardInfo
+from streamx.format.parquet.footer import cached_footer
 from streamx.format.parquet.page_rows import reworded
 from streamx.format.parquet.row_group import footer, where
 
@@ -122,8 +123,7 @@ def index_spans(shard: ShardInfo, positions: list[int]) -> list[Span | None] | N
     rg = md.row_group(number)
     if not any(rg.column(p).has_offset_index for p in positions):
         return None
-    with open(path, "rb") as f:
-        metadata = f.read()[:-8]  # the cached footer ends with its length and magic
+    metadata = cached_footer(path, str(shard.extra["source"])).thrift
     try:
         spans = _core.parquet_offset_index_spans(metadata, number, int(shard.extra["source_size"]))
     except ValueError as err:
