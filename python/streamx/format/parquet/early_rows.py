@@ -113,9 +113,8 @@ _LOCK = threading.Lock()
 
 
 def _forked() -> None:
-    """In a forked child: the parent's groups are not its own. Their scratch fds (this
-    process's copies) are closed, nothing else of them touched: a lock one of the parent's
-    threads held as it forked would never be released here (so is ``_LOCK``)."""
+    """In a forked child: the parent's groups are not its own. Only their fds (copies) are
+    closed: a lock a parent's thread held at the fork is never released here (``_LOCK``'s)."""
     global _LOCK
     _LOCK = threading.Lock()
     for group in _GROUPS.values():
@@ -206,9 +205,8 @@ def _open(shard: ShardInfo, columns: list[_Column]) -> _Group:
 
 
 def _scratch() -> int:
-    """A sparse file of this process's own, unnamed (mode 0600), as a bare fd: closed when
-    its group goes, else by the system as the process exits (no object is left for the
-    collector to find open at exit, nor for a forked child to close)."""
+    """An unnamed sparse file (mode 0600) as a bare fd, closed when its group goes or by the
+    system at exit: no file object for the collector to find open, or a forked child to close."""
     fd, name = tempfile.mkstemp(prefix="streamx-early-rows-")
     os.unlink(name)
     return fd
