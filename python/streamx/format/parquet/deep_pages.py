@@ -44,7 +44,7 @@ class DeepColumn:
     dictionary: Span  # the bytes before its first data page (its dictionary page, if any)
     rows: int  # the row group's rows
     fetched: set[int] = field(default_factory=set)  # pages in the scratch file; -1: dict
-    encodings: dict[int, int] = field(default_factory=dict)  # of the pages read: their headers'
+    encodings: dict[int, int] = field(default_factory=dict)  # page -> its header's encoding
     page: int = -1  # the page ``decoded`` holds
     decoded: _core.ParquetRows | None = None
     firsts: list[int] = field(init=False)  # each page's first row
