@@ -221,6 +221,7 @@ def test_a_corrupt_offset_index_is_named(served: Nginx, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("page_index", "row", "page", "where"),
     [(True, ROWS - 1, 2, ", its page 2 of the offset index"), (False, 1, 0, "")],
+    ids=["offset_index", "prefix"],
 )
 def test_a_page_that_does_not_decode_is_named_as_the_row_groups_failures_are(
     served: Nginx, tmp_path: Path, page_index: bool, row: int, page: int, where: str
