@@ -53,9 +53,10 @@ def write_mds_like(out: str, sizes: list[int]) -> None:
 
 
 def text_rows_parquet(rows: int, seed: int, **options: Any) -> bytes:
-    """One row group of ``rows`` rows (``id``; ``text`` of 200-499 characters that do not
-    compress; ``label``, a null every 7th) in pages of about 16 KiB, as Parquet bytes;
-    ``options`` go to ``pyarrow.parquet.write_table``."""
+    """One row group (unless ``options`` set ``row_group_size``) of ``rows`` rows (``id``;
+    ``text`` of 200-499 characters that do not compress; ``label``, a null every 7th) in
+    pages of about 16 KiB, as Parquet bytes; ``options`` go to
+    ``pyarrow.parquet.write_table``."""
     rng = np.random.default_rng(seed)
     text = [rng.bytes(250).hex()[: 200 + i % 300] for i in range(rows)]
     table = pa.table(
@@ -66,5 +67,6 @@ def text_rows_parquet(rows: int, seed: int, **options: Any) -> bytes:
         }
     )
     buf = io.BytesIO()
-    pq.write_table(table, buf, row_group_size=rows, data_page_size=16 << 10, **options)
+    options.setdefault("row_group_size", rows)
+    pq.write_table(table, buf, data_page_size=16 << 10, **options)
     return buf.getvalue()

@@ -38,17 +38,19 @@ def _chunk(col: Any) -> tuple[int, int]:
     return start, int(col.total_compressed_size)
 
 
-def _pages(data: bytes) -> list[tuple[tuple[int, int], list[tuple[int, int, int]]]]:
-    """Each column's chunk and the data pages its offset index places."""
-    rg = pq.ParquetFile(io.BytesIO(data)).metadata.row_group(0)
+def _pages(data: bytes, group: int = 0) -> list[tuple[tuple[int, int], list[tuple[int, int, int]]]]:
+    """Each column's chunk and the data pages its offset index places (in row group
+    ``group``)."""
+    rg = pq.ParquetFile(io.BytesIO(data)).metadata.row_group(group)
     (length,) = np.frombuffer(data[-8:-4], "<u4")
-    spans = _core.parquet_offset_index_spans(data[-8 - int(length) : -8], 0, len(data))
+    spans = _core.parquet_offset_index_spans(data[-8 - int(length) : -8], group, len(data))
     out = []
     for j, span in enumerate(spans):
         assert span is not None
         start, size = _chunk(rg.column(j))
         index = data[span[0] : span[0] + span[1]]
-        out.append(((start, size), _core.parquet_page_locations(index, start, size, ROWS)))
+        pages = _core.parquet_page_locations(index, start, size, int(rg.num_rows))
+        out.append(((start, size), pages))
     return out
 
 
@@ -127,6 +129,66 @@ def test_a_deep_row_reads_its_dictionary_and_its_page_only(
     assert sum(n for _, n in early) < group // 4
 
 
+def test_each_pages_header_is_parsed_once(
+    served: Nginx, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The id column's dictionary page (80 kB) is not read with its 7 kB page: whether the
+    # page needs it is found from its header, which its decoding then reuses.
+    data = _parquet(page_index=True)
+    (tmp_path / "served" / "t.parquet").write_bytes(data)
+    ds = _dataset(f"{served.endpoint}/t.parquet", tmp_path / "c")
+    parse, parsed = _core.parquet_page_encoding, []
+
+    def counted(page: bytes) -> int:
+        parsed.append(page)
+        return parse(page)
+
+    monkeypatch.setattr(_core, "parquet_page_encoding", counted)
+    assert ds[ROWS - 1] == pq.read_table(io.BytesIO(data)).slice(ROWS - 1, 1).to_pylist()[0]
+    (id_start, _), id_pages = _pages(data)[0]
+    assert id_pages[0][0] - id_start > max(id_pages[-1][1], 64 << 10)  # read second
+    last = [pages[-1] for _, pages in _pages(data)]
+    assert sorted(parsed) == sorted(data[p[0] : p[0] + p[1]] for p in last)
+
+
+def _read(served: Nginx, span: tuple[int, int]) -> bool:
+    """Whether ``span`` (offset, length) was read as one range."""
+    wanted = f"bytes={span[0]}-{span[0] + span[1] - 1}"
+    log = served.log_when(lambda log: any(e.range == wanted for e in log))
+    return any(e.range == wanted for e in log)
+
+
+def test_the_cached_footer_is_read_once_per_process(served: Nginx, tmp_path: Path) -> None:
+    # The second row group's offset indexes are placed by the footer's bytes kept with its
+    # metadata: its cached file, gone by then, is not read again.
+    data = text_rows_parquet(
+        2 * ROWS, 5, write_batch_size=64, write_page_index=True, row_group_size=ROWS
+    )
+    (tmp_path / "served" / "t.parquet").write_bytes(data)
+    ds = _dataset(f"{served.endpoint}/t.parquet", tmp_path / "c")
+    table = pq.read_table(io.BytesIO(data))
+    assert ds[ROWS - 1] == table.slice(ROWS - 1, 1).to_pylist()[0]
+    (cached,) = (tmp_path / "c").rglob("*.footer")
+    cached.unlink()
+    assert ds[2 * ROWS - 1] == table.slice(2 * ROWS - 1, 1).to_pylist()[0]
+    page = _pages(data, 1)[1][1][-1]  # the text column's page holding the row
+    assert _read(served, page[:2])
+
+
+def test_a_file_changed_on_the_server_is_read_by_its_new_footer(
+    served: Nginx, tmp_path: Path
+) -> None:
+    served_file = tmp_path / "served" / "t.parquet"
+    for rows, seed in ((ROWS, 5), (ROWS + 3000, 6)):  # another size: another version
+        data = text_rows_parquet(rows, seed, write_batch_size=64, write_page_index=True)
+        served_file.write_bytes(data)
+        ds = _dataset(f"{served.endpoint}/t.parquet", tmp_path / "c")
+        assert ds[rows - 1] == pq.read_table(io.BytesIO(data)).slice(rows - 1, 1).to_pylist()[0]
+        page = _pages(data)[1][1][-1]  # the text column's page holding the row, by range
+        assert _read(served, page[:2])
+    assert len(list((tmp_path / "c").rglob("*.footer"))) == 2
+
+
 def test_without_an_offset_index_a_row_reads_its_chunks_start(
     served: Nginx, tmp_path: Path
 ) -> None:
@@ -154,6 +216,29 @@ def test_a_corrupt_offset_index_is_named(served: Nginx, tmp_path: Path) -> None:
     named = r"t\.parquet row group 0 does not decode \(column 'text'"
     with pytest.raises(CorruptShardError, match=named):
         ds[ROWS - 1]
+
+
+@pytest.mark.parametrize(
+    ("page_index", "row", "page", "where"),
+    [(True, ROWS - 1, 2, ", its page 2 of the offset index"), (False, 1, 0, "")],
+    ids=["offset_index", "prefix"],
+)
+def test_a_page_that_does_not_decode_is_named_as_the_row_groups_failures_are(
+    served: Nginx, tmp_path: Path, page_index: bool, row: int, page: int, where: str
+) -> None:
+    # The id column's page holding the row, its values' half flipped: read by its offset
+    # index (deep_pages), or from the chunk's start (early_rows).
+    data = bytearray(_parquet(page_index))
+    offset, size, _ = _pages(bytes(_parquet(page_index=True)))[0][1][page]
+    data[offset + size // 2 : offset + size] = b"\xff" * (size - size // 2)
+    (tmp_path / "served" / "t.parquet").write_bytes(bytes(data))
+    url = f"{served.endpoint}/t.parquet"
+    ds = _dataset(url, tmp_path / "c")
+    with pytest.raises(CorruptShardError) as raised:
+        ds[row]
+    start = re.escape(f'{url} row group 0 does not decode (column "id": dictionary indices: ')
+    end = re.escape(f"{where}); the file may have changed on the server")
+    assert re.fullmatch(start + r"[^()]+" + end, str(raised.value))
 
 
 def test_rows_of_other_pages_are_read_while_the_row_group_arrives(tmp_path: Path) -> None:

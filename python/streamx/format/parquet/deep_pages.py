@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from streamx import _core
 from streamx.exceptions import CorruptShardError
 from streamx.format.index import ShardInfo
+from streamx.format.parquet.footer import cached_footer
+from streamx.format.parquet.page_rows import reworded
 from streamx.format.parquet.row_group import footer, where
 
 __all__ = ["DeepColumn", "decode_page", "dictionary_wanted", "index_spans", "page_tables", "pread"]
@@ -42,6 +44,7 @@ class DeepColumn:
     dictionary: Span  # the bytes before its first data page (its dictionary page, if any)
     rows: int  # the row group's rows
     fetched: set[int] = field(default_factory=set)  # pages in the scratch file; -1: dict
+    encodings: dict[int, int] = field(default_factory=dict)  # page -> its header's encoding
     page: int = -1  # the page ``decoded`` holds
     decoded: _core.ParquetRows | None = None
     firsts: list[int] = field(init=False)  # each page's first row
@@ -93,14 +96,18 @@ def _encoding(
     deep: DeepColumn, row: int, read: Callable[[int, int], bytes], named: str, name: str
 ) -> int:
     k = deep.page_of(row)
+    if k in deep.encodings:  # its header parsed already, by :func:`dictionary_wanted`
+        return deep.encodings[k]
     offset, size, _ = deep.pages[k]
     try:
-        return _core.parquet_page_encoding(read(offset, size))
+        encoding = _core.parquet_page_encoding(read(offset, size))
     except ValueError as err:
         raise CorruptShardError(
             f"{named} does not decode (column {name!r}: {err}, its page {k} of the offset "
             "index); the file may have changed on the server"
         ) from err
+    deep.encodings[k] = encoding
+    return encoding
 
 
 def index_spans(shard: ShardInfo, positions: list[int]) -> list[Span | None] | None:
@@ -116,8 +123,7 @@ def index_spans(shard: ShardInfo, positions: list[int]) -> list[Span | None] | N
     rg = md.row_group(number)
     if not any(rg.column(p).has_offset_index for p in positions):
         return None
-    with open(path, "rb") as f:
-        metadata = f.read()[:-8]  # the cached footer ends with its length and magic
+    metadata = cached_footer(path, str(shard.extra["source"])).thrift
     try:
         spans = _core.parquet_offset_index_spans(metadata, number, int(shard.extra["source_size"]))
     except ValueError as err:
@@ -190,12 +196,8 @@ def decode_page(
     spec = [(name, 0, len(data), physical, codec, max_def, arrow)]
     try:
         decoded = _core.ParquetRows.decode(data, spec, end - first, named)
-    except CorruptShardError as err:  # worded as the whole row group's failures are
-        reason = str(err).removeprefix(f"Corrupt shard {named}: ")
-        raise CorruptShardError(
-            f"{named} does not decode ({reason}, its page {k} of the offset index); the file "
-            "may have changed on the server"
-        ) from err
+    except CorruptShardError as err:
+        raise reworded(err, named, f", its page {k} of the offset index") from err
     deep.page, deep.decoded = k, decoded
     return decoded is not None
 

@@ -42,7 +42,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from functools import partial
-from typing import IO, Any
+from typing import Any
 
 from streamx import _core
 from streamx.exceptions import CorruptShardError
@@ -55,7 +55,7 @@ from streamx.format.parquet.deep_pages import (
     page_tables,
     pread,
 )
-from streamx.format.parquet.page_rows import CODECS, column_plan
+from streamx.format.parquet.page_rows import CODECS, column_plan, reworded
 from streamx.format.parquet.row_group import footer, kept_rows, where
 from streamx.storage.object_pin import ObjectPin
 from streamx.storage.object_sources import source_for
@@ -96,7 +96,7 @@ class _Group:
 
     columns: list[_Column]
     rows: int  # the row group's rows in its file (before a row filter)
-    scratch: IO[bytes]  # the ranges at their own offsets (sparse)
+    scratch: int  # the fd of a file of the ranges at their own offsets (sparse, unnamed)
     pin: ObjectPin
     budget: int  # at most _BUDGET, and a quarter of the row group's read bytes
     spent: int = 0
@@ -109,8 +109,21 @@ class _Group:
 _Deep = list[tuple[_Column, DeepColumn]]  # columns read by their offset index, and their pages
 _Keyed = tuple[int, tuple[int, int]]  # a span of a column's pages: its key and (start, length)
 _GROUPS: dict[str, _Group] = {}
-_OWNER = [os.getpid()]  # a forked child starts afresh (its parent's scratch files are not its)
 _LOCK = threading.Lock()
+
+
+def _forked() -> None:
+    """In a forked child: the parent's groups are not its own. Only their fds (copies) are
+    closed: a lock a parent's thread held at the fork is never released here (``_LOCK``'s)."""
+    global _LOCK
+    _LOCK = threading.Lock()
+    for group in _GROUPS.values():
+        os.close(group.scratch)
+    _GROUPS.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forked)
 
 
 def early_row(
@@ -153,7 +166,7 @@ def early_row(
 
 def _drop(key: str) -> None:
     with _LOCK:
-        group = _GROUPS.pop(key, None) if _OWNER[0] == os.getpid() else None
+        group = _GROUPS.pop(key, None)
     if group is not None:
         _close(group)
 
@@ -161,15 +174,12 @@ def _drop(key: str) -> None:
 def _close(group: _Group) -> None:
     with group.lock:  # not while a reader of it reads its scratch file
         group.done = True
-        group.scratch.close()
+        os.close(group.scratch)
 
 
 def _group(shard: ShardInfo, key: str, downloading: bool) -> _Group | None:
     """The row group's ranges read so far, opened if it may be (see :func:`early_row`)."""
     with _LOCK:
-        if _OWNER[0] != os.getpid():
-            _GROUPS.clear()
-            _OWNER[0] = os.getpid()
         found = _GROUPS.get(key)
         if found is not None or downloading:
             return found
@@ -191,9 +201,15 @@ def _open(shard: ShardInfo, columns: list[_Column]) -> _Group:
     if len(version) > 2 and version[0] == version[-1] == '"':  # an ETag, as fetch pins it
         pin.check(version, None)
     budget = min(_BUDGET, sum(c.length for c in columns) // 4)
-    # Sparse, unnamed, this process's own; closed when the group goes.
-    scratch = tempfile.TemporaryFile()  # noqa: SIM115
-    return _Group(columns, rows, scratch, pin, budget)
+    return _Group(columns, rows, _scratch(), pin, budget)
+
+
+def _scratch() -> int:
+    """An unnamed sparse file (mode 0600) as a bare fd, closed when its group goes or by the
+    system at exit: no file object for the collector to find open, or a forked child to close."""
+    fd, name = tempfile.mkstemp(prefix="streamx-early-rows-")
+    os.unlink(name)
+    return fd
 
 
 def _columns(shard: ShardInfo) -> list[_Column] | None:
@@ -236,7 +252,7 @@ def _row(shard: ShardInfo, group: _Group, row: int, deadline: float) -> dict[str
         return None
     reads = [partial(_read_to, shard, group, c, row, deadline) for c in short]
     reads += [partial(_read_spans, shard, group, d, d.wants(row), deadline) for _, d in deep]
-    read, named = pread(group.scratch.fileno()), where(shard)
+    read, named = pread(group.scratch), where(shard)
     if not (
         _side_by_side(reads)
         and _read_dictionaries(shard, group, deep, row, deadline)
@@ -267,7 +283,7 @@ def _read_indexes(shard: ShardInfo, group: _Group, deadline: float) -> bool:
         return True
     if not _fetch_span(shard, group, low, high - low, deadline):
         return False
-    blob = pread(group.scratch.fileno())(low, high - low)
+    blob = pread(group.scratch)(low, high - low)
     chunks = [(c.name, c.start, c.length) for c in group.columns]
     assert spans is not None  # ``held`` is not empty
     tables = page_tables(blob, low, spans, chunks, group.rows, where(shard))
@@ -287,7 +303,7 @@ def _read_dictionaries(
     shard: ShardInfo, group: _Group, deep: _Deep, row: int, deadline: float
 ) -> bool:
     """Reads the dictionary pages not read yet that the pages just read need."""
-    read, named = pread(group.scratch.fileno()), where(shard)
+    read, named = pread(group.scratch), where(shard)
     reads = [
         partial(_read_spans, shard, group, d, [(-1, d.dictionary)], deadline)
         for c, d in deep
@@ -316,7 +332,7 @@ def _read_to(shard: ShardInfo, group: _Group, column: _Column, row: int, deadlin
         want = min(want, column.length)
         if want > column.read and not _fetch(shard, group, column, want, deadline):
             return False
-        prefix = os.pread(group.scratch.fileno(), column.read, column.start)
+        prefix = os.pread(group.scratch, column.read, column.start)
         try:
             ends, rows, next_end = _core.parquet_whole_pages(prefix, column.length)
         except ValueError as err:  # a header contradicts the format
@@ -371,7 +387,7 @@ def _fetch_span(shard: ShardInfo, group: _Group, start: int, length: int, deadli
         group.spent += length
     try:
         source_for(str(extra["source"])).fetch_range(
-            group.scratch.fileno(), start, length, int(extra["source_size"]), deadline, group.pin
+            group.scratch, start, length, int(extra["source_size"]), deadline, group.pin
         )
     except OSError:  # another version or size, a timeout: the row group's download says
         return False
@@ -383,9 +399,6 @@ def _decode(named: str, column: _Column, pages: bytes, rows: int) -> bool:
     chunk = [(column.name, 0, len(pages), physical, codec, max_def, arrow)]
     try:
         column.rows = _core.ParquetRows.decode(pages, chunk, rows, named)
-    except CorruptShardError as err:  # worded as the whole row group's failures are
-        reason = str(err).removeprefix(f"Corrupt shard {named}: ")
-        raise CorruptShardError(
-            f"{named} does not decode ({reason}); the file may have changed on the server"
-        ) from err
+    except CorruptShardError as err:
+        raise reworded(err, named) from err
     return column.rows is not None

@@ -6,6 +6,7 @@ import hashlib
 import io
 import os
 import struct
+from dataclasses import dataclass
 from typing import Any
 
 from streamx.exceptions import CorruptShardError
@@ -13,7 +14,7 @@ from streamx.format.parquet.footer_bounds import check_row_counts
 from streamx.format.remote_files import RemoteFile, read_range
 from streamx.runtime.atomic_write import write_atomic
 
-__all__ = ["footer_name", "load_footer", "parse_footer"]
+__all__ = ["CachedFooter", "cached_footer", "footer_name", "load_footer", "parse_footer"]
 
 _MAGIC = b"PAR1"
 # One GET usually holds the whole footer; a larger one takes a second GET.
@@ -86,3 +87,32 @@ def load_footer(file: RemoteFile, folder: str, timeout: float, retry: int) -> tu
     os.makedirs(folder, exist_ok=True)
     write_atomic(path, tail)
     return metadata, path
+
+
+@dataclass(frozen=True)
+class CachedFooter:
+    """A cached footer, as one process keeps it."""
+
+    metadata: Any  # its ``pyarrow.parquet.FileMetaData``
+    thrift: bytes  # its FileMetaData's bytes, which the core reads (the offset indexes' spans)
+
+
+_CACHED: dict[str, CachedFooter] = {}
+
+
+def cached_footer(path: str, shown: str) -> CachedFooter:
+    """The footer cached at ``path`` by :func:`load_footer` (read and parsed once per process:
+    its name is a digest of its file's URL, size and version, so a changed file's footer
+    lies at another path); ``shown``: its file, as errors name it.
+
+    Raises:
+        CorruptShardError: Naming ``shown``, if the bytes are not a Parquet footer or its
+            row counts are out of bounds.
+    """
+    found = _CACHED.get(path)
+    if found is None:
+        with open(path, "rb") as f:
+            tail = f.read()
+        # The tail ends with the FileMetaData's length and the magic (checked by the parse).
+        found = _CACHED[path] = CachedFooter(parse_footer(tail, shown), tail[:-8])
+    return found

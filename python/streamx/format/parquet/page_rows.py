@@ -21,7 +21,7 @@ from streamx.format.index import ShardInfo
 from streamx.format.parquet.local_source import read_into_buffer
 from streamx.format.parquet.row_group import footer, local_bytes, where
 
-__all__ = ["CODECS", "column_plan", "page_rows"]
+__all__ = ["CODECS", "column_plan", "page_rows", "reworded"]
 
 _PHYSICAL = {"INT32": 1, "INT64": 2, "FLOAT": 4, "DOUBLE": 5, "BYTE_ARRAY": 6}
 CODECS = _CODECS = {"UNCOMPRESSED": 0, "SNAPPY": 1, "GZIP": 2, "ZSTD": 6}
@@ -98,11 +98,18 @@ def page_rows(shard: ShardInfo, data: bytes | None = None) -> _core.ParquetRows 
         if buffer is not None:
             return _core.ParquetRows.decode_buffer(buffer, chunks, shard.samples, shown)
         return _core.ParquetRows.decode(data or b"", chunks, shard.samples, shown)
-    except CorruptShardError as err:  # worded as pyarrow's failures are (row_group.py)
-        reason = str(err).removeprefix(f"Corrupt shard {shown}: ")
-        raise CorruptShardError(
-            f"{shown} does not decode ({reason}); the file may have changed on the server"
-        ) from err
+    except CorruptShardError as err:
+        raise reworded(err, shown) from err
+
+
+def reworded(err: CorruptShardError, shown: str, detail: str = "") -> CorruptShardError:
+    """The core's decoding error ``err`` of ``shown`` (a file and row group), worded as
+    pyarrow's failures of a whole row group are (:func:`.row_group.decode_table`);
+    ``detail``: what part of the row group failed, after the core's reason."""
+    reason = str(err).removeprefix(f"Corrupt shard {shown}: ")
+    return CorruptShardError(
+        f"{shown} does not decode ({reason}{detail}); the file may have changed on the server"
+    )
 
 
 def _local(spans: list[tuple[int, int, int]], start: int, length: int) -> int | None:

@@ -11,7 +11,7 @@ import numpy as np
 from streamx.exceptions import CorruptShardError
 from streamx.format.index import ShardInfo
 from streamx.format.parquet.fetch import Fetch, fetch_chunks
-from streamx.format.parquet.footer import parse_footer
+from streamx.format.parquet.footer import cached_footer
 from streamx.format.parquet.index import FOOTERS
 from streamx.format.parquet.local_source import check_source, read_chunks
 from streamx.format.parquet.remapped import RemappedFile, read_row_group
@@ -46,19 +46,12 @@ def fetch_row_group(shard: ShardInfo, timeout: float, retry: int) -> int:
     )
 
 
-_FOOTERS: dict[str, Any] = {}
-
-
 def footer(shard: ShardInfo) -> tuple[str, Any]:
     """The row group's file's cached footer: its path and ``FileMetaData`` (parsed once per
-    process)."""
+    process: :func:`.footer.cached_footer`)."""
     extra = shard.extra
     path = os.path.join(shard.dirname, shard.split, FOOTERS, extra["footer"])
-    md = _FOOTERS.get(path)
-    if md is None:
-        with open(path, "rb") as f:
-            md = _FOOTERS[path] = parse_footer(f.read(), extra["source"])
-    return path, md
+    return path, cached_footer(path, extra["source"]).metadata
 
 
 def local_bytes(shard: ShardInfo) -> bytes:
