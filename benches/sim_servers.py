@@ -18,8 +18,10 @@ bench`` (the measured runs' workers: none) over plain HTTP or HTTPS, for the nod
 aggregate rate and one shard's, the DataLoader's start-up and its fastest time per sample,
 again before each server (the machine's load drifts), each figure the best of ``REPEAT``
 runs as the measured epochs are. Prediction:
-``streamx.sim`` with that calibration (the loader's warm cost per sample added to the
-model's: without workers the training process decodes each sample itself) and the
+``streamx.sim`` with that calibration (``workers`` 0: the loader's warm cost per sample
+added to the model's, as the training process decodes each sample itself, and what it lost
+per byte downloaded beside it, ``loader_time_per_byte``: the cold epoch decrypts and copies
+its bodies, and nginx serves them, on the cores it decodes on) and the
 server's known settings as the request model (``connection_bandwidth`` 40 MiB/s, ``rtt``
 0.01 s, ``retry_after`` 1 s, and ``limit_req``'s rate as ``request_rate``: the model finds
 the 503s' share itself, :mod:`streamx.sim.request_cap`), ``shards_ahead`` 4 as the loader.
@@ -29,7 +31,7 @@ On a throttled server one more line gives the model without that term (the
 A server named ``NAME:tokens`` runs the same on the tokens workload (``WORKLOADS``: 15,000
 samples of 8 KB, 0.0001 s each: the same bytes and compute, 25x the samples).
 
-Then ``--tune`` (workers limited to 1: the model does not see this machine's two cores)
+Then ``--tune`` (workers kept at 0: the model does not see this machine's two cores)
 recommends settings; they are measured the same way, with
 ``STREAMX_DOWNLOAD_CONNECTIONS`` and ``STREAMX_DOWNLOAD_PART_SIZE`` set for the run.
 """
@@ -56,7 +58,12 @@ from https_certs import make_certs
 from nginx_server import Nginx
 
 from streamx.sim import SimConfig, SimStream, load_shards, simulate
-from streamx.sim.calibrate import Calibration, read_calibration, step_time_per_sample
+from streamx.sim.calibrate import (
+    Calibration,
+    loader_time_per_byte,
+    loader_time_per_sample,
+    read_calibration,
+)
 from streamx.sim.link_fields import parse_rate
 from streamx.sim.tune import tune
 
@@ -69,8 +76,8 @@ WORKLOADS: dict[str, tuple[int, int, float]] = {
     "img": (SAMPLES, SAMPLE_BYTES, TPS),
     "tokens": (SAMPLES * 25, 7_950, TPS / 25),
 }
-# streamx's defaults; the loader in the training process (sim: one worker), as this
-# machine's two cores are shared.
+# streamx's defaults; the loader in the training process (``workers`` 0, in the model as
+# in the run), as this machine's two cores are shared.
 DEFAULTS: dict[str, Any] = {
     "workers": 0,
     "predownload": None,
@@ -165,6 +172,7 @@ def _calibrate(root: Path, name: str) -> Calibration:
     best["shard_bandwidth"] = max(shard) if shard else None
     best["min_time_per_sample"] = min(r["min_time_per_sample"] for r in runs)
     best["startup_time"] = min(r["startup_time"] for r in runs)
+    best["download_time_per_byte"] = min(r["download_time_per_byte"] for r in runs)
     return best
 
 
@@ -218,9 +226,13 @@ def _config(data: Path, cal: Calibration, name: str, share: float, tps: float) -
     return SimConfig(
         (SimStream(load_shards(str(data))),),
         devices=1,
-        workers=max(DEFAULTS["workers"], 1),
+        workers=DEFAULTS["workers"],
         batch_size=BATCH,
-        time_per_sample=step_time_per_sample(cal, tps, DEFAULTS["workers"]),
+        time_per_sample=tps,
+        loader_time_per_sample=loader_time_per_sample(cal),
+        # What the loader loses per byte downloaded beside it (TLS, copies, nginx's CPU on
+        # the same cores): the cold epoch decodes while it downloads.
+        loader_time_per_byte=loader_time_per_byte(cal),
         bandwidth=cal["bandwidth"],
         shard_bandwidth=cal["shard_bandwidth"],
         startup_time=cal["startup_time"],
@@ -268,7 +280,7 @@ def validate_servers(names: list[str]) -> None:
                 share = given["throttled"] / max(given["throttled"] + given["requests"], 1)
                 share = min(share, 0.95)
                 config = _config(data, cal, name, share, tps).with_(index_requests=1)
-                found = tune(config, only={"workers": [1]})
+                found = tune(config, only={"workers": [DEFAULTS["workers"]]})
                 tuned_knobs = {
                     **found.recommended.settings(),
                     "workers": DEFAULTS["workers"],
