@@ -17,7 +17,8 @@ epoch (``forget_hosts``), so it meets the store cold. Calibration: the real ``st
 bench`` (the measured runs' workers: none) over plain HTTP or HTTPS, for the node's
 aggregate rate and one shard's, the DataLoader's start-up and its fastest time per sample,
 again before each server (the machine's load drifts), each figure the best of ``REPEAT``
-runs as the measured epochs are. Prediction:
+runs as the measured epochs are; and the model's sleep as this node really runs it (a
+loaded machine wakes a sleeper late: ``_slept_per_sample``). Prediction:
 ``streamx.sim`` with that calibration (``workers`` 0: the loader's warm cost per sample
 added to the model's, as the training process decodes each sample itself, and what it lost
 per byte downloaded beside it, ``loader_time_per_byte``: the cold epoch decrypts and copies
@@ -90,6 +91,8 @@ REPEAT = 2
 # Every shard, and samples enough for the loader's warm rate to run ~0.1 s even on tokens:
 # shorter windows (8 shards, 200 samples) moved the calibration by +-15% at load 5-8.
 CALIBRATION_SAMPLES = 2000
+# Seconds of sleeps timed for the model's real step (``_slept_per_sample``).
+SLEEP_WINDOW_S = 0.5
 
 
 @contextlib.contextmanager
@@ -198,6 +201,23 @@ def _calibrate_once(root: Path, name: str, run: int) -> Calibration:
     return read_calibration(str(out))
 
 
+def _slept_per_sample(tps: float) -> float:
+    """Seconds per sample the measured runs' model (a ``BATCH * tps`` s sleep per batch)
+    really takes on this node, the shorter of ``REPEAT`` windows as the epochs are the
+    faster of ``REPEAT``: a loaded machine wakes a sleeper late (0.8 ms took 1.7 ms at
+    load 7), and the run pays that on every batch. The simulator takes it as the model's
+    time per sample, as a user gives the step time their model really takes."""
+    want = BATCH * tps
+    count = max(int(SLEEP_WINDOW_S / want), 10)
+    windows = []
+    for _ in range(REPEAT):
+        start = time.perf_counter()
+        for _ in range(count):
+            time.sleep(want)
+        windows.append(time.perf_counter() - start)
+    return min(windows) / count / BATCH
+
+
 def _run(server: Nginx, root: Path, settings: dict[str, Any]) -> dict[str, Any]:
     """The faster of two measured epochs with ``settings`` (this machine's load comes and
     goes); requests and 503s from the access log."""
@@ -247,6 +267,18 @@ def _config(data: Path, cal: Calibration, name: str, share: float, tps: float) -
     )
 
 
+def _parts(config: SimConfig, tps: float) -> None:
+    """What each of the two terms the real epoch's cores add moves the prediction: the
+    loader's cost per downloaded byte, and the model's sleep as it really ran."""
+    free = simulate(config.with_(loader_time_per_byte=None)).summary()["samples_per_s"]
+    asked = simulate(config.with_(time_per_sample=tps)).summary()["samples_per_s"]
+    print(
+        f"  (predicted without the per-byte term: {free:,.0f} samples/s; with the sleep "
+        f"asked for, not as it ran: {asked:,.0f})",
+        flush=True,
+    )
+
+
 def _write(data: Path, samples: int, sample_bytes: int) -> None:
     from streamx import MDSWriter
 
@@ -276,10 +308,11 @@ def validate_servers(names: list[str]) -> None:
             cal = cals[https] = _calibrate(root, "https" if https else "unthrottled")
             defaults = {**DEFAULTS, "tps": tps}
             with serve(name, root) as server:
+                slept = _slept_per_sample(tps)
                 given = _run(server, root, defaults)
                 share = given["throttled"] / max(given["throttled"] + given["requests"], 1)
                 share = min(share, 0.95)
-                config = _config(data, cal, name, share, tps).with_(index_requests=1)
+                config = _config(data, cal, name, share, slept).with_(index_requests=1)
                 found = tune(config, only={"workers": [DEFAULTS["workers"]]})
                 tuned_knobs = {
                     **found.recommended.settings(),
@@ -290,9 +323,12 @@ def validate_servers(names: list[str]) -> None:
             _row(label, given, found.given.summary, tuned, found.recommended.summary, tuned_knobs)
             print(
                 f"  (calibrated before it: node {cal['bandwidth'] / 1e6:,.0f} MB/s, one shard "
-                f"{(cal['shard_bandwidth'] or 0) / 1e6:,.0f} MB/s)",
+                f"{(cal['shard_bandwidth'] or 0) / 1e6:,.0f} MB/s, the loader "
+                f"{cal['download_time_per_byte'] * 1e9:.2f} s lost per GB downloaded, the "
+                f"model's sleep {slept * BATCH * 1e3:.2f} ms a batch for {tps * BATCH * 1e3:.2f})",
                 flush=True,
             )
+            _parts(config, tps)
             if SERVERS[name][2]:
                 # The model before the request-rate term: the measured share as given.
                 old = simulate(config.with_(request_rate=None, throttled=share)).summary()
