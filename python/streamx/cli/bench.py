@@ -9,8 +9,10 @@ Three measurements, each on a bounded slice of the dataset so the command ends q
 * decode: every column of the first ``--samples`` samples, in this process;
 * dataloader: a ``StreamingDataset`` read through a torch ``DataLoader`` with ``--workers``
   and ``--batch-size``, streaming from the source into a fresh cache, then again from that
-  cache (the warm figure, which no download holds up). The requests the streaming pass
-  sent are counted by kind, and priced per epoch (:mod:`~streamx.cli.request_cost`).
+  cache (the warm figure, which no download holds up), and from that cache once more while
+  the aggregate download runs beside it (the time each downloaded byte costs the loader:
+  :mod:`~streamx.cli.bench_busy`). The requests the streaming pass sent are counted by
+  kind, and priced per epoch (:mod:`~streamx.cli.request_cost`).
 """
 
 from __future__ import annotations
