@@ -1,7 +1,8 @@
 """``streamx bench``'s busy pass (:mod:`streamx.cli.bench_busy`): the loader reads its warm
 cache while the download runs beside it, and the time it lost is charged to the bytes moved.
 No timing of this machine is asserted: the arithmetic on given windows, and that the pass
-runs the download once, returns what it measured and never hides the download's error."""
+runs the download once (again while its window is short), returns what it measured and
+never hides the download's error."""
 
 from __future__ import annotations
 
@@ -37,9 +38,20 @@ def test_the_pass_runs_the_download_once_beside_the_loader(tmp_path: Path) -> No
         sum(range(2_000_000))
         return 10**6
 
-    lost = busy_seconds_per_byte(_dataset(tmp_path), fetch, 100, 0, 8)
+    lost = busy_seconds_per_byte(_dataset(tmp_path), fetch, 100, 0, 8, min_window=0.0)
     assert calls == [1]
     assert lost >= 0.0
+
+
+def test_a_short_download_runs_again_until_the_window_is_long_enough(tmp_path: Path) -> None:
+    calls: list[int] = []
+
+    def fetch() -> int:
+        calls.append(1)
+        return 10**6
+
+    busy_seconds_per_byte(_dataset(tmp_path), fetch, 100, 0, 8, min_window=0.05)
+    assert len(calls) > 1
 
 
 def test_the_downloads_error_is_raised_on_the_calling_thread(tmp_path: Path) -> None:
