@@ -17,9 +17,12 @@ epoch (``forget_hosts``), so it meets the store cold. Calibration: the real ``st
 bench`` (the measured runs' workers: none) over plain HTTP or HTTPS, for the node's
 aggregate rate and one shard's, the DataLoader's start-up and its fastest time per sample,
 again before each server (the machine's load drifts), each figure the best of ``REPEAT``
-runs as the measured epochs are. Prediction:
-``streamx.sim`` with that calibration (the loader's warm cost per sample added to the
-model's: without workers the training process decodes each sample itself) and the
+runs as the measured epochs are; and the model's sleep as this node really runs it (a
+loaded machine wakes a sleeper late: ``_slept_per_sample``). Prediction:
+``streamx.sim`` with that calibration (``workers`` 0: the loader's warm cost per sample
+added to the model's, as the training process decodes each sample itself, and what it lost
+per byte downloaded beside it, ``loader_time_per_byte``: the cold epoch decrypts and copies
+its bodies, and nginx serves them, on the cores it decodes on) and the
 server's known settings as the request model (``connection_bandwidth`` 40 MiB/s, ``rtt``
 0.01 s, ``retry_after`` 1 s, and ``limit_req``'s rate as ``request_rate``: the model finds
 the 503s' share itself, :mod:`streamx.sim.request_cap`), ``shards_ahead`` 4 as the loader.
@@ -29,7 +32,7 @@ On a throttled server one more line gives the model without that term (the
 A server named ``NAME:tokens`` runs the same on the tokens workload (``WORKLOADS``: 15,000
 samples of 8 KB, 0.0001 s each: the same bytes and compute, 25x the samples).
 
-Then ``--tune`` (workers limited to 1: the model does not see this machine's two cores)
+Then ``--tune`` (workers kept at 0: the model does not see this machine's two cores)
 recommends settings; they are measured the same way, with
 ``STREAMX_DOWNLOAD_CONNECTIONS`` and ``STREAMX_DOWNLOAD_PART_SIZE`` set for the run.
 """
@@ -56,7 +59,12 @@ from https_certs import make_certs
 from nginx_server import Nginx
 
 from streamx.sim import SimConfig, SimStream, load_shards, simulate
-from streamx.sim.calibrate import Calibration, read_calibration, step_time_per_sample
+from streamx.sim.calibrate import (
+    Calibration,
+    loader_time_per_byte,
+    loader_time_per_sample,
+    read_calibration,
+)
 from streamx.sim.link_fields import parse_rate
 from streamx.sim.tune import tune
 
@@ -69,8 +77,8 @@ WORKLOADS: dict[str, tuple[int, int, float]] = {
     "img": (SAMPLES, SAMPLE_BYTES, TPS),
     "tokens": (SAMPLES * 25, 7_950, TPS / 25),
 }
-# streamx's defaults; the loader in the training process (sim: one worker), as this
-# machine's two cores are shared.
+# streamx's defaults; the loader in the training process (``workers`` 0, in the model as
+# in the run), as this machine's two cores are shared.
 DEFAULTS: dict[str, Any] = {
     "workers": 0,
     "predownload": None,
@@ -83,6 +91,8 @@ REPEAT = 2
 # Every shard, and samples enough for the loader's warm rate to run ~0.1 s even on tokens:
 # shorter windows (8 shards, 200 samples) moved the calibration by +-15% at load 5-8.
 CALIBRATION_SAMPLES = 2000
+# Seconds of sleeps timed for the model's real step (``_slept_per_sample``).
+SLEEP_WINDOW_S = 0.5
 
 
 @contextlib.contextmanager
@@ -165,6 +175,7 @@ def _calibrate(root: Path, name: str) -> Calibration:
     best["shard_bandwidth"] = max(shard) if shard else None
     best["min_time_per_sample"] = min(r["min_time_per_sample"] for r in runs)
     best["startup_time"] = min(r["startup_time"] for r in runs)
+    best["download_time_per_byte"] = min(r["download_time_per_byte"] for r in runs)
     return best
 
 
@@ -188,6 +199,23 @@ def _calibrate_once(root: Path, name: str, run: int) -> Calibration:
             stdout=subprocess.DEVNULL,
         )
     return read_calibration(str(out))
+
+
+def _slept_per_sample(tps: float) -> float:
+    """Seconds per sample the measured runs' model (a ``BATCH * tps`` s sleep per batch)
+    really takes on this node, the shorter of ``REPEAT`` windows as the epochs are the
+    faster of ``REPEAT``: a loaded machine wakes a sleeper late (0.8 ms took 1.7 ms at
+    load 7), and the run pays that on every batch. The simulator takes it as the model's
+    time per sample, as a user gives the step time their model really takes."""
+    want = BATCH * tps
+    count = max(int(SLEEP_WINDOW_S / want), 10)
+    windows = []
+    for _ in range(REPEAT):
+        start = time.perf_counter()
+        for _ in range(count):
+            time.sleep(want)
+        windows.append(time.perf_counter() - start)
+    return min(windows) / count / BATCH
 
 
 def _run(server: Nginx, root: Path, settings: dict[str, Any]) -> dict[str, Any]:
@@ -218,9 +246,13 @@ def _config(data: Path, cal: Calibration, name: str, share: float, tps: float) -
     return SimConfig(
         (SimStream(load_shards(str(data))),),
         devices=1,
-        workers=max(DEFAULTS["workers"], 1),
+        workers=DEFAULTS["workers"],
         batch_size=BATCH,
-        time_per_sample=step_time_per_sample(cal, tps, DEFAULTS["workers"]),
+        time_per_sample=tps,
+        loader_time_per_sample=loader_time_per_sample(cal),
+        # What the loader loses per byte downloaded beside it (TLS, copies, nginx's CPU on
+        # the same cores): the cold epoch decodes while it downloads.
+        loader_time_per_byte=loader_time_per_byte(cal),
         bandwidth=cal["bandwidth"],
         shard_bandwidth=cal["shard_bandwidth"],
         startup_time=cal["startup_time"],
@@ -232,6 +264,18 @@ def _config(data: Path, cal: Calibration, name: str, share: float, tps: float) -
         request_rate=parse_rate("limit_req", limit_req) if limit_req else None,
         throttled=0.0 if limit_req else share,
         retry_after=1.0 if limit_req else None,
+    )
+
+
+def _parts(config: SimConfig, tps: float) -> None:
+    """What each of the two terms the real epoch's cores add moves the prediction: the
+    loader's cost per downloaded byte, and the model's sleep as it really ran."""
+    free = simulate(config.with_(loader_time_per_byte=None)).summary()["samples_per_s"]
+    asked = simulate(config.with_(time_per_sample=tps)).summary()["samples_per_s"]
+    print(
+        f"  (predicted without the per-byte term: {free:,.0f} samples/s; with the sleep "
+        f"asked for, not as it ran: {asked:,.0f})",
+        flush=True,
     )
 
 
@@ -264,11 +308,12 @@ def validate_servers(names: list[str]) -> None:
             cal = cals[https] = _calibrate(root, "https" if https else "unthrottled")
             defaults = {**DEFAULTS, "tps": tps}
             with serve(name, root) as server:
+                slept = _slept_per_sample(tps)
                 given = _run(server, root, defaults)
                 share = given["throttled"] / max(given["throttled"] + given["requests"], 1)
                 share = min(share, 0.95)
-                config = _config(data, cal, name, share, tps).with_(index_requests=1)
-                found = tune(config, only={"workers": [1]})
+                config = _config(data, cal, name, share, slept).with_(index_requests=1)
+                found = tune(config, only={"workers": [DEFAULTS["workers"]]})
                 tuned_knobs = {
                     **found.recommended.settings(),
                     "workers": DEFAULTS["workers"],
@@ -278,9 +323,12 @@ def validate_servers(names: list[str]) -> None:
             _row(label, given, found.given.summary, tuned, found.recommended.summary, tuned_knobs)
             print(
                 f"  (calibrated before it: node {cal['bandwidth'] / 1e6:,.0f} MB/s, one shard "
-                f"{(cal['shard_bandwidth'] or 0) / 1e6:,.0f} MB/s)",
+                f"{(cal['shard_bandwidth'] or 0) / 1e6:,.0f} MB/s, the loader "
+                f"{cal['download_time_per_byte'] * 1e9:.2f} s lost per GB downloaded, the "
+                f"model's sleep {slept * BATCH * 1e3:.2f} ms a batch for {tps * BATCH * 1e3:.2f})",
                 flush=True,
             )
+            _parts(config, tps)
             if SERVERS[name][2]:
                 # The model before the request-rate term: the measured share as given.
                 old = simulate(config.with_(request_rate=None, throttled=share)).summary()

@@ -7,7 +7,8 @@ worker count (its rates and, from a warm cache, the DataLoader's start-up to the
 batch). Measured run: one process iterates ``StreamingDataset(remote=s3://...,
 batch_size=16, shuffle=True)`` and sleeps ``16 * 0.004`` s per batch (the "model"), timed
 end to end, bytes from ``streamx.runtime.metrics``. Prediction: ``streamx.sim`` with one
-node, one device, one worker, the same batch and time per sample, ``--calibrate``'d.
+node, one device, the run's workers, the same batch and time per sample, ``--calibrate``'d
+as the CLI does (the loader's cost per sample and per byte downloaded beside it).
 """
 
 from __future__ import annotations
@@ -30,7 +31,11 @@ def validate(rate: str, workers: int = 0) -> None:
 
     from streamx import MDSWriter, StreamingDataset
     from streamx.runtime import metrics
-    from streamx.sim.calibrate import read_calibration, step_time_per_sample
+    from streamx.sim.calibrate import (
+        loader_time_per_byte,
+        loader_time_per_sample,
+        read_calibration,
+    )
 
     batch, tps = 16, 0.004
     os.environ.update(S3_BENCH_ENV)
@@ -92,9 +97,11 @@ def validate(rate: str, workers: int = 0) -> None:
             (SimStream(load_shards(str(data))),),
             nodes=1,
             devices=1,
-            workers=max(workers, 1),
+            workers=workers,
             batch_size=batch,
-            time_per_sample=step_time_per_sample(cal, tps, workers),
+            time_per_sample=tps,
+            loader_time_per_sample=loader_time_per_sample(cal),
+            loader_time_per_byte=loader_time_per_byte(cal),
             bandwidth=cal["bandwidth"],
             shard_bandwidth=cal["shard_bandwidth"],
             startup_time=cal["startup_time"],

@@ -51,7 +51,7 @@ def _replace(flag: str, value: str) -> list[str]:
         ("--shard-samples", "0", "shard_samples"),
         ("-n", "0", "nodes"),
         ("-d", "-3", "devices"),
-        ("-w", "0", "workers"),
+        ("-w", "-1", "workers"),
         ("--batch-size", "0", "batch_size"),
         ("--epochs", "0", "epochs"),
         ("--max-batches", "-1", "max_batches"),
@@ -68,7 +68,7 @@ def test_cli_refuses_absurd_values_naming_the_flag(flag: str, value: str, named:
     assert "Traceback" not in output
 
 
-@pytest.mark.parametrize("compare", ["shuffle=fast", "nodes=two", "bandwidth=nan", "workers=0"])
+@pytest.mark.parametrize("compare", ["shuffle=fast", "nodes=two", "bandwidth=nan", "workers=-1"])
 def test_compare_refuses_unknown_values(compare: str) -> None:
     code, output = _cli(*BASE, "--compare", compare)
     assert code == 1

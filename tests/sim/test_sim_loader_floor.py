@@ -1,7 +1,7 @@
 """A calibrated loader's cost per sample in ``streamx simulate``: ``streamx bench`` measures
 what its DataLoader's workers delivered together, so more simulated workers lower the floor
-under a step. (A run without workers, which only the benches simulate, adds the loader's
-cost to the model's: ``step_time_per_sample``'s examples.)"""
+under a step; a run without workers (torch's ``num_workers=0``) loads each sample in the
+training process, so the loader's cost adds to the model's."""
 
 from __future__ import annotations
 
@@ -42,3 +42,19 @@ def test_the_loader_floor_follows_the_simulated_workers(tmp_path: Path) -> None:
     assert _samples_per_s(calibration, 2) == pytest.approx(LOADER, rel=0.02)
     assert _samples_per_s(calibration, 4) == pytest.approx(2 * LOADER, rel=0.02)
     assert _samples_per_s(calibration, 1) == pytest.approx(LOADER / 2, rel=0.02)
+
+
+def test_without_workers_the_loader_adds_to_the_model(tmp_path: Path) -> None:
+    # `-w 0` (a loader in the training process, as mosaic and torch users run) is simulated,
+    # not refused: each sample takes the model's time plus one loader process's.
+    calibration = tmp_path / "bench.json"
+    link = {"per_connection_bytes_per_s": 4e9, "shard_bytes_per_s": 4e9}
+    link |= {"aggregate_bytes_per_s": 4e9, "connections": 32}
+    loader = {"samples_per_s": LOADER, "workers": 2, "batch_size": 16}
+    decode = {"samples_per_s": 1e5, "bytes_per_s": 1e9}
+    calibration.write_text(
+        json.dumps(
+            {"version": 1, "source": "/d", "download": link, "decode": decode, "dataloader": loader}
+        )
+    )
+    assert _samples_per_s(calibration, 0) == pytest.approx(1 / (MODEL + 2 / LOADER), rel=0.02)

@@ -9,8 +9,10 @@ Three measurements, each on a bounded slice of the dataset so the command ends q
 * decode: every column of the first ``--samples`` samples, in this process;
 * dataloader: a ``StreamingDataset`` read through a torch ``DataLoader`` with ``--workers``
   and ``--batch-size``, streaming from the source into a fresh cache, then again from that
-  cache (the warm figure, which no download holds up). The requests the streaming pass
-  sent are counted by kind, and priced per epoch (:mod:`~streamx.cli.request_cost`).
+  cache (the warm figure, which no download holds up), and from that cache once more while
+  the aggregate download runs beside it (the time each downloaded byte costs the loader:
+  :mod:`~streamx.cli.bench_busy`). The requests the streaming pass sent are counted by
+  kind, and priced per epoch (:mod:`~streamx.cli.request_cost`).
 """
 
 from __future__ import annotations
@@ -19,11 +21,13 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 
+from streamx.cli.bench_busy import busy_seconds_per_byte, keep_list
 from streamx.cli.calibration import (
     Calibration,
     DataLoaderRates,
@@ -54,11 +58,6 @@ if TYPE_CHECKING:
 __all__ = ["bench"]
 
 
-def _keep_list(batch: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Collate that keeps a batch as a list (bytes and PIL columns do not stack)."""
-    return batch
-
-
 def _fetch_all(
     location: Location,
     split: str,
@@ -86,10 +85,15 @@ def _fetch_all(
     return max(elapsed, 1e-9)
 
 
+def _files(split: Split, shards: int) -> list[FileInfo]:
+    """The files of the first ``shards`` shards, as the loader downloads them."""
+    return [packed or raw for s in split.shards[:shards] for raw, packed in s.file_pairs]
+
+
 def _download(
     location: Location, split: Split, shards: int, connections: int, scratch: str
 ) -> DownloadRates:
-    files = [packed or raw for s in split.shards[:shards] for raw, packed in s.file_pairs]
+    files = _files(split, shards)
     single = files[: max(1, len(files) // 4)]
     slots = LocalSlots(connections)
     one = _fetch_all(location, split.name, single, os.path.join(scratch, "one"), 1)
@@ -124,7 +128,13 @@ def _decode(location: Location, split: Split, samples: int, scratch: str) -> Dec
 
 
 def _dataloader(
-    location: Location, split: str, samples: int, workers: int, batch_size: int, scratch: str
+    location: Location,
+    split: str,
+    samples: int,
+    workers: int,
+    batch_size: int,
+    scratch: str,
+    fetch: Callable[[], int],
 ) -> DataLoaderRates:
     # torch is imported here, not at the top, so every other command starts without it.
     from streamx import StreamingDataset
@@ -141,10 +151,13 @@ def _dataloader(
     # (the simulator's floor under the time per sample, and its start-up before the first
     # batch; it models downloads itself).
     warm, first = _loader_rate(dataset, samples, workers, batch_size)
+    # And again while ``fetch`` downloads beside it: what each downloaded byte costs it.
+    busy = busy_seconds_per_byte(dataset, fetch, samples, workers, batch_size)
     return {
         "samples_per_s": cold,
         "warm_samples_per_s": warm,
         "warm_first_batch_s": first,
+        "download_s_per_byte": busy,
         "workers": workers,
         "batch_size": batch_size,
     }
@@ -157,7 +170,7 @@ def _loader_rate(
     its first batch), both timed from the start of iteration, which starts the workers."""
     from torch.utils.data import DataLoader
 
-    loader = DataLoader(dataset, batch_size=batch_size, num_workers=workers, collate_fn=_keep_list)
+    loader = DataLoader(dataset, batch_size=batch_size, num_workers=workers, collate_fn=keep_list)
     seen, first = 0, 0.0
     start = time.perf_counter()
     for batch in loader:
@@ -166,6 +179,21 @@ def _loader_rate(
         if seen >= samples:
             break
     return seen / max(time.perf_counter() - start, 1e-9), first
+
+
+def _busy_fetch(
+    location: Location, split: Split, shards: int, connections: int, scratch: str
+) -> Callable[[], int]:
+    """The aggregate download again (the loader's way, over ``connections``), as a call
+    that returns the bytes it moved: the busy pass runs it beside the DataLoader."""
+    files = _files(split, shards)
+
+    def fetch() -> int:
+        dest = os.path.join(scratch, "busy")
+        _fetch_all(location, split.name, files, dest, connections, LocalSlots(connections))
+        return sum(f.bytes for f in files)
+
+    return fetch
 
 
 def _print(cal: Calibration, out: str | None, cost: RequestCost) -> None:
@@ -186,6 +214,10 @@ def _print(cal: Calibration, out: str | None, cost: RequestCost) -> None:
             f"{loader['samples_per_s']:,.0f} samples/s streaming, "
             f"{loader.get('warm_samples_per_s', 0):,.0f} from the cache "
             f"({loader['workers']} workers, batch size {loader['batch_size']})",
+        ),
+        (
+            "dataloader, downloading",
+            f"{loader.get('download_s_per_byte', 0) * 1e9:.2f} s lost per GB downloaded",
         ),
         *request_rows(cost),
     ]
@@ -255,7 +287,8 @@ def bench(
             decode = _decode(location, chosen, samples, scratch)
             progress.update(task, advance=1, description="dataloader")
             before = metrics.snapshot()
-            loader = _dataloader(location, name, samples, workers, batch_size, scratch)
+            fetch = _busy_fetch(location, chosen, shards, connections, scratch)
+            loader = _dataloader(location, name, samples, workers, batch_size, scratch, fetch)
             epoch = sum((z or r).bytes for s in chosen.shards for r, z in s.file_pairs)
             cost = request_cost(before, metrics.snapshot(), epoch, get_price, put_price)
             progress.advance(task)

@@ -16,7 +16,7 @@ import typer
 from streamx.cli.errors import missing_extra
 from streamx.order.settings import PartitionAlgo, ShuffleAlgo
 from streamx.sim.build import expand_compare, parse_compare, streams_from
-from streamx.sim.calibrate import loader_time_per_sample, read_calibration
+from streamx.sim.calibrate import loader_time_per_byte, loader_time_per_sample, read_calibration
 from streamx.sim.config import SimConfig
 from streamx.sim.display import UNITS, summary_line
 from streamx.sim.link_fields import LINK_FIELDS, parse_link
@@ -214,6 +214,7 @@ def _configs(a: dict[str, Any]) -> list[SimConfig]:
         # (--tune's candidates, --compare workers=...) each get their own floor.
         kw_calib: dict[str, Any] = {
             "loader_time_per_sample": loader_time_per_sample(calib),
+            "loader_time_per_byte": loader_time_per_byte(calib),
             "startup_time": calib["startup_time"],
             "connections": calib["connections"],
             "connection_bandwidth": calib["connection_bandwidth"],

@@ -9,9 +9,9 @@ from streamx.sim.calibration_file import load_calibration
 __all__ = [
     "Calibration",
     "loader_step_time",
+    "loader_time_per_byte",
     "loader_time_per_sample",
     "read_calibration",
-    "step_time_per_sample",
 ]
 
 
@@ -25,9 +25,11 @@ class Calibration(TypedDict):
     sample from a warm cache (downloads are the model's own part), a floor under the step
     time; ``startup_time`` the seconds that DataLoader took from a warm cache to its first
     batch (its workers' start-up: 0 in files from before it was measured), which the
-    simulated first batch pays before any download; ``workers`` the DataLoader workers it
-    was measured with (the start-up grows with them: calibrate with the workers you
-    simulate).
+    simulated first batch pays before any download; ``download_time_per_byte`` the seconds
+    that DataLoader's workers together lost per byte downloaded beside them (TLS
+    decryption, copies, a server on the same cores: 0 in files from before it was
+    measured); ``workers`` the DataLoader workers it was measured with (the start-up grows
+    with them: calibrate with the workers you simulate).
     """
 
     source: str
@@ -37,6 +39,7 @@ class Calibration(TypedDict):
     connections: int
     min_time_per_sample: float
     startup_time: float
+    download_time_per_byte: float
     workers: int
 
 
@@ -58,11 +61,14 @@ def read_calibration(path: str) -> Calibration:
         ...                         "aggregate_bytes_per_s": 3e8, "connections": 32},
         ...            "decode": {"samples_per_s": 5e4, "bytes_per_s": 1e9},
         ...            "dataloader": {"samples_per_s": 2000.0, "workers": 8,
-        ...                           "warm_first_batch_s": 1.5, "batch_size": 32}}, f)
+        ...                           "warm_first_batch_s": 1.5, "batch_size": 32,
+        ...                           "download_s_per_byte": 1e-9}}, f)
         >>> f.close()
         >>> cal = read_calibration(f.name)
         >>> cal["shard_bandwidth"], cal["min_time_per_sample"], cal["startup_time"]
         (80000000.0, 0.0005, 1.5)
+        >>> cal["download_time_per_byte"]
+        1e-09
     """
     cal = load_calibration(path)
     download, loader = cal["download"], cal["dataloader"]
@@ -75,6 +81,7 @@ def read_calibration(path: str) -> Calibration:
         "min_time_per_sample": 1.0
         / max(loader.get("warm_samples_per_s", 0.0), loader["samples_per_s"]),
         "startup_time": loader.get("warm_first_batch_s", 0.0),
+        "download_time_per_byte": loader.get("download_s_per_byte", 0.0),
         "workers": loader["workers"],
     }
 
@@ -88,6 +95,17 @@ def loader_time_per_sample(cal: Calibration) -> float:
         0.02
     """
     return cal["min_time_per_sample"] * max(cal["workers"], 1)
+
+
+def loader_time_per_byte(cal: Calibration) -> float:
+    """Seconds one DataLoader process loses per byte it downloads: ``download_time_per_byte``
+    is what the calibrated DataLoader's ``cal["workers"]`` processes lost together.
+
+    Examples:
+        >>> loader_time_per_byte({"download_time_per_byte": 1e-9, "workers": 4})
+        4e-09
+    """
+    return cal["download_time_per_byte"] * max(cal["workers"], 1)
 
 
 def loader_step_time(model: float, loader: float, workers: int) -> float:
@@ -107,16 +125,3 @@ def loader_step_time(model: float, loader: float, workers: int) -> float:
     if workers == 0:
         return model + loader
     return max(model, loader / workers)
-
-
-def step_time_per_sample(cal: Calibration, model: float, workers: int) -> float:
-    """A device's seconds per sample: the model's ``model`` seconds and the calibrated
-    loader's own cost per sample (:func:`loader_time_per_sample`), with ``workers``
-    DataLoader workers (:func:`loader_step_time`).
-
-    Examples:
-        >>> cal = {"min_time_per_sample": 0.01, "workers": 2}
-        >>> step_time_per_sample(cal, 0.001, 0), step_time_per_sample(cal, 0.001, 4)
-        (0.021, 0.005)
-    """
-    return loader_step_time(model, loader_time_per_sample(cal), workers)

@@ -7,7 +7,8 @@ Its shape is fixed (``version`` 1); rates are per second, sizes in bytes. Exampl
                   "aggregate_bytes_per_s": 3.1e8, "connections": 32},
      "decode": {"samples_per_s": 410000.0, "bytes_per_s": 9.8e8},
      "dataloader": {"samples_per_s": 52000.0, "warm_samples_per_s": 61000.0,
-                    "warm_first_batch_s": 1.4, "workers": 8, "batch_size": 256}}
+                    "warm_first_batch_s": 1.4, "download_s_per_byte": 2e-9,
+                    "workers": 8, "batch_size": 256}}
 """
 
 from __future__ import annotations
@@ -59,11 +60,15 @@ class DataLoaderRates(TypedDict):
     streaming into a fresh cache, and again from that cache (``warm_samples_per_s``), with
     the seconds from that second pass's start to its first batch (``warm_first_batch_s``:
     the loader's start-up, its workers' processes and their opening of the dataset, which
-    no download holds up). Both are absent from files written before they were measured."""
+    no download holds up), and the seconds the workers together lost per byte downloaded
+    beside them on another pass from that cache (``download_s_per_byte``: decryption,
+    copies, a server on the same cores). These are absent from files written before they
+    were measured."""
 
     samples_per_s: float
     warm_samples_per_s: NotRequired[float]
     warm_first_batch_s: NotRequired[float]
+    download_s_per_byte: NotRequired[float]
     workers: int
     batch_size: int
 
@@ -79,7 +84,12 @@ class Calibration(TypedDict):
 
 
 # Fields a file of version 1 may lack (measured since).
-_OPTIONAL = {"shard_bytes_per_s", "warm_samples_per_s", "warm_first_batch_s"}
+_OPTIONAL = {
+    "shard_bytes_per_s",
+    "warm_samples_per_s",
+    "warm_first_batch_s",
+    "download_s_per_byte",
+}
 _SHAPE: dict[str, dict[str, type]] = {
     "download": {
         "per_connection_bytes_per_s": float,
@@ -92,6 +102,7 @@ _SHAPE: dict[str, dict[str, type]] = {
         "samples_per_s": float,
         "warm_samples_per_s": float,
         "warm_first_batch_s": float,
+        "download_s_per_byte": float,
         "workers": int,
         "batch_size": int,
     },

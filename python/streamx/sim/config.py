@@ -80,7 +80,9 @@ class SimConfig:
         streams: The dataset's streams.
         nodes: Physical nodes.
         devices: Devices (ranks) per node.
-        workers: DataLoader workers per device.
+        workers: DataLoader workers per device; 0 reads in the training process (torch's
+            ``num_workers=0``), which then loads each sample before its step (the loader's
+            cost adds to the model's) and plans as one worker, as mosaic does.
         batch_size: Per-device batch size.
         time_per_sample: Seconds a device spends on one sample (the model's, when
             ``loader_time_per_sample`` is given).
@@ -89,6 +91,14 @@ class SimConfig:
             delivered, per worker); the ``workers`` share it, so a step takes at least
             ``loader_time_per_sample / workers`` per sample. ``None``: the loader is free,
             as in mosaic's simulator.
+        loader_time_per_byte: Seconds one loader process loses per byte it downloads: the
+            node's cores decrypt TLS, copy bodies (and serve them, when the server shares
+            the node) beside the decoding (``--calibrate``: what ``streamx bench``'s
+            DataLoader lost per byte downloaded beside it, per worker). Each sample's loader
+            time grows by this times its share of the download (the dataset's download bytes
+            per sample; when the cache holds the dataset only the first epoch downloads, so a
+            run of more epochs spreads it over them; a ``cache_limit`` below it re-downloads
+            every epoch). ``None``: downloading costs the loader nothing.
         bandwidth: Download bytes per second of each node.
         shard_bandwidth: Bytes per second one process gets fetching one shard alone, as
             streamx's loader does while the shard it reads next is missing (``streamx
@@ -148,6 +158,7 @@ class SimConfig:
     batch_size: int = 32
     time_per_sample: float = 0.01
     loader_time_per_sample: float | None = None
+    loader_time_per_byte: float | None = None
     bandwidth: float = 100e6
     shard_bandwidth: float | None = None
     startup_time: float = 0.0
@@ -182,8 +193,9 @@ class SimConfig:
     name: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
-        for key in ("nodes", "devices", "workers", "batch_size", "epochs"):
+        for key in ("nodes", "devices", "batch_size", "epochs"):
             _check_int(key, getattr(self, key), 1)
+        _check_int("workers", self.workers, 0)
         for key in ("max_batches", "predownload", "epoch_size", "num_canonical_nodes"):
             if getattr(self, key) is not None:
                 _check_int(key, getattr(self, key), 0 if key == "predownload" else 1)
@@ -194,8 +206,9 @@ class SimConfig:
         if self.cache_limit is not None:
             _check_int("cache_limit", self.cache_limit, 0, MAX_BYTES)
         _check_float("time_per_sample", self.time_per_sample, positive=False)
-        if self.loader_time_per_sample is not None:
-            _check_float("loader_time_per_sample", self.loader_time_per_sample, positive=False)
+        for key in ("loader_time_per_sample", "loader_time_per_byte"):
+            if getattr(self, key) is not None:
+                _check_float(key, getattr(self, key), positive=False)
         _check_float("startup_time", self.startup_time, positive=False)
         _check_float("bandwidth", self.bandwidth, positive=True)
         if self.shard_bandwidth is not None:
@@ -243,9 +256,14 @@ class SimConfig:
         return window
 
     @property
+    def processes(self) -> int:
+        """Loader processes per device: its ``workers``, or the training process itself."""
+        return max(self.workers, 1)
+
+    @property
     def step_time_per_sample(self) -> float:
         """A device's seconds per sample with its ``workers``: the model's, or the loader's
-        share per worker when that is slower.
+        share per worker when that is slower (added to the model's without workers).
 
         Examples:
             >>> from streamx.sim import synth_shards
@@ -253,10 +271,39 @@ class SimConfig:
             ...                 time_per_sample=0.001, loader_time_per_sample=0.02)
             >>> run.step_time_per_sample, run.with_(workers=4).step_time_per_sample
             (0.01, 0.005)
+            >>> run.with_(workers=0).step_time_per_sample
+            0.021
         """
-        if self.loader_time_per_sample is None:
+        if self.loader_time_per_sample is None and self.loader_time_per_byte is None:
             return self.time_per_sample
-        return loader_step_time(self.time_per_sample, self.loader_time_per_sample, self.workers)
+        loader = (self.loader_time_per_sample or 0.0) + self.download_time_per_sample
+        return loader_step_time(self.time_per_sample, loader, self.workers)
+
+    @property
+    def download_time_per_sample(self) -> float:
+        """Seconds a loader process spends per sample it reads on that sample's share of the
+        run's download (``loader_time_per_byte``; see there).
+
+        Examples:
+            >>> from streamx.sim import synth_shards
+            >>> run = SimConfig((SimStream(synth_shards(100, 10, 10_000)),),
+            ...                 loader_time_per_byte=1e-6)  # 1,000 bytes per sample
+            >>> run.download_time_per_sample, run.with_(epochs=4).download_time_per_sample
+            (0.001, 0.00025)
+        """
+        if not self.loader_time_per_byte:
+            return 0.0
+        shards = self.shards
+        samples = max(shards.num_samples, 1)
+        per_sample = float(shards.download_bytes.sum()) / samples
+        if self.max_batches is not None:
+            run = self.max_batches * self.batch_size * self.devices * self.nodes
+        else:
+            run = self.epochs * (self.epoch_size or samples)
+        # A cache limit below the dataset evicts, so each epoch downloads again.
+        evicts = self.limited and (self.cache_limit or 0) < int(shards.raw_bytes.sum())
+        cold = 1.0 if evicts else min(1.0, samples / max(run, 1))
+        return self.loader_time_per_byte * per_sample * cold
 
     @property
     def step_compute_time(self) -> float:

@@ -180,7 +180,7 @@ def _capped(
         total,
         cold,
         reads,
-        config.devices * max(config.workers, 1),
+        config.devices * config.processes,
         part_bytes(size, config.connections, config.part_size),
     )
 
@@ -281,7 +281,7 @@ def link_rates(
         zipped = shards.zip_bytes > 0
         ratio = float(shards.zip_bytes[zipped].sum() / max(shards.raw_bytes[zipped].sum(), 1))
         one = config.decompression * ratio  # download bytes per second of one process
-        processes = config.devices * max(config.workers, 1)
+        processes = config.devices * config.processes
         bandwidth = min(bandwidth, processes * one)
         alone = min(alone, one) if alone is not None else None
     return LinkRates(float(bandwidth), alone, startup, throttled, gets, gap, ahead)

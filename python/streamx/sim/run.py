@@ -42,7 +42,7 @@ def epoch_order(config: SimConfig, epoch: int) -> NDArray[np.int64]:
 
     The very order training will read, from the same planner StreamingDataset uses.
     """
-    world = World(config.nodes, config.devices, 0, config.workers)
+    world = World(config.nodes, config.devices, 0, config.processes)
     plan = plan_config(config.plan_streams(), config.settings(), epoch, 0, world)
     return plan_epoch(plan)
 
@@ -120,7 +120,7 @@ def _slow_start(
     # (``chunk_shards`` of them on average), and every worker of every device does (the
     # link); but a step's shards are fetched by the one worker of each device that reads it.
     shard_rate = max(chunk_shards, 1.0) * config.shard_bandwidth
-    processes = config.devices * config.workers
+    processes = config.devices * config.processes
     return SlowStart(
         np.stack([q.checks.first for q in queues], axis=1),
         np.stack([q.checks.horizon for q in queues], axis=1),
@@ -339,7 +339,7 @@ def _files_at_once(config: SimConfig, ids: NDArray[np.int64] | None) -> int:
 def _paced_extra(config: SimConfig) -> int:
     """Files one node's look-ahead adds while a store paces it: each process fetches
     ``PACED_AHEAD_FACTOR`` times its ``shards_ahead`` then."""
-    processes = config.devices * max(config.workers, 1)
+    processes = config.devices * config.processes
     return processes * config.shards_ahead * (PACED_AHEAD_FACTOR - 1)
 
 
@@ -371,7 +371,7 @@ def _files(
     first ``now`` downloads (its processes' first two chunks,
     :func:`~streamx.sim.first_reads.first_now_files`) are needed now; the later ones are
     fetched ahead."""
-    processes = config.devices * config.workers
+    processes = config.devices * config.processes
     sizes = config.shards.download_bytes
     shards, files, ahead, start = [], [], [], 0
     for n, queue in enumerate(queues):
