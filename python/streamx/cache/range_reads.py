@@ -92,6 +92,10 @@ _NO_NETWORK_SCHEMES = ("local", "memory")
 _POLL_S = 0.01
 
 
+# Nothing declared (see RangeReads.expect).
+_NONE_EXPECTED: tuple[NDArray[np.int64], int, int] = (np.zeros(0, np.int64), 0, 0)
+
+
 def _target(stream: CachedStream, shard: ShardInfo, remote: bool, own_way: bool) -> Target | None:
     form = range_format(shard)
     if not remote or stream.remote is None or form is None or shard.compression:
@@ -148,7 +152,7 @@ class RangeReads:
         self._served = -1  # the pid that has asked for samples here already
         self._own_rows_pid = 0  # the pid that has served a row by its format's own reader
         # The ids this process reads next, from the chunk it reads now (see expect).
-        self._expected: NDArray[np.int64] = np.zeros(0, np.int64)
+        self._expected: tuple[NDArray[np.int64], int, int] = _NONE_EXPECTED
         cache.ranges_first = self.reads_first
 
     def reads_first(self, shard_id: int) -> bool:
@@ -172,7 +176,7 @@ class RangeReads:
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state.update(_partials={}, _lock=None, _pid=-1, _watch=DownloadWatch(), _served=-1)
-        state.update(_expected=np.zeros(0, np.int64))
+        state.update(_expected=_NONE_EXPECTED)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -233,13 +237,16 @@ class RangeReads:
             self.fetch(ids)
         return reader.get_many(ids, fallback)
 
-    def expect(self, sample_ids: NDArray[np.int64]) -> None:
-        """Declares the ids this process reads next, in order, beginning with the chunk it
-        is about to fetch (its ``get_many``) and running to the end of the chunk that ends
-        its batch: a shard's first fetch in this process brings their samples of it in the
-        same GETs (the batch waits for nothing else), and its later samples then come from
-        the shard's download rather than by range."""
-        self._expected = np.asarray(sample_ids, np.int64)
+    def expect(self, ids: NDArray[np.int64], start: int, stop: int) -> None:
+        """Declares the ids this process reads next, ``ids[start:stop]`` in order, beginning
+        with the chunk it is about to fetch (its ``get_many``) and running to the end of the
+        chunk that ends its batch: a shard's first fetch in this process brings their
+        samples of it in the same GETs (the batch waits for nothing else), and its later
+        samples then come from the shard's download rather than by range.
+
+        Kept as the pass's array and the span, sliced only when a fetch asks (few chunks
+        do): this runs before every chunk, on the reading thread."""
+        self._expected = (ids, start, stop)
 
     def fetch(self, sample_ids: Sequence[int]) -> None:
         """Reads by range, in as few GETs as possible, whichever of ``sample_ids`` lie in
@@ -265,7 +272,8 @@ class RangeReads:
 
     def _later(self, ids: NDArray[np.int64]) -> NDArray[np.int64] | None:
         """The declared ids after ``ids``; None unless :meth:`expect` began with them."""
-        expected = self._expected
+        whole, start, stop = self._expected
+        expected = whole[start:stop]
         if len(expected) < len(ids) or not np.array_equal(expected[: len(ids)], ids):
             return None
         return expected[len(ids) :]

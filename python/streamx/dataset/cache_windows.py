@@ -96,7 +96,7 @@ class CacheWindows:
             # decoded whole before the batch is complete).
             size = stop - start
             chunks = -(-int(self._settings.batch_size or 1) // size)
-            self._ranges.expect(ids[start : start + chunks * size])
+            self._ranges.expect(ids, start, start + chunks * size)
         ahead = stop + max(int(self.predownload or 0), 1)
         shards = self._window_of(ids)
         following = self._following(shards, look=False)

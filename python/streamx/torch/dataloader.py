@@ -18,6 +18,18 @@ from streamx.torch.null_collate import collate_samples
 __all__ = ["StreamingDataLoader"]
 
 
+def _length(value: Any) -> int:
+    """``len(value)``; for a plain tensor of one or more dimensions its first size, which
+    is what torch's ``Tensor.__len__`` returns, without that Python method (about a
+    microsecond a batch). Anything else, a 0-d tensor (``len`` raises) and subclasses
+    (which may define their own length) included, goes through ``len``."""
+    if type(value) is Tensor:
+        shape = value.shape
+        if shape:
+            return shape[0]
+    return len(value)
+
+
 @runtime_checkable
 class _TracksOwnProgress(Protocol):
     """A dataset that records in this process what the loader hands out (``PackedDataset``):
@@ -124,13 +136,13 @@ class StreamingDataLoader(DataLoader):  # type: ignore[type-arg]
 
     def _get_batch_size(self, batch: Any) -> int:
         """Samples in a batch: the length of a mapping's first value, a tensor, or batch[0]."""
-        if isinstance(batch, Mapping):
+        if type(batch) is dict or isinstance(batch, Mapping):  # a dict without the ABC check
             for value in batch.values():
-                return len(value)
+                return _length(value)
             raise ValueError("Batch is empty")
         if isinstance(batch, Tensor):
-            return len(batch)
-        return len(batch[0])
+            return _length(batch)
+        return _length(batch[0])
 
     def __iter__(self) -> Iterator[Any]:  # type: ignore[override]
         self.num_samples_yielded = 0
