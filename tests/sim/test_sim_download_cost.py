@@ -10,9 +10,8 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from sim_cli import cli_samples_per_s
 
-from streamx.cli.app import app
 from streamx.sim import SimConfig, SimStream, simulate, synth_shards
 
 MODEL = 0.001  # the model's seconds per sample
@@ -80,13 +79,7 @@ def _calibration(path: Path, loader: dict[str, float | int]) -> Path:
 
 
 def _cli_rate(calibration: Path, workers: int) -> float:
-    args = ["simulate", "--samples", "4000", "--shard-samples", "100", "--shard-bytes"]
-    args += [str(100 * SAMPLE_BYTES), "-n", "1", "-d", "1", "-w", str(workers), "-t", str(MODEL)]
-    args += ["--batch-size", "16", "--calibrate", str(calibration), "--no-quality", "--json"]
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
-    rate: float = json.loads(result.stdout)["runs"][0]["samples_per_s"]
-    return rate
+    return cli_samples_per_s(calibration, workers, model=MODEL, shard_bytes=100 * SAMPLE_BYTES)
 
 
 def test_calibrate_takes_the_benchs_download_cost(tmp_path: Path) -> None:

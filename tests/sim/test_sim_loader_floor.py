@@ -9,22 +9,14 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
-from streamx.cli.app import app
+from sim_cli import cli_samples_per_s
 
 LOADER = 100.0  # samples/s the calibrated DataLoader delivered, with two workers
 MODEL = 0.001  # the model's seconds per sample: the loader is the slower
 
 
 def _samples_per_s(calibration: Path, workers: int) -> float:
-    args = ["simulate", "--samples", "4000", "--shard-samples", "100", "--shard-bytes"]
-    args += ["100000", "-n", "1", "-d", "1", "-w", str(workers), "-t", str(MODEL)]
-    args += ["--batch-size", "16", "--calibrate", str(calibration), "--no-quality", "--json"]
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
-    rate: float = json.loads(result.stdout)["runs"][0]["samples_per_s"]
-    return rate
+    return cli_samples_per_s(calibration, workers, model=MODEL, shard_bytes=100_000)
 
 
 def test_the_loader_floor_follows_the_simulated_workers(tmp_path: Path) -> None:
