@@ -193,12 +193,14 @@ fn a_page_cut_short_keeps_its_fields_and_a_stalled_one_is_given_up_before_the_de
         body: Vec::new(),
         reusable: false,
     });
-    assert_eq!(cut_short(Duration::ZERO, 2000), expected); // closed
-    assert_eq!(cut_short(Duration::from_millis(800), 300), expected); // past the deadline
+    // The connection closed, then a page that stalls past the deadline.
+    assert_eq!(cut_short(Duration::ZERO, 2000), expected);
+    assert_eq!(cut_short(Duration::from_millis(800), 300), expected);
     // A page that stalls while the deadline is far: given up after PAGE_WAIT.
     let began = Instant::now();
     assert_eq!(cut_short(Duration::from_secs(60), 60_000), expected);
-    assert!(began.elapsed() < Duration::from_secs(30), "held {:?}", began.elapsed());
+    let held = began.elapsed();
+    assert!(held < Duration::from_secs(30), "held {held:?}");
 }
 
 #[test]
