@@ -92,11 +92,10 @@ class LandedBytes:
         """Copies the ranges as a download of the shard lands them, while it progresses:
         returns which were copied, and whether the shard's file is in place (the download
         ended; the rest are read from it, even beside a record its download did not live to
-        remove). Returns at once where no download publishes its parts (of a version the
-        pin accepts), and once none has
-        landed for ``STALL_S`` (stopped, or slowed); where a download of the shard is
-        ``coming`` (started, its record not yet written), it first waits up to
-        ``_START_S`` for a record or the file."""
+        remove). Returns at once where no download publishes its parts, or one publishes
+        another version's, and once none has landed for ``STALL_S`` (stopped, or slowed);
+        where a download of the shard is ``coming`` (started, its record not yet written),
+        it first waits up to ``_START_S`` for a record or the file."""
         copied = np.zeros(len(starts), bool)
         self._looked = -_LOOK_S  # a download begun since the last look counts
         began = time.monotonic()
