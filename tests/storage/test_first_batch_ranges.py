@@ -32,6 +32,7 @@ from served_mds import write_served
 from streamx import StreamingDataLoader, StreamingDataset
 from streamx.cache.landed_reads import LandedBytes
 from streamx.storage.landed_parts import LandedRecord
+from streamx.storage.object_pin import ObjectPin
 
 pytestmark = pytest.mark.remote
 
@@ -139,7 +140,7 @@ def test_a_reader_whose_file_is_renamed_before_its_record_goes_reads_the_file(
     with open(tmp, "wb") as f:
         f.truncate(size)
     record = LandedRecord(str(tmp), size, {s: s + part for s in range(0, size, part)})
-    record.done(0)
+    record.done(0, None)
     into = os.memfd_create("reader")
     os.ftruncate(into, size)
     starts = np.array([3 * part], np.int64)  # a part not landed
@@ -153,7 +154,9 @@ def test_a_reader_whose_file_is_renamed_before_its_record_goes_reads_the_file(
     thread = threading.Thread(target=owner)
     thread.start()
     try:
-        copied, whole = LandedBytes(str(local), size).wait(into, starts, starts + 1000)
+        copied, whole = LandedBytes(str(local), size, ObjectPin(str(local))).wait(
+            into, starts, starts + 1000
+        )
     finally:
         thread.join()
         os.close(into)
@@ -169,7 +172,9 @@ def test_a_reader_whose_file_is_renamed_before_its_record_goes_reads_the_file(
     os.ftruncate(into, size)
     threading.Timer(0.05, record.close).start()
     try:
-        copied, whole = LandedBytes(str(gone), size).wait(into, starts, starts + 1000)
+        copied, whole = LandedBytes(str(gone), size, ObjectPin(str(gone))).wait(
+            into, starts, starts + 1000
+        )
     finally:
         os.close(into)
     assert not copied.any() and not whole

@@ -4,7 +4,9 @@ A reader copies a range only while the record lists it and is of the same epoch 
 copy: a writer process here restarts its attempt over and over (a new epoch, the file
 truncated and filled with garbage, then the right bytes written and published part by
 part), and no copy the reader takes is ever anything but the right bytes. A record that is
-torn, a symlink, of loose mode, or describes another file reads as nothing landed.
+torn, a symlink, of loose mode, or describes another file reads as nothing landed. A record
+names the version its download pinned: a reader pinned to another copies nothing, one that
+pinned none pins the record's; an older streamx's record (no version) reads as nothing landed.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from numpy.typing import NDArray
 
 from streamx.cache.landed_reads import LandedBytes
 from streamx.storage.landed_parts import LandedRecord, read_record, record_path
+from streamx.storage.object_pin import ObjectPin
 
 PART = 64 << 10
 PARTS = 8
@@ -40,6 +43,10 @@ def _ends() -> dict[int, int]:
     return {start: start + PART for start in range(0, SIZE, PART)}
 
 
+def _reader(tmp_path: Path, pin: ObjectPin | None = None) -> LandedBytes:
+    return LandedBytes(str(tmp_path / "shard.mds"), SIZE, pin or ObjectPin("t"))
+
+
 def _ranges(*parts: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     starts = np.array([p * PART + 100 for p in parts], np.int64)
     return starts, starts + 1000
@@ -54,12 +61,12 @@ def test_a_record_lists_the_parts_done_and_goes_with_its_attempt(tmp_path: Path)
     record = LandedRecord(str(tmp), SIZE, _ends())
     landed = read_record(record_path(str(tmp)))
     assert landed is not None and landed.spans == ()
-    record.done(2 * PART)
+    record.done(2 * PART, None)
     landed = read_record(record_path(str(tmp)))
     assert landed is not None and landed.spans == ((2 * PART, 3 * PART),)
     assert oct(os.stat(record_path(str(tmp))).st_mode & 0o777) == "0o600"
 
-    reader = LandedBytes(str(tmp_path / "shard.mds"), SIZE)
+    reader = _reader(tmp_path)
     into = os.memfd_create("t")
     os.ftruncate(into, SIZE)
     copied = reader.copy(into, *_ranges(0, 2, 3))
@@ -69,14 +76,14 @@ def test_a_record_lists_the_parts_done_and_goes_with_its_attempt(tmp_path: Path)
     with open(tmp, "r+b") as f:
         f.seek(3 * PART)
         f.write(_right(3 * PART, PART))
-    record.done(3 * PART)  # merged with part 2
+    record.done(3 * PART, None)  # merged with part 2
     landed = read_record(record_path(str(tmp)))
     assert landed is not None and landed.spans == ((2 * PART, 4 * PART),)
     assert reader.copy(into, *_ranges(0, 2, 3)).tolist() == [False, True, True]
 
     record.close()
     assert not os.path.exists(record_path(str(tmp)))
-    assert not LandedBytes(str(tmp_path / "shard.mds"), SIZE).copy(into, *_ranges(2)).any()
+    assert not _reader(tmp_path).copy(into, *_ranges(2)).any()
     os.close(into)
 
 
@@ -84,7 +91,7 @@ def test_an_untrusted_record_reads_as_nothing_landed(tmp_path: Path) -> None:
     tmp = _temp(tmp_path)
     os.truncate(tmp, SIZE)
     record = LandedRecord(str(tmp), SIZE, _ends())
-    record.done(0)
+    record.done(0, None)
     path = record_path(str(tmp))
     whole = Path(path).read_bytes()
     assert read_record(path) is not None
@@ -109,7 +116,7 @@ def test_an_untrusted_record_reads_as_nothing_landed(tmp_path: Path) -> None:
     tmp.write_bytes(b"\0" * SIZE)
     into = os.memfd_create("t")
     os.ftruncate(into, SIZE)
-    assert not LandedBytes(str(tmp_path / "shard.mds"), SIZE).copy(into, *_ranges(0)).any()
+    assert not _reader(tmp_path).copy(into, *_ranges(0)).any()
     os.close(into)
 
 
@@ -124,7 +131,7 @@ def _restarting_writer(tmp: str, stop_at: float) -> None:
             os.pwrite(fd, b"\xee" * SIZE, 0)
             for start in range(0, SIZE, PART):
                 os.pwrite(fd, _right(start, PART), start)
-                record.done(start)
+                record.done(start, None)
         finally:
             record.close()
             os.close(fd)
@@ -136,7 +143,7 @@ def test_copies_are_right_while_the_owner_restarts_its_attempts(tmp_path: Path) 
     context = multiprocessing.get_context("spawn")
     writer = context.Process(target=_restarting_writer, args=(str(tmp), time.time() + 4.0))
     writer.start()
-    reader = LandedBytes(str(tmp_path / "shard.mds"), SIZE)
+    reader = _reader(tmp_path)
     into = os.memfd_create("t")
     os.ftruncate(into, SIZE)
     starts = np.arange(0, SIZE, 4096, dtype=np.int64)
@@ -154,3 +161,35 @@ def test_copies_are_right_while_the_owner_restarts_its_attempts(tmp_path: Path) 
         os.close(into)
     assert writer.exitcode == 0
     assert copies > 0  # the race was run: some copies were taken, and all were right
+
+
+def test_a_reader_copies_only_the_version_it_pinned(tmp_path: Path) -> None:
+    tmp = _temp(tmp_path)
+    os.truncate(tmp, SIZE)
+    with open(tmp, "r+b") as f:
+        f.write(_right(0, PART))
+    record = LandedRecord(str(tmp), SIZE, _ends())
+    record.done(0, ("ETag", '"v2"'))
+    landed = read_record(record_path(str(tmp)))
+    assert landed is not None and landed.version == ("ETag", '"v2"')
+    into = os.memfd_create("t")
+    os.ftruncate(into, SIZE)
+    try:
+        pinned = ObjectPin("t")
+        pinned.check('"v1"', None)  # a GET of the reader's answered with another version
+        assert not _reader(tmp_path, pinned).copy(into, *_ranges(0)).any()
+        assert not _reader(tmp_path, pinned).wait(into, *_ranges(0))[0].any()
+        fresh = ObjectPin("t")  # nothing read yet: the record's version becomes its pin
+        assert _reader(tmp_path, fresh).copy(into, *_ranges(0)).all()
+        assert fresh.version == ("ETag", '"v2"') and fresh.headers() == {"if-match": '"v2"'}
+        assert os.pread(into, 1000, 100) == _right(100, 1000)
+        # An older streamx's record, of the same spans and no version: nothing landed.
+        path = record_path(str(tmp))
+        whole = Path(path).read_bytes()
+        old = b"SXLP" + whole[4:40] + whole[42:58]  # its head had no version's length
+        Path(path).write_bytes(old)
+        assert read_record(path) is None
+        assert not _reader(tmp_path).copy(into, *_ranges(0)).any()
+    finally:
+        os.close(into)
+        record.close()

@@ -33,6 +33,7 @@ from streamx import StreamingDataset
 from streamx.cache.landed_reads import LandedBytes
 from streamx.storage import download, http_pool
 from streamx.storage.download import download_file
+from streamx.storage.object_pin import ObjectPin
 
 pytestmark = pytest.mark.remote
 
@@ -166,7 +167,9 @@ def test_a_kill_between_rename_and_record_leaves_a_state_the_next_run_takes(
     into = os.memfd_create("reader")
     try:
         starts = np.array([2 * MIB], np.int64)
-        copied, whole = LandedBytes(str(cache / SHARD), len(data)).wait(into, starts, starts + 10)
+        copied, whole = LandedBytes(str(cache / SHARD), len(data), ObjectPin(url)).wait(
+            into, starts, starts + 10
+        )
     finally:
         os.close(into)
     assert not copied.any() and whole

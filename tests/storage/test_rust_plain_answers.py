@@ -5,8 +5,10 @@ A ranged GET that the store throttles (nginx's ``limit_req`` 503) reads the answ
 page: the connection carries the next request, the ``Retry-After`` is kept on the error,
 and the host's GETs stay on Rust (before, the page was left unread, the connection closed,
 and the host's GETs went through ``http.client`` for 30 s to read the next
-``Retry-After``). A page too long to read whole, or cut short, is left unread: no
-``Retry-After``, and the next request comes on another connection.
+``Retry-After``). A page too long to read whole is left unread: no ``Retry-After``, and
+the next request comes on another connection. A page cut short, or one that stalls (given up
+after two seconds, not at the GET's deadline), keeps its head's ``Retry-After``, and the next
+request comes on another connection.
 """
 
 from __future__ import annotations
@@ -19,7 +21,13 @@ from pathlib import Path
 import pytest
 from nginx_server import Nginx, find_nginx
 from scripted_http import Request, ScriptedServer
-from whole_gets import SIZE, a_throttled_answer_keeps_its_connection, get_whole, write_files
+from whole_gets import (
+    SIZE,
+    a_stalled_page_is_given_up,
+    a_throttled_answer_keeps_its_connection,
+    get_whole,
+    write_files,
+)
 
 from streamx import _core
 from streamx.exceptions import HttpResponseError
@@ -101,7 +109,7 @@ def test_a_throttled_answer_with_a_long_page_is_left_unread(
     assert log[2].connection != log[1].connection
 
 
-def test_a_page_cut_short_is_left_unread_and_its_connection_closed(
+def test_a_page_cut_short_keeps_its_retry_after_and_its_connection_is_closed(
     tmp_path: Path, rust_gets: _RustGets
 ) -> None:
     clients: list[int] = []  # each request's client port: its connection
@@ -127,10 +135,16 @@ def test_a_page_cut_short_is_left_unread_and_its_connection_closed(
         with pytest.raises(HttpResponseError) as refused:
             get_whole(url, tmp_path / "f1")
         assert refused.value.status == 503
-        assert throttle.retry_after_of(refused.value) is None
-        assert throttle.headers_wanted("127.0.0.1", server.port)
-        throttle.forget_hosts()  # the next one through Rust again, to see its connection
+        assert throttle.retry_after_of(refused.value) == 1.0  # from the head, page or not
+        assert not throttle.headers_wanted("127.0.0.1", server.port)
         get_whole(url, tmp_path / "f1")
     assert rust_gets.outcomes == ["declined", "complete"]
     assert (tmp_path / "f1").read_bytes() == bytes([1]) * SIZE
     assert len(clients) == 2 and clients[0] != clients[1]
+
+
+def test_a_stalled_page_is_given_up_long_before_the_deadline(
+    tmp_path: Path, rust_gets: _RustGets
+) -> None:
+    a_stalled_page_is_given_up(tmp_path)
+    assert rust_gets.outcomes == ["declined", "complete"]

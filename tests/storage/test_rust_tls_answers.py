@@ -6,7 +6,8 @@ the answer's short page (issue 26): the connection carries the next request inst
 new TCP and TLS set-up, the ``Retry-After`` is kept on the error, and the host's GETs stay
 on Rust (before, the page was left unread, the connection closed, and the host's GETs went
 through ``http.client`` for 30 s to read the next ``Retry-After``). A page too long to read
-whole is still left unread, and its connection closed.
+whole is still left unread, and its connection closed; one that stalls is given up after
+two seconds (not at the GET's deadline), its ``Retry-After`` kept.
 
 A file's parts wait for the version its first part's answer pins (their ``If-Match``): over
 a Rust TLS session that answer's head now pins it, so the other parts start while the first
@@ -16,6 +17,7 @@ after the other at first)."""
 from __future__ import annotations
 
 import os
+import ssl
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +25,13 @@ from pathlib import Path
 import pytest
 from https_certs import Certs, make_certs
 from nginx_server import Nginx, find_nginx, max_overlap
-from whole_gets import SIZE, a_throttled_answer_keeps_its_connection, get_whole, write_files
+from whole_gets import (
+    SIZE,
+    a_stalled_page_is_given_up,
+    a_throttled_answer_keeps_its_connection,
+    get_whole,
+    write_files,
+)
 
 from streamx import _core
 from streamx.exceptions import HttpResponseError
@@ -124,3 +132,11 @@ def test_a_files_parts_start_while_its_first_parts_body_comes(
     # All four were served at once: the three that waited for the first's version went
     # once its head came, not once its body had (then at most three were at once).
     assert max_overlap(log) == 4
+
+
+def test_a_stalled_page_is_given_up_long_before_the_deadline(tmp_path: Path, certs: Certs) -> None:
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(certs.chain, certs.key)
+    moved = _core.tls_bodies_moved()
+    a_stalled_page_is_given_up(tmp_path, tls)
+    assert _core.tls_bodies_moved() - moved == 1  # the 206's body, through Rust

@@ -1,16 +1,21 @@
 """What the tests of how Rust takes a throttled answer share, over plain HTTP
 (``test_rust_plain_answers.py``) and over TLS (``test_rust_tls_answers.py``): two small files
-to serve, one ranged GET of a whole file, with no retries, and the scenario of a throttled
-answer whose page is read so its connection carries the next GET."""
+to serve, one ranged GET of a whole file, with no retries, the scenario of a throttled
+answer whose page is read so its connection carries the next GET, and that of a throttled
+answer whose page stalls."""
 
 from __future__ import annotations
 
 import os
+import ssl
+import threading
 import time
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 from nginx_server import Nginx
+from scripted_http import Request, ScriptedServer
 
 from streamx.exceptions import HttpResponseError
 from streamx.storage import throttle
@@ -27,13 +32,13 @@ def write_files(root: Path) -> None:
         (root / f"f{number}").write_bytes(bytes([number]) * SIZE)
 
 
-def get_whole(url: str, dest: Path) -> None:
+def get_whole(url: str, dest: Path, seconds: float = 10) -> None:
     """One ranged GET of the whole file, no retries (a 503 raises)."""
     target = plain_target(url)
     assert target is not None
     fd = os.open(dest, os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        get_into(target, fd, 0, SIZE, timeout=10, deadline=time.monotonic() + 10)
+        get_into(target, fd, 0, SIZE, timeout=seconds, deadline=time.monotonic() + seconds)
     finally:
         os.close(fd)
 
@@ -61,3 +66,57 @@ def a_throttled_answer_keeps_its_connection(
     assert [entry.status for entry in log] == [206, 503, 206]
     # One connection carried all three: the 503's page was read, so it went back.
     assert {entry.connection for entry in log} == {log[0].connection}
+
+
+# The GET's deadline in the stalled page's scenario, and how long its page stalls at most
+# (a bound for the test, should the page be waited for to the end).
+_DEADLINE_S = 60.0
+_STALL_S = 40.0
+
+
+def a_stalled_page_is_given_up(
+    tmp_path: Path, tls: ssl.SSLContext | None = None, by_http_client: bool = False
+) -> None:
+    """A ``503`` with ``Retry-After`` whose page stops 40 bytes short and stalls: the GET
+    reports the status with the ``Retry-After`` well before its deadline, and the next GET,
+    on another connection, gets the file (over plain HTTP or, given ``tls``, over TLS; read
+    by Rust, or ``by_http_client`` where the host's answers' headers are wanted)."""
+    clients: list[int] = []  # each request's client port: its connection
+    release = threading.Event()
+
+    def answer(request: Request, handler: BaseHTTPRequestHandler) -> None:
+        clients.append(handler.client_address[1])
+        if len(clients) == 1:
+            handler.send_response(503)
+            handler.send_header("Retry-After", "1")
+            handler.send_header("Content-Length", "50")
+            handler.end_headers()
+            handler.wfile.write(b"x" * 10)
+            release.wait(_STALL_S)
+            handler.close_connection = True
+            return
+        handler.send_response(206)
+        handler.send_header("Content-Range", f"bytes 0-{SIZE - 1}/{SIZE}")
+        handler.send_header("Content-Length", str(SIZE))
+        handler.end_headers()
+        handler.wfile.write(bytes([1]) * SIZE)
+
+    with ScriptedServer(answer, tls=tls) as server:
+        if by_http_client:
+            throttle.want_headers("127.0.0.1", server.port)
+        began = time.monotonic()
+        try:
+            with pytest.raises(HttpResponseError) as refused:
+                get_whole(server.url("/f1"), tmp_path / "f1", seconds=_DEADLINE_S)
+            held = time.monotonic() - began
+            # A correctness bound, not a timing: the page is given up in seconds.
+            assert held < _DEADLINE_S / 2, f"the stalled page held the GET {held:.1f} s"
+            assert refused.value.status == 503
+            assert throttle.retry_after_of(refused.value) == 1.0  # kept from the head
+            # Rust kept the head's fields: the host's next answers stay there.
+            assert by_http_client or not throttle.headers_wanted("127.0.0.1", server.port)
+            get_whole(server.url("/f1"), tmp_path / "f1")
+        finally:
+            release.set()
+    assert (tmp_path / "f1").read_bytes() == bytes([1]) * SIZE
+    assert len(clients) == 2 and clients[0] != clients[1]

@@ -10,6 +10,13 @@ regular file of this user's, its inode the record's). Anything else, the record 
 included, leaves the bytes to the range GETs, as before any part landed. The download removes
 its record only once the file is in place, so a reader waiting on the parts finds the record
 or the file at every moment.
+
+The bytes copied and those the reader GETs are of one version: a record names the version its
+download pinned, and only a record of the reader's own pin (or, before the reader pinned one,
+any record, whose version it then pins: :meth:`ObjectPin.join`) is copied from. A record of
+another version (the object was rewritten between the reader's first GET and the download's)
+counts as none: the reader's next GET, asking for its own version, fails with a ``412`` and
+the reader waits for the shard's download, as for any rewrite.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from numpy.typing import NDArray
 from streamx.cache.download_watch import STALL_S
 from streamx.storage.file_copy import copy_between
 from streamx.storage.landed_parts import Landed, read_record
+from streamx.storage.object_pin import ObjectPin
 
 __all__ = ["LandedBytes"]
 
@@ -40,10 +48,11 @@ _START_S = 0.5
 
 class LandedBytes:
     """Copies the landed bytes of the shard file at ``local`` (``size`` bytes) from the
-    temporary file of its download, wherever one publishes them."""
+    temporary file of its download, wherever one publishes them under a version ``pin``
+    accepts (the reader's own GETs' pin)."""
 
-    def __init__(self, local: str, size: int) -> None:
-        self._local, self._size = local, size
+    def __init__(self, local: str, size: int, pin: ObjectPin) -> None:
+        self._local, self._size, self._pin = local, size, pin
         self._record: str | None = None
         self._looked = -_LOOK_S
         # The record last seen by wait (path, epoch, spans), and when it last changed.
@@ -61,6 +70,8 @@ class LandedBytes:
         if path is None or before is None or before.size != self._size:
             self._record = None
             return copied
+        if not self._pin.accepts(before.version):
+            return copied  # another version's bytes: never mixed with the reader's
         covered = _covered(before, starts, ends)
         if not covered.any():
             return copied
@@ -70,6 +81,8 @@ class LandedBytes:
         after = read_record(path)
         if after is None or after.epoch != before.epoch:
             return copied  # the attempt ended or restarted meanwhile: the bytes may not be final
+        if not self._pin.join(before.version):
+            return copied  # a GET of the reader's pinned another version meanwhile
         copied[covered] = True
         return copied
 
@@ -79,10 +92,10 @@ class LandedBytes:
         """Copies the ranges as a download of the shard lands them, while it progresses:
         returns which were copied, and whether the shard's file is in place (the download
         ended; the rest are read from it, even beside a record its download did not live to
-        remove). Returns at once where no download publishes its parts, and once none has
-        landed for ``STALL_S`` (stopped, or slowed); where a download of the shard is
-        ``coming`` (started, its record not yet written), it first waits up to
-        ``_START_S`` for a record or the file."""
+        remove). Returns at once where no download publishes its parts, or one publishes
+        another version's, and once none has landed for ``STALL_S`` (stopped, or slowed);
+        where a download of the shard is ``coming`` (started, its record not yet written),
+        it first waits up to ``_START_S`` for a record or the file."""
         copied = np.zeros(len(starts), bool)
         self._looked = -_LOOK_S  # a download begun since the last look counts
         began = time.monotonic()
@@ -91,6 +104,10 @@ class LandedBytes:
                 return copied, True
             path = self._find()
             record = None if path is None else read_record(path)
+            if record is not None and record.version and not self._pin.accepts(record.version):
+                # Another version's download: its parts are never copied; the reader's GETs
+                # find the rewrite (a 412) rather than waiting for them.
+                return copied, os.path.exists(self._local)
             if path is None or record is None:
                 if not (coming and time.monotonic() - began < _START_S):
                     return copied, os.path.exists(self._local)

@@ -109,7 +109,7 @@ class Partial:
         # for the (pinned) download of the whole shard.
         self.pin = ObjectPin(target.url)
         shard = target.shard
-        self.landed = LandedBytes(shard.local_path(shard.raw_data), self.size)
+        self.landed = LandedBytes(shard.local_path(shard.raw_data), self.size, self.pin)
         self.fd, path = _anonymous_file(self.size)
         try:
             self.offsets = self._header()

@@ -332,9 +332,10 @@ def _fetch_in_parts(
     # Published before the file is truncated.
     record = LandedRecord(tmp, size, {start: start + length for start, length in parts})
     prefix = _Prefix(tmp, parts, progress) if progress is not None else None
+    pin = ObjectPin(source.url)
 
     def done(start: int) -> None:
-        record.done(start)
+        record.done(start, pin.version)  # readers copy the part only under the same pin
         if prefix is not None:
             prefix.done(start)
 
@@ -343,7 +344,6 @@ def _fetch_in_parts(
     except BaseException:
         record.close()
         raise
-    pin = ObjectPin(source.url)
     try:
         _preallocate(fd, size)
 

@@ -43,6 +43,7 @@ from streamx.exceptions import (
 from streamx.storage import accounting, cancel, throttle
 from streamx.storage.certificate_errors import refused_certificate
 from streamx.storage.http_head import head_object, head_size
+from streamx.storage.http_page import error_page
 from streamx.storage.http_pool import STALE_CONNECTION, pool_for
 from streamx.storage.http_rust import ranged_in_rust, tls_in_rust
 from streamx.storage.http_target import REDIRECTS, PlainHttp, Redirected, Target
@@ -134,7 +135,7 @@ def get_into(
             conn, _ = pool.take(timeout, fresh=True)
             response, sock = _send(conn, target.path, target.headers(extra))
         try:
-            body_length, total = _check_status(target, response, start, length, pin)
+            body_length, total = _check_status(target, response, sock, (start, length), pin)
         except BaseException:
             # A throttled answer's short page, read whole: the connection serves on (a new
             # one's set-up would cost the next request's time, and with it the pace's spacing).
@@ -198,11 +199,13 @@ def _clipped_at_the_end(found: re.Match[str], start: int, length: int) -> bool:
 def _check_status(
     target: Target,
     response: http.client.HTTPResponse,
-    start: int,
-    length: int | None,
+    sock: Any,
+    asked: tuple[int, int | None],
     pin: ObjectPin | None,
 ) -> tuple[int, int]:
-    """(bytes the body must have, the object's size); -1 for either when not announced."""
+    """(bytes the body must have, the object's size); -1 for either when not announced.
+    ``asked``: the range's start and length (None: the whole object)."""
+    start, length = asked
     status = response.status
     location = response.getheader("Location")
     if status in REDIRECTS and location and isinstance(target, PlainHttp):
@@ -210,7 +213,7 @@ def _check_status(
     if status == 412 and pin is not None:
         raise pin.refused()
     if status not in (200, 206):
-        error = target.error(status, response.read(64 << 10))
+        error = target.error(status, error_page(response, sock))
         throttle.note_retry_after(error, response.getheader("Retry-After"))
         raise error
     if pin is not None and not (status == 200 and length is not None):  # not a range ignored

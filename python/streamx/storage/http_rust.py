@@ -7,7 +7,9 @@ Rust handles only the answer a healthy server gives; any other is declined, and 
 (:func:`~streamx.storage.http_get.get_into`) asks again through ``http.client``, which reads
 it and raises what it means, unless the status alone says all (a throttled or failed request
 is never sent twice). Rust reads a declined error's short page (a ``503``'s), over plain
-HTTP as over TLS, so that its connection serves on and its ``Retry-After`` is kept.
+HTTP as over TLS, so that its connection serves on and its ``Retry-After`` is kept; a page
+cut short, or stalled for two seconds, comes as the head's fields alone (``Retry-After``
+kept), and its connection is closed.
 """
 
 from __future__ import annotations
@@ -216,8 +218,8 @@ def _result(
 def _declined(target: Target, status: int, page: _Page | None) -> None:
     """Raises the error for an answer Rust declined where its status says all (a throttled
     or failed request must not be sent twice), with its ``Retry-After`` when its ``page``
-    was read; returns to ask again through ``http.client``, whose answer's body makes the
-    message (403, redirects)."""
+    (or its head's fields alone) came; returns to ask again through ``http.client``, whose
+    answer's body makes the message (403, redirects)."""
     if status == 200:
         raise RangeIgnoredError(f"{target.url}: the server ignores Range requests")
     if status in throttle.THROTTLE_STATUSES and page is None:

@@ -7,6 +7,12 @@ a *record* beside the temporary file (``.<name>.<pid>.<tag>.parts`` for
 ``.<name>.<pid>.<tag>.tmp``), replaced atomically (write, then rename) each time a part is
 complete: its bytes all written and its length checked by its GET.
 
+A record also carries the version its download pinned (:class:`ObjectPin`'s ``ETag``, or
+``Last-Modified`` without one): a reader that read other bytes of the object under its own pin
+copies landed bytes only of the same version (an object rewritten between its first GET and
+the download's would otherwise mix two versions' bytes). A record of an older streamx (no
+version: the ``SXLP`` form) reads as nothing landed: it cannot say which version it holds.
+
 A record carries an *epoch*, random per attempt, and the temporary file's inode. Before an
 attempt truncates the file (a retry of an object rewritten meanwhile), a record of a new epoch
 with nothing landed replaces the old one; an attempt that fails removes its record before
@@ -30,11 +36,21 @@ import struct
 import threading
 from dataclasses import dataclass
 
+from streamx.storage.object_pin import Version
+
 __all__ = ["Landed", "LandedRecord", "read_record", "record_path"]
 
-_MAGIC = b"SXLP"
-_HEAD = struct.Struct("<4s8sQQQI")  # magic, epoch, device, inode, file size, spans
+# "SXLP" was the form without a version, which older streamx processes still write.
+_MAGIC = b"SXLV"
+# magic, epoch, device, inode, file size, spans, the version's bytes (after the spans)
+_HEAD = struct.Struct("<4s8sQQQIH")
 _SPAN = struct.Struct("<QQ")
+# The version as recorded: its kind's letter, then its value (UTF-8); empty where the
+# download pinned none. A value longer than this is not recorded: the record then reads as
+# nothing landed (ETags are tens of bytes).
+_KINDS = {"ETag": b"E", "Last-Modified": b"M"}
+_NAMES = {letter: name for name, letter in _KINDS.items()}
+_MAX_VERSION = 1024
 # A record never lists more spans than this (parts that land out of order stay merged into
 # fewer runs); a larger file reads as nothing landed rather than allocating what it says.
 _MAX_SPANS = 4096
@@ -56,6 +72,9 @@ class Landed:
     inode: int
     size: int
     spans: tuple[tuple[int, int], ...]
+    # The version the download pinned; None where it pinned none (a server without ETag
+    # or Last-Modified, or no answer yet).
+    version: Version | None = None
 
     def covers(self, start: int, end: int) -> bool:
         """Whether bytes ``[start, end)`` are all final."""
@@ -77,16 +96,19 @@ class LandedRecord:
         self._head = (os.urandom(8), meta.st_dev, meta.st_ino, size)
         self._ends = ends
         self._spans: list[tuple[int, int]] = []
+        self._version = b""
         self._lock = threading.Lock()
         self._closed = False
         self._write()  # nothing landed, of a new epoch: before the file is truncated
 
-    def done(self, start: int) -> None:
-        """The part at ``start`` is in place: publishes it."""
+    def done(self, start: int, version: Version | None) -> None:
+        """The part at ``start`` is in place, of the ``version`` its download pinned (None:
+        none): publishes it."""
         with self._lock:
             if self._closed:
                 return
             self._spans = _merge([*self._spans, (start, self._ends[start])])
+            self._version = _encoded(version)
             self._write()
 
     def close(self) -> None:
@@ -98,11 +120,12 @@ class LandedRecord:
                 os.unlink(self._path)
 
     def _write(self) -> None:
-        if len(self._spans) > _MAX_SPANS:
+        if len(self._spans) > _MAX_SPANS or len(self._version) > _MAX_VERSION:
             return  # readers go on with the last record: it lists only final bytes too
         epoch, device, inode, size = self._head
-        data = _HEAD.pack(_MAGIC, epoch, device, inode, size, len(self._spans))
-        data += b"".join(_SPAN.pack(s, e) for s, e in self._spans)
+        version = self._version
+        data = _HEAD.pack(_MAGIC, epoch, device, inode, size, len(self._spans), len(version))
+        data += b"".join(_SPAN.pack(s, e) for s, e in self._spans) + version
         staging = f"{self._path}.new"
         with contextlib.suppress(FileNotFoundError):
             os.unlink(staging)  # a write of ours cut short: ours alone to remove
@@ -113,6 +136,22 @@ class LandedRecord:
         finally:
             os.close(fd)
         os.replace(staging, self._path)
+
+
+def _encoded(version: Version | None) -> bytes:
+    return b"" if version is None else _KINDS[version[0]] + version[1].encode()
+
+
+def _decoded(data: bytes) -> Version:
+    """The version ``_encoded`` wrote (``data`` not empty).
+
+    Raises:
+        ValueError: ``data`` is not one (a UnicodeDecodeError among them).
+    """
+    name = _NAMES.get(data[:1])
+    if name is None:
+        raise ValueError(f"not a kind of version: {data[:1]!r}")
+    return name, data[1:].decode()
 
 
 def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -135,7 +174,7 @@ def read_record(path: str) -> Landed | None:
         return None
     try:
         meta = os.fstat(fd)
-        most = _HEAD.size + _MAX_SPANS * _SPAN.size
+        most = _HEAD.size + _MAX_SPANS * _SPAN.size + _MAX_VERSION
         if not _trusted(meta) or meta.st_size > most:
             return None
         data = os.read(fd, most + 1)
@@ -157,13 +196,18 @@ def _trusted(meta: os.stat_result) -> bool:
 def _parse(data: bytes) -> Landed | None:
     if len(data) < _HEAD.size:
         return None
-    magic, epoch, device, inode, size, count = _HEAD.unpack_from(data)
-    if magic != _MAGIC or count > _MAX_SPANS or len(data) != _HEAD.size + count * _SPAN.size:
-        return None
+    magic, epoch, device, inode, size, count, length = _HEAD.unpack_from(data)
+    end = _HEAD.size + count * _SPAN.size
+    if magic != _MAGIC or count > _MAX_SPANS or len(data) != end + length:
+        return None  # an older streamx's record ("SXLP") among them: no version
     spans = tuple(_SPAN.unpack_from(data, _HEAD.size + i * _SPAN.size) for i in range(count))
     ordered = all(s < e for s, e in spans) and all(
         a[1] < b[0] for a, b in itertools.pairwise(spans)
     )
     if not ordered or (spans and spans[-1][1] > size):
         return None
-    return Landed(epoch, device, inode, size, spans)
+    try:
+        version = _decoded(data[end:]) if length else None
+    except ValueError:
+        return None
+    return Landed(epoch, device, inode, size, spans, version)

@@ -13,6 +13,11 @@ trip, and then go through Rust with the condition; a server that ignores ``If-Ma
 then caught only on the answers read through ``http.client``. Over HTTPS the Rust TLS
 session reports each answer's version, so the lead goes there too and every answer is
 compared with the pin.
+
+Bytes another request fetched under its own pin (the landed parts of the object's download,
+:mod:`~streamx.cache.landed_reads`) join a pin only where their version is the pinned one,
+and pin it where none is yet (:meth:`ObjectPin.join`): the next GETs then ask for that
+version.
 """
 
 from __future__ import annotations
@@ -22,7 +27,10 @@ import time
 
 from streamx.exceptions import ObjectChangedError
 
-__all__ = ["ObjectChangedError", "ObjectPin"]
+__all__ = ["ObjectChangedError", "ObjectPin", "Version"]
+
+# ("ETag" or "Last-Modified", value): the version an answer said it was of.
+Version = tuple[str, str]
 
 
 class ObjectPin:
@@ -30,7 +38,7 @@ class ObjectPin:
 
     def __init__(self, url: str) -> None:
         self.url = url
-        self._version: tuple[str, str] | None = None  # ("ETag" or "Last-Modified", value)
+        self._version: Version | None = None
         self._lock = threading.Lock()
         self._led = False
         self._settled = threading.Event()
@@ -55,6 +63,27 @@ class ObjectPin:
     def known(self) -> bool:
         """Whether an answer has pinned a version (its requests can then be conditional)."""
         return self._version is not None
+
+    @property
+    def version(self) -> Version | None:
+        """The pinned version; None while no answer has pinned one."""
+        return self._version
+
+    def accepts(self, version: Version | None) -> bool:
+        """Whether bytes fetched under ``version`` (another request's pin; None where it
+        pinned nothing) may join this pin's: ``version`` is the pinned one, or none is
+        pinned yet."""
+        pinned = self._version
+        return pinned is None or pinned == version
+
+    def join(self, version: Version | None) -> bool:
+        """As :meth:`accepts`, and pins ``version`` where none is pinned yet (this pin's
+        next requests then ask for it)."""
+        with self._lock:
+            if self._version is None and version is not None:
+                self._version = version
+                self._settled.set()
+            return self._version is None or self._version == version
 
     def headers(self) -> dict[str, str]:
         """The condition a request for another part carries, once a version is pinned."""

@@ -48,8 +48,9 @@ fn socket_to_file(
 /// `"stale"` when the connection ended before any answer, and `"head-timeout"` when the
 /// deadline passed before the answer's head was complete. `page` is a declined error's
 /// short page, read whole: `(fields, body, reusable)`, the header fields in the order sent
-/// and whether the connection may carry another request; None otherwise (nothing of the
-/// answer's body read, and the connection to be closed).
+/// and whether the connection may carry another request (a page cut short, or stalled for
+/// two seconds, keeps the fields with an empty body, not reusable); None otherwise (nothing
+/// of the answer's body read, and the connection to be closed).
 #[pyfunction]
 #[pyo3(signature = (sock, file, request, offset, length, expected, seconds))]
 fn ranged_get<'py>(

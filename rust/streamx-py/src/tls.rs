@@ -162,7 +162,9 @@ impl TlsStream {
 
     /// The page of the last GET's answer when it was declined (an error status) and its
     /// page was short enough to read whole: `(fields, body, reusable)`, the header fields in
-    /// the order sent and whether the session may carry another request. None otherwise.
+    /// the order sent and whether the session may carry another request (a page cut short,
+    /// or stalled for two seconds, keeps the fields with an empty body, not reusable). None
+    /// otherwise.
     fn declined_page<'py>(&self, py: Python<'py>) -> PyResult<Option<PageTuple<'py>>> {
         let guard = self.lock()?;
         Ok(guard.declined_page().map(|page| page_tuple(py, page)))

@@ -1,18 +1,27 @@
 //! The short page of an answer a GET declined (a `503`'s, a `404`'s), read whole so that
 //! the connection may carry the next request: a new connection's set-up (TCP, and TLS over
 //! it) costs the next request's time, and under a request pace its spacing. Its header
-//! fields are kept for the caller (a throttled answer's `Retry-After`). A page that is not
-//! announced, chunked or over [`MOST_PAGE_BYTES`] is left unread, and the connection is then
-//! not reused. The plain and the TLS GETs read it through the same [`AnswerSource`].
+//! fields are kept for the caller (a throttled answer's `Retry-After`), also when the page
+//! is cut short. A page that stalls is given up after [`PAGE_WAIT`], not the GET's whole
+//! deadline: the status and its fields are then the answer, and the retry need not wait. A
+//! page that is not announced, chunked or over [`MOST_PAGE_BYTES`] is left unread, and the
+//! connection is then not reused. The plain and the TLS GETs read it through the same
+//! [`AnswerSource`].
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::{short_page, AnswerSource, Head, MAX_HEADERS};
 
 /// The longest page read (as many bytes as the Python path reads of an error's page).
 pub const MOST_PAGE_BYTES: u64 = 64 << 10;
 
-/// A declined answer's page, read whole.
+/// The longest a declined answer's page is waited for once its head is read: a short page
+/// sent at once comes in a round trip or two, and a page that stalls must not hold its GET
+/// until the read deadline (the status alone is then the answer).
+pub(crate) const PAGE_WAIT: Duration = Duration::from_secs(2);
+
+/// A declined answer's page, read whole (or its head's fields alone, when it was cut
+/// short: then `body` is empty and `reusable` false).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeclinedPage {
     /// `(name, value)` pairs in the order sent, as [`header_fields`] gives them.
@@ -23,9 +32,9 @@ pub struct DeclinedPage {
 }
 
 /// Reads the page of the declined answer `head` from `source` when it is short (`buffer`
-/// holds the head and the bytes read along with it). `None` leaves it unread, or drops a
-/// page cut short (the deadline, the connection ending, a socket or TLS error): the status
-/// alone is then the answer, and the connection is not reused.
+/// holds the head and the bytes read along with it); `None` leaves it unread. A page cut
+/// short (the deadline or [`PAGE_WAIT`], the connection ending, a socket or TLS error)
+/// keeps the head's fields with an empty body, and the connection is not reused.
 pub(crate) fn read_page(
     source: &mut impl AnswerSource,
     head: &Head,
@@ -38,8 +47,14 @@ pub(crate) fn read_page(
     let more_than_the_page = body.len() > length;
     let have = body.len().min(length);
     body.resize(length, 0);
+    let deadline = deadline.min(Instant::now() + PAGE_WAIT);
     if !fill(source, &mut body[have..], deadline) {
-        return None;
+        // Cut short or stalled: the head's fields are the answer (its `Retry-After`).
+        return Some(DeclinedPage {
+            fields,
+            body: Vec::new(),
+            reusable: false,
+        });
     }
     let reusable = head.keep_alive && !more_than_the_page && source.nothing_pending();
     Some(DeclinedPage {

@@ -151,34 +151,18 @@ fn a_declined_errors_short_page_is_read_and_the_connection_serves_on() {
 }
 
 #[test]
-fn a_long_chunked_or_cut_short_page_is_dropped_and_a_followed_one_ends_reuse() {
+fn a_long_or_chunked_page_is_dropped_and_a_followed_one_ends_reuse() {
     let long = format!(
         "HTTP/1.1 503 S\r\nContent-Length: {}\r\n\r\n",
         MOST_PAGE_BYTES + 1
     );
-    let dropped: [(&[u8], Duration); 3] = [
-        (long.as_bytes(), Duration::from_millis(200)),
-        (
-            b"HTTP/1.1 503 S\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nabcde\r\n0\r\n\r\n",
-            Duration::from_millis(200),
-        ),
-        (
-            b"HTTP/1.1 503 S\r\nContent-Length: 5\r\n\r\nab",
-            Duration::ZERO,
-        ), // closed
-    ];
-    for (answer, keep_open) in dropped {
-        let (client, _server) = serve(vec![answer.to_vec()], keep_open);
+    let chunked = b"HTTP/1.1 503 S\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nabcde\r\n0\r\n\r\n";
+    for answer in [long.as_bytes(), &chunked[..]] {
+        let (client, _server) = serve(vec![answer.to_vec()], Duration::from_millis(200));
         let file = tempfile::tempfile().unwrap();
         let got = paged_get(&client, &file, None, 2000);
         assert_eq!(got, (RangeOutcome::Declined { status: 503 }, None));
     }
-    // A page that stalls past the deadline.
-    let stalled = b"HTTP/1.1 503 S\r\nContent-Length: 5\r\n\r\nab".to_vec();
-    let (client, server) = serve(vec![stalled], Duration::from_millis(800));
-    let file = tempfile::tempfile().unwrap();
-    assert_eq!(paged_get(&client, &file, None, 300).1, None);
-    server.join().unwrap();
     for answer in [
         &b"HTTP/1.1 404 N\r\nContent-Length: 3\r\n\r\nno!EXTRA"[..],
         &b"HTTP/1.1 404 N\r\nConnection: close\r\nContent-Length: 3\r\n\r\nno!"[..],
@@ -189,6 +173,34 @@ fn a_long_chunked_or_cut_short_page_is_dropped_and_a_followed_one_ends_reuse() {
         let page = page.expect("a short page is read");
         assert_eq!((page.body.as_slice(), page.reusable), (&b"no!"[..], false));
     }
+}
+
+/// The fields of a page cut short, its body dropped and its connection not reused.
+fn cut_short(keep_open: Duration, ms: u64) -> Option<DeclinedPage> {
+    let answer = b"HTTP/1.1 503 S\r\nRetry-After: 3\r\nContent-Length: 5\r\n\r\nab";
+    let (client, _server) = serve(vec![answer.to_vec()], keep_open);
+    let file = tempfile::tempfile().unwrap();
+    let (outcome, page) = paged_get(&client, &file, None, ms);
+    assert_eq!(outcome, RangeOutcome::Declined { status: 503 });
+    page
+}
+
+#[test]
+fn a_page_cut_short_keeps_its_fields_and_a_stalled_one_is_given_up_before_the_deadline() {
+    let fields = [("Retry-After", "3"), ("Content-Length", "5")];
+    let expected = Some(DeclinedPage {
+        fields: fields.map(|(k, v)| (k.to_owned(), v.to_owned())).to_vec(),
+        body: Vec::new(),
+        reusable: false,
+    });
+    // The connection closed, then a page that stalls past the deadline.
+    assert_eq!(cut_short(Duration::ZERO, 2000), expected);
+    assert_eq!(cut_short(Duration::from_millis(800), 300), expected);
+    // A page that stalls while the deadline is far: given up after PAGE_WAIT.
+    let began = Instant::now();
+    assert_eq!(cut_short(Duration::from_secs(60), 60_000), expected);
+    let held = began.elapsed();
+    assert!(held < Duration::from_secs(30), "held {held:?}");
 }
 
 #[test]
