@@ -5,10 +5,11 @@ Every row group read needs its file's parsed footer (its ``FileMetaData``), and 
 costs about 8 µs per KiB of footer: a footer parsed once, by the index build or a first
 read, serves the process's later reads. Kept unbounded, a dataset of many thousands of
 files would keep every one. The bound is ``STREAMX_PARQUET_FOOTER_BYTES`` (a size such as
-``'256mb'``), read once per process on first use; each process (each DataLoader worker)
-keeps its own, and a forked worker starts with its parent's. A footer sent out is read
-again from its cached file (on local disk, named by its file's URL, size and version: never
-another version's) and parsed again when a read needs it.
+``'256mb'``; ``0`` keeps only the footer last used), read once per process on first use;
+each process (each DataLoader worker) keeps its own, and a forked worker starts with its
+parent's. A footer sent out is read again from its cached file (on local disk, named by its
+file's URL, size and version: never another version's) and parsed again when a read needs
+it.
 """
 
 from __future__ import annotations
