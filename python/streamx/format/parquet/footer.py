@@ -86,7 +86,7 @@ def load_footer(file: RemoteFile, folder: str, timeout: float, retry: int) -> tu
     found = _parsed(tail, file.url)  # before the write: a bad footer is never cached
     os.makedirs(folder, exist_ok=True)
     write_atomic(path, tail)
-    return KEPT.get(os.path.normpath(path), lambda: found).metadata, path
+    return KEPT.get(path, lambda: found).metadata, path
 
 
 def cached_footer(path: str, shown: str) -> CachedFooter:
@@ -100,7 +100,7 @@ def cached_footer(path: str, shown: str) -> CachedFooter:
         CorruptShardError: Naming ``shown``, if the bytes are not a Parquet footer or its
             row counts are out of bounds.
     """
-    return KEPT.get(os.path.normpath(path), lambda: _read(path, shown))
+    return KEPT.get(path, lambda: _read(path, shown))
 
 
 def _read(path: str, shown: str) -> CachedFooter:
