@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 from nginx_server import LogEntry, Nginx, find_nginx  # tests/storage, on the path by conftest
 
-from streamx import ParquetStream, StreamingDataset
+from streamx import ParquetStream, StreamingDataLoader, StreamingDataset
 from streamx.format.parquet.decoded_cache import _ENTRY_BYTES
 from streamx.format.parquet.footer_cache import KEPT, CachedFooter, footer_bytes_limit
 from streamx.format.parquet.index import FOOTERS
@@ -56,6 +56,20 @@ def test_the_index_builds_parse_serves_the_reads(tmp_path: Path) -> None:
     first, second = ds.shards[0], ds.shards[1]  # one file's two row groups
     assert first.extra["source"] == second.extra["source"]
     assert footer(first)[1] is footer(second)[1]
+
+
+def test_forked_workers_start_with_the_parents_footers(tmp_path: Path) -> None:
+    # DataLoader workers forked after the build read with its parsed footers: the cached
+    # files, deleted before the workers start, are never opened (spawned ones would read
+    # them, once each).
+    rows = _write(tmp_path / "src", 4)
+    stream = ParquetStream(remote=str(tmp_path / "src"), local=str(tmp_path / "c"))
+    ds = StreamingDataset(streams=[stream], batch_size=8)
+    for path in (tmp_path / "c").rglob("*.footer"):
+        path.unlink()
+    loader = StreamingDataLoader(ds, batch_size=8, num_workers=2, multiprocessing_context="fork")
+    seen = sorted(int(i) for batch in loader for i in batch["id"])
+    assert seen == [row["id"] for row in rows]
 
 
 @pytest.fixture
