@@ -2,9 +2,9 @@
 with an empty cache directory (``cold``: every footer read from its file and parsed) and
 again with the footers cached (``warm``), then the seconds to read one row of each file in
 turn (``touch``: each file's first read needs its parsed footer), and the process's peak
-resident size. Fresh processes alternate this tree with another (``--before DIR``: a python
-tree with its own extension); the clock starts after ``import torch, pyarrow.parquet,
-streamx``.
+resident size and its resident size after the touches. Fresh processes alternate this tree
+with another (``--before DIR``: a python tree with its own extension); the clock starts
+after ``import torch, pyarrow.parquet, streamx``.
 
 Usage::
 
@@ -39,7 +39,10 @@ for i in range(0, len(dataset), rows):
     assert dataset[i]["c0"] == i
 touched = time.perf_counter()
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10
-print(json.dumps({"build_s": built - start, "touch_s": touched - built, "peak_mb": peak}))
+with open("/proc/self/statm") as f:
+    now = int(f.read().split()[1]) * resource.getpagesize() >> 20
+print(json.dumps({"build_s": built - start, "touch_s": touched - built, "peak_mb": peak,
+                  "rss_mb": now}))
 """
 
 
