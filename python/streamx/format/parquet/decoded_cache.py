@@ -24,7 +24,7 @@ from typing import Generic, Protocol, TypeVar
 
 from streamx.sizes import bytes_to_int
 
-__all__ = ["DEFAULT_DECODED_BYTES", "DecodedCache", "Sized", "decoded_bytes_limit"]
+__all__ = ["DEFAULT_DECODED_BYTES", "DecodedCache", "Sized", "decoded_bytes_limit", "env_bytes"]
 
 DEFAULT_DECODED_BYTES = 512 << 20
 # What an entry costs beyond its buffers (its objects and dicts): many tiny row groups
@@ -48,17 +48,25 @@ def decoded_bytes_limit() -> int:
     Raises:
         ValueError: If the variable is not a size of zero or more.
     """
-    raw = os.environ.get("STREAMX_PARQUET_DECODED_BYTES")
+    return env_bytes("STREAMX_PARQUET_DECODED_BYTES", DEFAULT_DECODED_BYTES)
+
+
+def env_bytes(name: str, default: int) -> int:
+    """The size in the environment variable ``name``, or ``default`` where it is unset.
+
+    Raises:
+        ValueError: Naming the variable, if it is not a size of zero or more.
+    """
+    raw = os.environ.get(name)
     if not raw:
-        return DEFAULT_DECODED_BYTES
+        return default
     try:
         value = bytes_to_int(raw)
     except ValueError:
         value = -1
     if value < 0:
         raise ValueError(
-            "STREAMX_PARQUET_DECODED_BYTES must be a size such as 536870912 or '512mb', "
-            f"got {raw!r}"
+            f"{name} must be a size such as {default} or '{default >> 20}mb', got {raw!r}"
         )
     return value
 
@@ -74,11 +82,15 @@ class DecodedCache(Generic[S]):
 
     Args:
         limit: The bytes kept (the entry in use is kept even when it alone is larger);
-            ``None`` reads :func:`decoded_bytes_limit` on first use.
+            ``None`` reads ``read_limit`` on first use.
+        read_limit: Where the bound comes from when ``limit`` is ``None``.
     """
 
-    def __init__(self, limit: int | None = None) -> None:
+    def __init__(
+        self, limit: int | None = None, read_limit: Callable[[], int] = decoded_bytes_limit
+    ) -> None:
         self._limit = limit
+        self._read_limit = read_limit
         self._entries: OrderedDict[str, S] = OrderedDict()
         self._sizes: dict[str, int] = {}
         self.total = 0  # bytes of the entries kept, as last measured
@@ -90,7 +102,7 @@ class DecodedCache(Generic[S]):
     @property
     def limit(self) -> int:
         if self._limit is None:
-            self._limit = decoded_bytes_limit()
+            self._limit = self._read_limit()
         return self._limit
 
     def _guard(self) -> threading.Lock:

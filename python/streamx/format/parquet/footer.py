@@ -6,11 +6,11 @@ import hashlib
 import io
 import os
 import struct
-from dataclasses import dataclass
 from typing import Any
 
 from streamx.exceptions import CorruptShardError
 from streamx.format.parquet.footer_bounds import check_row_counts
+from streamx.format.parquet.footer_cache import KEPT, CachedFooter
 from streamx.format.remote_files import RemoteFile, read_range
 from streamx.runtime.atomic_write import write_atomic
 
@@ -72,7 +72,8 @@ def _fetch_tail(file: RemoteFile, timeout: float, retry: int) -> bytes:
 
 
 def load_footer(file: RemoteFile, folder: str, timeout: float, retry: int) -> tuple[Any, str]:
-    """The file's metadata and its cached footer's path, fetched once (atomically written).
+    """The file's metadata and its cached footer's path, fetched once (atomically written)
+    and parsed once per process: the parse is kept for :func:`cached_footer`.
 
     Raises:
         CorruptShardError: If the file is not Parquet, its footer is truncated, or its row
@@ -80,39 +81,40 @@ def load_footer(file: RemoteFile, folder: str, timeout: float, retry: int) -> tu
     """
     path = os.path.join(folder, footer_name(file))
     if os.path.exists(path):
-        with open(path, "rb") as f:
-            return parse_footer(f.read(), file.url), path
+        return cached_footer(path, file.url).metadata, path
     tail = _fetch_tail(file, timeout, retry)
-    metadata = parse_footer(tail, file.url)
+    found = _parsed(tail, file.url)  # before the write: a bad footer is never cached
     os.makedirs(folder, exist_ok=True)
     write_atomic(path, tail)
-    return metadata, path
-
-
-@dataclass(frozen=True)
-class CachedFooter:
-    """A cached footer, as one process keeps it."""
-
-    metadata: Any  # its ``pyarrow.parquet.FileMetaData``
-    thrift: bytes  # its FileMetaData's bytes, which the core reads (the offset indexes' spans)
-
-
-_CACHED: dict[str, CachedFooter] = {}
+    return KEPT.get(path, lambda: found).metadata, path
 
 
 def cached_footer(path: str, shown: str) -> CachedFooter:
-    """The footer cached at ``path`` by :func:`load_footer` (read and parsed once per process:
-    its name is a digest of its file's URL, size and version, so a changed file's footer
-    lies at another path); ``shown``: its file, as errors name it.
+    """The footer cached at ``path`` by :func:`load_footer`, parsed once per process while
+    it stays in :data:`.footer_cache.KEPT` (read from ``path`` again once sent out: its name
+    is a digest of its file's URL, size and version, so a changed file's footer lies at
+    another path); ``shown``: its file, as errors name it.
 
     Raises:
+        FileNotFoundError: Naming ``shown``, if the cached footer left the disk.
         CorruptShardError: Naming ``shown``, if the bytes are not a Parquet footer or its
             row counts are out of bounds.
     """
-    found = _CACHED.get(path)
-    if found is None:
+    return KEPT.get(path, lambda: _read(path, shown))
+
+
+def _read(path: str, shown: str) -> CachedFooter:
+    try:
         with open(path, "rb") as f:
             tail = f.read()
-        # The tail ends with the FileMetaData's length and the magic (checked by the parse).
-        found = _CACHED[path] = CachedFooter(parse_footer(tail, shown), tail[:-8])
-    return found
+    except FileNotFoundError as err:
+        raise FileNotFoundError(
+            f"{shown}: its cached footer {path} is gone from the cache directory; "
+            "build the dataset again"
+        ) from err
+    return _parsed(tail, shown)
+
+
+def _parsed(tail: bytes, shown: str) -> CachedFooter:
+    # The tail ends with the FileMetaData's length and the magic (checked by the parse).
+    return CachedFooter(parse_footer(tail, shown), tail[:-8])
