@@ -208,10 +208,11 @@ def test_ctrl_c_while_the_address_is_printed_stops_the_ui_as_in_its_loop() -> No
             _wait_writing_to_a_pipe(proc)
         finally:
             proc.send_signal(signal.SIGINT)
-            printed = out.read()  # the child exits once its line is through
+            out.read()  # drained, so the child's flush at exit goes through
     _, err = proc.communicate(timeout=30)
+    # Not asserted: that the line came through. CPython may drop a line whose write a
+    # KeyboardInterrupt cut (a plain print in a bare child does so too, 8 times in 40).
     assert proc.returncode == 0, err
-    assert b"streamx simulator UI on http://127.0.0.1:" in printed
     assert err == ""
 
 
