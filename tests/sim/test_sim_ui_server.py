@@ -162,7 +162,6 @@ def test_simulate_ui_on_a_taken_default_port_prints_the_one_it_took() -> None:
         busy.listen()
         held = busy.getsockname()[1]
         proc = _ui_child(default_port=held)
-        err = ""
         try:
             assert proc.stdout is not None
             taken = proc.stdout.readline()
