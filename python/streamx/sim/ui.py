@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import errno
 import json
+import os
+import signal
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -247,8 +249,16 @@ def _bind(port: int | None) -> ThreadingHTTPServer:
     return ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
 
 
+def _how_to_stop() -> str:
+    # A background job of a script starts with SIGINT ignored, and Python then raises no
+    # KeyboardInterrupt: name what does stop the server rather than promise Ctrl-C.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        return f"SIGINT is ignored here; kill {os.getpid()} stops it"
+    return "Ctrl-C stops"
+
+
 def serve(port: int | None = None) -> None:
-    """Serves the UI until interrupted (Ctrl-C).
+    """Serves the UI until interrupted (Ctrl-C; a SIGTERM where SIGINT is ignored).
 
     Args:
         port: TCP port on 127.0.0.1; ``None`` is :data:`DEFAULT_PORT`, or a free port when
@@ -258,11 +268,11 @@ def serve(port: int | None = None) -> None:
         OSError: If ``port`` was given and is taken.
     """
     httpd = _bind(port)
-    bound = httpd.server_address[1]
-    if port is None and bound != DEFAULT_PORT:
-        print(f"port {DEFAULT_PORT} is taken; using {bound} instead")
-    print(f"streamx simulator UI on http://127.0.0.1:{bound}/ (Ctrl-C stops)", flush=True)
-    try:
+    try:  # from here Ctrl-C is the way out, even while the address is still being printed
+        bound = httpd.server_address[1]
+        if port is None and bound != DEFAULT_PORT:
+            print(f"port {DEFAULT_PORT} is taken; using {bound} instead")
+        print(f"streamx simulator UI on http://127.0.0.1:{bound}/ ({_how_to_stop()})", flush=True)
         httpd.serve_forever()
     except KeyboardInterrupt:
         pass
