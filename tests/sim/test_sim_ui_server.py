@@ -190,8 +190,11 @@ def _full_pipe() -> tuple[int, int]:
 
 def _wait_writing_to_a_pipe(proc: subprocess.Popen[str]) -> None:
     wchan = Path(f"/proc/{proc.pid}/wchan")
+    # Bounded: a kernel that hides wchan (it reads "0") fails here, not at pytest's timeout.
+    deadline = time.monotonic() + 60
     while "pipe_write" not in wchan.read_text():
         assert proc.poll() is None, "the UI exited before printing its address"
+        assert time.monotonic() < deadline, f"{wchan} never named pipe_write"
         time.sleep(0.02)
 
 
