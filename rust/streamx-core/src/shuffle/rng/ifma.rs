@@ -21,7 +21,7 @@ use std::arch::x86_64::{
 
 const M52: u64 = (1 << 52) - 1;
 /// Lanes, and so the jump of each lane per block.
-const LANES: usize = 16;
+pub(super) const LANES: usize = 16;
 /// Candidates per block: the two 32-bit halves of each lane's draw.
 const BLOCK: u32 = 32;
 
@@ -34,7 +34,7 @@ pub(super) fn available() -> bool {
 }
 
 /// A 128-bit value as limbs of 52, 52 and 24 bits.
-fn limbs(x: u128) -> [u64; 3] {
+pub(super) fn limbs(x: u128) -> [u64; 3] {
     [
         (x as u64) & M52,
         ((x >> 52) as u64) & M52,
@@ -61,7 +61,7 @@ impl Pcg64 {
     }
 
     /// The states of the next 16 draws, as limbs (limb-major).
-    fn first_row(&self) -> [u64; 3 * LANES] {
+    pub(super) fn first_row(&self) -> [u64; 3 * LANES] {
         let mut words = [0_u64; 3 * LANES];
         let mut state = self.state;
         for lane in 0..LANES {
@@ -76,12 +76,12 @@ impl Pcg64 {
 
 /// Eight lanes' states, one vector per limb.
 #[derive(Clone, Copy)]
-struct Lanes([__m512i; 3]);
+pub(super) struct Lanes(pub(super) [__m512i; 3]);
 
 /// The jump `(A16, C16)` broadcast by limb.
-struct Jump {
-    mult: [__m512i; 3],
-    plus: [__m512i; 3],
+pub(super) struct Jump {
+    pub(super) mult: [__m512i; 3],
+    pub(super) plus: [__m512i; 3],
 }
 
 /// Where the count left the generator.
@@ -230,7 +230,7 @@ fn end_at(lanes: &[Lanes; 2], halves: &[u32; BLOCK as usize], used: usize) -> En
 /// rotated by 12, and `l2 << 40` a byte shuffle, which leaves the shift port to the rest. The
 /// rotation reads its count modulo 64, so `l2`'s bits above 24 drop out there too.
 #[target_feature(enable = "avx512f,avx512bw")]
-fn output(Lanes([l0, l1, l2]): Lanes) -> __m512i {
+pub(super) fn output(Lanes([l0, l1, l2]): Lanes) -> __m512i {
     let word = _mm512_ternarylogic_epi64::<XOR3>(
         l0,
         _mm512_ror_epi64::<12>(l1),
@@ -260,7 +260,7 @@ fn bytes_to_top() -> __m512i {
 /// above its 24: a product reads them only into bits above 24 of the result's, and the output
 /// drops them.
 #[target_feature(enable = "avx512f,avx512ifma")]
-fn step(Lanes([l0, l1, l2]): Lanes, jump: &Jump) -> Lanes {
+pub(super) fn step(Lanes([l0, l1, l2]): Lanes, jump: &Jump) -> Lanes {
     let ([a0, a1, a2], [c0, c1, c2]) = (jump.mult, jump.plus);
     let t0 = _mm512_madd52lo_epu64(c0, l0, a0);
     let t1 = _mm512_madd52hi_epu64(c1, l0, a0);
