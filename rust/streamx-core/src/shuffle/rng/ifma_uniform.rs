@@ -39,7 +39,15 @@ impl Pcg64 {
         let words = self.first_row();
         let (mult, plus) = lcg_jump(LANES as u128, self.inc);
         // SAFETY: `available` said the CPU has every feature `uniform_rows` enables.
-        unsafe { uniform_rows(&words, (ifma::limbs(mult), ifma::limbs(plus)), (lo, hi), n, sink) };
+        unsafe {
+            uniform_rows(
+                &words,
+                (ifma::limbs(mult), ifma::limbs(plus)),
+                (lo, hi),
+                n,
+                sink,
+            )
+        };
         // The lanes ran past the last draw used (to the row's end): the state is jumped to it.
         self.advance(n as u128);
     }
@@ -99,7 +107,12 @@ mod tests {
         if !available() {
             return;
         }
-        let ranges = [(-3.0, 4.5), (-1_950_000.0, 2_010_000.0), (0.0, 1.0), (-0.0, 7e-300)];
+        let ranges = [
+            (-3.0, 4.5),
+            (-1_950_000.0, 2_010_000.0),
+            (0.0, 1.0),
+            (-0.0, 7e-300),
+        ];
         let mut seed = 0;
         for n in [64, 65, 79, 80, 255, 256, 257, 511, 4095, 100_003] {
             for &(lo, hi) in &ranges {
