@@ -24,7 +24,8 @@ pub(super) fn pick_in_window(
         let all = sort_by_position(samples, positions);
         return ranks.iter().map(|&r| all[r - start]).collect();
     };
-    let floor = |p: f64| p as usize; // saturating; positions are never negative
+    // Positions are never negative and lie below 2^53: one signed conversion, no saturation.
+    let floor = |p: f64| (p as i64).max(0) as usize;
     let (mut low, mut high) = (usize::MAX, 0);
     for &p in positions {
         low = low.min(floor(p));
@@ -32,30 +33,28 @@ pub(super) fn pick_in_window(
     }
     let base = low / FINE;
     let bucket = |p: f64| floor(p) / FINE - base;
-    let first_rank = first_ranks(positions.iter().map(|&p| bucket(p)), high / FINE - base + 1);
-    let (lo_b, runs) = wanted_buckets(&first_rank, start, ranks);
-    // Per bucket from the first wanted one, where its next key goes; `u32::MAX` for a bucket
-    // without a wanted rank.
-    let mut next_slot = vec![u32::MAX; runs.last().map_or(0, |r| r.0 - lo_b + 1)];
-    for &(b, at) in &runs {
-        next_slot[b - lo_b] = at;
-    }
-    let keys_len = runs
+    let count = high / FINE - base + 1;
+    let first_rank = first_ranks(positions.iter().map(|&p| bucket(p)), count);
+    let runs = wanted_buckets(&first_rank, start, ranks);
+    let spare = runs
         .last()
         .map_or(0, |&(b, at)| at + first_rank[b + 1] - first_rank[b]);
-    let mut keys = vec![0_u128; keys_len as usize];
+    // Per bucket, where its next key goes. A bucket without a wanted rank writes its keys to
+    // one spare key past the others, again and again: the buckets of positions in node index
+    // order are random, and a branch on them would be mispredicted about every other time.
+    let mut next_slot = vec![spare; count];
+    for &(b, at) in &runs {
+        next_slot[b] = at;
+    }
+    let mut keys = vec![0_u128; spare as usize + 1];
     for ((i, &p), &sample) in (0..len32).zip(positions).zip(samples) {
-        if let Some(slot) = bucket(p)
-            .checked_sub(lo_b)
-            .and_then(|b| next_slot.get_mut(b))
-            .filter(|slot| **slot != u32::MAX)
-        {
-            // Ordered by (position, index); the sample rides along in the low bits, sparing a
-            // random read per rank later.
-            let low = (u64::from(i) << 32) | if carried { sample as u64 } else { 0 };
-            keys[*slot as usize] = (u128::from(total_order_bits(p)) << 64) | u128::from(low);
-            *slot += 1;
-        }
+        let b = bucket(p);
+        let slot = next_slot[b];
+        // Ordered by (position, index); the sample rides along in the low bits, sparing a
+        // random read per rank later.
+        let low = (u64::from(i) << 32) | if carried { sample as u64 } else { 0 };
+        keys[slot as usize] = (u128::from(total_order_bits(p)) << 64) | u128::from(low);
+        next_slot[b] = slot + u32::from(slot != spare);
     }
     let mut out = Vec::with_capacity(ranks.len());
     let mut ranks = ranks.iter().map(|&r| r - start).peekable();
@@ -75,9 +74,9 @@ pub(super) fn pick_in_window(
     out
 }
 
-/// The first bucket holding a wanted rank, and per bucket holding one (in order) the bucket
-/// and where its keys start among those of the buckets before it; `ranks` are sorted.
-fn wanted_buckets(first_rank: &[u32], start: usize, ranks: &[usize]) -> (usize, Vec<(usize, u32)>) {
+/// Per bucket holding a wanted rank (in order), the bucket and where its keys start among
+/// those of the buckets before it; `ranks` are sorted.
+fn wanted_buckets(first_rank: &[u32], start: usize, ranks: &[usize]) -> Vec<(usize, u32)> {
     let mut runs: Vec<(usize, u32)> = Vec::new();
     let (mut b, mut keys) = (0, 0);
     for &r in ranks {
@@ -90,7 +89,7 @@ fn wanted_buckets(first_rank: &[u32], start: usize, ranks: &[usize]) -> (usize, 
             keys += first_rank[b + 1] - first_rank[b];
         }
     }
-    (runs.first().map_or(0, |r| r.0), runs)
+    runs
 }
 
 /// Insertion sort: a bucket holds a few keys.
