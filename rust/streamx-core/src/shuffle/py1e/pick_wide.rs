@@ -7,7 +7,7 @@
 
 use super::pick::{Found, LANE};
 use std::arch::x86_64::{
-    _mm512_add_epi64, _mm512_add_pd, _mm512_cmp_pd_mask, _mm512_loadu_pd,
+    __m512d, __m512i, _mm512_add_epi64, _mm512_add_pd, _mm512_cmp_pd_mask, _mm512_loadu_pd,
     _mm512_mask_compressstoreu_epi64, _mm512_mask_compressstoreu_pd, _mm512_set1_epi64,
     _mm512_set1_pd, _mm512_set_epi64, _mm512_set_pd, _CMP_GE_OQ, _CMP_LT_OQ,
 };
@@ -26,14 +26,11 @@ impl Found {
     }
 
     /// Each index's position is its index as a double (exact below 2^53, so the same as the
-    /// scalar path's sum of two parts) plus its shift: one rounding, the same. Kept indices
-    /// and positions are compressed into stack arrays, then appended.
+    /// scalar path's sum of two parts) plus its shift: one rounding, the same.
     #[target_feature(enable = "avx512f")]
     fn add_chunk(&mut self, i: usize, d: &[f64], p0: f64, p1: f64) {
         assert!(d.len() <= LANE);
-        let mut kept_indices = [0_i64; LANE];
-        let mut kept_positions = [0.0; LANE];
-        let (mut before, mut kept) = (0, 0);
+        let mut kept = Kept::default();
         let mut indices = _mm512_add_epi64(
             _mm512_set1_epi64(i as i64),
             _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0),
@@ -43,7 +40,7 @@ impl Found {
             _mm512_set_pd(7.0, 6.0, 5.0, 4.0, 3.0, 2.0, 1.0, 0.0),
         );
         let (low, high) = (_mm512_set1_pd(p0), _mm512_set1_pd(p1));
-        let (eight, eight_f) = (_mm512_set1_epi64(8), _mm512_set1_pd(8.0));
+        let mut before = 0;
         let whole = d.len() / 8 * 8;
         for d in d[..whole].chunks_exact(8) {
             // SAFETY: 8 f64 are read from `d`; the load is unaligned.
@@ -51,24 +48,48 @@ impl Found {
             before += _mm512_cmp_pd_mask::<_CMP_LT_OQ>(p, low).count_ones() as usize;
             let keep = _mm512_cmp_pd_mask::<_CMP_GE_OQ>(p, low)
                 & _mm512_cmp_pd_mask::<_CMP_LT_OQ>(p, high);
-            // The arrays have room for 8 more: at most one kept per index passed before.
-            let (to_i, to_p) = (
-                &mut kept_indices[kept..kept + 8],
-                &mut kept_positions[kept..kept + 8],
-            );
-            // SAFETY: each store writes at most 8 values inside its slice of 8; unaligned.
-            unsafe {
-                _mm512_mask_compressstoreu_epi64(to_i.as_mut_ptr().cast(), keep, indices);
-                _mm512_mask_compressstoreu_pd(to_p.as_mut_ptr().cast(), keep, p);
-            }
-            kept += keep.count_ones() as usize;
-            indices = _mm512_add_epi64(indices, eight);
-            at = _mm512_add_pd(at, eight_f);
+            kept.push(keep, indices, p);
+            indices = _mm512_add_epi64(indices, _mm512_set1_epi64(8));
+            at = _mm512_add_pd(at, _mm512_set1_pd(8.0));
         }
         self.before += before;
-        self.indices.extend_from_slice(&kept_indices[..kept]);
-        self.positions.extend_from_slice(&kept_positions[..kept]);
+        self.indices.extend_from_slice(&kept.indices[..kept.len]);
+        self.positions
+            .extend_from_slice(&kept.positions[..kept.len]);
         // The last few one at a time, as the scalar path takes them.
         self.add_scalar(i + whole, &d[whole..], p0, p1);
+    }
+}
+
+/// The indices and positions a chunk keeps, gathered on the stack, then appended at once.
+struct Kept {
+    indices: [i64; LANE],
+    positions: [f64; LANE],
+    len: usize,
+}
+
+impl Default for Kept {
+    fn default() -> Self {
+        Kept {
+            indices: [0; LANE],
+            positions: [0.0; LANE],
+            len: 0,
+        }
+    }
+}
+
+impl Kept {
+    /// Appends the lanes of `indices` and `positions` that `keep` selects, in lane order.
+    #[target_feature(enable = "avx512f")]
+    fn push(&mut self, keep: u8, indices: __m512i, positions: __m512d) {
+        // Room for 8 more: a chunk keeps at most one per index, and has at most LANE.
+        let to_i = &mut self.indices[self.len..self.len + 8];
+        let to_p = &mut self.positions[self.len..self.len + 8];
+        // SAFETY: each store writes at most 8 values inside its slice of 8; unaligned.
+        unsafe {
+            _mm512_mask_compressstoreu_epi64(to_i.as_mut_ptr().cast(), keep, indices);
+            _mm512_mask_compressstoreu_pd(to_p.as_mut_ptr().cast(), keep, positions);
+        }
+        self.len += keep.count_ones() as usize;
     }
 }
