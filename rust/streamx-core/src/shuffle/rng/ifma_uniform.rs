@@ -12,8 +12,8 @@
 use super::ifma::{self, output, step, Jump, Lanes, LANES};
 use super::{lcg_jump, Pcg64, CHUNK};
 use std::arch::x86_64::{
-    _mm512_add_pd, _mm512_cvtepi64_pd, _mm512_loadu_si512, _mm512_mul_pd, _mm512_set1_pd,
-    _mm512_srli_epi64, _mm512_storeu_pd,
+    _mm512_add_pd, _mm512_cvtepi64_pd, _mm512_loadu_si512, _mm512_mul_pd, _mm512_set1_epi64,
+    _mm512_set1_pd, _mm512_srli_epi64, _mm512_storeu_pd,
 };
 
 /// Fewer values than this are drawn one after the other: setting the lanes up costs about
@@ -38,16 +38,9 @@ impl Pcg64 {
     ) {
         let words = self.first_row();
         let (mult, plus) = lcg_jump(LANES as u128, self.inc);
+        let jump = (ifma::limbs(mult), ifma::limbs(plus));
         // SAFETY: `available` said the CPU has every feature `uniform_rows` enables.
-        unsafe {
-            uniform_rows(
-                &words,
-                (ifma::limbs(mult), ifma::limbs(plus)),
-                (lo, hi),
-                n,
-                sink,
-            )
-        };
+        unsafe { uniform_rows(&words, jump, (lo, hi), n, sink) };
         // The lanes ran past the last draw used (to the row's end): the state is jumped to it.
         self.advance(n as u128);
     }
@@ -69,8 +62,8 @@ fn uniform_rows(
     };
     let mut lanes = [0, 8].map(|at| Lanes([load(at), load(LANES + at), load(2 * LANES + at)]));
     let jump = Jump {
-        mult: mult.map(|x| std::arch::x86_64::_mm512_set1_epi64(x as i64)),
-        plus: plus.map(|x| std::arch::x86_64::_mm512_set1_epi64(x as i64)),
+        mult: mult.map(|x| _mm512_set1_epi64(x as i64)),
+        plus: plus.map(|x| _mm512_set1_epi64(x as i64)),
     };
     // `lo + (hi - lo) * unit_double(v)`: each operation rounds as the scalar one does (no
     // fused multiply-add), and the conversion and scaling are exact.
