@@ -12,6 +12,8 @@ mod node_draws;
 mod pick;
 #[cfg(test)]
 mod pick_tests;
+#[cfg(streamx_ifma)]
+mod pick_wide;
 mod pipeline;
 mod rank;
 mod sort;

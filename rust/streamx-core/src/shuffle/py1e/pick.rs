@@ -28,15 +28,15 @@ use crate::{Error, Result};
 const SLACK: usize = 1 << 12;
 
 /// The samples at `p0..p1`, in node index order, and how many sort before `p0`.
-struct Found {
-    before: usize,
-    indices: Vec<i64>,
-    positions: Vec<f64>,
+pub(super) struct Found {
+    pub(super) before: usize,
+    pub(super) indices: Vec<i64>,
+    pub(super) positions: Vec<f64>,
 }
 
 /// Indices a pass compares at once: their positions are laid out apart from the count, and the
 /// kept ones gathered without a branch, so nothing of the loop waits on memory or a guess.
-const LANE: usize = 256;
+pub(super) const LANE: usize = 256;
 
 /// The offsets `0..LANE` as floats: a position is `(first index + offset) + shift`, the same
 /// double as the index converted on its own (every index is exact below 2^53).
@@ -54,6 +54,18 @@ impl Found {
     /// Counts the positions `i + d[j]` of indices `i + j` before `p0`, and keeps those in
     /// `p0..p1`.
     fn add_shifted(&mut self, i: usize, d: &[f64], p0: f64, p1: f64) {
+        #[cfg(streamx_ifma)]
+        if super::pick_wide::available() {
+            for (k, d) in (0..).zip(d.chunks(LANE)) {
+                self.add_shifted_wide(i + k * LANE, d, p0, p1);
+            }
+            return;
+        }
+        self.add_scalar(i, d, p0, p1);
+    }
+
+    /// [`Found::add_shifted`] one index at a time.
+    pub(super) fn add_scalar(&mut self, i: usize, d: &[f64], p0: f64, p1: f64) {
         let mut at = i;
         for d in d.chunks(LANE) {
             let base = at as f64;
@@ -238,13 +250,25 @@ mod tests {
                     indices: Vec::new(),
                     positions: Vec::new(),
                 };
-                // Handed over in uneven slices, as a pass's chunks may come.
+                // Handed over in uneven slices, as a pass's chunks may come; the vector
+                // path (where the CPU has it) and the scalar one.
                 let (head, tail) = d.split_at(len.min(300));
+                let mut scalar = Found {
+                    before: 0,
+                    indices: Vec::new(),
+                    positions: Vec::new(),
+                };
                 found.add_shifted(i, head, p0, p1);
                 found.add_shifted(i + head.len(), tail, p0, p1);
-                assert_eq!(found.before, want.0, "len {len} i {i}");
-                assert_eq!(found.indices, want.1, "len {len} i {i}");
-                assert_eq!(found.positions, want.2, "len {len} i {i}");
+                scalar.add_scalar(i, head, p0, p1);
+                scalar.add_scalar(i + head.len(), tail, p0, p1);
+                for found in [found, scalar] {
+                    let bits: Vec<u64> = found.positions.iter().map(|p| p.to_bits()).collect();
+                    let want_bits: Vec<u64> = want.2.iter().map(|p| p.to_bits()).collect();
+                    assert_eq!(found.before, want.0, "len {len} i {i}");
+                    assert_eq!(found.indices, want.1, "len {len} i {i}");
+                    assert_eq!(bits, want_bits, "len {len} i {i}");
+                }
             }
         }
     }

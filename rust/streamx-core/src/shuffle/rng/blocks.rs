@@ -36,8 +36,8 @@ impl Pcg64 {
         self.scan_blocks_with(top, count, out, wide_available());
     }
 
-    /// [`Pcg64::scan_blocks`], counting with the vector kernel when `wide` (and not keeping
-    /// values): its blocks pay off down to far smaller masks than the scalar ones.
+    /// [`Pcg64::scan_blocks`], counting with the vector kernel when `wide`: its blocks pay
+    /// off down to far smaller masks than the scalar ones.
     fn scan_blocks_with(
         &mut self,
         top: u32,
@@ -45,7 +45,6 @@ impl Pcg64 {
         mut out: Option<&mut [u32]>,
         wide: bool,
     ) {
-        let wide = wide && out.is_none();
         let min_mask = if wide { MIN_WIDE_MASK } else { MIN_BLOCK_MASK };
         let mut draws = [0_u64; BLOCK / 2];
         let mut k = 0;
@@ -63,7 +62,7 @@ impl Pcg64 {
             }
             // The kernel takes every step left, across the masks below this one.
             if wide && mask >= min_mask && count - k >= BLOCK {
-                k += self.count_wide(bound, count - k);
+                k += self.count_wide(bound, count - k, rest);
                 continue;
             }
             // A block must keep one mask (its bound stays above half of it) and be long.
@@ -103,7 +102,7 @@ fn wide_available() -> bool {
 #[cfg(not(streamx_ifma))]
 impl Pcg64 {
     #[allow(clippy::unused_self)] // the kernel's signature, never called here
-    fn count_wide(&mut self, _bound: u32, _room: usize) -> usize {
+    fn count_wide(&mut self, _bound: u32, _room: usize, _out: Option<&mut [u32]>) -> usize {
         unreachable!("the vector kernel is only chosen where it is available")
     }
 }
@@ -172,27 +171,33 @@ mod tests {
         }
     }
 
-    /// Draws `interval(top - k)` for `k` in `0..count`, one plain rejection loop each.
-    fn plain_count(g: &mut Pcg64, top: u32, count: usize) {
-        for k in 0..count {
-            g.interval(u64::from(top) - k as u64);
-        }
+    /// Draws `interval(top - k)` for `k` in `0..count`, one plain rejection loop each; returns
+    /// the values.
+    fn plain_count(g: &mut Pcg64, top: u32, count: usize) -> Vec<u32> {
+        (0..count)
+            .map(|k| g.interval(u64::from(top) - k as u64) as u32)
+            .collect()
     }
 
-    /// Both block paths against the plain loop: each ends at the same draw, buffered half
-    /// included. Where the CPU lacks AVX-512 IFMA, `wide` falls back to the scalar blocks.
+    /// Both block paths against the plain loop, counting and keeping values: each ends at the
+    /// same draw, buffered half included, and keeps the same values. Where the CPU lacks
+    /// AVX-512 IFMA, `wide` falls back to the scalar blocks.
     fn assert_counts_match(seed: u128, top: u32, count: usize, buffered: bool) {
         let mut plain = Pcg64::new(seed);
         if buffered {
             plain.next_u32();
         }
-        let (mut scalar, mut wide) = (plain.clone(), plain.clone());
-        plain_count(&mut plain, top, count);
-        scalar.scan_blocks_with(top, count, None, false);
-        wide.scan_blocks_with(top, count, None, wide_available());
-        for g in [&mut scalar, &mut wide] {
-            let at = format!("seed {seed} top {top} count {count} buffered {buffered}");
-            assert_eq!(g.words(), plain.words(), "{at}");
+        let start = plain.clone();
+        let want = plain_count(&mut plain, top, count);
+        let at = format!("seed {seed} top {top} count {count} buffered {buffered}");
+        for wide in [false, wide_available()] {
+            let mut g = start.clone();
+            g.scan_blocks_with(top, count, None, wide);
+            assert_eq!(g.words(), plain.words(), "{at} wide {wide}");
+            let (mut g, mut got) = (start.clone(), vec![u32::MAX; count]);
+            g.scan_blocks_with(top, count, Some(&mut got), wide);
+            assert_eq!(g.words(), plain.words(), "{at} wide {wide} values");
+            assert!(got == want, "{at} wide {wide}: values differ");
         }
     }
 
@@ -257,11 +262,17 @@ mod tests {
                 for _ in 0..6 {
                     seed += 1;
                     let mut g = Pcg64::new(seed);
-                    let mut plain = g.clone();
-                    assert_eq!(g.count_wide(top, room), room);
-                    plain_count(&mut plain, top, room);
+                    let (mut plain, mut kept) = (g.clone(), g.clone());
+                    assert_eq!(g.count_wide(top, room, None), room);
+                    let want = plain_count(&mut plain, top, room);
                     let at = format!("seed {seed} top {top} room {room}");
                     assert_eq!(g.words(), plain.words(), "{at}");
+                    // With values, into a slice longer than the count: nothing past it written.
+                    let mut got = vec![u32::MAX; room + 40];
+                    assert_eq!(kept.count_wide(top, room, Some(&mut got)), room);
+                    assert_eq!(kept.words(), plain.words(), "{at} values");
+                    assert!(got[..room] == want[..], "{at}: values differ");
+                    assert!(got[room..].iter().all(|&x| x == u32::MAX), "{at}");
                 }
             }
         }

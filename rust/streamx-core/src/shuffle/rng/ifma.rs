@@ -13,15 +13,15 @@
 use super::{lcg_jump, Pcg64, PCG_MULT};
 use std::arch::x86_64::{
     __m512i, _mm512_add_epi32, _mm512_add_epi64, _mm512_and_si512, _mm512_cmple_epu32_mask,
-    _mm512_loadu_si512, _mm512_madd52hi_epu64, _mm512_madd52lo_epu64, _mm512_ror_epi64,
-    _mm512_rorv_epi64, _mm512_set1_epi32, _mm512_set1_epi64, _mm512_set_epi32, _mm512_set_epi64,
-    _mm512_shuffle_epi8, _mm512_srli_epi64, _mm512_storeu_si512, _mm512_sub_epi32,
-    _mm512_ternarylogic_epi64,
+    _mm512_loadu_si512, _mm512_madd52hi_epu64, _mm512_madd52lo_epu64,
+    _mm512_mask_compressstoreu_epi32, _mm512_ror_epi64, _mm512_rorv_epi64, _mm512_set1_epi32,
+    _mm512_set1_epi64, _mm512_set_epi32, _mm512_set_epi64, _mm512_shuffle_epi8, _mm512_srli_epi64,
+    _mm512_storeu_si512, _mm512_sub_epi32, _mm512_ternarylogic_epi64,
 };
 
 const M52: u64 = (1 << 52) - 1;
 /// Lanes, and so the jump of each lane per block.
-const LANES: usize = 16;
+pub(super) const LANES: usize = 16;
 /// Candidates per block: the two 32-bit halves of each lane's draw.
 const BLOCK: u32 = 32;
 
@@ -34,7 +34,7 @@ pub(super) fn available() -> bool {
 }
 
 /// A 128-bit value as limbs of 52, 52 and 24 bits.
-fn limbs(x: u128) -> [u64; 3] {
+pub(super) fn limbs(x: u128) -> [u64; 3] {
     [
         (x as u64) & M52,
         ((x >> 52) as u64) & M52,
@@ -47,13 +47,15 @@ impl Pcg64 {
     /// generator exactly where the plain loop leaves it, buffered half included. The caller
     /// checked [`available`], that no half is buffered, and that `room >= BLOCK` and `room <=
     /// bound`. The lanes run once through every mask below `bound`: a block across a mask
-    /// change, or the count's end, is taken one candidate after the other.
-    pub(super) fn count_wide(&mut self, bound: u32, room: usize) -> usize {
+    /// change, or the count's end, is taken one candidate after the other. With `out` (at
+    /// least `room` long), step `k`'s value is kept in `out[k]`.
+    pub(super) fn count_wide(&mut self, bound: u32, room: usize, out: Option<&mut [u32]>) -> usize {
         let words = self.first_row();
         let jump = lcg_jump(LANES as u128, self.inc);
+        let out = out.map(|o| &mut o[..room]);
         let end = {
             // SAFETY: `available` said the CPU has every feature `count_blocks` enables.
-            unsafe { count_blocks(&words, (limbs(jump.0), limbs(jump.1)), bound, room) }
+            unsafe { count_blocks(&words, (limbs(jump.0), limbs(jump.1)), bound, room, out) }
         };
         self.state = end.state;
         self.buf32 = end.buf32;
@@ -61,7 +63,7 @@ impl Pcg64 {
     }
 
     /// The states of the next 16 draws, as limbs (limb-major).
-    fn first_row(&self) -> [u64; 3 * LANES] {
+    pub(super) fn first_row(&self) -> [u64; 3 * LANES] {
         let mut words = [0_u64; 3 * LANES];
         let mut state = self.state;
         for lane in 0..LANES {
@@ -76,12 +78,12 @@ impl Pcg64 {
 
 /// Eight lanes' states, one vector per limb.
 #[derive(Clone, Copy)]
-struct Lanes([__m512i; 3]);
+pub(super) struct Lanes(pub(super) [__m512i; 3]);
 
 /// The jump `(A16, C16)` broadcast by limb.
-struct Jump {
-    mult: [__m512i; 3],
-    plus: [__m512i; 3],
+pub(super) struct Jump {
+    pub(super) mult: [__m512i; 3],
+    pub(super) plus: [__m512i; 3],
 }
 
 /// Where the count left the generator.
@@ -91,7 +93,7 @@ struct End {
 }
 
 /// The kernel: `words` holds the 16 lanes' limbs (limb-major), `jump` the 16-step jump.
-/// Takes all `room` steps from `bound` down. `popcnt` counts a block's accepted candidates in
+/// Takes all `room` steps from `bound` down, keeping each step's value in `out` when given. `popcnt` counts a block's accepted candidates in
 /// one instruction, where the baseline target counts bits in some 20 (measured ~9% of the
 /// kernel's time).
 #[target_feature(enable = "avx512f,avx512ifma,avx512bw,popcnt")]
@@ -100,6 +102,7 @@ fn count_blocks(
     (mult, plus): ([u64; 3], [u64; 3]),
     bound: u32,
     room: usize,
+    mut out: Option<&mut [u32]>,
 ) -> End {
     let load = |at: usize| {
         // SAFETY: `at + 8 <= words.len()` for every call below; the load is unaligned.
@@ -124,14 +127,20 @@ fn count_blocks(
         // A block keeps one mask while the bound stays above half of it, for all 32
         // candidates, and must not reach the count's end.
         if b - (mask >> 1) >= BLOCK && b - last >= BLOCK {
-            b -= block_taken(
-                raw.map(|x| _mm512_and_si512(x, masks)),
-                b,
-                [steps, steps_high],
-            );
+            let xs = raw.map(|x| _mm512_and_si512(x, masks));
+            let accepted = block_taken(xs, b, [steps, steps_high]);
+            if let Some(out) = out.as_deref_mut() {
+                keep_accepted(&mut out[(bound - b) as usize..], xs, accepted);
+            }
+            b -= accepted.count_ones();
         } else {
             let halves = halves(raw);
-            let used = serial(&halves, &mut b, last);
+            let used = serial(
+                &halves,
+                &mut b,
+                last,
+                out.as_deref_mut().map(|o| (o, bound)),
+            );
             if b == last {
                 return end_at(&lanes, &halves, used);
             }
@@ -145,8 +154,8 @@ fn count_blocks(
     }
 }
 
-/// The accepted count of a block of masked candidates `xs`, under one mask, from bound `b`;
-/// `steps` holds each candidate's place in the block.
+/// The accepted candidates of a block of masked candidates `xs` (one bit each, in stream
+/// order), under one mask, from bound `b`; `steps` holds each candidate's place in the block.
 #[target_feature(enable = "avx512f,avx512bw,popcnt")]
 fn block_taken(xs: [__m512i; 2], b: u32, steps: [__m512i; 2]) -> u32 {
     let bounds = _mm512_set1_epi32(b as i32);
@@ -156,7 +165,7 @@ fn block_taken(xs: [__m512i; 2], b: u32, steps: [__m512i; 2]) -> u32 {
     let join = |[low, high]: [u16; 2]| u32::from(low) | u32::from(high) << 16;
     let (maybe, sure) = (join(maybe), join(sure));
     if maybe == sure {
-        maybe.count_ones()
+        maybe
     } else {
         resolve(halves(xs), b, sure, maybe)
     }
@@ -178,9 +187,9 @@ fn halves(xs: [__m512i; 2]) -> [u32; BLOCK as usize] {
     halves
 }
 
-/// The accepted count of a block (one mask, `xs` masked) some candidates of which the bound
-/// alone cannot decide: those `open` ones are decided in order, each by the candidates
-/// accepted before it. Usually one or two are open.
+/// The accepted candidates of a block (one mask, `xs` masked) some of which the bound alone
+/// cannot decide: those `open` ones are decided in order, each by the candidates accepted
+/// before it. Usually one or two are open.
 #[target_feature(enable = "popcnt")]
 fn resolve(halves: [u32; BLOCK as usize], bound: u32, sure: u32, maybe: u32) -> u32 {
     let (mut accepted, mut open) = (sure, maybe & !sure);
@@ -190,17 +199,46 @@ fn resolve(halves: [u32; BLOCK as usize], bound: u32, sure: u32, maybe: u32) -> 
         accepted |= u32::from(halves[at as usize] <= bound - before) << at;
         open &= open - 1;
     }
-    accepted.count_ones()
+    accepted
+}
+
+/// Writes a block's accepted candidates, in order, to the start of `out` (which has room for
+/// all 32).
+#[target_feature(enable = "avx512f")]
+fn keep_accepted(out: &mut [u32], xs: [__m512i; 2], accepted: u32) {
+    let low = accepted as u16;
+    let out = &mut out[..BLOCK as usize];
+    // SAFETY: each store writes at most 16 u32, and at most 32 in all, inside `out`.
+    unsafe {
+        _mm512_mask_compressstoreu_epi32(out.as_mut_ptr().cast(), low, xs[0]);
+        let at = low.count_ones() as usize;
+        _mm512_mask_compressstoreu_epi32(
+            out[at..].as_mut_ptr().cast(),
+            (accepted >> 16) as u16,
+            xs[1],
+        );
+    }
 }
 
 /// Raw candidates taken one after the other, each with its bound's own mask, until the
-/// bound reaches `last`; returns how many candidates were used.
-fn serial(halves: &[u32; BLOCK as usize], b: &mut u32, last: u32) -> usize {
+/// bound reaches `last`; returns how many candidates were used. With `out` and the count's
+/// first bound, each step's value is kept at its step.
+fn serial(
+    halves: &[u32; BLOCK as usize],
+    b: &mut u32,
+    last: u32,
+    mut out: Option<(&mut [u32], u32)>,
+) -> usize {
     for (used, &x) in halves.iter().enumerate() {
         if *b == last {
             return used;
         }
-        *b -= u32::from(x & mask_of(*b) <= *b);
+        let x = x & mask_of(*b);
+        if let Some((out, bound)) = out.as_mut() {
+            // A rejected value is overwritten by the next candidate of the same step.
+            out[(*bound - *b) as usize] = x;
+        }
+        *b -= u32::from(x <= *b);
     }
     halves.len()
 }
@@ -230,7 +268,7 @@ fn end_at(lanes: &[Lanes; 2], halves: &[u32; BLOCK as usize], used: usize) -> En
 /// rotated by 12, and `l2 << 40` a byte shuffle, which leaves the shift port to the rest. The
 /// rotation reads its count modulo 64, so `l2`'s bits above 24 drop out there too.
 #[target_feature(enable = "avx512f,avx512bw")]
-fn output(Lanes([l0, l1, l2]): Lanes) -> __m512i {
+pub(super) fn output(Lanes([l0, l1, l2]): Lanes) -> __m512i {
     let word = _mm512_ternarylogic_epi64::<XOR3>(
         l0,
         _mm512_ror_epi64::<12>(l1),
@@ -260,7 +298,7 @@ fn bytes_to_top() -> __m512i {
 /// above its 24: a product reads them only into bits above 24 of the result's, and the output
 /// drops them.
 #[target_feature(enable = "avx512f,avx512ifma")]
-fn step(Lanes([l0, l1, l2]): Lanes, jump: &Jump) -> Lanes {
+pub(super) fn step(Lanes([l0, l1, l2]): Lanes, jump: &Jump) -> Lanes {
     let ([a0, a1, a2], [c0, c1, c2]) = (jump.mult, jump.plus);
     let t0 = _mm512_madd52lo_epu64(c0, l0, a0);
     let t1 = _mm512_madd52hi_epu64(c1, l0, a0);

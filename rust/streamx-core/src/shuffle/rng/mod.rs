@@ -11,6 +11,8 @@ mod bounded;
 // Set by build.rs where the compiler builds the AVX-512 kernel (x86-64, Rust 1.89+).
 #[cfg(streamx_ifma)]
 mod ifma;
+#[cfg(streamx_ifma)]
+mod ifma_uniform;
 mod seed;
 mod shuffle;
 mod swaps;
@@ -149,6 +151,15 @@ impl Pcg64 {
     /// The values of `uniform(lo, hi, n)` with the same draws, handed to `sink` in order a
     /// few hundred at a time: for a caller that only compares them, nothing is stored.
     pub fn uniform_chunks(&mut self, lo: f64, hi: f64, n: usize, mut sink: impl FnMut(&[f64])) {
+        #[cfg(streamx_ifma)]
+        if n >= ifma_uniform::MIN_WIDE && ifma_uniform::available() {
+            return self.uniform_chunks_wide(lo, hi, n, &mut sink);
+        }
+        self.uniform_chunks_scalar(lo, hi, n, &mut sink);
+    }
+
+    /// [`Pcg64::uniform_chunks`] one draw after the other.
+    fn uniform_chunks_scalar(&mut self, lo: f64, hi: f64, n: usize, sink: &mut dyn FnMut(&[f64])) {
         let range = hi - lo;
         let mut draws = [0_u64; CHUNK];
         let mut values = [0.0; CHUNK];
