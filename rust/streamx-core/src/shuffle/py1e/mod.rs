@@ -5,6 +5,7 @@ mod draws_file;
 pub(crate) mod draws_store;
 #[cfg(test)]
 mod draws_tests;
+mod found;
 mod lazy;
 #[cfg(test)]
 mod lock_tests;

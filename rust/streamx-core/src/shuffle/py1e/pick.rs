@@ -15,6 +15,7 @@
 
 use std::ops::Range;
 
+use super::found::{Found, LANE};
 use super::node_draws::NodeDraws;
 use super::rank::pick_in_window;
 use super::window::shuffled_part;
@@ -26,17 +27,6 @@ use crate::{Error, Result};
 /// before a position strays from it by the imbalance of the shifts around it, more near a
 /// node's ends; the bounds widen where that is not enough.
 const SLACK: usize = 1 << 12;
-
-/// The samples at `p0..p1`, in node index order, and how many sort before `p0`.
-pub(super) struct Found {
-    pub(super) before: usize,
-    pub(super) indices: Vec<i64>,
-    pub(super) positions: Vec<f64>,
-}
-
-/// Indices a pass compares at once: their positions are laid out apart from the count, and the
-/// kept ones gathered without a branch, so nothing of the loop waits on memory or a guess.
-pub(super) const LANE: usize = 256;
 
 /// The offsets `0..LANE` as floats: a position is `(first index + offset) + shift`, the same
 /// double as the index converted on its own (every index is exact below 2^53).

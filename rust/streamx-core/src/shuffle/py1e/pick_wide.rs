@@ -5,7 +5,7 @@
 // generator's kernels: the crate's 1.85 MSRV does not apply to this module.
 #![allow(clippy::incompatible_msrv)]
 
-use super::pick::{Found, LANE};
+use super::found::{Found, LANE};
 use std::arch::x86_64::{
     __m512d, __m512i, _mm512_add_epi64, _mm512_add_pd, _mm512_cmp_pd_mask, _mm512_loadu_pd,
     _mm512_mask_compressstoreu_epi64, _mm512_mask_compressstoreu_pd, _mm512_set1_epi64,
