@@ -15,17 +15,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 from nginx_server import Nginx, find_nginx
-from scripted_http import Request, ScriptedServer
+from scripted_http import ScriptedServer
 from whole_gets import (
     SIZE,
     a_stalled_page_is_given_up,
     a_throttled_answer_keeps_its_connection,
     get_whole,
+    short_page_then_file,
     write_files,
 )
 
@@ -113,22 +113,7 @@ def test_a_page_cut_short_keeps_its_retry_after_and_its_connection_is_closed(
     tmp_path: Path, rust_gets: _RustGets
 ) -> None:
     clients: list[int] = []  # each request's client port: its connection
-
-    def answer(request: Request, handler: BaseHTTPRequestHandler) -> None:
-        clients.append(handler.client_address[1])
-        if len(clients) == 1:  # a 503 whose page ends 40 bytes short of its length
-            handler.send_response(503)
-            handler.send_header("Retry-After", "1")
-            handler.send_header("Content-Length", "50")
-            handler.end_headers()
-            handler.wfile.write(b"x" * 10)
-            handler.close_connection = True
-            return
-        handler.send_response(206)
-        handler.send_header("Content-Range", f"bytes 0-{SIZE - 1}/{SIZE}")
-        handler.send_header("Content-Length", str(SIZE))
-        handler.end_headers()
-        handler.wfile.write(bytes([1]) * SIZE)
+    answer = short_page_then_file(clients)  # a 503 whose page ends 40 bytes short
 
     with ScriptedServer(answer) as server:
         url = server.url("/f1")

@@ -10,6 +10,7 @@ import os
 import ssl
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
@@ -74,15 +75,13 @@ _DEADLINE_S = 60.0
 _STALL_S = 40.0
 
 
-def a_stalled_page_is_given_up(
-    tmp_path: Path, tls: ssl.SSLContext | None = None, by_http_client: bool = False
-) -> None:
-    """A ``503`` with ``Retry-After`` whose page stops 40 bytes short and stalls: the GET
-    reports the status with the ``Retry-After`` well before its deadline, and the next GET,
-    on another connection, gets the file (over plain HTTP or, given ``tls``, over TLS; read
-    by Rust, or ``by_http_client`` where the host's answers' headers are wanted)."""
-    clients: list[int] = []  # each request's client port: its connection
-    release = threading.Event()
+def short_page_then_file(
+    clients: list[int], stall: threading.Event | None = None
+) -> Callable[[Request, BaseHTTPRequestHandler], None]:
+    """A scripted server's answers: first a ``503`` with ``Retry-After: 1`` whose page ends
+    40 bytes short of its length (held open until ``stall`` is set, at most ``_STALL_S``,
+    when given), then the whole file; each request's client port is appended to
+    ``clients`` (its connection)."""
 
     def answer(request: Request, handler: BaseHTTPRequestHandler) -> None:
         clients.append(handler.client_address[1])
@@ -92,7 +91,8 @@ def a_stalled_page_is_given_up(
             handler.send_header("Content-Length", "50")
             handler.end_headers()
             handler.wfile.write(b"x" * 10)
-            release.wait(_STALL_S)
+            if stall is not None:
+                stall.wait(_STALL_S)
             handler.close_connection = True
             return
         handler.send_response(206)
@@ -100,6 +100,20 @@ def a_stalled_page_is_given_up(
         handler.send_header("Content-Length", str(SIZE))
         handler.end_headers()
         handler.wfile.write(bytes([1]) * SIZE)
+
+    return answer
+
+
+def a_stalled_page_is_given_up(
+    tmp_path: Path, tls: ssl.SSLContext | None = None, by_http_client: bool = False
+) -> None:
+    """A ``503`` with ``Retry-After`` whose page stops 40 bytes short and stalls: the GET
+    reports the status with the ``Retry-After`` well before its deadline, and the next GET,
+    on another connection, gets the file (over plain HTTP or, given ``tls``, over TLS; read
+    by Rust, or ``by_http_client`` where the host's answers' headers are wanted)."""
+    clients: list[int] = []  # each request's client port: its connection
+    release = threading.Event()
+    answer = short_page_then_file(clients, release)
 
     with ScriptedServer(answer, tls=tls) as server:
         if by_http_client:
