@@ -1,7 +1,8 @@
 """An HTTP/1.1 server on loopback whose answers a test writes as a Python function.
 
-The function gets each request (method, path, headers) and the handler to answer through
-(``send_response``, ``send_header``, ``end_headers``, ``wfile``), so a test can redirect,
+The function gets each request (method, path, headers; ``GET``, ``HEAD`` or ``PUT``, whose
+body it reads from ``rfile``) and the handler to answer through (``send_response``,
+``send_header``, ``end_headers``, ``wfile``), so a test can redirect,
 refuse ``HEAD``, answer chunked, ignore ``Range``, change an object between requests or send
 a body without end. Every request is recorded. Given an ``ssl.SSLContext``, it answers over
 TLS.
@@ -50,7 +51,7 @@ class ScriptedServer:
                 except (BrokenPipeError, ConnectionResetError):
                     self.close_connection = True
 
-            do_GET = do_HEAD = _any
+            do_GET = do_HEAD = do_PUT = _any
 
             def log_message(self, format: str, *args: object) -> None:
                 pass

@@ -18,11 +18,13 @@ from __future__ import annotations
 import base64
 import http.client
 import os
+import socket
 import zlib
 from typing import BinaryIO
 
 from streamx.storage import http_pool, s3_direct
 from streamx.storage.filesystems import split_url
+from streamx.storage.http_page import MOST_PAGE_BYTES, error_page
 from streamx.storage.sigv4_request import sign_request
 
 __all__ = ["MAX_SINGLE_PUT", "S3PutError", "bucket_exists", "put_file", "put_route"]
@@ -88,17 +90,18 @@ def put_file(route: s3_direct.S3Route, local_path: str, timeout: float = 60.0) -
         conn, reused = pool.take(timeout)
         try:
             try:
-                response = _send(conn, route.path, signed, body)
+                response, sock = _send(conn, route.path, signed, body)
             except http_pool.STALE_CONNECTION:
                 if not reused:
                     raise
                 # The server closed the idle connection before reading: send again.
                 conn.close()
                 conn, _ = pool.take(timeout, fresh=True)
-                response = _send(conn, route.path, signed, body)
-            reply = response.read(64 << 10)
+                response, sock = _send(conn, route.path, signed, body)
             if response.status != 200:
-                raise _error(route.url, response.status, reply)
+                # Read briefly: a page that stalls must not hold the PUT to its timeout.
+                raise _error(route.url, response.status, error_page(response, sock))
+            response.read(MOST_PAGE_BYTES)  # read to its end, the connection goes back
         except BaseException:
             conn.close()
             raise
@@ -144,11 +147,14 @@ def _crc32(body: BinaryIO) -> tuple[int, int]:
 
 def _send(
     conn: http.client.HTTPConnection, path: str, headers: dict[str, str], body: BinaryIO
-) -> http.client.HTTPResponse:
+) -> tuple[http.client.HTTPResponse, socket.socket | None]:
+    """The answer, and its connection's socket (kept here: ``getresponse`` drops it from
+    the connection when the answer says the connection closes)."""
     body.seek(0)
     conn.blocksize = _BLOCK  # http.client's default of 8 KiB costs a syscall per 8 KiB
     conn.request("PUT", path, body=body, headers=headers)
-    return conn.getresponse()
+    sock = conn.sock
+    return conn.getresponse(), sock
 
 
 def _error(url: str, status: int, body: bytes) -> OSError:
