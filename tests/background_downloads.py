@@ -1,30 +1,23 @@
-"""Waiting for a dataset's background downloads before a test reads the cache's accounting.
+"""Checking that a pass left none of its downloads running.
 
-A pass can end while a shard it has read already (by range, or from a file just renamed
-into place) is still being recorded by its download thread: the ledger's figures are then
-the in-flight ones for a moment. Tests that compare them with the files on disk wait here.
+A pass can read a shard's last sample before that shard's download is done (by range, or
+from a file renamed into place before the download is recorded). The pass then waits for
+it as it ends (``ShardCache.settle``), so that the cache's accounting and files are final
+once a loop over the dataset is over: tests that compare them check that here first.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
-
 import streamx
 
-__all__ = ["wait_for_background_downloads"]
+__all__ = ["assert_no_downloads_running"]
 
 
-def wait_for_background_downloads(dataset: streamx.StreamingDataset, timeout: float = 60) -> None:
-    """Returns once every download this process queued for ``dataset`` has finished.
-
-    Raises:
-        TimeoutError: If some are still running after ``timeout`` seconds.
-    """
+def assert_no_downloads_running(dataset: streamx.StreamingDataset) -> None:
+    """Fails if this process still runs or queues a download of one of ``dataset``'s
+    shards."""
     cache = dataset._shard_cache
     if cache is None:
         return
-    with cache._lock:
-        futures = list(cache._in_flight.values())
-    _, running = concurrent.futures.wait(futures, timeout=timeout)
-    if running:
-        raise TimeoutError(f"{len(running)} downloads still running after {timeout} s")
+    running = [s for s in range(len(dataset.shards)) if cache.fetching_here(s)]
+    assert not running, f"shards still downloading after the pass: {running}"

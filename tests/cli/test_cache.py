@@ -15,7 +15,7 @@ import pytest
 from cli_run import PYTHONPATH_DIR, assert_one_line_failure, run_cli
 
 import streamx
-from background_downloads import wait_for_background_downloads
+from background_downloads import assert_no_downloads_running
 from streamx import _core
 
 _PINNER = """
@@ -32,10 +32,10 @@ sys.stdin.read()
 
 
 def _stream_through(remote: str, local: str, **kwargs: Any) -> list[int]:
-    """Every sample's id, once the downloads behind them have been recorded."""
+    """Every sample's id; the pass waits for the downloads behind them to be recorded."""
     dataset = streamx.StreamingDataset(remote=remote, local=local, batch_size=4, **kwargs)
     ids = [int(sample["id"]) for sample in dataset]
-    wait_for_background_downloads(dataset)
+    assert_no_downloads_running(dataset)
     return ids
 
 

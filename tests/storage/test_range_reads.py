@@ -206,6 +206,32 @@ def test_resume_mid_shard_is_served_by_range(env: Nginx, served: Path, tmp_path:
     assert [s["id"] for s in samples] == list(range(131, SAMPLES))
 
 
+def test_a_pass_read_by_range_ends_with_its_download_done(
+    env: Nginx, served: Path, tmp_path: Path
+) -> None:
+    """The last ten samples come by range in tens of milliseconds while their shard's
+    download takes a second: the loop ends only once that download is done, so nothing
+    writes into ``local`` after it (a user may remove it then)."""
+    name = _copy(served)
+    local = tmp_path / "c"
+    ds = StreamingDataset(remote=f"s3://bucket/{name}", local=str(local), batch_size=1)
+    ds.load_state_dict(
+        {"epoch": 0, "sample_in_epoch": 190, "num_canonical_nodes": 1, "shuffle_seed": 9176}
+    )
+    assert [s["id"] for s in ds] == list(range(190, SAMPLES))
+    assert _ranged_gets(env, f"{name}/shard.00001.mds")  # the samples came by range
+    shard = (served / "bucket" / name / "shard.00001.mds").read_bytes()
+    assert (local / "shard.00001.mds").read_bytes() == shard
+    assert not [
+        p.name
+        for p in local.iterdir()
+        if p.name not in ("index.json", "shard.00001.mds", ".streamx")
+    ]
+    assert not any(ds._shard_cache.fetching_here(s) for s in range(2))  # type: ignore[union-attr]
+    assert ds.cache_usage == len(shard) + (local / "index.json").stat().st_size
+    shutil.rmtree(local)
+
+
 @pytest.mark.parametrize("change", ["longer", "truncated", "other-count"])
 def test_a_rewritten_shard_raises_stale_index(
     env: Nginx, served: Path, tmp_path: Path, change: str

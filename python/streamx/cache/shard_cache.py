@@ -23,11 +23,9 @@ import contextlib
 import functools
 import hashlib
 import os
-import threading
 import time
 import weakref
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future
 from typing import Any, Literal
 
 import numpy as np
@@ -35,6 +33,7 @@ from numpy.typing import NDArray
 
 from streamx import _core
 from streamx.cache import process_holds
+from streamx.cache.background_fetches import BackgroundFetches
 from streamx.cache.cache_dir import writable
 from streamx.cache.cached_files import bytes_present as _bytes_present
 from streamx.cache.cached_files import files_ready as _files_ready
@@ -52,7 +51,6 @@ from streamx.order.world import World
 from streamx.runtime import metrics
 from streamx.runtime.run_dirs import user_root
 from streamx.storage.part_plan import after_ranges, looking_ahead
-from streamx.storage.pool import download_pool
 from streamx.storage.request_pace import any_paced, when_paced
 from streamx.storage.settings import download_connections
 from streamx.storage.slots import ConnectionSlots, using_slots
@@ -136,9 +134,7 @@ class ShardCache:
         self._slots = ConnectionSlots(slots_dir, download_connections())
         sizes = layout.shards.max_sizes()[self._remote]
         self.max_shard_bytes = int(sizes.max()) if sizes.size else 0
-        self._pool_pid = -1
-        self._in_flight: dict[int, Future[bool]] = {}
-        self._lock = threading.Lock()
+        self._fetches = BackgroundFetches()
         self._pinned: list[int] = []
         self._window_budget: int | None = None
         self._settled = -1  # the pid whose last window needs no more work
@@ -150,9 +146,6 @@ class ShardCache:
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state.update(
-            _pool_pid=-1,
-            _in_flight={},
-            _lock=None,
             _pinned=[],
             _window_budget=None,
             _settled=-1,
@@ -160,10 +153,6 @@ class ShardCache:
             _waits_for_pace=-1,
         )
         return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
 
     @property
     def remote_shards(self) -> NDArray[np.bool_]:
@@ -342,7 +331,7 @@ class ShardCache:
         self._held_back = []  # a look-ahead held back before is this window's now
         if wanted:
             urgent = wanted[0]
-            if urgent not in self._in_flight and not _files_ready(self._shards[urgent]):
+            if not self.fetching_here(urgent) and not _files_ready(self._shards[urgent]):
                 # The shards read now get the bandwidth; the look-ahead starts at the next
                 # call, once they are here (what makes the first sample quick). All of them
                 # at once: a chunk yields nothing before its last shard is in, and a shuffled
@@ -407,37 +396,23 @@ class ShardCache:
         """Starts fetching shards in the background (dedup'd per process); ``look_ahead``:
         no reader waits for them yet; ``after_ranges``: their readers read on from their
         parts as they land (:func:`~streamx.storage.part_plan.after_ranges`)."""
-        with self._lock:
-            if self._pool_pid != os.getpid():
-                self._pool_pid = os.getpid()  # futures of the parent's pool never finish here
-                self._in_flight = {}
-            pool = download_pool()
-            started = []
-            for shard_id in shard_ids:
-                if shard_id in self._in_flight or _files_ready(self._shards[shard_id]):
-                    continue
-                try:
-                    ahead: _Plan = "ahead" if look_ahead else "ranges" if after_ranges else "now"
-                    future = pool.submit(self._prepare, shard_id, None, True, ahead)
-                except RuntimeError:  # no thread could start: readers fetch what they need
-                    break
-                self._in_flight[shard_id] = future
-                started.append((shard_id, future))
-        metrics.queued(len(started))
-        # Outside the lock: a future already done runs its callback right here.
-        for shard_id, future in started:
-            future.add_done_callback(functools.partial(self._forget, shard_id))
+        ahead: _Plan = "ahead" if look_ahead else "ranges" if after_ranges else "now"
+        missing = [s for s in shard_ids if not _files_ready(self._shards[s])]
+        self._fetches.start(missing, functools.partial(self._fetch_in_background, plan=ahead))
 
-    def _forget(self, shard_id: int, future: Future[bool]) -> None:
-        metrics.dequeued()
-        with self._lock:
-            if self._in_flight.get(shard_id) is future:
-                del self._in_flight[shard_id]
+    def _fetch_in_background(self, shard_id: int, plan: _Plan) -> bool:
+        return self._prepare(shard_id, None, True, plan)
+
+    def settle(self) -> None:
+        """Ends this process's background downloads (a pass is over): the ones not started
+        are dropped, the ones under way are waited for, so that nothing of them writes into
+        the cache afterwards."""
+        self._settled = -1  # a window that counted on a dropped download looks again
+        self._fetches.settle()
 
     def fetching_here(self, shard_id: int) -> bool:
         """Whether this process has queued or is running a download of ``shard_id``."""
-        with self._lock:
-            return self._pool_pid == os.getpid() and shard_id in self._in_flight
+        return self._fetches.here(shard_id)
 
     def fetching(self, shard_id: int) -> bool:
         """Whether a download of ``shard_id`` is under way: queued in this process, or

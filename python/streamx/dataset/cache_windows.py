@@ -114,6 +114,13 @@ class CacheWindows:
         missing = ~np.isin(chunk, held) & self._remote_shard[chunk]
         return start + max(int(np.argmax(missing)), 1) if missing.any() else stop
 
+    def _settle_downloads(self) -> None:
+        """A pass has read its last sample: the downloads of its shards still under way
+        (read by range meanwhile, or from a file renamed into place before its download was
+        recorded) are waited for, so nothing of the pass writes into the cache after it."""
+        if self._shard_cache is not None:
+            self._shard_cache.settle()
+
     def _following(self, shards: ShardWindow, look: bool) -> int:
         """Shards fetched past the window: the pass's ``shards_ahead``, more while a store
         throttles (its pace limits starts, not downloads). Whether one does is looked at

@@ -72,6 +72,9 @@ class SampleAccess:
             group once the worker's last id of it is read), or ``None``.
         expect_samples: As ``expect``, for a pass that reads its ids through ``get_many``
             (:func:`worker_samples`), or ``None``.
+        settle: Called once a pass has read its last id (not when it is cut short): waits
+            for the downloads of its shards still under way, so that nothing of the pass
+            writes into the cache once its loop ends; or ``None``.
     """
 
     get_one: Callable[[int], Sample]
@@ -82,6 +85,7 @@ class SampleAccess:
     idle: bool = False
     expect: Callable[[NDArray[np.int64] | None], None] | None = None
     expect_samples: Callable[[NDArray[np.int64] | None], None] | None = None
+    settle: Callable[[], None] | None = None
 
 
 def worker_samples(
@@ -115,6 +119,7 @@ def worker_samples(
                 yield from access.get_many(ids[begin:stop].tolist())
                 metrics.add_samples(stop - begin)
                 begin = stop
+        _settle(access)
     finally:
         release(ids)
         if expect is not None:
@@ -148,14 +153,21 @@ def worker_batches(
             for begin in range(0, own, batch_size):
                 end = min(begin + batch_size, own)
                 if drop_last and end - begin < batch_size:
+                    _settle(access)
                     return
                 parts = _read_batch(access, read, ids, begin, end)
                 metrics.add_samples(end - begin)
                 yield parts
+        _settle(access)
     finally:
         release(ids)
         if expect is not None:
             expect(None)
+
+
+def _settle(access: SampleAccess) -> None:
+    if access.settle is not None:
+        access.settle()
 
 
 def _releaser(access: SampleAccess) -> Callable[[NDArray[np.int64]], None]:
@@ -308,6 +320,7 @@ def loader_batches(
                 release(done[at])
                 at += 1
             yield parts
+        _settle(access)
     finally:
         access.prepare(ids, len(ids), len(ids))
 

@@ -33,13 +33,16 @@ def reader_access(
     get_one: Callable[[int], Any],
     get_item: Callable[[int], Any],
     prepare: Callable[[NDArray[np.int64], int, int], int],
+    settle: Callable[[], None],
     chunk: int,
     overridden: bool,
 ) -> SampleAccess:
     """The access of a dataset whose samples ``reader`` decodes; ``get_item`` serves a
     sample whose shard is not local (it downloads), ``get_one`` is ``ds[i]``."""
     if overridden:
-        return SampleAccess(get_one=get_one, get_many=None, prepare=prepare, chunk=chunk)
+        return SampleAccess(
+            get_one=get_one, get_many=None, prepare=prepare, chunk=chunk, settle=settle
+        )
 
     def get_many(ids: list[int]) -> list[Any]:
         if ranges is not None:
@@ -87,4 +90,5 @@ def reader_access(
         get_columns=get_columns,
         expect=expect,
         expect_samples=expect_samples,
+        settle=settle,
     )

@@ -311,6 +311,7 @@ class StreamingDataset(
             get_one=self.__getitem__,
             get_item=self.get_item,
             prepare=self._prepare_ahead,
+            settle=self._settle_downloads,
             chunk=self._chunk,
             overridden=bool(hooks),
         )
