@@ -14,7 +14,14 @@ from streamx.format.parquet.footer_cache import KEPT, CachedFooter
 from streamx.format.remote_files import RemoteFile, read_range
 from streamx.runtime.atomic_write import write_atomic
 
-__all__ = ["CachedFooter", "cached_footer", "footer_name", "load_footer", "parse_footer"]
+__all__ = [
+    "CachedFooter",
+    "cached_footer",
+    "footer_name",
+    "load_footer",
+    "parquet_schema",
+    "parse_footer",
+]
 
 _MAGIC = b"PAR1"
 # One GET usually holds the whole footer; a larger one takes a second GET.
@@ -28,8 +35,9 @@ def footer_name(file: RemoteFile) -> str:
     return hashlib.sha1(key).hexdigest()[:20] + ".footer"
 
 
-def parse_footer(tail: bytes, shown: str) -> Any:
-    """The ``pyarrow.parquet.FileMetaData`` in ``tail`` (the file's last bytes).
+def parse_footer(tail: bytes, shown: str) -> tuple[Any, Any]:
+    """The ``pyarrow.parquet.FileMetaData`` in ``tail`` (the file's last bytes), and its
+    Arrow schema.
 
     Raises:
         CorruptShardError: Naming ``shown``, if the bytes are not a Parquet footer or its
@@ -46,7 +54,17 @@ def parse_footer(tail: bytes, shown: str) -> Any:
     except Exception as err:  # pyarrow raises OSError or ArrowInvalid
         raise CorruptShardError(f"{shown}: the Parquet footer does not parse ({err})") from err
     check_row_counts(md, shown)
-    return md
+    return md, parquet_schema(md).to_arrow_schema()
+
+
+def parquet_schema(md: Any) -> Any:
+    """``md``'s ``pyarrow.parquet.ParquetSchema``, made anew. ``md.schema`` is never read:
+    it keeps the schema it makes, which refers back to ``md``, a cycle that only the cyclic
+    collector frees, so a footer sent out of the bounded cache would stay in memory until
+    that collector happens to run."""
+    import pyarrow.parquet as pq
+
+    return pq.ParquetSchema(md)
 
 
 def _fetch_tail(file: RemoteFile, timeout: float, retry: int) -> bytes:
@@ -71,9 +89,11 @@ def _fetch_tail(file: RemoteFile, timeout: float, retry: int) -> bytes:
     return tail[-(length + 8) :]
 
 
-def load_footer(file: RemoteFile, folder: str, timeout: float, retry: int) -> tuple[Any, str]:
-    """The file's metadata and its cached footer's path, fetched once (atomically written)
-    and parsed once per process: the parse is kept for :func:`cached_footer`.
+def load_footer(
+    file: RemoteFile, folder: str, timeout: float, retry: int
+) -> tuple[CachedFooter, str]:
+    """The file's parsed footer and its cached footer's path, fetched once (atomically
+    written) and parsed once per process: the parse is kept for :func:`cached_footer`.
 
     Raises:
         CorruptShardError: If the file is not Parquet, its footer is truncated, or its row
@@ -81,12 +101,12 @@ def load_footer(file: RemoteFile, folder: str, timeout: float, retry: int) -> tu
     """
     path = os.path.join(folder, footer_name(file))
     if os.path.exists(path):
-        return cached_footer(path, file.url).metadata, path
+        return cached_footer(path, file.url), path
     tail = _fetch_tail(file, timeout, retry)
     found = _parsed(tail, file.url)  # before the write: a bad footer is never cached
     os.makedirs(folder, exist_ok=True)
     write_atomic(path, tail)
-    return KEPT.get(path, lambda: found).metadata, path
+    return KEPT.get(path, lambda: found), path
 
 
 def cached_footer(path: str, shown: str) -> CachedFooter:
@@ -117,4 +137,5 @@ def _read(path: str, shown: str) -> CachedFooter:
 
 def _parsed(tail: bytes, shown: str) -> CachedFooter:
     # The tail ends with the FileMetaData's length and the magic (checked by the parse).
-    return CachedFooter(parse_footer(tail, shown), tail[:-8])
+    md, schema = parse_footer(tail, shown)
+    return CachedFooter(md, tail[:-8], schema)

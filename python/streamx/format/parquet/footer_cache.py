@@ -37,6 +37,7 @@ class CachedFooter:
 
     metadata: Any  # its ``pyarrow.parquet.FileMetaData``
     thrift: bytes  # its FileMetaData's bytes, which the core reads (the offset indexes' spans)
+    schema: Any  # its Arrow schema (not read via ``metadata.schema``: footer.parquet_schema)
 
     @property
     def nbytes(self) -> int:
