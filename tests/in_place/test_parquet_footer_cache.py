@@ -18,6 +18,7 @@ from nginx_server import LogEntry, Nginx, find_nginx  # tests/storage, on the pa
 
 from streamx import ParquetStream, StreamingDataLoader, StreamingDataset
 from streamx.format.parquet import index
+from streamx.format.parquet.chunks import column_chunks
 from streamx.format.parquet.decoded_cache import _ENTRY_BYTES
 from streamx.format.parquet.footer import parse_footer
 from streamx.format.parquet.footer_cache import KEPT, CachedFooter, footer_bytes_limit
@@ -140,7 +141,7 @@ def test_the_index_build_holds_few_footers_whatever_the_file_count(
     monkeypatch.setattr(KEPT, "_limit", None)  # read from the environment again
     KEPT.clear()
     alive: list[int] = []
-    lay_out = index.column_chunks
+    lay_out = column_chunks
 
     def counted(md: Any, number: int, names: set[str], file: Any) -> Any:
         if number == 0:  # once a file
