@@ -88,8 +88,8 @@ def _charge(path: Path) -> int:
     """What the cache charges for the file's footer."""
     data = path.read_bytes()
     (length,) = struct.unpack("<I", data[-8:-4])
-    md, schema = parse_footer(data, path.name)
-    return CachedFooter(md, data[-8 - length : -8], schema).nbytes + _ENTRY_BYTES
+    md = parse_footer(data, path.name)
+    return CachedFooter(md, data[-8 - length : -8]).nbytes + _ENTRY_BYTES
 
 
 def _footer_reads(log: list[LogEntry], served: Path) -> int:

@@ -14,14 +14,7 @@ from streamx.format.parquet.footer_cache import KEPT, CachedFooter
 from streamx.format.remote_files import RemoteFile, read_range
 from streamx.runtime.atomic_write import write_atomic
 
-__all__ = [
-    "CachedFooter",
-    "cached_footer",
-    "footer_name",
-    "load_footer",
-    "parquet_schema",
-    "parse_footer",
-]
+__all__ = ["CachedFooter", "cached_footer", "footer_name", "load_footer", "parse_footer"]
 
 _MAGIC = b"PAR1"
 # One GET usually holds the whole footer; a larger one takes a second GET.
@@ -35,9 +28,8 @@ def footer_name(file: RemoteFile) -> str:
     return hashlib.sha1(key).hexdigest()[:20] + ".footer"
 
 
-def parse_footer(tail: bytes, shown: str) -> tuple[Any, Any]:
-    """The ``pyarrow.parquet.FileMetaData`` in ``tail`` (the file's last bytes), and its
-    Arrow schema.
+def parse_footer(tail: bytes, shown: str) -> Any:
+    """The ``pyarrow.parquet.FileMetaData`` in ``tail`` (the file's last bytes).
 
     Raises:
         CorruptShardError: Naming ``shown``, if the bytes are not a Parquet footer or its
@@ -54,17 +46,7 @@ def parse_footer(tail: bytes, shown: str) -> tuple[Any, Any]:
     except Exception as err:  # pyarrow raises OSError or ArrowInvalid
         raise CorruptShardError(f"{shown}: the Parquet footer does not parse ({err})") from err
     check_row_counts(md, shown)
-    return md, parquet_schema(md).to_arrow_schema()
-
-
-def parquet_schema(md: Any) -> Any:
-    """``md``'s ``pyarrow.parquet.ParquetSchema``, made anew. ``md.schema`` is never read:
-    it keeps the schema it makes, which refers back to ``md``, a cycle that only the cyclic
-    collector frees, so a footer sent out of the bounded cache would stay in memory until
-    that collector happens to run."""
-    import pyarrow.parquet as pq
-
-    return pq.ParquetSchema(md)
+    return md
 
 
 def _fetch_tail(file: RemoteFile, timeout: float, retry: int) -> bytes:
@@ -137,5 +119,4 @@ def _read(path: str, shown: str) -> CachedFooter:
 
 def _parsed(tail: bytes, shown: str) -> CachedFooter:
     # The tail ends with the FileMetaData's length and the magic (checked by the parse).
-    md, schema = parse_footer(tail, shown)
-    return CachedFooter(md, tail[:-8], schema)
+    return CachedFooter(parse_footer(tail, shown), tail[:-8])

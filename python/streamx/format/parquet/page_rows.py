@@ -18,7 +18,7 @@ from typing import Any
 from streamx import _core
 from streamx.exceptions import CorruptShardError
 from streamx.format.index import ShardInfo
-from streamx.format.parquet.footer import parquet_schema
+from streamx.format.parquet.footer_cache import parquet_schema
 from streamx.format.parquet.local_source import read_into_buffer
 from streamx.format.parquet.row_group import footer, local_bytes, where
 
