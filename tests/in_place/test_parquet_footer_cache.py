@@ -4,7 +4,7 @@ fetched again (``format/parquet/footer_cache.py``)."""
 
 from __future__ import annotations
 
-import io
+import gc
 import os
 import struct
 from collections.abc import Iterator
@@ -17,7 +17,10 @@ import pytest
 from nginx_server import LogEntry, Nginx, find_nginx  # tests/storage, on the path by conftest
 
 from streamx import ParquetStream, StreamingDataLoader, StreamingDataset
+from streamx.format.parquet import index
+from streamx.format.parquet.chunks import column_chunks
 from streamx.format.parquet.decoded_cache import _ENTRY_BYTES
+from streamx.format.parquet.footer import parse_footer
 from streamx.format.parquet.footer_cache import KEPT, CachedFooter, footer_bytes_limit
 from streamx.format.parquet.index import FOOTERS
 from streamx.format.parquet.row_group import footer
@@ -85,7 +88,7 @@ def _charge(path: Path) -> int:
     """What the cache charges for the file's footer."""
     data = path.read_bytes()
     (length,) = struct.unpack("<I", data[-8:-4])
-    md = pq.read_metadata(io.BytesIO(data))
+    md = parse_footer(data, path.name)
     return CachedFooter(md, data[-8 - length : -8]).nbytes + _ENTRY_BYTES
 
 
@@ -122,6 +125,37 @@ def test_the_footers_kept_stay_within_the_bound_and_evicted_ones_are_read_again(
     os.unlink(first)
     with pytest.raises(FileNotFoundError, match=r"f000\.parquet: its cached footer"):
         ds[0]
+
+
+def test_the_index_build_holds_few_footers_whatever_the_file_count(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The build keeps each file's schema only, and lays out the row groups one file at a
+    # time from the bounded cache: the parsed footers alive at once stay within the bound
+    # (two here) plus the one in hand, not one per file. Counted without a collection: a
+    # footer in a reference cycle would stay until the cyclic collector happens to run.
+    files = 30
+    rows = _write(tmp_path / "src", files)
+    bound = 2 * max(_charge(p) for p in (tmp_path / "src").iterdir())
+    monkeypatch.setenv("STREAMX_PARQUET_FOOTER_BYTES", str(bound))
+    monkeypatch.setattr(KEPT, "_limit", None)  # read from the environment again
+    KEPT.clear()
+    alive: list[int] = []
+    lay_out = column_chunks
+
+    def counted(md: Any, number: int, names: set[str], file: Any) -> Any:
+        if number == 0:  # once a file
+            alive.append(sum(type(o) is pq.FileMetaData for o in gc.get_objects()))
+        return lay_out(md, number, names, file)
+
+    monkeypatch.setattr(index, "column_chunks", counted)
+    gc.collect()  # garbage of this test's own
+    ds = _dataset(str(tmp_path / "src"), tmp_path / "c")
+    assert len(alive) == files
+    assert max(alive) <= 3, alive
+    assert [ds[i] for i in range(0, len(rows), 7)] == rows[::7]
+    # Reading parses the footers sent out again, none of them kept past the bound.
+    assert sum(type(o) is pq.FileMetaData for o in gc.get_objects()) <= 3
 
 
 def test_the_footer_bound_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -71,9 +71,11 @@ def _fetch_tail(file: RemoteFile, timeout: float, retry: int) -> bytes:
     return tail[-(length + 8) :]
 
 
-def load_footer(file: RemoteFile, folder: str, timeout: float, retry: int) -> tuple[Any, str]:
-    """The file's metadata and its cached footer's path, fetched once (atomically written)
-    and parsed once per process: the parse is kept for :func:`cached_footer`.
+def load_footer(
+    file: RemoteFile, folder: str, timeout: float, retry: int
+) -> tuple[CachedFooter, str]:
+    """The file's parsed footer and its cached footer's path, fetched once (atomically
+    written) and parsed once per process: the parse is kept for :func:`cached_footer`.
 
     Raises:
         CorruptShardError: If the file is not Parquet, its footer is truncated, or its row
@@ -81,12 +83,12 @@ def load_footer(file: RemoteFile, folder: str, timeout: float, retry: int) -> tu
     """
     path = os.path.join(folder, footer_name(file))
     if os.path.exists(path):
-        return cached_footer(path, file.url).metadata, path
+        return cached_footer(path, file.url), path
     tail = _fetch_tail(file, timeout, retry)
     found = _parsed(tail, file.url)  # before the write: a bad footer is never cached
     os.makedirs(folder, exist_ok=True)
     write_atomic(path, tail)
-    return KEPT.get(path, lambda: found).metadata, path
+    return KEPT.get(path, lambda: found), path
 
 
 def cached_footer(path: str, shown: str) -> CachedFooter:

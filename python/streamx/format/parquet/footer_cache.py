@@ -14,12 +14,13 @@ it.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
 from streamx.format.parquet.decoded_cache import DecodedCache, env_bytes
 
-__all__ = ["DEFAULT_FOOTER_BYTES", "KEPT", "CachedFooter", "footer_bytes_limit"]
+__all__ = ["DEFAULT_FOOTER_BYTES", "KEPT", "CachedFooter", "footer_bytes_limit", "parquet_schema"]
 
 # Half the decoded row groups' default bound (512 MiB): with footers of tens of KiB
 # (charged ~9x, below), about a thousand files' footers stay parsed, as many as a
@@ -38,10 +39,25 @@ class CachedFooter:
     metadata: Any  # its ``pyarrow.parquet.FileMetaData``
     thrift: bytes  # its FileMetaData's bytes, which the core reads (the offset indexes' spans)
 
+    @functools.cached_property
+    def schema(self) -> Any:
+        """Its Arrow schema, made on first use (about as long as the parse, per file)."""
+        return parquet_schema(self.metadata).to_arrow_schema()
+
     @property
     def nbytes(self) -> int:
         """What it is charged: its bytes and an estimate of its parsed metadata."""
         return len(self.thrift) * (1 + _PARSED_PER_BYTE) + _PARSED_FIXED
+
+
+def parquet_schema(md: Any) -> Any:
+    """``md``'s ``pyarrow.parquet.ParquetSchema``, made anew. ``md.schema`` is never read:
+    it keeps the schema it makes, which refers back to ``md``, a cycle that only the cyclic
+    collector frees, so a footer sent out of the cache would stay in memory until that
+    collector happens to run."""
+    import pyarrow.parquet as pq
+
+    return pq.ParquetSchema(md)
 
 
 def footer_bytes_limit() -> int:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from streamx.format.parquet.chunks import column_chunks
-from streamx.format.parquet.footer import load_footer
+from streamx.format.parquet.footer import cached_footer, load_footer
 from streamx.format.parquet.row_filter import RowFilter
 from streamx.format.remote_files import RemoteFile, list_files
 from streamx.format.unit_index import UnitIndex
@@ -121,60 +121,83 @@ def build_index(
     files = list_files(source)
     footers = os.path.join(folder, FOOTERS)
 
-    def footer(file: RemoteFile) -> tuple[RemoteFile, Any, str]:
-        return (file, *load_footer(file, footers, timeout, retry))
+    def schema_of(file: RemoteFile) -> tuple[RemoteFile, Any, str]:
+        found, path = load_footer(file, footers, timeout, retry)
+        return file, _projected(file, found.schema, columns, allow_schema_drift), path
 
-    # Side by side: each footer not cached yet is a round trip or two.
+    # Side by side: each footer not cached yet is a round trip or two. Only each file's
+    # schema is kept from this pass; its footer is parsed again below (from the bounded
+    # footer cache, or its file in `local`) one file at a time, so the build's peak memory
+    # does not grow with the number of files.
     with ThreadPoolExecutor(max(1, min(_FOOTER_THREADS, len(files)))) as pool:
-        read = list(pool.map(footer, files))
-    schemas = [_projected(file, md, columns, allow_schema_drift) for file, md, _ in read]
-    target = _target_schema(files, schemas, allow_schema_drift)
+        read = list(pool.map(schema_of, files))
+    target = _target_schema(files, [schema for _, schema, _ in read], allow_schema_drift)
+    for name in images:
+        if name not in target.names or not _is_binary(target.field(name).type):
+            raise ValueError(f"{files[0].url}: image column {name!r} is not a binary column")
     projection = "\0".join(columns) if columns is not None else "*"
     if row_filter is not None:
         projection += "\0" + row_filter.text  # a filter's shards are its own
-    tag = hashlib.sha1(projection.encode()).hexdigest()[:6]
+    layout = _Layout(
+        hashlib.sha1(projection.encode()).hexdigest()[:6], target, tuple(images), row_filter
+    )
     groups: list[RowGroup] = []
-    for (file, md, footer_path), schema in zip(read, schemas):
-        for name in images:
-            if name not in target.names or not _is_binary(target.field(name).type):
-                raise ValueError(f"{file.url}: image column {name!r} is not a binary column")
-        cast = "" if schema.equals(target) else base64.b64encode(target.serialize()).decode()
-        version = os.path.basename(footer_path).removesuffix(".footer")[:12]
-        kept = (
-            row_filter.kept_rows(file, md, footer_path, timeout, retry)
-            if row_filter is not None
-            else None
-        )
-        kept_name = "" if row_filter is None else row_filter.kept_name(footer_path)
-        for number in range(md.num_row_groups):
-            chunks = column_chunks(md, number, set(schema.names), file)
-            rows = int(md.row_group(number).num_rows) if kept is None else len(kept[number])
-            if rows == 0:
-                continue
-            groups.append(
-                RowGroup(
-                    file=file,
-                    number=number,
-                    rows=rows,
-                    chunks=tuple((s, n) for s, n in chunks),
-                    basename=f"{_stem(file.url)}-{version}-{tag}.rg{number:05d}",
-                    footer=os.path.basename(footer_path),
-                    columns=tuple(schema.names),
-                    types=tuple((f.name, str(f.type)) for f in target),
-                    images=tuple(images),
-                    cast=cast,
-                    kept=kept_name,
-                )
-            )
+    for file, schema, footer_path in read:
+        groups += _file_groups(layout, file, schema, footer_path, timeout, retry)
     _write_manifest(folder, source, files)
     return ParquetIndex(groups)
 
 
-def _projected(file: RemoteFile, md: Any, columns: Sequence[str] | None, drift: bool) -> Any:
+@dataclass(frozen=True)
+class _Layout:
+    """What every row group of a build shares: its projection's tag (in each row group's
+    name), the schema it reads as, its image columns and row filter."""
+
+    tag: str
+    target: Any
+    images: tuple[str, ...]
+    row_filter: RowFilter | None
+
+
+def _file_groups(
+    layout: _Layout, file: RemoteFile, schema: Any, footer_path: str, timeout: float, retry: int
+) -> list[RowGroup]:
+    """The row groups of one file (those a row filter keeps rows of), read from its footer."""
+    found = cached_footer(footer_path, file.url)
+    md, target = found.metadata, layout.target
+    cast = "" if schema.equals(target) else base64.b64encode(target.serialize()).decode()
+    version = os.path.basename(footer_path).removesuffix(".footer")[:12]
+    row_filter = layout.row_filter
+    kept = row_filter.kept_rows(file, found, footer_path, timeout, retry) if row_filter else None
+    kept_name = "" if row_filter is None else row_filter.kept_name(footer_path)
+    groups = []
+    for number in range(md.num_row_groups):
+        chunks = column_chunks(md, number, set(schema.names), file)
+        rows = int(md.row_group(number).num_rows) if kept is None else len(kept[number])
+        if rows == 0:
+            continue
+        groups.append(
+            RowGroup(
+                file=file,
+                number=number,
+                rows=rows,
+                chunks=tuple((s, n) for s, n in chunks),
+                basename=f"{_stem(file.url)}-{version}-{layout.tag}.rg{number:05d}",
+                footer=os.path.basename(footer_path),
+                columns=tuple(schema.names),
+                types=tuple((f.name, str(f.type)) for f in target),
+                images=layout.images,
+                cast=cast,
+                kept=kept_name,
+            )
+        )
+    return groups
+
+
+def _projected(file: RemoteFile, schema: Any, columns: Sequence[str] | None, drift: bool) -> Any:
     """The file's Arrow schema, cut to ``columns`` (those it has, with drift allowed)."""
     import pyarrow as pa
 
-    schema = md.schema.to_arrow_schema()
     if columns is None:
         return schema
     missing = [c for c in columns if c not in schema.names]

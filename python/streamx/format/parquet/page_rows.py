@@ -18,6 +18,7 @@ from typing import Any
 from streamx import _core
 from streamx.exceptions import CorruptShardError
 from streamx.format.index import ShardInfo
+from streamx.format.parquet.footer_cache import parquet_schema
 from streamx.format.parquet.local_source import read_into_buffer
 from streamx.format.parquet.row_group import footer, local_bytes, where
 
@@ -137,7 +138,7 @@ def _plan(path: str, md: Any, names: tuple[str, ...]) -> _Columns | None:
 
 
 def _make_plan(md: Any, names: tuple[str, ...]) -> _Columns | None:
-    schema = md.schema
+    schema = parquet_schema(md)
     arrow = schema.to_arrow_schema()
     where = {schema.column(j).path: j for j in range(len(schema))}
     plan: _Columns = []

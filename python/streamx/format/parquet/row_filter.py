@@ -23,6 +23,7 @@ from numpy.typing import NDArray
 from streamx.exceptions import CorruptShardError
 from streamx.format.parquet.arrow_numpy import numpy_values
 from streamx.format.parquet.chunks import column_chunks
+from streamx.format.parquet.footer_cache import CachedFooter
 from streamx.format.parquet.remapped import RemappedFile, read_row_group
 from streamx.format.remote_files import RemoteFile, read_range
 from streamx.runtime.atomic_write import write_atomic
@@ -71,22 +72,24 @@ class RowFilter:
     def kept_rows(
         self,
         file: RemoteFile,
-        md: Any,
+        parsed: CachedFooter,
         footer_path: str,
         timeout: float,
         retry: int,
     ) -> list[NDArray[np.int32]]:
-        """The row numbers the filter keeps in each row group of ``file`` (cached).
+        """The row numbers the filter keeps in each row group of ``file`` (cached);
+        ``parsed``: its footer.
 
         Raises:
             CorruptShardError: If a row group's filter columns lie outside the file or do
                 not decode.
         """
+        md = parsed.metadata
         path = os.path.join(os.path.dirname(footer_path), self.kept_name(footer_path))
         if os.path.exists(path):
             with np.load(path) as found:
                 return [found[f"rg{n}"] for n in range(md.num_row_groups)]
-        columns = self.columns(md.schema.to_arrow_schema(), file.url)
+        columns = self.columns(parsed.schema, file.url)
 
         def one(number: int) -> NDArray[np.int32]:
             return self._evaluate(file, md, number, columns, timeout, retry)

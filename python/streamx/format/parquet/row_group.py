@@ -54,6 +54,13 @@ def footer(shard: ShardInfo) -> tuple[str, Any]:
     return path, cached_footer(path, extra["source"]).metadata
 
 
+def footer_schema(shard: ShardInfo) -> Any:
+    """The Arrow schema of the row group's file, as its footer gives it."""
+    extra = shard.extra
+    path = os.path.join(shard.dirname, shard.split, FOOTERS, extra["footer"])
+    return cached_footer(path, extra["source"]).schema
+
+
 def local_bytes(shard: ShardInfo) -> bytes:
     """The row group's local file: its read column chunks, one after the other (read from
     the source itself where it is read in place: :mod:`.local_source`).
