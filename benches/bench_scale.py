@@ -224,7 +224,8 @@ def main(argv: list[str]) -> int:
                 spec["algo"] = args.algo
                 try:
                     if cache == "marks":
-                        spec["state"] = _checkpoint(spec, args.data, args.timeout)
+                        spec["state"], checkpoint = _checkpoint(spec, args.data, args.timeout)
+                        spec["checkpoint_state"] = checkpoint
                         cache = False
                     _prepare_counts(spec, cache, args.timeout)
                     result = run_worker(SCRIPT, spec, args.timeout)
@@ -232,20 +233,24 @@ def main(argv: list[str]) -> int:
                     result = {"error": str(err).strip().splitlines()[-1][:120]}
                 row = {"n": f"{n:.0e}", "world": world, "lib": lib, "resume": resume}
                 row["algo"] = args.algo
-                row.update({"cache": cache, "marks": bool(spec.get("state")), **result})
+                row.update({"cache": cache, **spec.get("checkpoint_state", {}), **result})
                 print(json.dumps(row), flush=True)
                 rows.append(row)
     return 0
 
 
-def _checkpoint(spec: dict[str, Any], data: str, timeout: float) -> str:
+def _checkpoint(spec: dict[str, Any], data: str, timeout: float) -> tuple[str, dict[str, Any]]:
     """The state dict at half the epoch of an untimed run of worker 0 of rank 0 of node 0 of
-    the row's world (counting, keeping the count cache): the path of its JSON."""
+    the row's world (counting, keeping the count cache): the path of its JSON, and the
+    ``state_dict`` call's seconds and marks' length."""
     path = str(Path(data) / "checkpoint-state.json")
     shutil.rmtree(_count_dir(spec["local"]), ignore_errors=True)
     world = spec["world"].partition(":")[0]
-    run_worker(SCRIPT, {**spec, "world": world, "resume": False, "checkpoint": path}, timeout)
-    return path
+    done = run_worker(
+        SCRIPT, {**spec, "world": world, "resume": False, "checkpoint": path}, timeout
+    )
+    keys = ("state_dict_seconds", "marks")
+    return path, {k: done[k] for k in keys}
 
 
 def _prepare_counts(spec: dict[str, Any], cache: bool, timeout: float) -> None:

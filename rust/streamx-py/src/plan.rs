@@ -227,9 +227,7 @@ fn py1e_resume_marks<'py>(
     count_cache_dir: PathBuf,
 ) -> PyResult<Option<Bound<'py, PyBytes>>> {
     let cfg = config.build()?;
-    let marks = enter_core(py, move || {
-        shuffle::resume_marks(&cfg, &count_cache_dir)
-    })?;
+    let marks = enter_core(py, move || shuffle::resume_marks(&cfg, &count_cache_dir))?;
     Ok(marks.map(|m| PyBytes::new(py, &m)))
 }
 

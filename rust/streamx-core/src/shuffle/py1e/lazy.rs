@@ -243,18 +243,25 @@ impl LazyPy1e {
         }
     }
 
+    /// [`LazyPy1e::pick`] from the node's resume mark, if it has one and is not counted; `None`
+    /// (the mark dropped) where a piece needs draws the mark cannot give.
+    fn pick_from_mark(&mut self, node: usize, ranks: &[usize]) -> Option<Vec<i64>> {
+        if node < self.nodes.len() {
+            return None;
+        }
+        let draws = self.seeds.get_mut(node)?.as_mut()?;
+        let (a, b) = self.groups[node];
+        let picked = pick_seeded(draws, &self.spans[a..b], ranks, RANK_SPREAD, self.bounds);
+        if picked.is_none() {
+            self.seeds[node] = None; // counted from now on
+        }
+        picked
+    }
+
     /// Node `node`'s order at the sorted, unique `ranks`.
     pub(crate) fn pick(&mut self, node: usize, ranks: &[usize]) -> Result<Vec<i64>> {
-        if let Some(draws) = self.seeds.get_mut(node).filter(|_| node >= self.nodes.len()) {
-            if let Some(draws) = draws.as_mut() {
-                let (a, b) = self.groups[node];
-                let node_spans = &self.spans[a..b];
-                if let Some(ids) = pick_seeded(draws, node_spans, ranks, RANK_SPREAD, self.bounds)?
-                {
-                    return Ok(ids);
-                }
-            }
-            *draws = None; // a piece needs draws the mark cannot give: counted below
+        if let Some(ids) = self.pick_from_mark(node, ranks) {
+            return Ok(ids);
         }
         self.count_through(node + 1)?;
         let (a, b) = self.groups[node];

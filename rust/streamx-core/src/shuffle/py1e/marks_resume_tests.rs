@@ -31,7 +31,16 @@ fn private_dir() -> tempfile::TempDir {
 
 fn whole(case: (&[i64], usize, usize), epoch: u64) -> Vec<i64> {
     let (sizes, ncn, block) = case;
-    get_shuffle_warn(ShuffleAlgo::Py1e, sizes, ncn, 7, epoch, block, &mut Vec::new()).unwrap()
+    get_shuffle_warn(
+        ShuffleAlgo::Py1e,
+        sizes,
+        ncn,
+        7,
+        epoch,
+        block,
+        &mut Vec::new(),
+    )
+    .unwrap()
 }
 
 /// The marks for a resume at `sample_in_epoch` of epoch `epoch`, from a directory where a
@@ -41,8 +50,16 @@ fn marks(case: (&[i64], usize, usize), epoch: u64, sample_in_epoch: u64) -> Vec<
     let dir = private_dir();
     let cache = CountCache::new(dir.path().to_path_buf(), 0);
     let seeds = (7, 7 + u128::from(epoch));
-    let mut lazy = LazyPy1e::new(sizes, ncn, seeds.0, seeds.1, block, Some(&cache), &mut vec![])
-        .unwrap();
+    let mut lazy = LazyPy1e::new(
+        sizes,
+        ncn,
+        seeds.0,
+        seeds.1,
+        block,
+        Some(&cache),
+        &mut vec![],
+    )
+    .unwrap();
     lazy.pick(ncn - 1, &[0]).unwrap();
     from_count_cache(sizes, ncn, seeds, block, dir.path(), sample_in_epoch).unwrap()
 }
@@ -63,8 +80,16 @@ fn resumed(
         ..CountCache::new(dir.path().to_path_buf(), 0)
     };
     let seeds = (7, 7 + u128::from(epoch));
-    let mut lazy = LazyPy1e::new(sizes, ncn, seeds.0, seeds.1, block, Some(&cache), &mut vec![])
-        .unwrap();
+    let mut lazy = LazyPy1e::new(
+        sizes,
+        ncn,
+        seeds.0,
+        seeds.1,
+        block,
+        Some(&cache),
+        &mut vec![],
+    )
+    .unwrap();
     let bounds = node_bounds(sizes.iter().sum(), ncn);
     for node in (0..ncn).rev() {
         let (lo, hi) = (bounds[node] as usize, bounds[node + 1] as usize);
@@ -117,7 +142,13 @@ fn foreign_or_damaged_marks_are_ignored() {
     altered[60] ^= 1;
     let other_epoch = marks(case, 0, 20_000);
     let other_nodes = marks((case.0, 1, case.2), 1, 20_000);
-    for bad in [&other_epoch, &other_nodes, &altered, &good[..good.len() - 1], &b"x"[..]] {
+    for bad in [
+        &other_epoch,
+        &other_nodes,
+        &altered,
+        &good[..good.len() - 1],
+        &b"x"[..],
+    ] {
         let stats = resumed(case, 1, bad, &|_| 10_000);
         assert_eq!((stats.seeded_nodes, stats.saved_nodes), (0, 2));
         let problem = stats.problem.unwrap();

@@ -33,8 +33,8 @@ use crate::{Error, Result};
 
 pub use draws_store::{CountCache, CountCacheStats};
 pub(crate) use lazy::LazyPy1e;
-pub use resume_marks::resume_marks;
 use pipeline::Laid;
+pub use resume_marks::resume_marks;
 use sort::{jittered_positions, node_samples};
 use window::pick_node;
 

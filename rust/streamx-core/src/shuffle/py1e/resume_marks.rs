@@ -54,7 +54,14 @@ pub fn resume_marks(cfg: &EpochConfig, dir: &Path) -> Result<Option<Vec<u8>>> {
     let seed = u128::from(cfg.seed);
     let seeds = (seed, seed + u128::from(cfg.epoch));
     let (ncn, block) = (cfg.num_canonical_nodes, cfg.shuffle_block_size);
-    Ok(from_count_cache(sizes, ncn, seeds, block, dir, cfg.sample_in_epoch))
+    Ok(from_count_cache(
+        sizes,
+        ncn,
+        seeds,
+        block,
+        dir,
+        cfg.sample_in_epoch,
+    ))
 }
 
 /// The marks of the canonical nodes counted in `dir`'s file for this epoch, for a resume at

@@ -90,14 +90,15 @@ impl NodeDraws {
 
 /// The seeded node's order at the sorted, unique `ranks`, in windows at most `spread` ranks
 /// apart as a counted node's; `None` if a piece needs draws the mark cannot give (a span
-/// before it, or a shift range outside its reach): the node is then counted.
+/// before it, or a shift range outside its reach), or fails from them: the node is then
+/// counted (where the failure is real, it recurs there).
 pub(super) fn pick_seeded(
     draws: &mut NodeDraws,
     node: &[Span],
     ranks: &[usize],
     spread: usize,
     bounds: (i64, i64),
-) -> Result<Option<Vec<i64>>> {
+) -> Option<Vec<i64>> {
     let mut out = Vec::with_capacity(ranks.len());
     let spread = spread.max(draws.margin);
     let mut from = 0;
@@ -105,13 +106,13 @@ pub(super) fn pick_seeded(
         let limit = ranks[from].saturating_add(spread);
         let to = from + ranks[from..].partition_point(|&r| r < limit);
         loop {
-            match try_pick_ranks(draws, node, &ranks[from..to])? {
-                Ok(ids) => break out.extend(ids),
-                Err(Missing::Through(end)) if draws.extend_to(end, bounds)? => {}
-                Err(_) => return Ok(None),
+            match try_pick_ranks(draws, node, &ranks[from..to]) {
+                Ok(Ok(ids)) => break out.extend(ids),
+                Ok(Err(Missing::Through(end))) if draws.extend_to(end, bounds).ok()? => {}
+                _ => return None,
             }
         }
         from = to;
     }
-    Ok(Some(out))
+    Some(out)
 }
