@@ -174,16 +174,14 @@ impl LazyPy1e {
         };
         let inc = self.rng.words().1;
         let marks = &store.cache.marks;
-        match resume_marks::decode(marks, &store.key, inc, &self.spans, &self.groups) {
-            Some(seeds) => {
-                store.stats.seeded_nodes = seeds.iter().flatten().count();
-                self.seeds = seeds;
-            }
-            None => {
-                let len = marks.len();
-                let msg = format!("resume marks of {len} bytes are not this epoch's: ignored");
-                store.stats.problem = Some(msg);
-            }
+        if let Some(seeds) = resume_marks::decode(marks, &store.key, inc, &self.spans, &self.groups)
+        {
+            store.stats.seeded_nodes = seeds.iter().flatten().count();
+            self.seeds = seeds;
+        } else {
+            let len = marks.len();
+            let msg = format!("resume marks of {len} bytes are not this epoch's: ignored");
+            store.stats.problem = Some(msg);
         }
     }
 
