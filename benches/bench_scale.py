@@ -21,6 +21,10 @@ The py1e count cache: a pass keeps its counted draws under ``<local>/.streamx/or
 (epochs of 5x10^6 samples and more). Rows without ``cache`` remove that directory first, so
 they count; ``--cache`` adds the rows with it (written by the row before, or by an untimed
 run of the same worker first): a fresh process that reads the counted draws from the file.
+``--marks`` adds resume rows whose state dict a checkpointing run made (worker 0 of rank 0 of
+node 0, untimed, counting with the cache, then ``state_dict`` at half the epoch: with py1e's
+resume marks where the tree has them); the count cache is removed before the timed resume,
+as on a machine that never started the epoch. *state_dict s* is that call's time.
 
 Each measurement runs in a fresh interpreter; imports (torch's included) are not timed.
 *peak MiB* is the process's RSS high-water mark (``VmHWM``, imports included), *plan MiB*
@@ -31,7 +35,7 @@ also holds the time spent waiting for a core.
 ``--algo py1s`` measures another shuffle (every library, every row).
 
 Usage: ``python benches/bench_scale.py [--sizes 1e8,1e9,1e10] [--worlds 1x8x2,8x8x2:0,8x8x2:7]
-[--mosaic | --mosaic-only] [--resume] [--cache] [--algo ALGO] [--timeout S]``.
+[--mosaic | --mosaic-only] [--resume] [--cache] [--marks] [--algo ALGO] [--timeout S]``.
 """
 
 from __future__ import annotations
@@ -116,20 +120,29 @@ def do_streamx(spec: dict[str, Any]) -> dict[str, Any]:
         num_canonical_nodes=nodes,
     )
     if spec.get("resume"):
-        ds.load_state_dict(
-            {
-                "epoch": 0,
-                "sample_in_epoch": spec["n"] // 2,
-                "num_canonical_nodes": nodes,
-                "shuffle_seed": SEED,
-                "initial_physical_nodes": None,
-            }
-        )
+        state = {
+            "epoch": 0,
+            "sample_in_epoch": spec["n"] // 2,
+            "num_canonical_nodes": nodes,
+            "shuffle_seed": SEED,
+            "initial_physical_nodes": None,
+        }
+        if spec.get("state"):
+            state = json.loads(Path(spec["state"]).read_text(encoding="utf-8"))
+        ds.load_state_dict(state)
         start, cpu_start = time.perf_counter(), time.process_time()
     claimed = ds.claim_pass()
     batch = next(_worker_pieces(claimed.start, claimed.layout, world))[:BATCH]
     seconds = time.perf_counter() - start
+    extra: dict[str, Any] = {}
+    if spec.get("checkpoint"):
+        at = time.perf_counter()
+        state = ds.state_dict(num_samples=spec["n"] // 2, from_beginning=True)
+        extra["state_dict_seconds"] = time.perf_counter() - at
+        extra["marks"] = len(state.get("streamx_py1e_marks", ""))
+        Path(spec["checkpoint"]).write_text(json.dumps(state), encoding="utf-8")
     return {
+        **extra,
         "seconds": seconds,
         "cpu_seconds": time.process_time() - cpu_start,
         "peak_mib": _hwm_mib(),
@@ -185,6 +198,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--resume", action="store_true", help="first batch after a resume")
     parser.add_argument("--mosaic-only", action="store_true", help="only mosaicml-streaming")
     parser.add_argument("--cache", action="store_true", help="also with the py1e count cache")
+    parser.add_argument("--marks", action="store_true", help="resume from a checkpoint's state")
     parser.add_argument("--timeout", type=float, default=300)
     parser.add_argument(
         "--algo", default="py1e", help="the shuffle (py1e, py1s...) for every library"
@@ -201,22 +215,42 @@ def main(argv: list[str]) -> int:
                 kinds.append(("streamx", True, False))
             if args.cache and not args.mosaic_only:
                 kinds += [("streamx", False, True), ("streamx", True, True)]
+            if args.marks and not args.mosaic_only:
+                kinds.append(("streamx", True, "marks"))
             if (args.mosaic or args.mosaic_only) and n <= 10**8:
                 kinds.append(("streaming", False, False))
             for lib, resume, cache in kinds:
                 spec = {"lib": lib, "n": n, "world": world, "local": str(local), "resume": resume}
                 spec["algo"] = args.algo
                 try:
+                    if cache == "marks":
+                        spec["state"], checkpoint = _checkpoint(spec, args.data, args.timeout)
+                        spec["checkpoint_state"] = checkpoint
+                        cache = False
                     _prepare_counts(spec, cache, args.timeout)
                     result = run_worker(SCRIPT, spec, args.timeout)
                 except (RuntimeError, TimeoutError, OSError) as err:
                     result = {"error": str(err).strip().splitlines()[-1][:120]}
                 row = {"n": f"{n:.0e}", "world": world, "lib": lib, "resume": resume}
                 row["algo"] = args.algo
-                row.update({"cache": cache, **result})
+                row.update({"cache": cache, **spec.get("checkpoint_state", {}), **result})
                 print(json.dumps(row), flush=True)
                 rows.append(row)
     return 0
+
+
+def _checkpoint(spec: dict[str, Any], data: str, timeout: float) -> tuple[str, dict[str, Any]]:
+    """The state dict at half the epoch of an untimed run of worker 0 of rank 0 of node 0 of
+    the row's world (counting, keeping the count cache): the path of its JSON, and the
+    ``state_dict`` call's seconds and marks' length."""
+    path = str(Path(data) / "checkpoint-state.json")
+    shutil.rmtree(_count_dir(spec["local"]), ignore_errors=True)
+    world = spec["world"].partition(":")[0]
+    done = run_worker(
+        SCRIPT, {**spec, "world": world, "resume": False, "checkpoint": path}, timeout
+    )
+    keys = ("state_dict_seconds", "marks")
+    return path, {k: done[k] for k in keys}
 
 
 def _prepare_counts(spec: dict[str, Any], cache: bool, timeout: float) -> None:

@@ -118,6 +118,9 @@ class WorkerPieces:
         """``(canonical nodes read from the count cache, nodes written to it, why a file
         found was not used or none could be written)``; ``None`` without a cache or where
         no shuffle but naive is planned in pieces."""
+    @property
+    def resume_marks_nodes(self) -> int:
+        """Canonical nodes the resume marks given were valid for (0 without marks)."""
 
 def plan_worker_pieces(
     config: PlanConfig,
@@ -127,7 +130,11 @@ def plan_worker_pieces(
     *,
     count_cache_dir: str | os.PathLike[str] | None = None,
     count_cache_min_samples: int = 0,
+    resume_marks: bytes | None = None,
 ) -> tuple[WorkerPieces, _Warnings]: ...
+def py1e_resume_marks(
+    config: PlanConfig, count_cache_dir: str | os.PathLike[str]
+) -> bytes | None: ...
 def get_shuffle(
     algo: str,
     shard_sizes: Sequence[int],

@@ -28,6 +28,7 @@ __all__ = [
     "SampleAccess",
     "chunk_samples",
     "chunk_size",
+    "count_cache_for",
     "loader_batches",
     "worker_batches",
     "worker_ids",
@@ -193,14 +194,15 @@ def _worker_pieces(
     config = plan_config(
         layout.plan_streams(), start.settings, start.epoch, start.sample_in_epoch, world
     )
-    return worker_id_pieces(config, world, count_cache=_count_cache(config, layout))
+    cache = count_cache_for(config, layout)
+    return worker_id_pieces(config, world, count_cache=cache, resume_marks=start.resume_marks)
 
 
 # The shuffles whose pieces count a generator's draws in order (all but ``naive``).
 _COUNTED = frozenset({"py1e", "py1s", "py2s", "py1br"})
 
 
-def _count_cache(config: PlanConfig, layout: DatasetLayout) -> str | None:
+def count_cache_for(config: PlanConfig, layout: DatasetLayout) -> str | None:
     """Where a shuffle evaluated in pieces keeps counted draws, for an epoch long enough to
     count them for a while (no directory is made for smaller ones)."""
     samples = sum(int(choose) for _, choose, _ in config["streams"])

@@ -29,6 +29,7 @@ from streamx.dataset.manual_shards import ShardMembers
 from streamx.dataset.pass_view import PassView, decodes_without_python
 from streamx.dataset.reader_access import reader_access
 from streamx.dataset.spanner import Spanner
+from streamx.dataset.state_marks import with_resume_marks
 from streamx.dataset.stream import Stream, apply_weights
 from streamx.format.index import ShardInfo
 from streamx.format.readers import make_reader
@@ -358,11 +359,13 @@ class StreamingDataset(
             self._shard_cache.ledger.recover()
 
     def state_dict(self, num_samples: int, from_beginning: bool) -> dict[str, Any]:
-        """Returns the five-key resumption state after ``num_samples`` global samples."""
+        """Returns the five-key resumption state after ``num_samples`` global samples, with
+        py1e's resume marks where this node's count cache holds the epoch's draws."""
         nodes = self._parallel_rank_world.num_nodes
         start = self._state.resolve(self.next_epoch - 1, self._settings, nodes)
         self._settings = start.settings
-        return dict(start.state_dict(num_samples, from_beginning, nodes))
+        state = start.state_dict(num_samples, from_beginning, nodes)
+        return dict(with_resume_marks(state, self._layout, start.settings))
 
     def load_state_dict(self, obj: Mapping[str, object]) -> None:
         """Stores a resumption state; the next ``__iter__`` of every worker picks it up.

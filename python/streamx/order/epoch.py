@@ -105,6 +105,7 @@ def worker_id_pieces(
     cap: int | None = None,
     *,
     count_cache: str | os.PathLike[str] | None = None,
+    resume_marks: bytes | None = None,
 ) -> Iterator[NDArray[np.int64]]:
     """This worker's sample ids for the epoch, as :func:`worker_sample_ids` orders them with
     the padding dropped, in consecutive non-empty pieces of at most ``cap``, each planned when
@@ -121,7 +122,10 @@ def worker_id_pieces(
     epoch at once (DataLoader workers, the ranks of a node) count the draws once: one counts
     under a lock in that directory while the others wait, then read them. What it did is
     logged to the ``streamx`` logger at debug level; a cache that cannot be used (or a lock
-    not had within ten minutes) is counted around, never an error.
+    not had within ten minutes) is counted around, never an error. With ``count_cache``,
+    py1e lays out the canonical nodes ``resume_marks`` (from a state dict, see
+    :mod:`streamx.order.resume_marks`) hold for this epoch from them, counting nothing
+    before; marks of another configuration are ignored (logged like the cache).
 
     Planning starts here: errors are raised and warnings emitted by this call.
 
@@ -139,8 +143,11 @@ def worker_id_pieces(
         world.worker_of_rank,
         count_cache_dir=count_cache,
         count_cache_min_samples=COUNT_CACHE_MIN_SAMPLES,
+        resume_marks=resume_marks,
     )
     emit_planner_messages(messages)
+    if pieces.resume_marks_nodes:
+        logger.debug("py1e: %d canonical nodes from resume marks", pieces.resume_marks_nodes)
     epoch = sum(int(choose) for _, choose, _ in config["streams"])
     nodes, ranks, workers = config["world"]
     slots = len(pieces) * nodes * ranks * workers

@@ -41,6 +41,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
+from streamx.order.resume_marks import check_marks, marks_of
 from streamx.order.settings import EpochSettings, ResumeState
 from streamx.runtime import run_dirs
 from streamx.runtime.atomic_write import temp_beside, write_atomic
@@ -174,6 +175,7 @@ class EpochState:
         missing = [k for k in STATE_KEYS[:4] if k not in obj]
         if missing:
             raise ValueError(f"State dict is missing keys {missing}: {dict(obj)}")
+        check_marks(obj)
         write_atomic(os.path.join(self.root, "resume.json"), json.dumps(obj, sort_keys=True))
         with contextlib.suppress(FileNotFoundError):
             os.remove(os.path.join(self.root, "resume.used"))
@@ -217,7 +219,8 @@ class EpochState:
             if text is not None:  # a sibling started this pass first: same epoch, same offset
                 epoch, offset = (int(v) for v in text.split())
                 resolved = self.resolve(epoch, settings, num_nodes).settings
-                start = EpochStart(epoch, offset, resolved)
+                marks = marks_of(self.loaded_state(), epoch, offset)
+                start = EpochStart(epoch, offset, resolved, marks)
         write_atomic(self._counter_path(group), str(start.epoch + 1))
         return start
 
@@ -272,7 +275,8 @@ class EpochState:
                 )
             return EpochStart(presumed, 0, settings.resolve(state, num_nodes))
         start = int(state["epoch"]), int(state["sample_in_epoch"])
-        return EpochStart(*start, settings.resolve(state, num_nodes))
+        marks = marks_of(state, *start)
+        return EpochStart(*start, settings.resolve(state, num_nodes), marks)
 
 
 @dataclass(frozen=True)
@@ -282,6 +286,8 @@ class EpochStart:
     epoch: int
     sample_in_epoch: int
     settings: EpochSettings
+    # py1e's resume marks a loaded state dict carried for this start (``resume_marks``).
+    resume_marks: bytes | None = None
 
     def state_dict(self, num_samples: int, from_beginning: bool, num_nodes: int) -> ResumeState:
         """The five-key state after ``num_samples`` samples of this epoch.

@@ -54,6 +54,8 @@ class ResumeState(TypedDict):
     shuffle_seed: int
     # Absent from the state dicts of old mosaicml-streaming versions.
     initial_physical_nodes: NotRequired[int | None]
+    # streamx only (``streamx.order.resume_marks``): mosaicml-streaming keeps it, unused.
+    streamx_py1e_marks: NotRequired[str]
 
 
 class PlanConfig(TypedDict):

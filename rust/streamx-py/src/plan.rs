@@ -6,6 +6,7 @@ use std::sync::Mutex;
 
 use numpy::{IntoPyArray, PyArray1, PyArrayDyn, PyArrayMethods};
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 use streamx_core::partition::{self, PartitionAlgo, PartitionSpec};
 use streamx_core::plan::{self, EpochConfig, StreamSpec, World};
 use streamx_core::resample::{self, ResampleParams, StreamShards};
@@ -174,12 +175,24 @@ impl WorkerPieces {
         let stats = cursor.count_cache_stats()?;
         Some((stats.loaded_nodes, stats.saved_nodes, stats.problem.clone()))
     }
+
+    /// Canonical nodes the resume marks given were valid for (0 without marks).
+    #[getter]
+    fn resume_marks_nodes(&self) -> usize {
+        let cursor = self.cursor();
+        cursor.count_cache_stats().map_or(0, |s| s.seeded_nodes)
+    }
 }
 
 /// One worker's ids of the epoch as a [`WorkerPieces`] at its first slot, and the warnings;
-/// the shuffle's counted draws read from and kept in `count_cache_dir` (best effort).
+/// the shuffle's counted draws read from and kept in `count_cache_dir` (best effort), and
+/// py1e's canonical nodes laid out from `resume_marks` where they are this epoch's.
 #[pyfunction]
-#[pyo3(signature = (config, node, rank, worker, *, count_cache_dir=None, count_cache_min_samples=0))]
+#[pyo3(signature = (
+    config, node, rank, worker, *, count_cache_dir=None, count_cache_min_samples=0,
+    resume_marks=None,
+))]
+#[allow(clippy::too_many_arguments)]
 fn plan_worker_pieces(
     py: Python<'_>,
     config: ConfigArg,
@@ -188,9 +201,13 @@ fn plan_worker_pieces(
     worker: usize,
     count_cache_dir: Option<PathBuf>,
     count_cache_min_samples: u64,
+    resume_marks: Option<Vec<u8>>,
 ) -> PyResult<(WorkerPieces, PyWarnings)> {
     let cfg = config.build()?;
-    let cache = count_cache_dir.map(|dir| CountCache::new(dir, count_cache_min_samples));
+    let cache = count_cache_dir.map(|dir| CountCache {
+        marks: resume_marks.unwrap_or_default(),
+        ..CountCache::new(dir, count_cache_min_samples)
+    });
     let mut cursor = enter_core(py, move || {
         plan::plan_worker_pieces_cached(&cfg, [node, rank, worker], cache.as_ref())
     })?;
@@ -199,6 +216,19 @@ fn plan_worker_pieces(
         cursor: Mutex::new(cursor),
     };
     Ok((pieces, py_warnings(warnings)))
+}
+
+/// py1e's resume marks for a state dict at `config`'s `sample_in_epoch`, from the counted
+/// draws kept in `count_cache_dir`; `None` where it holds none of this epoch's. Never counts.
+#[pyfunction]
+fn py1e_resume_marks<'py>(
+    py: Python<'py>,
+    config: ConfigArg,
+    count_cache_dir: PathBuf,
+) -> PyResult<Option<Bound<'py, PyBytes>>> {
+    let cfg = config.build()?;
+    let marks = enter_core(py, move || shuffle::resume_marks(&cfg, &count_cache_dir))?;
+    Ok(marks.map(|m| PyBytes::new(py, &m)))
 }
 
 /// mosaicml-streaming's `get_shuffle(algo, shard_sizes, ncn, seed, epoch, block_size)`.
@@ -331,6 +361,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(plan_epoch, m)?)?;
     m.add_function(wrap_pyfunction!(plan_worker, m)?)?;
     m.add_function(wrap_pyfunction!(plan_worker_pieces, m)?)?;
+    m.add_function(wrap_pyfunction!(py1e_resume_marks, m)?)?;
     m.add_class::<WorkerPieces>()?;
     m.add_function(wrap_pyfunction!(get_shuffle, m)?)?;
     m.add_function(wrap_pyfunction!(get_partitions, m)?)?;

@@ -31,8 +31,8 @@ const CHECK: usize = 16;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Key {
     pub(super) digest: u128,
-    shards: u64,
-    nodes: u64,
+    pub(super) shards: u64,
+    pub(super) nodes: u64,
 }
 
 impl Key {
@@ -102,7 +102,7 @@ pub(super) fn encode(key: &Key, inc: u128, nodes: &[NodeDraws], after: &Pcg64) -
     out
 }
 
-fn put_rng(out: &mut Vec<u8>, rng: &Pcg64) {
+pub(super) fn put_rng(out: &mut Vec<u8>, rng: &Pcg64) {
     let (state, _, buf) = rng.words();
     out.extend_from_slice(&state.to_le_bytes());
     out.push(u8::from(buf.is_some()));
@@ -175,10 +175,10 @@ fn read_node(r: &mut Reader<'_>, inc: u128, node: &[Span], small_block: bool) ->
 }
 
 /// Reads the little-endian fields of a checked body in order.
-struct Reader<'a>(&'a [u8]);
+pub(super) struct Reader<'a>(pub(super) &'a [u8]);
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+    pub(super) fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         if n > self.0.len() {
             return None;
         }
@@ -191,23 +191,23 @@ impl<'a> Reader<'a> {
         self.take(N)?.try_into().ok()
     }
 
-    fn u32(&mut self) -> Option<u32> {
+    pub(super) fn u32(&mut self) -> Option<u32> {
         self.array().map(u32::from_le_bytes)
     }
 
-    fn u64(&mut self) -> Option<u64> {
+    pub(super) fn u64(&mut self) -> Option<u64> {
         self.array().map(u64::from_le_bytes)
     }
 
-    fn u128(&mut self) -> Option<u128> {
+    pub(super) fn u128(&mut self) -> Option<u128> {
         self.array().map(u128::from_le_bytes)
     }
 
-    fn f64(&mut self) -> Option<f64> {
+    pub(super) fn f64(&mut self) -> Option<f64> {
         self.array().map(f64::from_le_bytes)
     }
 
-    fn rng(&mut self, inc: u128) -> Option<Pcg64> {
+    pub(super) fn rng(&mut self, inc: u128) -> Option<Pcg64> {
         let state = self.u128()?;
         let (flag, buf) = (self.take(1)?[0], self.u32()?);
         let buf = match (flag, buf) {

@@ -29,6 +29,9 @@ pub struct CountCache {
     /// The longest a plan waits for another process counting the same node, then counts it
     /// itself.
     pub wait: Duration,
+    /// py1e's resume marks from a state dict (see [`super::resume_marks`]), or empty: the
+    /// canonical nodes they are valid for are laid out from them instead of counted.
+    pub marks: Vec<u8>,
 }
 
 impl CountCache {
@@ -39,6 +42,7 @@ impl CountCache {
             dir,
             min_samples,
             wait: WAIT,
+            marks: Vec::new(),
         }
     }
 }
@@ -58,8 +62,12 @@ pub struct CountCacheStats {
     /// Canonical nodes whose draws this plan wrote (all counted so far, at its last write).
     pub saved_nodes: usize,
     /// Why a file found for this epoch was not used, why none could be written, or why the
-    /// epoch's lock was not had (the node was then counted here).
+    /// epoch's lock was not had (the node was then counted here), or why resume marks were
+    /// not used.
     pub problem: Option<String>,
+    /// Canonical nodes that resume marks were given for (laid out from them unless a piece
+    /// needs draws before their mark).
+    pub seeded_nodes: usize,
 }
 
 /// Files this many epochs (or configurations) deep are kept per directory; older ones go.

@@ -16,6 +16,8 @@ use super::draws_file::{decode, encode, max_len, Key};
 use super::draws_store::{self, CountCache, CountCacheStats};
 use super::node_draws::{count_node, NodeDraws};
 use super::pick::pick_ranks;
+use super::resume_marks;
+use super::seeded::pick_seeded;
 use super::{check_nodes, tail_warns, SMALL_BLOCK};
 use crate::shuffle::py1br::block_bounds;
 use crate::shuffle::rng::Pcg64;
@@ -48,6 +50,8 @@ pub(crate) struct LazyPy1e {
     rng: Pcg64,
     /// The nodes counted so far, in order.
     nodes: Vec<NodeDraws>,
+    /// Per canonical node, its draws from a resume's marks, while no piece needed more.
+    seeds: Vec<Option<NodeDraws>>,
     store: Option<Store>,
 }
 
@@ -84,9 +88,11 @@ impl LazyPy1e {
             bounds,
             rng: epoch_rng,
             nodes: Vec::new(),
+            seeds: Vec::new(),
             store,
         };
         lazy.open_store();
+        lazy.take_marks();
         let warns = if let Some(warns) = tail_warns(&lazy.spans, bounds) {
             warns
         } else {
@@ -160,6 +166,25 @@ impl LazyPy1e {
         self.load();
     }
 
+    /// Seeds the nodes the cache's resume marks hold (all or none: marks that are not this
+    /// epoch's, whole, are ignored and the reason kept).
+    fn take_marks(&mut self) {
+        let Some(store) = self.store.as_mut().filter(|s| !s.cache.marks.is_empty()) else {
+            return;
+        };
+        let inc = self.rng.words().1;
+        let marks = &store.cache.marks;
+        if let Some(seeds) = resume_marks::decode(marks, &store.key, inc, &self.spans, &self.groups)
+        {
+            store.stats.seeded_nodes = seeds.iter().flatten().count();
+            self.seeds = seeds;
+        } else {
+            let len = marks.len();
+            let msg = format!("resume marks of {len} bytes are not this epoch's: ignored");
+            store.stats.problem = Some(msg);
+        }
+    }
+
     /// Takes the counted nodes from the epoch's file, if it holds more than are known here.
     fn load(&mut self) {
         let Some(store) = &mut self.store else {
@@ -216,8 +241,26 @@ impl LazyPy1e {
         }
     }
 
+    /// [`LazyPy1e::pick`] from the node's resume mark, if it has one and is not counted; `None`
+    /// (the mark dropped) where a piece needs draws the mark cannot give.
+    fn pick_from_mark(&mut self, node: usize, ranks: &[usize]) -> Option<Vec<i64>> {
+        if node < self.nodes.len() {
+            return None;
+        }
+        let draws = self.seeds.get_mut(node)?.as_mut()?;
+        let (a, b) = self.groups[node];
+        let picked = pick_seeded(draws, &self.spans[a..b], ranks, RANK_SPREAD, self.bounds);
+        if picked.is_none() {
+            self.seeds[node] = None; // counted from now on
+        }
+        picked
+    }
+
     /// Node `node`'s order at the sorted, unique `ranks`.
     pub(crate) fn pick(&mut self, node: usize, ranks: &[usize]) -> Result<Vec<i64>> {
+        if let Some(ids) = self.pick_from_mark(node, ranks) {
+            return Ok(ids);
+        }
         self.count_through(node + 1)?;
         let (a, b) = self.groups[node];
         let draws = &self.nodes[node];

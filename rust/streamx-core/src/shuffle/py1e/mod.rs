@@ -9,6 +9,8 @@ mod found;
 mod lazy;
 #[cfg(test)]
 mod lock_tests;
+#[cfg(test)]
+mod marks_resume_tests;
 mod node_draws;
 mod pick;
 #[cfg(test)]
@@ -17,6 +19,8 @@ mod pick_tests;
 mod pick_wide;
 mod pipeline;
 mod rank;
+mod resume_marks;
+mod seeded;
 mod sort;
 mod window;
 
@@ -30,6 +34,7 @@ use crate::{Error, Result};
 pub use draws_store::{CountCache, CountCacheStats};
 pub(crate) use lazy::LazyPy1e;
 use pipeline::Laid;
+pub use resume_marks::resume_marks;
 use sort::{jittered_positions, node_samples};
 use window::pick_node;
 

@@ -2,6 +2,8 @@
 //! shuffle and its shifts start, and its shift range. [`super::lazy`] keeps these to lay
 //! out pieces, and [`super::draws_file`] stores them between processes.
 
+use std::ops::Range;
+
 use super::window::{draw_shifts, Shifts};
 use crate::shuffle::rng::Pcg64;
 use crate::shuffle::spans::Span;
@@ -11,9 +13,12 @@ use crate::Result;
 pub(super) struct NodeDraws {
     /// Per span, its size.
     pub(super) sizes: Vec<usize>,
-    /// Per span, the generator at its shuffle's first draw.
+    /// The first span whose draws are kept: 0 for a counted node, the span of a resume's
+    /// mark for one seeded from it ([`super::seeded`]), which knows no span before.
+    pub(super) first: usize,
+    /// Per span from `first` on, the generator at its shuffle's first draw.
     pub(super) shuffles: Vec<Pcg64>,
-    /// Per span, its shift range and the generator at its first shift.
+    /// Per span from `first` on, its shift range and the generator at its first shift.
     pub(super) shifts: Vec<Shifts>,
     /// Per span, the node index of its first sample.
     pub(super) starts: Vec<usize>,
@@ -46,6 +51,7 @@ impl NodeDraws {
             .collect();
         NodeDraws {
             total: sizes.iter().sum(),
+            first: 0,
             starts,
             reach: (low, high),
             sizes,
@@ -54,6 +60,23 @@ impl NodeDraws {
             margin: (high - low).ceil() as usize + 2,
             small_block,
         }
+    }
+}
+
+impl NodeDraws {
+    /// The spans whose draws are kept (every span of a counted node).
+    pub(super) fn known(&self) -> Range<usize> {
+        self.first..self.first + self.shuffles.len()
+    }
+
+    /// The generator at span `k`'s shuffle (`k` among [`NodeDraws::known`]).
+    pub(super) fn shuffle_at(&self, k: usize) -> &Pcg64 {
+        &self.shuffles[k - self.first]
+    }
+
+    /// Span `k`'s shift range and generator (`k` among [`NodeDraws::known`]).
+    pub(super) fn shifts_at(&self, k: usize) -> &Shifts {
+        &self.shifts[k - self.first]
     }
 }
 

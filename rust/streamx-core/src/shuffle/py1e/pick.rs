@@ -78,11 +78,34 @@ impl Found {
     }
 }
 
+/// Spans a piece needs whose draws a node seeded from a resume's marks does not keep yet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Missing {
+    /// A span before the mark: only a count of the node gives it.
+    Before,
+    /// Spans up to (not including) this one: drawn on from the last one kept.
+    Through(usize),
+}
+
 /// The node's order at the sorted, unique, non-empty `ranks`, from its kept draws.
 pub(super) fn pick_ranks(draws: &NodeDraws, node: &[Span], ranks: &[usize]) -> Result<Vec<i64>> {
-    // The count before a position strays from it by some 10 times the root of the margin.
+    pick_with(draws, node, ranks, slack(draws))
+}
+
+/// [`pick_ranks`] for a node that may not keep every span's draws: which it lacks, if any.
+pub(super) fn try_pick_ranks(
+    draws: &NodeDraws,
+    node: &[Span],
+    ranks: &[usize],
+) -> Result<std::result::Result<Vec<i64>, Missing>> {
+    try_pick(draws, node, ranks, slack(draws))
+}
+
+/// The bounds' first distance from the ranks: the count before a position strays from it by
+/// some 10 times the root of the margin.
+pub(super) fn slack(draws: &NodeDraws) -> usize {
     let slack = ((draws.margin as f64).sqrt() * 48.0) as usize;
-    pick_with(draws, node, ranks, slack.max(SLACK))
+    slack.max(SLACK)
 }
 
 /// [`pick_ranks`], the bounds first tried `slack` positions outside the ranks.
@@ -92,15 +115,30 @@ pub(super) fn pick_with(
     ranks: &[usize],
     slack: usize,
 ) -> Result<Vec<i64>> {
+    try_pick(draws, node, ranks, slack)?.map_err(|missing| {
+        Error::InvalidValue(format!("py1e: a counted node lacks the draws {missing:?}"))
+    })
+}
+
+/// [`pick_with`], or the spans it needs that `draws` lacks.
+fn try_pick(
+    draws: &NodeDraws,
+    node: &[Span],
+    ranks: &[usize],
+    slack: usize,
+) -> Result<std::result::Result<Vec<i64>, Missing>> {
     let (first, last) = (ranks[0], ranks[ranks.len() - 1]);
     let mut grow = slack;
     let mut bounds = first.saturating_sub(grow)..last.saturating_add(1 + grow);
     loop {
-        let found = collect(draws, &bounds)?;
+        let found = match collect(draws, &bounds)? {
+            Ok(found) => found,
+            Err(missing) => return Ok(Err(missing)),
+        };
         let after = found.before + found.indices.len();
         if found.before <= first && after > last {
             let indices = pick_in_window(&found.indices, &found.positions, found.before, ranks);
-            return Ok(sample_ids(draws, node, &indices));
+            return Ok(Ok(sample_ids(draws, node, &indices)));
         }
         // Every position lies in `0..total`, so these bounds hold every rank: not reached.
         if bounds.start == 0 && bounds.end > draws.total {
@@ -122,7 +160,10 @@ pub(super) fn pick_with(
 }
 
 /// One pass over the node indices whose positions may lie before `bounds.end`.
-fn collect(draws: &NodeDraws, bounds: &Range<usize>) -> Result<Found> {
+fn collect(
+    draws: &NodeDraws,
+    bounds: &Range<usize>,
+) -> Result<std::result::Result<Found, Missing>> {
     let (low, high) = draws.reach;
     let (p0, p1) = (bounds.start as f64, bounds.end as f64);
     // Two beyond the bounds the shifts allow: a rounded position strays by far less than one.
@@ -142,10 +183,18 @@ fn collect(draws: &NodeDraws, bounds: &Range<usize>) -> Result<Found> {
         .starts
         .partition_point(|&s| s <= start)
         .saturating_sub(1);
+    let known = draws.known();
+    if k < known.start {
+        return Ok(Err(Missing::Before));
+    }
     while k < draws.sizes.len() && draws.starts[k] < end {
+        if k >= known.end {
+            let through = draws.starts.partition_point(|&s| s < end);
+            return Ok(Err(Missing::Through(through)));
+        }
         let at = draws.starts[k];
         let part = start.max(at)..end.min(at + draws.sizes[k]);
-        let shifts = &draws.shifts[k];
+        let shifts = draws.shifts_at(k);
         k += 1;
         if part.is_empty() || at as f64 + shifts.low - 2.0 >= p1 {
             continue; // the span's positions all lie at or after `p1`
@@ -169,7 +218,7 @@ fn collect(draws: &NodeDraws, bounds: &Range<usize>) -> Result<Found> {
             });
         }
     }
-    Ok(found)
+    Ok(Ok(found))
 }
 
 /// The sample ids at the node `indices`: each span holding some redraws its shuffle down to
@@ -187,7 +236,7 @@ fn sample_ids(draws: &NodeDraws, node: &[Span], indices: &[i64]) -> Vec<i64> {
         let (at, size, begin) = (draws.starts[k], draws.sizes[k], node[k].0);
         let to = from + order[from..].partition_point(|&(i, _)| i < at + size);
         let (lo, hi) = (order[from].0 - at, order[to - 1].0 - at + 1);
-        let swaps = draws.shuffles[k].clone().into_swaps(size, lo);
+        let swaps = draws.shuffle_at(k).clone().into_swaps(size, lo);
         if let Ok(size) = u32::try_from(size) {
             // Offsets into the span: half the memory traffic of sample ids.
             offsets.clear();
