@@ -168,6 +168,7 @@ def _summary(
     row["cpu_range"] = f"{min(cpus):,.1f}-{max(cpus):,.1f}" if cpus else None
     row["correct"] = all(r["correct"] for r in results)
     row["rounds"] = [r.get("samples_s") for r in results]
+    row["cpu_rounds"] = [r.get("cpu_ms") for r in results]
     return row
 
 
