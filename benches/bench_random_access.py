@@ -25,11 +25,15 @@ equal, column by column and type by type, to its Parquet row. Two modes:
 the range of its samples/s. ``--before DIR`` (a ``python`` tree, such as ``git archive``
 of another commit plus its extension) adds each streamx library of ``--libs`` once more,
 as ``<lib>@before``, run from that tree in the same alternation. ``cache MB``: what the
-library left in its cache directory after its accesses.
+library left in its cache directory after its accesses. ``median samples/s``: the median
+of the rounds. ``--cpu`` runs each round's accesses once more in a fresh interpreter with no
+clock read or check between them and reports the process's CPU time for them (median over
+rounds) and LitData's CPU time over it: on a shared machine waiting for a core does not
+count there, so it moves less than the wall clock.
 
 Usage: ``nice python benches/bench_random_access.py [--rows N] [--images N] [--accesses N]
 [--cold-accesses N] [--cases ...] [--libs ...] [--modes warm cold] [--repeat R] [--quick]
-[--before DIR]``.
+[--before DIR] [--cpu]``.
 """
 
 from __future__ import annotations
@@ -67,6 +71,8 @@ def access(spec: dict[str, Any]) -> dict[str, Any]:
     began = time.perf_counter()
     get = open_getter(spec)
     opened = time.perf_counter() - began
+    if spec.get("cpu_only"):
+        return _cpu_only(get, order)
     latency = np.empty(len(order), np.int64)
     correct = True
     clock = time.perf_counter_ns
@@ -87,6 +93,15 @@ def access(spec: dict[str, Any]) -> dict[str, Any]:
         "p99_us": float(np.percentile(latency, 99)) / 1e3,
         "correct": bool(correct),
     }
+
+
+def _cpu_only(get: Any, order: list[int]) -> dict[str, Any]:
+    """The accesses' CPU time, all threads of this process, with no clock read and no check
+    between them: less disturbed than the wall clock by other work on the machine."""
+    began = time.process_time()
+    for i in order:
+        get(i)
+    return {"cpu_ms": (time.process_time() - began) * 1e3, "load": os.getloadavg()[0]}
 
 
 def _run(spec: dict[str, Any], tree: str | None) -> dict[str, Any]:
@@ -114,23 +129,51 @@ def _measure(
             spec.update(root=str(root), local=str(cache / "c"), endpoint=endpoint)
             result = _run(spec, args.before if before else None)
             shutil.rmtree(cache, ignore_errors=True)
+            if args.cpu and result.get("samples_s"):
+                result.update(_cpu_run(spec, cache, args.before if before else None))
             print(entry, name, mode, result, flush=True)
             runs[entry].append(result)
-    table = []
-    for lib, results in runs.items():
-        speeds = [r["samples_s"] for r in results if r.get("samples_s")]
-        best = max(results, key=lambda r: r.get("samples_s") or 0.0)
-        row = {"case": name, "mode": mode, "lib": lib, "accesses": accesses, **best}
-        row["range"] = f"{min(speeds):,.0f}-{max(speeds):,.0f}" if speeds else None
-        row["correct"] = all(r["correct"] for r in results)
-        table.append(row)
+    table = [_summary(name, mode, lib, accesses, results) for lib, results in runs.items()]
     peers = [r["samples_s"] for r in table if r["lib"] in PEERS and r.get("samples_s")]
-    litdata = next((r["samples_s"] for r in table if r["lib"] == "litdata"), None)
+    litdata = next((r for r in table if r["lib"] == "litdata"), {})
     for row in table:
         ours = row.get("samples_s")
         row["vs_best_peer"] = ours / max(peers) if ours and peers else None
-        row["vs_litdata"] = ours / litdata if ours and litdata else None
+        row["vs_litdata"] = _ratio(ours, litdata.get("samples_s"))
+        row["median_vs_litdata"] = _ratio(row.get("median_s"), litdata.get("median_s"))
+        row["cpu_vs_litdata"] = _ratio(litdata.get("cpu_ms"), row.get("cpu_ms"))
     return table
+
+
+def _cpu_run(spec: dict[str, Any], cache: Path, tree: str | None) -> dict[str, Any]:
+    """The same accesses again in a fresh interpreter, timed by CPU only (``cpu_ms``)."""
+    cache.mkdir(parents=True, exist_ok=True)
+    found = _run({**spec, "cpu_only": True}, tree)
+    shutil.rmtree(cache, ignore_errors=True)
+    return {"cpu_ms": found.get("cpu_ms"), "load": found.get("load")}
+
+
+def _summary(
+    name: str, mode: str, lib: str, accesses: int, results: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """One library's rounds: its best round, the range and median of samples/s and the
+    median CPU time (``--cpu``)."""
+    speeds = [r["samples_s"] for r in results if r.get("samples_s")]
+    cpus = [r["cpu_ms"] for r in results if r.get("cpu_ms")]
+    best = max(results, key=lambda r: r.get("samples_s") or 0.0)
+    row = {"case": name, "mode": mode, "lib": lib, "accesses": accesses, **best}
+    row["range"] = f"{min(speeds):,.0f}-{max(speeds):,.0f}" if speeds else None
+    row["median_s"] = float(np.median(speeds)) if speeds else None
+    row["cpu_ms"] = float(np.median(cpus)) if cpus else None
+    row["cpu_range"] = f"{min(cpus):,.1f}-{max(cpus):,.1f}" if cpus else None
+    row["correct"] = all(r["correct"] for r in results)
+    row["rounds"] = [r.get("samples_s") for r in results]
+    row["cpu_rounds"] = [r.get("cpu_ms") for r in results]
+    return row
+
+
+def _ratio(ours: float | None, theirs: float | None) -> float | None:
+    return ours / theirs if ours and theirs else None
 
 
 def bench(root: Path, cases: dict[str, int], args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -159,6 +202,11 @@ COLUMNS = [
     ("cache_mb", "cache MB", ",.1f"),
     ("vs_best_peer", "vs best peer", ".2f"),
     ("vs_litdata", "vs LitData", ".2f"),
+    ("median_s", "median samples/s", ",.0f"),
+    ("median_vs_litdata", "median vs LitData", ".2f"),
+    ("cpu_ms", "CPU ms (median)", ",.1f"),
+    ("cpu_range", "CPU ms range", ""),
+    ("cpu_vs_litdata", "CPU vs LitData", ".2f"),
     ("correct", "correct", ""),
 ]
 
@@ -178,6 +226,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
     parser.add_argument("--before", help="another python tree, its streamx libraries alternated")
+    parser.add_argument(
+        "--cpu", action="store_true", help="each run again, timed by its CPU time only"
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.rows, args.images, args.accesses, args.cold_accesses = 5_000, 200, 500, 100
