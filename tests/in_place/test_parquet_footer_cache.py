@@ -99,15 +99,22 @@ def _footer_reads(log: list[LogEntry], served: Path) -> int:
     return sum(1 for e in log if e.range.endswith(f"-{ends.get(e.uri, -2)}"))
 
 
+def _bound_to(footers: int, folder: Path, monkeypatch: pytest.MonkeyPatch) -> int:
+    """Bounds the footer cache (emptied) to ``footers`` of the largest in ``folder``;
+    returns the bound."""
+    bound = footers * max(_charge(p) for p in folder.iterdir())
+    monkeypatch.setenv("STREAMX_PARQUET_FOOTER_BYTES", str(bound))
+    monkeypatch.setattr(KEPT, "_limit", None)  # read from the environment again
+    KEPT.clear()
+    return bound
+
+
 def test_the_footers_kept_stay_within_the_bound_and_evicted_ones_are_read_again(
     served: Nginx, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     files = 24
     rows = _write(tmp_path / "served", files)
-    bound = 4 * max(_charge(p) for p in (tmp_path / "served").iterdir())
-    monkeypatch.setenv("STREAMX_PARQUET_FOOTER_BYTES", str(bound))
-    monkeypatch.setattr(KEPT, "_limit", None)  # read from the environment again
-    KEPT.clear()
+    bound = _bound_to(4, tmp_path / "served", monkeypatch)
     remote = f"{served.endpoint}/f{{000..{files - 1:03d}}}.parquet"  # no listing over HTTP
     ds = _dataset(remote, tmp_path / "c")
     assert KEPT.total <= bound and 1 <= len(KEPT.keys()) <= 4
@@ -136,10 +143,7 @@ def test_the_index_build_holds_few_footers_whatever_the_file_count(
     # footer in a reference cycle would stay until the cyclic collector happens to run.
     files = 30
     rows = _write(tmp_path / "src", files)
-    bound = 2 * max(_charge(p) for p in (tmp_path / "src").iterdir())
-    monkeypatch.setenv("STREAMX_PARQUET_FOOTER_BYTES", str(bound))
-    monkeypatch.setattr(KEPT, "_limit", None)  # read from the environment again
-    KEPT.clear()
+    _bound_to(2, tmp_path / "src", monkeypatch)
     alive: list[int] = []
     lay_out = column_chunks
 

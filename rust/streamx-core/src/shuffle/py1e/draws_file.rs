@@ -118,19 +118,9 @@ pub(super) fn decode(
     spans: &[Span],
     groups: &[(usize, usize)],
 ) -> Option<(Vec<NodeDraws>, Pcg64)> {
-    let body = bytes.len().checked_sub(CHECK).map(|at| bytes.split_at(at));
-    let (body, check) = body?;
-    if body.len() < HEADER || xxh3_128(body).to_le_bytes() != check {
-        return None;
-    }
-    let mut r = Reader(body);
-    let same = r.take(8)? == MAGIC
-        && r.u32()? == VERSION
-        && r.u128()? == key.digest
-        && r.u64()? == key.shards
-        && r.u64()? == key.nodes;
+    let mut r = keyed_body(bytes, HEADER, MAGIC, VERSION, key)?;
     let counted = usize::try_from(r.u64()?).ok()?;
-    if !same || counted == 0 || counted > groups.len() {
+    if counted == 0 || counted > groups.len() {
         return None;
     }
     let span_count = groups[counted - 1].1;
@@ -151,6 +141,29 @@ pub(super) fn decode(
         nodes.push(read_node(&mut r, inc, &spans[a..b], small_block)?);
     }
     Some((nodes, after))
+}
+
+/// The fields of `bytes` after its magic, version and key: `None` unless `bytes` end with the
+/// xxh3-128 of what comes before (at least `header` bytes), which opens with `magic`,
+/// `version` and `key`'s fields as [`encode`] writes them.
+pub(super) fn keyed_body<'a>(
+    bytes: &'a [u8],
+    header: usize,
+    magic: [u8; 8],
+    version: u32,
+    key: &Key,
+) -> Option<Reader<'a>> {
+    let (body, check) = bytes.split_at(bytes.len().checked_sub(CHECK)?);
+    if body.len() < header || xxh3_128(body).to_le_bytes() != check {
+        return None;
+    }
+    let mut r = Reader(body);
+    let same = r.take(8)? == magic
+        && r.u32()? == version
+        && r.u128()? == key.digest
+        && r.u64()? == key.shards
+        && r.u64()? == key.nodes;
+    same.then_some(r)
 }
 
 /// One node's kept draws; `None` if a generator or shift range is not one a count makes.

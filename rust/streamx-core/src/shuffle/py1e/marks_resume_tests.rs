@@ -49,19 +49,25 @@ fn marks(case: (&[i64], usize, usize), epoch: u64, sample_in_epoch: u64) -> Vec<
     let (sizes, ncn, block) = case;
     let dir = private_dir();
     let cache = CountCache::new(dir.path().to_path_buf(), 0);
+    plan(case, epoch, &cache).pick(ncn - 1, &[0]).unwrap();
     let seeds = (7, 7 + u128::from(epoch));
-    let mut lazy = LazyPy1e::new(
+    from_count_cache(sizes, ncn, seeds, block, dir.path(), sample_in_epoch).unwrap()
+}
+
+/// The lazy plan of `case`'s epoch `epoch` (seed 7) over `cache`.
+fn plan(case: (&[i64], usize, usize), epoch: u64, cache: &CountCache) -> LazyPy1e {
+    let (sizes, ncn, block) = case;
+    let seeds = (7, 7 + u128::from(epoch));
+    LazyPy1e::new(
         sizes,
         ncn,
         seeds.0,
         seeds.1,
         block,
-        Some(&cache),
+        Some(cache),
         &mut vec![],
     )
-    .unwrap();
-    lazy.pick(ncn - 1, &[0]).unwrap();
-    from_count_cache(sizes, ncn, seeds, block, dir.path(), sample_in_epoch).unwrap()
+    .unwrap()
 }
 
 /// Each node's order from `from[node]` on, in pieces, by a fresh plan given `marks` in an
@@ -72,24 +78,14 @@ fn resumed(
     marks: &[u8],
     from: &dyn Fn(usize) -> usize,
 ) -> CountCacheStats {
-    let (sizes, ncn, block) = case;
+    let (sizes, ncn, _) = case;
     let want = whole(case, epoch);
     let dir = private_dir();
     let cache = CountCache {
         marks: marks.to_vec(),
         ..CountCache::new(dir.path().to_path_buf(), 0)
     };
-    let seeds = (7, 7 + u128::from(epoch));
-    let mut lazy = LazyPy1e::new(
-        sizes,
-        ncn,
-        seeds.0,
-        seeds.1,
-        block,
-        Some(&cache),
-        &mut vec![],
-    )
-    .unwrap();
+    let mut lazy = plan(case, epoch, &cache);
     let bounds = node_bounds(sizes.iter().sum(), ncn);
     for node in (0..ncn).rev() {
         let (lo, hi) = (bounds[node] as usize, bounds[node + 1] as usize);

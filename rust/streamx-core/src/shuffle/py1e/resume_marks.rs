@@ -21,7 +21,7 @@ use crate::Result;
 
 use xxhash_rust::xxh3::xxh3_128;
 
-use super::draws_file::{decode as decode_draws, max_len, put_rng, Key, Reader};
+use super::draws_file::{decode as decode_draws, keyed_body, max_len, put_rng, Key};
 use super::draws_store;
 use super::node_draws::NodeDraws;
 use super::pick::slack;
@@ -138,19 +138,10 @@ pub(super) fn decode(
     spans: &[Span],
     groups: &[(usize, usize)],
 ) -> Option<Vec<Option<NodeDraws>>> {
-    let (body, check) = bytes.split_at(bytes.len().checked_sub(CHECK)?);
-    if body.len() < HEADER || xxh3_128(body).to_le_bytes() != check {
-        return None;
-    }
-    let mut r = Reader(body);
-    let same = r.take(8)? == MAGIC
-        && r.u32()? == VERSION
-        && r.u128()? == key.digest
-        && r.u64()? == key.shards
-        && r.u64()? == key.nodes
-        && r.u128()? == inc;
+    let mut r = keyed_body(bytes, HEADER, MAGIC, VERSION, key)?;
+    let same_inc = r.u128()? == inc;
     let count = r.u32()? as usize;
-    if !same || count > groups.len() || body.len() != HEADER + count * MARK {
+    if !same_inc || count > groups.len() || bytes.len() != HEADER + count * MARK + CHECK {
         return None;
     }
     let mut seeded: Vec<Option<NodeDraws>> = groups.iter().map(|_| None).collect();
