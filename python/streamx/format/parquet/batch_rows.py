@@ -30,7 +30,7 @@ from streamx.format.parquet.arrow_columns import Piece, column, one_group, run_o
 from streamx.format.parquet.built_batches import BuiltBatches, ahead, split
 from streamx.format.parquet.decode_ahead import DecodeAhead
 from streamx.format.parquet.decoded_row_group import CACHE, decoded, decoded_key, done_reading
-from streamx.format.parquet.row_group import footer, footer_schema
+from streamx.format.parquet.row_group import parsed_footer
 from streamx.format.parquet.run_marks import RunMarks
 
 __all__ = ["ParquetRows", "RowColumns"]
@@ -92,7 +92,7 @@ class ParquetRows:
 
         if self.for_rows or any(s.extra.get("images") or s.extra.get("cast") for s in self._shards):
             return False  # a cast's types are not the footer's: not looked into
-        schema = footer_schema(self._shards[0])
+        schema = parsed_footer(self._shards[0])[1].schema
         names = self._shards[0].extra["read_columns"]
         if any(schema.get_field_index(name) < 0 for name in names):
             return False
@@ -249,7 +249,8 @@ def _has_blobs(shard: ShardInfo) -> bool:
     :data:`_BLOB_BYTES` or more, uncompressed (its file's footer says)."""
     import pyarrow as pa
 
-    md, schema = footer(shard)[1], footer_schema(shard)
+    parsed = parsed_footer(shard)[1]  # one lookup for the metadata and the schema
+    md, schema = parsed.metadata, parsed.schema
     read = set(shard.extra["read_columns"])
     group = md.row_group(int(shard.extra["row_group"]))
     for index in range(group.num_columns):

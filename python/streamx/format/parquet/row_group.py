@@ -11,13 +11,21 @@ import numpy as np
 from streamx.exceptions import CorruptShardError
 from streamx.format.index import ShardInfo
 from streamx.format.parquet.fetch import Fetch, fetch_chunks
-from streamx.format.parquet.footer import cached_footer
+from streamx.format.parquet.footer import CachedFooter, cached_footer
 from streamx.format.parquet.index import FOOTERS
 from streamx.format.parquet.local_source import check_source, read_chunks
 from streamx.format.parquet.remapped import RemappedFile, read_row_group
 from streamx.format.remote_files import RemoteFile, check_unchanged
 
-__all__ = ["decode_table", "fetch_row_group", "footer", "kept_rows", "local_bytes", "where"]
+__all__ = [
+    "decode_table",
+    "fetch_row_group",
+    "footer",
+    "kept_rows",
+    "local_bytes",
+    "parsed_footer",
+    "where",
+]
 
 
 def where(shard: ShardInfo) -> str:
@@ -47,18 +55,17 @@ def fetch_row_group(shard: ShardInfo, timeout: float, retry: int) -> int:
 
 
 def footer(shard: ShardInfo) -> tuple[str, Any]:
-    """The row group's file's cached footer: its path and ``FileMetaData`` (parsed once per
-    process: :func:`.footer.cached_footer`)."""
-    extra = shard.extra
-    path = os.path.join(shard.dirname, shard.split, FOOTERS, extra["footer"])
-    return path, cached_footer(path, extra["source"]).metadata
+    """The row group's file's cached footer: its path and ``FileMetaData``."""
+    path, parsed = parsed_footer(shard)
+    return path, parsed.metadata
 
 
-def footer_schema(shard: ShardInfo) -> Any:
-    """The Arrow schema of the row group's file, as its footer gives it."""
+def parsed_footer(shard: ShardInfo) -> tuple[str, CachedFooter]:
+    """The row group's file's cached footer: its path and its parse (made once per process:
+    :func:`.footer.cached_footer`), with its Arrow schema."""
     extra = shard.extra
     path = os.path.join(shard.dirname, shard.split, FOOTERS, extra["footer"])
-    return cached_footer(path, extra["source"]).schema
+    return path, cached_footer(path, extra["source"])
 
 
 def local_bytes(shard: ShardInfo) -> bytes:

@@ -15,7 +15,7 @@
 use super::draws_file::{decode, encode, max_len, Key};
 use super::draws_store::{self, CountCache, CountCacheStats};
 use super::node_draws::{count_node, NodeDraws};
-use super::pick::pick_ranks;
+use super::pick::{pick_ranks, rank_runs};
 use super::resume_marks;
 use super::seeded::pick_seeded;
 use super::{check_nodes, tail_warns, SMALL_BLOCK};
@@ -265,13 +265,8 @@ impl LazyPy1e {
         let (a, b) = self.groups[node];
         let draws = &self.nodes[node];
         let mut out = Vec::with_capacity(ranks.len());
-        let spread = RANK_SPREAD.max(draws.margin);
-        let mut from = 0;
-        while from < ranks.len() {
-            let limit = ranks[from].saturating_add(spread);
-            let to = from + ranks[from..].partition_point(|&r| r < limit);
-            out.extend(pick_ranks(draws, &self.spans[a..b], &ranks[from..to])?);
-            from = to;
+        for run in rank_runs(ranks, RANK_SPREAD.max(draws.margin)) {
+            out.extend(pick_ranks(draws, &self.spans[a..b], run)?);
         }
         Ok(out)
     }

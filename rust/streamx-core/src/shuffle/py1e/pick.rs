@@ -88,6 +88,18 @@ pub(super) enum Missing {
 }
 
 /// The node's order at the sorted, unique, non-empty `ranks`, from its kept draws.
+/// The sorted `ranks` in runs, each within `spread` of its first rank, so that one pick's
+/// window of positions stays bounded.
+pub(super) fn rank_runs(ranks: &[usize], spread: usize) -> impl Iterator<Item = &[usize]> {
+    let mut rest = ranks;
+    std::iter::from_fn(move || {
+        let limit = rest.first()?.saturating_add(spread.max(1));
+        let (run, after) = rest.split_at(rest.partition_point(|&r| r < limit));
+        rest = after;
+        Some(run)
+    })
+}
+
 pub(super) fn pick_ranks(draws: &NodeDraws, node: &[Span], ranks: &[usize]) -> Result<Vec<i64>> {
     pick_with(draws, node, ranks, slack(draws))
 }

@@ -8,7 +8,7 @@
 //! a piece that needs one counts the node instead ([`super::pick::Missing::Before`]).
 
 use super::node_draws::NodeDraws;
-use super::pick::{try_pick_ranks, Missing};
+use super::pick::{rank_runs, try_pick_ranks, Missing};
 use super::shift_range;
 use super::window::Shifts;
 use crate::shuffle::rng::Pcg64;
@@ -100,19 +100,14 @@ pub(super) fn pick_seeded(
     bounds: (i64, i64),
 ) -> Option<Vec<i64>> {
     let mut out = Vec::with_capacity(ranks.len());
-    let spread = spread.max(draws.margin);
-    let mut from = 0;
-    while from < ranks.len() {
-        let limit = ranks[from].saturating_add(spread);
-        let to = from + ranks[from..].partition_point(|&r| r < limit);
+    for run in rank_runs(ranks, spread.max(draws.margin)) {
         loop {
-            match try_pick_ranks(draws, node, &ranks[from..to]) {
+            match try_pick_ranks(draws, node, run) {
                 Ok(Ok(ids)) => break out.extend(ids),
                 Ok(Err(Missing::Through(end))) if draws.extend_to(end, bounds).ok()? => {}
                 _ => return None,
             }
         }
-        from = to;
     }
     Some(out)
 }
