@@ -7,8 +7,10 @@ state dict (no marks) resumes streamx as before."""
 
 from __future__ import annotations
 
+import base64
 import logging
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -166,3 +168,77 @@ def test_marks_that_are_not_text_are_refused(tmp_path: Path) -> None:
     plain = streamx.StreamingDataset(local=str(tmp_path / "data"), batch_size=4, shuffle=True)
     plain.load_state_dict(state)
     assert _ids(ds) == _ids(plain)
+
+
+def _marked_nodes(marks: bytes | str | None) -> int:
+    """How many canonical nodes ``marks`` (bytes, or a state dict's base64) hold: the count
+    after the header's magic, version, key digest, shards, nodes and increment."""
+    raw = base64.b64decode(marks) if isinstance(marks, str) else marks
+    return 0 if raw is None else int.from_bytes(raw[60:64], "little")
+
+
+def test_counting_every_node_ahead_marks_them_all(tmp_path: Path) -> None:
+    """Node 0 of eight counts its own canonical node, so its marks hold that one, and node 7
+    resumes by counting all eight. Once every node is counted ahead into node 0's cache, its
+    marks hold all eight: node 7 counts nothing, same ids. A second count finds them all."""
+    config = _config(world=(8, 1, 1), num_canonical_nodes=8)
+    cache = private_dir(tmp_path / "node0")
+    _plan(config, (0, 0, 0), cache, None)
+    one = _core.py1e_resume_marks(config, cache)
+    assert _marked_nodes(one) == 1
+    want, _ = _core.plan_worker(config, 7, 0, 0)
+    got, _, counted = _plan(config, (7, 0, 0), private_dir(tmp_path / "a"), one)
+    np.testing.assert_array_equal(got, want)
+    assert counted == 8
+
+    assert _core.py1e_count_every_node(config, cache, 0) == (1, 8, None)
+    every = _core.py1e_resume_marks(config, cache)
+    assert _marked_nodes(every) == 8
+    got, seeded, counted = _plan(config, (7, 0, 0), private_dir(tmp_path / "b"), every)
+    np.testing.assert_array_equal(got, want)
+    assert (seeded, counted) == (8, 0)
+    assert _core.py1e_count_every_node(config, cache, 0) == (8, 0, None)
+    other = _config(world=(8, 1, 1), num_canonical_nodes=8, shuffle_algo="py1s")
+    assert _core.py1e_count_every_node(other, cache, 0) is None
+
+
+def test_a_nodes_loader_workers_count_every_node_for_its_state_dicts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Node 0 of two reads its share with two DataLoader worker processes; its first worker
+    counts node 1's canonical node in the background, so node 0's state dict marks both, and
+    node 1, on a copy that never started the epoch, resumes from them without counting, in
+    the order it reaches without marks."""
+    torch_data = pytest.importorskip("torch.utils.data")
+    monkeypatch.setattr(epoch_module, "COUNT_CACHE_MIN_SAMPLES", 0)
+    _write(tmp_path / "node0")
+    for copy in ("node1", "plain"):
+        shutil.copytree(tmp_path / "node0", tmp_path / copy)
+    kwargs: dict[str, Any] = {"batch_size": 4, "shuffle": True, "shuffle_seed": 5}
+    kwargs["num_canonical_nodes"] = 2
+    env = {"WORLD_SIZE": "2", "LOCAL_WORLD_SIZE": "1", "LOCAL_RANK": "0"}
+    for name, value in {**env, "RANK": "0"}.items():
+        monkeypatch.setenv(name, value)
+    ours = streamx.StreamingDataset(local=str(tmp_path / "node0"), **kwargs)
+    loader = torch_data.DataLoader(ours, batch_size=4, num_workers=2)
+    assert sum(len(batch["id"]) for batch in loader) == 1500
+    deadline = time.monotonic() + 60
+    while True:  # the count ahead may still run once the loader is done
+        state = ours.state_dict(num_samples=1200, from_beginning=True)
+        if _marked_nodes(state.get(MARKS_KEY)) == 2 or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert _marked_nodes(state.get(MARKS_KEY)) == 2
+
+    monkeypatch.setenv("RANK", "1")
+    plain = streamx.StreamingDataset(local=str(tmp_path / "plain"), **kwargs)
+    plain.load_state_dict({k: v for k, v in state.items() if k != MARKS_KEY})
+    want = _ids(plain)
+    assert len(want) == 1500 - 600
+    caplog.set_level(logging.DEBUG, logger="streamx")
+    caplog.clear()
+    fresh = streamx.StreamingDataset(local=str(tmp_path / "node1"), **kwargs)
+    fresh.load_state_dict(state)
+    assert _ids(fresh) == want
+    assert "2 canonical nodes from resume marks" in caplog.text
+    assert "kept in the count cache" not in caplog.text

@@ -135,6 +135,12 @@ def plan_worker_pieces(
 def py1e_resume_marks(
     config: PlanConfig, count_cache_dir: str | os.PathLike[str]
 ) -> bytes | None: ...
+def py1e_count_every_node(
+    config: PlanConfig, count_cache_dir: str | os.PathLike[str], count_cache_min_samples: int
+) -> tuple[int, int, str | None] | None: ...
+def py1e_count_every_node_in_background(
+    config: PlanConfig, count_cache_dir: str | os.PathLike[str], count_cache_min_samples: int
+) -> bool: ...
 def get_shuffle(
     algo: str,
     shard_sizes: Sequence[int],

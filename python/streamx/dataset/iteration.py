@@ -18,6 +18,7 @@ from streamx.cache.order_counts import count_cache_dir
 from streamx.dataset.layout import DatasetLayout
 from streamx.format.readers.batch_columns import Columns
 from streamx.order import epoch as epoch_order
+from streamx.order.count_ahead import counting_every_node_ahead
 from streamx.order.epoch import plan_config, worker_id_pieces, worker_sample_ids
 from streamx.order.epoch_state import EpochStart
 from streamx.order.settings import PlanConfig
@@ -195,7 +196,8 @@ def _worker_pieces(
         layout.plan_streams(), start.settings, start.epoch, start.sample_in_epoch, world
     )
     cache = count_cache_for(config, layout)
-    return worker_id_pieces(config, world, count_cache=cache, resume_marks=start.resume_marks)
+    pieces = worker_id_pieces(config, world, count_cache=cache, resume_marks=start.resume_marks)
+    return counting_every_node_ahead(pieces, config, world, cache)
 
 
 # The shuffles whose pieces count a generator's draws in order (all but ``naive``).

@@ -1,7 +1,8 @@
 """The py1e resume marks a state dict carries (:mod:`streamx.order.resume_marks`), taken at
 ``state_dict`` from the count cache this node's workers keep: one file read, nothing counted,
-so every checkpoint can afford it. Only the canonical nodes counted on this node have marks
-(on one node, all of them)."""
+so every checkpoint can afford it. Only the canonical nodes counted on this node have marks:
+its workers' own, and the rest once the node's first worker has counted every node ahead
+(:mod:`streamx.order.count_ahead`, seconds after the epoch's start at 10^10 samples)."""
 
 from __future__ import annotations
 

@@ -170,7 +170,7 @@ impl WorkerPieces {
 
     /// `(nodes loaded, nodes saved, problem)` of the count cache; `None` without one.
     #[getter]
-    fn count_cache_stats(&self) -> Option<(usize, usize, Option<String>)> {
+    fn count_cache_stats(&self) -> Option<PyCountStats> {
         let cursor = self.cursor();
         let stats = cursor.count_cache_stats()?;
         Some((stats.loaded_nodes, stats.saved_nodes, stats.problem.clone()))
@@ -229,6 +229,38 @@ fn py1e_resume_marks<'py>(
     let cfg = config.build()?;
     let marks = enter_core(py, move || shuffle::resume_marks(&cfg, &count_cache_dir))?;
     Ok(marks.map(|m| PyBytes::new(py, &m)))
+}
+
+/// `(nodes loaded, nodes saved, problem)` of a count cache, as Python reads them.
+type PyCountStats = (usize, usize, Option<String>);
+
+/// Counts every canonical node of `config`'s py1e epoch into `count_cache_dir` now (what is
+/// there is read), for state dicts that mark every node; what it did, or `None` for another
+/// shuffle.
+#[pyfunction]
+fn py1e_count_every_node(
+    py: Python<'_>,
+    config: ConfigArg,
+    count_cache_dir: PathBuf,
+    count_cache_min_samples: u64,
+) -> PyResult<Option<PyCountStats>> {
+    let cfg = config.build()?;
+    let cache = CountCache::new(count_cache_dir, count_cache_min_samples);
+    let stats = enter_core(py, move || shuffle::count_every_node(&cfg, &cache))?;
+    Ok(stats.map(|s| (s.loaded_nodes, s.saved_nodes, s.problem)))
+}
+
+/// [`py1e_count_every_node`] in a thread of its own that holds no Python state (it may
+/// outlive the interpreter's teardown): whether it started. Its outcome is the file it writes.
+#[pyfunction]
+fn py1e_count_every_node_in_background(
+    config: ConfigArg,
+    count_cache_dir: PathBuf,
+    count_cache_min_samples: u64,
+) -> PyResult<bool> {
+    let cfg = config.build()?;
+    let cache = CountCache::new(count_cache_dir, count_cache_min_samples);
+    Ok(shuffle::spawn_count_every_node(cfg, cache).is_ok())
 }
 
 /// mosaicml-streaming's `get_shuffle(algo, shard_sizes, ncn, seed, epoch, block_size)`.
@@ -362,6 +394,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(plan_worker, m)?)?;
     m.add_function(wrap_pyfunction!(plan_worker_pieces, m)?)?;
     m.add_function(wrap_pyfunction!(py1e_resume_marks, m)?)?;
+    m.add_function(wrap_pyfunction!(py1e_count_every_node, m)?)?;
+    m.add_function(wrap_pyfunction!(py1e_count_every_node_in_background, m)?)?;
     m.add_class::<WorkerPieces>()?;
     m.add_function(wrap_pyfunction!(get_shuffle, m)?)?;
     m.add_function(wrap_pyfunction!(get_partitions, m)?)?;

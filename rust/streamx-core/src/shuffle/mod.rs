@@ -31,7 +31,9 @@ use std::str::FromStr;
 use crate::warning::Warnings;
 use crate::{Error, Result};
 pub use partial::PartialShuffle;
-pub use py1e::{resume_marks, CountCache, CountCacheStats};
+pub use py1e::{
+    count_every_node, resume_marks, spawn_count_every_node, CountCache, CountCacheStats,
+};
 pub(crate) use want::{Parts, Picker, Want};
 
 /// streaming's default `shuffle_block_size` argument of `get_shuffle` (`1 << 18`).

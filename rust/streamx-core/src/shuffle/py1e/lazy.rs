@@ -217,6 +217,30 @@ impl LazyPy1e {
         }
     }
 
+    /// Counts every node, and writes what the last writes left out under the epoch's lock
+    /// (the file is read first: one that holds every node is kept as it is).
+    pub(super) fn count_every_node(&mut self) -> Result<()> {
+        self.count_through(self.groups.len())?;
+        let Some(store) = self.store.as_mut().filter(|s| !s.off && s.unsaved > 0) else {
+            return Ok(());
+        };
+        let cache = &store.cache;
+        let lock = match draws_store::lock(&cache.dir, store.key.digest, cache.wait) {
+            Ok(lock) => lock,
+            Err(err) => {
+                store.stats.problem = Some(err.to_string());
+                return Ok(());
+            }
+        };
+        self.load();
+        if let Some(store) = self.store.as_mut().filter(|s| s.unsaved > 0) {
+            store.cache.min_samples = 0;
+            self.save(0);
+        }
+        drop(lock);
+        Ok(())
+    }
+
     /// Writes every node counted so far, once `counted` more samples make it worth it.
     fn save(&mut self, counted: u64) {
         let Some(store) = &mut self.store else {

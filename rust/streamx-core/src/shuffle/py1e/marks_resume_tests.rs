@@ -151,3 +151,49 @@ fn foreign_or_damaged_marks_are_ignored() {
         assert!(problem.contains("not this epoch's: ignored"), "{problem}");
     }
 }
+
+/// A plan that read node 0 only keeps node 0's draws: its marks seed that node alone. A count
+/// of every node ahead (writing nothing on the way: its writes' bound is above the epoch)
+/// writes the rest at its end, and the marks then seed every node, in the same order.
+#[test]
+fn counting_every_node_ahead_marks_them_all() {
+    for case in CASES.into_iter().chain(LONG).filter(|c| c.1 > 1) {
+        let (sizes, ncn, block) = case;
+        let total: i64 = sizes.iter().sum();
+        let sample_in_epoch = total as u64 / 2;
+        let rank = (sample_in_epoch / ncn as u64) as usize;
+        let dir = private_dir();
+        let seeds = (7, 8);
+        let node_zero = CountCache::new(dir.path().to_path_buf(), 0);
+        plan(case, 1, &node_zero).pick(0, &[0]).unwrap();
+        let one = from_count_cache(sizes, ncn, seeds, block, dir.path(), sample_in_epoch);
+        assert_eq!(resumed(case, 1, &one.unwrap(), &|_| rank).seeded_nodes, 1);
+
+        let ahead = CountCache::new(dir.path().to_path_buf(), u64::MAX);
+        let mut lazy = plan(case, 1, &ahead);
+        lazy.count_every_node().unwrap();
+        let stats = lazy.count_cache_stats().unwrap();
+        assert_eq!(
+            (stats.loaded_nodes, stats.saved_nodes),
+            (1, ncn),
+            "{case:?}"
+        );
+        let all = from_count_cache(sizes, ncn, seeds, block, dir.path(), sample_in_epoch);
+        let stats = resumed(case, 1, &all.unwrap(), &|_| rank);
+        assert_eq!(
+            (stats.seeded_nodes, stats.saved_nodes),
+            (ncn, 0),
+            "{case:?}"
+        );
+
+        // Counted again, nothing is rewritten: the file holds every node.
+        let mut again = plan(case, 1, &ahead);
+        again.count_every_node().unwrap();
+        let stats = again.count_cache_stats().unwrap();
+        assert_eq!(
+            (stats.loaded_nodes, stats.saved_nodes),
+            (ncn, 0),
+            "{case:?}"
+        );
+    }
+}

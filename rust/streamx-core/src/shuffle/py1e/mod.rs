@@ -1,6 +1,7 @@
 //! `py1e` (streaming's default): per canonical node, shuffle each span, then spread every
 //! span's samples by a bounded uniform offset and sort by the jittered positions.
 
+mod count_ahead;
 mod draws_file;
 pub(crate) mod draws_store;
 #[cfg(test)]
@@ -31,6 +32,7 @@ use super::{Parts, Want};
 use crate::warning::{Warning, Warnings};
 use crate::{Error, Result};
 
+pub use count_ahead::{count_every_node, spawn_count_every_node};
 pub use draws_store::{CountCache, CountCacheStats};
 pub(crate) use lazy::LazyPy1e;
 use pipeline::Laid;

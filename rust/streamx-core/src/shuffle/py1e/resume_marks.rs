@@ -5,7 +5,8 @@
 //!
 //! A state dict carries them. The process that makes the state dict takes them from the count
 //! cache its node's workers left ([`super::draws_store`]): only the canonical nodes counted
-//! there, and nothing is counted for them. Layout, little-endian: `magic (8) | version u32 |
+//! there (the workers' own, and every node once the node's first worker has counted them
+//! ahead, [`super::count_ahead`]); nothing is counted for them. Layout, little-endian: `magic (8) | version u32 |
 //! key digest u128 | shards u64 | nodes u64 | inc u128 | marks u32 | per mark its node u32,
 //! span u64, shuffle generator, shift low f64, shift high f64, shift generator, reach low f64,
 //! reach high f64 | xxh3-128 of everything before` (a generator as in [`super::draws_file`]).
@@ -42,26 +43,50 @@ const MAX_MARKS: usize = 24;
 /// in `dir`: `None` for another shuffle or batching method, or where `dir` holds no count of
 /// this epoch. Reads one file and never counts: cheap enough for every checkpoint.
 pub fn resume_marks(cfg: &EpochConfig, dir: &Path) -> Result<Option<Vec<u8>>> {
-    let py1e = cfg.shuffle_algo == ShuffleAlgo::Py1e;
-    if !cfg.shuffle || !py1e || cfg.batching_method != BatchingMethod::Random {
+    let Some(epoch) = MarkedEpoch::of(cfg)? else {
         return Ok(None);
-    }
-    let units = resample_units(&cfg.stream_shards(), &cfg.resample_params())?;
-    let sizes = &units.shuffle_units;
-    if sizes.iter().any(|&s| s < 0) || cfg.num_canonical_nodes == 0 {
-        return Ok(None); // the plan refuses these itself
-    }
-    let seed = u128::from(cfg.seed);
-    let seeds = (seed, seed + u128::from(cfg.epoch));
-    let (ncn, block) = (cfg.num_canonical_nodes, cfg.shuffle_block_size);
+    };
     Ok(from_count_cache(
-        sizes,
-        ncn,
-        seeds,
-        block,
+        &epoch.sizes,
+        epoch.num_nodes,
+        epoch.seeds,
+        epoch.block_size,
         dir,
         cfg.sample_in_epoch,
     ))
+}
+
+/// The py1e shuffle of an epoch whose state dicts carry marks: what keys its counted draws.
+pub(super) struct MarkedEpoch {
+    /// Every shuffle unit's size.
+    pub(super) sizes: Vec<i64>,
+    pub(super) num_nodes: usize,
+    /// The run's and the epoch's seeds.
+    pub(super) seeds: (u128, u128),
+    pub(super) block_size: usize,
+}
+
+impl MarkedEpoch {
+    /// `cfg`'s py1e shuffle; `None` for another shuffle or batching method, and for sizes the
+    /// plan refuses itself.
+    pub(super) fn of(cfg: &EpochConfig) -> Result<Option<Self>> {
+        let py1e = cfg.shuffle_algo == ShuffleAlgo::Py1e;
+        if !cfg.shuffle || !py1e || cfg.batching_method != BatchingMethod::Random {
+            return Ok(None);
+        }
+        let units = resample_units(&cfg.stream_shards(), &cfg.resample_params())?;
+        let sizes = units.shuffle_units;
+        if sizes.iter().any(|&s| s < 0) || cfg.num_canonical_nodes == 0 {
+            return Ok(None);
+        }
+        let seed = u128::from(cfg.seed);
+        Ok(Some(MarkedEpoch {
+            sizes,
+            num_nodes: cfg.num_canonical_nodes,
+            seeds: (seed, seed + u128::from(cfg.epoch)),
+            block_size: cfg.shuffle_block_size,
+        }))
+    }
 }
 
 /// The marks of the canonical nodes counted in `dir`'s file for this epoch, for a resume at
