@@ -4,6 +4,7 @@ nothing, or something else, in the new process."""
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 from pathlib import Path
@@ -11,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from streamx.exceptions import CorruptShardError
-from streamx.format.held_file import HeldFile
+from streamx.format import held_file
+from streamx.format.held_file import HeldFile, local_version
 
 
 def test_a_pickled_held_file_reads_its_own_file(tmp_path: Path) -> None:
@@ -49,3 +51,49 @@ def test_a_closed_held_file_refuses_reads(tmp_path: Path) -> None:
     held.close()
     with pytest.raises(ValueError, match="was closed"):
         held.pread(1, 0)
+
+
+class _CollectingRef:
+    """Stands in the open set where a file's weak reference sits; reading it runs a garbage
+    collection, as any allocation of the walk over the set may."""
+
+    def __init__(self, target: HeldFile) -> None:
+        self.target = target
+
+    def __call__(self) -> HeldFile:
+        gc.collect()
+        return self.target
+
+
+def test_files_collected_while_the_least_recent_is_sought_are_forgotten(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past ``MAX_OPEN`` of the user's files, the search for the least recently read one
+    walks the open set. Files only a reference cycle held are closed by a collection during
+    that walk (their ``__del__`` takes them out of the set): the walk goes on (it failed with
+    'dictionary changed size during iteration'), they are forgotten, and the least recently
+    read live file is closed to keep the limit."""
+    path = tmp_path / "s.tar"
+    path.write_bytes(b"t" * 64)
+    version = local_version(path.stat())
+    monkeypatch.setattr(held_file, "_OPEN", {})
+    gc.disable()
+    try:
+        first = HeldFile(str(path), 64, "tar 0", version)
+        for _ in range(3):
+            garbage = HeldFile(str(path), 64, "tar 1", version)
+            garbage.cycle = garbage  # type: ignore[attr-defined]
+        del garbage
+        second = HeldFile(str(path), 64, "tar 2", version)
+        opened = held_file._OPEN
+        opened[id(first)] = _CollectingRef(first)  # type: ignore[assignment]  # walked first
+        monkeypatch.setattr(held_file, "MAX_OPEN", 2)
+        third = HeldFile(str(path), 64, "tar 3", version)
+    finally:
+        gc.enable()
+    assert set(opened) == {id(second), id(third)}
+    assert first._fd is None  # the least recently read: closed, opened again at its next read
+    assert second._fd is not None and third._fd is not None
+    assert first.pread(4, 0) == b"tttt"
+    for f in (first, second, third):
+        f.close()

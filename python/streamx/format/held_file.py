@@ -147,18 +147,21 @@ class HeldFile:
         self._used = next(_CLOCK)
         _OPEN[id(self)] = weakref.ref(self)
         while len(_OPEN) > MAX_OPEN:
-            held = [(f._used, key, f) for key, ref in _OPEN.items() if (f := ref()) is not None]
-            if len(held) < len(_OPEN):  # collected without a close: forgotten here
+            # Walked as a copy: a collection during the walk may close a file (its
+            # ``__del__``), which takes it out of ``_OPEN``.
+            entries = _OPEN.copy()
+            held = [(f._used, key, f) for key, ref in entries.items() if (f := ref()) is not None]
+            if len(held) < len(entries):  # collected without a close: forgotten here
                 live = {key for _, key, _ in held}
-                for key in [key for key in _OPEN if key not in live]:
-                    del _OPEN[key]
+                for key in [key for key in entries if key not in live]:
+                    _OPEN.pop(key, None)
                 continue
             _, key, victim = min(
                 (entry for entry in held if entry[2] is not self), default=(0, 0, None)
             )
             if victim is None:
                 break
-            del _OPEN[key]
+            _OPEN.pop(key, None)
             if victim._fd is not None:
                 os.close(victim._fd)
                 victim._fd = None  # opened again, and checked, at its next read
