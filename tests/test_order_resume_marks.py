@@ -220,7 +220,10 @@ def test_a_nodes_loader_workers_count_every_node_for_its_state_dicts(
     for name, value in {**env, "RANK": "0"}.items():
         monkeypatch.setenv(name, value)
     ours = streamx.StreamingDataset(local=str(tmp_path / "node0"), **kwargs)
-    loader = torch_data.DataLoader(ours, batch_size=4, num_workers=2)
+    # Forked, so that the workers see the lowered threshold (a spawned one imports afresh).
+    loader = torch_data.DataLoader(
+        ours, batch_size=4, num_workers=2, multiprocessing_context="fork"
+    )
     assert sum(len(batch["id"]) for batch in loader) == 1500
     deadline = time.monotonic() + 60
     while True:  # the count ahead may still run once the loader is done
