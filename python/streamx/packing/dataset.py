@@ -122,6 +122,13 @@ class PackedDataset(_Base):  # type: ignore[misc,valid-type,type-arg]
         self.epoch = 0
         self._done: set[int] = set()  # windows fully yielded (this process, or loaded)
         self._partial: dict[int, int] = {}  # window -> sequences already yielded
+        # The epoch's document order, kept for its windows: ((count, seed, epoch), order).
+        self._permutation: tuple[tuple[int, int, int], NDArray[np.int64]] | None = None
+
+    def __getstate__(self) -> dict[str, object]:
+        state = dict(self.__dict__)
+        state["_permutation"] = None  # a worker draws it again rather than receive it
+        return state
 
     # -- configuration and state --------------------------------------------------------
 
@@ -228,7 +235,12 @@ class PackedDataset(_Base):  # type: ignore[misc,valid-type,type-arg]
         n = document_count(self.dataset)
         if not self.shuffle:
             return np.arange(n, dtype=np.int64)
-        return np.random.default_rng([self.seed, self.epoch]).permutation(n).astype(np.int64)
+        # Drawn once per epoch, not once per window (each window's was a whole permutation).
+        key = (n, self.seed, self.epoch)
+        if self._permutation is None or self._permutation[0] != key:
+            order = np.random.default_rng([self.seed, self.epoch]).permutation(n)
+            self._permutation = (key, order.astype(np.int64))
+        return self._permutation[1]
 
     def num_windows(self) -> int:
         """Windows of ``buffer_size`` documents in an epoch."""
@@ -237,15 +249,30 @@ class PackedDataset(_Base):  # type: ignore[misc,valid-type,type-arg]
     def pack_window(self, window: int) -> list[PackedSequence]:
         """The packed sequences of ``window``: a function of the seed, epoch and config only."""
         ids = self._order()[window * self.buffer_size : (window + 1) * self.buffer_size]
-        docs = [
-            np.asarray(self.dataset[int(i)][self.column]).astype(np.int64, copy=False).ravel()
-            for i in ids
-        ]
+        docs = [self._tokens(int(i)) for i in ids]
         if self.mode == "concat":
             return pack_concat(docs, self.seq_len, eos_id=self.eos_id, pad_id=self.pad_id)
         return pack_best_fit(
             docs, self.seq_len, eos_id=self.eos_id, pad_id=self.pad_id, truncate=self.truncate
         )
+
+    def _tokens(self, index: int) -> NDArray[np.int64]:
+        """Document ``index``'s tokens, flat.
+
+        Raises:
+            ValueError: If the document has no ``column`` (naming the document and its keys).
+        """
+        document = self.dataset[index]
+        try:
+            tokens = document[self.column]
+        except (KeyError, IndexError, TypeError) as err:
+            keys = sorted(map(str, document)) if isinstance(document, Mapping) else None
+            has = f"its keys are {keys}" if keys is not None else type(document).__name__
+            raise ValueError(
+                f"Document {index} has no column {self.column!r} ({has}): pass column= "
+                "the one that holds its token ids"
+            ) from err
+        return np.asarray(tokens).astype(np.int64, copy=False).ravel()
 
     def _windows(self) -> list[int]:
         """This consumer's windows: the epoch's unfinished windows, dealt round-robin."""
