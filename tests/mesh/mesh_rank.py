@@ -2,7 +2,8 @@
 
 With a sixth argument ``first:K:STATE``, it reads only ``K`` samples and rank 0 saves the
 dataset's resumption state to ``STATE`` (``K`` x the dp size global samples); with
-``rest:STATE`` it loads that state first and reads what is left of the epoch."""
+``rest:STATE`` it loads that state first and reads what is left of the epoch; with
+``workers:N`` it reads the epoch through a ``StreamingDataLoader`` of ``N`` worker processes."""
 
 from __future__ import annotations
 
@@ -27,8 +28,14 @@ def main() -> None:
     if phase[0] == "rest":
         with open(phase[1]) as file:
             dataset.load_state_dict(json.load(file))
-    samples = itertools.islice(dataset, int(phase[1])) if phase[0] == "first" else dataset
-    ids = [int(sample["id"]) for sample in samples]
+    if phase[0] == "workers":  # through a loader with that many worker processes
+        loader = streamx.StreamingDataLoader(
+            dataset, batch_size=options["batch_size"], num_workers=int(phase[1])
+        )
+        ids = [int(i) for batch in loader for i in batch["id"]]
+    else:
+        samples = itertools.islice(dataset, int(phase[1])) if phase[0] == "first" else dataset
+        ids = [int(sample["id"]) for sample in samples]
     if phase[0] == "first" and dist.get_rank() == 0:
         dp = mesh.dp if mesh is not None else dist.get_world_size()
         with open(phase[2], "w") as file:

@@ -73,6 +73,18 @@ def test_tp_peers_identical_and_dp_covers_once(mds: Path, tmp_path: Path) -> Non
     assert shards == sorted(p.name for p in mds.glob("shard.*.mds"))
 
 
+def test_tp_peers_get_the_same_batches_through_loader_workers(mds: Path, tmp_path: Path) -> None:
+    """dp2 x tp2 (world 4), each rank reading through two DataLoader worker processes: each
+    tp pair receives the same batches in the same order, the dp ranks read what a plain dp=2
+    job with the same workers reads, and each sample once (plus the odd count's padding)."""
+    meshed = _run(tmp_path, str(tmp_path / "a"), str(mds), 4, {"dp": 2, "tp": 2}, "workers:2")
+    assert meshed[0] == meshed[1] and meshed[2] == meshed[3]
+    plain = _run(tmp_path, str(tmp_path / "b"), str(mds), 2, {}, "workers:2")
+    assert [meshed[0], meshed[2]] == plain
+    assert set(meshed[0] + meshed[2]) == set(range(NUM_SAMPLES))
+    assert len(meshed[0] + meshed[2]) == NUM_SAMPLES + 1
+
+
 @pytest.mark.slow
 def test_world8_dp2_pp2_cp2_stages_and_cp_peers_share(mds: Path, tmp_path: Path) -> None:
     """World 8 = dp2 x pp2 x cp2: every stage and cp peer of a dp rank reads what dp=2 does."""

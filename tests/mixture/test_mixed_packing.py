@@ -165,6 +165,11 @@ def _walk(
     final = PackedDataset(mixed(root, spec["points"], **spec["mixture"]), **PACKING)
     want = Counter(_key(s) for s in final)
     duplicated, missing = sum((got - want).values()), sum((want - got).values())
+    tokens = sum(len(k) * n for k, n in want.items())
+    print(  # the walk's figures (benches/README.md quotes them from a ``-rP`` run)
+        f"walk: {kills} kills, worlds {worlds}, {sum(want.values())} sequences of {tokens} "
+        f"tokens, {duplicated} duplicated, {missing} missing"
+    )
     assert (duplicated, missing) == (0, 0)
     assert sum(len(k) * n for k, n in got.items()) == sum(len(k) * n for k, n in want.items())
     assert len(spec["points"]) == len(POINTS) + 1  # the schedule did change on the way
