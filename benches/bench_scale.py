@@ -159,13 +159,12 @@ def _state_marking_every_node(ds: Any, n: int, nodes: int) -> tuple[dict[str, An
     """The state dict at half the epoch once its marks hold every canonical node (the node's
     first worker counts them in the background after its first piece), and the seconds that
     took from here; the last state dict after a minute otherwise."""
-    import base64
+    from streamx.order.resume_marks import marked_nodes
 
     start = time.perf_counter()
     while True:
         state = ds.state_dict(num_samples=n // 2, from_beginning=True)
-        raw = base64.b64decode(state.get("streamx_py1e_marks", ""))
-        marked = int.from_bytes(raw[60:64], "little") if raw else 0  # after the header's key
+        marked = marked_nodes(state.get("streamx_py1e_marks"))
         if marked >= min(nodes, 24) or time.perf_counter() - start > 60:
             return state, time.perf_counter() - start
         time.sleep(0.01)

@@ -7,7 +7,6 @@ state dict (no marks) resumes streamx as before."""
 
 from __future__ import annotations
 
-import base64
 import logging
 import shutil
 import time
@@ -22,7 +21,7 @@ import streamx.order.epoch as epoch_module
 from count_cache_helpers import private_dir
 from plan_configs import plan_config
 from streamx import _core
-from streamx.order.resume_marks import MARKS_KEY
+from streamx.order.resume_marks import MARKS_KEY, marked_nodes
 from streamx.order.settings import PlanConfig
 
 SIZES = [97] * 300 + [40, 300, 5, 0, 64]
@@ -170,13 +169,6 @@ def test_marks_that_are_not_text_are_refused(tmp_path: Path) -> None:
     assert _ids(ds) == _ids(plain)
 
 
-def _marked_nodes(marks: bytes | str | None) -> int:
-    """How many canonical nodes ``marks`` (bytes, or a state dict's base64) hold: the count
-    after the header's magic, version, key digest, shards, nodes and increment."""
-    raw = base64.b64decode(marks) if isinstance(marks, str) else marks
-    return 0 if raw is None else int.from_bytes(raw[60:64], "little")
-
-
 def test_counting_every_node_ahead_marks_them_all(tmp_path: Path) -> None:
     """Node 0 of eight counts its own canonical node, so its marks hold that one, and node 7
     resumes by counting all eight. Once every node is counted ahead into node 0's cache, its
@@ -185,7 +177,7 @@ def test_counting_every_node_ahead_marks_them_all(tmp_path: Path) -> None:
     cache = private_dir(tmp_path / "node0")
     _plan(config, (0, 0, 0), cache, None)
     one = _core.py1e_resume_marks(config, cache)
-    assert _marked_nodes(one) == 1
+    assert marked_nodes(one) == 1
     want, _ = _core.plan_worker(config, 7, 0, 0)
     got, _, counted = _plan(config, (7, 0, 0), private_dir(tmp_path / "a"), one)
     np.testing.assert_array_equal(got, want)
@@ -193,7 +185,7 @@ def test_counting_every_node_ahead_marks_them_all(tmp_path: Path) -> None:
 
     assert _core.py1e_count_every_node(config, cache, 0) == (1, 8, None)
     every = _core.py1e_resume_marks(config, cache)
-    assert _marked_nodes(every) == 8
+    assert marked_nodes(every) == 8
     got, seeded, counted = _plan(config, (7, 0, 0), private_dir(tmp_path / "b"), every)
     np.testing.assert_array_equal(got, want)
     assert (seeded, counted) == (8, 0)
@@ -228,10 +220,10 @@ def test_a_nodes_loader_workers_count_every_node_for_its_state_dicts(
     deadline = time.monotonic() + 60
     while True:  # the count ahead may still run once the loader is done
         state = ours.state_dict(num_samples=1200, from_beginning=True)
-        if _marked_nodes(state.get(MARKS_KEY)) == 2 or time.monotonic() > deadline:
+        if marked_nodes(state.get(MARKS_KEY)) == 2 or time.monotonic() > deadline:
             break
         time.sleep(0.05)
-    assert _marked_nodes(state.get(MARKS_KEY)) == 2
+    assert marked_nodes(state.get(MARKS_KEY)) == 2
 
     monkeypatch.setenv("RANK", "1")
     plain = streamx.StreamingDataset(local=str(tmp_path / "plain"), **kwargs)

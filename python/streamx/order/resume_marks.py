@@ -17,9 +17,13 @@ import binascii
 import logging
 from collections.abc import Mapping
 
-__all__ = ["MARKS_KEY", "check_marks", "encode_marks", "marks_of"]
+__all__ = ["MARKS_KEY", "check_marks", "encode_marks", "marked_nodes", "marks_of"]
 
 MARKS_KEY = "streamx_py1e_marks"
+
+# Where the record's mark count sits: after its magic, version, key digest, shard and node
+# counts and generator increment (``shuffle/py1e/resume_marks.rs``).
+_COUNT_AT = 8 + 4 + 16 + 8 + 8 + 16
 
 logger = logging.getLogger("streamx")
 
@@ -57,3 +61,12 @@ def marks_of(state: Mapping[str, object] | None, epoch: int, sample_in_epoch: in
     except (binascii.Error, ValueError) as err:
         logger.debug("resume marks in the state dict are not base64, ignored: %s", err)
         return None
+
+
+def marked_nodes(marks: bytes | str | None) -> int:
+    """How many canonical nodes ``marks`` hold (bytes, or a state dict's base64 text); 0 for
+    none. Not checked: the planner checks marks when it reads them."""
+    raw = base64.b64decode(marks) if isinstance(marks, str) else marks
+    if raw is None or len(raw) < _COUNT_AT + 4:
+        return 0
+    return int.from_bytes(raw[_COUNT_AT : _COUNT_AT + 4], "little")
