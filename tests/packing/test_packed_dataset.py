@@ -129,6 +129,33 @@ def test_state_from_other_config_names_the_field(token_dir: tuple[Path, Any]) ->
         other.load_state_dict(state)
 
 
+def test_states_of_the_earlier_order_are_refused_and_unshuffled_ones_still_load(
+    token_dir: tuple[Path, Any],
+) -> None:
+    """A shuffled state written before the documents' order became a per-window permutation
+    (its config has no 'order', its 'done' lists window ids) would resume on other
+    documents: refused, naming the field. An unshuffled one's order never changed: it
+    loads, its window ids read as runs."""
+    local, _ = token_dir
+    packed = PackedDataset(LocalDataset(str(local)), **CONFIG)
+    earlier: dict[str, Any] = {
+        "config": {k: v for k, v in packed.config().items() if k != "order"},
+        "epoch": 0,
+        "done": [0, 1],
+        "partial": {"2": 1},
+    }
+    with pytest.raises(ValueError, match="'order' is None there and 'feistel' here"):
+        packed.load_state_dict(earlier)
+    plain = {**CONFIG, "shuffle": False}
+    unshuffled = PackedDataset(LocalDataset(str(local)), **plain)
+    earlier["config"] = unshuffled.config()
+    assert "order" not in earlier["config"]
+    unshuffled.load_state_dict(earlier)
+    full = _all(local, **plain)
+    skipped = sum(len(unshuffled.pack_window(w)) for w in (0, 1)) + 1
+    assert [_key(s) for s in unshuffled] == full[skipped:]
+
+
 def test_bad_arguments(token_dir: tuple[Path, Any]) -> None:
     ds = LocalDataset(str(token_dir[0]))
     with pytest.raises(ValueError, match="seq_len"):

@@ -9,7 +9,7 @@ seed and the schedule up to its step, never on the world size or the worker coun
 2. the step's positions interleave those counts in an order drawn from ``(seed, step)``;
 3. the ``c``-th sample a source contributes (over the whole run) is index ``c mod len`` of
    epoch ``c // len`` of that source's own seeded permutation
-   (:mod:`streamx.mixture.permutation`): a source shorter than its share cycles, each
+   (:mod:`streamx.order.permutation`): a source shorter than its share cycles, each
    epoch in a new order.
 
 Consumers: rank ``r`` of ``R`` takes positions ``start + r + i * R`` (``start`` is the resume
@@ -35,8 +35,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from streamx.mixture.counts import StepCounts
-from streamx.mixture.permutation import Permutation
 from streamx.mixture.schedule import MixtureSchedule, check_weights, unknown_streams
+from streamx.order.permutation import Permutation
 from streamx.order.world import World
 from streamx.packing.documents import Documents, document_count, end_loader_pass
 from streamx.packing.provenance import Provenance, Tagged

@@ -6,8 +6,9 @@ each window is packed on its own, so the packed sequences of a window depend onl
 and the configuration. Consumers (ranks x DataLoader workers) take whole windows round-robin:
 the world size and worker count decide who packs a window, never what it holds.
 
-Resume: the state is the windows done and, for the rest, the sequences handed out, counted
-where training receives them: in this process when it iterates the dataset, and through
+Resume: the state is the windows done (:mod:`streamx.packing.windows_done`: runs and
+per-consumer counts, small at any epoch size) and, for the rest, the sequences handed out,
+counted where training receives them: in this process when it iterates the dataset, and through
 DataLoader workers by :meth:`PackedDataset.tracked_batches` (``StreamingDataLoader`` uses
 it), whose items carry their provenance back to this process (:mod:`streamx.packing.tracked`).
 """
@@ -20,9 +21,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from streamx.order.permutation import Permutation
 from streamx.packing.documents import Documents, document_count, end_loader_pass
 from streamx.packing.pack import PackedSequence, pack_best_fit, pack_concat
 from streamx.packing.provenance import Provenance, Tagged
+from streamx.packing.windows_done import Progress
 
 if TYPE_CHECKING:
     from torch.utils.data import DataLoader
@@ -30,6 +33,11 @@ if TYPE_CHECKING:
 __all__ = ["PackedDataset"]
 
 _MODES = ("concat", "best_fit")
+# The shuffled order's name in the configuration: states of the earlier order (a numpy
+# permutation of every document, which no longer fits memory at 10^10) are refused by it.
+_SHUFFLED_ORDER = "feistel"
+# Keys the order's permutation apart from a mixture's over the same seed ("pack").
+_ORDER_TAG = 0x7061636B
 
 
 def _consumer() -> tuple[int, int]:
@@ -120,21 +128,16 @@ class PackedDataset(_Base):  # type: ignore[misc,valid-type,type-arg]
         self.shuffle = shuffle
         self.seed = seed
         self.epoch = 0
-        self._done: set[int] = set()  # windows fully yielded (this process, or loaded)
+        self._progress = Progress()  # windows fully yielded (this process, or loaded)
         self._partial: dict[int, int] = {}  # window -> sequences already yielded
-        # The epoch's document order, kept for its windows: ((count, seed, epoch), order).
-        self._permutation: tuple[tuple[int, int, int], NDArray[np.int64]] | None = None
-
-    def __getstate__(self) -> dict[str, object]:
-        state = dict(self.__dict__)
-        state["_permutation"] = None  # a worker draws it again rather than receive it
-        return state
+        # The epoch's document order, evaluated a window at a time in O(1) memory.
+        self._permutation: Permutation | None = None
 
     # -- configuration and state --------------------------------------------------------
 
     def config(self) -> dict[str, object]:
         """The fields that decide the packed stream; a state dict must match them."""
-        return {
+        config: dict[str, object] = {
             "column": self.column,
             "seq_len": self.seq_len,
             "mode": self.mode,
@@ -147,6 +150,9 @@ class PackedDataset(_Base):  # type: ignore[misc,valid-type,type-arg]
             "seed": self.seed,
             "num_documents": document_count(self.dataset),
         }
+        if self.shuffle:
+            config["order"] = _SHUFFLED_ORDER
+        return config
 
     def state_dict(self) -> dict[str, object]:
         """Progress of this process: the windows done and the sequences yielded of the rest
@@ -155,7 +161,7 @@ class PackedDataset(_Base):  # type: ignore[misc,valid-type,type-arg]
         state: dict[str, object] = {
             "config": self.config(),
             "epoch": self.epoch,
-            "done": sorted(self._done),
+            **self._progress.state(),
             "partial": dict(sorted(self._partial.items())),
         }
         documents = self._documents_state()
@@ -170,15 +176,11 @@ class PackedDataset(_Base):  # type: ignore[misc,valid-type,type-arg]
         state_at = getattr(self.dataset, "state_at", None)
         if state_at is None:
             return None
-        touched = self._done | set(self._partial)
         if self.shuffle or self.epoch > 0:
             n = document_count(self.dataset)  # not a prefix of the documents: count them all
         else:
-            n = (
-                min(document_count(self.dataset), (max(touched) + 1) * self.buffer_size)
-                if touched
-                else 0
-            )
+            last = max([self._progress.last(), *self._partial])
+            n = min(document_count(self.dataset), (last + 1) * self.buffer_size)
         return dict(state_at(n))
 
     @staticmethod
@@ -187,31 +189,42 @@ class PackedDataset(_Base):  # type: ignore[misc,valid-type,type-arg]
         if not states:
             raise ValueError("states: need at least one state dict")
         first = states[0]
-        done: set[int] = set()
         partial: dict[int, int] = {}
         for state in states:
             for key in ("config", "epoch"):
                 if state[key] != first[key]:
                     raise ValueError(f"states differ in {key!r}: {state[key]!r} != {first[key]!r}")
-            done.update(int(w) for w in state["done"])
             for w, n in dict(state["partial"]).items():
                 partial[int(w)] = max(partial.get(int(w), 0), int(n))
+        progress = Progress.merged([Progress.of_state(state) for state in states])
         merged: dict[str, object] = {
             "config": first["config"],
             "epoch": first["epoch"],
-            "done": sorted(done),
-            "partial": {w: n for w, n in sorted(partial.items()) if w not in done},
+            **progress.state(),
+            "partial": {w: n for w, n in sorted(partial.items()) if not progress.is_done(w)},
         }
         documents = [state["documents"] for state in states if "documents" in state]
         if documents:  # the documents' state over the furthest any rank touched
             merged["documents"] = max(documents, key=lambda d: int(d["position"]))
         return merged
 
+    @staticmethod
+    def windows_done(state: Mapping[str, Any]) -> list[tuple[int, int]]:
+        """The windows ``state`` (one rank's, or merged) records as done, as ``[start,
+        end)`` runs."""
+        return Progress.of_state(state).fold().pairs()
+
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Resumes from ``state`` (one rank's, or merged); raises ``ValueError`` naming the
         first configuration field that differs."""
         theirs = dict(state["config"])
         for key, mine in self.config().items():
+            if key == "order" and theirs.get(key) != mine:
+                raise ValueError(
+                    f"state dict is from a different packing configuration: 'order' is "
+                    f"{theirs.get(key)!r} there and {mine!r} here (a shuffled state from "
+                    "streamx before the O(1)-memory order; its documents' order differs)"
+                )
             if theirs.get(key) != mine:
                 raise ValueError(
                     f"state dict is from a different packing configuration: {key!r} is "
@@ -221,26 +234,35 @@ class PackedDataset(_Base):  # type: ignore[misc,valid-type,type-arg]
         if check is not None and "documents" in state:
             check(state["documents"])
         self.epoch = int(state["epoch"])
-        self._done = {int(w) for w in state["done"]}
-        self._partial = {int(w): int(n) for w, n in dict(state["partial"]).items()}
+        # The loaded windows become runs: the next pass deals what they leave.
+        self._progress = Progress(runs=Progress.of_state(state).fold())
+        self._partial = {
+            int(w): int(n)
+            for w, n in dict(state["partial"]).items()
+            if not self._progress.is_done(int(w))
+        }
 
     def set_epoch(self, epoch: int) -> None:
         """Starts ``epoch`` afresh (its own document order)."""
         self.epoch = epoch
-        self._done, self._partial = set(), {}
+        self._progress, self._partial = Progress(), {}
 
     # -- the stream ----------------------------------------------------------------------
 
-    def _order(self) -> NDArray[np.int64]:
+    def window_documents(self, window: int) -> NDArray[np.int64]:
+        """The document ids of ``window``, in packing order: positions ``window *
+        buffer_size`` onwards of ``range(n)``, or of a seeded permutation of it that is
+        evaluated for these positions only (a function of the seed and epoch)."""
         n = document_count(self.dataset)
+        positions = np.arange(
+            window * self.buffer_size, min(n, (window + 1) * self.buffer_size), dtype=np.int64
+        )
         if not self.shuffle:
-            return np.arange(n, dtype=np.int64)
-        # Drawn once per epoch, not once per window (each window's was a whole permutation).
-        key = (n, self.seed, self.epoch)
-        if self._permutation is None or self._permutation[0] != key:
-            order = np.random.default_rng([self.seed, self.epoch]).permutation(n)
-            self._permutation = (key, order.astype(np.int64))
-        return self._permutation[1]
+            return positions
+        perm = self._permutation
+        if perm is None or perm.n != n or perm.key != (self.seed, self.epoch, _ORDER_TAG):
+            perm = self._permutation = Permutation(n, (self.seed, self.epoch, _ORDER_TAG))
+        return perm.many(positions)
 
     def num_windows(self) -> int:
         """Windows of ``buffer_size`` documents in an epoch."""
@@ -248,8 +270,7 @@ class PackedDataset(_Base):  # type: ignore[misc,valid-type,type-arg]
 
     def pack_window(self, window: int) -> list[PackedSequence]:
         """The packed sequences of ``window``: a function of the seed, epoch and config only."""
-        ids = self._order()[window * self.buffer_size : (window + 1) * self.buffer_size]
-        docs = [self._tokens(int(i)) for i in ids]
+        docs = [self._tokens(int(i)) for i in self.window_documents(window)]
         if self.mode == "concat":
             return pack_concat(docs, self.seq_len, eos_id=self.eos_id, pad_id=self.pad_id)
         return pack_best_fit(
@@ -274,11 +295,11 @@ class PackedDataset(_Base):  # type: ignore[misc,valid-type,type-arg]
             ) from err
         return np.asarray(tokens).astype(np.int64, copy=False).ravel()
 
-    def _windows(self) -> list[int]:
+    def _windows(self) -> Iterator[int]:
         """This consumer's windows: the epoch's unfinished windows, dealt round-robin."""
         me, consumers = _consumer()
-        todo = [w for w in range(self.num_windows()) if w not in self._done]
-        return todo[me::consumers]
+        self._progress.deal(consumers)
+        return self._progress.turns(me, self.num_windows())
 
     def _stream(self) -> Iterator[tuple[int, int, int, dict[str, Any]]]:
         """(window, index, sequences in window, sequence) of this consumer, skipping what the
@@ -303,7 +324,7 @@ class PackedDataset(_Base):  # type: ignore[misc,valid-type,type-arg]
         """Records that sequence ``j`` of ``window`` (of ``total``) has been handed out."""
         if j + 1 == total:
             self._partial.pop(window, None)
-            self._done.add(window)
+            self._progress.finish(window)
         else:
             self._partial[window] = j + 1
 
@@ -342,6 +363,10 @@ class PackedDataset(_Base):  # type: ignore[misc,valid-type,type-arg]
 
         if loader.dataset is not self:
             raise ValueError("tracked_batches: the loader iterates another dataset")
+        # The loader's workers deal windows among ranks x workers; this process records what
+        # they finish, so it deals the same way before they copy its state.
+        rank_world = _consumer()[1]  # no worker here: the world size
+        self._progress.deal(rank_world * max(1, loader.num_workers))
         return tracked_batches(self, loader)
 
     def end_loader_pass(self) -> None:
