@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -36,6 +36,31 @@ class Array:
     def size(self) -> int:
         """Number of items."""
         raise NotImplementedError
+
+    def _read_many(self, ids: list[int]) -> list[Any] | None:
+        """The items at ``ids`` (each in ``range(size)``) in one call into Rust, or ``None``
+        where that would bypass a subclass's own ``get_item`` or ``__getitem__``."""
+        return None
+
+    def __getitems__(self, indices: Sequence[Any]) -> list[Any]:
+        """``[self[i] for i in indices]``, in one call into Rust where nothing is overridden:
+        the way torch's ``DataLoader`` asks a map-style dataset for a batch, and a packer for
+        its window of documents.
+
+        Raises:
+            IndexError: If an index is out of range (naming it).
+        """
+        ids: list[int] = []
+        size = self.size
+        for at in indices:
+            if not isinstance(at, (int, np.integer)):
+                return [self[at] for at in indices]  # slices, lists: the general path
+            idx = int(at) + size if int(at) < 0 else int(at)
+            if not 0 <= idx < size:
+                raise IndexError(f"Sample index {at} out of range for {size} samples")
+            ids.append(idx)
+        items = self._read_many(ids)
+        return items if items is not None else [self[i] for i in ids]
 
     def get_item(self, idx: int) -> Any:
         """Returns the item at ``0 <= idx < size``."""

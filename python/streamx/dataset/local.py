@@ -10,6 +10,7 @@ from streamx.dataset.layout import shard_columns
 from streamx.dataset.stream import check_safe
 from streamx.format.index import INDEX_BASENAME, parse_index
 from streamx.format.readers import make_reader
+from streamx.runtime.overrides import overridden
 from streamx.runtime.torch_bases import TorchDataset
 
 __all__ = ["LocalDataset"]
@@ -47,6 +48,8 @@ class LocalDataset(Array, TorchDataset):  # type: ignore[misc,type-arg]
         self._reader = make_reader(self.shards)
         self.num_samples = self._reader.num_samples
         self._enable_fast_get(LocalDataset, self._reader.fast_get)
+        # A subclass that decodes its own samples reads them one by one (its get_item).
+        self._batched = not overridden(type(self), LocalDataset, ("get_item", "__getitem__"))
 
     def __len__(self) -> int:
         return self.num_samples
@@ -70,3 +73,6 @@ class LocalDataset(Array, TorchDataset):  # type: ignore[misc,type-arg]
     def get_item(self, sample_id: int) -> dict[str, Any]:
         """Returns the sample with global id ``sample_id``."""
         return self._reader.get(sample_id)
+
+    def _read_many(self, ids: list[int]) -> list[Any] | None:
+        return self._reader.get_many(ids, self.get_item) if self._batched else None

@@ -317,6 +317,13 @@ class StreamingDataset(
             overridden=bool(hooks),
         )
 
+    def _read_many(self, ids: list[int]) -> list[Any] | None:
+        """The samples at ``ids`` as a pass reads a chunk (downloading, or reading by range,
+        any not local yet); ``None`` where a subclass overrides ``__getitem__`` or
+        ``get_item``."""
+        get_many = self._sample_access().get_many
+        return None if get_many is None else list(get_many(ids))
+
     def __iter__(self) -> Iterator[Any]:
         """Yields this worker's samples of the next epoch, in mosaicml-streaming's order.
 

@@ -22,7 +22,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from streamx.order.permutation import Permutation
-from streamx.packing.documents import Documents, document_count, end_loader_pass
+from streamx.packing.documents import (
+    Documents,
+    document_count,
+    end_loader_pass,
+    read_documents,
+)
 from streamx.packing.pack import PackedSequence, pack_best_fit, pack_concat
 from streamx.packing.provenance import Provenance, Tagged
 from streamx.packing.windows_done import Progress
@@ -270,20 +275,23 @@ class PackedDataset(_Base):  # type: ignore[misc,valid-type,type-arg]
 
     def pack_window(self, window: int) -> list[PackedSequence]:
         """The packed sequences of ``window``: a function of the seed, epoch and config only."""
-        docs = [self._tokens(int(i)) for i in self.window_documents(window)]
+        ids = self.window_documents(window).tolist()
+        # One read for the window's documents: a batch into Rust where the source offers it.
+        docs = [
+            self._tokens(i, d) for i, d in zip(ids, read_documents(self.dataset, ids), strict=True)
+        ]
         if self.mode == "concat":
             return pack_concat(docs, self.seq_len, eos_id=self.eos_id, pad_id=self.pad_id)
         return pack_best_fit(
             docs, self.seq_len, eos_id=self.eos_id, pad_id=self.pad_id, truncate=self.truncate
         )
 
-    def _tokens(self, index: int) -> NDArray[np.int64]:
+    def _tokens(self, index: int, document: Any) -> NDArray[np.int64]:
         """Document ``index``'s tokens, flat.
 
         Raises:
             ValueError: If the document has no ``column`` (naming the document and its keys).
         """
-        document = self.dataset[index]
         try:
             tokens = document[self.column]
         except (KeyError, IndexError, TypeError) as err:

@@ -7,7 +7,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from streamx.dataset.streaming import StreamingDataset
 
-__all__ = ["Documents", "EndsLoaderPass", "document_count", "end_loader_pass"]
+__all__ = ["Documents", "EndsLoaderPass", "document_count", "end_loader_pass", "read_documents"]
 
 
 class Documents(Protocol):
@@ -26,6 +26,16 @@ def document_count(documents: Documents) -> int:
     if isinstance(documents, StreamingDataset):
         return int(documents.size)
     return len(documents)
+
+
+def read_documents(documents: Documents, ids: list[int]) -> list[Any]:
+    """``[documents[i] for i in ids]``, in one call where the source reads batches
+    (``__getitems__``: a ``StreamingDataset`` or ``LocalDataset`` decodes them in one call
+    into Rust), else one by one."""
+    many = getattr(documents, "__getitems__", None)
+    if many is None:
+        return [documents[i] for i in ids]
+    return list(many(ids))
 
 
 @runtime_checkable
