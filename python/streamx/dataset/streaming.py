@@ -48,7 +48,11 @@ from streamx.runtime import metrics
 from streamx.runtime.overrides import overridden
 from streamx.runtime.torch_bases import TorchIterableDataset
 
-__all__ = ["StreamingDataset"]
+__all__ = ["UNCOUNTED_KEY", "StreamingDataset"]
+
+# The key a skipped pipeline stage's loader state carries: it read nothing, so its count is
+# not the run's position (mosaicml-streaming keeps and ignores unknown keys).
+UNCOUNTED_KEY = "streamx_uncounted"
 
 
 class StreamingDataset(
@@ -379,8 +383,19 @@ class StreamingDataset(
 
         Raises:
             ValueError: If ``obj`` lacks ``epoch``, ``sample_in_epoch``,
-                ``num_canonical_nodes`` or ``shuffle_seed``.
+                ``num_canonical_nodes`` or ``shuffle_seed``; or if it is the loader state
+                of a pipeline stage that reads no data (its sample count is not the run's)
+                and this rank reads data.
         """
+        uncounted = obj.get(UNCOUNTED_KEY)
+        if uncounted is not None and (
+            self.mesh is None or self.mesh.reads_data(World.detect().rank)
+        ):
+            raise ValueError(
+                f"state dict {UNCOUNTED_KEY!r}: {uncounted}, so its 'sample_in_epoch' counts "
+                "nothing of the run; resuming from it here would start the epoch over. Load "
+                "the loader state of a rank that reads data (such as global rank 0)."
+            )
         self._state.load_state_dict(obj)
 
     def resample_streams(

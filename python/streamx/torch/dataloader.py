@@ -8,7 +8,7 @@ from typing import Any, Protocol, runtime_checkable
 from torch import Tensor
 from torch.utils.data import DataLoader, default_collate
 
-from streamx.dataset.streaming import StreamingDataset
+from streamx.dataset.streaming import UNCOUNTED_KEY, StreamingDataset
 from streamx.order.world import World
 from streamx.runtime.loader_workers import PassEnd
 from streamx.torch.batched import BatchedStream, as_sent, unpack_batch
@@ -189,12 +189,21 @@ class StreamingDataLoader(DataLoader):  # type: ignore[type-arg]
             return dict(self.dataset.state_dict())
         if not isinstance(self.dataset, StreamingDataset):
             return None
-        num_samples = self.num_samples_yielded * World.detect().num_ranks
+        world = World.detect()
+        num_samples = self.num_samples_yielded * world.num_ranks
         if self.dataset.replication is not None:
             num_samples //= self.dataset.replication
-        if self.dataset.mesh is not None:  # only the dp ranks read distinct samples
-            num_samples //= self.dataset.mesh.world_size // self.dataset.mesh.dp
-        return self.dataset.state_dict(num_samples, False)
+        mesh = self.dataset.mesh
+        if mesh is not None:  # only the dp ranks read distinct samples
+            num_samples //= mesh.world_size // mesh.dp
+        state = self.dataset.state_dict(num_samples, False)
+        if mesh is not None and not mesh.reads_data(world.rank):
+            # A skipped stage iterated nothing: its count (0) is not the run's position.
+            state[UNCOUNTED_KEY] = (
+                f"rank {world.rank} is a pipeline stage that reads no data "
+                f"(skip_pipeline_middle, {mesh.to_json()})"
+            )
+        return state
 
     def load_state_dict(self, obj: dict[str, Any]) -> None:
         """Passes a resumption state to the dataset."""
