@@ -79,7 +79,7 @@ def _late_state(packed: Any) -> dict[str, object]:
     per = windows // consumers
     states = []
     for rank in range(RANKS):
-        mine = {c: per for c in range(rank * WORKERS, (rank + 1) * WORKERS)}
+        mine = dict.fromkeys(range(rank * WORKERS, (rank + 1) * WORKERS), per)
         states.append({**head, **Progress(consumers=consumers, finished=mine).state()})
     return dict(packed.merge_states(states))
 

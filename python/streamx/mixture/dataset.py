@@ -36,6 +36,7 @@ from numpy.typing import NDArray
 
 from streamx.mixture.counts import StepCounts
 from streamx.mixture.schedule import MixtureSchedule, check_weights, unknown_streams
+from streamx.mixture.segment_counts import SegmentCounts
 from streamx.order.permutation import Permutation
 from streamx.order.world import World
 from streamx.packing.documents import Documents, document_count, end_loader_pass
@@ -116,11 +117,36 @@ class MixedDataset(TorchIterableDataset):  # type: ignore[misc,type-arg]
         if unknown:
             raise ValueError(f"schedule: streams {unknown} are not among the sources {self.names}")
         self.schedule = schedule
-        self._counts = StepCounts(schedule, self.names, self.global_batch_size, self.num_steps)
+        points = schedule.held_points()
+        # Held points: counted by segment (a resume costs O(points)); else step by step.
+        self._counts: SegmentCounts | StepCounts = (
+            SegmentCounts(points, self.names, self.global_batch_size)
+            if points is not None
+            else self._step_by_step()
+        )
         self.position = 0  # positions consumed (see the module's docstring)
         self._chunk = 1  # the loader's batch size: the unit its workers deal round-robin
         self._layout: tuple[int, NDArray[np.int64], NDArray[np.int64]] | None = None
         self._perms: dict[tuple[int, int], Permutation] = {}
+
+    def _step_by_step(self) -> StepCounts:
+        return StepCounts(self.schedule, self.names, self.global_batch_size, self.num_steps)
+
+    def _fingerprint(self, steps: int) -> tuple[str, str]:
+        """The key and value that fix the counts of the first ``steps`` steps in a state."""
+        if isinstance(self._counts, SegmentCounts):
+            return "segments", self._counts.fingerprint(steps)
+        return "counts", self._counts.digest(steps)
+
+    def _same_counts(self, sched: Mapping[str, Any], steps: int) -> bool:
+        """Whether a state's fingerprint is of these counts. A state of counts hashed step
+        by step (a linear or function schedule, or an earlier streamx) is checked that way,
+        whichever way this run counts."""
+        if "segments" in sched:
+            return self._fingerprint(steps) == ("segments", sched["segments"])
+        if isinstance(self._counts, StepCounts):
+            return bool(self._counts.digest(steps) == sched.get("counts"))
+        return bool(self._step_by_step().digest(steps) == sched.get("counts"))
 
     # -- the sequence --------------------------------------------------------------------
 
@@ -200,12 +226,13 @@ class MixedDataset(TorchIterableDataset):  # type: ignore[misc,type-arg]
         if not 0 <= position <= self.num_samples:
             raise ValueError(f"position must be in [0, {self.num_samples}], got {position}")
         steps = -(-position // self.global_batch_size)  # every step touched, the last in part
+        key, fingerprint = self._fingerprint(steps)
         return {
             "position": position,
             "config": self.config(),
             "schedule": {
                 "steps": steps,
-                "counts": self._counts.digest(steps),
+                key: fingerprint,
                 "cursors": dict(zip(self.names, self._counts.before(steps).tolist())),
             },
         }
@@ -238,7 +265,7 @@ class MixedDataset(TorchIterableDataset):  # type: ignore[misc,type-arg]
             )
         sched = dict(state["schedule"])
         steps = int(sched["steps"])
-        if self._counts.digest(steps) != sched["counts"]:
+        if not self._same_counts(sched, steps):
             mine = dict(zip(self.names, self._counts.before(steps).tolist()))
             diff = [n for n in self.names if dict(sched["cursors"]).get(n) != mine[n]]
             detail = (

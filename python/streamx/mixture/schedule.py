@@ -191,6 +191,13 @@ class MixtureSchedule:
             return sys.maxsize
         return self._steps[i] if self.interpolate == "step" else step + 1
 
+    def held_points(self) -> list[tuple[int, dict[str, float]]] | None:
+        """The points, each held until the next (``interpolate="step"``), or ``None`` where
+        the weights may change at every step (linear interpolation, a function)."""
+        if self._fn is not None or self.interpolate != "step":
+            return None
+        return [(step, dict(weights)) for step, weights in zip(self._steps, self._points)]
+
     def describe(self) -> list[tuple[int, dict[str, float]]] | str:
         """The points, or the function's name: for error messages and ``repr``."""
         if self._fn is not None:
