@@ -22,12 +22,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from streamx.order.permutation import Permutation
+from streamx.packing.consumers import consumer
 from streamx.packing.documents import (
     Documents,
     document_count,
     end_loader_pass,
     read_documents,
 )
+from streamx.packing.merged_state import merge_states
 from streamx.packing.pack import PackedSequence, pack_best_fit, pack_concat
 from streamx.packing.provenance import Provenance, Tagged
 from streamx.packing.windows_done import Progress
@@ -43,28 +45,6 @@ _MODES = ("concat", "best_fit")
 _SHUFFLED_ORDER = "feistel"
 # Keys the order's permutation apart from a mixture's over the same seed ("pack").
 _ORDER_TAG = 0x7061636B
-
-
-def _consumer() -> tuple[int, int]:
-    """(this consumer's id, the number of consumers) over ranks x DataLoader workers."""
-    rank, world = 0, 1
-    try:
-        import torch.distributed as dist
-
-        if dist.is_available() and dist.is_initialized():
-            rank, world = dist.get_rank(), dist.get_world_size()
-    except ImportError:
-        pass
-    wid, nworkers = 0, 1
-    try:
-        from torch.utils.data import get_worker_info
-
-        info = get_worker_info()
-        if info is not None:
-            wid, nworkers = info.id, info.num_workers
-    except ImportError:
-        pass
-    return rank * nworkers + wid, world * nworkers
 
 
 try:
@@ -190,28 +170,9 @@ class PackedDataset(_Base):  # type: ignore[misc,valid-type,type-arg]
 
     @staticmethod
     def merge_states(states: Sequence[Mapping[str, Any]]) -> dict[str, object]:
-        """One state from every rank's: windows done by any rank, partial offsets of the rest."""
-        if not states:
-            raise ValueError("states: need at least one state dict")
-        first = states[0]
-        partial: dict[int, int] = {}
-        for state in states:
-            for key in ("config", "epoch"):
-                if state[key] != first[key]:
-                    raise ValueError(f"states differ in {key!r}: {state[key]!r} != {first[key]!r}")
-            for w, n in dict(state["partial"]).items():
-                partial[int(w)] = max(partial.get(int(w), 0), int(n))
-        progress = Progress.merged([Progress.of_state(state) for state in states])
-        merged: dict[str, object] = {
-            "config": first["config"],
-            "epoch": first["epoch"],
-            **progress.state(),
-            "partial": {w: n for w, n in sorted(partial.items()) if not progress.is_done(w)},
-        }
-        documents = [state["documents"] for state in states if "documents" in state]
-        if documents:  # the documents' state over the furthest any rank touched
-            merged["documents"] = max(documents, key=lambda d: int(d["position"]))
-        return merged
+        """One state from every rank's: windows done by any rank, partial offsets of the rest
+        (:func:`streamx.packing.merged_state.merge_states`)."""
+        return merge_states(states)
 
     @staticmethod
     def windows_done(state: Mapping[str, Any]) -> list[tuple[int, int]]:
@@ -305,7 +266,7 @@ class PackedDataset(_Base):  # type: ignore[misc,valid-type,type-arg]
 
     def _windows(self) -> Iterator[int]:
         """This consumer's windows: the epoch's unfinished windows, dealt round-robin."""
-        me, consumers = _consumer()
+        me, consumers = consumer()
         self._progress.deal(consumers)
         return self._progress.turns(me, self.num_windows())
 
@@ -373,7 +334,7 @@ class PackedDataset(_Base):  # type: ignore[misc,valid-type,type-arg]
             raise ValueError("tracked_batches: the loader iterates another dataset")
         # The loader's workers deal windows among ranks x workers; this process records what
         # they finish, so it deals the same way before they copy its state.
-        rank_world = _consumer()[1]  # no worker here: the world size
+        rank_world = consumer()[1]  # no worker here: the world size
         self._progress.deal(rank_world * max(1, loader.num_workers))
         return tracked_batches(self, loader)
 
