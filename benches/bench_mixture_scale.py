@@ -26,13 +26,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from common import format_table, run_worker, status_mib, write_results
+from common import format_table, run_rows, status_mib, write_results
 
 SCRIPT = Path(__file__).resolve()
 BATCH = 1024
@@ -94,20 +93,14 @@ def main() -> None:
     parser.add_argument("--label", default="streamx")
     parser.add_argument("--timeout", type=float, default=900)
     args = parser.parse_args()
-    env = dict(os.environ)
-    if args.pythonpath:
-        env["PYTHONPATH"] = args.pythonpath
-    rows = []
-    for weights in args.weights.split(","):
-        for size in args.sizes.split(","):
-            spec = {"n": int(float(size)), "weights": weights}
-            try:
-                row = run_worker(SCRIPT, spec, timeout=args.timeout, env=env)
-            except Exception as err:
-                row = {**spec, "error": type(err).__name__}
-            row["label"] = args.label
-            rows.append(row)
-            print(json.dumps(row), flush=True)
+    specs = [
+        {"n": int(float(size)), "weights": weights}
+        for weights in args.weights.split(",")
+        for size in args.sizes.split(",")
+    ]
+    rows = run_rows(
+        SCRIPT, specs, label=args.label, timeout=args.timeout, pythonpath=args.pythonpath
+    )
     columns = [
         ("label", "code", "s"),
         ("weights", "weights", "s"),

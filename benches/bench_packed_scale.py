@@ -32,13 +32,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from common import format_table, run_worker, status_mib, write_results
+from common import format_table, run_rows, status_mib, write_results
 
 SCRIPT = Path(__file__).resolve()
 CONFIG: dict[str, Any] = {
@@ -133,19 +132,10 @@ def main() -> None:
     parser.add_argument("--label", default="streamx")
     parser.add_argument("--timeout", type=float, default=1800)
     args = parser.parse_args()
-    env = dict(os.environ)
-    if args.pythonpath:
-        env["PYTHONPATH"] = args.pythonpath
-    rows = []
-    for size in args.sizes.split(","):
-        spec = {"n": int(float(size)), "limit_gib": args.limit_gib}
-        try:
-            row = run_worker(SCRIPT, spec, timeout=args.timeout, env=env)
-        except RuntimeError as err:  # a row the limit or the clock stopped
-            row = {"n": spec["n"], "error": str(err).splitlines()[-1][:80]}
-        row["label"] = args.label
-        rows.append(row)
-        print(json.dumps(row), flush=True)
+    specs = [{"n": int(float(size)), "limit_gib": args.limit_gib} for size in args.sizes.split(",")]
+    rows = run_rows(
+        SCRIPT, specs, label=args.label, timeout=args.timeout, pythonpath=args.pythonpath
+    )
     columns = [
         ("label", "code", "s"),
         ("n", "documents", ".0e"),

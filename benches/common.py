@@ -103,6 +103,32 @@ def run_worker(
     return result
 
 
+def run_rows(
+    script: Path,
+    specs: Iterable[dict[str, Any]],
+    *,
+    label: str,
+    timeout: float,
+    pythonpath: str | None = None,
+) -> list[dict[str, Any]]:
+    """Each spec's row from ``script`` in a fresh interpreter (:func:`run_worker`), printed as
+    it comes, labelled ``label``; ``pythonpath`` goes on ``PYTHONPATH`` (another tree's code).
+    A row that fails or runs out of time records why, and the rest still run."""
+    env = dict(os.environ)
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
+    rows = []
+    for spec in specs:
+        try:
+            row = run_worker(script, spec, timeout=timeout, env=env)
+        except (RuntimeError, subprocess.TimeoutExpired) as err:
+            row = {**spec, "error": str(err).strip().splitlines()[-1][:80]}
+        row["label"] = label
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    return rows
+
+
 def worker_main(argv: list[str], dispatch: Callable[[dict[str, Any]], dict[str, Any]]) -> bool:
     """If ``argv`` is ``['--worker', JSON]``, runs ``dispatch(spec)``, prints its JSON result
     and returns ``True``; otherwise returns ``False`` so the caller runs as orchestrator."""
