@@ -43,6 +43,9 @@ _MODES = ("concat", "best_fit")
 # The shuffled order's name in the configuration: states of the earlier order (a numpy
 # permutation of every document, which no longer fits memory at 10^10) are refused by it.
 _SHUFFLED_ORDER = "feistel"
+_EARLIER_ORDER = (
+    " (a shuffled state from streamx before the O(1)-memory order: its documents' order differs)"
+)
 # Keys the order's permutation apart from a mixture's over the same seed ("pack").
 _ORDER_TAG = 0x7061636B
 
@@ -185,16 +188,11 @@ class PackedDataset(_Base):  # type: ignore[misc,valid-type,type-arg]
         first configuration field that differs."""
         theirs = dict(state["config"])
         for key, mine in self.config().items():
-            if key == "order" and theirs.get(key) != mine:
-                raise ValueError(
-                    f"state dict is from a different packing configuration: 'order' is "
-                    f"{theirs.get(key)!r} there and {mine!r} here (a shuffled state from "
-                    "streamx before the O(1)-memory order; its documents' order differs)"
-                )
             if theirs.get(key) != mine:
+                why = _EARLIER_ORDER if key == "order" and theirs.get(key) is None else ""
                 raise ValueError(
                     f"state dict is from a different packing configuration: {key!r} is "
-                    f"{theirs.get(key)!r} there and {mine!r} here"
+                    f"{theirs.get(key)!r} there and {mine!r} here{why}"
                 )
         check = getattr(self.dataset, "check_state", None)
         if check is not None and "documents" in state:
