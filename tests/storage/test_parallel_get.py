@@ -325,12 +325,12 @@ def test_plain_http_bodies_move_through_rust(
     the one that learns the object's ETag (through http.client, its body then moved by
     Rust) while the others wait to ask If-Match; a whole GET's body is moved by Rust after
     http.client read its head."""
-    from streamx.storage import http_get, http_rust
+    from streamx.storage import http_body, http_rust
 
     _ensure_nginx()
     monkeypatch.setenv("STREAMX_DOWNLOAD_PART_SIZE", str(MIB))
     moves = _BodyMoves()
-    monkeypatch.setattr(http_get, "_core", moves)
+    monkeypatch.setattr(http_body, "_core", moves)
     monkeypatch.setattr(http_rust, "_core", moves)
     data = _blob(bucket_dir / "bucket" / "ds" / "blob", 5 * MIB + 123)
     with Nginx(bucket_dir) as server:
@@ -360,12 +360,12 @@ def test_tls_bodies_take_the_buffered_path(tmp_path: Path, monkeypatch: pytest.M
     socket-to-file mover, and arrive intact, whole and in ranged parts."""
     from tls_server import TlsServer
 
-    from streamx.storage import http_get, http_pool, http_rust
+    from streamx.storage import http_body, http_pool, http_rust
 
     monkeypatch.setenv("STREAMX_DOWNLOAD_PART_SIZE", str(MIB))
     monkeypatch.setattr(http_pool, "_TLS", {})  # the process's TLS contexts, made afresh
     moves = _BodyMoves()
-    monkeypatch.setattr(http_get, "_core", moves)
+    monkeypatch.setattr(http_body, "_core", moves)
     monkeypatch.setattr(http_rust, "_core", moves)
     data = random.Random(4).randbytes(3 * MIB + 77)
     with TlsServer(data, tmp_path) as server:

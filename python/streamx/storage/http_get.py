@@ -7,31 +7,23 @@ GIL; an answer Rust declines is asked again here, through ``http.client``, which
 raises what it means. On a plain connection, a body with a fixed length and no checksum to
 verify is moved by Rust without the GIL (``_core.socket_to_file``: socket to pipe to file
 with ``splice``, so its bytes never enter user space), after the few bytes ``http.client``
-buffered with the headers. Any other body goes from the socket into a reused per-thread
-buffer (``readinto1``) and from there into the file with ``os.pwrite`` at its offset. Either
-way parts of one file land in place from several threads, and every wait is bounded by what
-is left of the attempt's deadline, so a body that stalls mid-way fails in time. Exactly the
-bytes asked for are read: a server announcing another length is refused before its body is
-read, and one sending on past it is never read further.
+buffered with the headers (:mod:`~streamx.storage.http_body`). Any other body goes from
+the socket into a reused per-thread buffer (``readinto1``) and from there into the file with
+``os.pwrite`` at its offset. Either way parts of one file land in place from several
+threads, and every wait is bounded by what is left of the attempt's deadline, so a body that
+stalls mid-way fails in time. Exactly the bytes asked for are read: a server announcing
+another length is refused before its body is read, and one sending on past it is never read
+further.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import http.client
 import logging
-import os
 import re
-import socket
 import ssl
-import threading
-import time
-import zlib
-from collections.abc import Callable
 from typing import Any
 
-from streamx import _core
 from streamx.exceptions import (
     ChecksumMismatchError,
     HttpResponseError,
@@ -42,6 +34,8 @@ from streamx.exceptions import (
 )
 from streamx.storage import accounting, cancel, throttle
 from streamx.storage.certificate_errors import refused_certificate
+from streamx.storage.http_body import Unreusable, read_body, read_unsized, read_whole
+from streamx.storage.http_checksums import checksum_of
 from streamx.storage.http_head import head_object, head_size
 from streamx.storage.http_page import error_page
 from streamx.storage.http_pool import STALE_CONNECTION, pool_for
@@ -62,7 +56,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-_BUFFER = 1 << 20
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
 
 
@@ -139,7 +132,7 @@ def get_into(
         except BaseException:
             # A throttled answer's short page, read whole: the connection serves on (a new
             # one's set-up would cost the next request's time, and with it the pace's spacing).
-            kept = response.status in throttle.THROTTLE_STATUSES and _read_whole(response)
+            kept = response.status in throttle.THROTTLE_STATUSES and read_whole(response)
             raise
         if expected is not None and total not in (-1, expected):
             raise SizeMismatchError(
@@ -152,13 +145,13 @@ def get_into(
                 f"{target.url} is {total} bytes, over the bound of {most} bytes for a file "
                 "whose size no index gives (STREAMX_MAX_INDEX_BYTES); the body was left unread"
             )
-        checksum = _checksum_of(response) if length is None else None
+        checksum = checksum_of(response) if length is None else None
         if body_length < 0:
-            _read_unsized(response, sock, fd, (expected, most), deadline, target.url, checksum)
+            read_unsized(response, sock, fd, (expected, most), deadline, target.url, checksum)
         else:
-            _read_body(response, sock, fd, start, body_length, deadline, target.url, checksum)
+            read_body(response, sock, fd, start, body_length, deadline, target.url, checksum)
             accounting.add_bytes(body_length)
-    except _Unreusable:
+    except Unreusable:
         conn.close()  # the body was complete; what the server sent after it is not read
         return total
     except ssl.SSLCertVerificationError as err:
@@ -246,199 +239,3 @@ def _check_status(
             f"{target.url}: asked for {length} bytes, the server announced {announced}"
         )
     return length, -1 if found[3] == "*" else int(found[3])
-
-
-_LOCAL = threading.local()
-
-
-def _buffer() -> memoryview:
-    view: memoryview | None = getattr(_LOCAL, "view", None)
-    if view is None:
-        view = _LOCAL.view = memoryview(bytearray(_BUFFER))
-    return view
-
-
-def _read_body(
-    response: http.client.HTTPResponse,
-    sock: Any,
-    fd: int,
-    offset: int,
-    length: int,
-    deadline: float,
-    url: str,
-    checksum: tuple[str, Any, bytes] | None,
-) -> None:
-    if checksum is None and not response.chunked and _plain_socket(sock):
-        _move_body(response, sock, fd, offset, length, deadline, url)
-    else:
-        _copy_body(response, sock, fd, offset, length, deadline, url, checksum)
-    if response.chunked and response.read(1):
-        raise TruncatedDownloadError(f"{url}: the server sent more than {length} bytes")
-    if checksum is not None and checksum[1].digest() != checksum[2]:
-        raise ChecksumMismatchError(f"GET {url}: the body does not match its {checksum[0]}")
-    clean = _nothing_pending(response, sock)
-    response.close()
-    if not clean:
-        raise _Unreusable
-
-
-def _plain_socket(sock: Any) -> bool:
-    return type(sock) is socket.socket
-
-
-def _move_body(
-    response: http.client.HTTPResponse,
-    sock: socket.socket,
-    fd: int,
-    offset: int,
-    length: int,
-    deadline: float,
-    url: str,
-) -> None:
-    """The body through Rust, after what ``http.client`` already buffered."""
-    assert response.fp is not None
-    sock.setblocking(False)  # the Rust side waits with poll, bounded by the deadline
-    buffered = response.fp.peek(1)[:length]  # read along with the headers; never waits
-    if buffered:
-        _pwrite_all(fd, memoryview(response.fp.read(len(buffered))), offset)
-    done = len(buffered)
-    moved, end = _core.socket_to_file(
-        sock.fileno(), fd, offset + done, length - done, deadline - time.monotonic()
-    )
-    done += moved
-    if end == "timeout":
-        raise TimeoutError(f"GET {url} ran past its deadline after {done} of {length} bytes")
-    if end == "closed":
-        raise TruncatedDownloadError(f"{url}: received {done} of {length} bytes")
-
-
-def _copy_body(
-    response: http.client.HTTPResponse,
-    sock: Any,
-    fd: int,
-    offset: int,
-    length: int,
-    deadline: float,
-    url: str,
-    checksum: tuple[str, Any, bytes] | None,
-) -> None:
-    """The body through a reused buffer, in Python (TLS, chunked, or a checksum to keep)."""
-    view = _buffer()
-    if response.chunked:
-        # Chunk framing is between us and the bytes: let http.client strip it.
-        read: Callable[[memoryview], int] = response.readinto
-    else:
-        assert response.fp is not None
-        read = response.fp.readinto1
-    done = 0
-    while done < length:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise TimeoutError(f"GET {url} ran past its deadline after {done} of {length} bytes")
-        if sock is not None:
-            sock.settimeout(left)
-        n = read(view[: min(len(view), length - done)])
-        if not n:
-            raise TruncatedDownloadError(f"{url}: received {done} of {length} bytes")
-        _pwrite_all(fd, view[:n], offset + done)
-        if checksum is not None:
-            checksum[1].update(view[:n])
-        done += n
-
-
-def _read_unsized(
-    response: http.client.HTTPResponse,
-    sock: Any,
-    fd: int,
-    sizes: tuple[int | None, int | None],
-    deadline: float,
-    url: str,
-    checksum: tuple[str, Any, bytes] | None,
-) -> None:
-    """A body of unannounced length, to its end. ``sizes`` is (the size it must have, the
-    most it may have): a longer body fails before a byte past the bound is written."""
-    expected, most = sizes
-    bound = expected if expected is not None else most
-    if bound is None:
-        raise TruncatedDownloadError(f"{url}: the server sent no Content-Length")
-    view = _buffer()
-    done = 0
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise TimeoutError(f"GET {url} ran past its deadline after {done} bytes")
-        if sock is not None:
-            sock.settimeout(left)
-        n = response.readinto(view[: min(len(view), bound + 1 - done)])
-        if not n:
-            break
-        if done + n > bound:
-            raise TruncatedDownloadError(f"{url}: the server sent more than {bound} bytes")
-        _pwrite_all(fd, view[:n], done)
-        if checksum is not None:
-            checksum[1].update(view[:n])
-        done += n
-    if expected is not None and done != expected:
-        raise TruncatedDownloadError(f"{url}: received {done} of {expected} bytes")
-    if checksum is not None and checksum[1].digest() != checksum[2]:
-        raise ChecksumMismatchError(f"GET {url}: the body does not match its {checksum[0]}")
-    accounting.add_bytes(done)
-    response.close()
-    raise _Unreusable  # its end was the server closing, or a framing not worth trusting again
-
-
-def _read_whole(response: http.client.HTTPResponse) -> bool:
-    """Whether the answer was read to its end and the server keeps the connection open."""
-    return response.isclosed() and not response.will_close
-
-
-class _Unreusable(Exception):
-    """The server sent past the body: the connection cannot carry another request."""
-
-
-def _nothing_pending(response: http.client.HTTPResponse, sock: Any) -> bool:
-    """Whether nothing follows the body (a keep-alive connection may only be reused then)."""
-    if sock is None or response.fp is None:
-        return False
-    sock.setblocking(False)
-    try:
-        return not response.fp.peek(1)
-    except ssl.SSLWantReadError:
-        return True  # no TLS record waits: what a quiet TLS connection says (not EAGAIN)
-    except OSError:
-        return False
-
-
-def _pwrite_all(fd: int, data: memoryview, offset: int) -> None:
-    while data:
-        written = os.pwrite(fd, data, offset)
-        data, offset = data[written:], offset + written
-
-
-class _Crc32:
-    def __init__(self) -> None:
-        self.value = 0
-
-    def update(self, data: memoryview) -> None:
-        self.value = zlib.crc32(data, self.value)
-
-    def digest(self) -> bytes:
-        return self.value.to_bytes(4, "big")
-
-
-# x-amz-checksum-* headers this module can verify (botocore verifies the same ones when it
-# can); composite multipart checksums ("...-N") are not whole-object checksums and are skipped.
-_CHECKSUMS: dict[str, Callable[[], Any]] = {
-    "x-amz-checksum-crc32": _Crc32,
-    "x-amz-checksum-sha1": hashlib.sha1,
-    "x-amz-checksum-sha256": hashlib.sha256,
-}
-
-
-def _checksum_of(response: http.client.HTTPResponse) -> tuple[str, Any, bytes] | None:
-    """(header, running hash, expected digest) for the first checksum that can be verified."""
-    for header, make in _CHECKSUMS.items():
-        value = response.getheader(header)
-        if value and "-" not in value:
-            return header, make(), base64.b64decode(value)
-    return None
