@@ -103,11 +103,11 @@ class Progress:
 
     def turns(self, consumer: int, total_windows: int) -> Iterator[int]:
         """The windows ``consumer`` still packs in this deal, in order."""
-        consumers = self._consumers()
-        left = total_windows - len(self.runs)
+        consumers, runs = self._consumers(), self.runs  # this deal's, should another start
+        left = total_windows - len(runs)
         first = consumer + self.finished.get(consumer, 0) * consumers
         for position in range(first, left, consumers):
-            window = self.runs.outside_at(position)
+            window = runs.outside_at(position)
             if window not in self.aside:
                 yield window
 
